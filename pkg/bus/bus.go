@@ -1,0 +1,165 @@
+// Package bus publishes and consumes Sundial's events on NATS JetStream.
+//
+// Publishing sets the Nats-Msg-Id and carries the trace context in the
+// message headers. Consuming runs a handler per message and maps its outcome
+// to JetStream in exactly one place (settle): nil acknowledges, Retry naks
+// with a delay, Drop terminates, and any other error naks with a backoff.
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sundial-run/sundial/pkg/telemetry"
+)
+
+// Message is one event to publish.
+type Message struct {
+	Subject string
+	// MsgID must come from event.MsgID.
+	MsgID string
+	Body  proto.Message
+}
+
+// Publisher publishes events.
+type Publisher struct {
+	js jetstream.JetStream
+}
+
+// NewPublisher returns a Publisher on js.
+func NewPublisher(js jetstream.JetStream) *Publisher {
+	return &Publisher{js: js}
+}
+
+func (p *Publisher) encode(ctx context.Context, m Message) (*nats.Msg, error) {
+	data, err := proto.Marshal(m.Body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", m.Subject, err)
+	}
+	msg := nats.NewMsg(m.Subject)
+	msg.Data = data
+	msg.Header.Set(jetstream.MsgIDHeader, m.MsgID)
+	telemetry.InjectNATS(ctx, msg.Header)
+	return msg, nil
+}
+
+// Publish stores one event and waits for JetStream's acknowledgement.
+func (p *Publisher) Publish(ctx context.Context, m Message) error {
+	msg, err := p.encode(ctx, m)
+	if err != nil {
+		return err
+	}
+	if _, err := p.js.PublishMsg(ctx, msg); err != nil {
+		return fmt.Errorf("publish %s %s: %w", m.Subject, m.MsgID, err)
+	}
+	return nil
+}
+
+// PublishAll publishes events without waiting between them, then waits for
+// every acknowledgement. It returns how many were stored and the first error.
+func (p *Publisher) PublishAll(ctx context.Context, msgs []Message) (int, error) {
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	var firstErr error
+	for _, m := range msgs {
+		msg, err := p.encode(ctx, m)
+		if err == nil {
+			var f jetstream.PubAckFuture
+			f, err = p.js.PublishMsgAsync(msg)
+			if err == nil {
+				futures = append(futures, f)
+				continue
+			}
+		}
+		if firstErr == nil {
+			firstErr = fmt.Errorf("publish %s %s: %w", m.Subject, m.MsgID, err)
+		}
+	}
+	stored := 0
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+			stored++
+		case err := <-f.Err():
+			if firstErr == nil {
+				firstErr = fmt.Errorf("publish %s: %w", f.Msg().Subject, err)
+			}
+		case <-ctx.Done():
+			if firstErr == nil {
+				firstErr = ctx.Err()
+			}
+			return stored, firstErr
+		}
+	}
+	return stored, firstErr
+}
+
+// retryError asks for the message again after a delay.
+type retryError struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryError) Error() string { return e.err.Error() }
+func (e *retryError) Unwrap() error { return e.err }
+
+// Retry makes a handler's error redeliver the message after the delay.
+func Retry(err error, after time.Duration) error {
+	return &retryError{err: err, after: after}
+}
+
+// dropError gives the message up: it is never redelivered.
+type dropError struct{ err error }
+
+func (e *dropError) Error() string { return e.err.Error() }
+func (e *dropError) Unwrap() error { return e.err }
+
+// Drop makes a handler's error terminate the message: it is malformed or can
+// never succeed, and redelivering it would only repeat the failure.
+func Drop(err error) error {
+	return &dropError{err: err}
+}
+
+// Outcome is what settle did with a message; it is logged and counted.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeAck   Outcome = "ack"
+	OutcomeRetry Outcome = "retry"
+	OutcomeDrop  Outcome = "drop"
+)
+
+// backoff is the redelivery delay for an unexpected error, growing with the
+// number of deliveries so far and capped at a minute.
+func backoff(delivered uint64) time.Duration {
+	d := 250 * time.Millisecond
+	for i := uint64(1); i < delivered && d < time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, time.Minute)
+}
+
+// settle is the one place that maps a handler's error to JetStream.
+func settle(msg jetstream.Msg, delivered uint64, err error) (Outcome, error) {
+	var retry *retryError
+	var drop *dropError
+	switch {
+	case err == nil:
+		return OutcomeAck, msg.Ack()
+	case errors.As(err, &drop):
+		return OutcomeDrop, msg.Term()
+	case errors.As(err, &retry):
+		return OutcomeRetry, msg.NakWithDelay(retry.after)
+	case errors.Is(err, context.Canceled):
+		// Shutting down: hand the message back at once.
+		return OutcomeRetry, msg.Nak()
+	default:
+		return OutcomeRetry, msg.NakWithDelay(backoff(delivered))
+	}
+}

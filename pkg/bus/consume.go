@@ -1,0 +1,175 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/telemetry"
+)
+
+// Delivery is one message handed to a Handler.
+type Delivery struct {
+	Subject string
+	Data    []byte
+	Header  nats.Header
+	// NumDelivered counts deliveries of this message, 1 the first time.
+	NumDelivered uint64
+}
+
+// Handler processes one message. Its context carries the trace context of
+// the publisher. It returns nil, Retry(...), Drop(...) or another error.
+type Handler func(ctx context.Context, d Delivery) error
+
+// ConsumeOptions tune Consume.
+type ConsumeOptions struct {
+	// Concurrency bounds the handlers running at once (default 1).
+	Concurrency int
+	// DrainTimeout bounds how long Consume waits, once its context is done,
+	// for running handlers to finish; after it their context is cancelled
+	// and their messages are handed back (default 15 s).
+	DrainTimeout time.Duration
+	// Logger receives one line per settled message at debug level and
+	// errors at warn level.
+	Logger *slog.Logger
+	// Settled, when set, is told the outcome of every message (for metrics).
+	Settled func(Outcome)
+}
+
+// Consume runs handler on the messages of a durable consumer until ctx is
+// done, then stops pulling, lets running handlers finish (or hands their
+// messages back) and returns. If the stream or consumer disappears (NATS
+// lost its store, an operator deleted it) Consume creates them again and
+// resumes; it retries with a bounded backoff while NATS is unreachable.
+func Consume(ctx context.Context, js jetstream.JetStream, c event.Consumer, handler Handler, opts ConsumeOptions) error {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 1
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 15 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	log := opts.Logger.With("consumer", c.Config.Durable)
+
+	// Handlers get a context that outlives ctx by the drain timeout, so that
+	// SIGTERM lets in-flight work finish.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	w := &worker{handler: handler, opts: opts, log: log, slots: make(chan struct{}, opts.Concurrency)}
+
+	delay := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := w.runOnce(ctx, workCtx, js, c)
+		if ctx.Err() != nil {
+			break
+		}
+		log.Warn("consumer interrupted; restarting", "err", err, "after", delay)
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 5*time.Second)
+		if err == nil {
+			delay = 100 * time.Millisecond
+		}
+	}
+	w.drain(opts.DrainTimeout, cancelWork)
+	return nil
+}
+
+type worker struct {
+	handler Handler
+	opts    ConsumeOptions
+	log     *slog.Logger
+	slots   chan struct{}
+	running sync.WaitGroup
+}
+
+// runOnce ensures the stream and consumer exist and consumes until ctx is
+// done or the consumer is lost. A nil error means it ran and was lost.
+func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c event.Consumer) error {
+	if err := event.EnsureStreams(ctx, js); err != nil {
+		return err
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, c.Stream, c.Config)
+	if err != nil {
+		return fmt.Errorf("create consumer %s: %w", c.Config.Durable, err)
+	}
+	lost := make(chan error, 1)
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		// Wait for a free slot: this holds back the pull loop, so at most
+		// Concurrency messages are in the handlers at once.
+		select {
+		case w.slots <- struct{}{}:
+		case <-workCtx.Done():
+			_ = msg.Nak()
+			return
+		}
+		w.running.Add(1)
+		go func() {
+			defer func() { <-w.slots; w.running.Done() }()
+			w.handle(workCtx, msg)
+		}()
+	},
+		jetstream.PullMaxMessages(w.opts.Concurrency),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if event.IsStreamGone(err) || errors.Is(err, jetstream.ErrNoHeartbeat) {
+				select {
+				case lost <- err:
+				default:
+				}
+			}
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", c.Config.Durable, err)
+	}
+	defer cc.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-lost:
+		return err
+	}
+}
+
+func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
+	delivered := uint64(1)
+	if meta, err := msg.Metadata(); err == nil {
+		delivered = meta.NumDelivered
+	}
+	ctx = telemetry.ExtractNATS(ctx, msg.Headers())
+	err := w.handler(ctx, Delivery{Subject: msg.Subject(), Data: msg.Data(), Header: msg.Headers(), NumDelivered: delivered})
+	outcome, settleErr := settle(msg, delivered, err)
+	if settleErr != nil {
+		w.log.Warn("settle message", "outcome", outcome, "err", settleErr)
+	}
+	if err != nil && outcome != OutcomeAck {
+		w.log.Warn("message not processed", "outcome", outcome, "delivered", delivered, "err", err)
+	}
+	if w.opts.Settled != nil {
+		w.opts.Settled(outcome)
+	}
+}
+
+// drain waits for running handlers, at most timeout, then cancels them.
+func (w *worker) drain(timeout time.Duration, cancel context.CancelFunc) {
+	done := make(chan struct{})
+	go func() { w.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		w.log.Warn("drain timed out; handing back in-flight messages", "timeout", timeout)
+		cancel()
+		<-done
+	}
+}

@@ -1,0 +1,148 @@
+// Package event is the contract between Sundial's services on NATS
+// JetStream: the streams, their subjects, the durable consumers that read
+// them, and the one function that derives every message's Nats-Msg-Id.
+//
+// The messages themselves are the protobuf types of package eventv1.
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Subjects. The version in the subject lets a v2 schema live beside v1.
+const (
+	SubjectDue    = "sundial.v1.hook.due"
+	SubjectResult = "sundial.v1.hook.result"
+	SubjectAlert  = "sundial.v1.alert"
+)
+
+// Streams.
+const (
+	StreamDue     = "SUNDIAL_DUE"
+	StreamResults = "SUNDIAL_RESULTS"
+	StreamAlerts  = "SUNDIAL_ALERTS"
+)
+
+// Durable consumer names: one per reading service, shared by its replicas.
+const (
+	ConsumerDispatcher = "dispatcher"
+	ConsumerScheduler  = "scheduler"
+	ConsumerNotifier   = "notifier"
+)
+
+// DuplicateWindow is how long JetStream remembers a Nats-Msg-Id. A publish
+// repeated within it (a retried claim batch, a result published twice) is
+// stored once.
+const DuplicateWindow = 2 * time.Minute
+
+// Streams returns the configuration of every stream. All are work queues:
+// a message is removed once its one consumer acknowledges it. PostgreSQL is
+// the system of record, so a stream that loses its data loses no hook: the
+// scheduler's lease expiry re-drives it.
+func Streams() []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{
+		workQueue(StreamDue, SubjectDue, time.Hour, "due hooks, from the scheduler to the dispatchers"),
+		workQueue(StreamResults, SubjectResult, 24*time.Hour, "attempt results, from the dispatchers to the scheduler"),
+		workQueue(StreamAlerts, SubjectAlert, 7*24*time.Hour, "alerts, from the scheduler and the gateway to the notifier"),
+	}
+}
+
+func workQueue(name, subject string, maxAge time.Duration, description string) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        name,
+		Description: description,
+		Subjects:    []string{subject},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		MaxAge:      maxAge,
+		Duplicates:  DuplicateWindow,
+		Discard:     jetstream.DiscardOld,
+	}
+}
+
+// Consumer is a durable consumer and the stream it reads.
+type Consumer struct {
+	Stream string
+	Config jetstream.ConsumerConfig
+}
+
+// DispatcherConsumer reads due hooks. AckWait exceeds the 10 s delivery
+// limit with room to publish the result; a message that keeps failing is
+// given up after a few deliveries because the lease re-drives the hook anyway.
+func DispatcherConsumer(maxInFlight int) Consumer {
+	return Consumer{Stream: StreamDue, Config: jetstream.ConsumerConfig{
+		Durable:       ConsumerDispatcher,
+		FilterSubject: SubjectDue,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       30 * time.Second,
+		MaxDeliver:    5,
+		MaxAckPending: maxInFlight,
+	}}
+}
+
+// SchedulerConsumer reads attempt results.
+func SchedulerConsumer(maxInFlight int) Consumer {
+	return Consumer{Stream: StreamResults, Config: jetstream.ConsumerConfig{
+		Durable:       ConsumerScheduler,
+		FilterSubject: SubjectResult,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       30 * time.Second,
+		MaxDeliver:    -1,
+		MaxAckPending: maxInFlight,
+	}}
+}
+
+// NotifierConsumer reads alerts. Alerts are retried without limit: a channel
+// that keeps failing is reported, never silently dropped.
+func NotifierConsumer(maxInFlight int) Consumer {
+	return Consumer{Stream: StreamAlerts, Config: jetstream.ConsumerConfig{
+		Durable:       ConsumerNotifier,
+		FilterSubject: SubjectAlert,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       time.Minute,
+		MaxDeliver:    -1,
+		MaxAckPending: maxInFlight,
+	}}
+}
+
+// EnsureStreams creates the streams or brings their configuration up to
+// date. Every service calls it at start-up and again when a stream has
+// vanished, so that the suite heals after NATS lost its store.
+func EnsureStreams(ctx context.Context, js jetstream.JetStream) error {
+	for _, cfg := range Streams() {
+		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("ensure stream %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// IsStreamGone reports whether err says that a stream or consumer no longer
+// exists (or a publish found no stream to take it).
+func IsStreamGone(err error) bool {
+	return errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrConsumerNotFound) ||
+		errors.Is(err, jetstream.ErrConsumerDeleted) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// Message kinds, the first part of a Nats-Msg-Id.
+const (
+	KindDue    = "due"
+	KindResult = "result"
+	KindAlert  = "alert"
+)
+
+// MsgID derives the Nats-Msg-Id of an event: its kind, the id of what it is
+// about, and the sequence that tells one occurrence from the next (the lease
+// sequence for due hooks and results). Every publisher uses it, so the same
+// event published twice is stored once.
+func MsgID(kind, id string, seq int64) string {
+	return kind + ":" + id + ":" + strconv.FormatInt(seq, 10)
+}

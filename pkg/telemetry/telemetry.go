@@ -1,0 +1,108 @@
+// Package telemetry sets up what every Sundial service reports about itself:
+// structured logs (log/slog, JSON), OpenTelemetry traces and metrics, and the
+// trace context carried across NATS in message headers.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+)
+
+// NewLogger returns a JSON logger to w tagged with the service name. level
+// is debug, info, warn or error (default info).
+func NewLogger(w io.Writer, service, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})).With("service", service)
+}
+
+// ParseLevel checks a log level name; Config.Validate uses it.
+func ParseLevel(level string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	}
+	return nil
+}
+
+// Shutdown flushes and stops what Setup started.
+type Shutdown func(context.Context) error
+
+// Setup installs the global tracer and meter providers and the W3C trace
+// context propagator. Traces and metrics are exported by OTLP over HTTP when
+// the standard OTEL_EXPORTER_OTLP_ENDPOINT (or the per-signal variants) is
+// set; otherwise spans are still created, so trace context still flows
+// between services, but nothing is exported.
+func Setup(ctx context.Context, service, version string) (Shutdown, error) {
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
+		semconv.ServiceName(service), semconv.ServiceVersion(version)))
+	if err != nil {
+		return nil, fmt.Errorf("telemetry resource: %w", err)
+	}
+	traceOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	metricOpts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+	if exporting("TRACES") {
+		exp, err := otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("trace exporter: %w", err)
+		}
+		traceOpts = append(traceOpts, sdktrace.WithBatcher(exp))
+	}
+	if exporting("METRICS") {
+		exp, err := otlpmetrichttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("metric exporter: %w", err)
+		}
+		metricOpts = append(metricOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+	}
+	tp := sdktrace.NewTracerProvider(traceOpts...)
+	mp := sdkmetric.NewMeterProvider(metricOpts...)
+	otel.SetTracerProvider(tp)
+	otel.SetMeterProvider(mp)
+	return func(ctx context.Context) error {
+		return errors.Join(tp.Shutdown(ctx), mp.Shutdown(ctx))
+	}, nil
+}
+
+func exporting(signal string) bool {
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" ||
+		os.Getenv("OTEL_EXPORTER_OTLP_"+strings.ToUpper(signal)+"_ENDPOINT") != ""
+}
+
+// natsCarrier adapts NATS headers to the propagator. The keys are
+// canonicalised like HTTP headers on both sides, so they match.
+func natsCarrier(h nats.Header) propagation.HeaderCarrier {
+	return propagation.HeaderCarrier(http.Header(h))
+}
+
+// InjectNATS writes the trace context of ctx into NATS message headers.
+func InjectNATS(ctx context.Context, h nats.Header) {
+	otel.GetTextMapPropagator().Inject(ctx, natsCarrier(h))
+}
+
+// ExtractNATS returns ctx carrying the trace context found in h.
+func ExtractNATS(ctx context.Context, h nats.Header) context.Context {
+	if h == nil {
+		return ctx
+	}
+	return otel.GetTextMapPropagator().Extract(ctx, natsCarrier(h))
+}

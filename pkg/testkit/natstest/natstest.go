@@ -1,0 +1,72 @@
+// Package natstest runs a real NATS server with JetStream inside the test
+// process, with its store in the test's temporary directory.
+package natstest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Server is a running in-process NATS server.
+type Server struct {
+	*server.Server
+	StoreDir string
+}
+
+// Options for Start.
+type Options struct {
+	// StoreDir keeps JetStream's files; default t.TempDir(). Pass the same
+	// folder to a restarted server to keep its data, or a new one to lose it.
+	StoreDir string
+	// Port to listen on; 0 picks a free one (-1 in nats-server terms).
+	Port int
+}
+
+// Start runs a JetStream server on 127.0.0.1 and shuts it down when t ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.StoreDir == "" {
+		opts.StoreDir = t.TempDir()
+	}
+	port := opts.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	s, err := server.NewServer(&server.Options{
+		Host:       "127.0.0.1",
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   opts.StoreDir,
+		MaxPayload: 8 << 20,
+		NoLog:      true,
+		NoSigs:     true,
+	})
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("natstest: server not ready within 10s")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return &Server{Server: s, StoreDir: opts.StoreDir}
+}
+
+// Connect opens a client connection and its JetStream context, closed when t ends.
+func (s *Server) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatalf("natstest: connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("natstest: jetstream: %v", err)
+	}
+	return nc, js
+}
