@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -114,13 +115,31 @@ func NotifierConsumer(maxInFlight int) Consumer {
 // EnsureStreams creates the streams or brings their configuration up to
 // date. Every service calls it at start-up and again when a stream has
 // vanished, so that the suite heals after NATS lost its store.
+//
+// A stream that exists with the wanted settings is left alone: updating a
+// stream while consumers are being created on it is needless churn for the
+// server, and every consumer restart calls this.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream) error {
 	for _, cfg := range Streams() {
+		if s, err := js.Stream(ctx, cfg.Name); err == nil && upToDate(s.CachedInfo().Config, cfg) {
+			continue
+		}
 		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("ensure stream %s: %w", cfg.Name, err)
 		}
 	}
 	return nil
+}
+
+// upToDate reports whether an existing stream has the settings Sundial sets.
+func upToDate(have, want jetstream.StreamConfig) bool {
+	return slices.Equal(have.Subjects, want.Subjects) &&
+		have.Retention == want.Retention &&
+		have.Storage == want.Storage &&
+		have.MaxAge == want.MaxAge &&
+		have.Duplicates == want.Duplicates &&
+		have.Discard == want.Discard &&
+		have.Description == want.Description
 }
 
 // IsStreamGone reports whether err says that a stream or consumer no longer

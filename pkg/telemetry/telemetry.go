@@ -53,7 +53,9 @@ type Shutdown func(context.Context) error
 // between services, but nothing is exported.
 func Setup(ctx context.Context, service, version string) (Shutdown, error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
+	// Schemaless, so the attributes merge with the SDK's defaults whatever
+	// semantic-convention version the SDK was built with.
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
 		semconv.ServiceName(service), semconv.ServiceVersion(version)))
 	if err != nil {
 		return nil, fmt.Errorf("telemetry resource: %w", err)

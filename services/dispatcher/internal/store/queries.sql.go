@@ -11,41 +11,96 @@ import (
 	"github.com/google/uuid"
 )
 
-const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, idempotency_key, run_at, lease_seq, lease_expires_at, created_at, updated_at FROM hooks WHERE project_id = $1 AND id = $2
+const getDeliveryCredentials = `-- name: GetDeliveryCredentials :many
+SELECT p.authorization_header, k.secret, k.state
+FROM projects AS p
+LEFT JOIN signing_keys AS k
+    ON k.project_id = p.id
+   AND (k.state = 'active' OR (k.state = 'retiring' AND k.expires_at > now()))
+WHERE p.id = $1
+ORDER BY (k.state = 'active') DESC, k.expires_at DESC
 `
 
-type GetHookParams struct {
-	ProjectID uuid.UUID
-	ID        uuid.UUID
+type GetDeliveryCredentialsRow struct {
+	AuthorizationHeader *string
+	Secret              *string
+	State               *string
 }
 
-func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) {
-	row := q.db.QueryRow(ctx, getHook, arg.ProjectID, arg.ID)
-	var i Hook
-	err := row.Scan(
-		&i.ID,
-		&i.ProjectID,
-		&i.Path,
-		&i.Domain,
-		&i.Data,
-		&i.PostAt,
-		&i.Status,
-		&i.Attempts,
-		&i.PostDurationSeconds,
-		&i.FailureError,
-		&i.TryAt,
-		&i.WasNotified,
-		&i.RetryOverride,
-		&i.SequenceID,
-		&i.SequenceStep,
-		&i.SequenceLastRunAt,
-		&i.IdempotencyKey,
-		&i.RunAt,
-		&i.LeaseSeq,
-		&i.LeaseExpiresAt,
-		&i.CreatedAt,
-		&i.UpdatedAt,
+// What a delivery of the project's hooks is signed and authorised with: the
+// project's Authorization header value and its usable signing keys, the
+// active key first, then retiring keys still inside their grace period
+// (newest first). A project without usable keys gives one row with NULL key
+// columns; no row at all means the project does not exist.
+func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUID) ([]GetDeliveryCredentialsRow, error) {
+	rows, err := q.db.Query(ctx, getDeliveryCredentials, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GetDeliveryCredentialsRow
+	for rows.Next() {
+		var i GetDeliveryCredentialsRow
+		if err := rows.Scan(&i.AuthorizationHeader, &i.Secret, &i.State); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const insertProjectForTest = `-- name: InsertProjectForTest :exec
+INSERT INTO projects (id, name, domain, authorization_header)
+VALUES ($1, $2, $3, $4)
+`
+
+type InsertProjectForTestParams struct {
+	ID                  uuid.UUID
+	Name                string
+	Domain              string
+	AuthorizationHeader *string
+}
+
+// Test fixture (the gateway creates projects in production); only tests use
+// the queries named ...ForTest.
+func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectForTestParams) error {
+	_, err := q.db.Exec(ctx, insertProjectForTest,
+		arg.ID,
+		arg.Name,
+		arg.Domain,
+		arg.AuthorizationHeader,
 	)
-	return i, err
+	return err
+}
+
+const insertSigningKeyForTest = `-- name: InsertSigningKeyForTest :exec
+INSERT INTO signing_keys (id, project_id, secret, state, expires_at)
+VALUES (
+    $1, $2, $3, $4,
+    now() + make_interval(secs => $5::float8)
+)
+`
+
+type InsertSigningKeyForTestParams struct {
+	ID               uuid.UUID
+	ProjectID        uuid.UUID
+	Secret           string
+	State            string
+	ExpiresInSeconds *float64
+}
+
+// A signing key that expires expires_in_seconds from the database's now
+// (negative: already expired); NULL for the active key.
+func (q *Queries) InsertSigningKeyForTest(ctx context.Context, arg InsertSigningKeyForTestParams) error {
+	_, err := q.db.Exec(ctx, insertSigningKeyForTest,
+		arg.ID,
+		arg.ProjectID,
+		arg.Secret,
+		arg.State,
+		arg.ExpiresInSeconds,
+	)
+	return err
 }

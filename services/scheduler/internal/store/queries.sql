@@ -1,2 +1,127 @@
--- name: GetHook :one
-SELECT * FROM hooks WHERE project_id = $1 AND id = $2;
+-- name: ClaimDueHooks :many
+-- Claims up to batch_size hooks due by the database clock (new, retrying, or
+-- with an expired lease) under a fresh lease. SKIP LOCKED lets several
+-- schedulers claim at once without waiting for or double-claiming each
+-- other's rows; run_at moves to the lease expiry, so the row is due again
+-- only if its result never comes. updated_at is left alone: it is the hook's
+-- user-visible update time.
+UPDATE hooks AS h
+SET lease_seq        = h.lease_seq + 1,
+    lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
+    run_at           = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
+    status           = 'pending'
+FROM (
+    SELECT d.id
+    FROM hooks AS d
+    WHERE d.status IN ('pending', 'retry') AND d.run_at <= now()
+    ORDER BY d.run_at
+    LIMIT sqlc.arg(batch_size)::integer
+    FOR UPDATE SKIP LOCKED
+) AS due, projects AS p
+WHERE h.id = due.id AND p.id = h.project_id
+RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
+    h.attempts, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at, h.retry_override,
+    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    p.retry_max_delay_secs, p.retry_jitter;
+
+-- name: LockLeasedHook :one
+-- Locks the hook a result is about, but only while it still holds the
+-- result's lease: no row means the result is stale (the hook is gone, was
+-- re-driven under a newer lease, or this result was already applied).
+SELECT h.id, h.project_id, h.path, h.retry_override,
+    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    p.retry_max_delay_secs, p.retry_jitter
+FROM hooks AS h
+JOIN projects AS p ON p.id = h.project_id
+WHERE h.id = sqlc.arg(hook_id)
+  AND h.lease_seq = sqlc.arg(lease_seq)
+  AND h.status = 'pending'
+  AND h.lease_expires_at IS NOT NULL
+FOR UPDATE OF h;
+
+-- name: InsertAttempt :execrows
+-- Records one attempt. The key (hook_id, attempt) makes a repeat a no-op.
+INSERT INTO hook_attempts (
+    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt
+) VALUES (
+    sqlc.arg(hook_id), sqlc.arg(attempt), sqlc.arg(lease_seq), sqlc.arg(started_at),
+    sqlc.arg(duration_seconds), sqlc.arg(outcome), sqlc.narg(status_code), sqlc.narg(error),
+    sqlc.narg(response_excerpt)
+)
+ON CONFLICT DO NOTHING;
+
+-- name: CompleteHook :one
+-- The attempt succeeded: tryAt shows when it was made.
+UPDATE hooks
+SET status                = 'completed',
+    attempts              = sqlc.arg(attempts),
+    post_duration_seconds = sqlc.arg(post_duration_seconds),
+    failure_error         = NULL,
+    try_at                = sqlc.arg(started_at)::timestamptz,
+    run_at                = NULL,
+    lease_expires_at      = NULL,
+    updated_at            = now()
+WHERE id = sqlc.arg(id)
+RETURNING updated_at;
+
+-- name: ScheduleRetry :one
+-- The attempt failed and the budget allows another: the hook is due again
+-- after the delay, by the database clock.
+UPDATE hooks
+SET status                = 'retry',
+    attempts              = sqlc.arg(attempts),
+    post_duration_seconds = sqlc.arg(post_duration_seconds),
+    failure_error         = sqlc.narg(failure_error),
+    try_at                = now() + make_interval(secs => sqlc.arg(delay_seconds)::float8),
+    run_at                = now() + make_interval(secs => sqlc.arg(delay_seconds)::float8),
+    lease_expires_at      = NULL,
+    updated_at            = now()
+WHERE id = sqlc.arg(id)
+RETURNING try_at::timestamptz AS try_at;
+
+-- name: FailHook :one
+-- The last attempt failed: the hook is finished; tryAt shows when that
+-- attempt was made and updated_at is when the hook failed.
+UPDATE hooks
+SET status                = 'failed',
+    attempts              = sqlc.arg(attempts),
+    post_duration_seconds = sqlc.arg(post_duration_seconds),
+    failure_error         = sqlc.narg(failure_error),
+    try_at                = sqlc.arg(started_at)::timestamptz,
+    run_at                = NULL,
+    lease_expires_at      = NULL,
+    updated_at            = now()
+WHERE id = sqlc.arg(id)
+RETURNING updated_at;
+
+-- name: InsertProjectForTest :exec
+-- Test fixture (the gateway creates projects in production); only tests use
+-- the queries named ...ForTest.
+INSERT INTO projects (
+    id, name, domain, retry_min_retries, retry_delay_secs, retry_strategy,
+    retry_backoff_factor, retry_max_delay_secs, retry_jitter
+) VALUES (
+    sqlc.arg(id), sqlc.arg(name), sqlc.arg(domain), sqlc.arg(retry_min_retries),
+    sqlc.arg(retry_delay_secs), sqlc.arg(retry_strategy), sqlc.arg(retry_backoff_factor),
+    sqlc.arg(retry_max_delay_secs), sqlc.arg(retry_jitter)
+);
+
+-- name: InsertHookForTest :one
+-- A new pending hook due due_in_seconds from the database's now (negative: overdue).
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
+VALUES (
+    sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(path), sqlc.arg(domain), sqlc.arg(data),
+    now() + make_interval(secs => sqlc.arg(due_in_seconds)::float8),
+    now() + make_interval(secs => sqlc.arg(due_in_seconds)::float8),
+    sqlc.narg(retry_override)
+)
+RETURNING *;
+
+-- name: GetHookForTest :one
+SELECT * FROM hooks WHERE id = sqlc.arg(id);
+
+-- name: ListAttemptsForTest :many
+SELECT * FROM hook_attempts WHERE hook_id = sqlc.arg(hook_id) ORDER BY attempt;
+
+-- name: DatabaseNowForTest :one
+SELECT now()::timestamptz AS now;

@@ -7,21 +7,192 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
 
-const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, idempotency_key, run_at, lease_seq, lease_expires_at, created_at, updated_at FROM hooks WHERE project_id = $1 AND id = $2
+const claimDueHooks = `-- name: ClaimDueHooks :many
+UPDATE hooks AS h
+SET lease_seq        = h.lease_seq + 1,
+    lease_expires_at = now() + make_interval(secs => $1::float8),
+    run_at           = now() + make_interval(secs => $1::float8),
+    status           = 'pending'
+FROM (
+    SELECT d.id
+    FROM hooks AS d
+    WHERE d.status IN ('pending', 'retry') AND d.run_at <= now()
+    ORDER BY d.run_at
+    LIMIT $2::integer
+    FOR UPDATE SKIP LOCKED
+) AS due, projects AS p
+WHERE h.id = due.id AND p.id = h.project_id
+RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
+    h.attempts, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at, h.retry_override,
+    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    p.retry_max_delay_secs, p.retry_jitter
 `
 
-type GetHookParams struct {
-	ProjectID uuid.UUID
-	ID        uuid.UUID
+type ClaimDueHooksParams struct {
+	LeaseSeconds float64
+	BatchSize    int32
 }
 
-func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) {
-	row := q.db.QueryRow(ctx, getHook, arg.ProjectID, arg.ID)
+type ClaimDueHooksRow struct {
+	ID                 uuid.UUID
+	ProjectID          uuid.UUID
+	Path               string
+	Domain             string
+	Data               json.RawMessage
+	PostAt             time.Time
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	Attempts           int32
+	LeaseSeq           int64
+	LeaseExpiresAt     time.Time
+	RetryOverride      json.RawMessage
+	RetryMinRetries    int32
+	RetryDelaySecs     int32
+	RetryStrategy      string
+	RetryBackoffFactor float64
+	RetryMaxDelaySecs  int32
+	RetryJitter        bool
+}
+
+// Claims up to batch_size hooks due by the database clock (new, retrying, or
+// with an expired lease) under a fresh lease. SKIP LOCKED lets several
+// schedulers claim at once without waiting for or double-claiming each
+// other's rows; run_at moves to the lease expiry, so the row is due again
+// only if its result never comes. updated_at is left alone: it is the hook's
+// user-visible update time.
+func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([]ClaimDueHooksRow, error) {
+	rows, err := q.db.Query(ctx, claimDueHooks, arg.LeaseSeconds, arg.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ClaimDueHooksRow
+	for rows.Next() {
+		var i ClaimDueHooksRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Path,
+			&i.Domain,
+			&i.Data,
+			&i.PostAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Attempts,
+			&i.LeaseSeq,
+			&i.LeaseExpiresAt,
+			&i.RetryOverride,
+			&i.RetryMinRetries,
+			&i.RetryDelaySecs,
+			&i.RetryStrategy,
+			&i.RetryBackoffFactor,
+			&i.RetryMaxDelaySecs,
+			&i.RetryJitter,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const completeHook = `-- name: CompleteHook :one
+UPDATE hooks
+SET status                = 'completed',
+    attempts              = $1,
+    post_duration_seconds = $2,
+    failure_error         = NULL,
+    try_at                = $3::timestamptz,
+    run_at                = NULL,
+    lease_expires_at      = NULL,
+    updated_at            = now()
+WHERE id = $4
+RETURNING updated_at
+`
+
+type CompleteHookParams struct {
+	Attempts            int32
+	PostDurationSeconds float64
+	StartedAt           time.Time
+	ID                  uuid.UUID
+}
+
+// The attempt succeeded: tryAt shows when it was made.
+func (q *Queries) CompleteHook(ctx context.Context, arg CompleteHookParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, completeHook,
+		arg.Attempts,
+		arg.PostDurationSeconds,
+		arg.StartedAt,
+		arg.ID,
+	)
+	var updated_at time.Time
+	err := row.Scan(&updated_at)
+	return updated_at, err
+}
+
+const databaseNowForTest = `-- name: DatabaseNowForTest :one
+SELECT now()::timestamptz AS now
+`
+
+func (q *Queries) DatabaseNowForTest(ctx context.Context) (time.Time, error) {
+	row := q.db.QueryRow(ctx, databaseNowForTest)
+	var now time.Time
+	err := row.Scan(&now)
+	return now, err
+}
+
+const failHook = `-- name: FailHook :one
+UPDATE hooks
+SET status                = 'failed',
+    attempts              = $1,
+    post_duration_seconds = $2,
+    failure_error         = $3,
+    try_at                = $4::timestamptz,
+    run_at                = NULL,
+    lease_expires_at      = NULL,
+    updated_at            = now()
+WHERE id = $5
+RETURNING updated_at
+`
+
+type FailHookParams struct {
+	Attempts            int32
+	PostDurationSeconds float64
+	FailureError        *string
+	StartedAt           time.Time
+	ID                  uuid.UUID
+}
+
+// The last attempt failed: the hook is finished; tryAt shows when that
+// attempt was made and updated_at is when the hook failed.
+func (q *Queries) FailHook(ctx context.Context, arg FailHookParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, failHook,
+		arg.Attempts,
+		arg.PostDurationSeconds,
+		arg.FailureError,
+		arg.StartedAt,
+		arg.ID,
+	)
+	var updated_at time.Time
+	err := row.Scan(&updated_at)
+	return updated_at, err
+}
+
+const getHookForTest = `-- name: GetHookForTest :one
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, idempotency_key, run_at, lease_seq, lease_expires_at, created_at, updated_at FROM hooks WHERE id = $1
+`
+
+func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error) {
+	row := q.db.QueryRow(ctx, getHookForTest, id)
 	var i Hook
 	err := row.Scan(
 		&i.ID,
@@ -48,4 +219,270 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const insertAttempt = `-- name: InsertAttempt :execrows
+INSERT INTO hook_attempts (
+    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt
+) VALUES (
+    $1, $2, $3, $4,
+    $5, $6, $7, $8,
+    $9
+)
+ON CONFLICT DO NOTHING
+`
+
+type InsertAttemptParams struct {
+	HookID          uuid.UUID
+	Attempt         int32
+	LeaseSeq        int64
+	StartedAt       time.Time
+	DurationSeconds float64
+	Outcome         string
+	StatusCode      *int32
+	Error           *string
+	ResponseExcerpt *string
+}
+
+// Records one attempt. The key (hook_id, attempt) makes a repeat a no-op.
+func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) (int64, error) {
+	result, err := q.db.Exec(ctx, insertAttempt,
+		arg.HookID,
+		arg.Attempt,
+		arg.LeaseSeq,
+		arg.StartedAt,
+		arg.DurationSeconds,
+		arg.Outcome,
+		arg.StatusCode,
+		arg.Error,
+		arg.ResponseExcerpt,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const insertHookForTest = `-- name: InsertHookForTest :one
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
+VALUES (
+    $1, $2, $3, $4, $5,
+    now() + make_interval(secs => $6::float8),
+    now() + make_interval(secs => $6::float8),
+    $7
+)
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, idempotency_key, run_at, lease_seq, lease_expires_at, created_at, updated_at
+`
+
+type InsertHookForTestParams struct {
+	ID            uuid.UUID
+	ProjectID     uuid.UUID
+	Path          string
+	Domain        string
+	Data          json.RawMessage
+	DueInSeconds  float64
+	RetryOverride json.RawMessage
+}
+
+// A new pending hook due due_in_seconds from the database's now (negative: overdue).
+func (q *Queries) InsertHookForTest(ctx context.Context, arg InsertHookForTestParams) (Hook, error) {
+	row := q.db.QueryRow(ctx, insertHookForTest,
+		arg.ID,
+		arg.ProjectID,
+		arg.Path,
+		arg.Domain,
+		arg.Data,
+		arg.DueInSeconds,
+		arg.RetryOverride,
+	)
+	var i Hook
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Path,
+		&i.Domain,
+		&i.Data,
+		&i.PostAt,
+		&i.Status,
+		&i.Attempts,
+		&i.PostDurationSeconds,
+		&i.FailureError,
+		&i.TryAt,
+		&i.WasNotified,
+		&i.RetryOverride,
+		&i.SequenceID,
+		&i.SequenceStep,
+		&i.SequenceLastRunAt,
+		&i.IdempotencyKey,
+		&i.RunAt,
+		&i.LeaseSeq,
+		&i.LeaseExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertProjectForTest = `-- name: InsertProjectForTest :exec
+INSERT INTO projects (
+    id, name, domain, retry_min_retries, retry_delay_secs, retry_strategy,
+    retry_backoff_factor, retry_max_delay_secs, retry_jitter
+) VALUES (
+    $1, $2, $3, $4,
+    $5, $6, $7,
+    $8, $9
+)
+`
+
+type InsertProjectForTestParams struct {
+	ID                 uuid.UUID
+	Name               string
+	Domain             string
+	RetryMinRetries    int32
+	RetryDelaySecs     int32
+	RetryStrategy      string
+	RetryBackoffFactor float64
+	RetryMaxDelaySecs  int32
+	RetryJitter        bool
+}
+
+// Test fixture (the gateway creates projects in production); only tests use
+// the queries named ...ForTest.
+func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectForTestParams) error {
+	_, err := q.db.Exec(ctx, insertProjectForTest,
+		arg.ID,
+		arg.Name,
+		arg.Domain,
+		arg.RetryMinRetries,
+		arg.RetryDelaySecs,
+		arg.RetryStrategy,
+		arg.RetryBackoffFactor,
+		arg.RetryMaxDelaySecs,
+		arg.RetryJitter,
+	)
+	return err
+}
+
+const listAttemptsForTest = `-- name: ListAttemptsForTest :many
+SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
+`
+
+func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
+	rows, err := q.db.Query(ctx, listAttemptsForTest, hookID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []HookAttempt
+	for rows.Next() {
+		var i HookAttempt
+		if err := rows.Scan(
+			&i.HookID,
+			&i.Attempt,
+			&i.LeaseSeq,
+			&i.StartedAt,
+			&i.DurationSeconds,
+			&i.Outcome,
+			&i.StatusCode,
+			&i.Error,
+			&i.ResponseExcerpt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockLeasedHook = `-- name: LockLeasedHook :one
+SELECT h.id, h.project_id, h.path, h.retry_override,
+    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    p.retry_max_delay_secs, p.retry_jitter
+FROM hooks AS h
+JOIN projects AS p ON p.id = h.project_id
+WHERE h.id = $1
+  AND h.lease_seq = $2
+  AND h.status = 'pending'
+  AND h.lease_expires_at IS NOT NULL
+FOR UPDATE OF h
+`
+
+type LockLeasedHookParams struct {
+	HookID   uuid.UUID
+	LeaseSeq int64
+}
+
+type LockLeasedHookRow struct {
+	ID                 uuid.UUID
+	ProjectID          uuid.UUID
+	Path               string
+	RetryOverride      json.RawMessage
+	RetryMinRetries    int32
+	RetryDelaySecs     int32
+	RetryStrategy      string
+	RetryBackoffFactor float64
+	RetryMaxDelaySecs  int32
+	RetryJitter        bool
+}
+
+// Locks the hook a result is about, but only while it still holds the
+// result's lease: no row means the result is stale (the hook is gone, was
+// re-driven under a newer lease, or this result was already applied).
+func (q *Queries) LockLeasedHook(ctx context.Context, arg LockLeasedHookParams) (LockLeasedHookRow, error) {
+	row := q.db.QueryRow(ctx, lockLeasedHook, arg.HookID, arg.LeaseSeq)
+	var i LockLeasedHookRow
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Path,
+		&i.RetryOverride,
+		&i.RetryMinRetries,
+		&i.RetryDelaySecs,
+		&i.RetryStrategy,
+		&i.RetryBackoffFactor,
+		&i.RetryMaxDelaySecs,
+		&i.RetryJitter,
+	)
+	return i, err
+}
+
+const scheduleRetry = `-- name: ScheduleRetry :one
+UPDATE hooks
+SET status                = 'retry',
+    attempts              = $1,
+    post_duration_seconds = $2,
+    failure_error         = $3,
+    try_at                = now() + make_interval(secs => $4::float8),
+    run_at                = now() + make_interval(secs => $4::float8),
+    lease_expires_at      = NULL,
+    updated_at            = now()
+WHERE id = $5
+RETURNING try_at::timestamptz AS try_at
+`
+
+type ScheduleRetryParams struct {
+	Attempts            int32
+	PostDurationSeconds float64
+	FailureError        *string
+	DelaySeconds        float64
+	ID                  uuid.UUID
+}
+
+// The attempt failed and the budget allows another: the hook is due again
+// after the delay, by the database clock.
+func (q *Queries) ScheduleRetry(ctx context.Context, arg ScheduleRetryParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, scheduleRetry,
+		arg.Attempts,
+		arg.PostDurationSeconds,
+		arg.FailureError,
+		arg.DelaySeconds,
+		arg.ID,
+	)
+	var try_at time.Time
+	err := row.Scan(&try_at)
+	return try_at, err
 }

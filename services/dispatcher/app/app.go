@@ -1,0 +1,149 @@
+// Package app is the dispatcher service: it takes due hooks from JetStream,
+// delivers each over HTTPS, signed, and reports every attempt's result to
+// the scheduler. Replicas share one durable consumer and keep no state, so
+// any number of them can run. cmd/dispatcher runs it; end-to-end tests boot
+// it in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+)
+
+// Version is the dispatcher's version, sent in the User-Agent of every
+// delivery; release builds set it with -ldflags "-X ...app.Version=1.2.3".
+var Version = "0.1.0-dev"
+
+// name is the service name in the NATS connection's name.
+const name = "dispatcher"
+
+// maxCachedProjects bounds the credential cache; a project beyond it is
+// simply loaded again.
+const maxCachedProjects = 10000
+
+// startupTimeout bounds the wait for NATS to take the stream set-up: NATS
+// connections retry for ever, so without it a wrong URL would hang New.
+const startupTimeout = 15 * time.Second
+
+// App is a running dispatcher's resources.
+type App struct {
+	cfg     Config
+	log     *slog.Logger
+	pool    *pgxpool.Pool
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	client  *delivery.Client
+	handler *dispatch.Handler
+}
+
+// userAgent is the User-Agent of every delivery: Sundial whatever the
+// header prefix, so receivers' logs show who called.
+func userAgent() string {
+	return "Sundial/" + Version + " (+https://github.com/sundial-run/sundial)"
+}
+
+// New checks cfg, connects to PostgreSQL and NATS and makes sure the
+// streams exist. It starts nothing that outlives it; on error it has
+// closed whatever it opened.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	client, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DatabaseMaxConns))
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	nc, js, err := connectNATS(ctx, cfg.NATSURL)
+	if err != nil {
+		client.Close()
+		pool.Close()
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js, client: client}
+	a.handler = dispatch.NewHandler(dispatch.Config{
+		Credentials:   credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
+		Sender:        client,
+		Publisher:     bus.NewPublisher(js),
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		Log:           log,
+		Metrics:       dispatch.NewMetrics(nil),
+	})
+	return a, nil
+}
+
+func newClient(cfg Config) (*delivery.Client, error) {
+	roots, err := delivery.LoadRoots(cfg.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	return delivery.NewClient(delivery.Options{
+		Timeout:      cfg.DeliveryTimeout,
+		ExcerptBytes: cfg.ResponseExcerptBytes,
+		HeaderPrefix: cfg.HeaderPrefix,
+		UserAgent:    userAgent(),
+		RootCAs:      roots,
+		Guard:        egress.NewGuard(cfg.AllowPrivate, cfg.AllowCIDRs),
+	})
+}
+
+func connectNATS(ctx context.Context, url string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, js, err := bus.Connect(url, "sundial-"+name)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, startupTimeout)
+	defer cancel()
+	if err := event.EnsureStreams(ctx, js); err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("nats %s: %w", url, err)
+	}
+	return nc, js, nil
+}
+
+// Run delivers due hooks until ctx is done, then stops taking new ones,
+// lets in-flight deliveries finish within ShutdownTimeout (or hands their
+// messages back), closes what New opened and returns.
+func (a *App) Run(ctx context.Context) error {
+	defer a.close()
+	a.log.Info("dispatcher running", "version", Version, "concurrency", a.cfg.Concurrency,
+		"delivery_timeout", a.cfg.DeliveryTimeout.String(), "allow_private", a.cfg.AllowPrivate)
+	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(a.cfg.Concurrency), a.handler.Handle, bus.ConsumeOptions{
+		Concurrency:  a.cfg.Concurrency,
+		DrainTimeout: a.cfg.ShutdownTimeout,
+		Logger:       a.log,
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("consume due hooks: %w", err)
+	}
+	a.log.Info("dispatcher stopped")
+	return nil
+}
+
+func (a *App) close() {
+	a.nc.Close()
+	a.pool.Close()
+	a.client.Close()
+}

@@ -1,0 +1,154 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/telemetry"
+)
+
+// Config is the whole configuration, read only from the environment.
+type Config struct {
+	// DatabaseURL locates PostgreSQL (SUNDIAL_DATABASE_URL, default
+	// postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable).
+	DatabaseURL string
+	// NATSURL locates NATS (SUNDIAL_NATS_URL, default nats://127.0.0.1:4222).
+	NATSURL string
+	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL, default info).
+	LogLevel string
+	// HeaderPrefix names the delivery headers: <Prefix>-Signature,
+	// X-<Prefix>-Signature, <Prefix>-Id, ... (SUNDIAL_HEADER_PREFIX, default
+	// Sundial).
+	HeaderPrefix string
+	// Concurrency bounds the deliveries this replica makes at once
+	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 64).
+	Concurrency int
+	// DeliveryTimeout bounds one delivery's whole exchange: connect, TLS,
+	// request, response headers and the excerpt read
+	// (SUNDIAL_DELIVERY_TIMEOUT, default 10s, at most 15s so that a delivery
+	// and its result fit in the dispatcher consumer's 30 s AckWait).
+	DeliveryTimeout time.Duration
+	// AllowPrivate lets deliveries reach loopback, private, link-local and
+	// other internal addresses: for development and tests only
+	// (SUNDIAL_DELIVERY_ALLOW_PRIVATE, default false).
+	AllowPrivate bool
+	// AllowCIDRs are networks deliveries may reach even though they are
+	// internal (SUNDIAL_DELIVERY_ALLOW_CIDRS, comma-separated CIDRs; a bare
+	// address means just that address; default none).
+	AllowCIDRs []netip.Prefix
+	// CAFile is a PEM file of CA certificates trusted for receivers in
+	// addition to the system's (SUNDIAL_DELIVERY_CA_FILE, default none).
+	CAFile string
+	// ResponseExcerptBytes is how much of a response body is kept with the
+	// attempt (SUNDIAL_RESPONSE_EXCERPT_BYTES, default 1024, at most 65536).
+	ResponseExcerptBytes int
+	// KeyCacheTTL is how long a project's signing keys and Authorization
+	// value are cached: a rotation or revocation takes effect within it
+	// (SUNDIAL_DISPATCHER_KEY_CACHE_TTL, default 5s, 0 disables the cache,
+	// at most 5m).
+	KeyCacheTTL time.Duration
+	// DatabaseMaxConns bounds the PostgreSQL pool
+	// (SUNDIAL_DATABASE_MAX_CONNS, default 8).
+	DatabaseMaxConns int
+	// ShutdownTimeout bounds how long in-flight deliveries may finish after
+	// a shutdown signal before they are handed back
+	// (SUNDIAL_SHUTDOWN_TIMEOUT, default 15s).
+	ShutdownTimeout time.Duration
+}
+
+// Limits checked by Validate.
+const (
+	maxDeliveryTimeout = 15 * time.Second
+	maxExcerptBytes    = 64 << 10
+	maxKeyCacheTTL     = 5 * time.Minute
+	maxConcurrency     = 10000
+)
+
+// ConfigFromEnv reads the Config from lookup (nil: the process environment)
+// and validates it; the error lists every problem found.
+func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
+	r := envconf.New(lookup)
+	cfg := Config{
+		DatabaseURL:          r.String("SUNDIAL_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"),
+		NATSURL:              r.String("SUNDIAL_NATS_URL", "nats://127.0.0.1:4222"),
+		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
+		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", "Sundial"),
+		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 64),
+		DeliveryTimeout:      r.Duration("SUNDIAL_DELIVERY_TIMEOUT", 10*time.Second),
+		AllowPrivate:         r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),
+		CAFile:               r.String("SUNDIAL_DELIVERY_CA_FILE", ""),
+		ResponseExcerptBytes: r.Int("SUNDIAL_RESPONSE_EXCERPT_BYTES", 1024),
+		KeyCacheTTL:          r.Duration("SUNDIAL_DISPATCHER_KEY_CACHE_TTL", 5*time.Second),
+		DatabaseMaxConns:     r.Int("SUNDIAL_DATABASE_MAX_CONNS", 8),
+		ShutdownTimeout:      r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", 15*time.Second),
+	}
+	cidrs, cidrErr := parseCIDRs(r.List("SUNDIAL_DELIVERY_ALLOW_CIDRS"))
+	cfg.AllowCIDRs = cidrs
+	// A value that failed to parse was replaced by its default, so Validate
+	// still judges the rest and the operator sees every mistake at once.
+	return cfg, errors.Join(r.Err(), cidrErr, cfg.Validate())
+}
+
+// parseCIDRs parses "10.0.0.0/8"-style networks; a bare address stands for
+// itself alone.
+func parseCIDRs(items []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	var bad []string
+	for _, s := range items {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		bad = append(bad, s)
+	}
+	if len(bad) > 0 {
+		return out, fmt.Errorf("SUNDIAL_DELIVERY_ALLOW_CIDRS: %q: want CIDRs such as 10.0.0.0/8", strings.Join(bad, ","))
+	}
+	return out, nil
+}
+
+// Validate reports every value out of range.
+func (c Config) Validate() error {
+	var v envconf.Check
+	v.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must not be empty")
+	v.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must not be empty")
+	if err := telemetry.ParseLevel(c.LogLevel); err != nil {
+		v.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
+	}
+	v.That(validHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
+	v.That(c.Concurrency >= 1 && c.Concurrency <= maxConcurrency, "SUNDIAL_DISPATCHER_CONCURRENCY=%d: want 1 to %d", c.Concurrency, maxConcurrency)
+	v.That(c.DeliveryTimeout > 0 && c.DeliveryTimeout <= maxDeliveryTimeout, "SUNDIAL_DELIVERY_TIMEOUT=%s: want more than 0 and at most %s", c.DeliveryTimeout, maxDeliveryTimeout)
+	v.That(c.ResponseExcerptBytes >= 0 && c.ResponseExcerptBytes <= maxExcerptBytes, "SUNDIAL_RESPONSE_EXCERPT_BYTES=%d: want 0 to %d", c.ResponseExcerptBytes, maxExcerptBytes)
+	v.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= maxKeyCacheTTL, "SUNDIAL_DISPATCHER_KEY_CACHE_TTL=%s: want 0 to %s", c.KeyCacheTTL, maxKeyCacheTTL)
+	v.That(c.DatabaseMaxConns >= 1, "SUNDIAL_DATABASE_MAX_CONNS=%d: want at least 1", c.DatabaseMaxConns)
+	v.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: want more than 0", c.ShutdownTimeout)
+	for _, p := range c.AllowCIDRs {
+		v.That(p.IsValid(), "SUNDIAL_DELIVERY_ALLOW_CIDRS: invalid network %s", p)
+	}
+	return v.Err()
+}
+
+// validHeaderPrefix accepts an HTTP header name token that reads as a name.
+func validHeaderPrefix(s string) bool {
+	if s == "" || len(s) > 64 || !isLetter(s[0]) || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isLetter(s[i]) && !(s[i] >= '0' && s[i] <= '9') && s[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(b byte) bool {
+	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
+}

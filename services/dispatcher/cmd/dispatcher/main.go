@@ -1,0 +1,51 @@
+// Command dispatcher delivers due hooks to their receivers over HTTPS.
+// Its configuration comes from the environment (see app.Config).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/dispatcher/app"
+)
+
+const service = "dispatcher"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "dispatcher:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := app.ConfigFromEnv(nil)
+	if err != nil {
+		return err
+	}
+	log := telemetry.NewLogger(os.Stderr, service, cfg.LogLevel)
+	// Deliveries matter more than their telemetry: without it the
+	// dispatcher still runs, and says so.
+	if shutdown, err := telemetry.Setup(context.Background(), service, app.Version); err != nil {
+		log.Error("telemetry not set up; running without traces and metrics", "err", err)
+	} else {
+		defer func() {
+			// Flush with a fresh deadline: the signal context is done by now.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = shutdown(ctx)
+		}()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	return a.Run(ctx)
+}

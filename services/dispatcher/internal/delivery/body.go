@@ -1,0 +1,46 @@
+package delivery
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// Body returns the delivery's JSON body:
+// {"id","path","postAt","postedAt","data","createdAt","updatedAt"}.
+// data is embedded exactly as stored (encoding/json would re-compact it and
+// escape HTML characters), so the receiver gets the bytes that were scheduled.
+func Body(r Request, postedAt time.Time) []byte {
+	var b bytes.Buffer
+	b.Grow(len(r.Data) + 256)
+	b.WriteString(`{"id":`)
+	writeString(&b, r.HookID)
+	b.WriteString(`,"path":`)
+	writeString(&b, r.Path)
+	b.WriteString(`,"postAt":`)
+	writeString(&b, timestamp(r.PostAt))
+	b.WriteString(`,"postedAt":`)
+	writeString(&b, timestamp(postedAt))
+	b.WriteString(`,"data":`)
+	b.Write(r.Data)
+	b.WriteString(`,"createdAt":`)
+	writeString(&b, timestamp(r.CreatedAt))
+	b.WriteString(`,"updatedAt":`)
+	writeString(&b, timestamp(r.UpdatedAt))
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// timestamp formats t as RFC 3339 in UTC, with as many fractional digits
+// as it needs.
+func timestamp(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// writeString writes s as a JSON string; a path's "&" stays readable.
+func writeString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)       // a string always encodes
+	b.Truncate(b.Len() - 1) // Encode ends with a newline
+}

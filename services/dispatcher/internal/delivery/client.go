@@ -1,0 +1,123 @@
+// Package delivery sends one hook to its receiver over HTTPS and says, in
+// words a customer understands, what happened.
+//
+// The HTTP client is built for untrusted destinations: every connection
+// passes the egress guard on the address actually dialled, proxies from the
+// environment are ignored, redirects are never followed, certificates are
+// verified, and one deadline bounds the whole exchange.
+package delivery
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Timeout bounds the whole exchange: connect, TLS, request, response
+	// headers and the excerpt read.
+	Timeout time.Duration
+	// ExcerptBytes is how much of the response body is kept.
+	ExcerptBytes int
+	// HeaderPrefix names the Sundial headers: <Prefix>-Signature, ...
+	HeaderPrefix string
+	// UserAgent is sent with every delivery.
+	UserAgent string
+	// RootCAs verify receivers' certificates (see LoadRoots).
+	RootCAs *x509.CertPool
+	// Guard refuses internal destinations.
+	Guard *egress.Guard
+}
+
+// Client delivers hooks. It is safe for concurrent use and keeps
+// connections to receivers alive between deliveries.
+type Client struct {
+	http      *http.Client
+	transport *http.Transport
+	timeout   time.Duration
+	excerpt   int
+	header    headerNames
+	userAgent string
+}
+
+// maxDrain is how much of a response body beyond the excerpt is read and
+// thrown away so that the connection can be reused; a longer body costs a
+// new connection rather than unbounded reading.
+const maxDrain = 64 << 10
+
+// NewClient returns a Client.
+func NewClient(opts Options) (*Client, error) {
+	if opts.Timeout <= 0 {
+		return nil, errors.New("delivery: timeout must be positive")
+	}
+	if opts.Guard == nil {
+		return nil, errors.New("delivery: an egress guard is required")
+	}
+	dialer := &net.Dialer{
+		Timeout:   opts.Timeout,
+		KeepAlive: 30 * time.Second,
+		Control:   opts.Guard.Control,
+	}
+	transport := &http.Transport{
+		// Nil: HTTPS_PROXY and friends would route deliveries around the
+		// egress guard (the guard would check the proxy, not the receiver).
+		Proxy:               nil,
+		DialContext:         dialer.DialContext,
+		ForceAttemptHTTP2:   true,
+		TLSClientConfig:     &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: opts.Timeout,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		// Receivers get exactly the headers of the delivery contract; Go
+		// would otherwise add Accept-Encoding and decompress the answer.
+		DisableCompression: true,
+	}
+	return &Client{
+		http: &http.Client{
+			Transport: transport,
+			// A redirect is an answer like any other non-2xx: following it
+			// would send a signed payload somewhere the customer never named.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		transport: transport,
+		timeout:   opts.Timeout,
+		excerpt:   max(opts.ExcerptBytes, 0),
+		header:    newHeaderNames(opts.HeaderPrefix),
+		userAgent: opts.UserAgent,
+	}, nil
+}
+
+// Close releases idle connections.
+func (c *Client) Close() {
+	c.transport.CloseIdleConnections()
+}
+
+// LoadRoots returns the system's trusted CA certificates plus those of the
+// PEM file caFile (none when caFile is empty). A file that cannot be read or
+// holds no certificate is an error: an operator who names one expects it used.
+func LoadRoots(caFile string) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if caFile == "" {
+		return pool, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("delivery CA file: %w", err)
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("delivery CA file %s: no PEM certificate in it", caFile)
+	}
+	return pool, nil
+}

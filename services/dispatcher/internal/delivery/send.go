@@ -1,0 +1,215 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/signing"
+)
+
+// Request is one delivery to make.
+type Request struct {
+	HookID string
+	// URL is the destination: https:// + the project's domain + the path.
+	URL  string
+	Path string
+	// Data is the hook's JSON object, embedded in the body byte for byte.
+	Data      json.RawMessage
+	PostAt    time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// Keys sign the delivery: the active key first, then retiring keys.
+	Keys []string
+	// Authorization, when set, is sent as the Authorization header.
+	Authorization string
+}
+
+// Result is what happened to a delivery.
+type Result struct {
+	Outcome eventv1.Outcome
+	// StatusCode is the receiver's HTTP status, 0 when there was no answer.
+	StatusCode int
+	// Error is the failure in words, empty on success.
+	Error string
+	// StartedAt is when the request was sent; Duration is the wall time
+	// of the exchange up to the end of the excerpt.
+	StartedAt time.Time
+	Duration  time.Duration
+	// Excerpt is the start of the response body, valid UTF-8.
+	Excerpt string
+	// AsyncTimeoutSeconds is what a 202 asked for, 0 if nothing valid.
+	AsyncTimeoutSeconds int32
+}
+
+// maxAsyncTimeout is the longest async wait a receiver may ask for (24 h);
+// the scheduler further bounds it by the project's setting.
+const maxAsyncTimeout = 24 * 60 * 60
+
+// headerNames are the Sundial-named headers under the deployment's prefix.
+type headerNames struct {
+	id, timestamp, signature, legacySignature, asyncTimeout string
+}
+
+func newHeaderNames(prefix string) headerNames {
+	return headerNames{
+		id:              prefix + "-Id",
+		timestamp:       prefix + "-Timestamp",
+		signature:       prefix + "-Signature",
+		legacySignature: "X-" + prefix + "-Signature",
+		asyncTimeout:    prefix + "-Async-Timeout",
+	}
+}
+
+// Send delivers r once. Every outcome of the exchange, failures included, is
+// a Result; the error is non-nil only when ctx ended first, in which case
+// the attempt did not count and should be handed back.
+func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if err := checkURL(r.URL); err != nil {
+		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: err.Error(), StartedAt: time.Now()}, nil
+	}
+	if len(r.Keys) == 0 {
+		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: "no signing key", StartedAt: time.Now()}, nil
+	}
+	exchangeCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	// The body's postedAt and the signed timestamp are taken here, at send
+	// time, never when the message arrived: a receiver checks their age.
+	sentAt := time.Now()
+	body := Body(r, sentAt)
+	req, err := http.NewRequestWithContext(exchangeCtx, http.MethodPost, r.URL, bytes.NewReader(body))
+	if err != nil {
+		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: "invalid URL", StartedAt: sentAt}, nil
+	}
+	c.setHeaders(req.Header, r, sentAt.Unix(), body)
+
+	res := Result{StartedAt: sentAt}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.failed(ctx, exchangeCtx, res, err)
+	}
+	res.StatusCode = resp.StatusCode
+	excerpt, readErr := c.readExcerpt(resp.Body)
+	res.Duration = time.Since(sentAt)
+	res.Excerpt = excerpt
+	drainAndClose(resp.Body)
+	if readErr != nil {
+		return c.failed(ctx, exchangeCtx, res, readErr)
+	}
+	c.classify(&res, resp)
+	return res, nil
+}
+
+// failed fills in a failed exchange, unless the caller's context ended.
+func (c *Client) failed(ctx, exchangeCtx context.Context, res Result, err error) (Result, error) {
+	if ctx.Err() != nil {
+		return Result{}, ctx.Err()
+	}
+	if res.Duration == 0 {
+		res.Duration = time.Since(res.StartedAt)
+	}
+	res.Outcome = eventv1.Outcome_OUTCOME_FAILURE
+	if errors.Is(exchangeCtx.Err(), context.DeadlineExceeded) {
+		// However the transport words it, the deadline is what ended it.
+		err = context.DeadlineExceeded
+	}
+	res.Error = Describe(err, c.timeout)
+	return res, nil
+}
+
+// classify turns the status of an answer into an outcome (decisions.md).
+func (c *Client) classify(res *Result, resp *http.Response) {
+	switch code := resp.StatusCode; {
+	case code == http.StatusAccepted:
+		res.Outcome = eventv1.Outcome_OUTCOME_ASYNC
+		res.AsyncTimeoutSeconds = asyncTimeout(resp.Header.Get(c.header.asyncTimeout))
+	case code >= 200 && code < 300:
+		res.Outcome = eventv1.Outcome_OUTCOME_SUCCESS
+	default:
+		res.Outcome = eventv1.Outcome_OUTCOME_FAILURE
+		res.Error = "HTTP " + strconv.Itoa(code)
+	}
+}
+
+func asyncTimeout(v string) int32 {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 || n > maxAsyncTimeout {
+		return 0
+	}
+	return int32(n)
+}
+
+func (c *Client) setHeaders(h http.Header, r Request, ts int64, body []byte) {
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", c.userAgent)
+	h.Set(c.header.id, r.HookID)
+	h.Set(c.header.timestamp, strconv.FormatInt(ts, 10))
+	h.Set(c.header.signature, signing.Header(r.Keys, ts, body))
+	h.Set(c.header.legacySignature, signing.Legacy(r.Keys[0], body))
+	if r.Authorization != "" {
+		h.Set("Authorization", r.Authorization)
+	}
+}
+
+// checkURL accepts only absolute https URLs: a delivery always uses HTTPS.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("invalid URL")
+	}
+	if u.Scheme != "https" || u.Host == "" {
+		return errors.New("invalid URL: want https://host/path")
+	}
+	return nil
+}
+
+// readExcerpt reads at most c.excerpt bytes of the body as valid UTF-8.
+// A body that breaks off early (the connection closed mid-answer, or the
+// deadline hit) is an error; a body shorter than the excerpt is not.
+func (c *Client) readExcerpt(body io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(body, int64(c.excerpt)))
+	return Excerpt(b, len(b) == c.excerpt), err
+}
+
+// Excerpt makes b fit to store and show: valid UTF-8 without NUL bytes
+// (PostgreSQL text cannot hold them). When b was cut short, a character
+// split by the cut is dropped rather than shown as garbage.
+func Excerpt(b []byte, cut bool) string {
+	if cut {
+		b = trimPartialRune(b)
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+func trimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			return b
+		}
+	}
+	return b
+}
+
+// drainAndClose reads a bounded amount of what is left so that the
+// connection can carry the next delivery, then closes the body.
+func drainAndClose(body io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, body, maxDrain)
+	_ = body.Close()
+}

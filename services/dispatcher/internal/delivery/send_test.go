@@ -1,0 +1,412 @@
+package delivery_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+)
+
+const userAgent = "Sundial/1.2.3 (+https://github.com/sundial-run/sundial)"
+
+type bundle struct {
+	receiver *fixture.Receiver
+	client   *delivery.Client
+	caFile   string
+}
+
+type options struct {
+	answer  http.HandlerFunc
+	timeout time.Duration
+	excerpt int
+	prefix  string
+	// guard defaults to one that allows the receivers' 127.0.0.0/8.
+	guard *egress.Guard
+	// untrusted leaves the receivers' CA out of the client's roots.
+	untrusted bool
+}
+
+func setup(t *testing.T, o options) bundle {
+	t.Helper()
+	if o.timeout == 0 {
+		o.timeout = 5 * time.Second
+	}
+	if o.excerpt == 0 {
+		o.excerpt = 1024
+	}
+	if o.prefix == "" {
+		o.prefix = "Sundial"
+	}
+	if o.guard == nil {
+		o.guard = egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")})
+	}
+	receiver := fixture.StartReceiver(t, o.answer)
+	caFile := fixture.CAFile(t, receiver)
+	rootsFile := caFile
+	if o.untrusted {
+		rootsFile = ""
+	}
+	roots, err := delivery.LoadRoots(rootsFile)
+	require.NoError(t, err)
+	client, err := delivery.NewClient(delivery.Options{
+		Timeout: o.timeout, ExcerptBytes: o.excerpt, HeaderPrefix: o.prefix,
+		UserAgent: userAgent, RootCAs: roots, Guard: o.guard,
+	})
+	require.NoError(t, err)
+	t.Cleanup(client.Close)
+	return bundle{receiver: receiver, client: client, caFile: caFile}
+}
+
+func request(url string, keys ...string) delivery.Request {
+	return delivery.Request{
+		HookID:    "0190b6a4-7f1e-7c3a-9f5e-2a1b3c4d5e6f",
+		URL:       url,
+		Path:      "/hooks/remind?user=7&kind=a",
+		Data:      json.RawMessage(`{"b": 1,  "a": "<tag> & more", "n": [1, 2.50]}`),
+		PostAt:    time.Date(2030, 1, 2, 3, 4, 5, 600_000_000, time.FixedZone("CET", 3600)),
+		CreatedAt: time.Date(2029, 12, 31, 23, 0, 0, 0, time.UTC),
+		UpdatedAt: time.Date(2030, 1, 1, 0, 0, 0, 123_456_789, time.UTC),
+		Keys:      keys,
+	}
+}
+
+// hmacHex is the receiver's side of the signature, computed without the
+// signing package.
+func hmacHex(key string, parts ...string) string {
+	h := hmac.New(sha256.New, []byte(key))
+	for _, p := range parts {
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func send(t *testing.T, c *delivery.Client, r delivery.Request) delivery.Result {
+	t.Helper()
+	res, err := c.Send(context.Background(), r)
+	require.NoError(t, err)
+	return res
+}
+
+func TestSendCarriesTheContractHeadersAndBody(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{answer: func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("thanks"))
+	}})
+	before := time.Now()
+	res := send(t, b.client, request(b.receiver.URL+"/hooks/remind?user=7&kind=a", "whsec_active"))
+	after := time.Now()
+
+	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome)
+	require.Equal(t, 200, res.StatusCode)
+	require.Empty(t, res.Error)
+	require.Equal(t, "thanks", res.Excerpt)
+	require.Positive(t, res.Duration)
+	require.WithinRange(t, res.StartedAt, before, after)
+
+	got := b.receiver.Received()
+	require.Len(t, got, 1)
+	req := got[0]
+	require.Equal(t, http.MethodPost, req.Method)
+	require.Equal(t, "/hooks/remind", req.Path)
+	require.Equal(t, "user=7&kind=a", req.RawQuery)
+
+	names := make([]string, 0, len(req.Header))
+	for name := range req.Header {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	require.Equal(t, []string{"Content-Length", "Content-Type", "Sundial-Id", "Sundial-Signature",
+		"Sundial-Timestamp", "User-Agent", "X-Sundial-Signature"}, names)
+	require.Equal(t, "application/json", req.Header.Get("Content-Type"))
+	require.Equal(t, userAgent, req.Header.Get("User-Agent"))
+	require.Equal(t, "0190b6a4-7f1e-7c3a-9f5e-2a1b3c4d5e6f", req.Header.Get("Sundial-Id"))
+
+	// The timestamp and postedAt are one instant, taken at send time.
+	ts := req.Header.Get("Sundial-Timestamp")
+	var body struct {
+		PostedAt string `json:"postedAt"`
+	}
+	require.NoError(t, json.Unmarshal(req.Body, &body))
+	postedAt, err := time.Parse(time.RFC3339Nano, body.PostedAt)
+	require.NoError(t, err)
+	require.WithinRange(t, postedAt, before, after)
+	require.Equal(t, strconv.FormatInt(postedAt.Unix(), 10), ts)
+	require.True(t, strings.HasSuffix(body.PostedAt, "Z"))
+
+	// Exactly these bytes, data embedded as scheduled, times in UTC.
+	require.Equal(t, `{"id":"0190b6a4-7f1e-7c3a-9f5e-2a1b3c4d5e6f","path":"/hooks/remind?user=7&kind=a",`+
+		`"postAt":"2030-01-02T02:04:05.6Z","postedAt":"`+body.PostedAt+`",`+
+		`"data":{"b": 1,  "a": "<tag> & more", "n": [1, 2.50]},`+
+		`"createdAt":"2029-12-31T23:00:00Z","updatedAt":"2030-01-01T00:00:00.123456789Z"}`, string(req.Body))
+
+	require.Equal(t, "v1,"+hmacHex("whsec_active", ts, ".", string(req.Body)), req.Header.Get("Sundial-Signature"))
+	require.Equal(t, hmacHex("whsec_active", string(req.Body)), req.Header.Get("X-Sundial-Signature"))
+}
+
+func TestSendSignsWithEveryKeyActiveFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	r := request(b.receiver.URL+"/x", "whsec_new", "whsec_old")
+	r.Authorization = "Bearer receiver-token"
+	send(t, b.client, r)
+
+	req := b.receiver.Received()[0]
+	ts := req.Header.Get("Sundial-Timestamp")
+	require.Equal(t,
+		"v1,"+hmacHex("whsec_new", ts, ".", string(req.Body))+" v1,"+hmacHex("whsec_old", ts, ".", string(req.Body)),
+		req.Header.Get("Sundial-Signature"))
+	// The legacy header switches to the new key at once.
+	require.Equal(t, hmacHex("whsec_new", string(req.Body)), req.Header.Get("X-Sundial-Signature"))
+	require.Equal(t, "Bearer receiver-token", req.Header.Get("Authorization"))
+}
+
+func TestSendUsesTheHeaderPrefix(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{prefix: "Acme", answer: func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Acme-Async-Timeout", "900")
+		w.WriteHeader(http.StatusAccepted)
+	}})
+	res := send(t, b.client, request(b.receiver.URL+"/x", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_ASYNC, res.Outcome)
+	require.EqualValues(t, 900, res.AsyncTimeoutSeconds)
+
+	h := b.receiver.Received()[0].Header
+	require.NotEmpty(t, h.Get("Acme-Id"))
+	require.NotEmpty(t, h.Get("Acme-Timestamp"))
+	require.NotEmpty(t, h.Get("Acme-Signature"))
+	require.NotEmpty(t, h.Get("X-Acme-Signature"))
+	require.Empty(t, h.Get("Sundial-Signature"))
+	// The User-Agent names Sundial whatever the prefix.
+	require.Equal(t, userAgent, h.Get("User-Agent"))
+}
+
+func TestSendClassifiesAnswers(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		status  int
+		header  map[string]string
+		outcome eventv1.Outcome
+		err     string
+		async   int32
+	}{
+		{name: "200", status: 200, outcome: eventv1.Outcome_OUTCOME_SUCCESS},
+		{name: "201", status: 201, outcome: eventv1.Outcome_OUTCOME_SUCCESS},
+		{name: "204", status: 204, outcome: eventv1.Outcome_OUTCOME_SUCCESS},
+		{name: "202", status: 202, outcome: eventv1.Outcome_OUTCOME_ASYNC},
+		{name: "202 with timeout", status: 202, header: map[string]string{"Sundial-Async-Timeout": "600"}, outcome: eventv1.Outcome_OUTCOME_ASYNC, async: 600},
+		{name: "202 with bad timeout", status: 202, header: map[string]string{"Sundial-Async-Timeout": "soon"}, outcome: eventv1.Outcome_OUTCOME_ASYNC},
+		{name: "202 with negative timeout", status: 202, header: map[string]string{"Sundial-Async-Timeout": "-5"}, outcome: eventv1.Outcome_OUTCOME_ASYNC},
+		{name: "202 with too long timeout", status: 202, header: map[string]string{"Sundial-Async-Timeout": "86401"}, outcome: eventv1.Outcome_OUTCOME_ASYNC},
+		{name: "304", status: 304, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 304"},
+		{name: "400", status: 400, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 400"},
+		{name: "500", status: 500, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 500"},
+		{name: "503", status: 503, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 503"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, options{answer: func(w http.ResponseWriter, _ *http.Request) {
+				for k, v := range tc.header {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(tc.status)
+			}})
+			res := send(t, b.client, request(b.receiver.URL+"/x", "k"))
+			require.Equal(t, tc.outcome, res.Outcome)
+			require.Equal(t, tc.status, res.StatusCode)
+			require.Equal(t, tc.err, res.Error)
+			require.Equal(t, tc.async, res.AsyncTimeoutSeconds)
+		})
+	}
+}
+
+func TestSendNeverFollowsRedirects(t *testing.T) {
+	t.Parallel()
+	target := setup(t, options{})
+	b := setup(t, options{answer: func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.receiver.URL+"/elsewhere", http.StatusFound)
+	}})
+	res := send(t, b.client, request(b.receiver.URL+"/x", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.Equal(t, 302, res.StatusCode)
+	require.Equal(t, "HTTP 302", res.Error)
+	require.Len(t, b.receiver.Received(), 1)
+	require.Empty(t, target.receiver.Received())
+}
+
+func TestSendTimesOut(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := setup(t, options{timeout: 300 * time.Millisecond, answer: func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}})
+	// Runs before the receiver's Close, which waits for its handlers.
+	t.Cleanup(func() { close(release) })
+
+	res := send(t, b.client, request(b.receiver.URL+"/slow", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.Equal(t, "timeout after 300ms", res.Error)
+	require.Zero(t, res.StatusCode)
+	require.GreaterOrEqual(t, res.Duration, 300*time.Millisecond)
+}
+
+func TestSendTimesOutReadingTheExcerpt(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := setup(t, options{timeout: 300 * time.Millisecond, answer: func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("partial"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}})
+	t.Cleanup(func() { close(release) })
+
+	res := send(t, b.client, request(b.receiver.URL+"/slow-body", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.Equal(t, "timeout after 300ms", res.Error)
+	require.Equal(t, 200, res.StatusCode)
+}
+
+func TestSendRejectsAnUntrustedCertificate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{untrusted: true})
+	res := send(t, b.client, request(b.receiver.URL+"/x", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.Equal(t, "TLS: certificate signed by unknown authority", res.Error)
+	require.Empty(t, b.receiver.Received())
+}
+
+func TestSendChecksTheCertificateName(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	// The test certificate names 127.0.0.1, ::1 and example.com, not localhost.
+	_, port, err := net.SplitHostPort(b.receiver.Listener.Addr().String())
+	require.NoError(t, err)
+	res := send(t, b.client, request("https://localhost:"+port+"/x", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.True(t, strings.HasPrefix(res.Error, "TLS: certificate is valid for "), res.Error)
+	require.True(t, strings.HasSuffix(res.Error, "not localhost"), res.Error)
+}
+
+func TestSendRefusesLoopbackUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{guard: egress.NewGuard(false, nil)})
+	res := send(t, b.client, request(b.receiver.URL+"/x", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.Equal(t, "refused: destination 127.0.0.1 is a loopback address", res.Error)
+	require.Empty(t, b.receiver.Received())
+
+	allowed := setup(t, options{guard: egress.NewGuard(true, nil)})
+	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, send(t, allowed.client, request(allowed.receiver.URL+"/x", "k")).Outcome)
+	require.Len(t, allowed.receiver.Received(), 1)
+}
+
+func TestSendRefusesNamesThatResolveInside(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{guard: egress.NewGuard(false, nil)})
+	_, port, err := net.SplitHostPort(b.receiver.Listener.Addr().String())
+	require.NoError(t, err)
+	// "localhost" resolves without DNS; the guard sees the loopback address.
+	res := send(t, b.client, request("https://localhost:"+port+"/x", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.True(t, strings.HasPrefix(res.Error, "refused: destination "), res.Error)
+	require.Contains(t, res.Error, "is a loopback address")
+	require.Empty(t, b.receiver.Received())
+}
+
+func TestSendReportsConnectionRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	res := send(t, b.client, request("https://"+addr+"/x", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.Equal(t, "connection refused", res.Error)
+}
+
+func TestSendAcceptsOnlyHTTPS(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	res := send(t, b.client, request(strings.Replace(b.receiver.URL, "https://", "http://", 1)+"/x", "k"))
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
+	require.Contains(t, res.Error, "invalid URL")
+	require.Empty(t, b.receiver.Received())
+}
+
+func TestSendKeepsABoundedValidExcerpt(t *testing.T) {
+	t.Parallel()
+	// 2-byte characters, a NUL and an invalid byte; the limit splits a character.
+	answer := strings.Repeat("é", 600) + "\x00\xff" + strings.Repeat("x", 100_000)
+	b := setup(t, options{excerpt: 11, answer: func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(answer))
+	}})
+	res := send(t, b.client, request(b.receiver.URL+"/x", "k"))
+	require.Equal(t, strings.Repeat("é", 5), res.Excerpt)
+
+	require.Equal(t, "é\uFFFD\uFFFDx", delivery.Excerpt([]byte("é\x00\xffx"), false))
+	excerpt := delivery.Excerpt([]byte(answer[:1203]), true)
+	require.True(t, utf8.ValidString(excerpt))
+	require.Equal(t, strings.Repeat("é", 600)+"\uFFFD\uFFFDx", excerpt)
+	require.Equal(t, "a", delivery.Excerpt([]byte("aé")[:2], true))
+}
+
+func TestSendHandsBackWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
+	arrived := make(chan struct{})
+	release := make(chan struct{})
+	b := setup(t, options{answer: func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}})
+	t.Cleanup(func() { close(release) })
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	_, err := b.client.Send(ctx, request(b.receiver.URL+"/x", "k"))
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestLoadRoots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := delivery.LoadRoots(filepath.Join(dir, "missing.pem"))
+	require.Error(t, err)
+
+	empty := filepath.Join(dir, "empty.pem")
+	require.NoError(t, os.WriteFile(empty, []byte("not a certificate\n"), 0o600))
+	_, err = delivery.LoadRoots(empty)
+	require.ErrorContains(t, err, "no PEM certificate")
+
+	roots, err := delivery.LoadRoots("")
+	require.NoError(t, err)
+	require.NotNil(t, roots)
+}

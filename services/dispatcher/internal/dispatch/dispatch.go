@@ -1,0 +1,191 @@
+// Package dispatch turns one DueHook from JetStream into one delivery and
+// one AttemptResult: it checks the lease, loads the project's credentials,
+// delivers, and reports what happened to the scheduler.
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+)
+
+// Credentials finds a project's signing keys and Authorization value.
+type Credentials interface {
+	Get(ctx context.Context, projectID uuid.UUID) (credential.Set, error)
+}
+
+// Sender makes one delivery.
+type Sender interface {
+	Send(ctx context.Context, r delivery.Request) (delivery.Result, error)
+}
+
+// Publisher stores one event on JetStream.
+type Publisher interface {
+	Publish(ctx context.Context, m bus.Message) error
+}
+
+// Config wires a Handler.
+type Config struct {
+	Credentials Credentials
+	Sender      Sender
+	Publisher   Publisher
+	// EnsureStreams re-creates the streams when a publish found none (NATS
+	// lost its store); nil skips that.
+	EnsureStreams func(ctx context.Context) error
+	Log           *slog.Logger
+	Metrics       *Metrics
+	// Retry is how a failed publish of the result is retried.
+	Retry RetryPolicy
+}
+
+// Handler handles DueHook messages; Handle is a bus.Handler.
+type Handler struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// NewHandler returns a Handler.
+func NewHandler(cfg Config) *Handler {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	if cfg.Retry.Tries <= 0 {
+		cfg.Retry = DefaultRetry
+	}
+	return &Handler{cfg: cfg, log: cfg.Log}
+}
+
+// dueHook is a decoded and checked DueHook.
+type dueHook struct {
+	msg       *eventv1.DueHook
+	hookID    uuid.UUID
+	projectID uuid.UUID
+}
+
+// Handle delivers one DueHook. It returns nil once the hook needs nothing
+// more from this message (delivered and reported, or left for the lease to
+// re-drive), bus.Drop for a malformed message, and another error when the
+// message should come back (a database failure, or shutdown cut the
+// delivery short).
+func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
+	due, err := decode(d.Data)
+	if err != nil {
+		return bus.Drop(err)
+	}
+	log := h.log.With("hook_id", due.hookID, "project_id", due.projectID,
+		"attempt", due.msg.GetAttempt(), "lease_seq", due.msg.GetLeaseSeq())
+	if leaseExpired(due.msg) {
+		// The scheduler re-drives the hook under a new lease; a result for
+		// this one would be ignored as stale anyway.
+		log.Info("lease expired before delivery; skipped", "lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime())
+		return nil
+	}
+	creds, err := h.cfg.Credentials.Get(ctx, due.projectID)
+	if errors.Is(err, postgres.ErrNotFound) {
+		log.Info("project no longer exists; skipped")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	res, err := h.deliver(ctx, due, creds)
+	if err != nil {
+		return err
+	}
+	h.logDelivery(log, due, res)
+	h.publish(ctx, log, due, res)
+	return nil
+}
+
+func decode(data []byte) (dueHook, error) {
+	var msg eventv1.DueHook
+	if err := proto.Unmarshal(data, &msg); err != nil {
+		return dueHook{}, fmt.Errorf("decode DueHook: %w", err)
+	}
+	hookID, err := uuid.Parse(msg.GetHookId())
+	if err != nil {
+		return dueHook{}, fmt.Errorf("DueHook hook_id %q: %w", msg.GetHookId(), err)
+	}
+	projectID, err := uuid.Parse(msg.GetProjectId())
+	if err != nil {
+		return dueHook{}, fmt.Errorf("DueHook %s project_id %q: %w", hookID, msg.GetProjectId(), err)
+	}
+	if msg.GetLeaseExpiresAt() == nil {
+		return dueHook{}, fmt.Errorf("DueHook %s has no lease_expires_at", hookID)
+	}
+	if len(msg.GetData()) == 0 {
+		return dueHook{}, fmt.Errorf("DueHook %s has no data", hookID)
+	}
+	return dueHook{msg: &msg, hookID: hookID, projectID: projectID}, nil
+}
+
+func leaseExpired(msg *eventv1.DueHook) bool {
+	return !time.Now().Before(msg.GetLeaseExpiresAt().AsTime())
+}
+
+// deliver sends the hook, or fails the attempt without sending when the
+// project has no key to sign with: the customer then sees why in the hook's
+// failureError instead of receiving unsigned requests.
+func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set) (delivery.Result, error) {
+	if len(creds.Keys) == 0 {
+		return delivery.Result{
+			Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
+			Error:     "project has no active signing key",
+			StartedAt: time.Now(),
+		}, nil
+	}
+	m := due.msg
+	req := delivery.Request{
+		HookID:        due.hookID.String(),
+		URL:           m.GetUrl(),
+		Path:          m.GetPath(),
+		Data:          m.GetData(),
+		PostAt:        m.GetPostAt().AsTime(),
+		CreatedAt:     m.GetCreatedAt().AsTime(),
+		UpdatedAt:     m.GetUpdatedAt().AsTime(),
+		Keys:          creds.Keys,
+		Authorization: creds.Authorization,
+	}
+	done := h.cfg.Metrics.start(ctx)
+	res, err := h.cfg.Sender.Send(ctx, req)
+	done(ctx, res, err)
+	return res, err
+}
+
+// logDelivery writes the one line per delivery. The URL is reduced to its
+// host: a path or query string may carry the customer's secrets.
+func (h *Handler) logDelivery(log *slog.Logger, due dueHook, res delivery.Result) {
+	attrs := []any{
+		"host", host(due.msg.GetUrl()),
+		"outcome", outcomeName(res.Outcome),
+		"status_code", res.StatusCode,
+		"duration_ms", res.Duration.Milliseconds(),
+	}
+	if res.Error != "" {
+		attrs = append(attrs, "error", res.Error)
+	}
+	log.Info("delivery", attrs...)
+}
+
+func host(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}

@@ -1,0 +1,282 @@
+package dispatch_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type bundle struct {
+	pool     *pgxpool.Pool
+	js       jetstream.JetStream
+	nats     *natstest.Server
+	receiver *fixture.Receiver
+	client   *delivery.Client
+	reader   *sdkmetric.ManualReader
+	handler  *dispatch.Handler
+}
+
+func setup(t *testing.T, answer http.HandlerFunc) bundle {
+	t.Helper()
+	pool, _ := pgtest.NewPool(t)
+	srv := natstest.Start(t, natstest.Options{})
+	_, js := srv.Connect(t)
+	require.NoError(t, event.EnsureStreams(context.Background(), js))
+	receiver := fixture.StartReceiver(t, answer)
+	roots, err := delivery.LoadRoots(fixture.CAFile(t, receiver))
+	require.NoError(t, err)
+	client, err := delivery.NewClient(delivery.Options{
+		Timeout: 5 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: "Sundial/test",
+		RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
+	})
+	require.NoError(t, err)
+	t.Cleanup(client.Close)
+	b := bundle{pool: pool, js: js, nats: srv, receiver: receiver, client: client, reader: sdkmetric.NewManualReader()}
+	b.handler = b.newHandler(js, dispatch.DefaultRetry)
+	return b
+}
+
+func (b bundle) newHandler(js jetstream.JetStream, retry dispatch.RetryPolicy) *dispatch.Handler {
+	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(b.reader)).Meter(dispatch.MeterName)
+	return dispatch.NewHandler(dispatch.Config{
+		Credentials:   credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
+		Sender:        b.client,
+		Publisher:     bus.NewPublisher(js),
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Metrics:       dispatch.NewMetrics(meter),
+		Retry:         retry,
+	})
+}
+
+func (b bundle) dueHook(t *testing.T, p fixture.Project) *eventv1.DueHook {
+	t.Helper()
+	projectID := fixture.InsertProject(t, b.pool, p)
+	return fixture.DueHook(projectID, b.receiver.URL+"/hooks/x?y=1", "/hooks/x?y=1")
+}
+
+func (b bundle) handle(t *testing.T, h *dispatch.Handler, due *eventv1.DueHook) error {
+	t.Helper()
+	return h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1})
+}
+
+func signature(key, ts string, body []byte) string {
+	h := hmac.New(sha256.New, []byte(key))
+	h.Write([]byte(ts + "." + string(body)))
+	return "v1," + hex.EncodeToString(h.Sum(nil))
+}
+
+func TestHandleDeliversAndPublishesTheResult(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	due := b.dueHook(t, fixture.Project{ActiveKey: "whsec_one"})
+	require.NoError(t, b.handle(t, b.handler, due))
+
+	got := b.receiver.Received()
+	require.Len(t, got, 1)
+	req := got[0]
+	require.Equal(t, "/hooks/x", req.Path)
+	require.Equal(t, due.GetHookId(), req.Header.Get("Sundial-Id"))
+	require.Equal(t, signature("whsec_one", req.Header.Get("Sundial-Timestamp"), req.Body), req.Header.Get("Sundial-Signature"))
+	require.Empty(t, req.Header.Values("Authorization"))
+	require.Contains(t, string(req.Body), `"data":{"b": 1,  "a": "<tag> & more", "n": [1, 2.50]}`)
+
+	res := fixture.LastResult(t, b.js)
+	require.NotNil(t, res)
+	require.Equal(t, event.MsgID(event.KindResult, due.GetHookId(), 7), res.MsgID)
+	require.Equal(t, due.GetHookId(), res.GetHookId())
+	require.Equal(t, due.GetProjectId(), res.GetProjectId())
+	require.EqualValues(t, 2, res.GetAttempt())
+	require.EqualValues(t, 7, res.GetLeaseSeq())
+	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.GetOutcome())
+	require.EqualValues(t, 201, res.GetStatusCode())
+	require.Empty(t, res.GetError())
+	require.Equal(t, `{"ok":true}`, res.GetResponseExcerpt())
+	require.Positive(t, res.GetDuration().AsDuration())
+	require.WithinDuration(t, time.Now(), res.GetStartedAt().AsTime(), time.Minute)
+}
+
+func TestHandleSignsWithActiveAndLiveRetiringKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	due := b.dueHook(t, fixture.Project{
+		ActiveKey: "whsec_new",
+		Retiring: []fixture.Key{
+			{Secret: "whsec_old", ExpiresIn: time.Hour},
+			{Secret: "whsec_gone", ExpiresIn: -time.Minute},
+		},
+		Authorization: "Bearer receiver-secret",
+	})
+	require.NoError(t, b.handle(t, b.handler, due))
+
+	req := b.receiver.Received()[0]
+	ts := req.Header.Get("Sundial-Timestamp")
+	entries := strings.Split(req.Header.Get("Sundial-Signature"), " ")
+	require.Equal(t, []string{signature("whsec_new", ts, req.Body), signature("whsec_old", ts, req.Body)}, entries)
+	require.Equal(t, "Bearer receiver-secret", req.Header.Get("Authorization"))
+}
+
+func TestHandleReportsAFailedAttempt(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "database down", http.StatusInternalServerError)
+	})
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	require.NoError(t, b.handle(t, b.handler, due))
+
+	res := fixture.LastResult(t, b.js)
+	require.NotNil(t, res)
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.GetOutcome())
+	require.Equal(t, "HTTP 500", res.GetError())
+	require.EqualValues(t, 500, res.GetStatusCode())
+	require.Equal(t, "database down\n", res.GetResponseExcerpt())
+}
+
+func TestHandleSkipsAnExpiredLease(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	due.LeaseExpiresAt = timestamppb.New(time.Now().Add(-time.Second))
+	require.NoError(t, b.handle(t, b.handler, due))
+	require.Empty(t, b.receiver.Received())
+	require.Nil(t, fixture.LastResult(t, b.js))
+}
+
+func TestHandleSkipsAProjectThatIsGone(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	due := fixture.DueHook(uuid.New(), b.receiver.URL+"/x", "/x")
+	require.NoError(t, b.handle(t, b.handler, due))
+	require.Empty(t, b.receiver.Received())
+	require.Nil(t, fixture.LastResult(t, b.js))
+}
+
+func TestHandleFailsAnAttemptWithoutASigningKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	due := b.dueHook(t, fixture.Project{})
+	require.NoError(t, b.handle(t, b.handler, due))
+	require.Empty(t, b.receiver.Received())
+	res := fixture.LastResult(t, b.js)
+	require.NotNil(t, res)
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.GetOutcome())
+	require.Equal(t, "project has no active signing key", res.GetError())
+}
+
+func TestHandleDropsMalformedMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	projectID := fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "k"})
+	noLease := fixture.DueHook(projectID, b.receiver.URL+"/x", "/x")
+	noLease.LeaseExpiresAt = nil
+	badID := fixture.DueHook(projectID, b.receiver.URL+"/x", "/x")
+	badID.HookId = "not-a-uuid"
+	noData := fixture.DueHook(projectID, b.receiver.URL+"/x", "/x")
+	noData.Data = nil
+
+	dropType := bus.Drop(io.EOF)
+	for name, data := range map[string][]byte{
+		"garbage":  []byte("\xff\xff\xff not protobuf"),
+		"no lease": fixture.Encode(t, noLease),
+		"bad id":   fixture.Encode(t, badID),
+		"no data":  fixture.Encode(t, noData),
+	} {
+		err := b.handler.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: data})
+		require.Error(t, err, name)
+		require.IsType(t, dropType, err, name)
+	}
+	require.Empty(t, b.receiver.Received())
+}
+
+func TestHandleGivesUpPublishingWithoutRedelivering(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	nc, js := b.nats.Connect(t)
+	nc.Close() // every publish now fails at once
+	h := b.newHandler(js, dispatch.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: time.Second})
+
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	// nil: a redelivered DueHook would deliver the hook a second time.
+	require.NoError(t, b.handle(t, h, due))
+	require.Len(t, b.receiver.Received(), 1)
+	require.Nil(t, fixture.LastResult(t, b.js))
+}
+
+func TestHandleRecreatesAVanishedResultsStream(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	require.NoError(t, b.js.DeleteStream(context.Background(), event.StreamResults))
+	h := b.newHandler(b.js, dispatch.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: 5 * time.Second})
+
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	require.NoError(t, b.handle(t, h, due))
+	res := fixture.LastResult(t, b.js)
+	require.NotNil(t, res)
+	require.Equal(t, due.GetHookId(), res.GetHookId())
+}
+
+func TestHandleCountsDeliveries(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	require.NoError(t, b.handle(t, b.handler, b.dueHook(t, fixture.Project{ActiveKey: "k"})))
+	require.NoError(t, b.handle(t, b.handler, b.dueHook(t, fixture.Project{ActiveKey: "k"})))
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, b.reader.Collect(context.Background(), &rm))
+	found := map[string]bool{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			found[m.Name] = true
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if m.Name == "sundial.dispatcher.deliveries" {
+					require.Len(t, data.DataPoints, 1)
+					require.EqualValues(t, 2, data.DataPoints[0].Value)
+					outcome, _ := data.DataPoints[0].Attributes.Value("outcome")
+					require.Equal(t, "success", outcome.AsString())
+				} else {
+					require.Zero(t, data.DataPoints[0].Value, m.Name) // nothing in flight now
+				}
+			case metricdata.Histogram[float64]:
+				require.EqualValues(t, 2, data.DataPoints[0].Count)
+			}
+		}
+	}
+	require.Equal(t, map[string]bool{
+		"sundial.dispatcher.deliveries":           true,
+		"sundial.dispatcher.delivery.duration":    true,
+		"sundial.dispatcher.deliveries.in_flight": true,
+	}, found)
+}

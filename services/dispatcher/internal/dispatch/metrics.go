@@ -1,0 +1,63 @@
+package dispatch
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+)
+
+// MeterName is the instrumentation scope of the dispatcher's metrics.
+const MeterName = "sundial/dispatcher"
+
+// Metrics are the dispatcher's instruments.
+type Metrics struct {
+	deliveries metric.Int64Counter
+	duration   metric.Float64Histogram
+	inFlight   metric.Int64UpDownCounter
+}
+
+// NewMetrics creates the instruments on meter, or on the global provider's
+// "sundial/dispatcher" meter when meter is nil. An instrument that cannot be
+// created is replaced by a no-op one: metrics never stop deliveries.
+func NewMetrics(meter metric.Meter) *Metrics {
+	if meter == nil {
+		meter = otel.Meter(MeterName)
+	}
+	fallback := noop.NewMeterProvider().Meter(MeterName)
+	m := &Metrics{}
+	var err error
+	if m.deliveries, err = meter.Int64Counter("sundial.dispatcher.deliveries",
+		metric.WithDescription("Deliveries made, by outcome."), metric.WithUnit("{delivery}")); err != nil {
+		m.deliveries, _ = fallback.Int64Counter("deliveries")
+	}
+	if m.duration, err = meter.Float64Histogram("sundial.dispatcher.delivery.duration",
+		metric.WithDescription("Wall time of a delivery's HTTP exchange, by outcome."), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)); err != nil {
+		m.duration, _ = fallback.Float64Histogram("duration")
+	}
+	if m.inFlight, err = meter.Int64UpDownCounter("sundial.dispatcher.deliveries.in_flight",
+		metric.WithDescription("Deliveries under way."), metric.WithUnit("{delivery}")); err != nil {
+		m.inFlight, _ = fallback.Int64UpDownCounter("in_flight")
+	}
+	return m
+}
+
+// start counts a delivery in flight; the function it returns records how
+// it ended. A delivery cut short by shutdown has no outcome to count.
+func (m *Metrics) start(ctx context.Context) func(context.Context, delivery.Result, error) {
+	m.inFlight.Add(ctx, 1)
+	return func(ctx context.Context, res delivery.Result, err error) {
+		m.inFlight.Add(ctx, -1)
+		if err != nil {
+			return
+		}
+		outcome := metric.WithAttributes(attribute.String("outcome", outcomeName(res.Outcome)))
+		m.deliveries.Add(ctx, 1, outcome)
+		m.duration.Record(ctx, res.Duration.Seconds(), outcome)
+	}
+}

@@ -1,0 +1,136 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/services/gateway/app"
+	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+)
+
+func apiKeyRevoke(b bundle) (bool, error) {
+	prefix, err := apikey.Prefix(b.creds.APIKey)
+	if err != nil {
+		return false, err
+	}
+	return apikey.Revoke(b.ctx, b.q, prefix)
+}
+
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
+	require.NoError(t, err)
+	require.Equal(t, app.Config{
+		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
+		HTTPAddr:         ":8080",
+		LogLevel:         "info",
+		HeaderPrefix:     "Sundial",
+		MaxDataBytes:     1048576,
+		ShutdownTimeout:  15 * time.Second,
+		DatabaseMaxConns: 16,
+	}, cfg)
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
+		"SUNDIAL_DATABASE_URL":       "postgres://db/x",
+		"SUNDIAL_HTTP_ADDR":          "127.0.0.1:9000",
+		"SUNDIAL_LOG_LEVEL":          "debug",
+		"SUNDIAL_HEADER_PREFIX":      "Acme",
+		"SUNDIAL_MAX_DATA_BYTES":     "2048",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":   "3s",
+		"SUNDIAL_DATABASE_MAX_CONNS": "4",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, app.Config{
+		DatabaseURL: "postgres://db/x", HTTPAddr: "127.0.0.1:9000", LogLevel: "debug", HeaderPrefix: "Acme",
+		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
+	}, cfg)
+}
+
+func TestConfigReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	_, err := app.ConfigFromEnv(envconf.Map(map[string]string{
+		"SUNDIAL_HTTP_ADDR":          "8080",
+		"SUNDIAL_LOG_LEVEL":          "loud",
+		"SUNDIAL_HEADER_PREFIX":      "Bad Prefix",
+		"SUNDIAL_MAX_DATA_BYTES":     "lots",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":   "0s",
+		"SUNDIAL_DATABASE_MAX_CONNS": "0",
+	}))
+	require.Error(t, err)
+	for _, name := range []string{"SUNDIAL_HTTP_ADDR", "SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX",
+		"SUNDIAL_MAX_DATA_BYTES", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_DATABASE_MAX_CONNS"} {
+		require.ErrorContains(t, err, name)
+	}
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestAppServesAndStops(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDB(t)
+	a, err := app.New(t.Context(), testConfig(dbURL), discard())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+
+	for _, path := range []string{"/healthz", "/readyz"} {
+		res, err := http.Get("http://" + a.Addr() + path)
+		require.NoError(t, err)
+		require.NoError(t, res.Body.Close())
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		require.NotEmpty(t, res.Header.Get("X-Request-Id"))
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	_, err = net.Dial("tcp", a.Addr())
+	require.Error(t, err, "the listener is closed")
+}
+
+func TestNewFailsCleanly(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDB(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = busy.Close() })
+
+	cfg := testConfig(dbURL)
+	cfg.HTTPAddr = busy.Addr().String()
+	_, err = app.New(t.Context(), cfg, discard())
+	require.ErrorContains(t, err, "listen")
+
+	cfg = testConfig("postgres://postgres@127.0.0.1:1/nothing?sslmode=disable&connect_timeout=2")
+	_, err = app.New(t.Context(), cfg, discard())
+	require.ErrorContains(t, err, "database")
+
+	cfg = testConfig(dbURL)
+	cfg.MaxDataBytes = 0
+	_, err = app.New(t.Context(), cfg, discard())
+	require.ErrorContains(t, err, "SUNDIAL_MAX_DATA_BYTES")
+}
+
+func TestCreateProjectRefusesBadInput(t *testing.T) {
+	t.Parallel()
+	_, err := app.CreateProject(t.Context(), "postgres://unused", "", "example.com")
+	require.ErrorIs(t, err, app.ErrInvalidProject)
+	_, err = app.CreateProject(t.Context(), "postgres://unused", "Acme", "https://example.com")
+	require.ErrorIs(t, err, app.ErrInvalidProject)
+}

@@ -1,0 +1,95 @@
+// Package app assembles the gateway, Sundial's REST API: its configuration,
+// the HTTP server and its dependencies, and the administrative operations
+// (creating a project) that the command line and end-to-end tests use.
+package app
+
+import (
+	"errors"
+	"net"
+	"regexp"
+	"time"
+
+	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/telemetry"
+)
+
+// Config is the whole configuration, read only from the environment.
+type Config struct {
+	// DatabaseURL is the PostgreSQL connection URL (SUNDIAL_DATABASE_URL).
+	DatabaseURL string
+	// HTTPAddr is the address the API listens on (SUNDIAL_HTTP_ADDR);
+	// port 0 picks a free port, see App.Addr.
+	HTTPAddr string
+	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL).
+	LogLevel string
+	// HeaderPrefix names Sundial's own headers, e.g. <Prefix>-HookQuota-Limit
+	// (SUNDIAL_HEADER_PREFIX). Set it to match receivers written for another
+	// service's header names.
+	HeaderPrefix string
+	// MaxDataBytes bounds a hook's data payload, compacted JSON
+	// (SUNDIAL_MAX_DATA_BYTES). Request bodies may be 64 KiB larger.
+	MaxDataBytes int
+	// ShutdownTimeout bounds the wait for in-flight requests on shutdown
+	// (SUNDIAL_SHUTDOWN_TIMEOUT).
+	ShutdownTimeout time.Duration
+	// DatabaseMaxConns caps the connection pool (SUNDIAL_DATABASE_MAX_CONNS).
+	DatabaseMaxConns int
+}
+
+// Defaults.
+const (
+	DefaultDatabaseURL      = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
+	DefaultHTTPAddr         = ":8080"
+	DefaultLogLevel         = "info"
+	DefaultHeaderPrefix     = "Sundial"
+	DefaultMaxDataBytes     = 1 << 20
+	DefaultShutdownTimeout  = 15 * time.Second
+	DefaultDatabaseMaxConns = 16
+)
+
+// Upper bounds that catch a misplaced digit.
+const (
+	maxDataBytesLimit     = 64 << 20
+	maxShutdownTimeout    = 10 * time.Minute
+	maxDatabaseMaxConns   = 1000
+	maxHeaderPrefixLength = 64
+)
+
+// headerToken is what an HTTP header name may be made of (RFC 9110 tchar).
+var headerToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// ConfigFromEnv reads the configuration from lookup (the process
+// environment when nil) and validates it, reporting every problem at once.
+func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
+	r := envconf.New(lookup)
+	cfg := Config{
+		DatabaseURL:      r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
+		HTTPAddr:         r.String("SUNDIAL_HTTP_ADDR", DefaultHTTPAddr),
+		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
+		HeaderPrefix:     r.String("SUNDIAL_HEADER_PREFIX", DefaultHeaderPrefix),
+		MaxDataBytes:     r.Int("SUNDIAL_MAX_DATA_BYTES", DefaultMaxDataBytes),
+		ShutdownTimeout:  r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
+		DatabaseMaxConns: r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
+	}
+	// A variable that failed to parse keeps its default, so Validate reports
+	// only the other problems, and the two lists do not overlap.
+	return cfg, errors.Join(r.Err(), cfg.Validate())
+}
+
+// Validate reports every invalid field.
+func (c Config) Validate() error {
+	var check envconf.Check
+	check.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must not be empty")
+	_, _, err := net.SplitHostPort(c.HTTPAddr)
+	check.That(err == nil, "SUNDIAL_HTTP_ADDR=%q: want host:port, e.g. :8080", c.HTTPAddr)
+	check.That(telemetry.ParseLevel(c.LogLevel) == nil, "SUNDIAL_LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel)
+	check.That(len(c.HeaderPrefix) <= maxHeaderPrefixLength && headerToken.MatchString(c.HeaderPrefix),
+		"SUNDIAL_HEADER_PREFIX=%q: want letters, digits and hyphens (a header name), at most %d characters", c.HeaderPrefix, maxHeaderPrefixLength)
+	check.That(c.MaxDataBytes >= 1 && c.MaxDataBytes <= maxDataBytesLimit,
+		"SUNDIAL_MAX_DATA_BYTES=%d: want 1 to %d", c.MaxDataBytes, maxDataBytesLimit)
+	check.That(c.ShutdownTimeout > 0 && c.ShutdownTimeout <= maxShutdownTimeout,
+		"SUNDIAL_SHUTDOWN_TIMEOUT=%s: want more than 0 and at most %s", c.ShutdownTimeout, maxShutdownTimeout)
+	check.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= maxDatabaseMaxConns,
+		"SUNDIAL_DATABASE_MAX_CONNS=%d: want 1 to %d", c.DatabaseMaxConns, maxDatabaseMaxConns)
+	return check.Err()
+}

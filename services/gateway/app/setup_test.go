@@ -1,0 +1,233 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/services/gateway/app"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// syncBuffer collects log output written from the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type bundle struct {
+	t     *testing.T
+	ctx   context.Context
+	app   *app.App
+	base  string
+	dbURL string
+	q     *store.Queries
+	creds app.Credentials
+	logs  *syncBuffer
+}
+
+func testConfig(dbURL string) app.Config {
+	return app.Config{
+		DatabaseURL:      dbURL,
+		HTTPAddr:         "127.0.0.1:0",
+		LogLevel:         "debug",
+		HeaderPrefix:     "Sundial",
+		MaxDataBytes:     app.DefaultMaxDataBytes,
+		ShutdownTimeout:  5 * time.Second,
+		DatabaseMaxConns: 8,
+	}
+}
+
+// setup boots the gateway on a fresh database with one project, and stops
+// it when the test ends, checking that it stopped cleanly and never logged
+// the project's API key.
+func setup(t *testing.T, configure ...func(*app.Config)) bundle {
+	t.Helper()
+	dbURL := pgtest.NewDB(t)
+	cfg := testConfig(dbURL)
+	for _, f := range configure {
+		f(&cfg)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	a, err := app.New(t.Context(), cfg, log)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+
+	creds, err := app.CreateProject(t.Context(), dbURL, "Acme", "hooks.example.com")
+	require.NoError(t, err)
+	pool, err := postgres.Connect(t.Context(), dbURL, 2)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		pool.Close()
+		cancel()
+		require.NoError(t, <-done)
+		require.NotContains(t, logs.String(), creds.APIKey)
+		require.NotContains(t, logs.String(), creds.SigningKey)
+	})
+	return bundle{
+		t: t, ctx: t.Context(), app: a, base: "http://" + a.Addr(), dbURL: dbURL,
+		q: store.New(pool), creds: creds, logs: logs,
+	}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// errorBody is the error format, decoded strictly so that a stray field
+// fails the test.
+type errorBody struct {
+	Error     string `json:"error"`
+	Code      string `json:"code"`
+	RequestID string `json:"requestId"`
+	Details   []struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	} `json:"details"`
+}
+
+// hookJSON is the Hook resource.
+type hookJSON struct {
+	ID                  string          `json:"id"`
+	Path                string          `json:"path"`
+	Domain              string          `json:"domain"`
+	Data                json.RawMessage `json:"data"`
+	PostAt              string          `json:"postAt"`
+	Status              string          `json:"status"`
+	Attempts            int             `json:"attempts"`
+	PostDurationSeconds float64         `json:"postDurationSeconds"`
+	CreatedAt           string          `json:"createdAt"`
+	UpdatedAt           string          `json:"updatedAt"`
+	RetryOverride       json.RawMessage `json:"retryOverride"`
+}
+
+// header sets (or with an empty value removes) a request header.
+func header(name, value string) func(*http.Request) {
+	return func(r *http.Request) {
+		if value == "" {
+			r.Header.Del(name)
+			return
+		}
+		r.Header.Set(name, value)
+	}
+}
+
+// do sends a request with the project's key (and a JSON Content-Type when
+// there is a body) and checks what every response must have: a request id,
+// and on errors the error format with that same id.
+func (b bundle) do(method, path string, body io.Reader, mods ...func(*http.Request)) response {
+	b.t.Helper()
+	req, err := http.NewRequestWithContext(b.ctx, method, b.base+path, body)
+	require.NoError(b.t, err)
+	req.Header.Set("X-API-Key", b.creds.APIKey)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, m := range mods {
+		m(req)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(b.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(b.t, err)
+
+	id := res.Header.Get("X-Request-Id")
+	_, err = uuid.Parse(id)
+	require.NoError(b.t, err, "X-Request-Id %q on %s %s", id, method, path)
+	require.Equal(b.t, "application/json", strings.Split(res.Header.Get("Content-Type"), ";")[0])
+	if res.StatusCode >= 400 {
+		e := decodeStrict[errorBody](b.t, raw)
+		require.Equal(b.t, id, e.RequestID)
+		require.NotEmpty(b.t, e.Error)
+		require.NotEmpty(b.t, e.Code)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: raw}
+}
+
+func (b bundle) post(body string, mods ...func(*http.Request)) response {
+	b.t.Helper()
+	return b.do(http.MethodPost, "/v1/hooks", strings.NewReader(body), mods...)
+}
+
+func decodeStrict[T any](t *testing.T, raw []byte) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&v), string(raw))
+	return v
+}
+
+func (r response) errorBody(t *testing.T) errorBody {
+	t.Helper()
+	return decodeStrict[errorBody](t, r.body)
+}
+
+func (r response) hook(t *testing.T) hookJSON {
+	t.Helper()
+	return decodeStrict[struct {
+		Data hookJSON `json:"data"`
+	}](t, r.body).Data
+}
+
+// requireError checks an error response's status, code and fields at fault.
+func (r response) requireError(t *testing.T, status int, code string, fields ...string) errorBody {
+	t.Helper()
+	require.Equal(t, status, r.status, string(r.body))
+	e := r.errorBody(t)
+	require.Equal(t, code, e.Code)
+	var got []string
+	for _, d := range e.Details {
+		require.NotEmpty(t, d.Message)
+		got = append(got, d.Field)
+	}
+	require.ElementsMatch(t, fields, got, string(r.body))
+	return e
+}
+
+func (b bundle) dbNow() time.Time {
+	b.t.Helper()
+	now, err := b.q.DatabaseNow(b.ctx)
+	require.NoError(b.t, err)
+	return now
+}
+
+func (b bundle) storedHook(id string) store.Hook {
+	b.t.Helper()
+	h, err := b.q.GetHook(b.ctx, store.GetHookParams{ProjectID: uuid.MustParse(b.creds.ProjectID), ID: uuid.MustParse(id)})
+	require.NoError(b.t, err)
+	return h
+}

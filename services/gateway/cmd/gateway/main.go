@@ -1,0 +1,21 @@
+// Command gateway runs Sundial's REST API (gateway, gateway serve), applies
+// the database migrations (gateway migrate) and creates projects (gateway
+// admin create-project). The commands are in package cli.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	_ "time/tzdata" // postAtLocal needs IANA zones even where the system has none
+
+	"github.com/sundial-run/sundial/services/gateway/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := cli.Run(ctx, os.Args[1:], cli.Stdio())
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,165 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/services/gateway/internal/api"
+	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/project"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+func TestMain(m *testing.M) {
+	// What telemetry.Setup installs in the service.
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	pgtest.Main(m)
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type bundle struct {
+	server  *httptest.Server
+	logs    *syncBuffer
+	spans   *tracetest.SpanRecorder
+	project project.Created
+}
+
+// setup serves the API with real key verification but no hook store (a
+// handler that reaches it panics) and a readiness check on a closed pool
+// (the database is unreachable): the two faults these tests need.
+func setup(t *testing.T) bundle {
+	t.Helper()
+	pool, dbURL := pgtest.NewPool(t)
+	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	require.NoError(t, err)
+	closed, err := postgres.Connect(t.Context(), dbURL, 1)
+	require.NoError(t, err)
+	closed.Close()
+
+	logs := &syncBuffer{}
+	spans := tracetest.NewSpanRecorder()
+	handler := api.New(api.Deps{
+		Tracing: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)),
+		Config:  api.Config{HeaderPrefix: "Sundial", MaxDataBytes: 1024},
+		Log:     slog.New(slog.NewJSONHandler(logs, nil)),
+		Keys:    apikey.NewVerifier(store.New(pool)),
+		Ready: func(ctx context.Context) error {
+			_, err := store.New(closed).DatabaseNow(ctx)
+			return err
+		},
+	})
+	server := httptest.NewServer(handler)
+	t.Cleanup(server.Close)
+	return bundle{server: server, logs: logs, spans: spans, project: created}
+}
+
+type errorBody struct {
+	Error     string `json:"error"`
+	Code      string `json:"code"`
+	RequestID string `json:"requestId"`
+}
+
+func get(t *testing.T, url, key string) (*http.Response, errorBody) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var body errorBody
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
+	return res, body
+}
+
+func TestPanicBecomesA500AndIsLogged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res, body := get(t, b.server.URL+"/v1/hooks/"+uuid.NewString(), b.project.APIKey)
+	require.Equal(t, http.StatusInternalServerError, res.StatusCode)
+	require.Equal(t, "internal_error", body.Code)
+	require.Equal(t, "internal server error", body.Error, "the fault is not shown to the client")
+	require.Equal(t, res.Header.Get("X-Request-Id"), body.RequestID)
+
+	logs := b.logs.String()
+	require.Contains(t, logs, `"request_id":"`+body.RequestID+`"`)
+	require.Contains(t, logs, `"level":"ERROR"`)
+	require.Contains(t, logs, "panic")
+	require.Contains(t, logs, "stack")
+	require.NotContains(t, logs, b.project.APIKey)
+
+	res, _ = get(t, b.server.URL+"/healthz", "")
+	require.Equal(t, http.StatusOK, res.StatusCode, "the server keeps serving")
+}
+
+func TestReadyzFailsWhenTheDatabaseDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res, body := get(t, b.server.URL+"/readyz", "")
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	require.Equal(t, "unavailable", body.Code)
+	require.NotEmpty(t, res.Header.Get("X-Request-Id"))
+
+	res, _ = get(t, b.server.URL+"/healthz", "")
+	require.Equal(t, http.StatusOK, res.StatusCode, "liveness does not depend on the database")
+	require.True(t, strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
+}
+
+func TestEachRequestHasAServerSpanContinuingTheCallersTrace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, b.server.URL+"/v1/hooks/"+uuid.NewString(), nil)
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", b.project.APIKey)
+	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+
+	ended := b.spans.Ended()
+	require.Len(t, ended, 1)
+	span := ended[0]
+	require.Equal(t, "GET /v1/hooks/:id", span.Name())
+	require.Equal(t, trace.SpanKindServer, span.SpanKind())
+	require.Equal(t, traceID, span.SpanContext().TraceID().String())
+	require.True(t, span.Parent().IsRemote())
+	require.Contains(t, span.Attributes(), attribute.Int("http.response.status_code", http.StatusInternalServerError))
+	require.Contains(t, span.Attributes(), attribute.String("sundial.request_id", res.Header.Get("X-Request-Id")))
+	require.Equal(t, codes.Error, span.Status().Code)
+}

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+)
+
+// HeaderAPIKey carries the project's API key on every /v1 request.
+const HeaderAPIKey = "X-API-Key"
+
+// authenticate admits requests with a valid API key and records its
+// project; everything a handler does is scoped to that project.
+func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		key := req.Header.Get(HeaderAPIKey)
+		if key == "" {
+			return missingKey(req.Header.Get("Authorization"))
+		}
+		projectID, err := s.Keys.Verify(req.Context(), key)
+		switch {
+		case errors.Is(err, apikey.ErrRevoked):
+			return newError(http.StatusUnauthorized, CodeUnauthorized, "API key has been revoked")
+		case errors.Is(err, apikey.ErrInvalid):
+			return newError(http.StatusUnauthorized, CodeUnauthorized, "invalid API key")
+		case err != nil:
+			return internal(err)
+		}
+		c.Set(keyProjectID, projectID)
+		return next(c)
+	}
+}
+
+// missingKey explains what to send. Clients written for other APIs often
+// send a bearer token; telling them where the key goes saves a support case.
+func missingKey(authorization string) *Error {
+	scheme, _, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	if strings.EqualFold(scheme, "Bearer") {
+		return newError(http.StatusUnauthorized, CodeUnauthorized,
+			"Authorization: Bearer is not used: send the API key in the X-API-Key header")
+	}
+	return newError(http.StatusUnauthorized, CodeUnauthorized, "missing API key: send it in the X-API-Key header")
+}

@@ -1,0 +1,153 @@
+package apikey_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/project"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var keyFormat = regexp.MustCompile(`^sdk_[a-z2-7]{8}_[A-Za-z0-9_-]{43}$`)
+
+func TestNewKeyFormatAndHash(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for range 50 {
+		k, err := apikey.New()
+		require.NoError(t, err)
+		require.Regexp(t, keyFormat, k.Plain)
+		require.Equal(t, k.Plain[:12], k.Prefix)
+		sum := sha256.Sum256([]byte(k.Plain))
+		require.Equal(t, sum[:], k.Hash)
+		prefix, err := apikey.Prefix(k.Plain)
+		require.NoError(t, err)
+		require.Equal(t, k.Prefix, prefix)
+		require.True(t, apikey.Matches(k.Plain, k.Hash))
+		require.False(t, seen[k.Plain], "keys are random")
+		seen[k.Plain] = true
+	}
+}
+
+func TestPrefixRefusesMalformedKeys(t *testing.T) {
+	t.Parallel()
+	k, err := apikey.New()
+	require.NoError(t, err)
+	for _, bad := range []string{
+		"",
+		"sdk_",
+		k.Plain[:len(k.Plain)-1],
+		k.Plain + "A",
+		"xdk" + k.Plain[3:],
+		strings.ToUpper(k.Plain[:12]) + k.Plain[12:],
+		k.Plain[:12] + "-" + k.Plain[13:],
+		k.Plain[:13] + "!" + k.Plain[14:],
+	} {
+		_, err := apikey.Prefix(bad)
+		require.ErrorIs(t, err, apikey.ErrInvalid, bad)
+	}
+}
+
+func TestMatchesComparesTheWholeKey(t *testing.T) {
+	t.Parallel()
+	k, err := apikey.New()
+	require.NoError(t, err)
+	last := byte('A')
+	if k.Plain[len(k.Plain)-1] == last {
+		last = 'B'
+	}
+	other := k.Plain[:len(k.Plain)-1] + string(last)
+	require.False(t, apikey.Matches(other, k.Hash))
+	require.False(t, apikey.Matches(k.Plain, nil))
+	require.False(t, apikey.Matches(k.Plain, k.Hash[:31]))
+}
+
+type bundle struct {
+	ctx      context.Context
+	pool     *pgxpool.Pool
+	q        *store.Queries
+	verifier *apikey.Verifier
+	project  project.Created
+}
+
+func setup(t *testing.T) bundle {
+	t.Helper()
+	pool, _ := pgtest.NewPool(t)
+	ctx := t.Context()
+	created, err := project.Create(ctx, pool, "Acme", "hooks.example.com")
+	require.NoError(t, err)
+	q := store.New(pool)
+	return bundle{ctx: ctx, pool: pool, q: q, verifier: apikey.NewVerifier(q), project: created}
+}
+
+func TestVerifyFindsTheProject(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	got, err := b.verifier.Verify(b.ctx, b.project.APIKey)
+	require.NoError(t, err)
+	require.Equal(t, b.project.ID, got)
+}
+
+func TestOnlyThePrefixAndHashAreStored(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	prefix, err := apikey.Prefix(b.project.APIKey)
+	require.NoError(t, err)
+	row, err := b.q.GetAPIKeyByPrefix(b.ctx, prefix)
+	require.NoError(t, err)
+	require.Len(t, row.KeyHash, 32)
+	require.Equal(t, apikey.Hash(b.project.APIKey), row.KeyHash)
+	require.Nil(t, row.RevokedAt)
+}
+
+func TestVerifyRefusesWrongKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	stranger, err := apikey.New()
+	require.NoError(t, err)
+	// Right prefix, wrong secret: the row is found and the hash must not match.
+	wrongSecret := b.project.APIKey[:13] + stranger.Plain[13:]
+	for _, key := range []string{stranger.Plain, wrongSecret, "not-a-key"} {
+		_, err := b.verifier.Verify(b.ctx, key)
+		require.ErrorIs(t, err, apikey.ErrInvalid, key)
+	}
+}
+
+func TestVerifyRefusesARevokedKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	prefix, err := apikey.Prefix(b.project.APIKey)
+	require.NoError(t, err)
+	revoked, err := apikey.Revoke(b.ctx, b.q, prefix)
+	require.NoError(t, err)
+	require.True(t, revoked)
+	_, err = b.verifier.Verify(b.ctx, b.project.APIKey)
+	require.ErrorIs(t, err, apikey.ErrRevoked)
+
+	again, err := apikey.Revoke(b.ctx, b.q, prefix)
+	require.NoError(t, err)
+	require.False(t, again, "revoking twice changes nothing")
+}
+
+func TestStoreReportsAPrefixCollision(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	k, err := apikey.New()
+	require.NoError(t, err)
+	require.NoError(t, apikey.Store(b.ctx, b.q, b.project.ID, k))
+	err = apikey.Store(b.ctx, b.q, b.project.ID, k)
+	require.ErrorIs(t, err, postgres.ErrConflict)
+	_, err = b.verifier.Verify(b.ctx, k.Plain)
+	require.NoError(t, err)
+}

@@ -1,0 +1,55 @@
+package hook
+
+import (
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// MaxPathBytes bounds a hook's path, query string included.
+const MaxPathBytes = 2048
+
+// validPath checks the path a hook is delivered to: it is appended to
+// https:// and the project's domain, so anything that could change the host
+// (a scheme, //host) or climb out of the path (a .. segment) is refused, and
+// so are characters that have no place in a request line.
+func validPath(path *string, p *problems) string {
+	if path == nil {
+		p.add("path", "is required")
+		return ""
+	}
+	if msg := pathProblem(*path); msg != "" {
+		p.add("path", "%s", msg)
+		return ""
+	}
+	return *path
+}
+
+func pathProblem(path string) string {
+	switch {
+	case path == "":
+		return "must not be empty"
+	case len(path) > MaxPathBytes:
+		return "must be at most 2048 bytes"
+	case !strings.HasPrefix(path, "/"):
+		return `must start with "/"`
+	case strings.HasPrefix(path, "//"):
+		return "must not name a host: give only the path, the project's domain is prepended"
+	case strings.IndexFunc(path, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return "must not contain whitespace or control characters"
+	case strings.Contains(path, "#"):
+		return "must not contain a fragment (#): it is never sent to the server"
+	}
+	pathPart, _, _ := strings.Cut(path, "?")
+	for _, segment := range strings.Split(pathPart, "/") {
+		if decoded, err := url.PathUnescape(segment); err != nil {
+			return "contains an invalid percent-encoding"
+		} else if decoded == ".." {
+			return `must not contain a ".." segment`
+		}
+	}
+	if _, err := url.ParseRequestURI("https://example.com" + path); err != nil {
+		return "is not a valid URL path"
+	}
+	return ""
+}

@@ -1,0 +1,111 @@
+// Package hook is the hook resource of the API: the request that schedules
+// one and its validation, the JSON a client sees, and the store operations
+// behind POST, GET and DELETE.
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// CreateRequest is the body of POST /v1/hooks. Pointers tell a field that
+// was left out from one given empty.
+type CreateRequest struct {
+	Path          *string               `json:"path"`
+	Data          json.RawMessage       `json:"data"`
+	PostAt        *string               `json:"postAt"`
+	PostAtLocal   *string               `json:"postAtLocal"`
+	Timezone      *string               `json:"timezone"`
+	PostIn        *string               `json:"postIn"`
+	RetryOverride *RetryOverrideRequest `json:"retryOverride"`
+}
+
+// New is a validated hook, ready to be stored.
+type New struct {
+	Path string
+	Data json.RawMessage
+	// PostAt is when the hook is due; nil means PostIn from the database's
+	// now, so that the database clock alone decides.
+	PostAt *time.Time
+	PostIn time.Duration
+	// RetryOverride is the JSON the scheduler reads, nil for the project's
+	// default retry settings.
+	RetryOverride json.RawMessage
+}
+
+// FieldError is one field at fault.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// InvalidError lists every field at fault in a request.
+type InvalidError struct {
+	Problems []FieldError
+}
+
+func (e *InvalidError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0].Field + ": " + e.Problems[0].Message
+	}
+	return fmt.Sprintf("%d fields are invalid", len(e.Problems))
+}
+
+// TooLargeError is a data payload over the configured maximum.
+type TooLargeError struct {
+	Size, Max int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("data is %d bytes, more than the maximum of %d", e.Size, e.Max)
+}
+
+// problems collects FieldErrors.
+type problems []FieldError
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Validate checks the request and returns the hook to create. It reports a
+// too-large data payload as a *TooLargeError before anything else, and all
+// other problems at once as an *InvalidError.
+func (r CreateRequest) Validate(maxDataBytes int) (New, error) {
+	var p problems
+	data, err := validData(r.Data, maxDataBytes, &p)
+	if err != nil {
+		return New{}, err
+	}
+	n := New{Data: data}
+	n.Path = validPath(r.Path, &p)
+	r.schedule(&n, &p)
+	n.RetryOverride = r.RetryOverride.validate(&p)
+	if len(p) > 0 {
+		return New{}, &InvalidError{Problems: p}
+	}
+	return n, nil
+}
+
+// validData requires a JSON object and returns it compacted: the size limit
+// applies to the payload, not to the client's indentation.
+func validData(raw json.RawMessage, maxBytes int, p *problems) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		p.add("data", "is required")
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		p.add("data", "must be a JSON object")
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		p.add("data", "malformed JSON: %s", err)
+		return nil, nil
+	}
+	if buf.Len() > maxBytes {
+		return nil, &TooLargeError{Size: buf.Len(), Max: maxBytes}
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,135 @@
+// Package project creates projects, the tenants of Sundial: each owns a
+// domain its hooks are delivered to, API keys, a signing key and a plan.
+package project
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// Created is what a new project's owner must be told once: the API key is
+// not stored and cannot be shown again.
+type Created struct {
+	ID         uuid.UUID
+	APIKey     string
+	SigningKey string
+}
+
+// keyAttempts bounds the retries after an API key prefix collision.
+const keyAttempts = 3
+
+// Create validates name and domain and creates the project with an API key
+// and an active signing key, all in one transaction: a project without a
+// key would be unusable, and a key without its project meaningless.
+func Create(ctx context.Context, pool *pgxpool.Pool, name, domain string) (Created, error) {
+	name, err := ValidateName(name)
+	if err != nil {
+		return Created{}, err
+	}
+	domain, err = ValidateDomain(domain)
+	if err != nil {
+		return Created{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		created, err := createOnce(ctx, pool, name, domain)
+		if errors.Is(err, postgres.ErrConflict) && attempt < keyAttempts {
+			continue
+		}
+		return created, err
+	}
+}
+
+func createOnce(ctx context.Context, pool *pgxpool.Pool, name, domain string) (Created, error) {
+	var created Created
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		created, err = insert(ctx, store.New(tx), name, domain)
+		return err
+	})
+	if err != nil {
+		return Created{}, fmt.Errorf("create project: %w", err)
+	}
+	return created, nil
+}
+
+func insert(ctx context.Context, q *store.Queries, name, domain string) (Created, error) {
+	projectID, err := uuid.NewV7()
+	if err != nil {
+		return Created{}, err
+	}
+	if err := q.InsertProject(ctx, store.InsertProjectParams{ID: projectID, Name: name, Domain: domain}); err != nil {
+		return Created{}, fmt.Errorf("insert project: %w", postgres.Translate(err))
+	}
+	key, err := apikey.New()
+	if err != nil {
+		return Created{}, err
+	}
+	if err := apikey.Store(ctx, q, projectID, key); err != nil {
+		return Created{}, err
+	}
+	signingKey, err := newSigningKey()
+	if err != nil {
+		return Created{}, err
+	}
+	keyID, err := uuid.NewV7()
+	if err != nil {
+		return Created{}, err
+	}
+	err = q.InsertActiveSigningKey(ctx, store.InsertActiveSigningKeyParams{ID: keyID, ProjectID: projectID, Secret: signingKey})
+	if err != nil {
+		return Created{}, fmt.Errorf("insert signing key: %w", postgres.Translate(err))
+	}
+	return Created{ID: projectID, APIKey: key.Plain, SigningKey: signingKey}, nil
+}
+
+// newSigningKey returns sdsig_ and 32 random bytes in base64url. Deliveries
+// are signed with the string's bytes as the HMAC key.
+func newSigningKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("signing key: %w", err)
+	}
+	return "sdsig_" + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// Plan is a project's hook quota per billing period and its hard cap, a
+// percentage of the quota past which hooks are refused.
+type Plan struct {
+	Quota          int64
+	HardCapPercent int32
+}
+
+// SetPlan changes a project's plan.
+func SetPlan(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Plan) error {
+	if p.Quota <= 0 || p.HardCapPercent < 100 {
+		return fmt.Errorf("plan: want a positive quota and a hard cap of at least 100%%, got %d and %d%%", p.Quota, p.HardCapPercent)
+	}
+	n, err := q.SetProjectPlan(ctx, store.SetProjectPlanParams{ID: projectID, PlanQuota: p.Quota, PlanHardCapPercent: p.HardCapPercent})
+	if err != nil {
+		return fmt.Errorf("set plan: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("set plan: project %s: %w", projectID, postgres.ErrNotFound)
+	}
+	return nil
+}
+
+// ActiveSigningKey returns the key that signs the project's deliveries.
+func ActiveSigningKey(ctx context.Context, q *store.Queries, projectID uuid.UUID) (string, error) {
+	secret, err := q.GetActiveSigningKey(ctx, projectID)
+	if err != nil {
+		return "", fmt.Errorf("active signing key: %w", postgres.Translate(err))
+	}
+	return secret, nil
+}

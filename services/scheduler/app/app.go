@@ -1,0 +1,122 @@
+// Package app is the scheduler service: it decides by the database clock
+// which hooks are due, claims them under a lease, publishes a DueHook for
+// each, applies the AttemptResults the dispatchers report and schedules
+// retries. Any number of replicas may run against one database.
+//
+// cmd/scheduler runs it; end-to-end tests boot it in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
+	"github.com/sundial-run/sundial/services/scheduler/internal/result"
+)
+
+// Name identifies the service in logs, telemetry and its NATS connection.
+const Name = "scheduler"
+
+// startupTimeout bounds New's wait for NATS to create the streams.
+const startupTimeout = 15 * time.Second
+
+// App is a scheduler, connected and ready to Run.
+type App struct {
+	cfg     Config
+	log     *slog.Logger
+	pool    *pgxpool.Pool
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	claimer *claim.Claimer
+	results *result.Applier
+}
+
+// New validates cfg, connects to PostgreSQL and NATS and makes sure the
+// streams exist. It starts nothing that outlives it: on error everything it
+// opened is closed again.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if cfg.LeaseDuration <= DeliveryTimeout {
+		log.Warn("lease does not exceed the delivery timeout: hooks still being delivered will be re-driven; use this only in tests",
+			"lease", cfg.LeaseDuration, "delivery_timeout", DeliveryTimeout)
+	}
+	a := &App{cfg: cfg, log: log}
+	if err := a.connect(ctx); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) connect(ctx context.Context) error {
+	var err error
+	a.pool, err = postgres.Connect(ctx, a.cfg.DatabaseURL, int32(a.cfg.DatabaseMaxConns))
+	if err != nil {
+		return err
+	}
+	a.nc, a.js, err = bus.Connect(a.cfg.NATSURL, "sundial-"+Name)
+	if err != nil {
+		return err
+	}
+	streamCtx, cancel := context.WithTimeout(ctx, startupTimeout)
+	defer cancel()
+	if err := event.EnsureStreams(streamCtx, a.js); err != nil {
+		return err
+	}
+	a.claimer, err = claim.New(a.pool, a.js, claim.Config{
+		BatchSize:    a.cfg.ClaimBatchSize,
+		Lease:        a.cfg.LeaseDuration,
+		PollInterval: a.cfg.PollInterval,
+	}, a.log)
+	if err != nil {
+		return err
+	}
+	a.results, err = result.New(a.pool, a.js, a.log, nil)
+	return err
+}
+
+// close releases what connect opened; it tolerates a partial connect.
+func (a *App) close() {
+	if a.nc != nil {
+		a.nc.Close()
+	}
+	if a.pool != nil {
+		a.pool.Close()
+	}
+}
+
+// Run claims due hooks and applies results until ctx is done. Then it stops
+// claiming (finishing the claim in progress), lets the results being
+// applied finish within ShutdownTimeout (handing the rest back to NATS),
+// closes the connections and returns. Call it once.
+func (a *App) Run(ctx context.Context) error {
+	defer a.close()
+	a.log.Info("scheduler running", "batch_size", a.cfg.ClaimBatchSize, "lease", a.cfg.LeaseDuration,
+		"poll_interval", a.cfg.PollInterval, "result_concurrency", a.cfg.ResultConcurrency)
+	var wg sync.WaitGroup
+	wg.Go(func() { a.claimer.Run(ctx) })
+	err := bus.Consume(ctx, a.js, event.SchedulerConsumer(a.cfg.ResultConcurrency), a.results.Handle, bus.ConsumeOptions{
+		Concurrency:  a.cfg.ResultConcurrency,
+		DrainTimeout: a.cfg.ShutdownTimeout,
+		Logger:       a.log,
+	})
+	wg.Wait()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("consume results: %w", err)
+	}
+	a.log.Info("scheduler stopped")
+	return nil
+}

@@ -1,0 +1,101 @@
+package app_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/services/scheduler/app"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
+	require.NoError(t, err)
+	require.Equal(t, app.Config{
+		DatabaseURL:       "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
+		NATSURL:           "nats://127.0.0.1:4222",
+		LogLevel:          "info",
+		PollInterval:      100 * time.Millisecond,
+		ClaimBatchSize:    500,
+		LeaseDuration:     30 * time.Second,
+		ResultConcurrency: 32,
+		DatabaseMaxConns:  16,
+		ShutdownTimeout:   15 * time.Second,
+	}, cfg)
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
+		"SUNDIAL_DATABASE_URL":                 "postgres://db.internal/sundial",
+		"SUNDIAL_NATS_URL":                     "nats://nats.internal:4222",
+		"SUNDIAL_LOG_LEVEL":                    "debug",
+		"SUNDIAL_SCHEDULER_POLL_INTERVAL":      "250ms",
+		"SUNDIAL_SCHEDULER_BATCH_SIZE":         "10000",
+		"SUNDIAL_LEASE_DURATION":               "45s",
+		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": "8",
+		"SUNDIAL_DATABASE_MAX_CONNS":           "4",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":             "1m",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, app.Config{
+		DatabaseURL:       "postgres://db.internal/sundial",
+		NATSURL:           "nats://nats.internal:4222",
+		LogLevel:          "debug",
+		PollInterval:      250 * time.Millisecond,
+		ClaimBatchSize:    10000,
+		LeaseDuration:     45 * time.Second,
+		ResultConcurrency: 8,
+		DatabaseMaxConns:  4,
+		ShutdownTimeout:   time.Minute,
+	}, cfg)
+}
+
+func TestConfigReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	_, err := app.ConfigFromEnv(envconf.Map(map[string]string{
+		"SUNDIAL_LOG_LEVEL":                    "loud",
+		"SUNDIAL_SCHEDULER_POLL_INTERVAL":      "soon",
+		"SUNDIAL_SCHEDULER_BATCH_SIZE":         "10001",
+		"SUNDIAL_LEASE_DURATION":               "500ms",
+		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": "0",
+		"SUNDIAL_DATABASE_MAX_CONNS":           "many",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":             "-1s",
+	}))
+	require.Error(t, err)
+	for _, name := range []string{
+		"SUNDIAL_LOG_LEVEL", "SUNDIAL_SCHEDULER_POLL_INTERVAL", "SUNDIAL_SCHEDULER_BATCH_SIZE",
+		"SUNDIAL_LEASE_DURATION", "SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", "SUNDIAL_DATABASE_MAX_CONNS",
+		"SUNDIAL_SHUTDOWN_TIMEOUT",
+	} {
+		require.ErrorContains(t, err, name)
+	}
+}
+
+func TestValidateBounds(t *testing.T) {
+	t.Parallel()
+	valid, err := app.ConfigFromEnv(envconf.Map(nil))
+	require.NoError(t, err)
+	for name, mutate := range map[string]func(*app.Config){
+		"empty database url":  func(c *app.Config) { c.DatabaseURL = "" },
+		"empty nats url":      func(c *app.Config) { c.NATSURL = "" },
+		"zero poll interval":  func(c *app.Config) { c.PollInterval = 0 },
+		"zero batch":          func(c *app.Config) { c.ClaimBatchSize = 0 },
+		"lease under 1s":      func(c *app.Config) { c.LeaseDuration = 999 * time.Millisecond },
+		"too many results":    func(c *app.Config) { c.ResultConcurrency = app.MaxResultConcurrency + 1 },
+		"no connections":      func(c *app.Config) { c.DatabaseMaxConns = 0 },
+		"zero shutdown":       func(c *app.Config) { c.ShutdownTimeout = 0 },
+		"unknown level":       func(c *app.Config) { c.LogLevel = "verbose" },
+		"negative batch size": func(c *app.Config) { c.ClaimBatchSize = -1 },
+	} {
+		cfg := valid
+		mutate(&cfg)
+		require.Error(t, cfg.Validate(), name)
+	}
+	edge := valid
+	edge.LeaseDuration, edge.ClaimBatchSize, edge.ResultConcurrency = time.Second, 1, 1
+	require.NoError(t, edge.Validate())
+}

@@ -1,0 +1,51 @@
+// Command scheduler runs Sundial's scheduler: it claims due hooks, hands
+// them to the dispatchers and applies their results. Configuration comes
+// from the environment (see app.Config).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/scheduler/app"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, app.Name+":", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := app.ConfigFromEnv(nil)
+	if err != nil {
+		return err
+	}
+	log := telemetry.NewLogger(os.Stderr, app.Name, cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	shutdown, err := telemetry.Setup(ctx, app.Name, version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// ctx is done by now; flushing telemetry needs its own deadline.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdown(flushCtx)
+	}()
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	return a.Run(ctx)
+}

@@ -1,0 +1,255 @@
+// Package claim finds the hooks that are due by the database clock, claims
+// them under a lease and publishes one DueHook per claimed hook.
+//
+// The lease is what makes delivery at-least-once: a claimed hook's run_at
+// moves to the lease expiry, so if its DueHook or AttemptResult is lost the
+// hook becomes due again and the next claim re-drives it with a higher
+// lease_seq. That is why a failed publish is logged and never retried here.
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+// Config tunes a Claimer.
+type Config struct {
+	// BatchSize bounds the hooks one claim takes.
+	BatchSize int
+	// Lease is how long a dispatcher has to report a claimed hook's result
+	// before the hook is due again.
+	Lease time.Duration
+	// PollInterval is the wait after a claim that did not fill its batch.
+	PollInterval time.Duration
+}
+
+// Validate reports a configuration the claimer cannot run with.
+func (c Config) Validate() error {
+	var errs []error
+	if c.BatchSize < 1 || c.BatchSize > MaxBatchSize {
+		errs = append(errs, fmt.Errorf("batch size %d: want 1 to %d", c.BatchSize, MaxBatchSize))
+	}
+	if c.Lease <= 0 {
+		errs = append(errs, fmt.Errorf("lease %s: must be positive", c.Lease))
+	}
+	if c.PollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("poll interval %s: must be positive", c.PollInterval))
+	}
+	return errors.Join(errs...)
+}
+
+// MaxBatchSize bounds a claim: one statement locks and updates the whole
+// batch, and its DueHooks are published together.
+const MaxBatchSize = 10000
+
+// maxErrorBackoff bounds the wait between claims while the database fails.
+const maxErrorBackoff = 5 * time.Second
+
+// Claimer claims due hooks and publishes them. Several claimers, in one
+// process or many, may share a database: SKIP LOCKED keeps them apart.
+type Claimer struct {
+	queries *store.Queries
+	js      jetstream.JetStream
+	pub     *bus.Publisher
+	cfg     Config
+	log     *slog.Logger
+
+	// streamsLost is set when a publish found no stream, so that the next
+	// claim first re-creates the streams (NATS lost its store).
+	streamsLost atomic.Bool
+
+	claimed         metric.Int64Counter
+	publishFailures metric.Int64Counter
+}
+
+// New returns a Claimer that reads and writes hooks through db and
+// publishes on js.
+func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*Claimer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("claimer: %w", err)
+	}
+	meter := otel.Meter("sundial/scheduler")
+	claimed, err := meter.Int64Counter("sundial.scheduler.hooks_claimed",
+		metric.WithDescription("Hooks claimed under a lease (first deliveries, retries and re-drives)."))
+	if err != nil {
+		return nil, fmt.Errorf("claimer metrics: %w", err)
+	}
+	publishFailures, err := meter.Int64Counter("sundial.scheduler.due_publish_failures",
+		metric.WithDescription("Claimed hooks whose DueHook could not be published; their lease re-drives them."))
+	if err != nil {
+		return nil, fmt.Errorf("claimer metrics: %w", err)
+	}
+	return &Claimer{
+		queries:         store.New(db),
+		js:              js,
+		pub:             bus.NewPublisher(js),
+		cfg:             cfg,
+		log:             log.With("component", "claimer"),
+		claimed:         claimed,
+		publishFailures: publishFailures,
+	}, nil
+}
+
+// Run claims and publishes until ctx is done. It claims again at once after
+// a full batch (there is probably more due work), waits PollInterval after a
+// partial one, and backs off while the database fails. A claim in progress
+// when ctx ends is finished, so no claimed hook waits for its lease to expire
+// only because the scheduler was stopping.
+func (c *Claimer) Run(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		n, err := c.cycle(ctx)
+		wait := c.cfg.PollInterval
+		switch {
+		case err != nil:
+			failures++
+			wait = errorBackoff(c.cfg.PollInterval, failures)
+			c.log.Warn("claim failed", "err", err, "retry_in", wait)
+		case n >= c.cfg.BatchSize:
+			failures, wait = 0, 0
+		default:
+			failures = 0
+		}
+		timer.Reset(wait)
+	}
+}
+
+// cycle runs one claim detached from ctx's cancellation, bounded by the
+// lease: once the lease has passed, publishing its DueHooks is pointless.
+func (c *Claimer) cycle(ctx context.Context) (int, error) {
+	cycleCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Lease)
+	defer cancel()
+	return c.ClaimOnce(cycleCtx)
+}
+
+func errorBackoff(base time.Duration, failures int) time.Duration {
+	d := base
+	for i := 1; i < failures && d < maxErrorBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxErrorBackoff)
+}
+
+// ClaimOnce claims up to BatchSize due hooks in one statement, then
+// publishes their DueHooks. It returns how many hooks it claimed. A publish
+// failure is logged and counted, not returned: the claim has committed, and
+// the lease expiry re-drives the hooks that were not published.
+func (c *Claimer) ClaimOnce(ctx context.Context) (int, error) {
+	c.healStreams(ctx)
+	start := time.Now()
+	rows, err := c.queries.ClaimDueHooks(ctx, store.ClaimDueHooksParams{
+		LeaseSeconds: c.cfg.Lease.Seconds(),
+		BatchSize:    int32(c.cfg.BatchSize),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("claim due hooks: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	c.claimed.Add(ctx, int64(len(rows)))
+	msgs := make([]bus.Message, 0, len(rows))
+	for _, r := range rows {
+		msgs = append(msgs, c.message(r))
+	}
+	published, pubErr := c.pub.PublishAll(ctx, msgs)
+	c.logBatch(ctx, len(rows), published, time.Since(start), pubErr)
+	if pubErr != nil {
+		c.publishFailures.Add(ctx, int64(len(rows)-published))
+		if event.IsStreamGone(pubErr) {
+			c.streamsLost.Store(true)
+		}
+	}
+	return len(rows), nil
+}
+
+// healStreams re-creates the streams after a publish found none. It does
+// not block the claim: if NATS is still without them the next publish fails
+// the same way and the leases re-drive the hooks.
+func (c *Claimer) healStreams(ctx context.Context) {
+	if !c.streamsLost.Load() {
+		return
+	}
+	if err := event.EnsureStreams(ctx, c.js); err != nil {
+		c.log.Warn("re-create streams", "err", err)
+		return
+	}
+	c.streamsLost.Store(false)
+	c.log.Info("re-created streams after a publish found none")
+}
+
+func (c *Claimer) logBatch(ctx context.Context, claimed, published int, took time.Duration, err error) {
+	attrs := []any{"count", claimed, "published", published, "duration", took}
+	if err != nil {
+		c.log.WarnContext(ctx, "claimed due hooks; publish failed, leases will re-drive them",
+			append(attrs, "err", err)...)
+		return
+	}
+	c.log.InfoContext(ctx, "claimed due hooks", attrs...)
+}
+
+// message builds the DueHook of one claimed hook.
+func (c *Claimer) message(r store.ClaimDueHooksRow) bus.Message {
+	hookID := r.ID.String()
+	policy, err := retry.Effective(projectPolicy(r), r.RetryOverride)
+	if err != nil {
+		// The gateway validates overrides, so this is a bug or a manual
+		// edit; the project's policy still lets the hook be delivered.
+		c.log.Warn("unusable retry override; using the project's policy", "hook_id", hookID, "err", err)
+	}
+	due := &eventv1.DueHook{
+		HookId:         hookID,
+		ProjectId:      r.ProjectID.String(),
+		Attempt:        r.Attempts + 1,
+		LeaseSeq:       r.LeaseSeq,
+		LeaseExpiresAt: timestamppb.New(r.LeaseExpiresAt),
+		Url:            "https://" + r.Domain + r.Path,
+		Path:           r.Path,
+		Data:           r.Data,
+		PostAt:         timestamppb.New(r.PostAt),
+		CreatedAt:      timestamppb.New(r.CreatedAt),
+		UpdatedAt:      timestamppb.New(r.UpdatedAt),
+		MaxAttempts:    int32(policy.MaxAttempts()),
+	}
+	return bus.Message{
+		Subject: event.SubjectDue,
+		MsgID:   event.MsgID(event.KindDue, hookID, r.LeaseSeq),
+		Body:    due,
+	}
+}
+
+func projectPolicy(r store.ClaimDueHooksRow) retry.Policy {
+	return retry.Policy{
+		MinRetries:    int(r.RetryMinRetries),
+		DelaySecs:     int(r.RetryDelaySecs),
+		Strategy:      r.RetryStrategy,
+		BackoffFactor: r.RetryBackoffFactor,
+		MaxDelaySecs:  int(r.RetryMaxDelaySecs),
+		Jitter:        r.RetryJitter,
+	}
+}

@@ -1,0 +1,341 @@
+// Package result applies the AttemptResults that dispatchers report: it
+// records the attempt and moves the hook to completed, retry or failed, and
+// announces a hook whose retries ran out with a hook.failed Alert.
+//
+// A result counts only while the hook still holds the lease it was
+// delivered under; anything else (a duplicate, a result that arrives after
+// the lease expired and the hook was re-driven, a deleted hook) is stale and
+// changes nothing, which makes the consumer idempotent.
+package result
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+// AsyncUnsupported is the failure recorded for a 202 answer until async
+// hooks are implemented: the attempt counts as failed.
+const AsyncUnsupported = "HTTP 202: async hooks are not supported yet"
+
+// Hook statuses the applier sets.
+const (
+	StatusCompleted = "completed"
+	StatusRetry     = "retry"
+	StatusFailed    = "failed"
+)
+
+// TxBeginner starts transactions; *pgxpool.Pool is one.
+type TxBeginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Applier applies attempt results.
+type Applier struct {
+	db     TxBeginner
+	alerts *alerter
+	log    *slog.Logger
+	rnd    retry.Rand
+
+	applied metric.Int64Counter
+	stale   metric.Int64Counter
+}
+
+// New returns an Applier that publishes alerts on js. rnd is the jitter source; nil means a shared
+// random source (tests pass a fixed one to know the delay).
+func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand) (*Applier, error) {
+	meter := otel.Meter("sundial/scheduler")
+	applied, err := meter.Int64Counter("sundial.scheduler.results_applied",
+		metric.WithDescription("Attempt results applied to their hook, by reported outcome."))
+	if err != nil {
+		return nil, fmt.Errorf("result metrics: %w", err)
+	}
+	stale, err := meter.Int64Counter("sundial.scheduler.results_stale",
+		metric.WithDescription("Attempt results ignored because the hook no longer holds their lease."))
+	if err != nil {
+		return nil, fmt.Errorf("result metrics: %w", err)
+	}
+	log = log.With("component", "results")
+	alerts, err := newAlerter(js, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Applier{db: db, alerts: alerts, log: log, rnd: rnd, applied: applied, stale: stale}, nil
+}
+
+// Handle is the bus.Handler of the scheduler's result consumer.
+func (a *Applier) Handle(ctx context.Context, d bus.Delivery) error {
+	var r eventv1.AttemptResult
+	if err := proto.Unmarshal(d.Data, &r); err != nil {
+		return bus.Drop(fmt.Errorf("decode attempt result: %w", err))
+	}
+	return a.Apply(ctx, &r)
+}
+
+// Apply applies one result. It returns bus.Drop for a result that can never
+// be applied (the lease re-drives its hook), another error when the
+// database failed (the bus redelivers), and nil when the result was applied
+// or is stale.
+func (a *Applier) Apply(ctx context.Context, r *eventv1.AttemptResult) error {
+	start := time.Now()
+	in, err := parse(r)
+	if err != nil {
+		return bus.Drop(err)
+	}
+	out, err := a.applyTx(ctx, in)
+	if err != nil {
+		if permanent(err) {
+			return bus.Drop(fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, err))
+		}
+		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, err)
+	}
+	if out == nil {
+		a.stale.Add(ctx, 1)
+		a.log.InfoContext(ctx, "stale attempt result ignored", "hook_id", in.hookID, "lease_seq", in.leaseSeq,
+			"attempt", in.attempt, "outcome", in.reported, "duration", time.Since(start))
+		return nil
+	}
+	a.applied.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", in.reported)))
+	alertErr := a.alertIfFailed(ctx, in, out)
+	a.logApplied(ctx, in, out, time.Since(start), alertErr)
+	return nil
+}
+
+func (a *Applier) alertIfFailed(ctx context.Context, in attempt, out *applied) error {
+	if out.status != StatusFailed {
+		return nil
+	}
+	return a.alerts.hookFailed(ctx, hookFailure{
+		hookID:    in.hookID,
+		projectID: out.projectID,
+		path:      out.path,
+		err:       in.errText,
+		attempts:  in.attempt,
+		at:        out.at,
+	})
+}
+
+func (a *Applier) logApplied(ctx context.Context, in attempt, out *applied, took time.Duration, alertErr error) {
+	attrs := []any{"hook_id", in.hookID, "project_id", out.projectID, "lease_seq", in.leaseSeq,
+		"attempt", in.attempt, "max_attempts", out.maxAttempts, "outcome", in.reported,
+		"status_code", in.statusCode, "status", out.status, "duration", took}
+	if out.status == StatusRetry {
+		attrs = append(attrs, "retry_at", out.at)
+	}
+	if alertErr != nil {
+		// A later task moves alerts into a transactional outbox; until
+		// then an alert that could not be published is lost, so say so loudly.
+		a.log.ErrorContext(ctx, "applied attempt result; hook.failed alert NOT published",
+			append(attrs, "err", alertErr)...)
+		return
+	}
+	a.log.InfoContext(ctx, "applied attempt result", attrs...)
+}
+
+// attempt is a validated AttemptResult.
+type attempt struct {
+	hookID     uuid.UUID
+	leaseSeq   int64
+	attempt    int32
+	reported   string // the outcome the dispatcher reported
+	recorded   string // the outcome written to hook_attempts
+	success    bool
+	statusCode int32
+	errText    string
+	excerpt    string
+	startedAt  time.Time
+	duration   float64
+}
+
+func parse(r *eventv1.AttemptResult) (attempt, error) {
+	id, err := uuid.Parse(r.GetHookId())
+	if err != nil {
+		return attempt{}, fmt.Errorf("attempt result: hook_id %q: %w", r.GetHookId(), err)
+	}
+	if r.GetAttempt() < 1 {
+		return attempt{}, fmt.Errorf("attempt result for hook %s: attempt %d: must be at least 1", id, r.GetAttempt())
+	}
+	if err := r.GetStartedAt().CheckValid(); err != nil {
+		return attempt{}, fmt.Errorf("attempt result for hook %s: started_at: %w", id, err)
+	}
+	in := attempt{
+		hookID:     id,
+		leaseSeq:   r.GetLeaseSeq(),
+		attempt:    r.GetAttempt(),
+		statusCode: r.GetStatusCode(),
+		errText:    cleanText(r.GetError()),
+		excerpt:    cleanText(r.GetResponseExcerpt()),
+		startedAt:  r.GetStartedAt().AsTime(),
+		duration:   max(r.GetDuration().AsDuration().Seconds(), 0),
+	}
+	switch r.GetOutcome() {
+	case eventv1.Outcome_OUTCOME_SUCCESS:
+		in.reported, in.recorded, in.success, in.errText = "success", "success", true, ""
+	case eventv1.Outcome_OUTCOME_FAILURE:
+		in.reported, in.recorded = "failure", "failure"
+		if in.errText == "" {
+			in.errText = failureText(in.statusCode)
+		}
+	case eventv1.Outcome_OUTCOME_ASYNC:
+		// Until async hooks exist a 202 is a failed attempt, recorded as
+		// such so that the history agrees with the hook's state.
+		in.reported, in.recorded, in.errText = "async", "failure", AsyncUnsupported
+	default:
+		return attempt{}, fmt.Errorf("attempt result for hook %s: unknown outcome %v", id, r.GetOutcome())
+	}
+	return in, nil
+}
+
+// failureText names a failure the dispatcher did not put in words.
+func failureText(statusCode int32) string {
+	if statusCode > 0 {
+		return "HTTP " + strconv.Itoa(int(statusCode))
+	}
+	return "delivery failed"
+}
+
+// cleanText makes text storable in PostgreSQL, which refuses NUL characters
+// and invalid UTF-8: a result that can never be stored would be redelivered
+// for ever.
+func cleanText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+// permanent reports database errors that retrying cannot fix: data the
+// database refuses (class 22) or a violated constraint (class 23).
+func permanent(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23"))
+}
+
+// applied is what a transaction did to the hook.
+type applied struct {
+	projectID   uuid.UUID
+	path        string
+	status      string
+	maxAttempts int
+	// at is the retry time (status retry) or the time of the change.
+	at time.Time
+}
+
+// applyTx applies the result in one transaction. It returns nil, nil when
+// the result is stale.
+func (a *Applier) applyTx(ctx context.Context, in attempt) (*applied, error) {
+	tx, err := a.db.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	// After a commit this does nothing; after a failure it must still run
+	// when ctx is cancelled, to give the connection back clean.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	out, err := a.apply(ctx, store.New(tx), in)
+	if err != nil || out == nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return out, nil
+}
+
+func (a *Applier) apply(ctx context.Context, q *store.Queries, in attempt) (*applied, error) {
+	hook, err := q.LockLeasedHook(ctx, store.LockLeasedHookParams{HookID: in.hookID, LeaseSeq: in.leaseSeq})
+	if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("lock hook: %w", err)
+	}
+	if err := insertAttempt(ctx, q, in); err != nil {
+		return nil, err
+	}
+	policy, err := retry.Effective(projectPolicy(hook), hook.RetryOverride)
+	if err != nil {
+		a.log.WarnContext(ctx, "unusable retry override; using the project's policy", "hook_id", in.hookID, "err", err)
+	}
+	out := &applied{projectID: hook.ProjectID, path: hook.Path, maxAttempts: policy.MaxAttempts()}
+	switch {
+	case in.success:
+		out.status = StatusCompleted
+		out.at, err = q.CompleteHook(ctx, store.CompleteHookParams{
+			ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration, StartedAt: in.startedAt,
+		})
+	case int(in.attempt) < out.maxAttempts:
+		out.status = StatusRetry
+		out.at, err = q.ScheduleRetry(ctx, store.ScheduleRetryParams{
+			ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration,
+			FailureError: &in.errText, DelaySeconds: policy.Delay(int(in.attempt), a.rnd).Seconds(),
+		})
+	default:
+		out.status = StatusFailed
+		out.at, err = q.FailHook(ctx, store.FailHookParams{
+			ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration,
+			FailureError: &in.errText, StartedAt: in.startedAt,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("set hook %s: %w", out.status, err)
+	}
+	return out, nil
+}
+
+func insertAttempt(ctx context.Context, q *store.Queries, in attempt) error {
+	_, err := q.InsertAttempt(ctx, store.InsertAttemptParams{
+		HookID:          in.hookID,
+		Attempt:         in.attempt,
+		LeaseSeq:        in.leaseSeq,
+		StartedAt:       in.startedAt,
+		DurationSeconds: in.duration,
+		Outcome:         in.recorded,
+		StatusCode:      nonZero(in.statusCode),
+		Error:           nonEmpty(in.errText),
+		ResponseExcerpt: nonEmpty(in.excerpt),
+	})
+	if err != nil {
+		return fmt.Errorf("insert attempt: %w", err)
+	}
+	return nil
+}
+
+func nonZero(n int32) *int32 {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func projectPolicy(h store.LockLeasedHookRow) retry.Policy {
+	return retry.Policy{
+		MinRetries:    int(h.RetryMinRetries),
+		DelaySecs:     int(h.RetryDelaySecs),
+		Strategy:      h.RetryStrategy,
+		BackoffFactor: h.RetryBackoffFactor,
+		MaxDelaySecs:  int(h.RetryMaxDelaySecs),
+		Jitter:        h.RetryJitter,
+	}
+}

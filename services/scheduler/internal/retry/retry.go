@@ -1,0 +1,161 @@
+// Package retry decides how many attempts a hook may make and how long to
+// wait before each retry. It is pure logic: the project's default policy and
+// a hook's retryOverride come in, numbers go out.
+package retry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Strategies.
+const (
+	StrategyFixed       = "fixed"
+	StrategyExponential = "exponential"
+)
+
+// Defaults of the optional override fields (decisions.md).
+const (
+	DefaultBackoffFactor = 2.0
+	DefaultMaxDelaySecs  = 3600
+)
+
+// Jitter bounds: a jittered delay is the delay times a uniform factor in
+// [JitterMin, JitterMax].
+const (
+	JitterMin = 0.8
+	JitterMax = 1.2
+)
+
+// Policy is a retry configuration: a project's defaults or a hook's override.
+type Policy struct {
+	// MinRetries is the number of retries after the first attempt.
+	MinRetries int
+	// DelaySecs is the delay before a retry (fixed) or before the first one
+	// (exponential).
+	DelaySecs int
+	// Strategy is StrategyFixed or StrategyExponential.
+	Strategy string
+	// BackoffFactor multiplies the delay for each further retry (exponential only).
+	BackoffFactor float64
+	// MaxDelaySecs caps an exponential delay (before jitter).
+	MaxDelaySecs int
+	// Jitter spreads each delay by a uniform factor in [JitterMin, JitterMax]
+	// so that hooks failing together do not retry together.
+	Jitter bool
+}
+
+// Rand returns a uniform number in [0, 1). Tests inject one to bound jitter;
+// nil means math/rand/v2's Float64, which is safe for concurrent use.
+type Rand func() float64
+
+// MaxAttempts is the number of attempts the policy allows: the first plus
+// the retries.
+func (p Policy) MaxAttempts() int {
+	return 1 + max(p.MinRetries, 0)
+}
+
+// Delay is the wait before retry n (1-based: retry 1 follows attempt 1).
+func (p Policy) Delay(n int, rnd Rand) time.Duration {
+	n = max(n, 1)
+	secs := float64(p.DelaySecs)
+	if p.Strategy == StrategyExponential {
+		// Pow may overflow to +Inf for large n; min still yields the cap.
+		secs = math.Min(secs*math.Pow(p.BackoffFactor, float64(n-1)), float64(p.MaxDelaySecs))
+	}
+	if p.Jitter {
+		if rnd == nil {
+			rnd = rand.Float64
+		}
+		secs *= JitterMin + (JitterMax-JitterMin)*rnd()
+	}
+	return time.Duration(secs * float64(time.Second))
+}
+
+// Validate reports a policy that the formulas cannot use.
+func (p Policy) Validate() error {
+	var errs []error
+	if p.MinRetries < 0 {
+		errs = append(errs, fmt.Errorf("minRetries %d: must not be negative", p.MinRetries))
+	}
+	if p.DelaySecs < 0 {
+		errs = append(errs, fmt.Errorf("delaySecs %d: must not be negative", p.DelaySecs))
+	}
+	switch p.Strategy {
+	case StrategyFixed:
+	case StrategyExponential:
+		if p.BackoffFactor < 1 {
+			errs = append(errs, fmt.Errorf("backoffFactor %g: must be at least 1", p.BackoffFactor))
+		}
+		if p.MaxDelaySecs < 0 {
+			errs = append(errs, fmt.Errorf("maxDelaySecs %d: must not be negative", p.MaxDelaySecs))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("strategy %q: want %q or %q", p.Strategy, StrategyFixed, StrategyExponential))
+	}
+	return errors.Join(errs...)
+}
+
+// override is a hook's retryOverride as the API stores it. Pointers tell a
+// missing field from a zero one.
+type override struct {
+	MinRetries    *int     `json:"minRetries"`
+	DelaySecs     *int     `json:"delaySecs"`
+	Strategy      *string  `json:"strategy"`
+	BackoffFactor *float64 `json:"backoffFactor"`
+	MaxDelaySecs  *int     `json:"maxDelaySecs"`
+	Jitter        *bool    `json:"jitter"`
+}
+
+// ParseOverride decodes a hook's retry_override column. ok is false when the
+// hook has none (SQL NULL or JSON null). Absent optional fields take their
+// defaults: backoffFactor 2.0, maxDelaySecs 3600, jitter off.
+func ParseOverride(raw json.RawMessage) (p Policy, ok bool, err error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return Policy{}, false, nil
+	}
+	var o override
+	if err := json.Unmarshal(trimmed, &o); err != nil {
+		return Policy{}, false, fmt.Errorf("retry override: %w", err)
+	}
+	if o.MinRetries == nil || o.DelaySecs == nil || o.Strategy == nil {
+		return Policy{}, false, errors.New("retry override: minRetries, delaySecs and strategy are required")
+	}
+	p = Policy{
+		MinRetries:    *o.MinRetries,
+		DelaySecs:     *o.DelaySecs,
+		Strategy:      *o.Strategy,
+		BackoffFactor: valueOr(o.BackoffFactor, DefaultBackoffFactor),
+		MaxDelaySecs:  valueOr(o.MaxDelaySecs, DefaultMaxDelaySecs),
+		Jitter:        valueOr(o.Jitter, false),
+	}
+	if err := p.Validate(); err != nil {
+		return Policy{}, false, fmt.Errorf("retry override: %w", err)
+	}
+	return p, true, nil
+}
+
+func valueOr[T any](v *T, def T) T {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+// Effective is the policy that governs a hook: its override when it has one,
+// which replaces the project's defaults entirely, else the project's. An
+// override that cannot be used yields the project's policy and the error, so
+// that the caller can report it and still schedule the hook.
+func Effective(project Policy, rawOverride json.RawMessage) (Policy, error) {
+	p, ok, err := ParseOverride(rawOverride)
+	if err != nil || !ok {
+		return project, err
+	}
+	return p, nil
+}
