@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
+	gateway "github.com/sundial-run/sundial/services/gateway/app"
+	notifier "github.com/sundial-run/sundial/services/notifier/app"
+	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// received is one request as the receiver saw it.
+type received struct {
+	Header http.Header
+	Body   []byte
+	At     time.Time
+}
+
+// receiver is an HTTPS endpoint that records what it gets and answers with
+// the statuses it is told, in order (then 200).
+type receiver struct {
+	srv *httptest.Server
+	// CAFile trusts the receiver's certificate, for the dispatcher.
+	CAFile string
+
+	mu       sync.Mutex
+	got      []received
+	statuses []int
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	t.Helper()
+	r := &receiver{statuses: statuses}
+	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
+	r.srv.StartTLS()
+	t.Cleanup(r.srv.Close)
+	r.CAFile = filepath.Join(t.TempDir(), "receiver-ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
+	require.NoError(t, os.WriteFile(r.CAFile, pemBytes, 0o600))
+	return r
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.got = append(r.got, received{Header: req.Header.Clone(), Body: body, At: time.Now()})
+	status := http.StatusOK
+	if len(r.statuses) > 0 {
+		status, r.statuses = r.statuses[0], r.statuses[1:]
+	}
+	r.mu.Unlock()
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, `{"ok":true}`)
+}
+
+// Domain is the receiver's host:port, the project's domain.
+func (r *receiver) Domain() string { return r.srv.Listener.Addr().String() }
+
+// Received returns a copy of what arrived so far.
+func (r *receiver) Received() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.got...)
+}
+
+// bundle is a running suite.
+type bundle struct {
+	ctx      context.Context
+	env      map[string]string
+	nats     *natstest.Server
+	receiver *receiver
+	creds    gateway.Credentials
+	baseURL  string
+	// stops holds the cancel-and-wait functions of running services.
+	mu    sync.Mutex
+	stops []func()
+}
+
+type options struct {
+	statuses []int
+	// without lists services not started by setup (start them with start).
+	without map[string]bool
+}
+
+// setup boots a suite on a fresh database and NATS server with a project
+// whose domain is a fresh HTTPS receiver.
+func setup(t *testing.T, opts options) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	dbURL := pgtest.NewDB(t)
+	ns := natstest.Start(t, natstest.Options{})
+	rcv := newReceiver(t, opts.statuses...)
+	b := &bundle{
+		ctx:      ctx,
+		nats:     ns,
+		receiver: rcv,
+		env: map[string]string{
+			"SUNDIAL_DATABASE_URL":            dbURL,
+			"SUNDIAL_NATS_URL":                ns.ClientURL(),
+			"SUNDIAL_HTTP_ADDR":               "127.0.0.1:0",
+			"SUNDIAL_DELIVERY_ALLOW_PRIVATE":  "true",
+			"SUNDIAL_DELIVERY_CA_FILE":        rcv.CAFile,
+			"SUNDIAL_LEASE_DURATION":          "2s",
+			"SUNDIAL_SCHEDULER_POLL_INTERVAL": "50ms",
+			"SUNDIAL_SHUTDOWN_TIMEOUT":        "5s",
+			"SUNDIAL_LOG_LEVEL":               "warn",
+		},
+	}
+	t.Cleanup(b.stopAll)
+	creds, err := gateway.CreateProject(ctx, dbURL, "e2e", rcv.Domain())
+	require.NoError(t, err)
+	b.creds = creds
+	for _, name := range []string{"gateway", "scheduler", "dispatcher", "notifier"} {
+		if !opts.without[name] {
+			b.start(t, name)
+		}
+	}
+	return b
+}
+
+func (b *bundle) logger(name string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("service", name)
+}
+
+// start boots one service in-process.
+func (b *bundle) start(t *testing.T, name string) {
+	t.Helper()
+	lookup := envconf.Map(b.env)
+	var run func(context.Context) error
+	switch name {
+	case "gateway":
+		cfg, err := gateway.ConfigFromEnv(lookup)
+		require.NoError(t, err)
+		a, err := gateway.New(b.ctx, cfg, b.logger(name))
+		require.NoError(t, err)
+		b.baseURL = "http://" + a.Addr()
+		run = a.Run
+	case "scheduler":
+		cfg, err := scheduler.ConfigFromEnv(lookup)
+		require.NoError(t, err)
+		a, err := scheduler.New(b.ctx, cfg, b.logger(name))
+		require.NoError(t, err)
+		run = a.Run
+	case "dispatcher":
+		cfg, err := dispatcher.ConfigFromEnv(lookup)
+		require.NoError(t, err)
+		a, err := dispatcher.New(b.ctx, cfg, b.logger(name))
+		require.NoError(t, err)
+		run = a.Run
+	case "notifier":
+		cfg, err := notifier.ConfigFromEnv(lookup)
+		require.NoError(t, err)
+		a, err := notifier.New(b.ctx, cfg, b.logger(name))
+		require.NoError(t, err)
+		run = a.Run
+	default:
+		t.Fatalf("unknown service %q", name)
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	b.mu.Lock()
+	b.stops = append(b.stops, func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("%s stopped with error: %v", name, err)
+		}
+	})
+	b.mu.Unlock()
+}
+
+// stopAll stops the services in reverse order of their start.
+func (b *bundle) stopAll() {
+	b.mu.Lock()
+	stops := b.stops
+	b.stops = nil
+	b.mu.Unlock()
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
+}
+
+// hook is the API's view of a hook, as far as these tests look at it.
+type hook struct {
+	ID                  string          `json:"id"`
+	Path                string          `json:"path"`
+	Domain              string          `json:"domain"`
+	Data                json.RawMessage `json:"data"`
+	PostAt              time.Time       `json:"postAt"`
+	Status              string          `json:"status"`
+	Attempts            int             `json:"attempts"`
+	PostDurationSeconds float64         `json:"postDurationSeconds"`
+	FailureError        string          `json:"failureError"`
+	CreatedAt           time.Time       `json:"createdAt"`
+	UpdatedAt           time.Time       `json:"updatedAt"`
+}
+
+func (b *bundle) do(t *testing.T, method, path string, body any) (*http.Response, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, b.baseURL+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", b.creds.APIKey)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, raw
+}
+
+// schedule creates a hook and returns it.
+func (b *bundle) schedule(t *testing.T, req map[string]any) hook {
+	t.Helper()
+	resp, raw := b.do(t, http.MethodPost, "/v1/hooks", req)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "POST /v1/hooks: %s", raw)
+	var out struct{ Data hook }
+	require.NoError(t, json.Unmarshal(raw, &out))
+	require.NotEmpty(t, out.Data.ID)
+	return out.Data
+}
+
+func (b *bundle) get(t *testing.T, id string) hook {
+	t.Helper()
+	resp, raw := b.do(t, http.MethodGet, "/v1/hooks/"+id, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET /v1/hooks/%s: %s", id, raw)
+	var out struct{ Data hook }
+	require.NoError(t, json.Unmarshal(raw, &out))
+	return out.Data
+}
+
+// waitStatus waits until the hook has the status, and returns it.
+func (b *bundle) waitStatus(t *testing.T, id, status string, within time.Duration) hook {
+	t.Helper()
+	var last hook
+	require.Eventually(t, func() bool {
+		last = b.get(t, id)
+		return last.Status == status
+	}, within, 50*time.Millisecond, "hook %s never became %s", id, status)
+	return last
+}
+
+func (b *bundle) String() string { return fmt.Sprintf("suite at %s", b.baseURL) }
