@@ -91,7 +91,23 @@ type worker struct {
 	opts    ConsumeOptions
 	log     *slog.Logger
 	slots   chan struct{}
+
+	// mu orders running.Add against drain's running.Wait: once closing is
+	// set no handler starts, so Wait cannot race with a new Add.
+	mu      sync.Mutex
+	closing bool
 	running sync.WaitGroup
+}
+
+// begin registers a handler about to run; false once draining has begun.
+func (w *worker) begin() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing {
+		return false
+	}
+	w.running.Add(1)
+	return true
 }
 
 // runOnce ensures the stream and consumer exist and consumes until ctx is
@@ -114,7 +130,11 @@ func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c
 			_ = msg.Nak()
 			return
 		}
-		w.running.Add(1)
+		if !w.begin() {
+			<-w.slots
+			_ = msg.Nak()
+			return
+		}
 		go func() {
 			defer func() { <-w.slots; w.running.Done() }()
 			w.handle(workCtx, msg)
@@ -163,6 +183,9 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 
 // drain waits for running handlers, at most timeout, then cancels them.
 func (w *worker) drain(timeout time.Duration, cancel context.CancelFunc) {
+	w.mu.Lock()
+	w.closing = true
+	w.mu.Unlock()
 	done := make(chan struct{})
 	go func() { w.running.Wait(); close(done) }()
 	select {

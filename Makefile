@@ -1,0 +1,104 @@
+# Sundial's developer commands. `make` alone lists them.
+#
+# Tests and benchmarks run through withpg, which uses SUNDIAL_TEST_DATABASE_URL
+# or SUNDIAL_DATABASE_URL when set, else the PostgreSQL server on
+# 127.0.0.1:5432, else a throwaway cluster started with the machine's own
+# PostgreSQL binaries.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+SERVICES := gateway scheduler dispatcher notifier
+# Every Go module of the workspace (tools is separate: it pins the generators).
+MODULES := pkg migrations $(addprefix services/,$(SERVICES)) deploy/local tests
+# In workspace mode a pattern must start at a module's root: ./... from the
+# repository root matches nothing, so each module gets its own pattern.
+PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
+# Generated code; `make verify` fails when it drifts from what is committed.
+# (queries.sql beside sqlc's output is a source, not generated.)
+GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go'
+PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
+
+BIN := $(CURDIR)/.bin
+WITHPG := $(BIN)/withpg
+# e.g. GO_TEST_FLAGS=-v, or WITHPG_FLAGS=--cluster to test against a
+# throwaway cluster even when a server answers.
+GO_TEST_FLAGS ?=
+WITHPG_FLAGS ?=
+
+.PHONY: help run test bench generate generate-sqlc generate-proto verify check-generated \
+	check-fmt vet build-modules build tidy withpg clean
+
+help: ## list the targets
+	@echo "Usage: make TARGET"
+	@echo
+	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | \
+		awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
+
+run: ## run all of Sundial on this machine, with a demo project (Ctrl-C stops it)
+	go run ./deploy/local/cmd/sundial-local
+
+withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
+	go build -o $(WITHPG) ./deploy/local/cmd/withpg
+
+test: withpg ## run every module's tests with -race
+	$(WITHPG) $(WITHPG_FLAGS) -- go test -race -count=1 $(GO_TEST_FLAGS) $(PACKAGES)
+
+bench: withpg ## run every module's benchmarks
+	$(WITHPG) $(WITHPG_FLAGS) -- go test -run '^$$' -bench . -benchmem $(GO_TEST_FLAGS) $(PACKAGES)
+
+generate: generate-sqlc generate-proto ## regenerate sqlc and protobuf code
+
+generate-sqlc: ## regenerate each service's internal/store from its queries.sql
+	cd tools && GOWORK=off go tool sqlc -f ../sqlc.yaml generate
+
+generate-proto: ## regenerate pkg/event/eventv1 from proto/
+	GOWORK=off go -C tools build -o $(BIN)/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
+	protoc --plugin=protoc-gen-go=$(BIN)/protoc-gen-go -I proto --go_out=pkg \
+		--go_opt=module=github.com/sundial-run/sundial/pkg $(PROTO_FILES)
+
+verify: generate ## fail on drifted generated code, unformatted files, vet findings or broken module builds
+	@$(MAKE) -k check-generated check-fmt vet build-modules
+
+check-generated: ## fail when generated code differs from what is committed
+	@changes="$$(git status --porcelain -- $(GENERATED))"; \
+	if [ -n "$$changes" ]; then \
+		echo "Generated code differs from what is committed; run make generate and commit:"; \
+		echo "$$changes"; \
+		git --no-pager diff -- $(GENERATED); \
+		exit 1; \
+	fi
+
+# Tracked files, and new ones not ignored yet, so that a file is checked
+# before its first commit too.
+check-fmt: ## fail when a Go file is not gofmt-ed
+	@files="$$(git ls-files --cached --others --exclude-standard -- '*.go' | while read -r f; do [ ! -f "$$f" ] || echo "$$f"; done)"; \
+	bad="$$(echo "$$files" | xargs -r gofmt -l)"; \
+	if [ -n "$$bad" ]; then echo "Not gofmt-ed (run gofmt -w):"; echo "$$bad"; exit 1; fi
+
+vet: ## go vet every module
+	go vet $(PACKAGES)
+
+# Each module must also build alone, through its replace directives; vet
+# compiles the test files too (the tests module has nothing else).
+build-modules: ## build and vet every module alone (GOWORK=off)
+	@failed=""; for m in $(MODULES); do \
+		echo "GOWORK=off go build ./... && go vet ./... in $$m"; \
+		(cd "$$m" && GOWORK=off go build ./... && GOWORK=off go vet ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "Modules that do not build alone:$$failed (make tidy?)"; exit 1; fi
+
+build: ## build one binary per service into bin/
+	go build -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
+
+# tools/ is left alone: it pins the generators as they were added.
+tidy: ## go mod tidy in every module, each on its own (GOWORK=off)
+	@for m in $(MODULES); do \
+		echo "go mod tidy in $$m"; \
+		(cd "$$m" && GOWORK=off go mod tidy); \
+	done
+
+clean: ## remove built binaries (keeps .data, the local cluster and NATS store)
+	rm -rf bin .bin

@@ -1,0 +1,262 @@
+package pgserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// confFile holds the settings of the current run; postgresql.conf includes
+// it, and every start rewrites it (the port changes from run to run).
+const confFile = "sundial.conf"
+
+const includeLine = "include_if_exists = '" + confFile + "'"
+
+// maxSocketPath leaves room for "/.s.PGSQL.65535" in the 108 bytes that a
+// unix socket path may have.
+const maxSocketPath = 90
+
+type cluster struct {
+	dataDir string
+	bin     binaries
+	user    *osUser // nil: run as ourselves
+	port    int
+	log     *slog.Logger
+}
+
+func (c *cluster) url() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+}
+
+// startCluster prepares opts.DataDir (initdb when empty) and starts the
+// server on a free port, or adopts it when it is already running.
+func startCluster(ctx context.Context, opts Options) (*cluster, error) {
+	dir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{dataDir: dir, log: opts.Log}
+	if c.bin, err = findBinaries(ctx, opts.searchPath, opts.libRoot, c.existingVersion()); err != nil {
+		return nil, err
+	}
+	if err := c.prepareDir(ctx); err != nil {
+		return nil, err
+	}
+	if c.existingVersion() == "" {
+		if err := c.initdb(ctx, opts.Durable); err != nil {
+			return nil, err
+		}
+	}
+	if port, ok := c.runningPort(ctx); ok {
+		c.port = port
+		c.log.Info("postgres: adopted the cluster already running", "dir", dir, "port", port)
+	} else if err := c.start(ctx, opts.Durable); err != nil {
+		return nil, err
+	}
+	if err := Ping(ctx, c.url()); err != nil {
+		return nil, fmt.Errorf("cluster in %s started but does not answer: %w", dir, err)
+	}
+	return c, nil
+}
+
+// existingVersion is the major version of the cluster in dataDir, or "".
+func (c *cluster) existingVersion() string {
+	b, err := os.ReadFile(filepath.Join(c.dataDir, "PG_VERSION"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (c *cluster) prepareDir(ctx context.Context) error {
+	// Parents stay open to others (the cluster may run as another user);
+	// the data folder itself must be private, or postgres refuses it.
+	if err := os.MkdirAll(filepath.Dir(c.dataDir), 0o755); err != nil {
+		return fmt.Errorf("data folder: %w", err)
+	}
+	if err := os.Mkdir(c.dataDir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("data folder: %w", err)
+	}
+	u, err := serviceUser(ctx, c.log)
+	if err != nil || u == nil {
+		return err
+	}
+	c.user = u
+	if err := u.reach(c.dataDir, c.log); err != nil {
+		return err
+	}
+	if err := u.chownTree(c.dataDir); err != nil {
+		return fmt.Errorf("give the data folder to user %s: %w", u.name, err)
+	}
+	return nil
+}
+
+func (c *cluster) initdb(ctx context.Context, durable bool) error {
+	c.log.Info("postgres: creating a cluster", "dir", c.dataDir, "version", c.bin.major, "bin", c.bin.dir)
+	args := []string{"-D", c.dataDir, "--username=postgres", "--auth=trust", "--encoding=UTF8", "--locale=C"}
+	if !durable {
+		args = append(args, "--no-sync") // saves seconds; a throwaway cluster need not survive a crash
+	}
+	_, err := c.run(ctx, "initdb", args...)
+	return err
+}
+
+// includeConf makes postgresql.conf read confFile, once.
+func (c *cluster) includeConf() error {
+	path := filepath.Join(c.dataDir, "postgresql.conf")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if bytes.Contains(b, []byte(includeLine)) {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "\n# Added by Sundial: the settings of each run, rewritten at every start.\n%s\n", includeLine)
+	return errors.Join(err, f.Close())
+}
+
+// runningPort reports the port of a server already running on dataDir
+// (left over by a run that was killed), read from postmaster.pid.
+func (c *cluster) runningPort(ctx context.Context) (int, bool) {
+	if _, err := c.run(ctx, "pg_ctl", "status", "-D", c.dataDir); err != nil {
+		return 0, false
+	}
+	b, err := os.ReadFile(filepath.Join(c.dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, false
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 4 {
+		return 0, false
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(lines[3]))
+	return port, err == nil
+}
+
+func (c *cluster) start(ctx context.Context, durable bool) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.port = port
+	if err := c.includeConf(); err != nil {
+		return err
+	}
+	if err := c.writeConf(durable); err != nil {
+		return err
+	}
+	logFile := filepath.Join(c.dataDir, "server.log")
+	_, err = c.run(ctx, "pg_ctl", "start", "-D", c.dataDir, "-l", logFile, "-w", "-t", "60", "-s")
+	if err != nil {
+		return fmt.Errorf("%w\nlast lines of %s:\n%s", err, logFile, tail(logFile, 20))
+	}
+	c.log.Info("postgres: started a cluster", "dir", c.dataDir, "port", port, "durable", durable)
+	return nil
+}
+
+func (c *cluster) writeConf(durable bool) error {
+	socketDir := c.dataDir
+	if len(socketDir) > maxSocketPath {
+		socketDir = "" // TCP only: the path would not fit in a socket address.
+	}
+	sync := "off"
+	if durable {
+		sync = "on"
+	}
+	conf := fmt.Sprintf(`# Written by Sundial at every start; edits are lost.
+listen_addresses = '127.0.0.1'
+port = %d
+unix_socket_directories = '%s'
+fsync = %s
+synchronous_commit = %s
+full_page_writes = %s
+# Test suites run many packages at once, each with its own pools.
+max_connections = 300
+`, c.port, strings.ReplaceAll(socketDir, "'", "''"), sync, sync, sync)
+	path := filepath.Join(c.dataDir, confFile)
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		return err
+	}
+	if c.user != nil {
+		return os.Chown(path, int(c.user.uid), int(c.user.gid))
+	}
+	return nil
+}
+
+func (c *cluster) stop(ctx context.Context) error {
+	if _, running := c.runningPort(ctx); !running {
+		return nil // stopped by someone else, e.g. another Server that adopted it
+	}
+	if _, err := c.run(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "fast", "-w", "-t", "60", "-s"); err != nil {
+		return err
+	}
+	c.log.Info("postgres: stopped the cluster", "dir", c.dataDir)
+	return nil
+}
+
+// run runs one of PostgreSQL's programs as the cluster's user and returns
+// its output; the error carries the output, which says what went wrong.
+func (c *cluster) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.bin.dir, name), args...)
+	cmd.Dir = "/" // the user may not be allowed into our working folder
+	cmd.Env = postgresEnv()
+	if c.user != nil {
+		cmd.SysProcAttr = c.user.credential()
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// The server inherits nothing of ours (pg_ctl redirects it to its log),
+	// but never hang on a pipe that something might keep open.
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(out.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// postgresEnv is our environment without the PG* variables, which would
+// otherwise change where pg_ctl and postgres look.
+func postgresEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PG") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "LC_ALL=C")
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tail returns the last n lines of a file, for error messages.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

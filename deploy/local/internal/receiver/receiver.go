@@ -1,0 +1,146 @@
+// Package receiver is the demo receiver of a local run: an HTTPS endpoint on
+// 127.0.0.1, with a certificate made at start, that logs every delivery it
+// gets and whether its signature verifies, so that a person trying Sundial
+// sees a hook arrive without writing a receiver first.
+package receiver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/sundial-run/sundial/pkg/signing"
+)
+
+// Tolerance is how far a delivery's timestamp may be from now, as the
+// specification recommends to receivers.
+const Tolerance = 5 * time.Minute
+
+// maxBody bounds what one delivery may make us read.
+const maxBody = 16 << 20
+
+// Options for Start.
+type Options struct {
+	// CAFile is where the PEM certificate of the receiver's CA is written,
+	// for the dispatcher to trust (SUNDIAL_DELIVERY_CA_FILE).
+	CAFile string
+	// HeaderPrefix names the headers read: <Prefix>-Signature,
+	// <Prefix>-Timestamp, <Prefix>-Id. Default "Sundial".
+	HeaderPrefix string
+	// Log gets one line per delivery; nil discards.
+	Log *slog.Logger
+}
+
+// Receiver is a running demo receiver.
+type Receiver struct {
+	srv    *http.Server
+	addr   string
+	prefix string
+	log    *slog.Logger
+	key    atomic.Pointer[string]
+	served chan error
+}
+
+// Start writes the CA certificate and starts serving HTTPS on a free port
+// of 127.0.0.1.
+func Start(opts Options) (*Receiver, error) {
+	if opts.HeaderPrefix == "" {
+		opts.HeaderPrefix = "Sundial"
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	certs, err := newCertificates(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(opts.CAFile), 0o755); err != nil {
+		return nil, fmt.Errorf("demo receiver CA file: %w", err)
+	}
+	if err := os.WriteFile(opts.CAFile, certs.caPEM, 0o644); err != nil {
+		return nil, fmt.Errorf("demo receiver CA file: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo receiver: %w", err)
+	}
+	r := &Receiver{addr: ln.Addr().String(), prefix: opts.HeaderPrefix, log: opts.Log, served: make(chan error, 1)}
+	r.srv = &http.Server{
+		Handler:           r,
+		TLSConfig:         certs.serverTLS(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
+	}
+	go func() { r.served <- r.srv.ServeTLS(ln, "", "") }()
+	return r, nil
+}
+
+// Host is the receiver's host:port, the domain of the demo project.
+func (r *Receiver) Host() string { return r.addr }
+
+// SetSigningKey sets the key that signatures are checked with; until it is
+// set, every delivery is logged as unverifiable.
+func (r *Receiver) SetSigningKey(key string) { r.key.Store(&key) }
+
+// Shutdown stops accepting deliveries and waits for those in progress.
+func (r *Receiver) Shutdown(ctx context.Context) error {
+	err := r.srv.Shutdown(ctx)
+	if served := <-r.served; !errors.Is(served, http.ErrServerClosed) {
+		err = errors.Join(err, served)
+	}
+	return err
+}
+
+// ServeHTTP logs the delivery and accepts it.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBody))
+	if err != nil {
+		r.log.Warn("demo receiver: unreadable request", "method", req.Method, "path", req.URL.RequestURI(), "err", err)
+		http.Error(w, "unreadable body", http.StatusBadRequest)
+		return
+	}
+	r.log.Info("demo receiver: delivery",
+		"method", req.Method,
+		"path", req.URL.RequestURI(),
+		r.prefix+"-Id", req.Header.Get(r.prefix+"-Id"),
+		"signature", r.verdict(req.Header, body),
+		"body", bodyValue(body))
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"received":true}`+"\n")
+}
+
+// bodyValue shows a JSON body as JSON in a JSON log line, anything else as
+// text.
+func bodyValue(body []byte) any {
+	if json.Valid(body) {
+		return json.RawMessage(body)
+	}
+	return string(body)
+}
+
+// verdict says whether the delivery is signed with the project's key:
+// valid, invalid (wrong key, altered body or stale timestamp), missing, or
+// unchecked (no key known yet).
+func (r *Receiver) verdict(h http.Header, body []byte) string {
+	sig := h.Get(r.prefix + "-Signature")
+	key := r.key.Load()
+	switch {
+	case sig == "":
+		return "missing"
+	case key == nil:
+		return "unchecked"
+	case signing.Verify(*key, sig, h.Get(r.prefix+"-Timestamp"), body, time.Now(), Tolerance):
+		return "valid"
+	default:
+		return "invalid"
+	}
+}
