@@ -37,8 +37,11 @@ help: ## list the targets
 	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | \
 		awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
+# Built, then run (not `go run`), so that Ctrl-C reaches the runner itself
+# and its exit status is the make target's.
 run: ## run all of Sundial on this machine, with a demo project (Ctrl-C stops it)
-	go run ./deploy/local/cmd/sundial-local
+	go build -o $(BIN)/sundial-local ./deploy/local/cmd/sundial-local
+	$(BIN)/sundial-local
 
 withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 	go build -o $(WITHPG) ./deploy/local/cmd/withpg

@@ -126,11 +126,14 @@ func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c
 		// Concurrency messages are in the handlers at once.
 		select {
 		case w.slots <- struct{}{}:
-		case <-workCtx.Done():
+		case <-ctx.Done():
+			// Shutting down: start nothing new, hand the message back.
 			_ = msg.Nak()
 			return
 		}
-		if !w.begin() {
+		// The slot may have come free just as ctx ended (select picks
+		// at random among ready cases).
+		if ctx.Err() != nil || !w.begin() {
 			<-w.slots
 			_ = msg.Nak()
 			return
@@ -141,6 +144,10 @@ func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c
 		}()
 	},
 		jetstream.PullMaxMessages(w.opts.Concurrency),
+		// Short pulls, so that a consumer lost without a 409 (the server
+		// may drop it when the stream is deleted) is noticed by the missing
+		// heartbeat within 2 x 2.5 s instead of 2 x 15 s.
+		jetstream.PullExpiry(5*time.Second),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			if event.IsStreamGone(err) || errors.Is(err, jetstream.ErrNoHeartbeat) {
 				select {
@@ -153,11 +160,20 @@ func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.Config.Durable, err)
 	}
-	defer cc.Stop()
 	select {
 	case <-ctx.Done():
+		// Drain rather than Stop: the messages the client already holds
+		// go through the callback, which hands them back at once, instead
+		// of waiting out AckWait on the server.
+		cc.Drain()
+		select {
+		case <-cc.Closed():
+		case <-time.After(5 * time.Second):
+			cc.Stop()
+		}
 		return ctx.Err()
 	case err := <-lost:
+		cc.Stop()
 		return err
 	}
 }

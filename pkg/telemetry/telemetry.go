@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"strings"
 
@@ -90,10 +89,22 @@ func exporting(signal string) bool {
 		os.Getenv("OTEL_EXPORTER_OTLP_"+strings.ToUpper(signal)+"_ENDPOINT") != ""
 }
 
-// natsCarrier adapts NATS headers to the propagator. The keys are
-// canonicalised like HTTP headers on both sides, so they match.
-func natsCarrier(h nats.Header) propagation.HeaderCarrier {
-	return propagation.HeaderCarrier(http.Header(h))
+// natsCarrier adapts NATS headers to the propagator. NATS header names are
+// case-sensitive, so the keys are kept exactly as the W3C names them
+// ("traceparent", "tracestate", "baggage"), which is what consumers in other
+// languages look up.
+type natsCarrier nats.Header
+
+func (c natsCarrier) Get(key string) string { return nats.Header(c).Get(key) }
+
+func (c natsCarrier) Set(key, value string) { nats.Header(c).Set(key, value) }
+
+func (c natsCarrier) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // InjectNATS writes the trace context of ctx into NATS message headers.

@@ -23,7 +23,7 @@ func TestSetupAndNATSPropagation(t *testing.T) {
 	defer span.End()
 	h := nats.Header{}
 	InjectNATS(ctx, h)
-	require.NotEmpty(t, h.Get("Traceparent"))
+	require.NotEmpty(t, h.Get("traceparent"))
 
 	got := trace.SpanContextFromContext(ExtractNATS(context.Background(), h))
 	require.True(t, got.IsValid())

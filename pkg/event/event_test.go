@@ -1,0 +1,169 @@
+package event_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+)
+
+func TestMsgIDFormat(t *testing.T) {
+	t.Parallel()
+	id := "0190a3c4-6f1e-7c2b-9d3e-1a2b3c4d5e6f"
+	require.Equal(t, "due:"+id+":7", event.MsgID(event.KindDue, id, 7))
+	require.Equal(t, "result:"+id+":0", event.MsgID(event.KindResult, id, 0))
+	require.Equal(t, "alert:a-1:-1", event.MsgID(event.KindAlert, "a-1", -1))
+}
+
+func TestMsgIDIsDeterministicAndDistinguishesOccurrences(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, event.MsgID(event.KindDue, "h1", 3), event.MsgID(event.KindDue, "h1", 3),
+		"the same event published twice must carry the same id")
+
+	seen := map[string]string{}
+	for _, kind := range []string{event.KindDue, event.KindResult, event.KindAlert} {
+		for _, id := range []string{"h1", "h2"} {
+			for seq := range int64(3) {
+				key := fmt.Sprintf("%s/%s/%d", kind, id, seq)
+				msgID := event.MsgID(kind, id, seq)
+				require.NotContains(t, seen, msgID, "%s collides with %s", key, seen[msgID])
+				seen[msgID] = key
+			}
+		}
+	}
+}
+
+func TestStreamsHaveUniqueNamesAndSubjects(t *testing.T) {
+	t.Parallel()
+	names := map[string]bool{}
+	subjects := map[string]string{}
+	for _, s := range event.Streams() {
+		require.False(t, names[s.Name], "stream %s defined twice", s.Name)
+		names[s.Name] = true
+		require.NotEmpty(t, s.Subjects)
+		for _, subj := range s.Subjects {
+			other, dup := subjects[subj]
+			require.False(t, dup, "subject %s in %s and %s", subj, s.Name, other)
+			subjects[subj] = s.Name
+		}
+		require.Equal(t, jetstream.WorkQueuePolicy, s.Retention, s.Name)
+		require.Equal(t, event.DuplicateWindow, s.Duplicates, s.Name)
+		require.Positive(t, s.MaxAge, s.Name)
+	}
+	require.Equal(t, map[string]string{
+		event.SubjectDue:    event.StreamDue,
+		event.SubjectResult: event.StreamResults,
+		event.SubjectAlert:  event.StreamAlerts,
+	}, subjects)
+}
+
+func TestConsumersReadTheirStreams(t *testing.T) {
+	t.Parallel()
+	streams := map[string][]string{}
+	for _, s := range event.Streams() {
+		streams[s.Name] = s.Subjects
+	}
+	durables := map[string]bool{}
+	for _, c := range []event.Consumer{event.DispatcherConsumer(4), event.SchedulerConsumer(4), event.NotifierConsumer(4)} {
+		require.Contains(t, streams[c.Stream], c.Config.FilterSubject, c.Config.Durable)
+		require.False(t, durables[c.Config.Durable], "durable %s used twice", c.Config.Durable)
+		durables[c.Config.Durable] = true
+		require.Equal(t, jetstream.AckExplicitPolicy, c.Config.AckPolicy, c.Config.Durable)
+		require.Equal(t, 4, c.Config.MaxAckPending, c.Config.Durable)
+	}
+}
+
+func setup(t *testing.T) (context.Context, jetstream.JetStream) {
+	t.Helper()
+	srv := natstest.Start(t, natstest.Options{})
+	_, js := srv.Connect(t)
+	return t.Context(), js
+}
+
+func TestEnsureStreamsTwice(t *testing.T) {
+	t.Parallel()
+	ctx, js := setup(t)
+
+	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js))
+
+	var got []string
+	for name := range js.StreamNames(ctx).Name() {
+		got = append(got, name)
+	}
+	require.ElementsMatch(t, []string{event.StreamDue, event.StreamResults, event.StreamAlerts}, got)
+}
+
+func TestEnsureStreamsKeepsMessages(t *testing.T) {
+	t.Parallel()
+	ctx, js := setup(t)
+	require.NoError(t, event.EnsureStreams(ctx, js))
+	_, err := js.Publish(ctx, event.SubjectAlert, []byte("x"))
+	require.NoError(t, err)
+
+	require.NoError(t, event.EnsureStreams(ctx, js))
+
+	s, err := js.Stream(ctx, event.StreamAlerts)
+	require.NoError(t, err)
+	info, err := s.Info(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), info.State.Msgs)
+}
+
+func TestEnsureStreamsUpdatesConfiguration(t *testing.T) {
+	t.Parallel()
+	ctx, js := setup(t)
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name:      event.StreamAlerts,
+		Subjects:  []string{event.SubjectAlert},
+		Retention: jetstream.WorkQueuePolicy,
+		MaxAge:    time.Hour,
+	})
+	require.NoError(t, err)
+
+	require.NoError(t, event.EnsureStreams(ctx, js))
+
+	s, err := js.Stream(ctx, event.StreamAlerts)
+	require.NoError(t, err)
+	info, err := s.Info(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 7*24*time.Hour, info.Config.MaxAge)
+	require.Equal(t, event.DuplicateWindow, info.Config.Duplicates)
+}
+
+func TestIsStreamGone(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{
+		jetstream.ErrStreamNotFound,
+		jetstream.ErrConsumerNotFound,
+		jetstream.ErrConsumerDeleted,
+		jetstream.ErrNoStreamResponse,
+		fmt.Errorf("consume: %w", jetstream.ErrConsumerDeleted),
+	} {
+		require.True(t, event.IsStreamGone(err), "%v", err)
+	}
+	for _, err := range []error{nil, errors.New("stream not found"), context.Canceled, jetstream.ErrNoHeartbeat} {
+		require.False(t, event.IsStreamGone(err), "%v", err)
+	}
+}
+
+func TestIsStreamGoneOnARealMissingStream(t *testing.T) {
+	t.Parallel()
+	ctx, js := setup(t)
+
+	_, err := js.Stream(ctx, event.StreamDue)
+	require.True(t, event.IsStreamGone(err), "%v", err)
+
+	_, err = js.Publish(ctx, event.SubjectDue, []byte("x"))
+	require.Error(t, err)
+	require.True(t, event.IsStreamGone(err), "%v", err)
+	require.False(t, strings.Contains(err.Error(), "timeout"), "a publish with no stream fails fast: %v", err)
+}

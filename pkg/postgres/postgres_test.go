@@ -1,0 +1,196 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// emptyDB creates a database with no schema at all (a pgtest database is
+// already migrated) and drops it when t ends.
+func emptyDB(t *testing.T) string {
+	t.Helper()
+	ctx := t.Context()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "sundial_empty_" + hex.EncodeToString(b)
+	admin := pgtest.ServerURL()
+	exec(t, ctx, admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	t.Cleanup(func() {
+		exec(t, context.Background(), admin, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	u, err := url.Parse(admin)
+	require.NoError(t, err)
+	u.Path = "/" + name
+	return u.String()
+}
+
+func exec(t *testing.T, ctx context.Context, dbURL, stmt string, args ...any) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dbURL)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, stmt, args...)
+	require.NoError(t, err)
+}
+
+func queryInt(t *testing.T, ctx context.Context, dbURL, query string) int {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dbURL)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var n int
+	require.NoError(t, conn.QueryRow(ctx, query).Scan(&n))
+	return n
+}
+
+// schemaCount counts the tables of the first migration and the rows goose
+// recorded for it.
+func schemaCount(t *testing.T, dbURL string) (tables, versionRows int) {
+	t.Helper()
+	ctx := t.Context()
+	tables = queryInt(t, ctx, dbURL, `SELECT count(*) FROM information_schema.tables
+		WHERE table_schema = 'public' AND table_name IN
+		('projects', 'api_keys', 'signing_keys', 'hooks', 'hook_attempts', 'usage_periods')`)
+	versionRows = queryInt(t, ctx, dbURL, `SELECT count(*) FROM goose_db_version WHERE version_id = 1 AND is_applied`)
+	return tables, versionRows
+}
+
+func TestMigrateFreshDatabase(t *testing.T) {
+	t.Parallel()
+	dbURL := emptyDB(t)
+
+	applied, err := postgres.Migrate(t.Context(), dbURL)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, applied)
+	tables, rows := schemaCount(t, dbURL)
+	require.Equal(t, 6, tables)
+	require.Equal(t, 1, rows)
+
+	again, err := postgres.Migrate(t.Context(), dbURL)
+	require.NoError(t, err)
+	require.Empty(t, again, "nothing is pending the second time")
+	tables, rows = schemaCount(t, dbURL)
+	require.Equal(t, 6, tables)
+	require.Equal(t, 1, rows)
+}
+
+func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
+	dbURL := emptyDB(t)
+
+	const n = 2
+	start := make(chan struct{})
+	results := make([][]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = postgres.Migrate(t.Context(), dbURL)
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	var all []int64
+	for i := range n {
+		require.NoError(t, errs[i], "migrator %d", i)
+		all = append(all, results[i]...)
+	}
+	require.Equal(t, []int64{1}, all, "exactly one of them applies the migration")
+	tables, rows := schemaCount(t, dbURL)
+	require.Equal(t, 6, tables)
+	require.Equal(t, 1, rows)
+}
+
+func TestMigrateBadURL(t *testing.T) {
+	t.Parallel()
+	_, err := postgres.Migrate(t.Context(), "postgres://%zz")
+	require.Error(t, err)
+}
+
+func TestConnect(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDB(t)
+
+	pool, err := postgres.Connect(t.Context(), dbURL, 3)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.Equal(t, int32(3), pool.Config().MaxConns)
+	require.NoError(t, pool.Ping(t.Context()))
+}
+
+func TestConnectFailsWhenNothingListens(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	_, err := postgres.Connect(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=5", 1)
+	require.Error(t, err)
+	_, err = postgres.Connect(ctx, "not a url", 1)
+	require.Error(t, err)
+}
+
+func TestTranslateNoRows(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewPool(t)
+	var id string
+	queryErr := pool.QueryRow(t.Context(), "SELECT id::text FROM projects WHERE id = gen_random_uuid()").Scan(&id)
+
+	err := postgres.Translate(queryErr)
+	require.ErrorIs(t, err, postgres.ErrNotFound)
+	require.ErrorIs(t, err, pgx.ErrNoRows, "the original still matches")
+	require.NotErrorIs(t, err, postgres.ErrConflict)
+
+	wrapped := postgres.Translate(fmt.Errorf("get hook: %w", pgx.ErrNoRows))
+	require.ErrorIs(t, wrapped, postgres.ErrNotFound)
+}
+
+func TestTranslateUniqueViolation(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.NewPool(t)
+	const insert = "INSERT INTO projects (id, name, domain) VALUES ('0190a3c4-6f1e-7c2b-9d3e-1a2b3c4d5e6f', 'p', 'example.com')"
+	_, err := pool.Exec(t.Context(), insert)
+	require.NoError(t, err)
+	_, dupErr := pool.Exec(t.Context(), insert)
+	require.Error(t, dupErr)
+
+	err = postgres.Translate(dupErr)
+	require.ErrorIs(t, err, postgres.ErrConflict)
+	require.NotErrorIs(t, err, postgres.ErrNotFound)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr, "the driver error is still reachable")
+	require.Equal(t, "23505", pgErr.Code)
+	require.Contains(t, err.Error(), "projects_pkey", "the message names the constraint")
+}
+
+func TestTranslatePassesOtherErrorsThrough(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, postgres.Translate(nil))
+
+	plain := errors.New("connection reset")
+	require.Same(t, plain, postgres.Translate(plain))
+
+	pool, _ := pgtest.NewPool(t)
+	_, checkErr := pool.Exec(t.Context(), "INSERT INTO projects (id, name, domain) VALUES (gen_random_uuid(), '', 'example.com')")
+	require.Error(t, checkErr)
+	err := postgres.Translate(checkErr)
+	require.Equal(t, checkErr, err, "a check violation is neither not-found nor conflict")
+	require.NotErrorIs(t, err, postgres.ErrConflict)
+	require.NotErrorIs(t, err, postgres.ErrNotFound)
+}

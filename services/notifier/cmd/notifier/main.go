@@ -1,0 +1,59 @@
+// Command notifier runs Sundial's notifier: it consumes alerts from NATS and
+// tells people about them. It is configured only by environment variables
+// (see app.Config) and stops gracefully on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/notifier/app"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	cfg, err := app.ConfigFromEnv(nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "notifier: configuration:", err)
+		return 2
+	}
+	log := telemetry.NewLogger(os.Stderr, "notifier", cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	shutdown, err := telemetry.Setup(ctx, "notifier", version)
+	if err != nil {
+		log.Error("telemetry", "err", err)
+		return 1
+	}
+	defer func() {
+		// Flush what telemetry holds even though ctx is done by now.
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(flushCtx); err != nil {
+			log.Warn("telemetry shutdown", "err", err)
+		}
+	}()
+
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	if err := a.Run(ctx); err != nil {
+		log.Error("run", "err", err)
+		return 1
+	}
+	return 0
+}
