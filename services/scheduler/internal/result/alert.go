@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,14 +27,17 @@ const (
 	alertPublishTimeout = 5 * time.Second
 )
 
-// HookFailedAlertID is the alert_id of a hook's hook.failed alert; the same
-// hook failing is the same occurrence, so its alert is deduplicated.
-func HookFailedAlertID(hookID uuid.UUID) string {
-	return "hook.failed:" + hookID.String()
+// HookFailedAlertID is the alert_id of a hook's hook.failed alert. The lease
+// of the final attempt identifies the occurrence: publishing it again is
+// deduplicated, while the same hook failing again after a bulk retry (a new
+// lease) is a new alert.
+func HookFailedAlertID(hookID uuid.UUID, leaseSeq int64) string {
+	return "hook.failed:" + hookID.String() + ":" + strconv.FormatInt(leaseSeq, 10)
 }
 
 type hookFailure struct {
 	hookID    uuid.UUID
+	leaseSeq  int64
 	projectID uuid.UUID
 	path      string
 	err       string
@@ -59,10 +63,10 @@ func newAlerter(js jetstream.JetStream, log *slog.Logger) (*alerter, error) {
 
 // hookFailed publishes the hook.failed alert, retrying a few times.
 func (a *alerter) hookFailed(ctx context.Context, f hookFailure) error {
-	alertID := HookFailedAlertID(f.hookID)
+	alertID := HookFailedAlertID(f.hookID, f.leaseSeq)
 	msg := bus.Message{
 		Subject: event.SubjectAlert,
-		MsgID:   event.MsgID(event.KindAlert, alertID, 0),
+		MsgID:   event.MsgID(event.KindAlert, "hook.failed:"+f.hookID.String(), f.leaseSeq),
 		Body: &eventv1.Alert{
 			AlertId:    alertID,
 			Kind:       eventv1.AlertKind_ALERT_KIND_HOOK_FAILED,

@@ -126,6 +126,7 @@ func (a *Applier) alertIfFailed(ctx context.Context, in attempt, out *applied) e
 	}
 	return a.alerts.hookFailed(ctx, hookFailure{
 		hookID:    in.hookID,
+		leaseSeq:  in.leaseSeq,
 		projectID: out.projectID,
 		path:      out.path,
 		err:       in.errText,
