@@ -17,7 +17,7 @@ MODULES := pkg migrations $(addprefix services/,$(SERVICES)) deploy/local tests
 # repository root matches nothing, so each module gets its own pattern.
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 # Generated code; `make verify` fails when it drifts from what is committed.
-# (queries.sql beside sqlc's output is a source, not generated.)
+# (the .sql files beside sqlc's output are sources, not generated.)
 GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go'
 PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
 
@@ -54,7 +54,11 @@ bench: withpg ## run every module's benchmarks
 
 generate: generate-sqlc generate-proto ## regenerate sqlc and protobuf code
 
-generate-sqlc: ## regenerate each service's internal/store from its queries.sql
+# internal/store holds nothing but sqlc's output and its .sql sources, so the
+# old output is removed first: a renamed or deleted .sql file leaves no
+# stale Go behind.
+generate-sqlc: ## regenerate each service's internal/store from its .sql files
+	rm -f services/*/internal/store/*.go
 	cd tools && GOWORK=off go tool sqlc -f ../sqlc.yaml generate
 
 generate-proto: ## regenerate pkg/event/eventv1 from proto/
