@@ -18,8 +18,16 @@ MODULES := pkg migrations $(addprefix services/,$(SERVICES)) deploy/local tests
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
-GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go'
+GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' services/gateway/internal/api/gen
 PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
+# The gateway's OpenAPI document, and the linter that checks it, at exact
+# versions: npx fetches them from the npm registry once, then from its cache.
+# The linter needs Node.js 20.19 or later, which a distribution's nodejs may
+# not be, so it runs on the node package of the registry whatever the
+# machine's node is.
+OPENAPI_DIR := services/gateway/openapi
+REDOCLY_CLI := @redocly/cli@2.11.0
+LINT_NODE := node@20.19.5
 
 BIN := $(CURDIR)/.bin
 WITHPG := $(BIN)/withpg
@@ -28,8 +36,8 @@ WITHPG := $(BIN)/withpg
 GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: help run test bench generate generate-sqlc generate-proto verify check-generated \
-	check-fmt vet build-modules build tidy withpg clean
+.PHONY: help run test bench generate generate-sqlc generate-proto generate-openapi verify \
+	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean
 
 help: ## list the targets
 	@echo "Usage: make TARGET"
@@ -49,25 +57,37 @@ withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 test: withpg ## run every module's tests with -race
 	$(WITHPG) $(WITHPG_FLAGS) -- go test -race -count=1 $(GO_TEST_FLAGS) $(PACKAGES)
 
-bench: withpg ## run every module's benchmarks
-	$(WITHPG) $(WITHPG_FLAGS) -- go test -run '^$$' -bench . -benchmem $(GO_TEST_FLAGS) $(PACKAGES)
+# Includes the API load test (services/gateway/apibench: tables on stdout,
+# .bench/api.json), which loads two million hooks: hence the long timeout.
+# SUNDIAL_BENCH_DURATION (default 10s) and SUNDIAL_BENCH_CLIENTS (64) tune it.
+bench: withpg ## run every module's benchmarks, the API load test among them
+	$(WITHPG) $(WITHPG_FLAGS) -- go test -run '^$$' -bench . -benchmem -timeout 30m $(GO_TEST_FLAGS) $(PACKAGES)
 
-generate: generate-sqlc generate-proto ## regenerate sqlc and protobuf code
+generate: generate-sqlc generate-proto generate-openapi ## regenerate sqlc, protobuf and OpenAPI code
 
-# internal/store holds nothing but sqlc's output and its .sql sources, so the
-# old output is removed first: a renamed or deleted .sql file leaves no
-# stale Go behind.
+# After a successful run, output whose .sql source is gone (renamed or
+# deleted) is removed, so no stale Go stays behind. Nothing is removed when
+# sqlc fails.
 generate-sqlc: ## regenerate each service's internal/store from its .sql files
-	rm -f services/*/internal/store/*.go
 	cd tools && GOWORK=off go tool sqlc -f ../sqlc.yaml generate
+	for f in services/*/internal/store/*.sql.go; do \
+		[ -e "$${f%.go}" ] || rm -v "$$f"; \
+	done
 
 generate-proto: ## regenerate pkg/event/eventv1 from proto/
 	GOWORK=off go -C tools build -o $(BIN)/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
 	protoc --plugin=protoc-gen-go=$(BIN)/protoc-gen-go -I proto --go_out=pkg \
 		--go_opt=module=github.com/sundial-run/sundial/pkg $(PROTO_FILES)
 
-verify: generate ## fail on drifted generated code, unformatted files, vet findings or broken module builds
-	@$(MAKE) -k check-generated check-fmt vet build-modules
+# The gateway's HTTP layer (models, echo server, strict server) from its
+# OpenAPI document; run from the document's folder, which the config's
+# paths are relative to.
+generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI document
+	GOWORK=off go -C tools build -o $(BIN)/oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+	cd $(OPENAPI_DIR) && $(BIN)/oapi-codegen -config oapi-codegen.yaml openapi.yaml
+
+verify: generate ## fail on drifted generated code, unformatted files, vet findings, broken module builds or OpenAPI lint
+	@$(MAKE) -k check-generated check-fmt vet build-modules lint-openapi
 
 check-generated: ## fail when generated code differs from what is committed
 	@changes="$$(git status --porcelain -- $(GENERATED))"; \
@@ -96,6 +116,9 @@ build-modules: ## build and vet every module alone (GOWORK=off)
 		(cd "$$m" && GOWORK=off go build ./... && GOWORK=off go vet ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "Modules that do not build alone:$$failed (make tidy?)"; exit 1; fi
+
+lint-openapi: ## lint the gateway's OpenAPI document with Redocly's recommended rules
+	cd $(OPENAPI_DIR) && npx --yes -p $(LINT_NODE) -p $(REDOCLY_CLI) -c 'redocly lint --config redocly.yaml openapi.yaml'
 
 build: ## build one binary per service into bin/
 	go build -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))

@@ -7,14 +7,25 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
+	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
+	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
+	"github.com/sundial-run/sundial/services/gateway/internal/project"
+	"github.com/sundial-run/sundial/services/gateway/internal/quota"
+	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
+	"github.com/sundial-run/sundial/services/gateway/internal/signingkey"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -27,17 +38,31 @@ const (
 	idleTimeout       = 120 * time.Second
 )
 
-// App is the gateway: an HTTP server in front of PostgreSQL.
+// streamsTimeout bounds the creation of the NATS streams at start-up.
+// alertDrainTimeout bounds the publishing of queued quota alerts at
+// shutdown, after the HTTP server has stopped (it matters only when NATS
+// is unreachable then).
+const (
+	streamsTimeout    = 10 * time.Second
+	alertDrainTimeout = 5 * time.Second
+)
+
+// App is the gateway: an HTTP server in front of PostgreSQL, publishing
+// quota alerts to NATS.
 type App struct {
 	cfg      Config
 	log      *slog.Logger
 	pool     *pgxpool.Pool
+	nc       *nats.Conn
+	alerts   *quota.Alerts
+	sweeper  *idempotency.Sweeper
 	listener net.Listener
 	server   *http.Server
 }
 
-// New connects to the database and binds the listener, so that a bad
-// configuration fails here, and starts no goroutine.
+// New connects to the database and NATS (creating the streams) and binds
+// the listener, so that a bad configuration fails here; it starts no
+// goroutine of its own.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -46,9 +71,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	nc, alerts, err := connectAlerts(ctx, cfg.NATSURL, log)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
 	var lc net.ListenConfig
 	listener, err := lc.Listen(ctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
+		nc.Close()
 		pool.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
@@ -57,7 +88,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Config: api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes},
 		Log:    log,
 		Keys:   apikey.NewVerifier(queries),
-		Hooks:  hook.NewService(pool),
+		Hooks:  hook.NewService(pool, hook.WithAnnouncer(alerts)),
+		Limits: api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
+		// Replays claim quota threshold alerts, published like those of
+		// single creates.
+		Bulk:    api.BulkDeps{Bulk: bulk.NewService(pool, alerts)},
+		Project: api.ProjectDeps{Settings: project.NewService(pool)},
+		KeyMgmt: api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool)},
+		List:    api.ListDeps{Hooks: hooklist.NewLister(pool)},
 		Ready: func(ctx context.Context) error {
 			_, err := queries.DatabaseNow(ctx)
 			return err
@@ -71,7 +109,32 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &App{cfg: cfg, log: log, pool: pool, listener: listener, server: server}, nil
+	return &App{
+		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts,
+		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
+		listener: listener, server: server,
+	}, nil
+}
+
+// connectAlerts connects to NATS, makes sure the streams exist, and returns
+// the publisher of quota threshold alerts.
+func connectAlerts(ctx context.Context, url string, log *slog.Logger) (*nats.Conn, *quota.Alerts, error) {
+	nc, js, err := bus.Connect(url, "sundial-gateway")
+	if err != nil {
+		return nil, nil, err
+	}
+	streamCtx, cancel := context.WithTimeout(ctx, streamsTimeout)
+	defer cancel()
+	if err := event.EnsureStreams(streamCtx, js); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	alerts, err := quota.NewAlerts(js, log, alertDrainTimeout)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, alerts, nil
 }
 
 // Addr is the address the listener is bound to.
@@ -80,9 +143,21 @@ func (a *App) Addr() string {
 }
 
 // Run serves until ctx is done, then stops accepting connections, lets
-// in-flight requests finish for up to ShutdownTimeout, and closes the pool.
+// in-flight requests finish for up to ShutdownTimeout, publishes the quota
+// alerts they queued, and closes the connections.
 func (a *App) Run(ctx context.Context) error {
 	defer a.pool.Close()
+	defer a.nc.Close()
+	// The background work outlives ctx until the server has stopped: the
+	// last requests may still queue alerts.
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { a.alerts.Run(background) })
+	wg.Go(func() { a.sweeper.Run(background) })
+	defer func() {
+		stopBackground()
+		wg.Wait()
+	}()
 	served := make(chan error, 1)
 	go func() { served <- a.server.Serve(a.listener) }()
 	a.log.Info("serving", "addr", a.Addr())

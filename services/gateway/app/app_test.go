@@ -15,6 +15,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 )
 
 func apiKeyRevoke(b bundle) (bool, error) {
@@ -31,6 +32,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
+		NATSURL:          "nats://127.0.0.1:4222",
 		HTTPAddr:         ":8080",
 		LogLevel:         "info",
 		HeaderPrefix:     "Sundial",
@@ -44,6 +46,7 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_DATABASE_URL":       "postgres://db/x",
+		"SUNDIAL_NATS_URL":           "nats://bus:4222",
 		"SUNDIAL_HTTP_ADDR":          "127.0.0.1:9000",
 		"SUNDIAL_LOG_LEVEL":          "debug",
 		"SUNDIAL_HEADER_PREFIX":      "Acme",
@@ -53,7 +56,7 @@ func TestConfigFromEnv(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
-		DatabaseURL: "postgres://db/x", HTTPAddr: "127.0.0.1:9000", LogLevel: "debug", HeaderPrefix: "Acme",
+		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", HTTPAddr: "127.0.0.1:9000", LogLevel: "debug", HeaderPrefix: "Acme",
 		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
 	}, cfg)
 }
@@ -80,14 +83,15 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 func TestAppServesAndStops(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.NewDB(t)
-	a, err := app.New(t.Context(), testConfig(dbURL), discard())
+	a, err := app.New(t.Context(), testConfig(t, dbURL), discard())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 
+	client := contract.Client(t)
 	for _, path := range []string{"/healthz", "/readyz"} {
-		res, err := http.Get("http://" + a.Addr() + path)
+		res, err := client.Get("http://" + a.Addr() + path)
 		require.NoError(t, err)
 		require.NoError(t, res.Body.Close())
 		require.Equal(t, http.StatusOK, res.StatusCode, path)
@@ -112,16 +116,28 @@ func TestNewFailsCleanly(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = busy.Close() })
 
-	cfg := testConfig(dbURL)
+	cfg := testConfig(t, dbURL)
 	cfg.HTTPAddr = busy.Addr().String()
 	_, err = app.New(t.Context(), cfg, discard())
 	require.ErrorContains(t, err, "listen")
 
-	cfg = testConfig("postgres://postgres@127.0.0.1:1/nothing?sslmode=disable&connect_timeout=2")
+	cfg = testConfig(t, "postgres://postgres@127.0.0.1:1/nothing?sslmode=disable&connect_timeout=2")
 	_, err = app.New(t.Context(), cfg, discard())
 	require.ErrorContains(t, err, "database")
 
-	cfg = testConfig(dbURL)
+	cfg = testConfig(t, dbURL)
+	cfg.NATSURL = "nats://127.0.0.1:1"
+	unreachable, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	_, err = app.New(unreachable, cfg, discard())
+	require.ErrorContains(t, err, "stream", "NATS does not answer")
+
+	cfg = testConfig(t, dbURL)
+	cfg.NATSURL = ""
+	_, err = app.New(t.Context(), cfg, discard())
+	require.ErrorContains(t, err, "SUNDIAL_NATS_URL")
+
+	cfg = testConfig(t, dbURL)
 	cfg.MaxDataBytes = 0
 	_, err = app.New(t.Context(), cfg, discard())
 	require.ErrorContains(t, err, "SUNDIAL_MAX_DATA_BYTES")

@@ -17,6 +17,9 @@ import (
 type Config struct {
 	// DatabaseURL is the PostgreSQL connection URL (SUNDIAL_DATABASE_URL).
 	DatabaseURL string
+	// NATSURL is the NATS server (with JetStream) that quota threshold
+	// alerts are published to (SUNDIAL_NATS_URL).
+	NATSURL string
 	// HTTPAddr is the address the API listens on (SUNDIAL_HTTP_ADDR);
 	// port 0 picks a free port, see App.Addr.
 	HTTPAddr string
@@ -39,6 +42,7 @@ type Config struct {
 // Defaults.
 const (
 	DefaultDatabaseURL      = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
+	DefaultNATSURL          = "nats://127.0.0.1:4222"
 	DefaultHTTPAddr         = ":8080"
 	DefaultLogLevel         = "info"
 	DefaultHeaderPrefix     = "Sundial"
@@ -64,6 +68,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 	r := envconf.New(lookup)
 	cfg := Config{
 		DatabaseURL:      r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
+		NATSURL:          r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
 		HTTPAddr:         r.String("SUNDIAL_HTTP_ADDR", DefaultHTTPAddr),
 		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
 		HeaderPrefix:     r.String("SUNDIAL_HEADER_PREFIX", DefaultHeaderPrefix),
@@ -80,6 +85,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 func (c Config) Validate() error {
 	var check envconf.Check
 	check.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must not be empty")
+	check.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must not be empty")
 	_, _, err := net.SplitHostPort(c.HTTPAddr)
 	check.That(err == nil, "SUNDIAL_HTTP_ADDR=%q: want host:port, e.g. :8080", c.HTTPAddr)
 	check.That(telemetry.ParseLevel(c.LogLevel) == nil, "SUNDIAL_LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel)

@@ -448,7 +448,7 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 	res := b.do(http.MethodPut, "/v1/hooks/"+uuid.NewString(), strings.NewReader(`{}`))
 	res.requireError(t, http.StatusMethodNotAllowed, "method_not_allowed")
 	require.Contains(t, res.header.Get("Allow"), http.MethodGet)
-	b.do(http.MethodGet, "/v1/hooks", nil).requireError(t, http.StatusMethodNotAllowed, "method_not_allowed")
+	b.do(http.MethodPut, "/v1/hooks", nil).requireError(t, http.StatusMethodNotAllowed, "method_not_allowed")
 	b.do(http.MethodPost, "/healthz", nil).requireError(t, http.StatusMethodNotAllowed, "method_not_allowed")
 }
 

@@ -1,11 +1,18 @@
-// Package api is the gateway's HTTP interface: the routes of the REST API,
-// authentication by API key, the error format, and the middleware every
-// request passes through (request id, tracing, access log, panic recovery).
+// Package api is the gateway's HTTP interface. The operations of the REST API
+// are generated from the OpenAPI document (services/gateway/openapi) into
+// package gen, whose strict server calls the methods of server, one file per
+// area (hooks.go, list.go, bulk.go, project.go, keys.go). This package adds
+// what the document does not generate: authentication by API key, strict
+// decoding of request bodies (body.go), the error format (errors.go), and the
+// middleware every request passes through: request id and Sundial's own
+// response headers, tracing, access log, panic recovery.
 package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,9 +20,11 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/openapi"
 )
 
 // Config is what the HTTP layer needs from the service's configuration.
@@ -50,43 +59,126 @@ type Deps struct {
 	// Tracing makes the server spans; nil means the global provider that
 	// telemetry.Setup installs.
 	Tracing trace.TracerProvider
+
+	// What each area needs, declared in the area's own file.
+	List    ListDeps
+	Bulk    BulkDeps
+	Project ProjectDeps
+	KeyMgmt KeyDeps
+	Limits  LimitsDeps
 }
 
 // readyTimeout bounds a readiness check, so that a hung database makes the
 // probe fail rather than hang.
 const readyTimeout = 2 * time.Second
 
+// bodyOverhead is what a request body may add to the largest data payload:
+// the other fields of the request, and the client's whitespace.
+const bodyOverhead = 64 << 10
+
+// server implements gen.StrictServerInterface. Each area's operations are
+// methods of its own embedded type, so that each lives in its own file.
 type server struct {
 	Deps
+	hookList
+	bulkActions
+	projectSettings
+	keyManagement
 }
+
+var _ gen.StrictServerInterface = (*server)(nil)
 
 // New returns the API's handler.
 func New(d Deps) *echo.Echo {
-	s := &server{Deps: d}
+	if d.Tracing == nil {
+		d.Tracing = otel.GetTracerProvider()
+	}
+	document, err := openapi.JSON(d.Config.HeaderPrefix)
+	if err != nil {
+		// The document is embedded at build time and its tests convert it:
+		// failing here means a broken build, like a bad regexp.MustCompile.
+		panic(fmt.Sprintf("api: %v", err))
+	}
+	s := &server{
+		Deps:            d,
+		hookList:        hookList{ListDeps: d.List, cfg: d.Config},
+		bulkActions:     bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
+		projectSettings: projectSettings{ProjectDeps: d.Project, cfg: d.Config},
+		keyManagement:   keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config},
+	}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	if d.Tracing == nil {
-		d.Tracing = otel.GetTracerProvider()
-	}
+	e.Binder = strictBinder{limit: int64(d.Config.MaxDataBytes) + bodyOverhead}
 	e.Use(requestID, tracing(d.Tracing.Tracer("github.com/sundial-run/sundial/services/gateway/internal/api")),
 		accessLog(d.Log), recoverPanic)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	e.GET("/v1/openapi.json", serveDocument(document))
 
-	// Authentication is route middleware, not group middleware: echo gives a
-	// group with middleware a catch-all route, which would turn a wrong
-	// method on a known route into a 404 instead of a 405.
-	v1 := e.Group("/v1")
-	v1.POST("/hooks", s.createHook, s.authenticate)
-	v1.GET("/hooks/:id", s.getHook, s.authenticate)
-	v1.DELETE("/hooks/:id", s.deleteHook, s.authenticate)
+	// keepQuery: listing validates the raw query string (list.go).
+	strict := gen.NewStrictHandler(s, []gen.StrictMiddlewareFunc{keepQuery})
+	gen.RegisterHandlersWithBaseURL(routeMiddleware{e: e, use: []echo.MiddlewareFunc{s.authenticate, s.enforceLimits}}, strict, "/v1")
 	return e
 }
 
-// envelope wraps every successful response body.
-type envelope struct {
-	Data any `json:"data"`
+// routeMiddleware registers each generated route with the API's route
+// middleware (authentication, then the quota and rate limits). Route middleware, not group middleware: echo
+// gives a group with middleware a catch-all route, which would turn a wrong
+// method on a known route into a 404 instead of a 405.
+type routeMiddleware struct {
+	e   *echo.Echo
+	use []echo.MiddlewareFunc
+}
+
+var _ gen.EchoRouter = routeMiddleware{}
+
+func (r routeMiddleware) add(method, path string, h echo.HandlerFunc, m []echo.MiddlewareFunc) *echo.Route {
+	return r.e.Add(method, path, h, append(append([]echo.MiddlewareFunc{}, r.use...), m...)...)
+}
+
+func (r routeMiddleware) CONNECT(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodConnect, p, h, m)
+}
+
+func (r routeMiddleware) DELETE(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodDelete, p, h, m)
+}
+
+func (r routeMiddleware) GET(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodGet, p, h, m)
+}
+
+func (r routeMiddleware) HEAD(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodHead, p, h, m)
+}
+
+func (r routeMiddleware) OPTIONS(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodOptions, p, h, m)
+}
+
+func (r routeMiddleware) PATCH(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodPatch, p, h, m)
+}
+
+func (r routeMiddleware) POST(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodPost, p, h, m)
+}
+
+func (r routeMiddleware) PUT(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodPut, p, h, m)
+}
+
+func (r routeMiddleware) TRACE(p string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.add(http.MethodTrace, p, h, m)
+}
+
+// serveDocument serves the OpenAPI document, which needs no API key: it is
+// what a client reads before it has one.
+func serveDocument(document []byte) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, document)
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 )
 
 func TestMain(m *testing.M) {
@@ -98,8 +99,10 @@ func get(t *testing.T, url, key string) (*http.Response, errorBody) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	require.NoError(t, err)
-	req.Header.Set("X-API-Key", key)
-	res, err := http.DefaultClient.Do(req)
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	res, err := contract.Client(t).Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	var body errorBody
@@ -148,7 +151,7 @@ func TestEachRequestHasAServerSpanContinuingTheCallersTrace(t *testing.T) {
 	require.NoError(t, err)
 	req.Header.Set("X-API-Key", b.project.APIKey)
 	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
-	res, err := http.DefaultClient.Do(req)
+	res, err := contract.Client(t).Do(req)
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
 
@@ -162,4 +165,13 @@ func TestEachRequestHasAServerSpanContinuingTheCallersTrace(t *testing.T) {
 	require.Contains(t, span.Attributes(), attribute.Int("http.response.status_code", http.StatusInternalServerError))
 	require.Contains(t, span.Attributes(), attribute.String("sundial.request_id", res.Header.Get("X-Request-Id")))
 	require.Equal(t, codes.Error, span.Status().Code)
+}
+
+func TestAMalformedParameterIsA400NamingIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res, body := get(t, b.server.URL+"/v1/hooks?limit=ten", b.project.APIKey)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	require.Equal(t, "invalid_request", body.Code)
+	require.Contains(t, body.Error, "limit: must be a number")
 }

@@ -31,7 +31,7 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		case err != nil:
 			return internal(err)
 		}
-		c.Set(keyProjectID, projectID)
+		withProject(c, projectID)
 		return next(c)
 	}
 }

@@ -2,22 +2,29 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 )
 
 // Error codes: the machine-readable half of an error response.
+// They are the Error schema's enum in the OpenAPI document.
 const (
 	CodeInvalidRequest       = "invalid_request"
 	CodeUnauthorized         = "unauthorized"
+	CodeForbidden            = "forbidden"
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeConflict             = "conflict"
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeRateLimited          = "rate_limited"
 	CodeQuotaExhausted       = "quota_exhausted"
 	CodeInternal             = "internal_error"
+	CodeNotImplemented       = "not_implemented"
 	CodeUnavailable          = "unavailable"
 )
 
@@ -48,6 +55,24 @@ func newError(status int, code, message string, details ...Detail) *Error {
 // internal hides a fault of the service behind a plain 500.
 func internal(cause error) *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal server error", Cause: cause}
+}
+
+// notImplemented answers an operation of the document that has no handler
+// yet.
+func notImplemented(operation string) *Error {
+	return newError(http.StatusNotImplemented, CodeNotImplemented, operation+" is not implemented yet")
+}
+
+// invalid is a 400 naming the fields at fault; with one detail, the
+// message repeats it so that a client showing only "error" says enough.
+func invalid(details ...Detail) *Error {
+	msg := "invalid request"
+	if len(details) == 1 {
+		msg += ": " + details[0].Field + ": " + details[0].Message
+	} else if len(details) > 1 {
+		msg += fmt.Sprintf(": %d fields are invalid", len(details))
+	}
+	return newError(http.StatusBadRequest, CodeInvalidRequest, msg, details...)
 }
 
 // errorBody is the one shape of every error response.
@@ -86,6 +111,8 @@ func asError(err error) *Error {
 		return internal(err)
 	}
 	switch he.Code {
+	case http.StatusBadRequest:
+		return parameterError(he)
 	case http.StatusNotFound:
 		return newError(he.Code, CodeNotFound, "no such route")
 	case http.StatusMethodNotAllowed:
@@ -98,4 +125,44 @@ func asError(err error) *Error {
 	}
 	code := strings.ReplaceAll(strings.ToLower(http.StatusText(he.Code)), " ", "_")
 	return newError(he.Code, code, http.StatusText(he.Code))
+}
+
+// The generated parameter binding reports a malformed path, query or header
+// parameter as an echo.HTTPError 400 whose message names the parameter in
+// one of these forms.
+var parameterMessages = []*regexp.Regexp{
+	regexp.MustCompile(`^Invalid format for parameter (\S+): (.*)$`),
+	regexp.MustCompile(`^Query argument (\S+) is required`),
+	regexp.MustCompile(`^Header parameter (\S+) is required`),
+	regexp.MustCompile(`^Expected one value for (\S+),`),
+}
+
+// parameterError names the parameter at fault and what its value must be,
+// in words rather than in the parser's.
+func parameterError(he *echo.HTTPError) *Error {
+	msg, _ := he.Message.(string)
+	for _, re := range parameterMessages {
+		m := re.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		return invalid(Detail{Field: m[1], Message: parameterProblem(msg)})
+	}
+	return newError(http.StatusBadRequest, CodeInvalidRequest, "invalid request")
+}
+
+func parameterProblem(msg string) string {
+	switch {
+	case strings.Contains(msg, "is required"):
+		return "is required"
+	case strings.Contains(msg, "Expected one value"):
+		return "must be given once"
+	case strings.Contains(msg, "ParseInt"), strings.Contains(msg, "ParseFloat"):
+		return "must be a number"
+	case strings.Contains(msg, "ParseBool"):
+		return "must be true or false"
+	case strings.Contains(msg, "time"), strings.Contains(msg, "date"):
+		return "must be an RFC 3339 date-time, e.g. 2030-01-02T15:04:05Z"
+	}
+	return "has an invalid value"
 }

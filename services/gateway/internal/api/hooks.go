@@ -1,154 +1,111 @@
 package api
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/labstack/echo/v4"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
+	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
-	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
-// bodyOverhead is what a request body may add to the largest data payload:
-// the other fields of the request, and the client's whitespace.
-const bodyOverhead = 64 << 10
-
-func (s *server) createHook(c echo.Context) error {
-	if err := requireJSON(c.Request()); err != nil {
-		return err
-	}
-	body, err := s.readBody(c)
+// CreateHook schedules a hook (POST /v1/hooks). The body was decoded
+// strictly into hook.CreateRequest (strictBinder); validation is the hook
+// package's.
+func (s *server) CreateHook(ctx context.Context, req gen.CreateHookRequestObject) (gen.CreateHookResponseObject, error) {
+	n, err := s.newHook(*req.Body, req.Params.IdempotencyKey)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	n, err := s.parseHook(body)
-	if err != nil {
-		return err
-	}
-	projectID, _ := projectIDOf(c)
-	created, usage, err := s.Hooks.Create(c.Request().Context(), projectID, n)
+	created, usage, err := s.Hooks.Create(ctx, projectOf(ctx), n)
 	var exhausted *quota.ExhaustedError
 	switch {
 	case errors.As(err, &exhausted):
-		usage.SetHeaders(c.Response().Header(), s.Config.HeaderPrefix)
-		c.Response().Header().Set("Retry-After", strconv.FormatInt(usage.RetryAfter(), 10))
-		return newError(http.StatusTooManyRequests, CodeQuotaExhausted,
+		usage.SetHeaders(responseHeaders(ctx), s.Config.HeaderPrefix)
+		responseHeaders(ctx).Set("Retry-After", strconv.FormatInt(usage.RetryAfter(), 10))
+		return nil, newError(http.StatusTooManyRequests, CodeQuotaExhausted,
 			fmt.Sprintf("hook quota exhausted for this billing period (%d of %d hooks, hard cap %d); it resets at %s",
 				usage.Used, usage.Limit, usage.HardCap, usage.ResetsAt.UTC().Format(time.RFC3339)))
+	case errors.Is(err, idempotency.ErrKeyReused), errors.Is(err, idempotency.ErrHookDeleted):
+		return nil, newError(http.StatusConflict, CodeConflict, err.Error(),
+			Detail{Field: idempotency.Header, Message: err.Error()})
 	case err != nil:
-		return internal(err)
+		return nil, internal(err)
 	}
-	usage.SetHeaders(c.Response().Header(), s.Config.HeaderPrefix)
-	return c.JSON(http.StatusCreated, envelope{Data: hook.ToView(created)})
+	usage.SetHeaders(responseHeaders(ctx), s.Config.HeaderPrefix)
+	return gen.CreateHook201JSONResponse{Body: gen.HookResponse{Data: toHook(created)}}, nil
 }
 
-func requireJSON(r *http.Request) error {
-	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mediaType != "application/json" {
-		return newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type must be application/json")
-	}
-	return nil
-}
-
-// readBody reads the body, refusing one too large to hold an acceptable
-// payload before reading it when its length is declared, and as soon as it
-// passes the limit when it is not.
-func (s *server) readBody(c echo.Context) ([]byte, error) {
-	limit := int64(s.Config.MaxDataBytes) + bodyOverhead
-	tooLarge := newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-		fmt.Sprintf("request body is larger than %d bytes", limit))
-	r := c.Request()
-	if r.ContentLength > limit {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, limit))
-	var maxErr *http.MaxBytesError
-	switch {
-	case errors.As(err, &maxErr):
-		return nil, tooLarge
-	case err != nil:
-		return nil, newError(http.StatusBadRequest, CodeInvalidRequest, "could not read the request body")
-	}
-	return body, nil
-}
-
-// parseHook decodes and validates a POST /v1/hooks body.
-func (s *server) parseHook(body []byte) (hook.New, error) {
-	var req hook.CreateRequest
-	if err := strictjson.Decode(body, &req); err != nil {
-		return hook.New{}, decodeError(err)
-	}
+// newHook validates a POST /v1/hooks request.
+func (s *server) newHook(req hook.CreateRequest, idempotencyKey *string) (hook.New, error) {
 	n, err := req.Validate(s.Config.MaxDataBytes)
 	var (
-		invalid  *hook.InvalidError
-		tooLarge *hook.TooLargeError
+		invalidReq *hook.InvalidError
+		tooLarge   *hook.TooLargeError
 	)
 	switch {
 	case errors.As(err, &tooLarge):
 		return hook.New{}, newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, tooLarge.Error(),
 			Detail{Field: "data", Message: fmt.Sprintf("must be at most %d bytes", tooLarge.Max)})
-	case errors.As(err, &invalid):
-		details := make([]Detail, len(invalid.Problems))
-		for i, p := range invalid.Problems {
+	case errors.As(err, &invalidReq):
+		details := make([]Detail, len(invalidReq.Problems))
+		for i, p := range invalidReq.Problems {
 			details[i] = Detail(p)
 		}
-		return hook.New{}, newError(http.StatusBadRequest, CodeInvalidRequest, "invalid request: "+invalid.Error(), details...)
+		return hook.New{}, newError(http.StatusBadRequest, CodeInvalidRequest, "invalid request: "+invalidReq.Error(), details...)
 	case err != nil:
 		return hook.New{}, internal(err)
+	}
+	if idempotencyKey != nil {
+		if err := idempotency.ValidateKey(*idempotencyKey); err != nil {
+			return hook.New{}, invalid(Detail{Field: idempotency.Header, Message: err.Error()})
+		}
+		n.IdempotencyKey = *idempotencyKey
 	}
 	return n, nil
 }
 
-func decodeError(err error) *Error {
-	var de *strictjson.Error
-	if !errors.As(err, &de) {
-		return newError(http.StatusBadRequest, CodeInvalidRequest, "invalid request body")
+// GetHook returns a hook of the project (GET /v1/hooks/{id}).
+func (s *server) GetHook(ctx context.Context, req gen.GetHookRequestObject) (gen.GetHookResponseObject, error) {
+	id, err := hookID(req.Id)
+	if err != nil {
+		return nil, err
 	}
-	if de.Field == "" {
-		return newError(http.StatusBadRequest, CodeInvalidRequest, de.Message)
+	h, err := s.Hooks.Get(ctx, projectOf(ctx), id)
+	if err != nil {
+		return nil, hookError(err)
 	}
-	return newError(http.StatusBadRequest, CodeInvalidRequest, de.Error(), Detail{Field: de.Field, Message: de.Message})
+	return gen.GetHook200JSONResponse{Body: gen.HookResponse{Data: toHook(h)}}, nil
 }
 
-func (s *server) getHook(c echo.Context) error {
-	projectID, _ := projectIDOf(c)
-	id, err := hookID(c)
+// DeleteHook cancels and deletes a hook of the project (DELETE
+// /v1/hooks/{id}).
+func (s *server) DeleteHook(ctx context.Context, req gen.DeleteHookRequestObject) (gen.DeleteHookResponseObject, error) {
+	id, err := hookID(req.Id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	h, err := s.Hooks.Get(c.Request().Context(), projectID, id)
-	if err != nil {
-		return hookError(err)
+	if err := s.Hooks.Delete(ctx, projectOf(ctx), id); err != nil {
+		return nil, hookError(err)
 	}
-	return c.JSON(http.StatusOK, envelope{Data: hook.ToView(h)})
-}
-
-func (s *server) deleteHook(c echo.Context) error {
-	projectID, _ := projectIDOf(c)
-	id, err := hookID(c)
-	if err != nil {
-		return err
-	}
-	if err := s.Hooks.Delete(c.Request().Context(), projectID, id); err != nil {
-		return hookError(err)
-	}
-	return c.JSON(http.StatusOK, envelope{Data: struct{}{}})
+	return gen.DeleteHook200JSONResponse{Body: gen.EmptyResponse{Data: map[string]any{}}}, nil
 }
 
 var errHookNotFound = newError(http.StatusNotFound, CodeNotFound, "hook not found")
 
-// hookID reads the id from the path. A malformed id is a 404 like any id
+// hookID reads a hook id from the path. A malformed id is a 404 like any id
 // that names no hook of this project: there is nothing to find under it.
-func hookID(c echo.Context) (uuid.UUID, error) {
-	id, err := uuid.Parse(c.Param("id"))
+func hookID(raw string) (uuid.UUID, error) {
+	id, err := uuid.Parse(raw)
 	if err != nil {
 		return uuid.Nil, errHookNotFound
 	}
@@ -160,4 +117,56 @@ func hookError(err error) error {
 		return errHookNotFound
 	}
 	return internal(err)
+}
+
+// toHook shows a stored hook as the document's Hook: times in UTC, optional
+// fields only when set.
+func toHook(h store.Hook) gen.Hook {
+	out := gen.Hook{
+		Id:                  h.ID,
+		Path:                h.Path,
+		Domain:              h.Domain,
+		Data:                h.Data,
+		PostAt:              h.PostAt.UTC(),
+		Status:              gen.HookStatus(h.Status),
+		Attempts:            h.Attempts,
+		PostDurationSeconds: h.PostDurationSeconds,
+		CreatedAt:           h.CreatedAt.UTC(),
+		UpdatedAt:           h.UpdatedAt.UTC(),
+		FailureError:        h.FailureError,
+		TryAt:               utc(h.TryAt),
+		RetryOverride:       retryOverride(h.RetryOverride),
+	}
+	if h.WasNotified {
+		out.WasNotified = &h.WasNotified
+	}
+	if h.SequenceID != nil {
+		out.SequenceData = &gen.HookSequenceData{SequenceID: *h.SequenceID, SequenceLastRunAt: utc(h.SequenceLastRunAt)}
+		if h.SequenceStep != nil {
+			out.SequenceData.StepName = *h.SequenceStep
+		}
+	}
+	return out
+}
+
+// retryOverride reads the override stored with a hook. One that does not
+// parse can only come from a direct database edit; the scheduler then
+// applies the project's defaults, so the hook is shown without one.
+func retryOverride(raw json.RawMessage) *gen.RetryOverride {
+	if len(raw) == 0 {
+		return nil
+	}
+	var o gen.RetryOverride
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil
+	}
+	return &o
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }

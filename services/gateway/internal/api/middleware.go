@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 	"runtime/debug"
 	"time"
 
@@ -24,18 +26,56 @@ const (
 	keyStack     = "sundial.panicStack"
 )
 
+// Keys of values stored in a request's context.Context, which is all that
+// the generated strict handlers pass on to server's methods.
+type contextKey int
+
+const (
+	ctxProjectID contextKey = iota
+	ctxHeaders
+)
+
 // HeaderRequestID carries the request's id on every response.
 const HeaderRequestID = "X-Request-Id"
 
-// requestID gives each request a fresh id. It is set on the response before
-// anything else runs, so that error and panic responses carry it too. An id
-// sent by the client is not reused: ids must be unique to be useful in logs.
+// requestID gives each request a fresh id, and a set of response headers
+// that Sundial's own code decides (see responseHeaders), starting with the
+// id. An id sent by the client is not reused: ids must be unique to be
+// useful in logs.
 func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := uuid.NewString()
 		c.Set(keyRequestID, id)
-		c.Response().Header().Set(HeaderRequestID, id)
+		headers := http.Header{HeaderRequestID: {id}}
+		c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), ctxHeaders, headers)))
+		res := c.Response()
+		res.Before(func() { applyHeaders(res.Header(), headers) })
 		return next(c)
+	}
+}
+
+// responseHeaders returns the headers the request's response will carry
+// whatever else sets headers on it: the request id, and what handlers and
+// middleware add (quota, rate limit, Retry-After). Names are kept as
+// spelled (Sundial-HookQuota-Limit, not Go's canonical Sundial-Hookquota-Limit).
+//
+// The generated response writers set every header the OpenAPI document
+// declares for a response, from fields of the response object that
+// handlers leave empty; these headers are applied just before the status
+// line is written, replacing any such value, so that neither handlers nor
+// error responses have to fill them in.
+func responseHeaders(ctx context.Context) http.Header {
+	h, ok := ctx.Value(ctxHeaders).(http.Header)
+	if !ok {
+		return http.Header{} // outside a request (a unit test): nothing to apply
+	}
+	return h
+}
+
+func applyHeaders(dst, managed http.Header) {
+	for name, values := range managed {
+		delete(dst, textproto.CanonicalMIMEHeaderKey(name))
+		dst[name] = values
 	}
 }
 
@@ -47,6 +87,22 @@ func requestIDOf(c echo.Context) string {
 func projectIDOf(c echo.Context) (uuid.UUID, bool) {
 	id, ok := c.Get(keyProjectID).(uuid.UUID)
 	return id, ok
+}
+
+// withProject records the authenticated project for the access log and for
+// the handlers.
+func withProject(c echo.Context, id uuid.UUID) {
+	c.Set(keyProjectID, id)
+	c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), ctxProjectID, id)))
+}
+
+// projectOf is the project of the request's API key. Every operation of the
+// document is authenticated, so it is set whenever a handler runs; the nil
+// UUID (no project has it) makes a mistake find nothing rather than
+// another project's data.
+func projectOf(ctx context.Context) uuid.UUID {
+	id, _ := ctx.Value(ctxProjectID).(uuid.UUID)
+	return id
 }
 
 // route names the matched route for logs and spans, with a fixed name for

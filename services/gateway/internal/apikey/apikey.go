@@ -1,4 +1,6 @@
-// Package apikey makes and checks project API keys.
+// Package apikey makes, checks and manages project API keys: creating,
+// listing (prefixes only) and revoking them, and resolving a key to its
+// project on every request (Verifier).
 //
 // A key reads sdk_<8 base32 chars>_<43 base64url chars>: the first part is a
 // visible prefix that people can tell keys apart by and the database finds
@@ -91,18 +93,19 @@ func Matches(plain string, storedHash []byte) bool {
 	return subtle.ConstantTimeCompare(Hash(plain), storedHash) == 1
 }
 
-// Store inserts a key for a project. A prefix collision (40 random bits, so
-// rare) comes back as postgres.ErrConflict for the caller to retry.
-func Store(ctx context.Context, q *store.Queries, projectID uuid.UUID, k Key) error {
+// Store inserts a key for a project under name (checked by the caller,
+// see ValidateName). A prefix collision (40 random bits, so rare) comes
+// back as postgres.ErrConflict for the caller to retry.
+func Store(ctx context.Context, q *store.Queries, projectID uuid.UUID, name string, k Key) (Info, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
-		return fmt.Errorf("api key id: %w", err)
+		return Info{}, fmt.Errorf("api key id: %w", err)
 	}
-	err = q.InsertAPIKey(ctx, store.InsertAPIKeyParams{ID: id, ProjectID: projectID, Prefix: k.Prefix, KeyHash: k.Hash})
+	row, err := q.InsertAPIKey(ctx, store.InsertAPIKeyParams{ID: id, ProjectID: projectID, Name: name, Prefix: k.Prefix, KeyHash: k.Hash})
 	if err != nil {
-		return fmt.Errorf("insert api key: %w", postgres.Translate(err))
+		return Info{}, fmt.Errorf("insert api key: %w", postgres.Translate(err))
 	}
-	return nil
+	return Info(row), nil
 }
 
 // Revoke refuses the key with this prefix from now on. It reports whether
@@ -113,37 +116,4 @@ func Revoke(ctx context.Context, q *store.Queries, prefix string) (bool, error) 
 		return false, fmt.Errorf("revoke api key: %w", err)
 	}
 	return n == 1, nil
-}
-
-// Verifier resolves API keys to their project.
-type Verifier struct {
-	q *store.Queries
-}
-
-// NewVerifier returns a Verifier reading keys through q.
-func NewVerifier(q *store.Queries) *Verifier {
-	return &Verifier{q: q}
-}
-
-// Verify returns the project of a valid key; ErrInvalid or ErrRevoked when
-// the key must be refused; another error when the look-up itself failed.
-func (v *Verifier) Verify(ctx context.Context, plain string) (uuid.UUID, error) {
-	prefix, err := Prefix(plain)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	row, err := v.q.GetAPIKeyByPrefix(ctx, prefix)
-	if err != nil {
-		if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
-			return uuid.Nil, ErrInvalid
-		}
-		return uuid.Nil, fmt.Errorf("look up api key: %w", err)
-	}
-	if !Matches(plain, row.KeyHash) {
-		return uuid.Nil, ErrInvalid
-	}
-	if row.RevokedAt != nil {
-		return uuid.Nil, ErrRevoked
-	}
-	return row.ProjectID, nil
 }

@@ -78,6 +78,7 @@ type bundle struct {
 	pool     *pgxpool.Pool
 	q        *store.Queries
 	verifier *apikey.Verifier
+	keys     *apikey.Service
 	project  project.Created
 }
 
@@ -88,7 +89,9 @@ func setup(t *testing.T) bundle {
 	created, err := project.Create(ctx, pool, "Acme", "hooks.example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
-	return bundle{ctx: ctx, pool: pool, q: q, verifier: apikey.NewVerifier(q), project: created}
+	verifier := apikey.NewVerifier(q)
+	t.Cleanup(verifier.Wait) // before the pool closes: cleanups run last first
+	return bundle{ctx: ctx, pool: pool, q: q, verifier: verifier, keys: apikey.NewService(pool), project: created}
 }
 
 func TestVerifyFindsTheProject(t *testing.T) {
@@ -145,8 +148,9 @@ func TestStoreReportsAPrefixCollision(t *testing.T) {
 	b := setup(t)
 	k, err := apikey.New()
 	require.NoError(t, err)
-	require.NoError(t, apikey.Store(b.ctx, b.q, b.project.ID, k))
-	err = apikey.Store(b.ctx, b.q, b.project.ID, k)
+	_, err = apikey.Store(b.ctx, b.q, b.project.ID, "", k)
+	require.NoError(t, err)
+	_, err = apikey.Store(b.ctx, b.q, b.project.ID, "", k)
 	require.ErrorIs(t, err, postgres.ErrConflict)
 	_, err = b.verifier.Verify(b.ctx, k.Plain)
 	require.NoError(t, err)

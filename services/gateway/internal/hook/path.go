@@ -42,9 +42,11 @@ func pathProblem(path string) string {
 	}
 	pathPart, _, _ := strings.Cut(path, "?")
 	for _, segment := range strings.Split(pathPart, "/") {
-		if decoded, err := url.PathUnescape(segment); err != nil {
+		decoded, err := url.PathUnescape(segment)
+		if err != nil {
 			return "contains an invalid percent-encoding"
-		} else if decoded == ".." {
+		}
+		if climbs(decoded) {
 			return `must not contain a ".." segment`
 		}
 	}
@@ -52,4 +54,17 @@ func pathProblem(path string) string {
 		return "is not a valid URL path"
 	}
 	return ""
+}
+
+// climbs reports whether a decoded segment is "..", or holds one between
+// the separators a receiver might make of it once decoded: "%2e%2e" is
+// "..", and some servers also split "..%2F" or "..%5C" (a backslash, a
+// separator on Windows) into segments before resolving them.
+func climbs(decoded string) bool {
+	for _, part := range strings.FieldsFunc(decoded, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if part == ".." {
+			return true
+		}
+	}
+	return false
 }

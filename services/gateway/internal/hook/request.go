@@ -33,6 +33,9 @@ type New struct {
 	// RetryOverride is the JSON the scheduler reads, nil for the project's
 	// default retry settings.
 	RetryOverride json.RawMessage
+	// IdempotencyKey is the request's Idempotency-Key header, validated by
+	// idempotency.ValidateKey, or empty when it has none.
+	IdempotencyKey string
 }
 
 // FieldError is one field at fault.

@@ -82,7 +82,23 @@ func parsePostAt(s string, p *problems) (time.Time, bool) {
 		p.add("postAt", "must be an RFC 3339 date-time with an offset, e.g. 2030-01-02T15:04:05Z")
 		return time.Time{}, false
 	}
-	return t.UTC(), true
+	return inYearRange(t.UTC(), "postAt", p)
+}
+
+// Instants a hook may be scheduled at: those whose UTC year has the four
+// digits RFC 3339 allows, so that every postAt can be shown again. An
+// offset can push a valid-looking local year out ("9999-12-31T23:00:00-05:00").
+var (
+	earliestPostAt = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	latestPostAt   = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+func inYearRange(t time.Time, field string, p *problems) (time.Time, bool) {
+	if t.Before(earliestPostAt) || !t.Before(latestPostAt) {
+		p.add(field, "must fall between the years 0001 and 9999 in UTC")
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // ParsePostIn reads a postIn duration such as "1d12h" or "90s". It returns
@@ -112,13 +128,27 @@ func ParsePostIn(s string) (time.Duration, string) {
 	return total, ""
 }
 
-// parsePostAtLocal reads a wall-clock time in an IANA zone.
+// parsePostAtLocal reads a wall-clock time in an IANA zone, reporting a
+// bad zone and a bad wall time together.
 func parsePostAtLocal(s, zone string, p *problems) (time.Time, bool) {
-	loc, err := loadZone(zone)
-	if err != nil {
-		p.add("timezone", "%s", err)
+	loc, zoneErr := loadZone(zone)
+	if zoneErr != nil {
+		p.add("timezone", "%s", zoneErr)
+	}
+	wall, ok := parseWall(s, p)
+	if !ok || zoneErr != nil {
 		return time.Time{}, false
 	}
+	t, err := ResolveLocal(wall, loc)
+	if err != nil {
+		p.add("postAtLocal", "%s", err)
+		return time.Time{}, false
+	}
+	return inYearRange(t.UTC(), "postAtLocal", p)
+}
+
+// parseWall reads YYYY-MM-DDTHH:MM:SS exactly: no offset, no fraction.
+func parseWall(s string, p *problems) (time.Time, bool) {
 	if !postAtLocalPattern.MatchString(s) {
 		p.add("postAtLocal", "must be a local date-time without offset, YYYY-MM-DDTHH:MM:SS")
 		return time.Time{}, false
@@ -128,12 +158,7 @@ func parsePostAtLocal(s, zone string, p *problems) (time.Time, bool) {
 		p.add("postAtLocal", "is not a valid date-time: %s", err)
 		return time.Time{}, false
 	}
-	t, err := ResolveLocal(wall, loc)
-	if err != nil {
-		p.add("postAtLocal", "%s", err)
-		return time.Time{}, false
-	}
-	return t, true
+	return wall, true
 }
 
 func loadZone(name string) (*time.Location, error) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -18,47 +20,130 @@ import (
 // whether it exists in another project or not at all.
 var ErrNotFound = errors.New("hook not found")
 
+// Announcer publishes the alerts of usage thresholds that a committed
+// transaction claimed (quota.Alerts).
+type Announcer interface {
+	Announce(ctx context.Context, crossed []quota.Crossing)
+}
+
 // Service stores hooks.
 type Service struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	alerts  Announcer
+	keysTTL time.Duration
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithAnnouncer publishes quota threshold alerts through a; without it
+// thresholds are still claimed, and no alert is sent.
+func WithAnnouncer(a Announcer) Option {
+	return func(s *Service) { s.alerts = a }
+}
+
+// WithIdempotencyTTL changes how long an Idempotency-Key names its hook
+// (idempotency.TTL by default); tests shorten it.
+func WithIdempotencyTTL(d time.Duration) Option {
+	return func(s *Service) { s.keysTTL = d }
 }
 
 // NewService returns a Service on pool.
-func NewService(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool}
+func NewService(pool *pgxpool.Pool, opts ...Option) *Service {
+	s := &Service{pool: pool, keysTTL: idempotency.TTL}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// created is what Create's transaction produced.
+type created struct {
+	hook   store.Hook
+	charge quota.Charge
 }
 
 // Create stores a hook and counts it against the project's quota, in one
 // transaction: a hook refused by the quota (a *quota.ExhaustedError) is
 // neither stored nor counted. The usage is returned in both cases.
+//
+// With an IdempotencyKey, a repeat of an earlier request (see package
+// idempotency) returns the earlier hook and the current usage, creating and
+// counting nothing; the same key with another request is
+// idempotency.ErrKeyReused, and one whose hook was deleted
+// idempotency.ErrHookDeleted.
+//
+// Usage thresholds reached by the count are claimed in the transaction and
+// announced after it commits.
 func (s *Service) Create(ctx context.Context, projectID uuid.UUID, n New) (store.Hook, quota.Usage, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return store.Hook{}, quota.Usage{}, fmt.Errorf("hook id: %w", err)
 	}
-	var (
-		hook  store.Hook
-		usage quota.Usage
-	)
+	var fingerprint []byte
+	if n.IdempotencyKey != "" {
+		if fingerprint, err = n.fingerprint(); err != nil {
+			return store.Hook{}, quota.Usage{}, fmt.Errorf("request fingerprint: %w", err)
+		}
+	}
+	var out created
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		plan, err := q.GetProjectPlan(ctx, projectID)
-		if err != nil {
-			return fmt.Errorf("project plan: %w", postgres.Translate(err))
+		if n.IdempotencyKey != "" {
+			earlier, repeat, err := idempotency.Claim(ctx, q, projectID, n.IdempotencyKey, fingerprint, id, s.keysTTL)
+			if err != nil {
+				return err
+			}
+			if repeat {
+				out, err = repeated(ctx, q, projectID, earlier)
+				return err
+			}
 		}
-		if usage, err = quota.Count(ctx, q, projectID, plan); err != nil {
-			return err
-		}
-		hook, err = q.InsertHook(ctx, insertParams(id, projectID, plan.Domain, n))
-		if err != nil {
-			return fmt.Errorf("insert hook: %w", postgres.Translate(err))
-		}
-		return nil
+		out, err = insert(ctx, q, id, projectID, n)
+		return err
 	})
 	if err != nil {
-		return store.Hook{}, usage, err
+		return store.Hook{}, out.charge.Usage, err
 	}
-	return hook, usage, nil
+	if s.alerts != nil && len(out.charge.Crossed) > 0 {
+		s.alerts.Announce(ctx, out.charge.Crossed)
+	}
+	return out.hook, out.charge.Usage, nil
+}
+
+// insert creates the hook and then counts it: the count locks the project's
+// usage row until commit, so it comes last to hold that lock briefly.
+func insert(ctx context.Context, q *store.Queries, id, projectID uuid.UUID, n New) (created, error) {
+	plan, err := q.GetProjectPlan(ctx, projectID)
+	if err != nil {
+		return created{}, fmt.Errorf("project plan: %w", postgres.Translate(err))
+	}
+	h, err := q.InsertHook(ctx, insertParams(id, projectID, plan.Domain, n))
+	if err != nil {
+		return created{}, fmt.Errorf("insert hook: %w", postgres.Translate(err))
+	}
+	charge, err := quota.Add(ctx, q, projectID, 1)
+	if err != nil {
+		return created{charge: charge}, err
+	}
+	return created{hook: h, charge: charge}, nil
+}
+
+// repeated answers a repeat of an earlier request: its hook as it is now,
+// and the usage, which the repeat does not change.
+func repeated(ctx context.Context, q *store.Queries, projectID, hookID uuid.UUID) (created, error) {
+	h, err := q.GetHook(ctx, store.GetHookParams{ProjectID: projectID, ID: hookID})
+	if err != nil {
+		if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
+			return created{}, idempotency.ErrHookDeleted
+		}
+		return created{}, fmt.Errorf("get hook of idempotency key: %w", err)
+	}
+	limits, err := quota.Read(ctx, q, projectID)
+	if err != nil {
+		return created{}, err
+	}
+	return created{hook: h, charge: quota.Charge{Usage: limits.Usage}}, nil
 }
 
 func insertParams(id, projectID uuid.UUID, domain string, n New) store.InsertHookParams {

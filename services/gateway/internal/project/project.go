@@ -1,11 +1,13 @@
 // Package project creates projects, the tenants of Sundial: each owns a
 // domain its hooks are delivered to, API keys, a signing key and a plan.
+// It also reads and changes a project's settings (PATCH /v1/project) with
+// merge-patch semantics: absent fields stay, null clears what may be
+// cleared (the custom Authorization header), and every other field at
+// fault is reported with its name.
 package project
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/signingkey"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -75,32 +78,14 @@ func insert(ctx context.Context, q *store.Queries, name, domain string) (Created
 	if err != nil {
 		return Created{}, err
 	}
-	if err := apikey.Store(ctx, q, projectID, key); err != nil {
+	if _, err := apikey.Store(ctx, q, projectID, "", key); err != nil {
 		return Created{}, err
 	}
-	signingKey, err := newSigningKey()
+	signingKey, err := signingkey.InsertActive(ctx, q, projectID)
 	if err != nil {
 		return Created{}, err
 	}
-	keyID, err := uuid.NewV7()
-	if err != nil {
-		return Created{}, err
-	}
-	err = q.InsertActiveSigningKey(ctx, store.InsertActiveSigningKeyParams{ID: keyID, ProjectID: projectID, Secret: signingKey})
-	if err != nil {
-		return Created{}, fmt.Errorf("insert signing key: %w", postgres.Translate(err))
-	}
-	return Created{ID: projectID, APIKey: key.Plain, SigningKey: signingKey}, nil
-}
-
-// newSigningKey returns sdsig_ and 32 random bytes in base64url. Deliveries
-// are signed with the string's bytes as the HMAC key.
-func newSigningKey() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("signing key: %w", err)
-	}
-	return "sdsig_" + base64.RawURLEncoding.EncodeToString(b), nil
+	return Created{ID: projectID, APIKey: key.Plain, SigningKey: signingKey.Secret}, nil
 }
 
 // Plan is a project's hook quota per billing period and its hard cap, a

@@ -13,36 +13,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const countHookInPeriod = `-- name: CountHookInPeriod :one
-INSERT INTO usage_periods (project_id, period_start, period_end, hooks_created)
-VALUES (
-    $1,
-    date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
-    (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC',
-    1
-)
-ON CONFLICT (project_id, period_start)
-DO UPDATE SET hooks_created = usage_periods.hooks_created + 1
-RETURNING hooks_created, period_end, now()::timestamptz AS db_now
-`
-
-type CountHookInPeriodRow struct {
-	HooksCreated int64
-	PeriodEnd    time.Time
-	DbNow        time.Time
-}
-
-// Counts one hook in the project's current billing period: a calendar month
-// in UTC by the database clock. The upsert locks the period's row, so
-// concurrent creations are counted one after the other and the caller's
-// quota check sees every one of them.
-func (q *Queries) CountHookInPeriod(ctx context.Context, projectID uuid.UUID) (CountHookInPeriodRow, error) {
-	row := q.db.QueryRow(ctx, countHookInPeriod, projectID)
-	var i CountHookInPeriodRow
-	err := row.Scan(&i.HooksCreated, &i.PeriodEnd, &i.DbNow)
-	return i, err
-}
-
 const databaseNow = `-- name: DatabaseNow :one
 SELECT now()::timestamptz AS now
 `
@@ -73,45 +43,8 @@ func (q *Queries) DeleteHook(ctx context.Context, arg DeleteHookParams) (int64, 
 	return result.RowsAffected(), nil
 }
 
-const getAPIKeyByPrefix = `-- name: GetAPIKeyByPrefix :one
-SELECT id, project_id, key_hash, revoked_at
-FROM api_keys
-WHERE prefix = $1
-`
-
-type GetAPIKeyByPrefixRow struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	KeyHash   []byte
-	RevokedAt *time.Time
-}
-
-// The prefix finds the row; the caller compares the hash in constant time.
-func (q *Queries) GetAPIKeyByPrefix(ctx context.Context, prefix string) (GetAPIKeyByPrefixRow, error) {
-	row := q.db.QueryRow(ctx, getAPIKeyByPrefix, prefix)
-	var i GetAPIKeyByPrefixRow
-	err := row.Scan(
-		&i.ID,
-		&i.ProjectID,
-		&i.KeyHash,
-		&i.RevokedAt,
-	)
-	return i, err
-}
-
-const getActiveSigningKey = `-- name: GetActiveSigningKey :one
-SELECT secret FROM signing_keys WHERE project_id = $1 AND state = 'active'
-`
-
-func (q *Queries) GetActiveSigningKey(ctx context.Context, projectID uuid.UUID) (string, error) {
-	row := q.db.QueryRow(ctx, getActiveSigningKey, projectID)
-	var secret string
-	err := row.Scan(&secret)
-	return secret, err
-}
-
 const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, idempotency_key, run_at, lease_seq, lease_expires_at, created_at, updated_at FROM hooks WHERE project_id = $1 AND id = $2
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks WHERE project_id = $1 AND id = $2
 `
 
 type GetHookParams struct {
@@ -139,12 +72,12 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.SequenceID,
 		&i.SequenceStep,
 		&i.SequenceLastRunAt,
-		&i.IdempotencyKey,
 		&i.RunAt,
 		&i.LeaseSeq,
 		&i.LeaseExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RetryBudgetBase,
 	)
 	return i, err
 }
@@ -169,45 +102,6 @@ func (q *Queries) GetProjectPlan(ctx context.Context, id uuid.UUID) (GetProjectP
 	return i, err
 }
 
-const insertAPIKey = `-- name: InsertAPIKey :exec
-INSERT INTO api_keys (id, project_id, prefix, key_hash)
-VALUES ($1, $2, $3, $4)
-`
-
-type InsertAPIKeyParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Prefix    string
-	KeyHash   []byte
-}
-
-// Only the visible prefix and the SHA-256 of the whole key are stored.
-func (q *Queries) InsertAPIKey(ctx context.Context, arg InsertAPIKeyParams) error {
-	_, err := q.db.Exec(ctx, insertAPIKey,
-		arg.ID,
-		arg.ProjectID,
-		arg.Prefix,
-		arg.KeyHash,
-	)
-	return err
-}
-
-const insertActiveSigningKey = `-- name: InsertActiveSigningKey :exec
-INSERT INTO signing_keys (id, project_id, secret, state)
-VALUES ($1, $2, $3, 'active')
-`
-
-type InsertActiveSigningKeyParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Secret    string
-}
-
-func (q *Queries) InsertActiveSigningKey(ctx context.Context, arg InsertActiveSigningKeyParams) error {
-	_, err := q.db.Exec(ctx, insertActiveSigningKey, arg.ID, arg.ProjectID, arg.Secret)
-	return err
-}
-
 const insertHook = `-- name: InsertHook :one
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
 SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::jsonb,
@@ -218,7 +112,7 @@ FROM (
         now() + make_interval(secs => $8::bigint)
     ) AS at
 ) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, idempotency_key, run_at, lease_seq, lease_expires_at, created_at, updated_at
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base
 `
 
 type InsertHookParams struct {
@@ -263,45 +157,14 @@ func (q *Queries) InsertHook(ctx context.Context, arg InsertHookParams) (Hook, e
 		&i.SequenceID,
 		&i.SequenceStep,
 		&i.SequenceLastRunAt,
-		&i.IdempotencyKey,
 		&i.RunAt,
 		&i.LeaseSeq,
 		&i.LeaseExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RetryBudgetBase,
 	)
 	return i, err
-}
-
-const insertProject = `-- name: InsertProject :exec
-INSERT INTO projects (id, name, domain)
-VALUES ($1, $2, $3)
-`
-
-type InsertProjectParams struct {
-	ID     uuid.UUID
-	Name   string
-	Domain string
-}
-
-// A project is created in one transaction with its API key and signing key.
-func (q *Queries) InsertProject(ctx context.Context, arg InsertProjectParams) error {
-	_, err := q.db.Exec(ctx, insertProject, arg.ID, arg.Name, arg.Domain)
-	return err
-}
-
-const revokeAPIKey = `-- name: RevokeAPIKey :execrows
-UPDATE api_keys
-SET revoked_at = now()
-WHERE prefix = $1 AND revoked_at IS NULL
-`
-
-func (q *Queries) RevokeAPIKey(ctx context.Context, prefix string) (int64, error) {
-	result, err := q.db.Exec(ctx, revokeAPIKey, prefix)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const setProjectPlan = `-- name: SetProjectPlan :execrows

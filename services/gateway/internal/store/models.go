@@ -39,12 +39,12 @@ type Hook struct {
 	SequenceID          *uuid.UUID
 	SequenceStep        *string
 	SequenceLastRunAt   *time.Time
-	IdempotencyKey      *string
 	RunAt               *time.Time
 	LeaseSeq            int64
 	LeaseExpiresAt      *time.Time
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	RetryBudgetBase     int32
 }
 
 type HookAttempt struct {
@@ -58,6 +58,14 @@ type HookAttempt struct {
 	Error           *string
 	ResponseExcerpt *string
 	CreatedAt       time.Time
+}
+
+type IdempotencyKey struct {
+	ProjectID   uuid.UUID
+	Key         string
+	RequestHash []byte
+	HookID      uuid.UUID
+	CreatedAt   time.Time
 }
 
 type Project struct {
@@ -76,6 +84,8 @@ type Project struct {
 	PlanHardCapPercent  int32
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	RateLimitPerSecond  int32
+	RateLimitBurst      int32
 }
 
 type SigningKey struct {
@@ -88,8 +98,9 @@ type SigningKey struct {
 }
 
 type UsagePeriod struct {
-	ProjectID    uuid.UUID
-	PeriodStart  time.Time
-	PeriodEnd    time.Time
-	HooksCreated int64
+	ProjectID         uuid.UUID
+	PeriodStart       time.Time
+	PeriodEnd         time.Time
+	HooksCreated      int64
+	AlertedThresholds []int32
 }

@@ -2,7 +2,9 @@
 // unknown fields, field names in the wrong case, duplicated fields, trailing
 // data and invalid UTF-8 without a word; an API that silently drops or
 // rewrites part of what a client sent hides the client's bug, so each of
-// these is an error here that names the field at fault.
+// these is an error here that names the field at fault. So is valid JSON
+// that PostgreSQL cannot store (a \u0000 or unpaired surrogate escape, a
+// number beyond its numeric type), which would otherwise fail the insert.
 package strictjson
 
 import (
@@ -45,7 +47,10 @@ func Decode(body []byte, v any) error {
 	if !utf8.Valid(body) {
 		return invalidUTF8(body, t.Elem())
 	}
-	w := walker{dec: json.NewDecoder(bytes.NewReader(body)), bad: -1}
+	if bad, msg := firstUnstorableEscape(body); bad >= 0 {
+		return placed(body, t.Elem(), bad, msg)
+	}
+	w := newWalker(body, -1)
 	if err := w.document(t.Elem()); err != nil {
 		return err
 	}
@@ -96,14 +101,18 @@ func describe(t reflect.Type) string {
 // invalidUTF8 reports the first invalid byte and, when the walk can place
 // it, the field whose name or value holds it.
 func invalidUTF8(body []byte, t reflect.Type) error {
-	bad := firstInvalid(body)
-	w := walker{dec: json.NewDecoder(bytes.NewReader(body)), bad: int64(bad)}
+	return placed(body, t, firstInvalid(body), "invalid UTF-8")
+}
+
+// placed reports a problem found at byte offset bad, naming the field whose
+// name or value holds it when the walk can place it.
+func placed(body []byte, t reflect.Type, bad int, problem string) error {
+	w := newWalker(body, int64(bad))
 	_ = w.document(t) // only the position matters here
-	msg := fmt.Sprintf("request body is not valid UTF-8 (byte offset %d)", bad)
-	if w.badField != "" {
-		msg = fmt.Sprintf("contains invalid UTF-8 (byte offset %d)", bad)
+	if w.badField == "" {
+		return &Error{Message: fmt.Sprintf("request body contains %s (byte offset %d)", problem, bad)}
 	}
-	return &Error{Field: w.badField, Message: msg}
+	return &Error{Field: w.badField, Message: fmt.Sprintf("contains %s (byte offset %d)", problem, bad)}
 }
 
 func firstInvalid(b []byte) int {
@@ -126,6 +135,16 @@ type walker struct {
 	// badField the path of the field found holding it.
 	bad      int64
 	badField string
+}
+
+// newWalker walks body. Numbers are read as written (json.Number): the walk
+// only checks names, and a number too large for a float64 is valid JSON that
+// free-form data may hold; typed fields refuse it when the values are
+// decoded.
+func newWalker(body []byte, bad int64) *walker {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	return &walker{dec: dec, bad: bad}
 }
 
 func (w *walker) document(t reflect.Type) error {
@@ -218,6 +237,11 @@ func (w *walker) value(t reflect.Type, path string, depth int) error {
 		return err
 	}
 	w.note(path)
+	if n, ok := tok.(json.Number); ok {
+		if msg := numberProblem(string(n)); msg != "" {
+			return &Error{Field: path, Message: msg}
+		}
+	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
 		return nil

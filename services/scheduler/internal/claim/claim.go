@@ -234,7 +234,7 @@ func (c *Claimer) message(r store.ClaimDueHooksRow) bus.Message {
 		PostAt:         timestamppb.New(r.PostAt),
 		CreatedAt:      timestamppb.New(r.CreatedAt),
 		UpdatedAt:      timestamppb.New(r.UpdatedAt),
-		MaxAttempts:    int32(policy.MaxAttempts()),
+		MaxAttempts:    int32(retry.Budget{Policy: policy, Base: int(r.RetryBudgetBase)}.MaxAttempts()),
 	}
 	return bus.Message{
 		Subject: event.SubjectDue,

@@ -272,7 +272,8 @@ func (a *Applier) apply(ctx context.Context, q *store.Queries, in attempt) (*app
 	if err != nil {
 		a.log.WarnContext(ctx, "unusable retry override; using the project's policy", "hook_id", in.hookID, "err", err)
 	}
-	out := &applied{projectID: hook.ProjectID, path: hook.Path, maxAttempts: policy.MaxAttempts()}
+	budget := retry.Budget{Policy: policy, Base: int(hook.RetryBudgetBase)}
+	out := &applied{projectID: hook.ProjectID, path: hook.Path, maxAttempts: budget.MaxAttempts()}
 	switch {
 	case in.success:
 		out.status = StatusCompleted
@@ -283,7 +284,7 @@ func (a *Applier) apply(ctx context.Context, q *store.Queries, in attempt) (*app
 		out.status = StatusRetry
 		out.at, err = q.ScheduleRetry(ctx, store.ScheduleRetryParams{
 			ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration,
-			FailureError: &in.errText, DelaySeconds: policy.Delay(int(in.attempt), a.rnd).Seconds(),
+			FailureError: &in.errText, DelaySeconds: budget.DelayAfter(int(in.attempt), a.rnd).Seconds(),
 		})
 	default:
 		out.status = StatusFailed

@@ -60,6 +60,27 @@ func (p Policy) MaxAttempts() int {
 	return 1 + max(p.MinRetries, 0)
 }
 
+// Budget is the retry budget a hook is on: its policy, counted from Base,
+// the attempts made before the budget started. A new hook's Base is 0; a
+// bulk retry starts a fresh budget at the attempts made so far, so that
+// attempt numbers keep counting up while the policy applies anew.
+type Budget struct {
+	Policy Policy
+	Base   int
+}
+
+// MaxAttempts is the hook's last allowed attempt number: the attempts made
+// before this budget, plus the first attempt and the retries of the policy.
+func (b Budget) MaxAttempts() int {
+	return max(b.Base, 0) + b.Policy.MaxAttempts()
+}
+
+// DelayAfter is the wait before the retry that follows attempt (the hook's
+// overall attempt number): the policy's retry n, numbered within the budget.
+func (b Budget) DelayAfter(attempt int, rnd Rand) time.Duration {
+	return b.Policy.Delay(attempt-max(b.Base, 0), rnd)
+}
+
 // Delay is the wait before retry n (1-based: retry 1 follows attempt 1).
 func (p Policy) Delay(n int, rnd Rand) time.Duration {
 	n = max(n, 1)

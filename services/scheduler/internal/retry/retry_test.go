@@ -101,6 +101,24 @@ func TestMaxAttempts(t *testing.T) {
 	require.Equal(t, 16, retry.Policy{MinRetries: 15}.MaxAttempts())
 }
 
+func TestBudgetCountsFromItsBase(t *testing.T) {
+	t.Parallel()
+	p := retry.Policy{MinRetries: 2, DelaySecs: 10, Strategy: retry.StrategyExponential, BackoffFactor: 2, MaxDelaySecs: 3600}
+	fresh := retry.Budget{Policy: p}
+	require.Equal(t, 3, fresh.MaxAttempts())
+	require.Equal(t, 10*time.Second, fresh.DelayAfter(1, nil))
+	require.Equal(t, 20*time.Second, fresh.DelayAfter(2, nil))
+
+	// Bulk-retried after 3 attempts: attempts 4 to 6 are the new budget,
+	// whose retries wait the policy's first and second delays again.
+	retried := retry.Budget{Policy: p, Base: 3}
+	require.Equal(t, 6, retried.MaxAttempts())
+	require.Equal(t, 10*time.Second, retried.DelayAfter(4, nil))
+	require.Equal(t, 20*time.Second, retried.DelayAfter(5, nil))
+	require.Equal(t, 10*time.Second, retried.DelayAfter(3, nil), "never before retry 1")
+	require.Equal(t, 3, retry.Budget{Policy: p, Base: -1}.MaxAttempts(), "a negative base counts as none")
+}
+
 func TestParseOverrideFull(t *testing.T) {
 	t.Parallel()
 	p, ok, err := retry.ParseOverride(json.RawMessage(`{"minRetries":3,"delaySecs":10,"strategy":"exponential","backoffFactor":1.5,"maxDelaySecs":120,"jitter":true}`))

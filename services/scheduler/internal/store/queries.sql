@@ -20,15 +20,15 @@ FROM (
 ) AS due, projects AS p
 WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
-    h.attempts, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at, h.retry_override,
-    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
+    h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter;
 
 -- name: LockLeasedHook :one
 -- Locks the hook a result is about, but only while it still holds the
 -- result's lease: no row means the result is stale (the hook is gone, was
 -- re-driven under a newer lease, or this result was already applied).
-SELECT h.id, h.project_id, h.path, h.retry_override,
+SELECT h.id, h.project_id, h.path, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h
@@ -116,6 +116,22 @@ VALUES (
     sqlc.narg(retry_override)
 )
 RETURNING *;
+
+-- name: RetryFailedHookForTest :execrows
+-- What the gateway's bulk retry does to a failed hook: a fresh retry budget
+-- counted from the attempts already made, due now.
+UPDATE hooks
+SET status            = 'pending',
+    retry_budget_base = attempts,
+    run_at            = now(),
+    lease_expires_at  = NULL,
+    was_notified      = false,
+    updated_at        = now()
+WHERE id = sqlc.arg(id) AND status = 'failed';
+
+-- name: MakeDueForTest :execrows
+-- Brings a waiting retry forward to now, so a test need not wait its delay.
+UPDATE hooks SET run_at = now() WHERE id = sqlc.arg(id) AND status = 'retry';
 
 -- name: GetHookForTest :one
 SELECT * FROM hooks WHERE id = sqlc.arg(id);

@@ -29,8 +29,8 @@ FROM (
 ) AS due, projects AS p
 WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
-    h.attempts, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at, h.retry_override,
-    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
+    h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 `
 
@@ -49,6 +49,7 @@ type ClaimDueHooksRow struct {
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
 	Attempts           int32
+	RetryBudgetBase    int32
 	LeaseSeq           int64
 	LeaseExpiresAt     time.Time
 	RetryOverride      json.RawMessage
@@ -85,6 +86,7 @@ func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Attempts,
+			&i.RetryBudgetBase,
 			&i.LeaseSeq,
 			&i.LeaseExpiresAt,
 			&i.RetryOverride,
@@ -188,7 +190,7 @@ func (q *Queries) FailHook(ctx context.Context, arg FailHookParams) (time.Time, 
 }
 
 const getHookForTest = `-- name: GetHookForTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, idempotency_key, run_at, lease_seq, lease_expires_at, created_at, updated_at FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -211,12 +213,12 @@ func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error
 		&i.SequenceID,
 		&i.SequenceStep,
 		&i.SequenceLastRunAt,
-		&i.IdempotencyKey,
 		&i.RunAt,
 		&i.LeaseSeq,
 		&i.LeaseExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RetryBudgetBase,
 	)
 	return i, err
 }
@@ -271,7 +273,7 @@ VALUES (
     now() + make_interval(secs => $6::float8),
     $7
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, idempotency_key, run_at, lease_seq, lease_expires_at, created_at, updated_at
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base
 `
 
 type InsertHookForTestParams struct {
@@ -313,12 +315,12 @@ func (q *Queries) InsertHookForTest(ctx context.Context, arg InsertHookForTestPa
 		&i.SequenceID,
 		&i.SequenceStep,
 		&i.SequenceLastRunAt,
-		&i.IdempotencyKey,
 		&i.RunAt,
 		&i.LeaseSeq,
 		&i.LeaseExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RetryBudgetBase,
 	)
 	return i, err
 }
@@ -399,7 +401,7 @@ func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]
 }
 
 const lockLeasedHook = `-- name: LockLeasedHook :one
-SELECT h.id, h.project_id, h.path, h.retry_override,
+SELECT h.id, h.project_id, h.path, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h
@@ -420,6 +422,7 @@ type LockLeasedHookRow struct {
 	ID                 uuid.UUID
 	ProjectID          uuid.UUID
 	Path               string
+	RetryBudgetBase    int32
 	RetryOverride      json.RawMessage
 	RetryMinRetries    int32
 	RetryDelaySecs     int32
@@ -439,6 +442,7 @@ func (q *Queries) LockLeasedHook(ctx context.Context, arg LockLeasedHookParams) 
 		&i.ID,
 		&i.ProjectID,
 		&i.Path,
+		&i.RetryBudgetBase,
 		&i.RetryOverride,
 		&i.RetryMinRetries,
 		&i.RetryDelaySecs,
@@ -448,6 +452,40 @@ func (q *Queries) LockLeasedHook(ctx context.Context, arg LockLeasedHookParams) 
 		&i.RetryJitter,
 	)
 	return i, err
+}
+
+const makeDueForTest = `-- name: MakeDueForTest :execrows
+UPDATE hooks SET run_at = now() WHERE id = $1 AND status = 'retry'
+`
+
+// Brings a waiting retry forward to now, so a test need not wait its delay.
+func (q *Queries) MakeDueForTest(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, makeDueForTest, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const retryFailedHookForTest = `-- name: RetryFailedHookForTest :execrows
+UPDATE hooks
+SET status            = 'pending',
+    retry_budget_base = attempts,
+    run_at            = now(),
+    lease_expires_at  = NULL,
+    was_notified      = false,
+    updated_at        = now()
+WHERE id = $1 AND status = 'failed'
+`
+
+// What the gateway's bulk retry does to a failed hook: a fresh retry budget
+// counted from the attempts already made, due now.
+func (q *Queries) RetryFailedHookForTest(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, retryFailedHookForTest, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const scheduleRetry = `-- name: ScheduleRetry :one

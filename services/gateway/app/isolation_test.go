@@ -1,0 +1,152 @@
+package app_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/services/gateway/app"
+	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
+)
+
+// TestIsolationWalk calls every operation of the OpenAPI document with a
+// second project's key, aimed at the first project's hooks and keys. Each
+// answer must be a 404, an `affected` of 0, or the second project's own
+// data; and afterwards the first project must be exactly as it was.
+func TestIsolationWalk(t *testing.T) {
+	t.Parallel()
+	a := setup(t)
+	other, err := app.CreateProject(t.Context(), a.dbURL, "Intruder", "intruder.example.com")
+	require.NoError(t, err)
+	as := as(other.APIKey)
+
+	// The first project's resources, in every state a bulk action acts on.
+	day := time.Date(2031, 6, 1, 0, 0, 0, 0, time.UTC)
+	hooks := map[string]string{}
+	for _, status := range []string{"pending", "retry", "failed", "completed"} {
+		hooks[status] = a.stateHook(a.creds.ProjectID, status, day.Add(time.Hour))
+	}
+	ids := slices.Collect(func(yield func(string) bool) {
+		for _, id := range hooks {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	aKeys := a.apiKeys()
+	require.Len(t, aKeys, 1)
+	aSigning := a.signingKeys()
+	require.Len(t, aSigning, 1)
+	aProject := a.do(http.MethodGet, "/v1/project", nil).project(t)
+	rangeBody := func() string {
+		return fmt.Sprintf(`{"startTime":%q,"endTime":%q,"limit":1000}`,
+			day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
+	}
+
+	walked := map[string]bool{}
+	walk := func(operationID string, check func()) {
+		t.Helper()
+		walked[operationID] = true
+		check()
+	}
+
+	walk("createHook", func() {
+		created := a.post(`{"path":"/mine","postIn":"1h","data":{}}`, as).hook(t)
+		require.Equal(t, "intruder.example.com", created.Domain, "a hook is created in the caller's project")
+		require.Equal(t, "gone", a.status(created.ID), "and is invisible to the first project")
+	})
+	walk("getHook", func() {
+		for _, id := range ids {
+			a.do(http.MethodGet, "/v1/hooks/"+id, nil, as).requireError(t, http.StatusNotFound, "not_found")
+		}
+	})
+	walk("deleteHook", func() {
+		for _, id := range ids {
+			a.do(http.MethodDelete, "/v1/hooks/"+id, nil, as).requireError(t, http.StatusNotFound, "not_found")
+		}
+	})
+	walk("listHooks", func() {
+		res := a.do(http.MethodGet, "/v1/hooks?limit=1000", nil, as)
+		require.Equal(t, http.StatusOK, res.status, string(res.body))
+		for _, id := range ids {
+			require.NotContains(t, string(res.body), id)
+		}
+	})
+	for _, action := range []struct{ operationID, path string }{
+		{"bulkRetry", "retry"}, {"bulkReplay", "replay"}, {"bulkCancel", "cancel"},
+	} {
+		walk(action.operationID, func() {
+			byIDs := a.do(http.MethodPost, "/v1/hooks/bulk/"+action.path, strings.NewReader(idsBody(ids...)), as)
+			require.Zero(t, byIDs.affected(t), "%s by ids", action.path)
+			byRange := a.do(http.MethodPost, "/v1/hooks/bulk/"+action.path, strings.NewReader(rangeBody()), as)
+			require.Zero(t, byRange.affected(t), "%s by range", action.path)
+		})
+	}
+	walk("retryIDs", func() {
+		body := fmt.Sprintf(`{"projectID":%q,"hookIDs":[%q]}`, a.creds.ProjectID, hooks["failed"])
+		a.do(http.MethodPost, "/v1/hooks/retryIDs", strings.NewReader(body), as).requireError(t, http.StatusForbidden, "forbidden", "projectID")
+		body = fmt.Sprintf(`{"projectID":%q,"hookIDs":[%q]}`, other.ProjectID, hooks["failed"])
+		require.Zero(t, a.do(http.MethodPost, "/v1/hooks/retryIDs", strings.NewReader(body), as).affected(t))
+	})
+	walk("getProject", func() {
+		got := a.do(http.MethodGet, "/v1/project", nil, as).project(t)
+		require.Equal(t, other.ProjectID, got.ID)
+	})
+	walk("patchProject", func() {
+		got := a.patchProject(`{"name":"Renamed intruder"}`, as).project(t)
+		require.Equal(t, other.ProjectID, got.ID)
+	})
+	walk("listApiKeys", func() {
+		for _, k := range a.apiKeys(as) {
+			require.NotEqual(t, aKeys[0].ID, k.ID)
+		}
+	})
+	walk("createApiKey", func() {
+		a.createAPIKey(`{"name":"intruder's second key"}`, as)
+	})
+	walk("revokeApiKey", func() {
+		a.do(http.MethodDelete, "/v1/api-keys/"+aKeys[0].ID, nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("listSigningKeys", func() {
+		for _, k := range a.signingKeys(as) {
+			require.NotEqual(t, aSigning[0].ID, k.ID)
+			require.NotEqual(t, aSigning[0].Key, k.Key)
+		}
+	})
+	walk("rotateSigningKey", func() {
+		res := a.do(http.MethodPost, "/v1/signing-keys/rotate", strings.NewReader(`{}`), as)
+		require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	})
+	walk("revokeSigningKey", func() {
+		a.do(http.MethodDelete, "/v1/signing-keys/"+aSigning[0].ID, nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+
+	// Every operation of the document was walked.
+	spec, err := contract.Load("Sundial")
+	require.NoError(t, err)
+	for path, item := range spec.Doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			require.True(t, walked[op.OperationID], "%s %s (%s) is not in the isolation walk", method, path, op.OperationID)
+		}
+	}
+
+	// The first project is untouched.
+	for status, id := range hooks {
+		require.Equal(t, status, a.status(id), "hook %s", id)
+	}
+	after := a.apiKeys()
+	require.Len(t, after, 1)
+	require.Equal(t, aKeys[0].ID, after[0].ID)
+	require.Empty(t, after[0].RevokedAt)
+	require.Equal(t, aSigning, a.signingKeys())
+	require.Equal(t, aProject, a.do(http.MethodGet, "/v1/project", nil).project(t))
+	res := a.do(http.MethodGet, "/v1/hooks?limit=1000", nil)
+	for _, id := range ids {
+		require.Contains(t, string(res.body), id)
+	}
+}

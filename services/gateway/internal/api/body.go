@@ -1,0 +1,93 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
+)
+
+// strictBinder is the echo.Binder of the API: the generated strict handlers
+// call Bind with the operation's body type (a struct, from the document or
+// named there with x-go-type) before calling server's method. echo's own
+// binder decodes with encoding/json, which accepts unknown fields, names in
+// the wrong case, duplicated names, trailing data and invalid UTF-8; this
+// one refuses each with a 400 naming the problem (package strictjson), and
+// refuses a body that is not JSON (415) or too large (413).
+type strictBinder struct {
+	// limit is the largest body read, in bytes.
+	limit int64
+}
+
+// errNoBody is a request without a body. It wraps io.EOF, which the
+// generated handlers take to mean "no body" for an operation whose body is
+// optional; for the others it is a 400.
+var errNoBody = &Error{
+	Status: http.StatusBadRequest, Code: CodeInvalidRequest,
+	Message: "malformed JSON: the request body is empty; send a JSON object", Cause: io.EOF,
+}
+
+func (b strictBinder) Bind(v any, c echo.Context) error {
+	r := c.Request()
+	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
+		return errNoBody
+	}
+	if err := requireJSON(r); err != nil {
+		return err
+	}
+	body, err := b.read(c)
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return errNoBody
+	}
+	if err := strictjson.Decode(body, v); err != nil {
+		return decodeError(err)
+	}
+	return nil
+}
+
+func requireJSON(r *http.Request) error {
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mediaType != echo.MIMEApplicationJSON {
+		return newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type must be application/json")
+	}
+	return nil
+}
+
+// read reads the body, refusing one over the limit before reading it when
+// its length is declared, and as soon as it passes the limit when it is not.
+func (b strictBinder) read(c echo.Context) ([]byte, error) {
+	tooLarge := newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+		fmt.Sprintf("request body is larger than %d bytes", b.limit))
+	r := c.Request()
+	if r.ContentLength > b.limit {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, b.limit))
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		return nil, tooLarge
+	case err != nil:
+		return nil, newError(http.StatusBadRequest, CodeInvalidRequest, "could not read the request body")
+	}
+	return body, nil
+}
+
+func decodeError(err error) *Error {
+	var de *strictjson.Error
+	if !errors.As(err, &de) {
+		return newError(http.StatusBadRequest, CodeInvalidRequest, "invalid request body")
+	}
+	if de.Field == "" {
+		return newError(http.StatusBadRequest, CodeInvalidRequest, de.Message)
+	}
+	return newError(http.StatusBadRequest, CodeInvalidRequest, de.Error(), Detail{Field: de.Field, Message: de.Message})
+}

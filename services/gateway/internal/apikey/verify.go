@@ -1,0 +1,103 @@
+package apikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// Recording a key's last use is bookkeeping, not part of answering the
+// request, so it runs beside the request rather than before it. At most
+// touchBudget records run at once; a use that finds the budget spent is
+// not recorded, which costs nothing: last_used_at is written at most once
+// a minute per key anyway, and the key's next request tries again.
+const (
+	touchBudget  = 8
+	touchTimeout = 5 * time.Second
+)
+
+// Identity is who a valid key speaks for.
+type Identity struct {
+	KeyID     uuid.UUID
+	ProjectID uuid.UUID
+}
+
+// Verifier resolves API keys to their project. It reads the key's row on
+// every call, with no cache, so that a revoked key is refused by every
+// gateway replica from the moment the revocation commits.
+type Verifier struct {
+	q       *store.Queries
+	touches chan struct{} // a slot per record in flight
+	wg      sync.WaitGroup
+}
+
+// NewVerifier returns a Verifier reading keys through q.
+func NewVerifier(q *store.Queries) *Verifier {
+	return &Verifier{q: q, touches: make(chan struct{}, touchBudget)}
+}
+
+// Verify returns the project of a valid key; ErrInvalid or ErrRevoked when
+// the key must be refused; another error when the look-up itself failed.
+func (v *Verifier) Verify(ctx context.Context, plain string) (uuid.UUID, error) {
+	id, err := v.Identify(ctx, plain)
+	return id.ProjectID, err
+}
+
+// Identify is Verify that also names the key, for limits kept per key.
+func (v *Verifier) Identify(ctx context.Context, plain string) (Identity, error) {
+	prefix, err := Prefix(plain)
+	if err != nil {
+		return Identity{}, err
+	}
+	row, err := v.q.GetAPIKeyByPrefix(ctx, prefix)
+	if err != nil {
+		if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
+			return Identity{}, ErrInvalid
+		}
+		return Identity{}, fmt.Errorf("look up api key: %w", err)
+	}
+	if !Matches(plain, row.KeyHash) {
+		return Identity{}, ErrInvalid
+	}
+	if row.RevokedAt != nil {
+		return Identity{}, ErrRevoked
+	}
+	if row.TouchDue {
+		v.touch(ctx, row.ID)
+	}
+	return Identity{KeyID: row.ID, ProjectID: row.ProjectID}, nil
+}
+
+// touch records a use of the key in the background, if the budget allows.
+// It outlives the request (the request's values stay, its cancellation
+// does not) and is bounded by touchTimeout; Wait waits for it.
+func (v *Verifier) touch(ctx context.Context, keyID uuid.UUID) {
+	select {
+	case v.touches <- struct{}{}:
+	default:
+		return
+	}
+	v.wg.Add(1)
+	go func() {
+		defer v.wg.Done()
+		defer func() { <-v.touches }()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), touchTimeout)
+		defer cancel()
+		// A failure loses one timestamp that the key's next request
+		// records again; it is not worth a log line per request.
+		_, _ = v.q.TouchAPIKey(ctx, keyID)
+	}()
+}
+
+// Wait waits for the last-use records in flight: call it before closing
+// the pool, e.g. once the HTTP server has shut down.
+func (v *Verifier) Wait() {
+	v.wg.Wait()
+}

@@ -1,0 +1,98 @@
+package hooklist
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Cursor is where a page starts: strictly after the hook with this sort
+// value and id, in a query with this hash.
+type Cursor struct {
+	At    time.Time
+	ID    uuid.UUID
+	query queryHash
+}
+
+// queryHash identifies a project and a normalised query (filters and sort).
+type queryHash [8]byte
+
+// The encoded cursor: version, sort value in microseconds since the Unix
+// epoch, id, query hash, and a checksum of all of it. Binary and small: 41
+// bytes, 55 characters of base64url.
+const (
+	cursorVersion = 1
+	cursorLen     = 1 + 8 + 16 + len(queryHash{}) + checksumLen
+	checksumLen   = 8
+)
+
+var (
+	errCursorInvalid = errors.New("is not a cursor this API returned, or it was altered; " +
+		"pass meta.nextCursor unchanged, or start again without cursor")
+	errCursorVersion = errors.New("was issued by another version of Sundial; start again without cursor")
+)
+
+// encode renders the cursor as URL-safe text (no padding, nothing to escape
+// in a query string).
+func (c Cursor) encode() string {
+	b := make([]byte, 0, cursorLen)
+	b = append(b, cursorVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(c.At.UnixMicro()))
+	b = append(b, c.ID[:]...)
+	b = append(b, c.query[:]...)
+	sum := sha256.Sum256(b)
+	b = append(b, sum[:checksumLen]...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor reads a cursor. The checksum catches damage and casual
+// edits; it is no secret, and needs not be: see the package doc.
+func decodeCursor(s string) (Cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) == 0 {
+		return Cursor{}, errCursorInvalid
+	}
+	if b[0] != cursorVersion {
+		return Cursor{}, errCursorVersion
+	}
+	if len(b) != cursorLen {
+		return Cursor{}, errCursorInvalid
+	}
+	body, sum := b[:cursorLen-checksumLen], b[cursorLen-checksumLen:]
+	want := sha256.Sum256(body)
+	if string(want[:checksumLen]) != string(sum) {
+		return Cursor{}, errCursorInvalid
+	}
+	c := Cursor{At: time.UnixMicro(int64(binary.BigEndian.Uint64(body[1:9]))).UTC()}
+	copy(c.ID[:], body[9:25])
+	copy(c.query[:], body[25:])
+	return c, nil
+}
+
+// hash identifies the query of a project: the filters and the sort, not the
+// limit. Times are compared as instants, so that 10:00+01:00 and 09:00Z are
+// the same bound.
+func (q Query) hash(projectID uuid.UUID) queryHash {
+	b := make([]byte, 0, 128)
+	b = append(b, "hooklist/v1"...)
+	b = append(b, projectID[:]...)
+	for _, s := range []string{q.Status, string(q.SortBy), string(q.Order)} {
+		b = append(b, 0)
+		b = append(b, s...)
+	}
+	for _, t := range []*time.Time{q.PostAtBefore, q.PostAtAfter, q.CreatedAtBefore, q.CreatedAtAfter} {
+		b = append(b, 0)
+		if t != nil {
+			b = strconv.AppendInt(b, t.UnixMicro(), 10)
+		}
+	}
+	sum := sha256.Sum256(b)
+	var h queryHash
+	copy(h[:], sum[:])
+	return h
+}

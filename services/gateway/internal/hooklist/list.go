@@ -1,0 +1,275 @@
+package hooklist
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// CountCap is the most hooks totalItems counts; see the package doc.
+const CountCap = 100_000
+
+// Page is one page of hooks.
+type Page struct {
+	Hooks []store.Hook
+	// TotalItems counts the hooks matching the filters, at most CountCap.
+	TotalItems int64
+	// TotalCapped says that more than CountCap hooks match.
+	TotalCapped bool
+	// NextCursor continues after this page; empty on the last page.
+	NextCursor string
+}
+
+// Lister lists hooks from PostgreSQL.
+type Lister struct {
+	q *store.Queries
+}
+
+// NewLister returns a Lister on pool. A page and its count may run at the
+// same time, on two connections.
+func NewLister(pool *pgxpool.Pool) *Lister {
+	return &Lister{q: store.New(plannedPerRun{pool})}
+}
+
+// List returns a page of the project's hooks. A cursor made for another
+// query or project is an *InvalidError naming the cursor parameter.
+//
+// Without a filter on the other time column than the sort's, the page and
+// the count run at the same time. With one, the count runs first and picks
+// the page's plan: when at most CountCap hooks match, they are selected
+// first and sorted (a cost that grows with the count, bounded by the cap),
+// instead of walking the sort column's index through the rows the filter
+// rejects (a cost that grows with those rows, which nothing bounds).
+func (l *Lister) List(ctx context.Context, projectID uuid.UUID, q Query) (Page, error) {
+	if q.Limit < 1 || q.Limit > MaxLimit {
+		return Page{}, invalid(ParamLimit, "must be an integer from 1 to %d", MaxLimit)
+	}
+	h := q.hash(projectID)
+	if q.Cursor != nil && q.Cursor.query != h {
+		return Page{}, invalid(ParamCursor, "does not belong to this query: use it with the filters and sort "+
+			"of the request that returned it (only limit may change), or start again without cursor")
+	}
+	var (
+		hooks []store.Hook
+		n     int64
+		err   error
+	)
+	if q.filtersOtherColumn() {
+		hooks, n, err = l.countThenPage(ctx, projectID, q)
+	} else {
+		hooks, n, err = l.pageAndCount(ctx, projectID, q)
+	}
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Hooks: hooks, TotalItems: min(n, CountCap), TotalCapped: n > CountCap}
+	if len(hooks) > q.Limit {
+		p.Hooks = hooks[:q.Limit]
+		last := p.Hooks[q.Limit-1]
+		p.NextCursor = Cursor{At: sortValue(q.SortBy, last), ID: last.ID, query: h}.encode()
+	}
+	return p, nil
+}
+
+// filtersOtherColumn reports a time filter on the column the hooks are not
+// sorted by.
+func (q Query) filtersOtherColumn() bool {
+	if q.SortBy == SortByPostAt {
+		return q.CreatedAtAfter != nil || q.CreatedAtBefore != nil
+	}
+	return q.PostAtAfter != nil || q.PostAtBefore != nil
+}
+
+func (l *Lister) pageAndCount(ctx context.Context, projectID uuid.UUID, q Query) ([]store.Hook, int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	counted := make(chan countResult, 1)
+	go func() {
+		n, err := l.count(ctx, projectID, q)
+		counted <- countResult{n, err}
+	}()
+	hooks, err := l.page(ctx, projectID, q, false)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list hooks: %w", err)
+	}
+	c := <-counted
+	if c.err != nil {
+		return nil, 0, fmt.Errorf("count hooks: %w", c.err)
+	}
+	return hooks, c.n, nil
+}
+
+type countResult struct {
+	n   int64
+	err error
+}
+
+func (l *Lister) countThenPage(ctx context.Context, projectID uuid.UUID, q Query) ([]store.Hook, int64, error) {
+	n, err := l.count(ctx, projectID, q)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count hooks: %w", err)
+	}
+	hooks, err := l.page(ctx, projectID, q, n <= CountCap)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list hooks: %w", err)
+	}
+	return hooks, n, nil
+}
+
+// page reads one row more than the limit, to know whether a next page
+// exists without counting. few selects the matching hooks before sorting
+// them (see List).
+func (l *Lister) page(ctx context.Context, projectID uuid.UUID, q Query, few bool) ([]store.Hook, error) {
+	a := scanArgs(projectID, q)
+	byPostAt, desc := q.SortBy == SortByPostAt, q.Order == Desc
+	switch {
+	case few && byPostAt && desc:
+		return l.q.ListFewHooksPostAtDesc(ctx, store.ListFewHooksPostAtDescParams(a))
+	case few && byPostAt:
+		return l.q.ListFewHooksPostAtAsc(ctx, store.ListFewHooksPostAtAscParams(a))
+	case few && desc:
+		return l.q.ListFewHooksCreatedDesc(ctx, store.ListFewHooksCreatedDescParams(a))
+	case few:
+		return l.q.ListFewHooksCreatedAsc(ctx, store.ListFewHooksCreatedAscParams(a))
+	case byPostAt && desc:
+		return l.q.ListHooksPostAtDesc(ctx, store.ListHooksPostAtDescParams(a))
+	case byPostAt:
+		return l.q.ListHooksPostAtAsc(ctx, store.ListHooksPostAtAscParams(a))
+	case desc:
+		return l.q.ListHooksCreatedDesc(ctx, store.ListHooksCreatedDescParams(a))
+	default:
+		return l.q.ListHooksCreatedAsc(ctx, store.ListHooksCreatedAscParams(a))
+	}
+}
+
+// count counts the matching hooks up to one more than CountCap, which tells
+// a capped count from an exact one.
+func (l *Lister) count(ctx context.Context, projectID uuid.UUID, q Query) (int64, error) {
+	return l.q.CountHooks(ctx, store.CountHooksParams{
+		ProjectID:     projectID,
+		Status:        optional(q.Status),
+		CreatedAfter:  q.CreatedAtAfter,
+		CreatedBefore: q.CreatedAtBefore,
+		PostAfter:     q.PostAtAfter,
+		PostBefore:    q.PostAtBefore,
+		CountLimit:    CountCap + 1,
+	})
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// listArgs are the parameters every list query takes (list.sql).
+type listArgs struct {
+	ProjectID   uuid.UUID
+	Status      *string
+	KeyAt       *time.Time
+	KeyID       uuid.UUID
+	EndAt       *time.Time
+	OtherAfter  *time.Time
+	OtherBefore *time.Time
+	RowLimit    int32
+}
+
+// scanArgs turns a query into the index range to scan. The sort column's
+// bound on the starting side becomes the keyset position: (col, id) <
+// (before, nil uuid) holds exactly when col < before, since no id sorts
+// below the nil uuid (and symmetrically with the max uuid for ASC). The
+// query then has one lower and one upper bound on the sort column, which
+// PostgreSQL uses as the two ends of the index scan. A cursor replaces that
+// position when it is tighter, which it always is unless it was forged.
+func scanArgs(projectID uuid.UUID, q Query) listArgs {
+	a := listArgs{ProjectID: projectID, Status: optional(q.Status), RowLimit: int32(q.Limit) + 1}
+	before, after := q.CreatedAtBefore, q.CreatedAtAfter
+	a.OtherBefore, a.OtherAfter = q.PostAtBefore, q.PostAtAfter
+	if q.SortBy == SortByPostAt {
+		before, after = q.PostAtBefore, q.PostAtAfter
+		a.OtherBefore, a.OtherAfter = q.CreatedAtBefore, q.CreatedAtAfter
+	}
+	var start *Cursor
+	if q.Order == Desc {
+		a.EndAt = after
+		if before != nil {
+			start = &Cursor{At: *before, ID: uuid.Nil}
+		}
+	} else {
+		a.EndAt = before
+		if after != nil {
+			start = &Cursor{At: *after, ID: uuid.Max}
+		}
+	}
+	if c := q.Cursor; c != nil && (start == nil || c.tighter(*start, q.Order)) {
+		start = c
+	}
+	if start != nil {
+		at := start.At
+		a.KeyAt, a.KeyID = &at, start.ID
+	}
+	return a
+}
+
+// tighter reports whether scanning after c skips more than scanning after
+// other does, in the order o.
+func (c Cursor) tighter(other Cursor, o Order) bool {
+	cmp := c.At.Compare(other.At)
+	if cmp == 0 {
+		// PostgreSQL orders uuids bytewise.
+		cmp = bytes.Compare(c.ID[:], other.ID[:])
+	}
+	if o == Desc {
+		return cmp < 0
+	}
+	return cmp > 0
+}
+
+func sortValue(by SortBy, h store.Hook) time.Time {
+	if by == SortByPostAt {
+		return h.PostAt
+	}
+	return h.CreatedAt
+}
+
+// plannedPerRun runs every statement as an unnamed one (pgx
+// QueryExecModeCacheDescribe), which PostgreSQL plans with the actual
+// values each time. The list queries need that: their absent filters fold
+// away and their bounds become index conditions only in such a plan. The
+// generic plan that a cached prepared statement may switch to after five
+// runs keeps the keyset and the bounds as filters over the project's whole
+// index (measured on a million hooks: a page 20 days deep took 1.2 s
+// instead of 0.1 ms, the count became a sequential scan). Planning costs
+// about 0.2 ms.
+type plannedPerRun struct {
+	db store.DBTX
+}
+
+func (p plannedPerRun) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return p.db.Exec(ctx, sql, prepend(args)...)
+}
+
+func (p plannedPerRun) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return p.db.Query(ctx, sql, prepend(args)...)
+}
+
+func (p plannedPerRun) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return p.db.QueryRow(ctx, sql, prepend(args)...)
+}
+
+func (p plannedPerRun) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error) {
+	return p.db.CopyFrom(ctx, table, columns, rows)
+}
+
+func prepend(args []any) []any {
+	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
+}

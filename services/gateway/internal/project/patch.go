@@ -1,0 +1,256 @@
+package project
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Field is one field of a change: left out (Set false), given as null
+// (Null), or given a Value. A change must tell the three apart: JSON merge
+// patch semantics leave an absent field alone and clear a null one.
+type Field[T any] struct {
+	Set   bool
+	Null  bool
+	Value T
+}
+
+// Value is a field given v.
+func Value[T any](v T) Field[T] { return Field[T]{Set: true, Value: v} }
+
+// Null is a field given as null.
+func Null[T any]() Field[T] { return Field[T]{Set: true, Null: true} }
+
+// Ptr is the field's value, or nil when it is absent or null.
+func (f Field[T]) Ptr() *T {
+	if !f.Set || f.Null {
+		return nil
+	}
+	v := f.Value
+	return &v
+}
+
+// Patch is a change to a project's settings: only the fields it sets
+// change. Only AuthorizationHeader may be null (which clears it).
+type Patch struct {
+	Name                Field[string]
+	Domain              Field[string]
+	RetryPolicy         Field[RetryPolicyPatch]
+	AsyncTimeoutSecs    Field[int]
+	AuthorizationHeader Field[string]
+}
+
+// RetryPolicyPatch changes some of the default retry settings; the others
+// stay.
+type RetryPolicyPatch struct {
+	MinRetries    Field[int]
+	DelaySecs     Field[int]
+	Strategy      Field[string]
+	BackoffFactor Field[float64]
+	MaxDelaySecs  Field[int]
+	Jitter        Field[bool]
+}
+
+// Bounds of the settings.
+const (
+	MaxMinRetries        = 15
+	MinRetryDelaySecs    = 5
+	MaxRetryDelaySecs    = 3600
+	MinBackoffFactor     = 1.1
+	MaxBackoffFactor     = 4.0
+	MinRetryMaxDelaySecs = 60
+	MaxRetryMaxDelaySecs = 86400
+	MinAsyncTimeoutSecs  = 1
+	MaxAsyncTimeoutSecs  = 86400
+	MaxAuthorizationLen  = 4096
+
+	maxNameLength   = 200
+	maxDomainLength = 253
+)
+
+// InvalidSettingsError lists every field at fault in a change. It matches
+// ErrInvalid with errors.Is.
+type InvalidSettingsError struct {
+	Problems []*InvalidError
+}
+
+func (e *InvalidSettingsError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0].Error()
+	}
+	return fmt.Sprintf("%d settings are invalid, the first %s", len(e.Problems), e.Problems[0])
+}
+
+// Is makes errors.Is(err, ErrInvalid) hold.
+func (e *InvalidSettingsError) Is(target error) bool { return target == ErrInvalid }
+
+type problems []*InvalidError
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// addErr records err, which validation returned, under its own field when
+// it is an *InvalidError.
+func (p *problems) addErr(err error) {
+	var ie *InvalidError
+	if errors.As(err, &ie) {
+		*p = append(*p, ie)
+		return
+	}
+	p.add("", "%s", err)
+}
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &InvalidSettingsError{Problems: p}
+}
+
+func (p Patch) empty() bool {
+	return !p.Name.Set && !p.Domain.Set && !p.RetryPolicy.Set && !p.AsyncTimeoutSecs.Set && !p.AuthorizationHeader.Set
+}
+
+// check applies the rules of each field on its own, before anything is
+// read from the database.
+func (p Patch) check() error {
+	var bad problems
+	notNull(p.Name, "name", &bad)
+	if v := p.Name.Ptr(); v != nil {
+		checkValue(*v, "name", maxNameLength, ValidateName, &bad)
+	}
+	notNull(p.Domain, "domain", &bad)
+	if v := p.Domain.Ptr(); v != nil {
+		checkValue(*v, "domain", maxDomainLength, ValidateDomain, &bad)
+	}
+	notNull(p.RetryPolicy, "retryPolicy", &bad)
+	if v := p.RetryPolicy.Ptr(); v != nil {
+		v.check(&bad)
+	}
+	notNull(p.AsyncTimeoutSecs, "asyncTimeoutSecs", &bad)
+	inRange(p.AsyncTimeoutSecs, "asyncTimeoutSecs", MinAsyncTimeoutSecs, MaxAsyncTimeoutSecs, &bad)
+	if v := p.AuthorizationHeader.Ptr(); v != nil {
+		checkAuthorization(*v, &bad)
+	}
+	return bad.err()
+}
+
+func (r RetryPolicyPatch) check(bad *problems) {
+	const prefix = "retryPolicy."
+	notNull(r.MinRetries, prefix+"minRetries", bad)
+	inRange(r.MinRetries, prefix+"minRetries", 0, MaxMinRetries, bad)
+	notNull(r.DelaySecs, prefix+"delaySecs", bad)
+	inRange(r.DelaySecs, prefix+"delaySecs", MinRetryDelaySecs, MaxRetryDelaySecs, bad)
+	notNull(r.Strategy, prefix+"strategy", bad)
+	if v := r.Strategy.Ptr(); v != nil && *v != StrategyFixed && *v != StrategyExponential {
+		bad.add(prefix+"strategy", `must be "fixed" or "exponential"`)
+	}
+	notNull(r.BackoffFactor, prefix+"backoffFactor", bad)
+	if v := r.BackoffFactor.Ptr(); v != nil && !(*v >= MinBackoffFactor && *v <= MaxBackoffFactor) {
+		bad.add(prefix+"backoffFactor", "must be from %.1f to %.1f", MinBackoffFactor, MaxBackoffFactor)
+	}
+	notNull(r.MaxDelaySecs, prefix+"maxDelaySecs", bad)
+	inRange(r.MaxDelaySecs, prefix+"maxDelaySecs", MinRetryMaxDelaySecs, MaxRetryMaxDelaySecs, bad)
+	notNull(r.Jitter, prefix+"jitter", bad)
+}
+
+// checkValue checks the length of a value as given, before validate trims
+// it, as the API document's maxLength does.
+func checkValue(v, field string, maxLen int, validate func(string) (string, error), bad *problems) {
+	if utf8.RuneCountInString(v) > maxLen {
+		bad.add(field, "at most %d characters", maxLen)
+		return
+	}
+	if _, err := validate(v); err != nil {
+		bad.addErr(err)
+	}
+}
+
+func notNull[T any](f Field[T], field string, bad *problems) {
+	if f.Null {
+		bad.add(field, "must not be null (leave the field out to keep its value)")
+	}
+}
+
+func inRange(f Field[int], field string, lo, hi int, bad *problems) {
+	if v := f.Ptr(); v != nil && (*v < lo || *v > hi) {
+		bad.add(field, "must be from %d to %d", lo, hi)
+	}
+}
+
+// checkAuthorization accepts 1 to 4096 printable ASCII characters (space
+// to tilde) without surrounding spaces: what an HTTP field value carries
+// unchanged through every proxy. The value is a secret and is never
+// repeated in an error.
+func checkAuthorization(v string, bad *problems) {
+	const field = "authorizationHeader"
+	switch {
+	case v == "":
+		bad.add(field, "must not be empty (null removes the header)")
+	case len(v) > MaxAuthorizationLen:
+		bad.add(field, "at most %d characters", MaxAuthorizationLen)
+	case strings.IndexFunc(v, func(r rune) bool { return r < ' ' || r > '~' }) >= 0:
+		bad.add(field, "printable ASCII characters only (no line breaks, tabs or other control characters)")
+	case strings.TrimSpace(v) != v:
+		bad.add(field, "must not begin or end with spaces")
+	}
+}
+
+// apply merges p, which check accepted, into cur, and checks the rules
+// that relate fields to each other.
+func (p Patch) apply(cur Settings) (Settings, error) {
+	next := cur
+	if v := p.Name.Ptr(); v != nil {
+		next.Name, _ = ValidateName(*v)
+	}
+	if v := p.Domain.Ptr(); v != nil {
+		next.Domain, _ = ValidateDomain(*v)
+	}
+	if v := p.AsyncTimeoutSecs.Ptr(); v != nil {
+		next.AsyncTimeoutSecs = *v
+	}
+	if v := p.AuthorizationHeader.Ptr(); v != nil || p.AuthorizationHeader.Null {
+		next.AuthorizationHeaderSet = v != nil
+	}
+	if v := p.RetryPolicy.Ptr(); v != nil {
+		next.RetryPolicy = v.apply(cur.RetryPolicy)
+		if err := checkDelays(next.RetryPolicy, *v); err != nil {
+			return Settings{}, err
+		}
+	}
+	return next, nil
+}
+
+func (r RetryPolicyPatch) apply(cur RetryPolicy) RetryPolicy {
+	set(&cur.MinRetries, r.MinRetries)
+	set(&cur.DelaySecs, r.DelaySecs)
+	set(&cur.Strategy, r.Strategy)
+	set(&cur.BackoffFactor, r.BackoffFactor)
+	set(&cur.MaxDelaySecs, r.MaxDelaySecs)
+	set(&cur.Jitter, r.Jitter)
+	return cur
+}
+
+func set[T any](dst *T, f Field[T]) {
+	if v := f.Ptr(); v != nil {
+		*dst = *v
+	}
+}
+
+// checkDelays refuses a maximum delay below the first delay: every
+// exponential delay would then be the maximum, which is surely not what
+// was meant. The error names the field the change gave.
+func checkDelays(rp RetryPolicy, r RetryPolicyPatch) error {
+	if rp.MaxDelaySecs >= rp.DelaySecs {
+		return nil
+	}
+	var bad problems
+	if r.MaxDelaySecs.Set {
+		bad.add("retryPolicy.maxDelaySecs", "must be at least retryPolicy.delaySecs (%d)", rp.DelaySecs)
+	} else {
+		bad.add("retryPolicy.delaySecs", "must be at most retryPolicy.maxDelaySecs (%d)", rp.MaxDelaySecs)
+	}
+	return bad.err()
+}

@@ -1,0 +1,150 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// Retry strategies.
+const (
+	StrategyFixed       = "fixed"
+	StrategyExponential = "exponential"
+)
+
+// RetryPolicy is a project's default retry settings; a hook's
+// retryOverride wins over them.
+type RetryPolicy struct {
+	MinRetries    int
+	DelaySecs     int
+	Strategy      string
+	BackoffFactor float64
+	MaxDelaySecs  int
+	Jitter        bool
+}
+
+// Quota is the project's plan: hooks per billing period, and the hard cap
+// as a percentage of it. Only an operator changes it (SetPlan).
+type Quota struct {
+	Limit          int64
+	HardCapPercent int32
+}
+
+// Settings is a project as its owner sees and changes it. The custom
+// Authorization header is write-only: only whether it is set is shown.
+type Settings struct {
+	ID                     uuid.UUID
+	Name                   string
+	Domain                 string
+	RetryPolicy            RetryPolicy
+	AsyncTimeoutSecs       int
+	AuthorizationHeaderSet bool
+	Quota                  Quota
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+// settingsRow is every query's view of a project's settings (sqlc makes
+// one identical type per query; they convert to this one).
+type settingsRow = store.GetProjectSettingsRow
+
+func fromRow(r settingsRow) Settings {
+	return Settings{
+		ID:     r.ID,
+		Name:   r.Name,
+		Domain: r.Domain,
+		RetryPolicy: RetryPolicy{
+			MinRetries:    int(r.RetryMinRetries),
+			DelaySecs:     int(r.RetryDelaySecs),
+			Strategy:      r.RetryStrategy,
+			BackoffFactor: r.RetryBackoffFactor,
+			MaxDelaySecs:  int(r.RetryMaxDelaySecs),
+			Jitter:        r.RetryJitter,
+		},
+		AsyncTimeoutSecs:       int(r.AsyncTimeoutSecs),
+		AuthorizationHeaderSet: r.AuthorizationHeaderSet,
+		Quota:                  Quota{Limit: r.PlanQuota, HardCapPercent: r.PlanHardCapPercent},
+		CreatedAt:              r.CreatedAt,
+		UpdatedAt:              r.UpdatedAt,
+	}
+}
+
+// Service reads and changes project settings.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// NewService returns a Service on pool.
+func NewService(pool *pgxpool.Pool) *Service {
+	return &Service{pool: pool}
+}
+
+// Get returns the project's settings, or postgres.ErrNotFound.
+func (s *Service) Get(ctx context.Context, projectID uuid.UUID) (Settings, error) {
+	row, err := store.New(s.pool).GetProjectSettings(ctx, projectID)
+	if err != nil {
+		return Settings{}, fmt.Errorf("project %s: %w", projectID, postgres.Translate(err))
+	}
+	return fromRow(row), nil
+}
+
+// Update applies p: the fields it sets change, the others stay. Every
+// problem is reported at once, as an *InvalidSettingsError, and nothing
+// changes then. An empty patch changes nothing, updatedAt included. The
+// project's row is locked while p is merged into it, so that concurrent
+// updates of different fields both take effect.
+func (s *Service) Update(ctx context.Context, projectID uuid.UUID, p Patch) (Settings, error) {
+	if err := p.check(); err != nil {
+		return Settings{}, err
+	}
+	if p.empty() {
+		return s.Get(ctx, projectID)
+	}
+	var updated Settings
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		updated, err = update(ctx, store.New(tx), projectID, p)
+		return err
+	})
+	if err != nil {
+		return Settings{}, fmt.Errorf("update project: %w", err)
+	}
+	return updated, nil
+}
+
+func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch) (Settings, error) {
+	row, err := q.LockProjectSettings(ctx, projectID)
+	if err != nil {
+		return Settings{}, fmt.Errorf("project %s: %w", projectID, postgres.Translate(err))
+	}
+	next, err := p.apply(fromRow(settingsRow(row)))
+	if err != nil {
+		return Settings{}, err
+	}
+	rp := next.RetryPolicy
+	updated, err := q.UpdateProjectSettings(ctx, store.UpdateProjectSettingsParams{
+		ID:                     projectID,
+		Name:                   next.Name,
+		Domain:                 next.Domain,
+		RetryMinRetries:        int32(rp.MinRetries),
+		RetryDelaySecs:         int32(rp.DelaySecs),
+		RetryStrategy:          rp.Strategy,
+		RetryBackoffFactor:     rp.BackoffFactor,
+		RetryMaxDelaySecs:      int32(rp.MaxDelaySecs),
+		RetryJitter:            rp.Jitter,
+		AsyncTimeoutSecs:       int32(next.AsyncTimeoutSecs),
+		SetAuthorizationHeader: p.AuthorizationHeader.Set,
+		AuthorizationHeader:    p.AuthorizationHeader.Ptr(),
+	})
+	if err != nil {
+		return Settings{}, fmt.Errorf("store: %w", postgres.Translate(err))
+	}
+	return fromRow(settingsRow(updated)), nil
+}

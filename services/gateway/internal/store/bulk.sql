@@ -1,0 +1,194 @@
+-- Bulk retry, replay and cancel (internal/bulk). Each action selects hooks
+-- either by id or by a time range on post_at with optional path and
+-- sequence filters, and only ever within the caller's project. A range
+-- selection takes the earliest hooks first (post_at, then id) up to the
+-- limit, and locks them, so that a hook changed by a concurrent transaction
+-- is re-checked rather than acted on in a stale state.
+--
+-- Range selections rely on the indexes (project_id, status, post_at, id)
+-- and (project_id, post_at, id); the planner picks by the status's share.
+
+-- name: RetryFailedHooksByID :execrows
+-- A failed hook gets a fresh retry budget: retry_budget_base remembers the
+-- attempts already made, so attempt numbers keep counting up and the
+-- history stays. It is due now by the database clock; the last error and
+-- tryAt stay until the next attempt replaces them.
+UPDATE hooks
+SET status            = 'pending',
+    retry_budget_base = attempts,
+    run_at            = now(),
+    lease_expires_at  = NULL,
+    was_notified      = false,
+    updated_at        = now()
+WHERE project_id = @project_id
+  AND id = ANY(@ids::uuid[])
+  AND status = 'failed';
+
+-- name: RetryFailedHooksInRange :execrows
+-- The selection is materialized: executed again inside the join it would
+-- skip the rows this statement has already updated and take the next ones,
+-- passing the limit.
+WITH sel AS MATERIALIZED (
+    SELECT s.id
+    FROM hooks AS s
+    WHERE s.project_id = @project_id
+      AND s.status = 'failed'
+      AND s.post_at >= @start_time AND s.post_at < @end_time
+      AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
+      AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)
+      AND (sqlc.narg(sequence_id)::uuid IS NULL OR s.sequence_id = sqlc.narg(sequence_id)::uuid)
+    ORDER BY s.post_at, s.id
+    LIMIT @max_hooks::integer
+    FOR UPDATE
+)
+UPDATE hooks AS h
+SET status            = 'pending',
+    retry_budget_base = h.attempts,
+    run_at            = now(),
+    lease_expires_at  = NULL,
+    was_notified      = false,
+    updated_at        = now()
+FROM sel
+WHERE h.id = sel.id AND h.status = 'failed';
+
+-- name: CancelHooksByID :execrows
+-- Cancelling deletes, as DELETE /v1/hooks/{id} does; attempt rows go with
+-- the hook (ON DELETE CASCADE).
+DELETE FROM hooks
+WHERE project_id = @project_id
+  AND id = ANY(@ids::uuid[])
+  AND status IN ('pending', 'retry');
+
+-- name: CancelHooksInRange :execrows
+-- Pending and retry hooks are found per status, each in post_at order from
+-- the (project_id, status, post_at, id) index, and merged: one scan of the
+-- post_at index filtering by status would walk every completed hook of the
+-- range first. The chosen rows are then locked and re-checked; the
+-- selections are materialized for the same reason as in
+-- RetryFailedHooksInRange.
+WITH candidate AS MATERIALIZED (
+    SELECT c.id
+    FROM (
+        (SELECT p.id, p.post_at
+         FROM hooks AS p
+         WHERE p.project_id = @project_id
+           AND p.status = 'pending'
+           AND p.post_at >= @start_time AND p.post_at < @end_time
+           AND (sqlc.narg(path)::text IS NULL OR p.path = sqlc.narg(path)::text)
+           AND (sqlc.narg(path_base)::text IS NULL OR split_part(p.path, '?', 1) = sqlc.narg(path_base)::text)
+           AND (sqlc.narg(sequence_id)::uuid IS NULL OR p.sequence_id = sqlc.narg(sequence_id)::uuid)
+         ORDER BY p.post_at, p.id
+         LIMIT @max_hooks::integer)
+        UNION ALL
+        (SELECT r.id, r.post_at
+         FROM hooks AS r
+         WHERE r.project_id = @project_id
+           AND r.status = 'retry'
+           AND r.post_at >= @start_time AND r.post_at < @end_time
+           AND (sqlc.narg(path)::text IS NULL OR r.path = sqlc.narg(path)::text)
+           AND (sqlc.narg(path_base)::text IS NULL OR split_part(r.path, '?', 1) = sqlc.narg(path_base)::text)
+           AND (sqlc.narg(sequence_id)::uuid IS NULL OR r.sequence_id = sqlc.narg(sequence_id)::uuid)
+         ORDER BY r.post_at, r.id
+         LIMIT @max_hooks::integer)
+    ) AS c
+    ORDER BY c.post_at, c.id
+    LIMIT @max_hooks::integer
+), sel AS MATERIALIZED (
+    SELECT s.id
+    FROM hooks AS s
+    WHERE s.id = ANY(ARRAY(SELECT candidate.id FROM candidate))
+      AND s.status IN ('pending', 'retry')
+    FOR UPDATE
+)
+DELETE FROM hooks AS h
+USING sel
+WHERE h.id = sel.id;
+
+-- name: LockCompletedHooksByID :many
+-- The completed hooks a replay copies. KEY SHARE keeps them from being
+-- deleted until the copies are inserted, without blocking other updates.
+SELECT id
+FROM hooks
+WHERE project_id = @project_id
+  AND id = ANY(@ids::uuid[])
+  AND status = 'completed'
+ORDER BY post_at, id
+FOR KEY SHARE;
+
+-- name: LockCompletedHooksInRange :many
+SELECT id
+FROM hooks
+WHERE project_id = @project_id
+  AND status = 'completed'
+  AND post_at >= @start_time AND post_at < @end_time
+  AND (sqlc.narg(path)::text IS NULL OR path = sqlc.narg(path)::text)
+  AND (sqlc.narg(path_base)::text IS NULL OR split_part(path, '?', 1) = sqlc.narg(path_base)::text)
+  AND (sqlc.narg(sequence_id)::uuid IS NULL OR sequence_id = sqlc.narg(sequence_id)::uuid)
+ORDER BY post_at, id
+LIMIT @max_hooks::integer
+FOR KEY SHARE;
+
+-- name: InsertReplays :execrows
+-- One new hook per (new id, source id) pair: the source's path, domain,
+-- data and retryOverride, due now by the database clock. Sequence data and
+-- the idempotency key are not copied: a replay belongs to no sequence run
+-- and was not asked for with a key.
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
+SELECT (@new_ids::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override
+FROM generate_subscripts(@source_ids::uuid[], 1) AS g (i)
+JOIN hooks AS h ON h.id = (@source_ids::uuid[])[g.i]
+WHERE h.project_id = @project_id;
+
+-- name: InsertProjectForBulkTest :exec
+-- Test fixtures: only tests use the queries named ...ForBulkTest.
+INSERT INTO projects (id, name, domain, plan_quota, plan_hard_cap_percent)
+VALUES (@id, 'bulk test', @domain, @plan_quota, @plan_hard_cap_percent);
+
+-- name: InsertHookForBulkTest :one
+-- A hook in any state, as the scheduler would have left it.
+INSERT INTO hooks (
+    id, project_id, path, domain, data, post_at, status, attempts, failure_error, try_at,
+    was_notified, retry_override, sequence_id, run_at
+) VALUES (
+    @id, @project_id, @path, @domain, @data, @post_at, @status, @attempts, sqlc.narg(failure_error),
+    sqlc.narg(try_at), @was_notified, sqlc.narg(retry_override), sqlc.narg(sequence_id),
+    CASE WHEN @status::text IN ('pending', 'retry') THEN @post_at::timestamptz END
+)
+RETURNING *;
+
+-- name: GetHookForBulkTest :one
+SELECT * FROM hooks WHERE id = @id;
+
+-- name: ListProjectHooksForBulkTest :many
+SELECT * FROM hooks WHERE project_id = @project_id ORDER BY created_at, id;
+
+-- name: InsertAttemptForBulkTest :exec
+INSERT INTO hook_attempts (hook_id, attempt, lease_seq, started_at, duration_seconds, outcome)
+VALUES (@hook_id, @attempt, 1, now(), 0.1, 'failure');
+
+-- name: CountAttemptsForBulkTest :one
+SELECT count(*) FROM hook_attempts WHERE hook_id = @hook_id;
+
+-- name: GetUsageForBulkTest :one
+SELECT COALESCE(sum(hooks_created), 0)::bigint AS hooks_created
+FROM usage_periods WHERE project_id = @project_id;
+
+-- name: InsertHooksForBulkBench :execrows
+-- Benchmark fixture: n hooks of one status, one second apart from start.
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, status, attempts, run_at)
+SELECT gen_random_uuid(), @project_id, '/bench', 'receiver.example.com', '{"n":1}'::jsonb,
+       sqlc.arg(start)::timestamptz + make_interval(secs => g.i::float8), @status::text,
+       CASE WHEN @status::text = 'pending' THEN 0 ELSE 1 END,
+       CASE WHEN @status::text IN ('pending', 'retry') THEN sqlc.arg(start)::timestamptz + make_interval(secs => g.i::float8) END
+FROM generate_series(1, @n::integer) AS g (i);
+
+-- name: FailHooksForBulkBench :execrows
+-- Benchmark fixture: the project's pending hooks of a range failed again.
+UPDATE hooks
+SET status = 'failed', run_at = NULL, retry_budget_base = 0
+WHERE project_id = @project_id AND status = 'pending' AND post_at >= @start AND post_at < @end_time;
+
+-- name: AnalyzeHooksForBulkBench :exec
+-- Benchmark fixture: fresh statistics after a bulk insert, as autovacuum
+-- would have them in a running deployment.
+ANALYZE hooks;

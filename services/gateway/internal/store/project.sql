@@ -1,0 +1,59 @@
+-- Projects and their settings (internal/project). The custom Authorization
+-- header is write-only: these queries say whether it is set, never what it
+-- is (the dispatcher reads the value to send it).
+
+-- name: InsertProject :exec
+-- A project is created in one transaction with its API key and signing key.
+INSERT INTO projects (id, name, domain)
+VALUES (@id, @name, @domain);
+
+-- name: GetProjectSettings :one
+SELECT id, name, domain,
+       retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
+       retry_max_delay_secs, retry_jitter, async_timeout_secs,
+       (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
+       plan_quota, plan_hard_cap_percent, created_at, updated_at
+FROM projects
+WHERE id = @id;
+
+-- name: LockProjectSettings :one
+-- The settings a change is merged into, locked until the change commits so
+-- that two concurrent changes cannot undo each other. FOR NO KEY UPDATE
+-- leaves hooks free to be inserted meanwhile (their foreign-key checks
+-- take KEY SHARE locks).
+SELECT id, name, domain,
+       retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
+       retry_max_delay_secs, retry_jitter, async_timeout_secs,
+       (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
+       plan_quota, plan_hard_cap_percent, created_at, updated_at
+FROM projects
+WHERE id = @id
+FOR NO KEY UPDATE;
+
+-- name: UpdateProjectSettings :one
+-- Writes the merged settings. The Authorization header changes only when
+-- set_authorization_header is true (to NULL: cleared).
+UPDATE projects
+SET name                 = @name,
+    domain               = @domain,
+    retry_min_retries    = @retry_min_retries,
+    retry_delay_secs     = @retry_delay_secs,
+    retry_strategy       = @retry_strategy,
+    retry_backoff_factor = @retry_backoff_factor,
+    retry_max_delay_secs = @retry_max_delay_secs,
+    retry_jitter         = @retry_jitter,
+    async_timeout_secs   = @async_timeout_secs,
+    authorization_header = CASE WHEN @set_authorization_header::boolean
+                                THEN sqlc.narg(authorization_header)::text
+                                ELSE authorization_header END,
+    updated_at           = now()
+WHERE id = @id
+RETURNING id, name, domain,
+          retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
+          retry_max_delay_secs, retry_jitter, async_timeout_secs,
+          (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
+          plan_quota, plan_hard_cap_percent, created_at, updated_at;
+
+-- name: GetAuthorizationHeaderForTest :one
+-- Test fixture: the write-only value, to check what a change stored.
+SELECT authorization_header FROM projects WHERE id = @id;
