@@ -24,6 +24,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
+	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 	notifier "github.com/sundial-run/sundial/services/notifier/app"
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
 )
@@ -92,6 +93,9 @@ type bundle struct {
 	receiver *receiver
 	creds    gateway.Credentials
 	baseURL  string
+	// client checks every exchange with the gateway against its OpenAPI
+	// document.
+	client *http.Client
 	// stops holds the cancel-and-wait functions of running services.
 	mu    sync.Mutex
 	stops []func()
@@ -127,6 +131,7 @@ func setup(t *testing.T, opts options) *bundle {
 			"SUNDIAL_LOG_LEVEL":               "warn",
 		},
 	}
+	b.client = contract.Client(t)
 	t.Cleanup(b.stopAll)
 	creds, err := gateway.CreateProject(ctx, dbURL, "e2e", rcv.Domain())
 	require.NoError(t, err)
@@ -230,7 +235,7 @@ func (b *bundle) do(t *testing.T, method, path string, body any) (*http.Response
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)

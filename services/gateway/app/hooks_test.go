@@ -472,3 +472,38 @@ func TestAccessLog(t *testing.T) {
 	require.Equal(t, b.creds.ProjectID, line["project_id"])
 	require.Contains(t, line, "duration_ms")
 }
+
+// TestCreateRefusesDataPostgreSQLCannotStore checks that valid JSON which
+// jsonb cannot hold is the client's to fix (400, naming the member of data
+// at fault), not a failed insert (500).
+func TestCreateRefusesDataPostgreSQLCannotStore(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name  string
+		body  string
+		field string
+		says  string
+	}{
+		{"NUL escape", `{"path":"/a","data":{"s":"a\u0000b"},"postIn":"1m"}`, "data.s", `\\u0000`},
+		{"lone high surrogate", `{"path":"/a","data":{"s":"\ud800"},"postIn":"1m"}`, "data.s", "surrogate"},
+		{"high surrogate then text", `{"path":"/a","data":{"s":"\ud800x"},"postIn":"1m"}`, "data.s", "surrogate"},
+		{"lone low surrogate", `{"path":"/a","data":{"s":"\udc00"},"postIn":"1m"}`, "data.s", "surrogate"},
+		{"nested in an array", `{"path":"/a","data":{"list":[1,"\ud800"]},"postIn":"1m"}`, "data.list[1]", "surrogate"},
+		{"number beyond numeric", `{"path":"/a","data":{"n":1e200000},"postIn":"1m"}`, "data.n", "too large"},
+		{"negative number beyond numeric", `{"path":"/a","data":{"n":-1e200000},"postIn":"1m"}`, "data.n", "too large"},
+		{"number too precise", `{"path":"/a","data":{"n":1e-20000},"postIn":"1m"}`, "data.n", "too precise"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := b.post(tt.body)
+			res.requireError(t, http.StatusBadRequest, "invalid_request", tt.field)
+			require.Contains(t, string(res.body), tt.says)
+		})
+	}
+	// A surrogate pair is one character and is stored as sent.
+	res := b.post(`{"path":"/a","data":{"s":"\ud83d\ude00","n":1e100},"postIn":"1m"}`)
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	require.JSONEq(t, `{"s":"😀","n":1e100}`, string(res.hook(t).Data))
+}

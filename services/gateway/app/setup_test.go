@@ -56,6 +56,8 @@ type bundle struct {
 	// not, for requests the document has no answer for (a 501).
 	client *http.Client
 	raw    *http.Client
+	// prefix is the configured SUNDIAL_HEADER_PREFIX.
+	prefix string
 }
 
 // testConfig is a configuration on dbURL and a NATS server of the test's own.
@@ -113,6 +115,7 @@ func setup(t *testing.T, configure ...func(*app.Config)) bundle {
 		q: store.New(pool), creds: creds, logs: logs,
 		client: &http.Client{Transport: contract.Transport(t, transport, contract.WithHeaderPrefix(cfg.HeaderPrefix))},
 		raw:    &http.Client{Transport: transport},
+		prefix: cfg.HeaderPrefix,
 	}
 }
 
@@ -184,13 +187,37 @@ func (b bundle) do(method, path string, body io.Reader, mods ...func(*http.Reque
 	_, err = uuid.Parse(id)
 	require.NoError(b.t, err, "X-Request-Id %q on %s %s", id, method, path)
 	require.Equal(b.t, "application/json", strings.Split(res.Header.Get("Content-Type"), ";")[0])
+	var e errorBody
 	if res.StatusCode >= 400 {
-		e := decodeStrict[errorBody](b.t, raw)
+		e = decodeStrict[errorBody](b.t, raw)
 		require.Equal(b.t, id, e.RequestID)
 		require.NotEmpty(b.t, e.Error)
 		require.NotEmpty(b.t, e.Code)
 	}
+	if authenticated(req, res.StatusCode, e) {
+		// Every authenticated response reports the quota and the rate limit.
+		for _, h := range []string{b.prefix + "-HookQuota-Limit", b.prefix + "-HookQuota-Usage", b.prefix + "-HookQuota-Remaining",
+			b.prefix + "-HookQuota-Resets-At", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+			require.NotEmpty(b.t, res.Header.Get(h), "%s on %s %s -> %d", h, method, path, res.StatusCode)
+		}
+	}
 	return response{status: res.StatusCode, header: res.Header, body: raw}
+}
+
+// authenticated reports whether a request reached the API as an
+// authenticated one: it carried a key that was accepted (not a 401), on a
+// route and method of the API (not a router 404 or 405), other than the
+// public OpenAPI document.
+func authenticated(req *http.Request, status int, e errorBody) bool {
+	switch {
+	case req.Header.Get("X-API-Key") == "" || req.URL.Path == "/v1/openapi.json":
+		return false
+	case status == http.StatusUnauthorized || status == http.StatusMethodNotAllowed:
+		return false
+	case status == http.StatusNotFound && e.Error == "no such route":
+		return false
+	}
+	return strings.HasPrefix(req.URL.Path, "/v1/")
 }
 
 func (b bundle) post(body string, mods ...func(*http.Request)) response {

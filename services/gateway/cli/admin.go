@@ -36,11 +36,13 @@ func migrate(ctx context.Context, args []string, env Env) error {
 
 func admin(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
-		return usagef("admin: missing command (create-project)")
+		return usagef("admin: missing command (create-project, set-plan)")
 	}
 	switch args[0] {
 	case "create-project":
 		return createProject(ctx, args[1:], env)
+	case "set-plan":
+		return setPlan(ctx, args[1:], env)
 	default:
 		return usagef("admin: unknown command %q", args[0])
 	}

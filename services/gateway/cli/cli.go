@@ -30,6 +30,8 @@ const usage = `Usage:
   gateway [serve]       run the HTTP API
   gateway migrate       apply the database migrations
   gateway admin create-project --name NAME --domain HOST[:PORT] [--json]
+  gateway admin set-plan --project ID [--quota N] [--hard-cap-percent P]
+                         [--rate-limit PER_SECOND] [--rate-burst BURST] [--json]
 
 Configuration comes from SUNDIAL_* environment variables.
 `

@@ -176,3 +176,254 @@ func TestCreateProjectFailsWithoutADatabase(t *testing.T) {
 	require.Empty(t, r.stdout, "no half-made credentials")
 	require.Contains(t, r.stderr, "database")
 }
+
+// planJSON is set-plan's --json output.
+type planJSON struct {
+	ProjectID          string `json:"projectId"`
+	Quota              int64  `json:"quota"`
+	HardCapPercent     int32  `json:"hardCapPercent"`
+	RateLimitPerSecond int    `json:"rateLimitPerSecond"`
+	RateLimitBurst     int    `json:"rateLimitBurst"`
+}
+
+// defaultPlan is a new project's plan and rate limit (the schema's defaults).
+func defaultPlan(projectID string) planJSON {
+	return planJSON{ProjectID: projectID, Quota: 100_000, HardCapPercent: 200, RateLimitPerSecond: 100, RateLimitBurst: 200}
+}
+
+// newProject creates a project with the CLI and returns its id.
+func (b bundle) newProject() string {
+	b.t.Helper()
+	r := b.run("admin", "create-project", "--name", "Acme", "--domain", "hooks.example.com", "--json")
+	require.Equal(b.t, cli.ExitOK, r.code, r.stderr)
+	var c app.Credentials
+	require.NoError(b.t, json.Unmarshal([]byte(r.stdout), &c))
+	return c.ProjectID
+}
+
+// storedPlan reads the project's plan and rate limit from the database.
+func (b bundle) storedPlan(projectID string) planJSON {
+	b.t.Helper()
+	pool, err := postgres.Connect(b.t.Context(), b.dbURL, 1)
+	require.NoError(b.t, err)
+	defer pool.Close()
+	row, err := store.New(pool).GetProjectLimits(b.t.Context(), uuid.MustParse(projectID))
+	require.NoError(b.t, err)
+	return planJSON{
+		ProjectID: projectID, Quota: row.PlanQuota, HardCapPercent: row.PlanHardCapPercent,
+		RateLimitPerSecond: int(row.RateLimitPerSecond), RateLimitBurst: int(row.RateLimitBurst),
+	}
+}
+
+// decodePlan decodes set-plan's --json output, which must be one object
+// with exactly the documented fields and nothing after it.
+func decodePlan(t *testing.T, stdout string) planJSON {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	var p planJSON
+	require.NoError(t, dec.Decode(&p), stdout)
+	require.False(t, dec.More(), "nothing after the object")
+	var fields map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(stdout), &fields))
+	require.Len(t, fields, 5, stdout)
+	return p
+}
+
+func TestSetPlanChangesOnlyTheGivenSettings(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name   string
+		flags  []string
+		change func(*planJSON)
+	}{
+		{"quota", []string{"--quota", "5000"}, func(p *planJSON) { p.Quota = 5000 }},
+		{"quota of 1", []string{"--quota=1"}, func(p *planJSON) { p.Quota = 1 }},
+		{"large quota", []string{"--quota", "1099511627776"}, func(p *planJSON) { p.Quota = 1 << 40 }},
+		{"hard cap", []string{"--hard-cap-percent", "150"}, func(p *planJSON) { p.HardCapPercent = 150 }},
+		{"hard cap of 100", []string{"--hard-cap-percent", "100"}, func(p *planJSON) { p.HardCapPercent = 100 }},
+		{"hard cap of 10000", []string{"--hard-cap-percent", "10000"}, func(p *planJSON) { p.HardCapPercent = 10000 }},
+		{"rate limit", []string{"--rate-limit", "50"}, func(p *planJSON) { p.RateLimitPerSecond = 50 }},
+		{"rate limit of 1", []string{"--rate-limit", "1"}, func(p *planJSON) { p.RateLimitPerSecond = 1 }},
+		{"rate limit of 100000", []string{"--rate-limit", "100000"}, func(p *planJSON) { p.RateLimitPerSecond = 100_000 }},
+		{"burst", []string{"--rate-burst", "500"}, func(p *planJSON) { p.RateLimitBurst = 500 }},
+		{"burst of 1", []string{"--rate-burst", "1"}, func(p *planJSON) { p.RateLimitBurst = 1 }},
+		{"burst of 1000000", []string{"--rate-burst", "1000000"}, func(p *planJSON) { p.RateLimitBurst = 1_000_000 }},
+		{"quota and hard cap", []string{"--quota", "10", "--hard-cap-percent", "300"}, func(p *planJSON) {
+			p.Quota, p.HardCapPercent = 10, 300
+		}},
+		{"rate limit and burst", []string{"--rate-limit", "20", "--rate-burst", "40"}, func(p *planJSON) {
+			p.RateLimitPerSecond, p.RateLimitBurst = 20, 40
+		}},
+		{"burst equal to the rate limit", []string{"--rate-limit", "30", "--rate-burst", "30"}, func(p *planJSON) {
+			p.RateLimitPerSecond, p.RateLimitBurst = 30, 30
+		}},
+		{"quota and rate limit", []string{"--quota", "7", "--rate-limit", "3"}, func(p *planJSON) {
+			p.Quota, p.RateLimitPerSecond = 7, 3
+		}},
+		{"hard cap and burst", []string{"--hard-cap-percent", "250", "--rate-burst", "999"}, func(p *planJSON) {
+			p.HardCapPercent, p.RateLimitBurst = 250, 999
+		}},
+		{"everything", []string{"--quota", "1000", "--hard-cap-percent", "120", "--rate-limit", "10", "--rate-burst", "25"}, func(p *planJSON) {
+			*p = planJSON{ProjectID: p.ProjectID, Quota: 1000, HardCapPercent: 120, RateLimitPerSecond: 10, RateLimitBurst: 25}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			id := b.newProject()
+			want := defaultPlan(id)
+			tt.change(&want)
+			r := b.run(append([]string{"admin", "set-plan", "--project", id, "--json"}, tt.flags...)...)
+			require.Equal(t, cli.ExitOK, r.code, r.stderr)
+			require.Empty(t, r.stderr)
+			require.Equal(t, want, decodePlan(t, r.stdout), "the printed plan")
+			require.Equal(t, want, b.storedPlan(id), "the stored plan")
+		})
+	}
+}
+
+func TestSetPlanKeepsEarlierChanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.newProject()
+	for _, flags := range [][]string{{"--quota", "42"}, {"--hard-cap-percent", "175"}, {"--rate-limit", "8"}, {"--rate-burst", "16"}} {
+		r := b.run(append([]string{"admin", "set-plan", "--project", id}, flags...)...)
+		require.Equal(t, cli.ExitOK, r.code, r.stderr)
+	}
+	want := planJSON{ProjectID: id, Quota: 42, HardCapPercent: 175, RateLimitPerSecond: 8, RateLimitBurst: 16}
+	require.Equal(t, want, b.storedPlan(id))
+}
+
+func TestSetPlanConcurrentChangesOfDifferentSettingsAllStay(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.newProject()
+	changes := [][]string{{"--quota", "42"}, {"--hard-cap-percent", "175"}, {"--rate-limit", "8"}, {"--rate-burst", "16"}}
+	var wg sync.WaitGroup
+	results := make([]result, len(changes))
+	for i, flags := range changes {
+		wg.Go(func() { results[i] = b.run(append([]string{"admin", "set-plan", "--project", id}, flags...)...) })
+	}
+	wg.Wait()
+	for _, r := range results {
+		require.Equal(t, cli.ExitOK, r.code, r.stderr)
+	}
+	want := planJSON{ProjectID: id, Quota: 42, HardCapPercent: 175, RateLimitPerSecond: 8, RateLimitBurst: 16}
+	require.Equal(t, want, b.storedPlan(id))
+}
+
+func TestSetPlanPrintsReadableLines(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.newProject()
+	r := b.run("admin", "set-plan", "--project", id, "--quota", "1000", "--hard-cap-percent", "150", "--rate-limit", "20")
+	require.Equal(t, cli.ExitOK, r.code, r.stderr)
+	require.Equal(t, "Plan updated.\n"+
+		"Project ID:  "+id+"\n"+
+		"Quota:       1000 hooks per billing period\n"+
+		"Hard cap:    150% of the quota (1500 hooks)\n"+
+		"Rate limit:  20 requests per second per API key\n"+
+		"Burst:       200 requests\n", r.stdout)
+	require.Empty(t, r.stderr)
+}
+
+func TestSetPlanJSONIsOneObjectAndNothingElse(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.newProject()
+	r := b.run("admin", "set-plan", "-project="+id, "-rate-burst=300", "-json")
+	require.Equal(t, cli.ExitOK, r.code, r.stderr)
+	want := defaultPlan(id)
+	want.RateLimitBurst = 300
+	require.Equal(t, want, decodePlan(t, r.stdout))
+	require.Equal(t, mustJSON(t, want)+"\n", r.stdout)
+	require.JSONEq(t, `{"projectId":"`+id+`","quota":100000,"hardCapPercent":200,"rateLimitPerSecond":100,"rateLimitBurst":300}`, r.stdout)
+}
+
+func TestSetPlanBadUsageExitsWith2AndChangesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.newProject()
+	tests := []struct {
+		name  string
+		flags []string
+		says  string
+	}{
+		{"missing project", []string{"--quota", "10"}, "--project is required"},
+		{"empty project", []string{"--project", "", "--quota", "10"}, "--project is required"},
+		{"project not a UUID", []string{"--project", "acme", "--quota", "10"}, `--project: "acme" is not a project id`},
+		{"nothing to change", []string{"--project", id}, "at least one of --quota, --hard-cap-percent, --rate-limit, --rate-burst"},
+		{"only --json", []string{"--project", id, "--json"}, "at least one of --quota"},
+		{"quota 0", []string{"--project", id, "--quota", "0"}, "--quota: must be at least 1, got 0"},
+		{"quota negative", []string{"--project", id, "--quota", "-5"}, "--quota: must be at least 1, got -5"},
+		{"quota not a number", []string{"--project", id, "--quota", "lots"}, "-quota"},
+		{"quota beyond int64", []string{"--project", id, "--quota", "9223372036854775808"}, "-quota"},
+		{"hard cap 99", []string{"--project", id, "--hard-cap-percent", "99"}, "--hard-cap-percent: must be 100 to 10000, got 99"},
+		{"hard cap 0", []string{"--project", id, "--hard-cap-percent", "0"}, "--hard-cap-percent: must be 100 to 10000, got 0"},
+		{"hard cap 10001", []string{"--project", id, "--hard-cap-percent", "10001"}, "--hard-cap-percent: must be 100 to 10000, got 10001"},
+		{"hard cap beyond int32", []string{"--project", id, "--hard-cap-percent", "4294967396"}, "--hard-cap-percent: must be 100 to 10000"},
+		{"hard cap a fraction", []string{"--project", id, "--hard-cap-percent", "150.5"}, "-hard-cap-percent"},
+		{"rate limit 0", []string{"--project", id, "--rate-limit", "0"}, "--rate-limit: must be 1 to 100000 requests per second, got 0"},
+		{"rate limit negative", []string{"--project", id, "--rate-limit", "-1"}, "--rate-limit: must be 1 to 100000"},
+		{"rate limit 100001", []string{"--project", id, "--rate-limit", "100001"}, "--rate-limit: must be 1 to 100000 requests per second, got 100001"},
+		{"burst 0", []string{"--project", id, "--rate-burst", "0"}, "--rate-burst: must be 1 to 1000000 requests, got 0"},
+		{"burst 1000001", []string{"--project", id, "--rate-burst", "1000001"}, "--rate-burst: must be 1 to 1000000 requests, got 1000001"},
+		{"burst below the rate limit", []string{"--project", id, "--rate-limit", "50", "--rate-burst", "49"}, "--rate-burst: must be at least --rate-limit (50), got 49"},
+		{"one bad among good", []string{"--project", id, "--quota", "10", "--hard-cap-percent", "50", "--rate-limit", "5"}, "--hard-cap-percent"},
+		{"unknown flag", []string{"--project", id, "--plan", "gold"}, "flag provided but not defined"},
+		{"stray argument", []string{"--project", id, "--quota", "10", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := b.run(append([]string{"admin", "set-plan"}, tt.flags...)...)
+			require.Equal(t, cli.ExitUsage, r.code, r.stderr)
+			require.Contains(t, r.stderr, tt.says)
+			require.Contains(t, r.stderr, "Usage:")
+			require.Empty(t, r.stdout)
+		})
+	}
+	require.Equal(t, defaultPlan(id), b.storedPlan(id), "nothing changed")
+}
+
+func TestSetPlanOfAnUnknownProjectFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.newProject()
+	unknown := uuid.NewString()
+	for _, flags := range [][]string{{"--quota", "10"}, {"--rate-limit", "5"}, {"--hard-cap-percent", "150", "--rate-burst", "10", "--json"}} {
+		r := b.run(append([]string{"admin", "set-plan", "--project", unknown}, flags...)...)
+		require.Equal(t, cli.ExitError, r.code, r.stderr)
+		require.Equal(t, "gateway: set-plan: no such project "+unknown+"\n", r.stderr)
+		require.Empty(t, r.stdout)
+	}
+	require.Equal(t, defaultPlan(id), b.storedPlan(id), "other projects are untouched")
+}
+
+func TestSetPlanHelpAndUsage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.run("help")
+	require.Equal(t, cli.ExitOK, r.code)
+	require.Contains(t, r.stdout, "gateway admin set-plan --project ID")
+	r = b.run("admin", "set-plan", "-h")
+	require.Equal(t, cli.ExitOK, r.code)
+	for _, f := range []string{"-project", "-quota", "-hard-cap-percent", "-rate-limit", "-rate-burst", "-json"} {
+		require.Contains(t, r.stderr, f)
+	}
+	r = b.run("admin")
+	require.Equal(t, cli.ExitUsage, r.code)
+	require.Contains(t, r.stderr, "set-plan")
+}
+
+func TestSetPlanFailsWithoutADatabase(t *testing.T) {
+	t.Parallel()
+	b := bundle{t: t, dbURL: "postgres://postgres@127.0.0.1:1/nothing?sslmode=disable&connect_timeout=2"}
+	r := b.run("admin", "set-plan", "--project", uuid.NewString(), "--quota", "10", "--json")
+	require.Equal(t, cli.ExitError, r.code)
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, "database")
+	require.NotContains(t, r.stderr, "no such project")
+}

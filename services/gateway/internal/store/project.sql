@@ -57,3 +57,12 @@ RETURNING id, name, domain,
 -- name: GetAuthorizationHeaderForTest :one
 -- Test fixture: the write-only value, to check what a change stored.
 SELECT authorization_header FROM projects WHERE id = @id;
+
+-- name: LockProjectPlan :one
+-- The plan and rate limit an operator's change (gateway admin set-plan) is
+-- merged into, locked until the change commits so that two concurrent
+-- changes of different settings cannot undo each other.
+SELECT plan_quota, plan_hard_cap_percent, rate_limit_per_second, rate_limit_burst
+FROM projects
+WHERE id = @id
+FOR NO KEY UPDATE;

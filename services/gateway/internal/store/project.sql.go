@@ -96,6 +96,35 @@ func (q *Queries) InsertProject(ctx context.Context, arg InsertProjectParams) er
 	return err
 }
 
+const lockProjectPlan = `-- name: LockProjectPlan :one
+SELECT plan_quota, plan_hard_cap_percent, rate_limit_per_second, rate_limit_burst
+FROM projects
+WHERE id = $1
+FOR NO KEY UPDATE
+`
+
+type LockProjectPlanRow struct {
+	PlanQuota          int64
+	PlanHardCapPercent int32
+	RateLimitPerSecond int32
+	RateLimitBurst     int32
+}
+
+// The plan and rate limit an operator's change (gateway admin set-plan) is
+// merged into, locked until the change commits so that two concurrent
+// changes of different settings cannot undo each other.
+func (q *Queries) LockProjectPlan(ctx context.Context, id uuid.UUID) (LockProjectPlanRow, error) {
+	row := q.db.QueryRow(ctx, lockProjectPlan, id)
+	var i LockProjectPlanRow
+	err := row.Scan(
+		&i.PlanQuota,
+		&i.PlanHardCapPercent,
+		&i.RateLimitPerSecond,
+		&i.RateLimitBurst,
+	)
+	return i, err
+}
+
 const lockProjectSettings = `-- name: LockProjectSettings :one
 SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
