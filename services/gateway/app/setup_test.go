@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,24 +25,6 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// syncBuffer collects log output written from the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type bundle struct {
 	t     *testing.T
 	ctx   context.Context
@@ -51,7 +33,7 @@ type bundle struct {
 	dbURL string
 	q     *store.Queries
 	creds app.Credentials
-	logs  *syncBuffer
+	logs  *logtest.Buffer
 	// client checks every exchange against the OpenAPI document; raw does
 	// not, for requests the document has no answer for (a 501).
 	client *http.Client
@@ -85,7 +67,7 @@ func setup(t *testing.T, configure ...func(*app.Config)) bundle {
 	for _, f := range configure {
 		f(&cfg)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := app.New(t.Context(), cfg, log)
 	require.NoError(t, err)

@@ -1,11 +1,10 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
+	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -88,29 +87,11 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// logBuffer collects the JSON log lines of an App running in another goroutine.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type fixture struct {
 	cfg    app.Config
 	nats   *natstest.Server
 	dbName string
-	logs   *logBuffer
+	logs   *logtest.Buffer
 	log    *slog.Logger
 }
 
@@ -124,7 +105,7 @@ func setup(t *testing.T) fixture {
 		"SUNDIAL_SHUTDOWN_TIMEOUT": "5s",
 	}))
 	require.NoError(t, err)
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	conn, err := pgx.ParseConfig(dbURL)
 	require.NoError(t, err)
 	return fixture{

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,27 +19,9 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// lockedBuffer is stdout, written by the demo receiver while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type bundle struct {
 	info   suite.Info
-	stdout *lockedBuffer
+	stdout *logtest.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -56,7 +37,7 @@ func setup(t *testing.T) bundle {
 		"SUNDIAL_LOG_LEVEL":      "warn",
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	b := bundle{stdout: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	b := bundle{stdout: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan suite.Info, 1)
 	go func() {
 		b.done <- suite.Run(ctx, suite.Options{

@@ -1,13 +1,12 @@
 package suite
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -78,31 +77,13 @@ type listeningFake struct{ *fake }
 
 func (l listeningFake) Addr() string { return l.addr }
 
-// lockedBuffer is stdout shared by the runner and the demo receiver.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type bundle struct {
 	env      map[string]string
 	dataDir  string
 	gateway  *fake
 	worker   *fake
 	projects chan [2]string // name, domain of each CreateProject call
-	stdout   *lockedBuffer
+	stdout   *logtest.Buffer
 	ready    chan Info
 	done     chan error
 	cancel   context.CancelFunc
@@ -119,7 +100,7 @@ func setup(t *testing.T, env map[string]string) *bundle {
 	gw.addr = "[::]:18080"
 	return &bundle{
 		env: all, dataDir: dataDir, gateway: gw, worker: newFake("worker"),
-		projects: make(chan [2]string, 1), stdout: &lockedBuffer{},
+		projects: make(chan [2]string, 1), stdout: &logtest.Buffer{},
 		ready: make(chan Info, 1), done: make(chan error, 1),
 	}
 }
@@ -141,7 +122,7 @@ func (b *bundle) start(t *testing.T, services ...*fake) {
 		},
 		Lookup: envconf.Map(b.env),
 		Stdout: b.stdout,
-		Stderr: &lockedBuffer{},
+		Stderr: &logtest.Buffer{},
 		Ready:  func(in Info) { b.ready <- in },
 		Grace:  10 * time.Second,
 	}

@@ -1,14 +1,13 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -36,26 +35,9 @@ func TestMain(m *testing.M) {
 	pgtest.Main(m)
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type bundle struct {
 	server  *httptest.Server
-	logs    *syncBuffer
+	logs    *logtest.Buffer
 	spans   *tracetest.SpanRecorder
 	project project.Created
 }
@@ -72,7 +54,7 @@ func setup(t *testing.T) bundle {
 	require.NoError(t, err)
 	closed.Close()
 
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	spans := tracetest.NewSpanRecorder()
 	handler := api.New(api.Deps{
 		Tracing: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)),

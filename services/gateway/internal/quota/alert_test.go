@@ -1,12 +1,11 @@
 package quota_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,30 +20,13 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 )
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type alertBundle struct {
 	t      *testing.T
 	ctx    context.Context
 	nats   *natstest.Server
 	js     jetstream.JetStream
 	alerts *quota.Alerts
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 }
 
 // setupAlerts starts NATS (with the streams unless bare) and an Alerts that
@@ -56,7 +38,7 @@ func setupAlerts(t *testing.T, bare bool, drainTimeout time.Duration) alertBundl
 	if !bare {
 		require.NoError(t, event.EnsureStreams(t.Context(), js))
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	alerts, err := quota.NewAlerts(js, slog.New(slog.NewJSONHandler(logs, nil)), drainTimeout)
 	require.NoError(t, err)
 	return alertBundle{t: t, ctx: t.Context(), nats: ns, js: js, alerts: alerts, logs: logs}
