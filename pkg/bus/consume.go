@@ -189,7 +189,13 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if settleErr != nil {
 		w.log.Warn("settle message", "outcome", outcome, "err", settleErr)
 	}
-	if err != nil && outcome != OutcomeAck {
+	var retry *retryError
+	switch {
+	case err == nil || outcome == OutcomeAck:
+	case errors.As(err, &retry):
+		// Asked for by the handler (a busy destination, say): expected.
+		w.log.Debug("message handed back", "delivered", delivered, "after", retry.after, "err", err)
+	default:
 		w.log.Warn("message not processed", "outcome", outcome, "delivered", delivered, "err", err)
 	}
 	if w.opts.Settled != nil {

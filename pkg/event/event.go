@@ -74,15 +74,17 @@ type Consumer struct {
 }
 
 // DispatcherConsumer reads due hooks. AckWait exceeds the 10 s delivery
-// limit with room to publish the result; a message that keeps failing is
-// given up after a few deliveries because the lease re-drives the hook anyway.
+// limit with room to publish the result. Redeliveries are unlimited because
+// they are bounded anyway: a dispatcher acknowledges without delivering any
+// message whose lease has expired, so a message handed back (its host busy,
+// a database hiccup) lives at most one lease.
 func DispatcherConsumer(maxInFlight int) Consumer {
 	return Consumer{Stream: StreamDue, Config: jetstream.ConsumerConfig{
 		Durable:       ConsumerDispatcher,
 		FilterSubject: SubjectDue,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       30 * time.Second,
-		MaxDeliver:    5,
+		MaxDeliver:    -1,
 		MaxAckPending: maxInFlight,
 	}}
 }

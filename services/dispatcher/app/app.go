@@ -23,6 +23,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
 
 // Version is the dispatcher's version, sent in the User-Agent of every
@@ -35,6 +36,12 @@ const name = "dispatcher"
 // maxCachedProjects bounds the credential cache; a project beyond it is
 // simply loaded again.
 const maxCachedProjects = 10000
+
+// ackPendingRoom multiplies Concurrency into the consumer's MaxAckPending.
+// A message handed back because its host is busy stays pending on the
+// server until it comes back; with MaxAckPending equal to Concurrency a slow
+// host's handed-back messages would fill it and hold back every other host.
+const ackPendingRoom = 16
 
 // startupTimeout bounds the wait for NATS to take the stream set-up: NATS
 // connections retry for ever, so without it a wrong URL would hang New.
@@ -90,6 +97,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
 		Log:           log,
 		Metrics:       dispatch.NewMetrics(nil),
+		Hosts:         hostlimit.New(cfg.HostConcurrency),
 	})
 	return a, nil
 }
@@ -129,8 +137,9 @@ func connectNATS(ctx context.Context, url string) (*nats.Conn, jetstream.JetStre
 func (a *App) Run(ctx context.Context) error {
 	defer a.close()
 	a.log.Info("dispatcher running", "version", Version, "concurrency", a.cfg.Concurrency,
+		"host_concurrency", a.cfg.HostConcurrency,
 		"delivery_timeout", a.cfg.DeliveryTimeout.String(), "allow_private", a.cfg.AllowPrivate)
-	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(a.cfg.Concurrency), a.handler.Handle, bus.ConsumeOptions{
+	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(a.cfg.Concurrency*ackPendingRoom), a.handler.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.Concurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,

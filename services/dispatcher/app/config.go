@@ -27,6 +27,12 @@ type Config struct {
 	// Concurrency bounds the deliveries this replica makes at once
 	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 64).
 	Concurrency int
+	// HostConcurrency bounds this replica's deliveries in flight to one
+	// destination host (host:port), so one slow receiver cannot take every
+	// slot; a delivery over the bound is handed back to JetStream for a
+	// moment (SUNDIAL_DISPATCHER_HOST_CONCURRENCY, default 16, at most
+	// Concurrency's bound).
+	HostConcurrency int
 	// DeliveryTimeout bounds one delivery's whole exchange: connect, TLS,
 	// request, response headers and the excerpt read
 	// (SUNDIAL_DELIVERY_TIMEOUT, default 10s, at most 15s so that a delivery
@@ -78,6 +84,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", "Sundial"),
 		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 64),
+		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", 16),
 		DeliveryTimeout:      r.Duration("SUNDIAL_DELIVERY_TIMEOUT", 10*time.Second),
 		AllowPrivate:         r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),
 		CAFile:               r.String("SUNDIAL_DELIVERY_CA_FILE", ""),
@@ -125,6 +132,7 @@ func (c Config) Validate() error {
 	}
 	v.That(validHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
 	v.That(c.Concurrency >= 1 && c.Concurrency <= maxConcurrency, "SUNDIAL_DISPATCHER_CONCURRENCY=%d: want 1 to %d", c.Concurrency, maxConcurrency)
+	v.That(c.HostConcurrency >= 1 && c.HostConcurrency <= maxConcurrency, "SUNDIAL_DISPATCHER_HOST_CONCURRENCY=%d: want 1 to %d", c.HostConcurrency, maxConcurrency)
 	v.That(c.DeliveryTimeout > 0 && c.DeliveryTimeout <= maxDeliveryTimeout, "SUNDIAL_DELIVERY_TIMEOUT=%s: want more than 0 and at most %s", c.DeliveryTimeout, maxDeliveryTimeout)
 	v.That(c.ResponseExcerptBytes >= 0 && c.ResponseExcerptBytes <= maxExcerptBytes, "SUNDIAL_RESPONSE_EXCERPT_BYTES=%d: want 0 to %d", c.ResponseExcerptBytes, maxExcerptBytes)
 	v.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= maxKeyCacheTTL, "SUNDIAL_DISPATCHER_KEY_CACHE_TTL=%s: want 0 to %s", c.KeyCacheTTL, maxKeyCacheTTL)

@@ -21,6 +21,7 @@ func TestConfigDefaults(t *testing.T) {
 		LogLevel:             "info",
 		HeaderPrefix:         "Sundial",
 		Concurrency:          64,
+		HostConcurrency:      16,
 		DeliveryTimeout:      10 * time.Second,
 		ResponseExcerptBytes: 1024,
 		KeyCacheTTL:          5 * time.Second,
@@ -32,19 +33,20 @@ func TestConfigDefaults(t *testing.T) {
 func TestConfigFromEnvironment(t *testing.T) {
 	t.Parallel()
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL":             "postgres://db/sundial",
-		"SUNDIAL_NATS_URL":                 "nats://nats:4222",
-		"SUNDIAL_LOG_LEVEL":                "debug",
-		"SUNDIAL_HEADER_PREFIX":            "Acme",
-		"SUNDIAL_DISPATCHER_CONCURRENCY":   "16",
-		"SUNDIAL_DELIVERY_TIMEOUT":         "2500ms",
-		"SUNDIAL_DELIVERY_ALLOW_PRIVATE":   "true",
-		"SUNDIAL_DELIVERY_ALLOW_CIDRS":     "10.1.0.0/16, 192.168.7.9 ,fd00::/8",
-		"SUNDIAL_DELIVERY_CA_FILE":         "/etc/sundial/ca.pem",
-		"SUNDIAL_RESPONSE_EXCERPT_BYTES":   "0",
-		"SUNDIAL_DISPATCHER_KEY_CACHE_TTL": "1m",
-		"SUNDIAL_DATABASE_MAX_CONNS":       "4",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":         "30s",
+		"SUNDIAL_DATABASE_URL":                "postgres://db/sundial",
+		"SUNDIAL_NATS_URL":                    "nats://nats:4222",
+		"SUNDIAL_LOG_LEVEL":                   "debug",
+		"SUNDIAL_HEADER_PREFIX":               "Acme",
+		"SUNDIAL_DISPATCHER_CONCURRENCY":      "16",
+		"SUNDIAL_DISPATCHER_HOST_CONCURRENCY": "3",
+		"SUNDIAL_DELIVERY_TIMEOUT":            "2500ms",
+		"SUNDIAL_DELIVERY_ALLOW_PRIVATE":      "true",
+		"SUNDIAL_DELIVERY_ALLOW_CIDRS":        "10.1.0.0/16, 192.168.7.9 ,fd00::/8",
+		"SUNDIAL_DELIVERY_CA_FILE":            "/etc/sundial/ca.pem",
+		"SUNDIAL_RESPONSE_EXCERPT_BYTES":      "0",
+		"SUNDIAL_DISPATCHER_KEY_CACHE_TTL":    "1m",
+		"SUNDIAL_DATABASE_MAX_CONNS":          "4",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":            "30s",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
@@ -53,6 +55,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		LogLevel:        "debug",
 		HeaderPrefix:    "Acme",
 		Concurrency:     16,
+		HostConcurrency: 3,
 		DeliveryTimeout: 2500 * time.Millisecond,
 		AllowPrivate:    true,
 		AllowCIDRs: []netip.Prefix{
@@ -69,18 +72,20 @@ func TestConfigFromEnvironment(t *testing.T) {
 func TestConfigReportsEveryProblem(t *testing.T) {
 	t.Parallel()
 	_, err := app.ConfigFromEnv(envconf.Map(map[string]string{
-		"SUNDIAL_LOG_LEVEL":              "loud",
-		"SUNDIAL_HEADER_PREFIX":          "Bad Prefix",
-		"SUNDIAL_DISPATCHER_CONCURRENCY": "many",
-		"SUNDIAL_DELIVERY_TIMEOUT":       "1m",
-		"SUNDIAL_DELIVERY_ALLOW_PRIVATE": "perhaps",
-		"SUNDIAL_DELIVERY_ALLOW_CIDRS":   "10.0.0.0/8,10.0.0.0/99,intranet",
-		"SUNDIAL_RESPONSE_EXCERPT_BYTES": "1000000",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":       "soon",
+		"SUNDIAL_LOG_LEVEL":                   "loud",
+		"SUNDIAL_HEADER_PREFIX":               "Bad Prefix",
+		"SUNDIAL_DISPATCHER_CONCURRENCY":      "many",
+		"SUNDIAL_DISPATCHER_HOST_CONCURRENCY": "0",
+		"SUNDIAL_DELIVERY_TIMEOUT":            "1m",
+		"SUNDIAL_DELIVERY_ALLOW_PRIVATE":      "perhaps",
+		"SUNDIAL_DELIVERY_ALLOW_CIDRS":        "10.0.0.0/8,10.0.0.0/99,intranet",
+		"SUNDIAL_RESPONSE_EXCERPT_BYTES":      "1000000",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":            "soon",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{
 		"SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX", "SUNDIAL_DISPATCHER_CONCURRENCY", "SUNDIAL_DELIVERY_TIMEOUT",
+		"SUNDIAL_DISPATCHER_HOST_CONCURRENCY",
 		"SUNDIAL_DELIVERY_ALLOW_PRIVATE", "SUNDIAL_DELIVERY_ALLOW_CIDRS", "SUNDIAL_RESPONSE_EXCERPT_BYTES",
 		"SUNDIAL_SHUTDOWN_TIMEOUT",
 	} {
@@ -94,16 +99,17 @@ func TestValidate(t *testing.T) {
 	valid, err := app.ConfigFromEnv(envconf.Map(nil))
 	require.NoError(t, err)
 	cases := map[string]func(*app.Config){
-		"SUNDIAL_DATABASE_URL":             func(c *app.Config) { c.DatabaseURL = "" },
-		"SUNDIAL_NATS_URL":                 func(c *app.Config) { c.NATSURL = "" },
-		"SUNDIAL_HEADER_PREFIX":            func(c *app.Config) { c.HeaderPrefix = "X:Y" },
-		"SUNDIAL_DISPATCHER_CONCURRENCY":   func(c *app.Config) { c.Concurrency = 0 },
-		"SUNDIAL_DELIVERY_TIMEOUT":         func(c *app.Config) { c.DeliveryTimeout = 0 },
-		"SUNDIAL_RESPONSE_EXCERPT_BYTES":   func(c *app.Config) { c.ResponseExcerptBytes = -1 },
-		"SUNDIAL_DISPATCHER_KEY_CACHE_TTL": func(c *app.Config) { c.KeyCacheTTL = time.Hour },
-		"SUNDIAL_DATABASE_MAX_CONNS":       func(c *app.Config) { c.DatabaseMaxConns = 0 },
-		"SUNDIAL_SHUTDOWN_TIMEOUT":         func(c *app.Config) { c.ShutdownTimeout = 0 },
-		"SUNDIAL_DELIVERY_ALLOW_CIDRS":     func(c *app.Config) { c.AllowCIDRs = []netip.Prefix{{}} },
+		"SUNDIAL_DATABASE_URL":                func(c *app.Config) { c.DatabaseURL = "" },
+		"SUNDIAL_NATS_URL":                    func(c *app.Config) { c.NATSURL = "" },
+		"SUNDIAL_HEADER_PREFIX":               func(c *app.Config) { c.HeaderPrefix = "X:Y" },
+		"SUNDIAL_DISPATCHER_CONCURRENCY":      func(c *app.Config) { c.Concurrency = 0 },
+		"SUNDIAL_DISPATCHER_HOST_CONCURRENCY": func(c *app.Config) { c.HostConcurrency = 0 },
+		"SUNDIAL_DELIVERY_TIMEOUT":            func(c *app.Config) { c.DeliveryTimeout = 0 },
+		"SUNDIAL_RESPONSE_EXCERPT_BYTES":      func(c *app.Config) { c.ResponseExcerptBytes = -1 },
+		"SUNDIAL_DISPATCHER_KEY_CACHE_TTL":    func(c *app.Config) { c.KeyCacheTTL = time.Hour },
+		"SUNDIAL_DATABASE_MAX_CONNS":          func(c *app.Config) { c.DatabaseMaxConns = 0 },
+		"SUNDIAL_SHUTDOWN_TIMEOUT":            func(c *app.Config) { c.ShutdownTimeout = 0 },
+		"SUNDIAL_DELIVERY_ALLOW_CIDRS":        func(c *app.Config) { c.AllowCIDRs = []netip.Prefix{{}} },
 	}
 	for name, breakIt := range cases {
 		cfg := valid

@@ -35,6 +35,9 @@ type Options struct {
 	RootCAs *x509.CertPool
 	// Guard refuses internal destinations.
 	Guard *egress.Guard
+	// Resolver looks up receivers' names (nil: the system's); tests point
+	// it at a DNS server of their own.
+	Resolver *net.Resolver
 }
 
 // Client delivers hooks. It is safe for concurrent use and keeps
@@ -65,6 +68,7 @@ func NewClient(opts Options) (*Client, error) {
 		Timeout:   opts.Timeout,
 		KeepAlive: 30 * time.Second,
 		Control:   opts.Guard.Control,
+		Resolver:  opts.Resolver,
 	}
 	transport := &http.Transport{
 		// Nil: HTTPS_PROXY and friends would route deliveries around the

@@ -19,6 +19,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
 
 // Credentials finds a project's signing keys and Authorization value.
@@ -48,6 +49,9 @@ type Config struct {
 	Metrics       *Metrics
 	// Retry is how a failed publish of the result is retried.
 	Retry RetryPolicy
+	// Hosts bounds the deliveries in flight per destination host; nil
+	// means no per-host bound.
+	Hosts *hostlimit.Limiter
 }
 
 // Handler handles DueHook messages; Handle is a bus.Handler.
@@ -95,6 +99,11 @@ func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
 		log.Info("lease expired before delivery; skipped", "lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime())
 		return nil
 	}
+	release, err := h.takeHostSlot(due, d.NumDelivered)
+	if err != nil {
+		return err
+	}
+	defer release()
 	creds, err := h.cfg.Credentials.Get(ctx, due.projectID)
 	if errors.Is(err, postgres.ErrNotFound) {
 		log.Info("project no longer exists; skipped")
@@ -104,12 +113,35 @@ func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
 		return err
 	}
 	res, err := h.deliver(ctx, due, creds)
+	// The host is done with; publishing the result must not hold its slot.
+	release()
 	if err != nil {
 		return err
 	}
 	h.logDelivery(log, due, res)
 	h.publish(ctx, log, due, res)
 	return nil
+}
+
+// errHostBusy is handed to bus.Retry when the destination host already has
+// its limit of deliveries in flight.
+var errHostBusy = errors.New("destination host at its concurrency limit")
+
+// takeHostSlot reserves a delivery slot on the hook's host, or returns a
+// bus.Retry error that hands the message back after a short delay: waiting
+// here would hold one of the process's delivery slots for a host that is
+// already slow. The lease check above runs again on every redelivery, so a
+// message handed back until its lease expired is never delivered.
+func (h *Handler) takeHostSlot(due dueHook, delivered uint64) (func(), error) {
+	if h.cfg.Hosts == nil {
+		return func() {}, nil
+	}
+	key := hostlimit.Key(due.msg.GetUrl())
+	release, ok := h.cfg.Hosts.TryAcquire(key)
+	if !ok {
+		return nil, bus.Retry(fmt.Errorf("%w (%s, %d in flight)", errHostBusy, key, h.cfg.Hosts.Limit()), hostlimit.Backoff(delivered))
+	}
+	return release, nil
 }
 
 func decode(data []byte) (dueHook, error) {

@@ -1,0 +1,82 @@
+package dispatch_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+)
+
+func (b bundle) limitedHandler(hosts *hostlimit.Limiter) *dispatch.Handler {
+	return dispatch.NewHandler(dispatch.Config{
+		Credentials: credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
+		Sender:      b.client,
+		Publisher:   bus.NewPublisher(b.js),
+		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Hosts:       hosts,
+	})
+}
+
+func TestHandleHandsBackAHookWhoseHostIsBusy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hosts := hostlimit.New(1)
+	h := b.limitedHandler(hosts)
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	busy, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
+	require.True(t, ok)
+
+	err := h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 3})
+	require.ErrorContains(t, err, "destination host at its concurrency limit")
+	require.Empty(t, b.receiver.Received())
+	require.Nil(t, fixture.LastResult(t, b.js))
+
+	// Once the host has a free slot the same message is delivered, and the
+	// slot is given back afterwards.
+	busy()
+	require.NoError(t, b.handle(t, h, due))
+	require.Len(t, b.receiver.Received(), 1)
+	release, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
+	require.True(t, ok, "the delivery kept its host slot")
+	release()
+}
+
+func TestHandleSkipsAnExpiredLeaseEvenWhenTheHostIsBusy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hosts := hostlimit.New(1)
+	h := b.limitedHandler(hosts)
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	due.LeaseExpiresAt = timestamppb.New(time.Now().Add(-time.Second))
+	busy, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
+	require.True(t, ok)
+	defer busy()
+
+	// Acknowledged, not handed back again: the scheduler re-drives it.
+	require.NoError(t, b.handle(t, h, due))
+	require.Empty(t, b.receiver.Received())
+}
+
+func TestHandleGivesTheHostSlotBackWhenTheProjectIsGone(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hosts := hostlimit.New(1)
+	h := b.limitedHandler(hosts)
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	due.ProjectId = "00000000-0000-0000-0000-000000000001"
+	require.NoError(t, b.handle(t, h, due))
+	release, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
+	require.True(t, ok)
+	release()
+}
