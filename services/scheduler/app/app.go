@@ -39,6 +39,7 @@ type App struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	claimer *claim.Claimer
+	window  *claim.Window // nil when just-in-time claiming is off
 	results *result.Applier
 }
 
@@ -84,6 +85,15 @@ func (a *App) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if a.cfg.PrefetchWindow > 0 {
+		a.window, err = claim.NewWindow(a.claimer, a.pool, claim.WindowConfig{
+			Ahead:   a.cfg.PrefetchWindow,
+			Refresh: a.cfg.PrefetchInterval,
+		}, a.log)
+		if err != nil {
+			return err
+		}
+	}
 	a.results, err = result.New(a.pool, a.js, a.log, nil)
 	return err
 }
@@ -105,9 +115,13 @@ func (a *App) close() {
 func (a *App) Run(ctx context.Context) error {
 	defer a.close()
 	a.log.Info("scheduler running", "batch_size", a.cfg.ClaimBatchSize, "lease", a.cfg.LeaseDuration,
-		"poll_interval", a.cfg.PollInterval, "result_concurrency", a.cfg.ResultConcurrency)
+		"poll_interval", a.cfg.PollInterval, "prefetch", a.cfg.PrefetchWindow,
+		"prefetch_interval", a.cfg.PrefetchInterval, "result_concurrency", a.cfg.ResultConcurrency)
 	var wg sync.WaitGroup
 	wg.Go(func() { a.claimer.Run(ctx) })
+	if a.window != nil {
+		wg.Go(func() { a.window.Run(ctx) })
+	}
 	err := bus.Consume(ctx, a.js, event.SchedulerConsumer(a.cfg.ResultConcurrency), a.results.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.ResultConcurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,

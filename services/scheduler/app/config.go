@@ -25,10 +25,21 @@ type Config struct {
 	NATSURL string
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
 	LogLevel string
-	// PollInterval is the wait between claims when the last claim did not
-	// fill its batch (a full batch is followed at once by another claim).
-	// SUNDIAL_SCHEDULER_POLL_INTERVAL, default 100ms.
+	// PollInterval is the wait between safety polls (claims of everything
+	// due) when the last one did not fill its batch (a full batch is
+	// followed at once by another claim). With the prefetch window on, it
+	// only covers lost notifications and bursts beyond the prefetch limit;
+	// with it off it bounds the lateness. SUNDIAL_SCHEDULER_POLL_INTERVAL,
+	// default 1s.
 	PollInterval time.Duration
+	// PrefetchWindow is how far ahead the scheduler loads due hooks into
+	// memory to claim each just in time; 0 turns just-in-time claiming off
+	// (polling only). SUNDIAL_SCHEDULER_PREFETCH, default 5s.
+	PrefetchWindow time.Duration
+	// PrefetchInterval is the interval between prefetch reads; hooks that
+	// become near-due between them are added by notification.
+	// SUNDIAL_SCHEDULER_PREFETCH_INTERVAL, default 1s; at most the window.
+	PrefetchInterval time.Duration
 	// ClaimBatchSize bounds the hooks one claim takes, 1 to 10000.
 	// SUNDIAL_SCHEDULER_BATCH_SIZE, default 500.
 	ClaimBatchSize int
@@ -55,7 +66,9 @@ const (
 	DefaultDatabaseURL       = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
 	DefaultNATSURL           = "nats://127.0.0.1:4222"
 	DefaultLogLevel          = "info"
-	DefaultPollInterval      = 100 * time.Millisecond
+	DefaultPollInterval      = time.Second
+	DefaultPrefetchWindow    = 5 * time.Second
+	DefaultPrefetchInterval  = time.Second
 	DefaultClaimBatchSize    = 500
 	DefaultLeaseDuration     = 30 * time.Second
 	DefaultResultConcurrency = 32
@@ -78,6 +91,8 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		NATSURL:           r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
 		LogLevel:          r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
 		PollInterval:      r.Duration("SUNDIAL_SCHEDULER_POLL_INTERVAL", DefaultPollInterval),
+		PrefetchWindow:    r.Duration("SUNDIAL_SCHEDULER_PREFETCH", DefaultPrefetchWindow),
+		PrefetchInterval:  r.Duration("SUNDIAL_SCHEDULER_PREFETCH_INTERVAL", DefaultPrefetchInterval),
 		ClaimBatchSize:    r.Int("SUNDIAL_SCHEDULER_BATCH_SIZE", DefaultClaimBatchSize),
 		LeaseDuration:     r.Duration("SUNDIAL_LEASE_DURATION", DefaultLeaseDuration),
 		ResultConcurrency: r.Int("SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", DefaultResultConcurrency),
@@ -97,6 +112,9 @@ func (c Config) Validate() error {
 		ch.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
 	}
 	ch.That(c.PollInterval > 0, "SUNDIAL_SCHEDULER_POLL_INTERVAL=%s: must be positive", c.PollInterval)
+	ch.That(c.PrefetchWindow >= 0, "SUNDIAL_SCHEDULER_PREFETCH=%s: must be 0 (off) or positive", c.PrefetchWindow)
+	ch.That(c.PrefetchWindow == 0 || (c.PrefetchInterval > 0 && c.PrefetchInterval <= c.PrefetchWindow),
+		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL=%s: want above 0 and at most SUNDIAL_SCHEDULER_PREFETCH (%s)", c.PrefetchInterval, c.PrefetchWindow)
 	ch.That(c.ClaimBatchSize >= 1 && c.ClaimBatchSize <= claim.MaxBatchSize,
 		"SUNDIAL_SCHEDULER_BATCH_SIZE=%d: want 1 to %d", c.ClaimBatchSize, claim.MaxBatchSize)
 	ch.That(c.LeaseDuration >= MinLeaseDuration,

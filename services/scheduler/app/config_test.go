@@ -18,7 +18,9 @@ func TestConfigDefaults(t *testing.T) {
 		DatabaseURL:       "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
 		NATSURL:           "nats://127.0.0.1:4222",
 		LogLevel:          "info",
-		PollInterval:      100 * time.Millisecond,
+		PollInterval:      time.Second,
+		PrefetchWindow:    5 * time.Second,
+		PrefetchInterval:  time.Second,
 		ClaimBatchSize:    500,
 		LeaseDuration:     30 * time.Second,
 		ResultConcurrency: 32,
@@ -34,6 +36,8 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_NATS_URL":                     "nats://nats.internal:4222",
 		"SUNDIAL_LOG_LEVEL":                    "debug",
 		"SUNDIAL_SCHEDULER_POLL_INTERVAL":      "250ms",
+		"SUNDIAL_SCHEDULER_PREFETCH":           "3s",
+		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":  "500ms",
 		"SUNDIAL_SCHEDULER_BATCH_SIZE":         "10000",
 		"SUNDIAL_LEASE_DURATION":               "45s",
 		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": "8",
@@ -46,6 +50,8 @@ func TestConfigFromEnv(t *testing.T) {
 		NATSURL:           "nats://nats.internal:4222",
 		LogLevel:          "debug",
 		PollInterval:      250 * time.Millisecond,
+		PrefetchWindow:    3 * time.Second,
+		PrefetchInterval:  500 * time.Millisecond,
 		ClaimBatchSize:    10000,
 		LeaseDuration:     45 * time.Second,
 		ResultConcurrency: 8,
@@ -59,6 +65,8 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 	_, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_LOG_LEVEL":                    "loud",
 		"SUNDIAL_SCHEDULER_POLL_INTERVAL":      "soon",
+		"SUNDIAL_SCHEDULER_PREFETCH":           "-1s",
+		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":  "6s",
 		"SUNDIAL_SCHEDULER_BATCH_SIZE":         "10001",
 		"SUNDIAL_LEASE_DURATION":               "500ms",
 		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": "0",
@@ -69,7 +77,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 	for _, name := range []string{
 		"SUNDIAL_LOG_LEVEL", "SUNDIAL_SCHEDULER_POLL_INTERVAL", "SUNDIAL_SCHEDULER_BATCH_SIZE",
 		"SUNDIAL_LEASE_DURATION", "SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", "SUNDIAL_DATABASE_MAX_CONNS",
-		"SUNDIAL_SHUTDOWN_TIMEOUT",
+		"SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SCHEDULER_PREFETCH",
 	} {
 		require.ErrorContains(t, err, name)
 	}
@@ -90,6 +98,9 @@ func TestValidateBounds(t *testing.T) {
 		"zero shutdown":       func(c *app.Config) { c.ShutdownTimeout = 0 },
 		"unknown level":       func(c *app.Config) { c.LogLevel = "verbose" },
 		"negative batch size": func(c *app.Config) { c.ClaimBatchSize = -1 },
+		"negative prefetch":   func(c *app.Config) { c.PrefetchWindow = -time.Second },
+		"refresh over window": func(c *app.Config) { c.PrefetchInterval = c.PrefetchWindow + 1 },
+		"zero refresh":        func(c *app.Config) { c.PrefetchInterval = 0 },
 	} {
 		cfg := valid
 		mutate(&cfg)
@@ -98,4 +109,7 @@ func TestValidateBounds(t *testing.T) {
 	edge := valid
 	edge.LeaseDuration, edge.ClaimBatchSize, edge.ResultConcurrency = time.Second, 1, 1
 	require.NoError(t, edge.Validate())
+	off := valid
+	off.PrefetchWindow, off.PrefetchInterval = 0, 0
+	require.NoError(t, off.Validate(), "a zero window turns just-in-time claiming off")
 }

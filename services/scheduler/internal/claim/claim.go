@@ -169,8 +169,15 @@ func (c *Claimer) ClaimOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("claim due hooks: %w", err)
 	}
+	c.publish(ctx, rows, start, "poll")
+	return len(rows), nil
+}
+
+// publish publishes the DueHooks of claimed rows; how says which path
+// claimed them (poll or just-in-time), for the log line.
+func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, start time.Time, how string) {
 	if len(rows) == 0 {
-		return 0, nil
+		return
 	}
 	c.claimed.Add(ctx, int64(len(rows)))
 	msgs := make([]bus.Message, 0, len(rows))
@@ -178,14 +185,13 @@ func (c *Claimer) ClaimOnce(ctx context.Context) (int, error) {
 		msgs = append(msgs, c.message(r))
 	}
 	published, pubErr := c.pub.PublishAll(ctx, msgs)
-	c.logBatch(ctx, len(rows), published, time.Since(start), pubErr)
+	c.logBatch(ctx, how, len(rows), published, time.Since(start), pubErr)
 	if pubErr != nil {
 		c.publishFailures.Add(ctx, int64(len(rows)-published))
 		if event.IsStreamGone(pubErr) {
 			c.streamsLost.Store(true)
 		}
 	}
-	return len(rows), nil
 }
 
 // healStreams re-creates the streams after a publish found none. It does
@@ -203,8 +209,8 @@ func (c *Claimer) healStreams(ctx context.Context) {
 	c.log.Info("re-created streams after a publish found none")
 }
 
-func (c *Claimer) logBatch(ctx context.Context, claimed, published int, took time.Duration, err error) {
-	attrs := []any{"count", claimed, "published", published, "duration", took}
+func (c *Claimer) logBatch(ctx context.Context, how string, claimed, published int, took time.Duration, err error) {
+	attrs := []any{"via", how, "count", claimed, "published", published, "duration", took}
 	if err != nil {
 		c.log.WarnContext(ctx, "claimed due hooks; publish failed, leases will re-drive them",
 			append(attrs, "err", err)...)

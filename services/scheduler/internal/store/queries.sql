@@ -24,6 +24,55 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
     h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter;
 
+-- name: PrefetchDueHooks :many
+-- The hooks due within the next window_seconds by the database clock (an
+-- indexed range read of hooks_due_idx, ids and times only), soonest first,
+-- with the database's now so the caller can learn its clock offset.
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+FROM hooks AS d
+WHERE d.status IN ('pending', 'retry')
+  AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8)
+ORDER BY d.run_at
+LIMIT sqlc.arg(max_hooks)::integer;
+
+-- name: ClaimHooksByID :many
+-- ClaimDueHooks restricted to the given ids: the just-in-time claim of hooks
+-- the scheduler holds in memory. The database clock still decides (run_at <=
+-- now()), and a hook deleted, finished, rescheduled or claimed by another
+-- scheduler meanwhile is skipped. Same columns as ClaimDueHooks.
+UPDATE hooks AS h
+SET lease_seq        = h.lease_seq + 1,
+    lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
+    run_at           = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
+    status           = 'pending'
+FROM (
+    SELECT d.id
+    FROM hooks AS d
+    WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
+      AND d.status IN ('pending', 'retry') AND d.run_at <= now()
+    FOR UPDATE SKIP LOCKED
+) AS due, projects AS p
+WHERE h.id = due.id AND p.id = h.project_id
+RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
+    h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
+    h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    p.retry_max_delay_secs, p.retry_jitter;
+
+-- name: WaitingHooks :many
+-- Of the given ids, those still waiting to be claimed within the next
+-- window_seconds by the database clock: a just-in-time claim that came too
+-- early (run_at > db_now) retries at run_at; one that found the row locked
+-- by another transaction (run_at <= db_now) retries shortly.
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+FROM hooks AS d
+WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
+  AND d.status IN ('pending', 'retry')
+  AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8);
+
+-- name: ListenDue :exec
+-- Subscribes the connection to the notifications of migration 00006.
+LISTEN sundial_due;
+
 -- name: LockLeasedHook :one
 -- Locks the hook a result is about, but only while it still holds the
 -- result's lease: no row means the result is stale (the hook is gone, was
@@ -138,6 +187,10 @@ SELECT * FROM hooks WHERE id = sqlc.arg(id);
 
 -- name: ListAttemptsForTest :many
 SELECT * FROM hook_attempts WHERE hook_id = sqlc.arg(hook_id) ORDER BY attempt;
+
+-- name: DeleteHookForTest :execrows
+-- What the gateway's cancel does: the row is gone.
+DELETE FROM hooks WHERE id = sqlc.arg(id);
 
 -- name: DatabaseNowForTest :one
 SELECT now()::timestamptz AS now;

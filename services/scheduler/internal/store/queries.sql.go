@@ -107,6 +107,97 @@ func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([
 	return items, nil
 }
 
+const claimHooksByID = `-- name: ClaimHooksByID :many
+UPDATE hooks AS h
+SET lease_seq        = h.lease_seq + 1,
+    lease_expires_at = now() + make_interval(secs => $1::float8),
+    run_at           = now() + make_interval(secs => $1::float8),
+    status           = 'pending'
+FROM (
+    SELECT d.id
+    FROM hooks AS d
+    WHERE d.id = ANY($2::uuid[])
+      AND d.status IN ('pending', 'retry') AND d.run_at <= now()
+    FOR UPDATE SKIP LOCKED
+) AS due, projects AS p
+WHERE h.id = due.id AND p.id = h.project_id
+RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
+    h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
+    h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    p.retry_max_delay_secs, p.retry_jitter
+`
+
+type ClaimHooksByIDParams struct {
+	LeaseSeconds float64
+	Ids          []uuid.UUID
+}
+
+type ClaimHooksByIDRow struct {
+	ID                 uuid.UUID
+	ProjectID          uuid.UUID
+	Path               string
+	Domain             string
+	Data               json.RawMessage
+	PostAt             time.Time
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	Attempts           int32
+	RetryBudgetBase    int32
+	LeaseSeq           int64
+	LeaseExpiresAt     time.Time
+	RetryOverride      json.RawMessage
+	RetryMinRetries    int32
+	RetryDelaySecs     int32
+	RetryStrategy      string
+	RetryBackoffFactor float64
+	RetryMaxDelaySecs  int32
+	RetryJitter        bool
+}
+
+// ClaimDueHooks restricted to the given ids: the just-in-time claim of hooks
+// the scheduler holds in memory. The database clock still decides (run_at <=
+// now()), and a hook deleted, finished, rescheduled or claimed by another
+// scheduler meanwhile is skipped. Same columns as ClaimDueHooks.
+func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) ([]ClaimHooksByIDRow, error) {
+	rows, err := q.db.Query(ctx, claimHooksByID, arg.LeaseSeconds, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ClaimHooksByIDRow
+	for rows.Next() {
+		var i ClaimHooksByIDRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Path,
+			&i.Domain,
+			&i.Data,
+			&i.PostAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Attempts,
+			&i.RetryBudgetBase,
+			&i.LeaseSeq,
+			&i.LeaseExpiresAt,
+			&i.RetryOverride,
+			&i.RetryMinRetries,
+			&i.RetryDelaySecs,
+			&i.RetryStrategy,
+			&i.RetryBackoffFactor,
+			&i.RetryMaxDelaySecs,
+			&i.RetryJitter,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const completeHook = `-- name: CompleteHook :one
 UPDATE hooks
 SET status                = 'completed',
@@ -150,6 +241,19 @@ func (q *Queries) DatabaseNowForTest(ctx context.Context) (time.Time, error) {
 	var now time.Time
 	err := row.Scan(&now)
 	return now, err
+}
+
+const deleteHookForTest = `-- name: DeleteHookForTest :execrows
+DELETE FROM hooks WHERE id = $1
+`
+
+// What the gateway's cancel does: the row is gone.
+func (q *Queries) DeleteHookForTest(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteHookForTest, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const failHook = `-- name: FailHook :one
@@ -400,6 +504,16 @@ func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]
 	return items, nil
 }
 
+const listenDue = `-- name: ListenDue :exec
+LISTEN sundial_due
+`
+
+// Subscribes the connection to the notifications of migration 00006.
+func (q *Queries) ListenDue(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, listenDue)
+	return err
+}
+
 const lockLeasedHook = `-- name: LockLeasedHook :one
 SELECT h.id, h.project_id, h.path, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
@@ -467,6 +581,49 @@ func (q *Queries) MakeDueForTest(ctx context.Context, id uuid.UUID) (int64, erro
 	return result.RowsAffected(), nil
 }
 
+const prefetchDueHooks = `-- name: PrefetchDueHooks :many
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+FROM hooks AS d
+WHERE d.status IN ('pending', 'retry')
+  AND d.run_at <= now() + make_interval(secs => $1::float8)
+ORDER BY d.run_at
+LIMIT $2::integer
+`
+
+type PrefetchDueHooksParams struct {
+	WindowSeconds float64
+	MaxHooks      int32
+}
+
+type PrefetchDueHooksRow struct {
+	ID    uuid.UUID
+	RunAt time.Time
+	DbNow time.Time
+}
+
+// The hooks due within the next window_seconds by the database clock (an
+// indexed range read of hooks_due_idx, ids and times only), soonest first,
+// with the database's now so the caller can learn its clock offset.
+func (q *Queries) PrefetchDueHooks(ctx context.Context, arg PrefetchDueHooksParams) ([]PrefetchDueHooksRow, error) {
+	rows, err := q.db.Query(ctx, prefetchDueHooks, arg.WindowSeconds, arg.MaxHooks)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PrefetchDueHooksRow
+	for rows.Next() {
+		var i PrefetchDueHooksRow
+		if err := rows.Scan(&i.ID, &i.RunAt, &i.DbNow); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const retryFailedHookForTest = `-- name: RetryFailedHookForTest :execrows
 UPDATE hooks
 SET status            = 'pending',
@@ -523,4 +680,47 @@ func (q *Queries) ScheduleRetry(ctx context.Context, arg ScheduleRetryParams) (t
 	var try_at time.Time
 	err := row.Scan(&try_at)
 	return try_at, err
+}
+
+const waitingHooks = `-- name: WaitingHooks :many
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+FROM hooks AS d
+WHERE d.id = ANY($1::uuid[])
+  AND d.status IN ('pending', 'retry')
+  AND d.run_at <= now() + make_interval(secs => $2::float8)
+`
+
+type WaitingHooksParams struct {
+	Ids           []uuid.UUID
+	WindowSeconds float64
+}
+
+type WaitingHooksRow struct {
+	ID    uuid.UUID
+	RunAt time.Time
+	DbNow time.Time
+}
+
+// Of the given ids, those still waiting to be claimed within the next
+// window_seconds by the database clock: a just-in-time claim that came too
+// early (run_at > db_now) retries at run_at; one that found the row locked
+// by another transaction (run_at <= db_now) retries shortly.
+func (q *Queries) WaitingHooks(ctx context.Context, arg WaitingHooksParams) ([]WaitingHooksRow, error) {
+	rows, err := q.db.Query(ctx, waitingHooks, arg.Ids, arg.WindowSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WaitingHooksRow
+	for rows.Next() {
+		var i WaitingHooksRow
+		if err := rows.Scan(&i.ID, &i.RunAt, &i.DbNow); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

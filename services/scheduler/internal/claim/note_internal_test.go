@@ -1,0 +1,22 @@
+package claim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseNote(t *testing.T) {
+	t.Parallel()
+	id := uuid.New()
+	n, ok := parseNote(id.String() + " 1795000000123456")
+	require.True(t, ok)
+	require.Equal(t, id, n.id)
+	require.True(t, time.UnixMicro(1795000000123456).Equal(n.runAt))
+	for _, bad := range []string{"", id.String(), "not-a-uuid 1", id.String() + " soon", id.String() + " 1 2"} {
+		_, ok := parseNote(bad)
+		require.False(t, ok, bad)
+	}
+}

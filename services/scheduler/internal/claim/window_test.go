@@ -1,0 +1,187 @@
+package claim_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
+	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
+)
+
+// startWindow runs a just-in-time window (and no poll) until the test ends,
+// and waits until it listens for notifications.
+func (b bundle) startWindow(t *testing.T, c *claim.Claimer, cfg claim.WindowConfig) {
+	t.Helper()
+	w, err := claim.NewWindow(c, b.pool, cfg, b.log)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-w.Listening():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the window never listened")
+	}
+}
+
+// waitDue waits until the due stream holds n messages and returns them
+// decoded, keyed by hook id.
+func (b bundle) waitDue(t *testing.T, n int) map[string]int64 {
+	t.Helper()
+	require.Eventually(t, func() bool { return fixture.CountMessages(b.js, event.StreamDue) >= n },
+		15*time.Second, 5*time.Millisecond)
+	out := map[string]int64{}
+	for _, m := range fixture.StreamMessages(t, b.js, event.StreamDue) {
+		d := fixture.DueHook(t, m)
+		out[d.GetHookId()] = d.GetLeaseSeq()
+	}
+	return out
+}
+
+func TestWindowClaimsJustInTimeNeverBeforePostAt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const lease = time.Minute
+	c := b.claimer(t, claim.Config{Lease: lease})
+	hook := b.hook(t, time.Second)
+	b.startWindow(t, c, claim.WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second})
+
+	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	require.Eventually(t, func() bool {
+		msgs = fixture.StreamMessages(t, b.js, event.StreamDue)
+		return len(msgs) == 1
+	}, 15*time.Second, 5*time.Millisecond)
+	due := fixture.DueHook(t, msgs[0])
+	require.Equal(t, hook.ID.String(), due.GetHookId())
+	// The claim set lease_expires_at = now() + lease, so this is the
+	// database clock when the hook was claimed.
+	claimedAt := due.GetLeaseExpiresAt().AsTime().Add(-lease)
+	require.False(t, claimedAt.Before(hook.PostAt), "claimed at %s, before its post_at %s", claimedAt, hook.PostAt)
+	require.EqualValues(t, 1, fixture.Get(t, b.q, hook.ID).LeaseSeq)
+}
+
+func TestWindowIsWokenByNotification(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.claimer(t, claim.Config{})
+	// The window reads only 200ms ahead, and once: a hook due in 1s that is
+	// created after that read reaches it only by NOTIFY (there is no poll).
+	b.startWindow(t, c, claim.WindowConfig{Ahead: 200 * time.Millisecond, Refresh: time.Hour})
+	hook := b.hook(t, time.Second)
+
+	got := b.waitDue(t, 1)
+	require.Equal(t, map[string]int64{hook.ID.String(): 1}, got)
+}
+
+func TestWindowNeverPublishesADeletedHook(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.claimer(t, claim.Config{})
+	b.startWindow(t, c, claim.WindowConfig{Ahead: 5 * time.Second, Refresh: 100 * time.Millisecond})
+	cancelled := b.hook(t, 500*time.Millisecond)
+	n, err := b.q.DeleteHookForTest(context.Background(), cancelled.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	// A later hook shows the window has run past the deleted one's run_at.
+	later := b.hook(t, time.Second)
+
+	got := b.waitDue(t, 1)
+	require.Equal(t, map[string]int64{later.ID.String(): 1}, got)
+}
+
+func TestTwoWindowsClaimEachHookOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const hooks = 50
+	ids := map[uuid.UUID]bool{}
+	for range hooks {
+		ids[b.hook(t, time.Second).ID] = true
+	}
+	for range 2 {
+		b.startWindow(t, b.claimer(t, claim.Config{Lease: time.Minute}),
+			claim.WindowConfig{Ahead: 5 * time.Second, Refresh: 200 * time.Millisecond})
+	}
+
+	got := b.waitDue(t, hooks)
+	require.Len(t, got, hooks)
+	for id := range ids {
+		require.EqualValues(t, 1, got[id.String()], "hook %s", id)
+		// lease_seq counts claims: 1 means no second claim was made.
+		require.EqualValues(t, 1, fixture.Get(t, b.q, id).LeaseSeq, "hook %s", id)
+	}
+}
+
+func TestWindowStopsWithItsContext(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	w, err := claim.NewWindow(b.claimer(t, claim.Config{}), b.pool,
+		claim.WindowConfig{Ahead: time.Second, Refresh: 10 * time.Millisecond}, b.log)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	<-w.Listening()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+func TestWindowConfigIsValidated(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.claimer(t, claim.Config{})
+	_, err := claim.NewWindow(c, b.pool, claim.WindowConfig{Ahead: 0, Refresh: time.Second}, b.log)
+	require.ErrorContains(t, err, "prefetch window")
+	_, err = claim.NewWindow(c, b.pool, claim.WindowConfig{Ahead: time.Second}, b.log)
+	require.ErrorContains(t, err, "prefetch interval")
+}
+
+func TestDatabaseClockDecidesWhenTheLocalClockRunsAhead(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const lease = time.Minute
+	c := b.claimer(t, claim.Config{Lease: lease})
+	w, err := claim.NewWindow(c, b.pool, claim.WindowConfig{Ahead: 200 * time.Millisecond, Refresh: time.Hour}, b.log)
+	require.NoError(t, err)
+	// The window has learnt no offset (its reads found nothing), so it
+	// first tries 700ms early: the database must refuse, and the window
+	// must come back at the run_at the database reports.
+	w.SkewClock(700 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	<-w.Listening()
+	hook := b.hook(t, time.Second)
+
+	require.Len(t, b.waitDue(t, 1), 1)
+	due := fixture.DueHook(t, fixture.StreamMessages(t, b.js, event.StreamDue)[0])
+	require.Equal(t, hook.ID.String(), due.GetHookId())
+	claimedAt := due.GetLeaseExpiresAt().AsTime().Add(-lease)
+	require.False(t, claimedAt.Before(hook.PostAt), "claimed at %s, before its post_at %s", claimedAt, hook.PostAt)
+	require.EqualValues(t, 1, fixture.Get(t, b.q, hook.ID).LeaseSeq)
+}
