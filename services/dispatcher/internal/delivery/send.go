@@ -84,12 +84,13 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	if len(r.Keys) == 0 {
 		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: "no signing key", StartedAt: time.Now()}, nil
 	}
-	exchangeCtx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
 	// The body's postedAt and the signed timestamp are taken here, at send
-	// time, never when the message arrived: a receiver checks their age.
+	// time, never when the message arrived: a receiver checks their age. The
+	// deadline counts from the same instant, so a timed-out attempt's
+	// duration is never reported shorter than the limit.
 	sentAt := time.Now()
+	exchangeCtx, cancel := context.WithDeadline(ctx, sentAt.Add(c.timeout))
+	defer cancel()
 	body := Body(r, sentAt)
 	req, err := http.NewRequestWithContext(exchangeCtx, http.MethodPost, r.URL, bytes.NewReader(body))
 	if err != nil {
