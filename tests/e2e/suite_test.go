@@ -182,17 +182,23 @@ func (b *bundle) start(t *testing.T, name string) {
 	default:
 		t.Fatalf("unknown service %q", name)
 	}
+	b.keepRunning(t, name, run)
+}
+
+// keepRunning runs a service's Run until the suite stops, and reports an
+// unclean stop.
+func (b *bundle) keepRunning(t *testing.T, name string, run func(context.Context) error) {
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx) }()
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.stops = append(b.stops, func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("%s stopped with error: %v", name, err)
 		}
 	})
-	b.mu.Unlock()
 }
 
 // stopAll stops the services in reverse order of their start.

@@ -68,6 +68,13 @@ func userAgent() string {
 // streams exist. It starts nothing that outlives it; on error it has
 // closed whatever it opened.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	return NewWith(ctx, cfg, log)
+}
+
+// NewWith is New with options (WithTelemetry); New keeps the plain
+// signature that deploy/local's suite takes as a function value.
+func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*App, error) {
+	tel := newOptions(opts)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -91,13 +98,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js, client: client}
 	a.handler = dispatch.NewHandler(dispatch.Config{
-		Credentials:   credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
-		Sender:        client,
-		Publisher:     bus.NewPublisher(js),
-		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
-		Log:           log,
-		Metrics:       dispatch.NewMetrics(nil),
-		Hosts:         hostlimit.New(cfg.HostConcurrency),
+		Credentials:    credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
+		Sender:         client,
+		Publisher:      bus.NewPublisher(js),
+		EnsureStreams:  func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		Log:            log,
+		Metrics:        dispatch.NewMetrics(tel.mp.Meter(dispatch.MeterName)),
+		Hosts:          hostlimit.New(cfg.HostConcurrency),
+		TracerProvider: tel.tp,
 	})
 	return a, nil
 }

@@ -41,12 +41,19 @@ type App struct {
 	claimer *claim.Claimer
 	window  *claim.Window // nil when just-in-time claiming is off
 	results *result.Applier
+	tel     options
 }
 
 // New validates cfg, connects to PostgreSQL and NATS and makes sure the
 // streams exist. It starts nothing that outlives it: on error everything it
 // opened is closed again.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	return NewWith(ctx, cfg, log)
+}
+
+// NewWith is New with options (WithTelemetry); New keeps the plain
+// signature that deploy/local's suite takes as a function value.
+func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -54,7 +61,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		log.Warn("lease does not exceed the delivery timeout: hooks still being delivered will be re-driven; use this only in tests",
 			"lease", cfg.LeaseDuration, "delivery_timeout", DeliveryTimeout)
 	}
-	a := &App{cfg: cfg, log: log}
+	a := &App{cfg: cfg, log: log, tel: newOptions(opts)}
 	if err := a.connect(ctx); err != nil {
 		a.close()
 		return nil, err
@@ -78,11 +85,18 @@ func (a *App) connect(ctx context.Context) error {
 		return err
 	}
 	a.claimer, err = claim.New(a.pool, a.js, claim.Config{
-		BatchSize:    a.cfg.ClaimBatchSize,
-		Lease:        a.cfg.LeaseDuration,
-		PollInterval: a.cfg.PollInterval,
+		BatchSize:      a.cfg.ClaimBatchSize,
+		Lease:          a.cfg.LeaseDuration,
+		PollInterval:   a.cfg.PollInterval,
+		TracerProvider: a.tel.tp,
+		MeterProvider:  a.tel.mp,
 	}, a.log)
 	if err != nil {
+		return err
+	}
+	// Queue depth is read from PostgreSQL: hooks due and not yet claimed is
+	// what "behind" means here (docs/observability.md).
+	if err := claim.ObserveQueueDepth(a.pool, a.tel.mp.Meter(claim.MeterName)); err != nil {
 		return err
 	}
 	if a.cfg.PrefetchWindow > 0 {
@@ -94,7 +108,8 @@ func (a *App) connect(ctx context.Context) error {
 			return err
 		}
 	}
-	a.results, err = result.New(a.pool, a.js, a.log, nil)
+	a.results, err = result.New(a.pool, a.js, a.log, nil,
+		result.WithTracerProvider(a.tel.tp), result.WithMeterProvider(a.tel.mp))
 	return err
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -52,12 +54,15 @@ type Config struct {
 	// Hosts bounds the deliveries in flight per destination host; nil
 	// means no per-host bound.
 	Hosts *hostlimit.Limiter
+	// TracerProvider makes the delivery spans; nil means the global one.
+	TracerProvider trace.TracerProvider
 }
 
 // Handler handles DueHook messages; Handle is a bus.Handler.
 type Handler struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	tracer trace.Tracer
 }
 
 // NewHandler returns a Handler.
@@ -71,7 +76,10 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.Retry.Tries <= 0 {
 		cfg.Retry = DefaultRetry
 	}
-	return &Handler{cfg: cfg, log: cfg.Log}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = otel.GetTracerProvider()
+	}
+	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName)}
 }
 
 // dueHook is a decoded and checked DueHook.
@@ -91,36 +99,51 @@ func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
 	if err != nil {
 		return bus.Drop(err)
 	}
+	ctx, span := h.startDeliver(ctx, due)
+	res, err := h.handle(ctx, due, d.NumDelivered)
+	endDeliver(span, res.outcome, res.statusCode, err)
+	return err
+}
+
+// handled is what the span of a handling records.
+type handled struct {
+	outcome    string
+	statusCode int
+}
+
+// handle is Handle once the message is decoded; ctx carries its span, so
+// the result is published with that span's trace context.
+func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (handled, error) {
 	log := h.log.With("hook_id", due.hookID, "project_id", due.projectID,
 		"attempt", due.msg.GetAttempt(), "lease_seq", due.msg.GetLeaseSeq())
 	if leaseExpired(due.msg) {
 		// The scheduler re-drives the hook under a new lease; a result for
 		// this one would be ignored as stale anyway.
 		log.Info("lease expired before delivery; skipped", "lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime())
-		return nil
+		return handled{outcome: "lease_expired"}, nil
 	}
-	release, err := h.takeHostSlot(due, d.NumDelivered)
+	release, err := h.takeHostSlot(due, delivered)
 	if err != nil {
-		return err
+		return handled{outcome: outcomeHostBusy}, err
 	}
 	defer release()
 	creds, err := h.cfg.Credentials.Get(ctx, due.projectID)
 	if errors.Is(err, postgres.ErrNotFound) {
 		log.Info("project no longer exists; skipped")
-		return nil
+		return handled{outcome: "project_gone"}, nil
 	}
 	if err != nil {
-		return err
+		return handled{outcome: "error"}, err
 	}
 	res, err := h.deliver(ctx, due, creds)
 	// The host is done with; publishing the result must not hold its slot.
 	release()
 	if err != nil {
-		return err
+		return handled{outcome: "interrupted"}, err
 	}
 	h.logDelivery(log, due, res)
 	h.publish(ctx, log, due, res)
-	return nil
+	return handled{outcome: outcomeName(res.Outcome), statusCode: res.StatusCode}, nil
 }
 
 // errHostBusy is handed to bus.Retry when the destination host already has
@@ -194,8 +217,11 @@ func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set
 		Authorization: creds.Authorization,
 	}
 	done := h.cfg.Metrics.start(ctx)
-	res, err := h.cfg.Sender.Send(ctx, req)
+	res, err := h.send(ctx, req)
 	done(ctx, res, err)
+	if err == nil && m.GetAttempt() == 1 {
+		h.cfg.Metrics.recordLateness(ctx, res.StartedAt, req.PostAt)
+	}
 	return res, err
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -36,6 +37,10 @@ type Config struct {
 	Lease time.Duration
 	// PollInterval is the wait after a claim that did not fill its batch.
 	PollInterval time.Duration
+	// TracerProvider and MeterProvider make the claimer's spans and
+	// metrics; nil means the global ones.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Validate reports a configuration the claimer cannot run with.
@@ -75,6 +80,8 @@ type Claimer struct {
 
 	claimed         metric.Int64Counter
 	publishFailures metric.Int64Counter
+	lateness        metric.Float64Histogram
+	tracer          trace.Tracer
 }
 
 // New returns a Claimer that reads and writes hooks through db and
@@ -83,7 +90,13 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("claimer: %w", err)
 	}
-	meter := otel.Meter("sundial/scheduler")
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = otel.GetTracerProvider()
+	}
+	if cfg.MeterProvider == nil {
+		cfg.MeterProvider = otel.GetMeterProvider()
+	}
+	meter := cfg.MeterProvider.Meter(MeterName)
 	claimed, err := meter.Int64Counter("sundial.scheduler.hooks_claimed",
 		metric.WithDescription("Hooks claimed under a lease (first deliveries, retries and re-drives)."))
 	if err != nil {
@@ -94,7 +107,15 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 	if err != nil {
 		return nil, fmt.Errorf("claimer metrics: %w", err)
 	}
+	lateness, err := meter.Float64Histogram("sundial.scheduler.publish_lateness",
+		metric.WithDescription("Time from a hook's postAt to its first DueHook being published."), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(latenessBuckets...))
+	if err != nil {
+		return nil, fmt.Errorf("claimer metrics: %w", err)
+	}
 	return &Claimer{
+		lateness:        lateness,
+		tracer:          cfg.TracerProvider.Tracer(TracerName),
 		queries:         store.New(db),
 		js:              js,
 		pub:             bus.NewPublisher(js),
@@ -184,7 +205,10 @@ func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, st
 	for _, r := range rows {
 		msgs = append(msgs, c.message(r))
 	}
-	published, pubErr := c.pub.PublishAll(ctx, msgs)
+	published, pubErr := c.publishTraced(ctx, msgs, start, how)
+	if pubErr == nil {
+		c.recordLateness(ctx, rows, time.Now())
+	}
 	c.logBatch(ctx, how, len(rows), published, time.Since(start), pubErr)
 	if pubErr != nil {
 		c.publishFailures.Add(ctx, int64(len(rows)-published))

@@ -21,9 +21,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nats-io/nats.go/jetstream"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -58,12 +58,15 @@ type Applier struct {
 
 	applied metric.Int64Counter
 	stale   metric.Int64Counter
+	tracer  trace.Tracer
 }
 
 // New returns an Applier that publishes alerts on js. rnd is the jitter source; nil means a shared
-// random source (tests pass a fixed one to know the delay).
-func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand) (*Applier, error) {
-	meter := otel.Meter("sundial/scheduler")
+// random source (tests pass a fixed one to know the delay). Options inject
+// the telemetry providers; by default the global ones are used.
+func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand, opts ...Option) (*Applier, error) {
+	o := newOptions(opts)
+	meter := o.mp.Meter("sundial/scheduler")
 	applied, err := meter.Int64Counter("sundial.scheduler.results_applied",
 		metric.WithDescription("Attempt results applied to their hook, by reported outcome."))
 	if err != nil {
@@ -79,7 +82,8 @@ func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand
 	if err != nil {
 		return nil, err
 	}
-	return &Applier{db: db, alerts: alerts, log: log, rnd: rnd, applied: applied, stale: stale}, nil
+	return &Applier{db: db, alerts: alerts, log: log, rnd: rnd, applied: applied, stale: stale,
+		tracer: o.tp.Tracer(TracerName)}, nil
 }
 
 // Handle is the bus.Handler of the scheduler's result consumer.
@@ -88,7 +92,10 @@ func (a *Applier) Handle(ctx context.Context, d bus.Delivery) error {
 	if err := proto.Unmarshal(d.Data, &r); err != nil {
 		return bus.Drop(fmt.Errorf("decode attempt result: %w", err))
 	}
-	return a.Apply(ctx, &r)
+	ctx, span := a.startApply(ctx, &r)
+	err := a.Apply(ctx, &r)
+	endApply(span, err)
+	return err
 }
 
 // Apply applies one result. It returns bus.Drop for a result that can never

@@ -1,0 +1,77 @@
+package dispatch
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+)
+
+// TracerName is the instrumentation scope of the dispatcher's spans.
+const TracerName = "sundial/dispatcher"
+
+// Span names; docs/observability.md lists them.
+const (
+	spanDeliver = "dispatcher.deliver"
+	spanPost    = "HTTP POST"
+)
+
+// outcomeHostBusy is the deliver span's outcome for a message handed back
+// because its destination host had its limit of deliveries in flight.
+const outcomeHostBusy = "host_busy"
+
+// startDeliver starts the span of one DueHook's handling, a child of the
+// trace context the scheduler put in the message headers (bus.Consume has
+// extracted it into ctx). Only ids go in: the URL's path and query, like
+// the signing keys, may be the customer's secrets.
+func (h *Handler) startDeliver(ctx context.Context, due dueHook) (context.Context, trace.Span) {
+	return h.tracer.Start(ctx, spanDeliver, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("hook.id", due.hookID.String()),
+			attribute.String("project.id", due.projectID.String()),
+			attribute.Int64("attempt", int64(due.msg.GetAttempt())),
+			attribute.Int64("lease_seq", due.msg.GetLeaseSeq()),
+		))
+}
+
+// endDeliver records how the handling ended: the delivery's outcome, or
+// why there was none.
+func endDeliver(span trace.Span, outcome string, statusCode int, err error) {
+	span.SetAttributes(attribute.String("outcome", outcome))
+	if statusCode != 0 {
+		span.SetAttributes(attribute.Int("http.status_code", statusCode))
+	}
+	// A message handed back because its host is busy is flow control,
+	// not a fault.
+	if err != nil && outcome != outcomeHostBusy {
+		span.SetStatus(codes.Error, "handling failed; the message comes back")
+	}
+	span.End()
+}
+
+// send makes the HTTP exchange inside a client span. The span carries the
+// host only; the result's error text is left out because Go's URL errors
+// quote the whole URL, query included.
+func (h *Handler) send(ctx context.Context, req delivery.Request) (delivery.Result, error) {
+	ctx, span := h.tracer.Start(ctx, spanPost, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			attribute.String("http.request.method", "POST"),
+			attribute.String("server.address", host(req.URL)),
+		))
+	defer span.End()
+	res, err := h.cfg.Sender.Send(ctx, req)
+	switch {
+	case err != nil:
+		span.SetStatus(codes.Error, "delivery cut short")
+	case res.StatusCode != 0:
+		span.SetAttributes(attribute.Int("http.response.status_code", res.StatusCode))
+	}
+	if err == nil && res.Outcome != eventv1.Outcome_OUTCOME_SUCCESS {
+		span.SetStatus(codes.Error, outcomeName(res.Outcome))
+	}
+	return res, err
+}

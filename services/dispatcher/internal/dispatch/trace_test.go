@@ -1,0 +1,130 @@
+package dispatch_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+)
+
+// The services install the W3C propagator in telemetry.Setup; the tests
+// install the same one once, before any test runs.
+func init() { otel.SetTextMapPropagator(propagation.TraceContext{}) }
+
+func TestHandleTracesTheDeliveryAndRecordsLateness(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	reader := sdkmetric.NewManualReader()
+	h := dispatch.NewHandler(dispatch.Config{
+		Credentials:    credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
+		Sender:         b.client,
+		Publisher:      bus.NewPublisher(b.js),
+		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Metrics:        dispatch.NewMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter(dispatch.MeterName)),
+		TracerProvider: tp,
+	})
+	due := b.dueHook(t, fixture.Project{ActiveKey: "whsec_secret_one"})
+	due.Attempt = 1
+	due.PostAt = timestamppb.New(time.Now().Add(-time.Millisecond))
+
+	// The scheduler's side: a claim span whose context travels in the
+	// DueHook's headers, as bus.Publish and bus.Consume carry it.
+	claimCtx, claim := tp.Tracer("test").Start(context.Background(), "scheduler.claim")
+	header := nats.Header{}
+	telemetry.InjectNATS(claimCtx, header)
+	claim.End()
+	ctx := telemetry.ExtractNATS(context.Background(), header)
+	require.NoError(t, h.Handle(ctx, bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), Header: header, NumDelivered: 1}))
+
+	spans := byName(recorder.Ended())
+	deliver, post := spans["dispatcher.deliver"], spans["HTTP POST"]
+	require.NotNil(t, deliver)
+	require.NotNil(t, post)
+	require.Equal(t, claim.SpanContext().SpanID(), deliver.Parent().SpanID())
+	require.Equal(t, claim.SpanContext().TraceID(), deliver.SpanContext().TraceID())
+	require.Equal(t, deliver.SpanContext().SpanID(), post.Parent().SpanID())
+	require.Equal(t, trace.SpanKindClient, post.SpanKind())
+	attrs := map[string]string{}
+	for _, kv := range deliver.Attributes() {
+		attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+	require.Equal(t, due.GetHookId(), attrs["hook.id"])
+	require.Equal(t, "1", attrs["attempt"])
+	require.Equal(t, "200", attrs["http.status_code"])
+	require.Equal(t, "success", attrs["outcome"])
+	for _, s := range recorder.Ended() {
+		for _, kv := range s.Attributes() {
+			v := kv.Value.Emit()
+			require.NotContains(t, v, "whsec_", "%s.%s", s.Name(), kv.Key)
+			require.NotContains(t, v, "y=1", "%s.%s", s.Name(), kv.Key)
+			require.NotContains(t, v, "/hooks/x", "%s.%s", s.Name(), kv.Key)
+		}
+	}
+
+	// The AttemptResult carries the deliver span's context to the scheduler.
+	got := trace.SpanContextFromContext(telemetry.ExtractNATS(context.Background(), lastResultHeader(t, b)))
+	require.Equal(t, deliver.SpanContext().SpanID(), got.SpanID())
+	require.Equal(t, deliver.SpanContext().TraceID(), got.TraceID())
+
+	lateness := histogram(t, reader, "sundial.dispatcher.lateness")
+	require.EqualValues(t, 1, lateness.Count)
+	require.GreaterOrEqual(t, lateness.Sum, 0.0)
+}
+
+func byName(spans []sdktrace.ReadOnlySpan) map[string]sdktrace.ReadOnlySpan {
+	m := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range spans {
+		m[s.Name()] = s
+	}
+	return m
+}
+
+func lastResultHeader(t *testing.T, b bundle) nats.Header {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	stream, err := b.js.Stream(ctx, event.StreamResults)
+	require.NoError(t, err)
+	msg, err := stream.GetLastMsgForSubject(ctx, event.SubjectResult)
+	require.NoError(t, err)
+	return msg.Header
+}
+
+func histogram(t *testing.T, reader *sdkmetric.ManualReader, name string) metricdata.HistogramDataPoint[float64] {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if data, ok := m.Data.(metricdata.Histogram[float64]); ok && strings.EqualFold(m.Name, name) {
+				require.Len(t, data.DataPoints, 1)
+				return data.DataPoints[0]
+			}
+		}
+	}
+	require.FailNow(t, "no histogram "+name)
+	return metricdata.HistogramDataPoint[float64]{}
+}

@@ -1,0 +1,62 @@
+package result
+
+import (
+	"context"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+)
+
+// TracerName is the instrumentation scope of the applier's spans.
+const TracerName = "sundial/scheduler"
+
+// Option changes how New builds an Applier.
+type Option func(*options)
+
+type options struct {
+	tp trace.TracerProvider
+	mp metric.MeterProvider
+}
+
+// WithTracerProvider makes the applier's spans with tp instead of the
+// global provider.
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(o *options) { o.tp = tp } }
+
+// WithMeterProvider makes the applier's metrics with mp instead of the
+// global provider.
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(o *options) { o.mp = mp } }
+
+func newOptions(opts []Option) options {
+	o := options{tp: otel.GetTracerProvider(), mp: otel.GetMeterProvider()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// startApply starts "scheduler.apply_result" as a child of the dispatcher's
+// "dispatcher.deliver" span, whose context bus.Consume extracted into ctx
+// from the AttemptResult's headers.
+func (a *Applier) startApply(ctx context.Context, r *eventv1.AttemptResult) (context.Context, trace.Span) {
+	return a.tracer.Start(ctx, "scheduler.apply_result", trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("hook.id", r.GetHookId()),
+			attribute.Int64("attempt", int64(r.GetAttempt())),
+			attribute.Int64("lease_seq", r.GetLeaseSeq()),
+			attribute.String("outcome", strings.ToLower(strings.TrimPrefix(r.GetOutcome().String(), "OUTCOME_"))),
+		))
+}
+
+// endApply ends the span, marking a result that could not be applied.
+func endApply(span trace.Span, err error) {
+	if err != nil {
+		span.SetStatus(codes.Error, "result not applied")
+	}
+	span.End()
+}
