@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -47,4 +48,15 @@ func TestNewLogger(t *testing.T) {
 	require.Equal(t, "gateway", line["service"])
 	require.NoError(t, ParseLevel("debug"))
 	require.Error(t, ParseLevel("loud"))
+}
+
+func TestResolveKeepsGlobalsUnlessGiven(t *testing.T) {
+	global := Resolve()
+	require.Equal(t, otel.GetTracerProvider(), global.Tracer)
+	require.Equal(t, otel.GetMeterProvider(), global.Meter)
+
+	tp := sdktrace.NewTracerProvider()
+	got := Resolve(WithProviders(tp, nil))
+	require.Equal(t, trace.TracerProvider(tp), got.Tracer)
+	require.Equal(t, otel.GetMeterProvider(), got.Meter, "a nil provider keeps the global one")
 }

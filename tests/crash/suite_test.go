@@ -1,12 +1,11 @@
 package crash
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"github.com/sundial-run/sundial/pkg/testkit/logtest"
-	"io"
+	"github.com/sundial-run/sundial/tests/internal/apiclient"
 	"log/slog"
 	"net/http"
 	"os"
@@ -189,36 +188,22 @@ type hook struct {
 	Attempts int    `json:"attempts"`
 }
 
-func (b *bundle) do(t *testing.T, method, path string, body any) (*http.Response, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, b.baseURL+path, rd)
-	require.NoError(t, err)
-	req.Header.Set("X-API-Key", b.creds.APIKey)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, raw
+// api is the suite's client of the gateway, as its project.
+func (b *bundle) api() apiclient.Client {
+	return apiclient.Client{BaseURL: b.baseURL, APIKey: b.creds.APIKey, HTTP: http.DefaultClient}
 }
 
+func (b *bundle) do(t *testing.T, method, path string, body any) (*http.Response, []byte) {
+	t.Helper()
+	return b.api().Do(t, method, path, body)
+}
+
+// schedule creates a hook and returns it.
 func (b *bundle) schedule(t *testing.T, req map[string]any) hook {
 	t.Helper()
-	resp, raw := b.do(t, http.MethodPost, "/v1/hooks", req)
-	require.Equal(t, http.StatusCreated, resp.StatusCode, "POST /v1/hooks: %s", raw)
-	var out struct{ Data hook }
-	require.NoError(t, json.Unmarshal(raw, &out))
-	require.NotEmpty(t, out.Data.ID)
-	return out.Data
+	h := apiclient.Schedule[hook](t, b.api(), req)
+	require.NotEmpty(t, h.ID)
+	return h
 }
 
 // completed lists the project's completed hooks (one page of up to 1000).

@@ -1,12 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/sundial-run/sundial/tests/internal/apiclient"
 	"io"
 	"log/slog"
 	"net/http"
@@ -227,37 +227,22 @@ type hook struct {
 	UpdatedAt           time.Time       `json:"updatedAt"`
 }
 
+// api is the suite's client of the gateway, as its project.
+func (b *bundle) api() apiclient.Client {
+	return apiclient.Client{BaseURL: b.baseURL, APIKey: b.creds.APIKey, HTTP: b.client}
+}
+
 func (b *bundle) do(t *testing.T, method, path string, body any) (*http.Response, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, b.baseURL+path, rd)
-	require.NoError(t, err)
-	req.Header.Set("X-API-Key", b.creds.APIKey)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := b.client.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, raw
+	return b.api().Do(t, method, path, body)
 }
 
 // schedule creates a hook and returns it.
 func (b *bundle) schedule(t *testing.T, req map[string]any) hook {
 	t.Helper()
-	resp, raw := b.do(t, http.MethodPost, "/v1/hooks", req)
-	require.Equal(t, http.StatusCreated, resp.StatusCode, "POST /v1/hooks: %s", raw)
-	var out struct{ Data hook }
-	require.NoError(t, json.Unmarshal(raw, &out))
-	require.NotEmpty(t, out.Data.ID)
-	return out.Data
+	h := apiclient.Schedule[hook](t, b.api(), req)
+	require.NotEmpty(t, h.ID)
+	return h
 }
 
 func (b *bundle) get(t *testing.T, id string) hook {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
 )
@@ -91,13 +92,13 @@ func (b *bundle) startTraced(t *testing.T, name string, tp trace.TracerProvider,
 	case "scheduler":
 		cfg, err := scheduler.ConfigFromEnv(lookup)
 		require.NoError(t, err)
-		a, err := scheduler.NewWith(b.ctx, cfg, b.logger(name), scheduler.WithTelemetry(tp, mp))
+		a, err := scheduler.NewWith(b.ctx, cfg, b.logger(name), telemetry.WithProviders(tp, mp))
 		require.NoError(t, err)
 		run = a.Run
 	case "dispatcher":
 		cfg, err := dispatcher.ConfigFromEnv(lookup)
 		require.NoError(t, err)
-		a, err := dispatcher.NewWith(b.ctx, cfg, b.logger(name), dispatcher.WithTelemetry(tp, mp))
+		a, err := dispatcher.NewWith(b.ctx, cfg, b.logger(name), telemetry.WithProviders(tp, mp))
 		require.NoError(t, err)
 		run = a.Run
 	default:

@@ -19,6 +19,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
@@ -71,10 +72,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return NewWith(ctx, cfg, log)
 }
 
-// NewWith is New with options (WithTelemetry); New keeps the plain
+// NewWith is New with options (telemetry.WithProviders); New keeps the plain
 // signature that deploy/local's suite takes as a function value.
-func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*App, error) {
-	tel := newOptions(opts)
+func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetry.Option) (*App, error) {
+	tel := telemetry.Resolve(opts...)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -103,9 +104,9 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) 
 		Publisher:      bus.NewPublisher(js),
 		EnsureStreams:  func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
 		Log:            log,
-		Metrics:        dispatch.NewMetrics(tel.mp.Meter(dispatch.MeterName)),
+		Metrics:        dispatch.NewMetrics(tel.Meter.Meter(dispatch.MeterName)),
 		Hosts:          hostlimit.New(cfg.HostConcurrency),
-		TracerProvider: tel.tp,
+		TracerProvider: tel.Tracer,
 	})
 	return a, nil
 }

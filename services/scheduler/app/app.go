@@ -21,6 +21,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 )
@@ -41,7 +42,7 @@ type App struct {
 	claimer *claim.Claimer
 	window  *claim.Window // nil when just-in-time claiming is off
 	results *result.Applier
-	tel     options
+	tel     telemetry.Providers
 }
 
 // New validates cfg, connects to PostgreSQL and NATS and makes sure the
@@ -51,9 +52,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return NewWith(ctx, cfg, log)
 }
 
-// NewWith is New with options (WithTelemetry); New keeps the plain
+// NewWith is New with options (telemetry.WithProviders); New keeps the plain
 // signature that deploy/local's suite takes as a function value.
-func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*App, error) {
+func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetry.Option) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -61,7 +62,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) 
 		log.Warn("lease does not exceed the delivery timeout: hooks still being delivered will be re-driven; use this only in tests",
 			"lease", cfg.LeaseDuration, "delivery_timeout", DeliveryTimeout)
 	}
-	a := &App{cfg: cfg, log: log, tel: newOptions(opts)}
+	a := &App{cfg: cfg, log: log, tel: telemetry.Resolve(opts...)}
 	if err := a.connect(ctx); err != nil {
 		a.close()
 		return nil, err
@@ -88,15 +89,15 @@ func (a *App) connect(ctx context.Context) error {
 		BatchSize:      a.cfg.ClaimBatchSize,
 		Lease:          a.cfg.LeaseDuration,
 		PollInterval:   a.cfg.PollInterval,
-		TracerProvider: a.tel.tp,
-		MeterProvider:  a.tel.mp,
+		TracerProvider: a.tel.Tracer,
+		MeterProvider:  a.tel.Meter,
 	}, a.log)
 	if err != nil {
 		return err
 	}
 	// Queue depth is read from PostgreSQL: hooks due and not yet claimed is
 	// what "behind" means here (docs/observability.md).
-	if err := claim.ObserveQueueDepth(a.pool, a.tel.mp.Meter(claim.MeterName)); err != nil {
+	if err := claim.ObserveQueueDepth(a.pool, a.tel.Meter.Meter(claim.MeterName)); err != nil {
 		return err
 	}
 	if a.cfg.PrefetchWindow > 0 {
@@ -109,7 +110,7 @@ func (a *App) connect(ctx context.Context) error {
 		}
 	}
 	a.results, err = result.New(a.pool, a.js, a.log, nil,
-		result.WithTracerProvider(a.tel.tp), result.WithMeterProvider(a.tel.mp))
+		telemetry.WithProviders(a.tel.Tracer, a.tel.Meter))
 	return err
 }
 

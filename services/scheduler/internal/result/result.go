@@ -29,6 +29,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
@@ -64,9 +65,9 @@ type Applier struct {
 // New returns an Applier that publishes alerts on js. rnd is the jitter source; nil means a shared
 // random source (tests pass a fixed one to know the delay). Options inject
 // the telemetry providers; by default the global ones are used.
-func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand, opts ...Option) (*Applier, error) {
-	o := newOptions(opts)
-	meter := o.mp.Meter("sundial/scheduler")
+func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand, opts ...telemetry.Option) (*Applier, error) {
+	o := telemetry.Resolve(opts...)
+	meter := o.Meter.Meter("sundial/scheduler")
 	applied, err := meter.Int64Counter("sundial.scheduler.results_applied",
 		metric.WithDescription("Attempt results applied to their hook, by reported outcome."))
 	if err != nil {
@@ -83,7 +84,7 @@ func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand
 		return nil, err
 	}
 	return &Applier{db: db, alerts: alerts, log: log, rnd: rnd, applied: applied, stale: stale,
-		tracer: o.tp.Tracer(TracerName)}, nil
+		tracer: o.Tracer.Tracer(TracerName)}, nil
 }
 
 // Handle is the bus.Handler of the scheduler's result consumer.

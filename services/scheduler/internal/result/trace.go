@@ -4,10 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
@@ -15,30 +13,6 @@ import (
 
 // TracerName is the instrumentation scope of the applier's spans.
 const TracerName = "sundial/scheduler"
-
-// Option changes how New builds an Applier.
-type Option func(*options)
-
-type options struct {
-	tp trace.TracerProvider
-	mp metric.MeterProvider
-}
-
-// WithTracerProvider makes the applier's spans with tp instead of the
-// global provider.
-func WithTracerProvider(tp trace.TracerProvider) Option { return func(o *options) { o.tp = tp } }
-
-// WithMeterProvider makes the applier's metrics with mp instead of the
-// global provider.
-func WithMeterProvider(mp metric.MeterProvider) Option { return func(o *options) { o.mp = mp } }
-
-func newOptions(opts []Option) options {
-	o := options{tp: otel.GetTracerProvider(), mp: otel.GetMeterProvider()}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o
-}
 
 // startApply starts "scheduler.apply_result" as a child of the dispatcher's
 // "dispatcher.deliver" span, whose context bus.Consume extracted into ctx

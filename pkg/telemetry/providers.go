@@ -1,0 +1,39 @@
+package telemetry
+
+import (
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Providers are the OpenTelemetry providers a component makes its spans and
+// metrics with.
+type Providers struct {
+	Tracer trace.TracerProvider
+	Meter  metric.MeterProvider
+}
+
+// Option overrides the providers a component uses; tests pass recording ones.
+type Option func(*Providers)
+
+// WithProviders uses tp and mp instead of the global providers that Setup
+// installs. A nil provider keeps the global one.
+func WithProviders(tp trace.TracerProvider, mp metric.MeterProvider) Option {
+	return func(p *Providers) {
+		if tp != nil {
+			p.Tracer = tp
+		}
+		if mp != nil {
+			p.Meter = mp
+		}
+	}
+}
+
+// Resolve returns the global providers with opts applied.
+func Resolve(opts ...Option) Providers {
+	p := Providers{Tracer: otel.GetTracerProvider(), Meter: otel.GetMeterProvider()}
+	for _, opt := range opts {
+		opt(&p)
+	}
+	return p
+}
