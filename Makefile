@@ -12,7 +12,7 @@ MAKEFLAGS += --no-print-directory
 
 SERVICES := gateway scheduler dispatcher notifier
 # Every Go module of the workspace (tools is separate: it pins the generators).
-MODULES := pkg migrations $(addprefix services/,$(SERVICES)) deploy/local tests
+MODULES := pkg migrations $(addprefix services/,$(SERVICES)) deploy/local tests tests/bench
 # In workspace mode a pattern must start at a module's root: ./... from the
 # repository root matches nothing, so each module gets its own pattern.
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
@@ -36,7 +36,7 @@ WITHPG := $(BIN)/withpg
 GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: help run test bench generate generate-sqlc generate-proto generate-openapi verify \
+.PHONY: help run test bench bench-e2e generate generate-sqlc generate-proto generate-openapi verify \
 	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean
 
 help: ## list the targets
@@ -60,8 +60,22 @@ test: withpg ## run every module's tests with -race
 # Includes the API load test (services/gateway/apibench: tables on stdout,
 # .bench/api.json), which loads two million hooks: hence the long timeout.
 # SUNDIAL_BENCH_DURATION (default 10s) and SUNDIAL_BENCH_CLIENTS (64) tune it.
-bench: withpg ## run every module's benchmarks, the API load test among them
+bench: withpg ## run every module's benchmarks, the API load test among them, then bench-e2e
 	$(WITHPG) $(WITHPG_FLAGS) -- go test -run '^$$' -bench . -benchmem -timeout 30m $(GO_TEST_FLAGS) $(PACKAGES)
+	@$(MAKE) bench-e2e
+
+# The end-to-end benchmark (tests/bench): the four services as processes,
+# NATS JetStream as a process, a local HTTPS receiver; lateness for 1,000
+# hooks due in the same second and a steady 500 hooks/s, deliveries per
+# second for 100,000 hooks due at once, with and without 1,000,000
+# far-future hooks in the table, and each service's peak memory. One table
+# on stdout, .bench/e2e.json, logs under .bench/e2e/. BENCH_SCENARIOS,
+# BENCH_BURST_SIZE, BENCH_BACKLOG_ROWS, BENCH_STEADY_SECONDS,
+# BENCH_STEADY_RATE size it; BENCH_SERVICE_ENV tunes the services;
+# BENCH_PPROF=1 profiles the burst (see tests/bench/README.md).
+bench-e2e: withpg ## run the end-to-end delivery benchmark (about 10 minutes)
+	go build -o $(BIN)/bench ./tests/bench/cmd/bench
+	$(WITHPG) $(WITHPG_FLAGS) -- $(BIN)/bench
 
 generate: generate-sqlc generate-proto generate-openapi ## regenerate sqlc, protobuf and OpenAPI code
 

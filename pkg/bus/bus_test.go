@@ -85,7 +85,7 @@ func (e env) consume(t *testing.T, h bus.Handler, opts bus.ConsumeOptions) (stop
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		_ = bus.Consume(ctx, e.js, event.NotifierConsumer(10), h, opts)
+		_ = bus.Consume(ctx, e.js, event.NotifierConsumer(), h, opts)
 	}()
 	t.Cleanup(func() { cancel(); <-finished })
 	return cancel, finished

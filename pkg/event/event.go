@@ -73,44 +73,59 @@ type Consumer struct {
 	Config jetstream.ConsumerConfig
 }
 
+// MaxAckPending of the durable consumers. It bounds what ALL the
+// consumer's replicas together hold unacknowledged, so it must not be one
+// process's concurrency: N replicas would then share one process's worth,
+// and the messages a killed replica held (unacknowledged until AckWait)
+// would stall every survivor until then. Each process bounds its own work
+// by its pull size and handler slots (bus.ConsumeOptions.Concurrency); these
+// bounds only stop an unbounded pile-up on the server. The due and results
+// queues are bounded upstream by the schedulers' backpressure
+// (SUNDIAL_SCHEDULER_MAX_IN_FLIGHT, default 10,000), kept below them.
+const (
+	MaxAckPendingDue     = 50000
+	MaxAckPendingResults = 50000
+	MaxAckPendingAlerts  = 5000
+)
+
 // DispatcherConsumer reads due hooks. AckWait exceeds the 10 s delivery
 // limit with room to publish the result. Redeliveries are unlimited because
 // they are bounded anyway: a dispatcher acknowledges without delivering any
-// message whose lease has expired, so a message handed back (its host busy,
-// a database hiccup) lives at most one lease.
-func DispatcherConsumer(maxInFlight int) Consumer {
+// message whose lease is (nearly) over, so a message handed back (its host
+// busy, a database hiccup) lives at most one lease.
+func DispatcherConsumer() Consumer {
 	return Consumer{Stream: StreamDue, Config: jetstream.ConsumerConfig{
 		Durable:       ConsumerDispatcher,
 		FilterSubject: SubjectDue,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       30 * time.Second,
 		MaxDeliver:    -1,
-		MaxAckPending: maxInFlight,
+		MaxAckPending: MaxAckPendingDue,
 	}}
 }
 
 // SchedulerConsumer reads attempt results.
-func SchedulerConsumer(maxInFlight int) Consumer {
+func SchedulerConsumer() Consumer {
 	return Consumer{Stream: StreamResults, Config: jetstream.ConsumerConfig{
 		Durable:       ConsumerScheduler,
 		FilterSubject: SubjectResult,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       30 * time.Second,
 		MaxDeliver:    -1,
-		MaxAckPending: maxInFlight,
+		MaxAckPending: MaxAckPendingResults,
 	}}
 }
 
 // NotifierConsumer reads alerts. Alerts are retried without limit: a channel
 // that keeps failing is reported, never silently dropped.
-func NotifierConsumer(maxInFlight int) Consumer {
+func NotifierConsumer() Consumer {
 	return Consumer{Stream: StreamAlerts, Config: jetstream.ConsumerConfig{
 		Durable:       ConsumerNotifier,
 		FilterSubject: SubjectAlert,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       time.Minute,
 		MaxDeliver:    -1,
-		MaxAckPending: maxInFlight,
+		MaxAckPending: MaxAckPendingAlerts,
 	}}
 }
 

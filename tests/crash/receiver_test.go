@@ -1,22 +1,27 @@
 package crash
 
 import (
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/tests/internal/checker"
 )
 
-// blockingReceiver is an HTTPS endpoint that counts deliveries by Sundial-Id
-// and holds the first `hold` requests until released, so that deliveries
-// are in flight when the dispatcher dies; it answers 200 to the rest at once.
-type blockingReceiver struct {
+// receiver is an HTTPS endpoint that records every arrival for the checker
+// and answers 200. It can hold the first `hold` requests until released, so
+// that deliveries are in flight when a process dies.
+type receiver struct {
 	srv    *httptest.Server
 	CAFile string
 
@@ -25,18 +30,22 @@ type blockingReceiver struct {
 	release chan struct{} // closed to let the held requests answer
 	relOnce sync.Once
 
-	mu      sync.Mutex
-	count   map[string]int
-	blocked []string
+	mu       sync.Mutex
+	arrivals []checker.Arrival
+	ids      map[string]bool
+	blocked  []string
 }
 
-func newBlockingReceiver(t *testing.T, hold int) *blockingReceiver {
+func newReceiver(t *testing.T, hold int) *receiver {
 	t.Helper()
-	r := &blockingReceiver{
+	r := &receiver{
 		hold:    hold,
 		held:    make(chan struct{}),
 		release: make(chan struct{}),
-		count:   map[string]int{},
+		ids:     map[string]bool{},
+	}
+	if hold == 0 {
+		close(r.held)
 	}
 	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
 	r.srv.StartTLS()
@@ -49,11 +58,21 @@ func newBlockingReceiver(t *testing.T, hold int) *blockingReceiver {
 	return r
 }
 
-func (r *blockingReceiver) serve(w http.ResponseWriter, req *http.Request) {
-	_, _ = io.Copy(io.Discard, req.Body)
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	// The clock is read first: anything later would only hide an early
+	// delivery.
+	at := time.Now()
+	raw, _ := io.ReadAll(req.Body)
+	var body struct {
+		PostAt time.Time `json:"postAt"`
+	}
+	_ = json.Unmarshal(raw, &body) // a zero PostAt shows in the checker
+	ts, _ := strconv.ParseInt(req.Header.Get("Sundial-Timestamp"), 10, 64)
 	id := req.Header.Get("Sundial-Id")
+
 	r.mu.Lock()
-	r.count[id]++
+	r.arrivals = append(r.arrivals, checker.Arrival{ID: id, At: at, PostAt: body.PostAt, Timestamp: ts})
+	r.ids[id] = true
 	block := len(r.blocked) < r.hold
 	if block {
 		r.blocked = append(r.blocked, id)
@@ -70,25 +89,39 @@ func (r *blockingReceiver) serve(w http.ResponseWriter, req *http.Request) {
 }
 
 // Release lets the held requests answer (to a caller that may be gone).
-func (r *blockingReceiver) Release() { r.relOnce.Do(func() { close(r.release) }) }
+func (r *receiver) Release() { r.relOnce.Do(func() { close(r.release) }) }
 
 // Domain is the receiver's host:port, the project's domain.
-func (r *blockingReceiver) Domain() string { return r.srv.Listener.Addr().String() }
+func (r *receiver) Domain() string { return r.srv.Listener.Addr().String() }
 
-// Counts returns how many times each hook id arrived.
-func (r *blockingReceiver) Counts() map[string]int {
+// Arrivals returns a copy of every arrival so far.
+func (r *receiver) Arrivals() []checker.Arrival {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]int, len(r.count))
-	for id, n := range r.count {
-		out[id] = n
-	}
-	return out
+	return append([]checker.Arrival(nil), r.arrivals...)
+}
+
+// Distinct is the number of different ids that arrived.
+func (r *receiver) Distinct() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ids)
 }
 
 // Blocked returns the ids of the held requests.
-func (r *blockingReceiver) Blocked() []string {
+func (r *receiver) Blocked() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.blocked...)
+}
+
+// Counts returns how many times each id arrived.
+func (r *receiver) Counts() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]int, len(r.ids))
+	for _, a := range r.arrivals {
+		out[a.ID]++
+	}
+	return out
 }

@@ -4,84 +4,147 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
-	"github.com/sundial-run/sundial/tests/internal/apiclient"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
+	"github.com/sundial-run/sundial/services/gateway/cli"
 	notifier "github.com/sundial-run/sundial/services/notifier/app"
-	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
+	"github.com/sundial-run/sundial/tests/internal/apiclient"
+	"github.com/sundial-run/sundial/tests/internal/checker"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// bundle is gateway, scheduler and notifier running in-process on a fresh
-// database and NATS server, with a project whose domain is the receiver;
-// the dispatcher runs as separate processes started by startDispatcher.
-type bundle struct {
-	env      map[string]string
-	receiver *blockingReceiver
-	creds    gateway.Credentials
-	baseURL  string
-	binary   string
-
-	mu    sync.Mutex
-	stops []func()
+// options shape a suite.
+type options struct {
+	// hold is how many deliveries the receiver holds until released.
+	hold int
+	// lease is SUNDIAL_LEASE_DURATION; default 15s: short, so that lost
+	// work is re-driven within the test, yet long enough that queueing, a
+	// delivery and its result fit in it on a loaded 2-core machine (at 3 s
+	// and even 10 s, parallel tests pushed healthy deliveries past their
+	// lease and re-drove them: a duplicate that no fault caused).
+	lease string
+	// dbURL is a migrated database; default a fresh pgtest one.
+	dbURL string
+	// projects is how many projects deliver to the receiver (default 1);
+	// their rate limits are raised so that the limiter never refuses.
+	projects int
+	// gatewayProcess runs the gateway as a process (built without the race
+	// detector, for speed) instead of in-process.
+	gatewayProcess bool
+	// quota is the projects' monthly hook quota (0: the default 100,000).
+	quota int
 }
 
-func setup(t *testing.T, hold int) *bundle {
+// bundle is a Sundial suite on a fresh database and NATS server whose
+// projects deliver to one recording receiver. The gateway (unless
+// gatewayProcess) and the notifier run in-process; schedulers and
+// dispatchers are processes that tests start and kill.
+type bundle struct {
+	env      map[string]string
+	nats     *natstest.Server
+	receiver *receiver
+	projects []gateway.Credentials
+	baseURL  string
+	http     *http.Client
+	// notifierLog holds the in-process notifier's log, at info level: its
+	// one line per alert shows what it received.
+	notifierLog *logtest.Buffer
+
+	mu       sync.Mutex
+	stops    []func()
+	accepted map[string]time.Time
+}
+
+func setup(t *testing.T, opts options) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
+	if opts.lease == "" {
+		opts.lease = "15s"
+	}
+	if opts.dbURL == "" {
+		opts.dbURL = pgtest.NewDB(t)
+	}
+	if opts.projects == 0 {
+		opts.projects = 1
+	}
 	ns := natstest.Start(t, natstest.Options{})
-	rcv := newBlockingReceiver(t, hold)
+	rcv := newReceiver(t, opts.hold)
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 64
+	t.Cleanup(transport.CloseIdleConnections)
 	b := &bundle{
+		nats:     ns,
 		receiver: rcv,
-		binary:   buildDispatcher(t),
+		http:     &http.Client{Transport: transport, Timeout: 30 * time.Second},
+		accepted: map[string]time.Time{},
 		env: map[string]string{
-			"SUNDIAL_DATABASE_URL":            dbURL,
-			"SUNDIAL_NATS_URL":                ns.ClientURL(),
-			"SUNDIAL_HTTP_ADDR":               "127.0.0.1:0",
-			"SUNDIAL_DELIVERY_ALLOW_PRIVATE":  "true",
-			"SUNDIAL_DELIVERY_CA_FILE":        rcv.CAFile,
-			"SUNDIAL_LEASE_DURATION":          "3s",
-			"SUNDIAL_SCHEDULER_POLL_INTERVAL": "50ms",
-			"SUNDIAL_SHUTDOWN_TIMEOUT":        "5s",
-			"SUNDIAL_LOG_LEVEL":               "warn",
+			"SUNDIAL_DATABASE_URL":                opts.dbURL,
+			"SUNDIAL_NATS_URL":                    ns.ClientURL(),
+			"SUNDIAL_HTTP_ADDR":                   "127.0.0.1:0",
+			"SUNDIAL_DELIVERY_ALLOW_PRIVATE":      "true",
+			"SUNDIAL_DELIVERY_CA_FILE":            rcv.CAFile,
+			"SUNDIAL_LEASE_DURATION":              opts.lease,
+			"SUNDIAL_SCHEDULER_POLL_INTERVAL":     "50ms",
+			"SUNDIAL_DISPATCHER_HOST_CONCURRENCY": "64",
+			// The shared test server allows 100 connections for every
+			// package and engineer using it; small pools leave room.
+			"SUNDIAL_DATABASE_MAX_CONNS": "4",
+			"SUNDIAL_SHUTDOWN_TIMEOUT":   "5s",
+			"SUNDIAL_LOG_LEVEL":          "warn",
 		},
 	}
 	t.Cleanup(b.stopAll)
-	creds, err := gateway.CreateProject(ctx, dbURL, "crash", rcv.Domain())
-	require.NoError(t, err)
-	b.creds = creds
-	b.startGateway(t)
-	b.startScheduler(t)
+	for i := range opts.projects {
+		creds, err := gateway.CreateProject(ctx, opts.dbURL, fmt.Sprintf("crash-%d", i), rcv.Domain())
+		require.NoError(t, err)
+		b.setPlan(t, creds.ProjectID, opts.quota)
+		b.projects = append(b.projects, creds)
+	}
+	if opts.gatewayProcess {
+		b.startGatewayProcess(t)
+	} else {
+		b.startGateway(t)
+	}
 	b.startNotifier(t)
 	return b
 }
 
-// buildDispatcher builds the dispatcher binary once per test; the workspace
-// resolves it and the build cache makes a rebuild cheap. It goes to the
-// test's temporary directory because pgtest.Main exits without a hook to
-// remove a directory made in TestMain.
-func buildDispatcher(t *testing.T) string {
+// setPlan lifts the project's per-key rate limit (default 100/s) so that
+// the suites can create hooks as fast as the gateway takes them, and sets
+// its quota unless 0.
+func (b *bundle) setPlan(t *testing.T, projectID string, quota int) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "dispatcher")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/sundial-run/sundial/services/dispatcher/cmd/dispatcher")
-	msg, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build dispatcher: %s", msg)
-	return out
+	var out strings.Builder
+	env := cli.Env{Stdout: &out, Stderr: &out, Lookup: envconf.Map(b.env)}
+	args := []string{"admin", "set-plan", "--project", projectID, "--rate-limit", "100000", "--rate-burst", "100000"}
+	if quota > 0 {
+		args = append(args, "--quota", fmt.Sprint(quota))
+	}
+	code := cli.Run(context.Background(), args, env)
+	require.Equal(t, cli.ExitOK, code, "set-plan: %s", out.String())
 }
 
 func logger(name string) *slog.Logger {
@@ -98,26 +161,44 @@ func (b *bundle) startGateway(t *testing.T) {
 	b.keepRunning(t, "gateway", a.Run)
 }
 
-func (b *bundle) startScheduler(t *testing.T) {
+// startGatewayProcess runs `gateway serve` on a free port and waits until
+// it answers.
+func (b *bundle) startGatewayProcess(t *testing.T) {
 	t.Helper()
-	cfg, err := scheduler.ConfigFromEnv(envconf.Map(b.env))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	a, err := scheduler.New(context.Background(), cfg, logger("scheduler"))
-	require.NoError(t, err)
-	b.keepRunning(t, "scheduler", a.Run)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	b.start(t, "gateway", map[string]string{"SUNDIAL_HTTP_ADDR": addr, "SUNDIAL_DATABASE_MAX_CONNS": "12"}, "serve")
+	b.baseURL = "http://" + addr
+	require.Eventually(t, func() bool {
+		resp, err := b.http.Get(b.baseURL + "/v1/openapi.json")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 20*time.Millisecond, "the gateway process never answered on %s", addr)
 }
 
 func (b *bundle) startNotifier(t *testing.T) {
 	t.Helper()
 	cfg, err := notifier.ConfigFromEnv(envconf.Map(b.env))
 	require.NoError(t, err)
-	a, err := notifier.New(context.Background(), cfg, logger("notifier"))
+	b.notifierLog = &logtest.Buffer{}
+	log := slog.New(slog.NewTextHandler(b.notifierLog, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a, err := notifier.New(context.Background(), cfg, log)
 	require.NoError(t, err)
 	b.keepRunning(t, "notifier", a.Run)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("notifier output:\n%s", b.notifierLog.String())
+		}
+	})
 }
 
-// keepRunning runs a service until the suite stops, and reports an unclean
-// stop.
+// keepRunning runs an in-process service until the suite stops, and
+// reports an unclean stop.
 func (b *bundle) keepRunning(t *testing.T, name string, run func(context.Context) error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -132,7 +213,7 @@ func (b *bundle) keepRunning(t *testing.T, name string, run func(context.Context
 	})
 }
 
-// stopAll stops the services in reverse order of their start.
+// stopAll stops the in-process services in reverse order of their start.
 func (b *bundle) stopAll() {
 	b.mu.Lock()
 	stops := b.stops
@@ -143,24 +224,44 @@ func (b *bundle) stopAll() {
 	}
 }
 
-// process is a running dispatcher process.
+// restartNATS replaces the NATS server with a new one on the same port,
+// its store wiped when asked; the services must find it by themselves.
+func (b *bundle) restartNATS(t *testing.T, wipe bool) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.nats = b.nats.Restart(t, wipe)
+}
+
+func (b *bundle) natsServer() *natstest.Server {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.nats
+}
+
+// process is a running service process.
 type process struct {
+	name   string
 	cmd    *exec.Cmd
 	done   chan struct{}
 	output *logtest.Buffer
 }
 
-// startDispatcher starts a dispatcher process on the suite's environment;
-// it is killed at cleanup if still running, and its output logged then.
-func (b *bundle) startDispatcher(t *testing.T, concurrency string) *process {
+// start runs a service's binary on the suite's environment plus extra; it
+// is killed at cleanup if still running, and its output logged if the test
+// failed.
+func (b *bundle) start(t *testing.T, name string, extra map[string]string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(b.binary)
+	cmd := exec.Command(binary(t, name), args...)
 	cmd.Env = os.Environ()
-	for _, k := range []string{"SUNDIAL_DATABASE_URL", "SUNDIAL_NATS_URL", "SUNDIAL_DELIVERY_ALLOW_PRIVATE", "SUNDIAL_DELIVERY_CA_FILE"} {
-		cmd.Env = append(cmd.Env, k+"="+b.env[k])
+	for k, v := range b.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.Env = append(cmd.Env, "SUNDIAL_LOG_LEVEL=warn", "SUNDIAL_DISPATCHER_CONCURRENCY="+concurrency)
-	p := &process{cmd: cmd, done: make(chan struct{}), output: &logtest.Buffer{}}
+	for k, v := range extra {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.SysProcAttr = procAttr()
+	p := &process{name: name, cmd: cmd, done: make(chan struct{}), output: &logtest.Buffer{}}
 	cmd.Stdout = p.output
 	cmd.Stderr = p.output
 	require.NoError(t, cmd.Start())
@@ -170,9 +271,25 @@ func (b *bundle) startDispatcher(t *testing.T, concurrency string) *process {
 	}()
 	t.Cleanup(func() {
 		p.kill()
-		t.Logf("dispatcher pid %d output:\n%s", cmd.Process.Pid, p.output.String())
+		if t.Failed() {
+			t.Logf("%s pid %d output:\n%s", name, cmd.Process.Pid, p.output.String())
+		}
 	})
 	return p
+}
+
+// startScheduler starts a scheduler process; extra overrides the suite's
+// environment (a proxied NATS URL, say).
+func (b *bundle) startScheduler(t *testing.T, extra map[string]string) *process {
+	t.Helper()
+	return b.start(t, "scheduler", extra)
+}
+
+// startDispatcher starts a dispatcher process with the given delivery
+// concurrency.
+func (b *bundle) startDispatcher(t *testing.T, concurrency int) *process {
+	t.Helper()
+	return b.start(t, "dispatcher", map[string]string{"SUNDIAL_DISPATCHER_CONCURRENCY": fmt.Sprint(concurrency)})
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
@@ -181,42 +298,279 @@ func (p *process) kill() {
 	<-p.done
 }
 
-// hook is the API's view of a hook, as far as this test looks at it.
-type hook struct {
-	ID       string `json:"id"`
-	Status   string `json:"status"`
-	Attempts int    `json:"attempts"`
+// builds holds the service binaries, built once (without the race
+// detector) for all the tests of the run. Tests register with useBinaries
+// before t.Parallel, so the folder outlives every test that may exec from
+// it; the last one to finish removes it (pgtest.Main exits without a hook
+// for that).
+var builds struct {
+	mu    sync.Mutex
+	users int
+	dir   string
+	err   error
 }
 
-// api is the suite's client of the gateway, as its project.
-func (b *bundle) api() apiclient.Client {
-	return apiclient.Client{BaseURL: b.baseURL, APIKey: b.creds.APIKey, HTTP: http.DefaultClient}
+// services that the tests run as processes.
+var services = []string{"gateway", "scheduler", "dispatcher"}
+
+func useBinaries(t *testing.T) {
+	builds.mu.Lock()
+	builds.users++
+	builds.mu.Unlock()
+	t.Cleanup(func() {
+		builds.mu.Lock()
+		defer builds.mu.Unlock()
+		builds.users--
+		if builds.users == 0 && builds.dir != "" {
+			_ = os.RemoveAll(builds.dir)
+			builds.dir, builds.err = "", nil
+		}
+	})
 }
 
-func (b *bundle) do(t *testing.T, method, path string, body any) (*http.Response, []byte) {
+// binary returns the path of a service's command, building all of them at
+// the first call (one go build links them in parallel).
+func binary(t *testing.T, name string) string {
 	t.Helper()
-	return b.api().Do(t, method, path, body)
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	require.Positive(t, builds.users, "call useBinaries before t.Parallel")
+	if builds.dir == "" && builds.err == nil {
+		builds.dir, builds.err = build()
+	}
+	require.NoError(t, builds.err)
+	return filepath.Join(builds.dir, name)
 }
 
-// schedule creates a hook and returns it.
+func build() (string, error) {
+	dir, err := os.MkdirTemp("", "sundial-crash-bin-")
+	if err != nil {
+		return "", err
+	}
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, s := range services {
+		args = append(args, "github.com/sundial-run/sundial/services/"+s+"/cmd/"+s)
+	}
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("go %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return dir, nil
+}
+
+// hook is the API's view of a hook, as far as these tests look at it.
+type hook struct {
+	ID       string    `json:"id"`
+	Status   string    `json:"status"`
+	Attempts int       `json:"attempts"`
+	PostAt   time.Time `json:"postAt"`
+}
+
+// api is a client of the gateway as project i.
+func (b *bundle) api(i int) apiclient.Client {
+	return apiclient.Client{BaseURL: b.baseURL, APIKey: b.projects[i].APIKey, HTTP: b.http}
+}
+
+// accept records a hook the API answered 201 for: the checker expects it.
+func (b *bundle) accept(h hook) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.accepted[h.ID] = h.PostAt
+}
+
+func (b *bundle) acceptedCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.accepted)
+}
+
+// schedule creates a hook as the first project and records it as accepted.
 func (b *bundle) schedule(t *testing.T, req map[string]any) hook {
 	t.Helper()
-	h := apiclient.Schedule[hook](t, b.api(), req)
+	h := apiclient.Schedule[hook](t, b.api(0), req)
 	require.NotEmpty(t, h.ID)
+	b.accept(h)
 	return h
 }
 
-// completed lists the project's completed hooks (one page of up to 1000).
-func (b *bundle) completed(t *testing.T) (hooks []hook, total int) {
+// create sends one POST /v1/hooks from any goroutine. It returns the
+// status and, on 201, records the hook as accepted.
+func (b *bundle) create(project int, req map[string]any) (int, error) {
+	resp, raw, err := b.api(project).Send(http.MethodPost, "/v1/hooks", req)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusCreated {
+		return resp.StatusCode, nil
+	}
+	var out struct{ Data hook }
+	if err := json.Unmarshal(raw, &out); err != nil || out.Data.ID == "" {
+		return resp.StatusCode, fmt.Errorf("201 without a hook: %s", raw)
+	}
+	b.accept(out.Data)
+	return resp.StatusCode, nil
+}
+
+// createMany creates n hooks through `workers` concurrent clients spread
+// over the projects; req(i) is the i-th request. Every answer must be 201.
+func (b *bundle) createMany(t *testing.T, n, workers int, req func(i int) map[string]any) {
 	t.Helper()
-	resp, raw := b.do(t, http.MethodGet, "/v1/hooks?status=completed&limit=1000", nil)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "GET /v1/hooks: %s", raw)
-	var out struct {
-		Data []hook
-		Meta struct {
-			TotalItems int `json:"totalItems"`
+	next := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range next {
+				status, err := b.create(w%len(b.projects), req(i))
+				if err == nil && status != http.StatusCreated {
+					err = fmt.Errorf("hook %d: POST /v1/hooks answered %d", i, status)
+				}
+				if err != nil {
+					errs <- err
+					// Drain so the feeder never blocks; later errors
+					// repeat the first.
+					for range next {
+					}
+					return
+				}
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case next <- i:
+		case err := <-errs:
+			close(next)
+			wg.Wait()
+			t.Fatalf("creating hooks: %v", err)
 		}
 	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatalf("creating hooks: %v", err)
+	default:
+	}
+}
+
+// completed counts the completed hooks of all projects.
+func (b *bundle) completed(t *testing.T) int {
+	t.Helper()
+	return b.count(t, "?status=completed&limit=1")
+}
+
+// count sums the totalItems of a listing over all projects.
+func (b *bundle) count(t *testing.T, query string) int {
+	t.Helper()
+	total := 0
+	for i := range b.projects {
+		resp, raw := b.api(i).Do(t, http.MethodGet, "/v1/hooks"+query, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "GET /v1/hooks: %s", raw)
+		var out struct {
+			Meta struct {
+				TotalItems int `json:"totalItems"`
+			}
+		}
+		require.NoError(t, json.Unmarshal(raw, &out))
+		total += out.Meta.TotalItems
+	}
+	return total
+}
+
+// completedHooks lists the first project's completed hooks (up to 1000).
+func (b *bundle) completedHooks(t *testing.T) []hook {
+	t.Helper()
+	resp, raw := b.api(0).Do(t, http.MethodGet, "/v1/hooks?status=completed&limit=1000", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET /v1/hooks: %s", raw)
+	var out struct{ Data []hook }
 	require.NoError(t, json.Unmarshal(raw, &out))
-	return out.Data, out.Meta.TotalItems
+	return out.Data
+}
+
+// settle waits until every accepted hook is completed and no DueHook that a
+// dispatcher could still deliver is left in NATS (those left carry expired
+// leases, which dispatchers skip): from then on no arrival can come, so
+// the receiver's record is final. It returns the checker's report.
+func (b *bundle) settle(t *testing.T, within time.Duration) checker.Report {
+	t.Helper()
+	want := b.acceptedCount()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		completed := b.completed(t)
+		require.GreaterOrEqual(c, completed, want, "hooks completed (%d distinct ids arrived)", b.receiver.Distinct())
+		live, err := b.liveDueHooks()
+		require.NoError(c, err)
+		require.Zero(c, live, "deliverable DueHooks left in NATS")
+	}, within, 100*time.Millisecond, "the suite never settled")
+	// A request the API refused must have created nothing.
+	require.Equal(t, want, b.count(t, "?limit=1"), "the projects hold hooks that the API never answered 201 for")
+	b.mu.Lock()
+	accepted := make(map[string]time.Time, len(b.accepted))
+	for id, at := range b.accepted {
+		accepted[id] = at
+	}
+	b.mu.Unlock()
+	r := checker.Check(accepted, b.receiver.Arrivals())
+	t.Log(r.String())
+	return r
+}
+
+// requireClean fails the test on every problem the checker found.
+func requireClean(t *testing.T, r checker.Report, maxDuplicates int) {
+	t.Helper()
+	require.Empty(t, r.Problems(maxDuplicates), "checker: %s", r)
+}
+
+// liveDueHooks counts the DueHooks in NATS whose lease has not expired:
+// messages a dispatcher would still deliver.
+func (b *bundle) liveDueHooks() (int, error) {
+	live := 0
+	err := b.eachDueHook(func(due *eventv1.DueHook) {
+		if time.Now().Before(due.GetLeaseExpiresAt().AsTime()) {
+			live++
+		}
+	})
+	return live, err
+}
+
+// dueHookIDs returns the ids of the hooks that have a DueHook in NATS.
+func (b *bundle) dueHookIDs() (map[string]bool, error) {
+	ids := map[string]bool{}
+	err := b.eachDueHook(func(due *eventv1.DueHook) { ids[due.GetHookId()] = true })
+	return ids, err
+}
+
+// eachDueHook calls fn on every message in the DUE stream, without
+// consuming it.
+func (b *bundle) eachDueHook(fn func(*eventv1.DueHook)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	nc, err := natsConnect(b.natsServer().ClientURL())
+	if err != nil {
+		return err
+	}
+	defer nc.close()
+	st, err := nc.js.Stream(ctx, event.StreamDue)
+	if err != nil {
+		return err
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return err
+	}
+	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+		msg, err := st.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // acknowledged and removed
+		}
+		if err != nil {
+			return err
+		}
+		var due eventv1.DueHook
+		if err := proto.Unmarshal(msg.Data, &due); err != nil {
+			return err
+		}
+		fn(&due)
+	}
+	return nil
 }

@@ -164,7 +164,11 @@ type DueHook struct {
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// Attempts the hook may make in all (first attempt plus retries).
-	MaxAttempts   int32 `protobuf:"varint,12,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	MaxAttempts int32 `protobuf:"varint,12,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	// The whole length of the lease (lease_expires_at minus the claim): a
+	// dispatcher does not start a delivery that could outlive it (see the
+	// dispatcher's dispatch package). Zero in messages of older schedulers.
+	LeaseDuration *durationpb.Duration `protobuf:"bytes,13,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -281,6 +285,13 @@ func (x *DueHook) GetMaxAttempts() int32 {
 		return x.MaxAttempts
 	}
 	return 0
+}
+
+func (x *DueHook) GetLeaseDuration() *durationpb.Duration {
+	if x != nil {
+		return x.LeaseDuration
+	}
+	return nil
 }
 
 // AttemptResult reports what happened to one DueHook.
@@ -553,7 +564,7 @@ var File_sundial_event_v1_event_proto protoreflect.FileDescriptor
 
 const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1csundial/event/v1/event.proto\x12\x10sundial.event.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc6\x03\n" +
+	"\x1csundial/event/v1/event.proto\x12\x10sundial.event.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x88\x04\n" +
 	"\aDueHook\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -570,7 +581,8 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12!\n" +
-	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\"\xbb\x03\n" +
+	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\x12@\n" +
+	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\"\xbb\x03\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -642,17 +654,18 @@ var file_sundial_event_v1_event_proto_depIdxs = []int32{
 	5,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
 	5,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
 	5,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
-	0,  // 4: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
-	5,  // 5: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
-	6,  // 6: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
-	1,  // 7: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	5,  // 8: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	5,  // 9: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	6,  // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
+	0,  // 5: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
+	5,  // 6: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
+	6,  // 7: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
+	1,  // 8: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	5,  // 9: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	5,  // 10: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }

@@ -3,6 +3,8 @@
 package natstest
 
 import (
+	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -54,6 +56,27 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 	return &Server{Server: s, StoreDir: opts.StoreDir}
+}
+
+// Restart shuts the server down and starts a new one on the same port, so
+// that clients reconnect to the address they know. With wipe the JetStream
+// store is deleted in between, as if the server had lost its disk: streams,
+// consumers and messages are gone. It returns the new server (the old value
+// must not be used any more), shut down when t ends like Start's.
+func (s *Server) Restart(t testing.TB, wipe bool) *Server {
+	t.Helper()
+	addr, ok := s.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("natstest: restart: server has no TCP address")
+	}
+	s.Shutdown()
+	s.WaitForShutdown()
+	if wipe {
+		if err := os.RemoveAll(s.StoreDir); err != nil {
+			t.Fatalf("natstest: wipe store: %v", err)
+		}
+	}
+	return Start(t, Options{StoreDir: s.StoreDir, Port: addr.Port})
 }
 
 // Connect opens a client connection and its JetStream context, closed when t ends.

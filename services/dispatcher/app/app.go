@@ -38,12 +38,6 @@ const name = "dispatcher"
 // simply loaded again.
 const maxCachedProjects = 10000
 
-// ackPendingRoom multiplies Concurrency into the consumer's MaxAckPending.
-// A message handed back because its host is busy stays pending on the
-// server until it comes back; with MaxAckPending equal to Concurrency a slow
-// host's handed-back messages would fill it and hold back every other host.
-const ackPendingRoom = 16
-
 // startupTimeout bounds the wait for NATS to take the stream set-up: NATS
 // connections retry for ever, so without it a wrong URL would hang New.
 const startupTimeout = 15 * time.Second
@@ -99,14 +93,15 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	}
 	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js, client: client}
 	a.handler = dispatch.NewHandler(dispatch.Config{
-		Credentials:    credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
-		Sender:         client,
-		Publisher:      bus.NewPublisher(js),
-		EnsureStreams:  func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
-		Log:            log,
-		Metrics:        dispatch.NewMetrics(tel.Meter.Meter(dispatch.MeterName)),
-		Hosts:          hostlimit.New(cfg.HostConcurrency),
-		TracerProvider: tel.Tracer,
+		Credentials:     credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
+		Sender:          client,
+		Publisher:       bus.NewPublisher(js),
+		EnsureStreams:   func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		Log:             log,
+		Metrics:         dispatch.NewMetrics(tel.Meter.Meter(dispatch.MeterName)),
+		Hosts:           hostlimit.New(cfg.HostConcurrency),
+		DeliveryTimeout: cfg.DeliveryTimeout,
+		TracerProvider:  tel.Tracer,
 	})
 	return a, nil
 }
@@ -121,6 +116,7 @@ func newClient(cfg Config) (*delivery.Client, error) {
 		ExcerptBytes: cfg.ResponseExcerptBytes,
 		HeaderPrefix: cfg.HeaderPrefix,
 		UserAgent:    userAgent(),
+		PublicURL:    cfg.PublicURL,
 		RootCAs:      roots,
 		Guard:        egress.NewGuard(cfg.AllowPrivate, cfg.AllowCIDRs),
 	})
@@ -147,8 +143,9 @@ func (a *App) Run(ctx context.Context) error {
 	defer a.close()
 	a.log.Info("dispatcher running", "version", Version, "concurrency", a.cfg.Concurrency,
 		"host_concurrency", a.cfg.HostConcurrency,
-		"delivery_timeout", a.cfg.DeliveryTimeout.String(), "allow_private", a.cfg.AllowPrivate)
-	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(a.cfg.Concurrency*ackPendingRoom), a.handler.Handle, bus.ConsumeOptions{
+		"delivery_timeout", a.cfg.DeliveryTimeout.String(), "allow_private", a.cfg.AllowPrivate,
+		"public_url", a.cfg.PublicURL)
+	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(), a.handler.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.Concurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,

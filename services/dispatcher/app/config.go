@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -24,6 +25,12 @@ type Config struct {
 	// X-<Prefix>-Signature, <Prefix>-Id, ... (SUNDIAL_HEADER_PREFIX, default
 	// Sundial).
 	HeaderPrefix string
+	// PublicURL is the deployment's public base URL: the gateway's address
+	// as receivers reach it, scheme and host (and a path prefix if a proxy
+	// adds one), without /v1. The ack and nack URLs sent with every delivery
+	// are built on it (SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080, the
+	// gateway's default address on this machine; set it in production).
+	PublicURL string
 	// Concurrency bounds the deliveries this replica makes at once
 	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 64).
 	Concurrency int
@@ -66,6 +73,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 }
 
+// DefaultPublicURL is the gateway's default address (SUNDIAL_HTTP_ADDR :8080)
+// as this machine reaches it.
+const DefaultPublicURL = "http://127.0.0.1:8080"
+
 // Limits checked by Validate.
 const (
 	maxDeliveryTimeout = 15 * time.Second
@@ -83,6 +94,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		NATSURL:              r.String("SUNDIAL_NATS_URL", "nats://127.0.0.1:4222"),
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", "Sundial"),
+		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
 		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 64),
 		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", 16),
 		DeliveryTimeout:      r.Duration("SUNDIAL_DELIVERY_TIMEOUT", 10*time.Second),
@@ -131,6 +143,7 @@ func (c Config) Validate() error {
 		v.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
 	}
 	v.That(validHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
+	v.That(validPublicURL(c.PublicURL), "SUNDIAL_PUBLIC_URL=%q: want an absolute http or https URL without query or fragment, e.g. https://sundial.example.com", c.PublicURL)
 	v.That(c.Concurrency >= 1 && c.Concurrency <= maxConcurrency, "SUNDIAL_DISPATCHER_CONCURRENCY=%d: want 1 to %d", c.Concurrency, maxConcurrency)
 	v.That(c.HostConcurrency >= 1 && c.HostConcurrency <= maxConcurrency, "SUNDIAL_DISPATCHER_HOST_CONCURRENCY=%d: want 1 to %d", c.HostConcurrency, maxConcurrency)
 	v.That(c.DeliveryTimeout > 0 && c.DeliveryTimeout <= maxDeliveryTimeout, "SUNDIAL_DELIVERY_TIMEOUT=%s: want more than 0 and at most %s", c.DeliveryTimeout, maxDeliveryTimeout)
@@ -142,6 +155,15 @@ func (c Config) Validate() error {
 		v.That(p.IsValid(), "SUNDIAL_DELIVERY_ALLOW_CIDRS: invalid network %s", p)
 	}
 	return v.Err()
+}
+
+// validPublicURL accepts the base of the ack and nack URLs: receivers POST
+// to it, so it must be absolute; a query or fragment would end up in the
+// middle of the URLs.
+func validPublicURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" &&
+		u.User == nil && u.RawQuery == "" && u.Fragment == "" && !strings.HasSuffix(u.Path, "/v1")
 }
 
 // validHeaderPrefix accepts an HTTP header name token that reads as a name.

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"net/netip"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ func TestConfigDefaults(t *testing.T) {
 		NATSURL:              "nats://127.0.0.1:4222",
 		LogLevel:             "info",
 		HeaderPrefix:         "Sundial",
+		PublicURL:            "http://127.0.0.1:8080",
 		Concurrency:          64,
 		HostConcurrency:      16,
 		DeliveryTimeout:      10 * time.Second,
@@ -37,6 +40,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		"SUNDIAL_NATS_URL":                    "nats://nats:4222",
 		"SUNDIAL_LOG_LEVEL":                   "debug",
 		"SUNDIAL_HEADER_PREFIX":               "Acme",
+		"SUNDIAL_PUBLIC_URL":                  "https://sundial.example.com/hooks",
 		"SUNDIAL_DISPATCHER_CONCURRENCY":      "16",
 		"SUNDIAL_DISPATCHER_HOST_CONCURRENCY": "3",
 		"SUNDIAL_DELIVERY_TIMEOUT":            "2500ms",
@@ -54,6 +58,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		NATSURL:         "nats://nats:4222",
 		LogLevel:        "debug",
 		HeaderPrefix:    "Acme",
+		PublicURL:       "https://sundial.example.com/hooks",
 		Concurrency:     16,
 		HostConcurrency: 3,
 		DeliveryTimeout: 2500 * time.Millisecond,
@@ -111,9 +116,14 @@ func TestValidate(t *testing.T) {
 		"SUNDIAL_SHUTDOWN_TIMEOUT":            func(c *app.Config) { c.ShutdownTimeout = 0 },
 		"SUNDIAL_DELIVERY_ALLOW_CIDRS":        func(c *app.Config) { c.AllowCIDRs = []netip.Prefix{{}} },
 	}
+	for i, bad := range []string{"", "sundial.example.com", "ftp://sundial.example.com", "https://",
+		"https://sundial.example.com/?x=1", "https://sundial.example.com/#top", "https://sundial.example.com/v1",
+		"https://user:pw@sundial.example.com"} {
+		cases["SUNDIAL_PUBLIC_URL "+strconv.Itoa(i)] = func(c *app.Config) { c.PublicURL = bad }
+	}
 	for name, breakIt := range cases {
 		cfg := valid
 		breakIt(&cfg)
-		require.ErrorContains(t, cfg.Validate(), name)
+		require.ErrorContains(t, cfg.Validate(), strings.Fields(name)[0], name)
 	}
 }

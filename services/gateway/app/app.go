@@ -18,6 +18,8 @@ import (
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
+	"github.com/sundial-run/sundial/services/gateway/internal/attempt"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
@@ -85,17 +87,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	queries := store.New(pool)
 	handler := api.New(api.Deps{
-		Config: api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes},
-		Log:    log,
-		Keys:   apikey.NewVerifier(queries),
-		Hooks:  hook.NewService(pool, hook.WithAnnouncer(alerts)),
-		Limits: api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
+		Config:   api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes},
+		Log:      log,
+		Keys:     apikey.NewVerifier(queries),
+		Hooks:    hook.NewService(pool, hook.WithAnnouncer(alerts)),
+		Attempts: attempt.NewLister(pool),
+		Limits:   api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
 		Bulk:    api.BulkDeps{Bulk: bulk.NewService(pool, alerts)},
 		Project: api.ProjectDeps{Settings: project.NewService(pool)},
 		KeyMgmt: api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool)},
 		List:    api.ListDeps{Hooks: hooklist.NewLister(pool)},
+		Async:   api.AsyncDeps{Answers: asyncanswer.NewService(pool)},
 		Ready: func(ctx context.Context) error {
 			_, err := queries.DatabaseNow(ctx)
 			return err

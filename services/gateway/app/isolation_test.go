@@ -70,6 +70,22 @@ func TestIsolationWalk(t *testing.T) {
 			a.do(http.MethodDelete, "/v1/hooks/"+id, nil, as).requireError(t, http.StatusNotFound, "not_found")
 		}
 	})
+	walk("listHookAttempts", func() {
+		for _, id := range ids {
+			a.do(http.MethodGet, "/v1/hooks/"+id+"/attempts", nil, as).requireError(t, http.StatusNotFound, "not_found")
+		}
+	})
+	// The ack and nack URLs take no API key (their per-delivery token is the
+	// credential, made with a secret of the hook's project): a guessed one
+	// finds nothing.
+	for _, kind := range []string{"ack", "nack"} {
+		walk(kind+"Hook", func() {
+			for _, id := range ids {
+				a.do(http.MethodPost, "/v1/async/"+id+"/1/"+strings.Repeat("A", 43)+"/"+kind, strings.NewReader(`{}`),
+					header("X-API-Key", "")).requireError(t, http.StatusNotFound, "not_found")
+			}
+		})
+	}
 	walk("listHooks", func() {
 		res := a.do(http.MethodGet, "/v1/hooks?limit=1000", nil, as)
 		require.Equal(t, http.StatusOK, res.status, string(res.body))

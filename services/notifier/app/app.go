@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 // New opened and returns.
 func (a *App) Run(ctx context.Context) error {
 	a.log.Info("notifier running", "concurrency", a.cfg.Concurrency, "shutdown_timeout", a.cfg.ShutdownTimeout.String())
-	err := bus.Consume(ctx, a.js, event.NotifierConsumer(a.cfg.Concurrency), a.handler.Handle, bus.ConsumeOptions{
+	err := bus.Consume(ctx, a.js, event.NotifierConsumer(), a.handler.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.Concurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,

@@ -92,7 +92,7 @@ type dispatcher struct {
 func (b bundle) dispatcher(t *testing.T) dispatcher {
 	t.Helper()
 	require.NoError(t, event.EnsureStreams(context.Background(), b.js))
-	c := event.DispatcherConsumer(10)
+	c := event.DispatcherConsumer()
 	cons, err := b.js.CreateOrUpdateConsumer(context.Background(), c.Stream, c.Config)
 	require.NoError(t, err)
 	return dispatcher{t: t, cons: cons, pub: bus.NewPublisher(b.js)}

@@ -8,6 +8,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
+	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 )
 
 // DeliveryTimeout is the time a receiver has to answer a delivery (the
@@ -49,10 +50,42 @@ type Config struct {
 	// with room for queueing, or hooks still being delivered are delivered
 	// twice. Tests may use 1-3s. SUNDIAL_LEASE_DURATION, default 30s.
 	LeaseDuration time.Duration
-	// ResultConcurrency bounds the attempt results applied at once (and the
-	// results the consumer holds unacknowledged).
-	// SUNDIAL_SCHEDULER_RESULT_CONCURRENCY, default 32.
+	// MaxRedrives is how many times one attempt is handed out again after
+	// its lease expired with no result (a lost message, a crashed
+	// dispatcher). The claim after that records the attempt as failed, so a
+	// hook whose delivery crashes every dispatcher ends under its retry
+	// policy instead of looping. SUNDIAL_SCHEDULER_MAX_REDRIVES, default 5.
+	MaxRedrives int
+	// MaxInFlight bounds the hooks claimed and not yet settled (messages
+	// waiting in the due and results queues, across all schedulers): at the
+	// bound, claiming pauses until dispatchers and result application catch
+	// up, so no lease expires while its hook waits in a queue (which would
+	// deliver it twice). Keep it below what the deployment delivers in a
+	// lease. 0 means no bound. SUNDIAL_SCHEDULER_MAX_IN_FLIGHT, default 10000.
+	MaxInFlight int
+	// ResultConcurrency bounds the attempt results being applied at once
+	// (and the results the consumer holds unacknowledged, its
+	// MaxAckPending). Results are applied in batches, so it must leave room
+	// for several batches to fill. SUNDIAL_SCHEDULER_RESULT_CONCURRENCY,
+	// default 1024, 1 to 10000.
 	ResultConcurrency int
+	// ResultBatch bounds the attempt results applied in one transaction;
+	// at most ResultConcurrency takes effect (no more results are held at
+	// once). 1 applies each result on its own.
+	// SUNDIAL_SCHEDULER_RESULT_BATCH, default 500, 1 to 10000.
+	ResultBatch int
+	// ResultLinger is how long a batch of results waits, after its first
+	// result, for more before it is applied; 0 applies what is waiting at
+	// once. Under load batches fill before it passes; it adds at most this
+	// much to the time a result takes when results are few.
+	// SUNDIAL_SCHEDULER_RESULT_LINGER, default 2ms, 0 to 1s.
+	ResultLinger time.Duration
+	// AsyncSweepInterval is how often the scheduler looks for async waits
+	// that have ended (a 202 answer neither acked nor nacked within its
+	// timeout, or nacked) to apply them as failed attempts; a nack is
+	// applied within about this long. SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL,
+	// default 1s.
+	AsyncSweepInterval time.Duration
 	// DatabaseMaxConns bounds the PostgreSQL pool. SUNDIAL_DATABASE_MAX_CONNS, default 16.
 	DatabaseMaxConns int
 	// ShutdownTimeout bounds how long Run waits, once stopped, for results
@@ -63,17 +96,22 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultDatabaseURL       = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
-	DefaultNATSURL           = "nats://127.0.0.1:4222"
-	DefaultLogLevel          = "info"
-	DefaultPollInterval      = time.Second
-	DefaultPrefetchWindow    = 5 * time.Second
-	DefaultPrefetchInterval  = time.Second
-	DefaultClaimBatchSize    = 500
-	DefaultLeaseDuration     = 30 * time.Second
-	DefaultResultConcurrency = 32
-	DefaultDatabaseMaxConns  = 16
-	DefaultShutdownTimeout   = 15 * time.Second
+	DefaultDatabaseURL        = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
+	DefaultNATSURL            = "nats://127.0.0.1:4222"
+	DefaultLogLevel           = "info"
+	DefaultPollInterval       = time.Second
+	DefaultPrefetchWindow     = 5 * time.Second
+	DefaultPrefetchInterval   = time.Second
+	DefaultClaimBatchSize     = 500
+	DefaultLeaseDuration      = 30 * time.Second
+	DefaultMaxRedrives        = 5
+	DefaultMaxInFlight        = 10000
+	DefaultResultConcurrency  = 1024
+	DefaultResultBatch        = 500
+	DefaultResultLinger       = 2 * time.Millisecond
+	DefaultAsyncSweepInterval = time.Second
+	DefaultDatabaseMaxConns   = 16
+	DefaultShutdownTimeout    = 15 * time.Second
 )
 
 // Bounds checked by Validate.
@@ -87,17 +125,22 @@ const (
 func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 	r := envconf.New(lookup)
 	cfg := Config{
-		DatabaseURL:       r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
-		NATSURL:           r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
-		LogLevel:          r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
-		PollInterval:      r.Duration("SUNDIAL_SCHEDULER_POLL_INTERVAL", DefaultPollInterval),
-		PrefetchWindow:    r.Duration("SUNDIAL_SCHEDULER_PREFETCH", DefaultPrefetchWindow),
-		PrefetchInterval:  r.Duration("SUNDIAL_SCHEDULER_PREFETCH_INTERVAL", DefaultPrefetchInterval),
-		ClaimBatchSize:    r.Int("SUNDIAL_SCHEDULER_BATCH_SIZE", DefaultClaimBatchSize),
-		LeaseDuration:     r.Duration("SUNDIAL_LEASE_DURATION", DefaultLeaseDuration),
-		ResultConcurrency: r.Int("SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", DefaultResultConcurrency),
-		DatabaseMaxConns:  r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
-		ShutdownTimeout:   r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
+		DatabaseURL:        r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
+		NATSURL:            r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
+		LogLevel:           r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
+		PollInterval:       r.Duration("SUNDIAL_SCHEDULER_POLL_INTERVAL", DefaultPollInterval),
+		PrefetchWindow:     r.Duration("SUNDIAL_SCHEDULER_PREFETCH", DefaultPrefetchWindow),
+		PrefetchInterval:   r.Duration("SUNDIAL_SCHEDULER_PREFETCH_INTERVAL", DefaultPrefetchInterval),
+		ClaimBatchSize:     r.Int("SUNDIAL_SCHEDULER_BATCH_SIZE", DefaultClaimBatchSize),
+		LeaseDuration:      r.Duration("SUNDIAL_LEASE_DURATION", DefaultLeaseDuration),
+		MaxRedrives:        r.Int("SUNDIAL_SCHEDULER_MAX_REDRIVES", DefaultMaxRedrives),
+		MaxInFlight:        r.Int("SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", DefaultMaxInFlight),
+		ResultConcurrency:  r.Int("SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", DefaultResultConcurrency),
+		ResultBatch:        r.Int("SUNDIAL_SCHEDULER_RESULT_BATCH", DefaultResultBatch),
+		ResultLinger:       r.Duration("SUNDIAL_SCHEDULER_RESULT_LINGER", DefaultResultLinger),
+		AsyncSweepInterval: r.Duration("SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL", DefaultAsyncSweepInterval),
+		DatabaseMaxConns:   r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
+		ShutdownTimeout:    r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 	}
 	return cfg, errors.Join(r.Err(), cfg.Validate())
 }
@@ -119,8 +162,15 @@ func (c Config) Validate() error {
 		"SUNDIAL_SCHEDULER_BATCH_SIZE=%d: want 1 to %d", c.ClaimBatchSize, claim.MaxBatchSize)
 	ch.That(c.LeaseDuration >= MinLeaseDuration,
 		"SUNDIAL_LEASE_DURATION=%s: must be at least %s (and above %s in production)", c.LeaseDuration, MinLeaseDuration, DeliveryTimeout)
+	ch.That(c.MaxInFlight >= 0, "SUNDIAL_SCHEDULER_MAX_IN_FLIGHT=%d: must not be negative (0: no bound)", c.MaxInFlight)
+	ch.That(c.MaxRedrives >= 0, "SUNDIAL_SCHEDULER_MAX_REDRIVES=%d: must not be negative", c.MaxRedrives)
 	ch.That(c.ResultConcurrency >= 1 && c.ResultConcurrency <= MaxResultConcurrency,
 		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY=%d: want 1 to %d", c.ResultConcurrency, MaxResultConcurrency)
+	ch.That(c.ResultBatch >= 1 && c.ResultBatch <= result.MaxBatchSize,
+		"SUNDIAL_SCHEDULER_RESULT_BATCH=%d: want 1 to %d", c.ResultBatch, result.MaxBatchSize)
+	ch.That(c.ResultLinger >= 0 && c.ResultLinger <= result.MaxLinger,
+		"SUNDIAL_SCHEDULER_RESULT_LINGER=%s: want 0 to %s", c.ResultLinger, result.MaxLinger)
+	ch.That(c.AsyncSweepInterval > 0, "SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL=%s: must be positive", c.AsyncSweepInterval)
 	ch.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= math.MaxInt32,
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: must be at least 1", c.DatabaseMaxConns)
 	ch.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: must be positive", c.ShutdownTimeout)

@@ -15,48 +15,60 @@ func TestConfigDefaults(t *testing.T) {
 	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
-		DatabaseURL:       "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
-		NATSURL:           "nats://127.0.0.1:4222",
-		LogLevel:          "info",
-		PollInterval:      time.Second,
-		PrefetchWindow:    5 * time.Second,
-		PrefetchInterval:  time.Second,
-		ClaimBatchSize:    500,
-		LeaseDuration:     30 * time.Second,
-		ResultConcurrency: 32,
-		DatabaseMaxConns:  16,
-		ShutdownTimeout:   15 * time.Second,
+		DatabaseURL:        "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
+		NATSURL:            "nats://127.0.0.1:4222",
+		LogLevel:           "info",
+		PollInterval:       time.Second,
+		PrefetchWindow:     5 * time.Second,
+		PrefetchInterval:   time.Second,
+		ClaimBatchSize:     500,
+		LeaseDuration:      30 * time.Second,
+		MaxRedrives:        5,
+		MaxInFlight:        10000,
+		ResultConcurrency:  1024,
+		ResultBatch:        500,
+		ResultLinger:       2 * time.Millisecond,
+		AsyncSweepInterval: time.Second,
+		DatabaseMaxConns:   16,
+		ShutdownTimeout:    15 * time.Second,
 	}, cfg)
 }
 
 func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL":                 "postgres://db.internal/sundial",
-		"SUNDIAL_NATS_URL":                     "nats://nats.internal:4222",
-		"SUNDIAL_LOG_LEVEL":                    "debug",
-		"SUNDIAL_SCHEDULER_POLL_INTERVAL":      "250ms",
-		"SUNDIAL_SCHEDULER_PREFETCH":           "3s",
-		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":  "500ms",
-		"SUNDIAL_SCHEDULER_BATCH_SIZE":         "10000",
-		"SUNDIAL_LEASE_DURATION":               "45s",
-		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": "8",
-		"SUNDIAL_DATABASE_MAX_CONNS":           "4",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":             "1m",
+		"SUNDIAL_DATABASE_URL":                   "postgres://db.internal/sundial",
+		"SUNDIAL_NATS_URL":                       "nats://nats.internal:4222",
+		"SUNDIAL_LOG_LEVEL":                      "debug",
+		"SUNDIAL_SCHEDULER_POLL_INTERVAL":        "250ms",
+		"SUNDIAL_SCHEDULER_PREFETCH":             "3s",
+		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":    "500ms",
+		"SUNDIAL_SCHEDULER_BATCH_SIZE":           "10000",
+		"SUNDIAL_LEASE_DURATION":                 "45s",
+		"SUNDIAL_SCHEDULER_MAX_REDRIVES":         "0",
+		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT":        "0",
+		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY":   "8",
+		"SUNDIAL_SCHEDULER_RESULT_BATCH":         "10000",
+		"SUNDIAL_SCHEDULER_RESULT_LINGER":        "0s",
+		"SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL": "200ms",
+		"SUNDIAL_DATABASE_MAX_CONNS":             "4",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":               "1m",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
-		DatabaseURL:       "postgres://db.internal/sundial",
-		NATSURL:           "nats://nats.internal:4222",
-		LogLevel:          "debug",
-		PollInterval:      250 * time.Millisecond,
-		PrefetchWindow:    3 * time.Second,
-		PrefetchInterval:  500 * time.Millisecond,
-		ClaimBatchSize:    10000,
-		LeaseDuration:     45 * time.Second,
-		ResultConcurrency: 8,
-		DatabaseMaxConns:  4,
-		ShutdownTimeout:   time.Minute,
+		DatabaseURL:        "postgres://db.internal/sundial",
+		NATSURL:            "nats://nats.internal:4222",
+		LogLevel:           "debug",
+		PollInterval:       250 * time.Millisecond,
+		PrefetchWindow:     3 * time.Second,
+		PrefetchInterval:   500 * time.Millisecond,
+		ClaimBatchSize:     10000,
+		LeaseDuration:      45 * time.Second,
+		ResultConcurrency:  8,
+		ResultBatch:        10000,
+		AsyncSweepInterval: 200 * time.Millisecond,
+		DatabaseMaxConns:   4,
+		ShutdownTimeout:    time.Minute,
 	}, cfg)
 }
 
@@ -69,7 +81,11 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":  "6s",
 		"SUNDIAL_SCHEDULER_BATCH_SIZE":         "10001",
 		"SUNDIAL_LEASE_DURATION":               "500ms",
+		"SUNDIAL_SCHEDULER_MAX_REDRIVES":       "-1",
+		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT":      "-5",
 		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": "0",
+		"SUNDIAL_SCHEDULER_RESULT_BATCH":       "0",
+		"SUNDIAL_SCHEDULER_RESULT_LINGER":      "2s",
 		"SUNDIAL_DATABASE_MAX_CONNS":           "many",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":             "-1s",
 	}))
@@ -77,7 +93,8 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 	for _, name := range []string{
 		"SUNDIAL_LOG_LEVEL", "SUNDIAL_SCHEDULER_POLL_INTERVAL", "SUNDIAL_SCHEDULER_BATCH_SIZE",
 		"SUNDIAL_LEASE_DURATION", "SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", "SUNDIAL_DATABASE_MAX_CONNS",
-		"SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SCHEDULER_PREFETCH",
+		"SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SCHEDULER_PREFETCH", "SUNDIAL_SCHEDULER_MAX_REDRIVES",
+		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", "SUNDIAL_SCHEDULER_RESULT_BATCH", "SUNDIAL_SCHEDULER_RESULT_LINGER",
 	} {
 		require.ErrorContains(t, err, name)
 	}
@@ -101,6 +118,13 @@ func TestValidateBounds(t *testing.T) {
 		"negative prefetch":   func(c *app.Config) { c.PrefetchWindow = -time.Second },
 		"refresh over window": func(c *app.Config) { c.PrefetchInterval = c.PrefetchWindow + 1 },
 		"zero refresh":        func(c *app.Config) { c.PrefetchInterval = 0 },
+		"zero async sweep":    func(c *app.Config) { c.AsyncSweepInterval = 0 },
+		"negative redrives":   func(c *app.Config) { c.MaxRedrives = -1 },
+		"negative in flight":  func(c *app.Config) { c.MaxInFlight = -1 },
+		"zero result batch":   func(c *app.Config) { c.ResultBatch = 0 },
+		"huge result batch":   func(c *app.Config) { c.ResultBatch = 10001 },
+		"negative linger":     func(c *app.Config) { c.ResultLinger = -time.Millisecond },
+		"linger over 1s":      func(c *app.Config) { c.ResultLinger = time.Second + 1 },
 	} {
 		cfg := valid
 		mutate(&cfg)
@@ -108,6 +132,7 @@ func TestValidateBounds(t *testing.T) {
 	}
 	edge := valid
 	edge.LeaseDuration, edge.ClaimBatchSize, edge.ResultConcurrency = time.Second, 1, 1
+	edge.ResultBatch, edge.ResultLinger = 1, 0
 	require.NoError(t, edge.Validate())
 	off := valid
 	off.PrefetchWindow, off.PrefetchInterval = 0, 0

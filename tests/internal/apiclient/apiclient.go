@@ -25,24 +25,40 @@ type Client struct {
 // Do sends body (when not nil) as JSON and returns the answer and its body.
 func (c Client) Do(t testing.TB, method, path string, body any) (*http.Response, []byte) {
 	t.Helper()
+	resp, raw, err := c.Send(method, path, body)
+	require.NoError(t, err)
+	return resp, raw
+}
+
+// Send is Do for goroutines other than the test's, which must not fail the
+// test themselves: a transport error is returned.
+func (c Client) Send(method, path string, body any) (*http.Response, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
-		require.NoError(t, err)
+		if err != nil {
+			return nil, nil, err
+		}
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, c.BaseURL+path, rd)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, nil, err
+	}
 	req.Header.Set("X-API-Key", c.APIKey)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.HTTP.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, raw
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, raw, nil
 }
 
 // Schedule creates a hook and returns the answer's data as T.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
@@ -62,15 +63,23 @@ type group struct {
 
 // boot builds every service in order. When one fails, those already built
 // are run with a cancelled context, which makes them close what New opened.
-func boot(ctx context.Context, services []Service, env envconf.Lookup, logFor func(string) *slog.Logger, grace time.Duration) ([]booted, error) {
+// Once the gateway listens, the services built after it get its address as
+// SUNDIAL_PUBLIC_URL (unless the person set one): the dispatcher builds the
+// async ack and nack URLs on it.
+func boot(ctx context.Context, services []Service, env *environment, logFor func(string) *slog.Logger, grace time.Duration) ([]booted, error) {
 	var done []booted
 	for _, s := range services {
-		r, err := s.New(ctx, env, logFor(s.Name))
+		r, err := s.New(ctx, env.lookup, logFor(s.Name))
 		if err != nil {
 			g := run(ctx, done)
 			return nil, errors.Join(fmt.Errorf("start %s: %w", s.Name, err), g.stop(grace))
 		}
 		done = append(done, booted{name: s.Name, runner: r})
+		if a, ok := r.(addresser); ok {
+			if base := apiBase(a.Addr()); base != "" {
+				env.decide("SUNDIAL_PUBLIC_URL", strings.TrimSuffix(base, "/v1"))
+			}
+		}
 	}
 	return done, nil
 }

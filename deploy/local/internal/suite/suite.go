@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/sundial-run/sundial/deploy/local/internal/broker"
-	"github.com/sundial-run/sundial/deploy/local/internal/pgserver"
 	"github.com/sundial-run/sundial/deploy/local/internal/receiver"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/pkg/testkit/pgserver"
 )
 
 // DatabaseName is the database created on a server the runner found or
@@ -73,7 +73,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	logFor := func(name string) *slog.Logger { return telemetry.NewLogger(opts.Stderr, name, set.logLevel) }
-	services, err := boot(ctx, opts.Services, env.lookup, logFor, opts.Grace)
+	services, err := boot(ctx, opts.Services, env, logFor, opts.Grace)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // watched are the variables a fake service records from its environment.
 var watched = []string{
 	"SUNDIAL_DATABASE_URL", "SUNDIAL_NATS_URL", "SUNDIAL_DELIVERY_ALLOW_PRIVATE",
-	"SUNDIAL_DELIVERY_CA_FILE", "SUNDIAL_LOG_LEVEL",
+	"SUNDIAL_DELIVERY_CA_FILE", "SUNDIAL_LOG_LEVEL", "SUNDIAL_PUBLIC_URL",
 }
 
 // fake is a service that records how it was built and run.
@@ -171,7 +172,12 @@ func TestServicesGetTheDecidedEnvironment(t *testing.T) {
 	require.Equal(t, "true", env["SUNDIAL_DELIVERY_ALLOW_PRIVATE"])
 	require.Equal(t, caFile, env["SUNDIAL_DELIVERY_CA_FILE"])
 	require.FileExists(t, caFile)
-	require.Equal(t, env, b.worker.env, "every service sees the same environment")
+	workerEnv := maps.Clone(b.worker.env)
+	require.Equal(t, "http://localhost:18080", workerEnv["SUNDIAL_PUBLIC_URL"],
+		"the services after the gateway build the async URLs on its address")
+	require.NotContains(t, env, "SUNDIAL_PUBLIC_URL", "decided once the gateway listens")
+	delete(workerEnv, "SUNDIAL_PUBLIC_URL")
+	require.Equal(t, env, workerEnv, "every service sees the same environment")
 	require.True(t, info.AllowedPrivate)
 
 	nc, err := nats.Connect(env["SUNDIAL_NATS_URL"])
@@ -222,6 +228,14 @@ func TestPersonsSettingsWin(t *testing.T) {
 	require.Nil(t, info.Project)
 	require.Empty(t, b.projects, "SUNDIAL_DEMO=false creates no project")
 	require.NotContains(t, b.stdout.String(), "SUNDIAL_DELIVERY_ALLOW_PRIVATE=true")
+}
+
+func TestPersonsPublicURLWins(t *testing.T) {
+	t.Parallel()
+	b := setup(t, map[string]string{"SUNDIAL_PUBLIC_URL": "https://sundial.example.com", "SUNDIAL_DEMO": "false"})
+	b.start(t, b.gateway, b.worker)
+	b.waitReady(t)
+	require.Equal(t, "https://sundial.example.com", b.worker.env["SUNDIAL_PUBLIC_URL"])
 }
 
 func TestCtrlCStopsServicesGracefully(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package credential loads what a project's deliveries are signed and
-// authorised with, its signing keys and custom Authorization header, and
-// keeps it in a short cache so that a busy project does not cost a database
-// query per delivery.
+// authorised with, its signing keys, custom Authorization header and async
+// URL secret, and keeps it in a short cache so that a busy project does not
+// cost a database query per delivery.
 package credential
 
 import (
@@ -21,6 +21,9 @@ type Set struct {
 	Keys []string
 	// Authorization is sent as the Authorization header when not empty.
 	Authorization string
+	// AsyncSecret makes the tokens of the ack and nack URLs sent with
+	// every delivery (package asyncurl).
+	AsyncSecret []byte
 }
 
 // Store reads credentials from PostgreSQL.
@@ -43,7 +46,7 @@ func (s *Store) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 	if len(rows) == 0 {
 		return Set{}, fmt.Errorf("project %s: %w", projectID, postgres.ErrNotFound)
 	}
-	var set Set
+	set := Set{AsyncSecret: rows[0].AsyncSecret}
 	if a := rows[0].AuthorizationHeader; a != nil {
 		set.Authorization = *a
 	}

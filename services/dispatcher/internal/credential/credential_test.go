@@ -53,7 +53,8 @@ func TestStoreWithoutRotation(t *testing.T) {
 	id := fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "whsec_only"})
 	set, err := b.store.Get(context.Background(), id)
 	require.NoError(t, err)
-	require.Equal(t, credential.Set{Keys: []string{"whsec_only"}}, set)
+	require.Equal(t, []string{"whsec_only"}, set.Keys)
+	require.Empty(t, set.Authorization)
 }
 
 func TestStoreWithoutAnActiveKeyHasNoKeys(t *testing.T) {
@@ -70,6 +71,18 @@ func TestStoreWithoutAnActiveKeyHasNoKeys(t *testing.T) {
 	set, err = b.store.Get(context.Background(), retiringOnly)
 	require.NoError(t, err)
 	require.Empty(t, set.Keys)
+}
+
+func TestStoreGivesEachProjectItsOwnAsyncSecret(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	one, err := b.store.Get(context.Background(), fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "a"}))
+	require.NoError(t, err)
+	two, err := b.store.Get(context.Background(), fixture.InsertProject(t, b.pool, fixture.Project{}))
+	require.NoError(t, err)
+	require.Len(t, one.AsyncSecret, 32, "given by the database to every project")
+	require.Len(t, two.AsyncSecret, 32, "also without signing keys")
+	require.NotEqual(t, one.AsyncSecret, two.AsyncSecret)
 }
 
 func TestStoreUnknownProject(t *testing.T) {

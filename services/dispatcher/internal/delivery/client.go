@@ -31,6 +31,9 @@ type Options struct {
 	HeaderPrefix string
 	// UserAgent is sent with every delivery.
 	UserAgent string
+	// PublicURL is the deployment's public base URL (the gateway as
+	// receivers reach it), on which the ack and nack URLs are built.
+	PublicURL string
 	// RootCAs verify receivers' certificates (see LoadRoots).
 	RootCAs *x509.CertPool
 	// Guard refuses internal destinations.
@@ -49,6 +52,7 @@ type Client struct {
 	excerpt   int
 	header    headerNames
 	userAgent string
+	publicURL string
 }
 
 // maxDrain is how much of a response body beyond the excerpt is read and
@@ -97,6 +101,7 @@ func NewClient(opts Options) (*Client, error) {
 		excerpt:   max(opts.ExcerptBytes, 0),
 		header:    newHeaderNames(opts.HeaderPrefix),
 		userAgent: opts.UserAgent,
+		publicURL: opts.PublicURL,
 	}, nil
 }
 

@@ -14,6 +14,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/pkg/asyncurl"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/signing"
 )
@@ -33,6 +36,11 @@ type Request struct {
 	Keys []string
 	// Authorization, when set, is sent as the Authorization header.
 	Authorization string
+	// LeaseSeq is the lease the hook is delivered under, and AsyncSecret the
+	// project's secret: together they make the delivery's ack and nack URLs
+	// (package asyncurl), sent with every delivery.
+	LeaseSeq    int64
+	AsyncSecret []byte
 }
 
 // Result is what happened to a delivery.
@@ -52,13 +60,13 @@ type Result struct {
 	AsyncTimeoutSeconds int32
 }
 
-// maxAsyncTimeout is the longest async wait a receiver may ask for (24 h);
-// the scheduler further bounds it by the project's setting.
+// maxAsyncTimeout is the longest async wait a receiver may ask for (24 h).
+// A valid value replaces the project's async timeout for this attempt.
 const maxAsyncTimeout = 24 * 60 * 60
 
 // headerNames are the Sundial-named headers under the deployment's prefix.
 type headerNames struct {
-	id, timestamp, signature, legacySignature, asyncTimeout string
+	id, timestamp, signature, legacySignature, asyncTimeout, ackURL, nackURL string
 }
 
 func newHeaderNames(prefix string) headerNames {
@@ -68,6 +76,8 @@ func newHeaderNames(prefix string) headerNames {
 		signature:       prefix + "-Signature",
 		legacySignature: "X-" + prefix + "-Signature",
 		asyncTimeout:    prefix + "-Async-Timeout",
+		ackURL:          prefix + "-Ack-URL",
+		nackURL:         prefix + "-Nack-URL",
 	}
 }
 
@@ -103,11 +113,23 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	if err != nil {
 		return c.failed(ctx, exchangeCtx, res, err)
 	}
+	if exchangeCtx.Err() != nil {
+		// An answer whose headers came only after the deadline is a
+		// timeout: the transport may still hand it over when the
+		// cancellation and the headers race.
+		drainAndClose(resp.Body)
+		return c.failed(ctx, exchangeCtx, res, exchangeCtx.Err())
+	}
 	res.StatusCode = resp.StatusCode
 	excerpt, readErr := c.readExcerpt(resp.Body)
 	res.Duration = time.Since(sentAt)
 	res.Excerpt = excerpt
 	drainAndClose(resp.Body)
+	if readErr == nil && exchangeCtx.Err() != nil {
+		// The limit covers the whole exchange, and a transport cut off by
+		// the deadline may report the body as merely ended.
+		readErr = exchangeCtx.Err()
+	}
 	if readErr != nil {
 		return c.failed(ctx, exchangeCtx, res, readErr)
 	}
@@ -164,6 +186,21 @@ func (c *Client) setHeaders(h http.Header, r Request, ts int64, body []byte) {
 	if r.Authorization != "" {
 		h.Set("Authorization", r.Authorization)
 	}
+	// On every delivery, not only those a receiver will answer 202: the
+	// receiver decides only once it has the request.
+	// Spelled as documented (Sundial-Ack-URL), not canonicalised.
+	ack, nack := c.asyncURLs(r)
+	h[c.header.ackURL] = []string{ack}
+	h[c.header.nackURL] = []string{nack}
+}
+
+// asyncURLs are the delivery's ack and nack URLs on the public base URL.
+func (c *Client) asyncURLs(r Request) (ack, nack string) {
+	id, err := uuid.Parse(r.HookID)
+	if err != nil {
+		id = uuid.Nil // the dispatcher parsed it already; a URL that answers 404 at worst
+	}
+	return asyncurl.URLs(c.publicURL, r.AsyncSecret, id, r.LeaseSeq)
 }
 
 // checkURL accepts only absolute https URLs: a delivery always uses HTTPS.

@@ -134,8 +134,8 @@ func TestSendCarriesTheContractHeadersAndBody(t *testing.T) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	require.Equal(t, []string{"Content-Length", "Content-Type", "Sundial-Id", "Sundial-Signature",
-		"Sundial-Timestamp", "User-Agent", "X-Sundial-Signature"}, names)
+	require.Equal(t, []string{"Content-Length", "Content-Type", "Sundial-Ack-Url", "Sundial-Id", "Sundial-Nack-Url",
+		"Sundial-Signature", "Sundial-Timestamp", "User-Agent", "X-Sundial-Signature"}, names)
 	require.Equal(t, "application/json", req.Header.Get("Content-Type"))
 	require.Equal(t, userAgent, req.Header.Get("User-Agent"))
 	require.Equal(t, "0190b6a4-7f1e-7c3a-9f5e-2a1b3c4d5e6f", req.Header.Get("Sundial-Id"))
@@ -194,7 +194,10 @@ func TestSendUsesTheHeaderPrefix(t *testing.T) {
 	require.NotEmpty(t, h.Get("Acme-Timestamp"))
 	require.NotEmpty(t, h.Get("Acme-Signature"))
 	require.NotEmpty(t, h.Get("X-Acme-Signature"))
+	require.NotEmpty(t, h.Get("Acme-Ack-URL"))
+	require.NotEmpty(t, h.Get("Acme-Nack-URL"))
 	require.Empty(t, h.Get("Sundial-Signature"))
+	require.Empty(t, h.Get("Sundial-Ack-URL"))
 	// The User-Agent names Sundial whatever the prefix.
 	require.Equal(t, userAgent, h.Get("User-Agent"))
 }

@@ -54,6 +54,10 @@ type Config struct {
 	// Hosts bounds the deliveries in flight per destination host; nil
 	// means no per-host bound.
 	Hosts *hostlimit.Limiter
+	// DeliveryTimeout is the longest a delivery takes (the sender's
+	// limit): a delivery is started only while its lease has that long
+	// left, plus time to report the result (see leaseTooShort).
+	DeliveryTimeout time.Duration
 	// TracerProvider makes the delivery spans; nil means the global one.
 	TracerProvider trace.TracerProvider
 }
@@ -116,13 +120,14 @@ type handled struct {
 func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (handled, error) {
 	log := h.log.With("hook_id", due.hookID, "project_id", due.projectID,
 		"attempt", due.msg.GetAttempt(), "lease_seq", due.msg.GetLeaseSeq())
-	if leaseExpired(due.msg) {
+	if h.leaseTooShort(due.msg) {
 		// The scheduler re-drives the hook under a new lease; a result for
-		// this one would be ignored as stale anyway.
-		log.Info("lease expired before delivery; skipped", "lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime())
+		// this one might come after that and be ignored as stale, the hook
+		// delivered twice.
+		log.Info("lease too close to its end to deliver; skipped", "lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime())
 		return handled{outcome: "lease_expired"}, nil
 	}
-	release, err := h.takeHostSlot(due, delivered)
+	release, err := h.takeHostSlot(ctx, due, delivered)
 	if err != nil {
 		return handled{outcome: outcomeHostBusy}, err
 	}
@@ -150,17 +155,24 @@ func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (ha
 // its limit of deliveries in flight.
 var errHostBusy = errors.New("destination host at its concurrency limit")
 
-// takeHostSlot reserves a delivery slot on the hook's host, or returns a
-// bus.Retry error that hands the message back after a short delay: waiting
-// here would hold one of the process's delivery slots for a host that is
-// already slow. The lease check above runs again on every redelivery, so a
-// message handed back until its lease expired is never delivered.
-func (h *Handler) takeHostSlot(due dueHook, delivered uint64) (func(), error) {
+// hostWait is how long a delivery waits for a slot on its busy host before
+// handing its message back. A fast receiver at its limit frees a slot
+// within a few milliseconds, so the wait serves it at the pace it answers;
+// a slow one holds the process's slot no longer than this.
+const hostWait = 100 * time.Millisecond
+
+// takeHostSlot reserves a delivery slot on the hook's host, waiting up to
+// hostWait, or returns a bus.Retry error that hands the message back after
+// a short delay: waiting longer would hold one of the process's delivery
+// slots for a host that is already slow. The lease check above runs again
+// on every redelivery, so a message handed back until its lease expired is
+// never delivered.
+func (h *Handler) takeHostSlot(ctx context.Context, due dueHook, delivered uint64) (func(), error) {
 	if h.cfg.Hosts == nil {
 		return func() {}, nil
 	}
 	key := hostlimit.Key(due.msg.GetUrl())
-	release, ok := h.cfg.Hosts.TryAcquire(key)
+	release, ok := h.cfg.Hosts.Acquire(ctx, key, hostWait)
 	if !ok {
 		return nil, bus.Retry(fmt.Errorf("%w (%s, %d in flight)", errHostBusy, key, h.cfg.Hosts.Limit()), hostlimit.Backoff(delivered))
 	}
@@ -189,8 +201,21 @@ func decode(data []byte) (dueHook, error) {
 	return dueHook{msg: &msg, hookID: hookID, projectID: projectID}, nil
 }
 
-func leaseExpired(msg *eventv1.DueHook) bool {
-	return !time.Now().Before(msg.GetLeaseExpiresAt().AsTime())
+// resultMargin is the time a delivery's result needs, after the exchange,
+// to be published and applied before the lease ends.
+const resultMargin = 2 * time.Second
+
+// leaseTooShort reports whether the hook's lease could end before a
+// delivery started now is reported: then the scheduler would re-drive it
+// while this delivery is still in flight, and the hook would arrive twice.
+// The time needed is the delivery timeout plus resultMargin, but at most
+// half the lease, so that a short lease (tests, a deployment that chose
+// one) still lets the queue's first half deliver. A message of a scheduler
+// that sends no lease duration is checked against expiry alone.
+func (h *Handler) leaseTooShort(msg *eventv1.DueHook) bool {
+	// An unknown lease (zero) makes the need zero: expiry alone.
+	need := min(h.cfg.DeliveryTimeout+resultMargin, msg.GetLeaseDuration().AsDuration()/2)
+	return time.Until(msg.GetLeaseExpiresAt().AsTime()) <= need
 }
 
 // deliver sends the hook, or fails the attempt without sending when the
@@ -215,6 +240,8 @@ func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set
 		UpdatedAt:     m.GetUpdatedAt().AsTime(),
 		Keys:          creds.Keys,
 		Authorization: creds.Authorization,
+		LeaseSeq:      m.GetLeaseSeq(),
+		AsyncSecret:   creds.AsyncSecret,
 	}
 	done := h.cfg.Metrics.start(ctx)
 	res, err := h.send(ctx, req)

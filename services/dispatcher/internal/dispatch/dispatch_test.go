@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -75,6 +76,8 @@ func (b bundle) newHandler(js jetstream.JetStream, retry dispatch.RetryPolicy) *
 		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics:       dispatch.NewMetrics(meter),
 		Retry:         retry,
+		// The sender's limit (5 s above) is the delivery timeout.
+		DeliveryTimeout: 5 * time.Second,
 	})
 }
 
@@ -172,6 +175,39 @@ func TestHandleSkipsAnExpiredLease(t *testing.T) {
 	require.NoError(t, b.handle(t, b.handler, due))
 	require.Empty(t, b.receiver.Received())
 	require.Nil(t, fixture.LastResult(t, b.js))
+}
+
+func TestHandleSkipsALeaseThatCouldEndMidDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	cases := []struct {
+		name    string
+		lease   time.Duration // the whole lease; 0: an older scheduler's message
+		left    time.Duration
+		deliver bool
+	}{
+		// A 30 s lease needs the 5 s timeout plus the 2 s result margin left.
+		{"30s lease, 20s left", 30 * time.Second, 20 * time.Second, true},
+		{"30s lease, 5s left", 30 * time.Second, 5 * time.Second, false},
+		// A short lease needs only half of itself left.
+		{"3s lease, 2s left", 3 * time.Second, 2 * time.Second, true},
+		{"3s lease, 1s left", 3 * time.Second, time.Second, false},
+		// Without the lease's length only expiry counts.
+		{"unknown lease, 1s left", 0, time.Second, true},
+	}
+	for _, c := range cases {
+		due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+		due.LeaseExpiresAt = timestamppb.New(time.Now().Add(c.left))
+		if c.lease > 0 {
+			due.LeaseDuration = durationpb.New(c.lease)
+		}
+		require.NoError(t, b.handle(t, b.handler, due), c.name)
+		delivered := false
+		for _, r := range b.receiver.Received() {
+			delivered = delivered || r.Header.Get("Sundial-Id") == due.GetHookId()
+		}
+		require.Equal(t, c.deliver, delivered, c.name)
+	}
 }
 
 func TestHandleSkipsAProjectThatIsGone(t *testing.T) {

@@ -2,13 +2,16 @@
 // host, so that one slow receiver cannot take every delivery slot of a
 // dispatcher.
 //
-// It never makes a caller wait: a delivery to a host at its limit is
-// refused at once and the caller hands the message back to JetStream with
-// a short delay (see Backoff). Waiting in the process instead would keep a
-// process-wide slot busy, which is exactly the starvation to avoid.
+// A caller waits for a host's slot only briefly (Acquire's wait): long
+// enough that a fast receiver at its limit is served at the pace its
+// answers free slots, short enough that a slow one cannot hold the
+// process's delivery slots. After that the caller hands the message back to
+// JetStream with a delay (see Backoff), and other hosts' messages are taken
+// meanwhile.
 package hostlimit
 
 import (
+	"context"
 	"net"
 	"net/url"
 	"strings"
@@ -21,36 +24,120 @@ import (
 type Limiter struct {
 	limit int
 	mu    sync.Mutex
-	busy  map[string]int
+	hosts map[string]*host
+}
+
+// host is one destination's state; it exists while deliveries to it are in
+// flight or waited for.
+type host struct {
+	busy    int
+	waiting int
+	// freed is closed (and replaced) when a slot is given back while
+	// someone waits, waking every waiter to try again.
+	freed chan struct{}
 }
 
 // New returns a Limiter allowing limit deliveries at once to each host.
 func New(limit int) *Limiter {
-	return &Limiter{limit: max(limit, 1), busy: make(map[string]int)}
+	return &Limiter{limit: max(limit, 1), hosts: make(map[string]*host)}
 }
 
-// TryAcquire takes a slot for host. It returns the function that gives the
-// slot back and true, or nil and false when host is at its limit.
-func (l *Limiter) TryAcquire(host string) (release func(), ok bool) {
+// TryAcquire takes a slot for key without waiting. It returns the function
+// that gives the slot back and true, or nil and false when the host is at
+// its limit.
+func (l *Limiter) TryAcquire(key string) (release func(), ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.busy[host] >= l.limit {
+	return l.take(key)
+}
+
+// Acquire takes a slot for key, waiting up to wait (or until ctx is done)
+// for one to be given back. It returns false when none was.
+func (l *Limiter) Acquire(ctx context.Context, key string, wait time.Duration) (release func(), ok bool) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		if release, ok := l.take(key); ok {
+			l.mu.Unlock()
+			return release, true
+		}
+		h := l.hosts[key]
+		h.waiting++
+		freed := h.freed
+		l.mu.Unlock()
+
+		select {
+		case <-freed:
+			l.stopWaiting(key)
+		case <-timer.C:
+			l.stopWaiting(key)
+			return nil, false
+		case <-ctx.Done():
+			l.stopWaiting(key)
+			return nil, false
+		}
+	}
+}
+
+// take takes a slot if one is free; l.mu is held.
+func (l *Limiter) take(key string) (release func(), ok bool) {
+	h := l.hosts[key]
+	if h == nil {
+		h = &host{freed: make(chan struct{})}
+		l.hosts[key] = h
+	}
+	if h.busy >= l.limit {
 		return nil, false
 	}
-	l.busy[host]++
+	h.busy++
 	var once sync.Once
-	return func() { once.Do(func() { l.release(host) }) }, true
+	return func() { once.Do(func() { l.release(key) }) }, true
 }
 
-func (l *Limiter) release(host string) {
+func (l *Limiter) stopWaiting(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// Deleting idle hosts keeps the map as small as the hosts in flight.
-	if l.busy[host] <= 1 {
-		delete(l.busy, host)
-		return
+	h := l.hosts[key]
+	h.waiting--
+	l.forgetIdle(key, h)
+}
+
+func (l *Limiter) release(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.hosts[key]
+	h.busy--
+	if h.waiting > 0 {
+		close(h.freed)
+		h.freed = make(chan struct{})
 	}
-	l.busy[host]--
+	l.forgetIdle(key, h)
+}
+
+// forgetIdle deletes a host nobody uses or waits for, which keeps the map
+// as small as the hosts in flight.
+func (l *Limiter) forgetIdle(key string, h *host) {
+	if h.busy == 0 && h.waiting == 0 {
+		delete(l.hosts, key)
+	}
+}
+
+// Waiting is the number of callers waiting for a slot on key.
+func (l *Limiter) Waiting(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.hosts[key]; h != nil {
+		return h.waiting
+	}
+	return 0
+}
+
+// Hosts is the number of hosts with deliveries in flight or awaited.
+func (l *Limiter) Hosts() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.hosts)
 }
 
 // Limit is the number of deliveries allowed at once to one host.

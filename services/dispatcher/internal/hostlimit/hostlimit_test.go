@@ -1,6 +1,7 @@
 package hostlimit_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -32,6 +33,50 @@ func TestTryAcquireBoundsEachHost(t *testing.T) {
 	require.False(t, ok)
 	r2()
 	r3()
+}
+
+func TestAcquireWaitsForAFreedSlot(t *testing.T) {
+	t.Parallel()
+	l := hostlimit.New(1)
+	busy, ok := l.TryAcquire("a:443")
+	require.True(t, ok)
+
+	got := make(chan bool)
+	go func() {
+		release, ok := l.Acquire(context.Background(), "a:443", time.Minute)
+		if ok {
+			release()
+		}
+		got <- ok
+	}()
+	// The waiter is registered once the host counts it; then the freed
+	// slot goes to it.
+	require.Eventually(t, func() bool { return l.Waiting("a:443") == 1 }, 10*time.Second, time.Millisecond)
+	busy()
+	require.True(t, <-got, "the waiter took the freed slot")
+	require.Zero(t, l.Hosts(), "an idle host is forgotten")
+}
+
+func TestAcquireGivesUpAfterItsWaitOrWithItsContext(t *testing.T) {
+	t.Parallel()
+	l := hostlimit.New(1)
+	busy, ok := l.TryAcquire("a:443")
+	require.True(t, ok)
+
+	_, ok = l.Acquire(context.Background(), "a:443", 10*time.Millisecond)
+	require.False(t, ok, "the host stayed busy for the whole wait")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, ok = l.Acquire(ctx, "a:443", time.Minute)
+	require.False(t, ok, "a cancelled context stops the wait")
+
+	// Another host never waits for this one.
+	other, ok := l.Acquire(context.Background(), "b:443", time.Minute)
+	require.True(t, ok)
+	other()
+	busy()
+	require.Zero(t, l.Hosts())
 }
 
 func TestNewAllowsAtLeastOne(t *testing.T) {

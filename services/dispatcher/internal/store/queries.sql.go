@@ -12,7 +12,7 @@ import (
 )
 
 const getDeliveryCredentials = `-- name: GetDeliveryCredentials :many
-SELECT p.authorization_header, k.secret, k.state
+SELECT p.authorization_header, p.async_secret, k.secret, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id
@@ -23,12 +23,14 @@ ORDER BY (k.state = 'active') DESC, k.expires_at DESC
 
 type GetDeliveryCredentialsRow struct {
 	AuthorizationHeader *string
+	AsyncSecret         []byte
 	Secret              *string
 	State               *string
 }
 
 // What a delivery of the project's hooks is signed and authorised with: the
-// project's Authorization header value and its usable signing keys, the
+// project's Authorization header value, the secret its async ack and nack
+// URLs' tokens are made with (package asyncurl), and its usable signing keys, the
 // active key first, then retiring keys still inside their grace period
 // (newest first). A project without usable keys gives one row with NULL key
 // columns; no row at all means the project does not exist.
@@ -41,7 +43,12 @@ func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUI
 	var items []GetDeliveryCredentialsRow
 	for rows.Next() {
 		var i GetDeliveryCredentialsRow
-		if err := rows.Scan(&i.AuthorizationHeader, &i.Secret, &i.State); err != nil {
+		if err := rows.Scan(
+			&i.AuthorizationHeader,
+			&i.AsyncSecret,
+			&i.Secret,
+			&i.State,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -1,8 +1,9 @@
 // Package api is the gateway's HTTP interface. The operations of the REST API
 // are generated from the OpenAPI document (services/gateway/openapi) into
 // package gen, whose strict server calls the methods of server, one file per
-// area (hooks.go, list.go, bulk.go, project.go, keys.go). This package adds
-// what the document does not generate: authentication by API key, strict
+// area (hooks.go, attempts.go, list.go, bulk.go, project.go, keys.go,
+// async.go). This package adds what the document does not generate:
+// authentication by API key (except on the async answer URLs), strict
 // decoding of request bodies (body.go), the error format (errors.go), and the
 // middleware every request passes through: request id and Sundial's own
 // response headers, tracing, access log, panic recovery.
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,6 +55,8 @@ type Deps struct {
 	Log    *slog.Logger
 	Keys   KeyVerifier
 	Hooks  Hooks
+	// Attempts lists a hook's attempts.
+	Attempts AttemptLister
 	// Ready reports whether the service can do its work (the database
 	// answers); /readyz calls it.
 	Ready func(context.Context) error
@@ -61,6 +65,7 @@ type Deps struct {
 	Tracing trace.TracerProvider
 
 	// What each area needs, declared in the area's own file.
+	Async   AsyncDeps
 	List    ListDeps
 	Bulk    BulkDeps
 	Project ProjectDeps
@@ -80,6 +85,7 @@ const bodyOverhead = 64 << 10
 // methods of its own embedded type, so that each lives in its own file.
 type server struct {
 	Deps
+	asyncAnswers
 	hookList
 	bulkActions
 	projectSettings
@@ -101,6 +107,7 @@ func New(d Deps) *echo.Echo {
 	}
 	s := &server{
 		Deps:            d,
+		asyncAnswers:    asyncAnswers{AsyncDeps: d.Async},
 		hookList:        hookList{ListDeps: d.List, cfg: d.Config},
 		bulkActions:     bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
 		projectSettings: projectSettings{ProjectDeps: d.Project, cfg: d.Config},
@@ -136,6 +143,11 @@ type routeMiddleware struct {
 var _ gen.EchoRouter = routeMiddleware{}
 
 func (r routeMiddleware) add(method, path string, h echo.HandlerFunc, m []echo.MiddlewareFunc) *echo.Route {
+	if strings.HasPrefix(path, asyncRoutes) {
+		// The ack and nack URLs carry their own credential, a token per
+		// delivery (async.go): receivers call them without an API key.
+		return r.e.Add(method, path, h, m...)
+	}
 	return r.e.Add(method, path, h, append(append([]echo.MiddlewareFunc{}, r.use...), m...)...)
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,11 @@ var errNoBody = &Error{
 }
 
 func (b strictBinder) Bind(v any, c echo.Context) error {
+	// The one body that is any JSON value, not an object of known fields:
+	// an async answer's (async.go).
+	if raw, ok := v.(*json.RawMessage); ok {
+		return bindAnswer(raw, c)
+	}
 	r := c.Request()
 	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
 		return errNoBody

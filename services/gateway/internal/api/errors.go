@@ -18,6 +18,7 @@ const (
 	CodeForbidden            = "forbidden"
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeGone                 = "gone"
 	CodeConflict             = "conflict"
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"

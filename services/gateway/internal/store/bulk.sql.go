@@ -151,7 +151,7 @@ func (q *Queries) FailHooksForBulkBench(ctx context.Context, arg FailHooksForBul
 }
 
 const getHookForBulkTest = `-- name: GetHookForBulkTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -180,6 +180,8 @@ func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, e
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.RetryBudgetBase,
+		&i.AsyncDeadline,
+		&i.Redrives,
 	)
 	return i, err
 }
@@ -220,7 +222,7 @@ INSERT INTO hooks (
     $10, $11, $12, $13,
     CASE WHEN $7::text IN ('pending', 'retry') THEN $6::timestamptz END
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives
 `
 
 type InsertHookForBulkTestParams struct {
@@ -280,6 +282,8 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.RetryBudgetBase,
+		&i.AsyncDeadline,
+		&i.Redrives,
 	)
 	return i, err
 }
@@ -364,7 +368,7 @@ func (q *Queries) InsertReplays(ctx context.Context, arg InsertReplaysParams) (i
 }
 
 const listProjectHooksForBulkTest = `-- name: ListProjectHooksForBulkTest :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks WHERE project_id = $1 ORDER BY created_at, id
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks WHERE project_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uuid.UUID) ([]Hook, error) {
@@ -399,6 +403,8 @@ func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uui
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}

@@ -44,7 +44,7 @@ func (q *Queries) DeleteHook(ctx context.Context, arg DeleteHookParams) (int64, 
 }
 
 const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks WHERE project_id = $1 AND id = $2
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks WHERE project_id = $1 AND id = $2
 `
 
 type GetHookParams struct {
@@ -78,6 +78,8 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.RetryBudgetBase,
+		&i.AsyncDeadline,
+		&i.Redrives,
 	)
 	return i, err
 }
@@ -112,7 +114,7 @@ FROM (
         now() + make_interval(secs => $8::bigint)
     ) AS at
 ) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives
 `
 
 type InsertHookParams struct {
@@ -163,6 +165,8 @@ func (q *Queries) InsertHook(ctx context.Context, arg InsertHookParams) (Hook, e
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.RetryBudgetBase,
+		&i.AsyncDeadline,
+		&i.Redrives,
 	)
 	return i, err
 }

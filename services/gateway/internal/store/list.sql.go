@@ -68,8 +68,8 @@ func (q *Queries) CountHooks(ctx context.Context, arg CountHooksParams) (int64, 
 }
 
 const listFewHooksCreatedAsc = `-- name: ListFewHooksCreatedAsc :many
-SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base FROM (
-    SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks
+SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base, matching.async_deadline, matching.redrives FROM (
+    SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks
     WHERE project_id = $1
       AND ($2::text IS NULL OR status = $2)
       AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
@@ -134,6 +134,8 @@ func (q *Queries) ListFewHooksCreatedAsc(ctx context.Context, arg ListFewHooksCr
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}
@@ -146,8 +148,8 @@ func (q *Queries) ListFewHooksCreatedAsc(ctx context.Context, arg ListFewHooksCr
 }
 
 const listFewHooksCreatedDesc = `-- name: ListFewHooksCreatedDesc :many
-SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base FROM (
-    SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks
+SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base, matching.async_deadline, matching.redrives FROM (
+    SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks
     WHERE project_id = $1
       AND ($2::text IS NULL OR status = $2)
       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4::uuid))
@@ -218,6 +220,8 @@ func (q *Queries) ListFewHooksCreatedDesc(ctx context.Context, arg ListFewHooksC
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}
@@ -230,8 +234,8 @@ func (q *Queries) ListFewHooksCreatedDesc(ctx context.Context, arg ListFewHooksC
 }
 
 const listFewHooksPostAtAsc = `-- name: ListFewHooksPostAtAsc :many
-SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base FROM (
-    SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks
+SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base, matching.async_deadline, matching.redrives FROM (
+    SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks
     WHERE project_id = $1
       AND ($2::text IS NULL OR status = $2)
       AND ($3::timestamptz IS NULL OR (post_at, id) > ($3, $4::uuid))
@@ -296,6 +300,8 @@ func (q *Queries) ListFewHooksPostAtAsc(ctx context.Context, arg ListFewHooksPos
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}
@@ -308,8 +314,8 @@ func (q *Queries) ListFewHooksPostAtAsc(ctx context.Context, arg ListFewHooksPos
 }
 
 const listFewHooksPostAtDesc = `-- name: ListFewHooksPostAtDesc :many
-SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base FROM (
-    SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks
+SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base, matching.async_deadline, matching.redrives FROM (
+    SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks
     WHERE project_id = $1
       AND ($2::text IS NULL OR status = $2)
       AND ($3::timestamptz IS NULL OR (post_at, id) < ($3, $4::uuid))
@@ -374,6 +380,8 @@ func (q *Queries) ListFewHooksPostAtDesc(ctx context.Context, arg ListFewHooksPo
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}
@@ -386,7 +394,7 @@ func (q *Queries) ListFewHooksPostAtDesc(ctx context.Context, arg ListFewHooksPo
 }
 
 const listHooksCreatedAsc = `-- name: ListHooksCreatedAsc :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks
 WHERE project_id = $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
@@ -449,6 +457,8 @@ func (q *Queries) ListHooksCreatedAsc(ctx context.Context, arg ListHooksCreatedA
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}
@@ -462,7 +472,7 @@ func (q *Queries) ListHooksCreatedAsc(ctx context.Context, arg ListHooksCreatedA
 
 const listHooksCreatedDesc = `-- name: ListHooksCreatedDesc :many
 
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks
 WHERE project_id = $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4::uuid))
@@ -548,6 +558,8 @@ func (q *Queries) ListHooksCreatedDesc(ctx context.Context, arg ListHooksCreated
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}
@@ -560,7 +572,7 @@ func (q *Queries) ListHooksCreatedDesc(ctx context.Context, arg ListHooksCreated
 }
 
 const listHooksPostAtAsc = `-- name: ListHooksPostAtAsc :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks
 WHERE project_id = $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::timestamptz IS NULL OR (post_at, id) > ($3, $4::uuid))
@@ -623,6 +635,8 @@ func (q *Queries) ListHooksPostAtAsc(ctx context.Context, arg ListHooksPostAtAsc
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}
@@ -635,7 +649,7 @@ func (q *Queries) ListHooksPostAtAsc(ctx context.Context, arg ListHooksPostAtAsc
 }
 
 const listHooksPostAtDesc = `-- name: ListHooksPostAtDesc :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks
 WHERE project_id = $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::timestamptz IS NULL OR (post_at, id) < ($3, $4::uuid))
@@ -698,6 +712,8 @@ func (q *Queries) ListHooksPostAtDesc(ctx context.Context, arg ListHooksPostAtDe
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
 		); err != nil {
 			return nil, err
 		}

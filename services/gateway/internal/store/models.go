@@ -45,19 +45,25 @@ type Hook struct {
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 	RetryBudgetBase     int32
+	AsyncDeadline       *time.Time
+	Redrives            int32
 }
 
 type HookAttempt struct {
-	HookID          uuid.UUID
-	Attempt         int32
-	LeaseSeq        int64
-	StartedAt       time.Time
-	DurationSeconds float64
-	Outcome         string
-	StatusCode      *int32
-	Error           *string
-	ResponseExcerpt *string
-	CreatedAt       time.Time
+	HookID           uuid.UUID
+	Attempt          int32
+	LeaseSeq         int64
+	StartedAt        time.Time
+	DurationSeconds  float64
+	Outcome          string
+	StatusCode       *int32
+	Error            *string
+	ResponseExcerpt  *string
+	CreatedAt        time.Time
+	AsyncState       *string
+	AsyncDeadline    *time.Time
+	AsyncTimeoutSecs *int32
+	AckBody          json.RawMessage
 }
 
 type IdempotencyKey struct {
@@ -86,6 +92,7 @@ type Project struct {
 	UpdatedAt           time.Time
 	RateLimitPerSecond  int32
 	RateLimitBurst      int32
+	AsyncSecret         []byte
 }
 
 type SigningKey struct {

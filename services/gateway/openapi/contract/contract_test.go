@@ -157,7 +157,7 @@ func TestReportsExchangesThatBreakTheDocument(t *testing.T) {
 		{"a malformed quota header", http.MethodGet, "/v1/hooks/" + hookID, "",
 			answer{http.StatusOK, map[string]string{"Sundial-HookQuota-Limit": "lots"}, `{"data":` + validHook + `}`}, "Sundial-HookQuota-Limit"},
 		{"an error code the document does not list", http.MethodGet, "/v1/hooks/" + hookID, "",
-			answer{http.StatusNotFound, nil, strings.Replace(errBody, "not_found", "gone", 1)}, "code"},
+			answer{http.StatusNotFound, nil, strings.Replace(errBody, "not_found", "exploded", 1)}, "code"},
 		{"a request id that differs from the header", http.MethodGet, "/v1/hooks/" + hookID, "",
 			answer{http.StatusNotFound, map[string]string{"X-Request-Id": "0192f0c4-9b1e-7c3a-8f00-999999999999"}, errBody}, "requestId"},
 		{"a success for a request the document refuses", http.MethodPost, "/v1/hooks", `{"path":"/a","data":{},"postIn":"1m","colour":"red"}`,

@@ -89,7 +89,7 @@ func setup(t *testing.T, failures int) fixture {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = bus.Consume(consumeCtx, js, event.NotifierConsumer(4), h.Handle, bus.ConsumeOptions{
+		_ = bus.Consume(consumeCtx, js, event.NotifierConsumer(), h.Handle, bus.ConsumeOptions{
 			Concurrency: 4,
 			Logger:      slog.New(slog.DiscardHandler),
 			Settled:     func(o bus.Outcome) { f.outcomes <- o },

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -37,6 +38,15 @@ type Config struct {
 	Lease time.Duration
 	// PollInterval is the wait after a claim that did not fill its batch.
 	PollInterval time.Duration
+	// MaxRedrives is how many times one attempt is handed out again after
+	// its lease expired without a result. The claim after that records the
+	// attempt as failed instead, so a hook whose delivery crashes every
+	// dispatcher is not re-driven forever: its retry policy takes over.
+	MaxRedrives int
+	// MaxInFlight bounds the hooks claimed and not yet settled (messages in
+	// the due and results queues) at which claiming pauses; 0 means no
+	// bound. See admission.go.
+	MaxInFlight int
 	// TracerProvider and MeterProvider make the claimer's spans and
 	// metrics; nil means the global ones.
 	TracerProvider trace.TracerProvider
@@ -54,6 +64,12 @@ func (c Config) Validate() error {
 	}
 	if c.PollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("poll interval %s: must be positive", c.PollInterval))
+	}
+	if c.MaxInFlight < 0 {
+		errs = append(errs, fmt.Errorf("max in flight %d: must not be negative (0: no bound)", c.MaxInFlight))
+	}
+	if c.MaxRedrives < 0 {
+		errs = append(errs, fmt.Errorf("max re-drives %d: must not be negative", c.MaxRedrives))
 	}
 	return errors.Join(errs...)
 }
@@ -73,6 +89,8 @@ type Claimer struct {
 	pub     *bus.Publisher
 	cfg     Config
 	log     *slog.Logger
+
+	admit *admission
 
 	// streamsLost is set when a publish found no stream, so that the next
 	// claim first re-creates the streams (NATS lost its store).
@@ -120,6 +138,7 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 		js:              js,
 		pub:             bus.NewPublisher(js),
 		cfg:             cfg,
+		admit:           &admission{js: js, limit: cfg.MaxInFlight},
 		log:             log.With("component", "claimer"),
 		claimed:         claimed,
 		publishFailures: publishFailures,
@@ -144,14 +163,16 @@ func (c *Claimer) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		n, err := c.cycle(ctx)
+		full, err := c.cycle(ctx)
 		wait := c.cfg.PollInterval
 		switch {
+		case errors.Is(err, errBackpressure):
+			wait = backpressureWait
 		case err != nil:
 			failures++
 			wait = errorBackoff(c.cfg.PollInterval, failures)
 			c.log.Warn("claim failed", "err", err, "retry_in", wait)
-		case n >= c.cfg.BatchSize:
+		case full:
 			failures, wait = 0, 0
 		default:
 			failures = 0
@@ -162,10 +183,11 @@ func (c *Claimer) Run(ctx context.Context) {
 
 // cycle runs one claim detached from ctx's cancellation, bounded by the
 // lease: once the lease has passed, publishing its DueHooks is pointless.
-func (c *Claimer) cycle(ctx context.Context) (int, error) {
+func (c *Claimer) cycle(ctx context.Context) (full bool, err error) {
 	cycleCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Lease)
 	defer cancel()
-	return c.ClaimOnce(cycleCtx)
+	_, full, err = c.claimOnce(cycleCtx)
+	return full, err
 }
 
 func errorBackoff(base time.Duration, failures int) time.Duration {
@@ -176,22 +198,38 @@ func errorBackoff(base time.Duration, failures int) time.Duration {
 	return min(d, maxErrorBackoff)
 }
 
-// ClaimOnce claims up to BatchSize due hooks in one statement, then
-// publishes their DueHooks. It returns how many hooks it claimed. A publish
-// failure is logged and counted, not returned: the claim has committed, and
-// the lease expiry re-drives the hooks that were not published.
+// errBackpressure is ClaimOnce's answer while the work in flight is at
+// MaxInFlight: nothing was claimed, try again shortly.
+var errBackpressure = errors.New("claims paused: the work in flight is at its bound")
+
+// ClaimOnce claims up to BatchSize due hooks in one statement (fewer when
+// the work in flight is near MaxInFlight), then publishes their DueHooks.
+// It returns how many hooks it claimed. A publish failure is logged and
+// counted, not returned: the claim has committed, and the lease expiry
+// re-drives the hooks that were not published.
 func (c *Claimer) ClaimOnce(ctx context.Context) (int, error) {
+	n, _, err := c.claimOnce(ctx)
+	return n, err
+}
+
+// claimOnce is ClaimOnce, also telling whether the claim filled the batch
+// it was allowed (then there is probably more due work).
+func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 	c.healStreams(ctx)
+	batch := c.admit.room(ctx, c.cfg.BatchSize)
+	if batch == 0 {
+		return 0, false, errBackpressure
+	}
 	start := time.Now()
 	rows, err := c.queries.ClaimDueHooks(ctx, store.ClaimDueHooksParams{
 		LeaseSeconds: c.cfg.Lease.Seconds(),
-		BatchSize:    int32(c.cfg.BatchSize),
+		BatchSize:    int32(batch),
 	})
 	if err != nil {
-		return 0, fmt.Errorf("claim due hooks: %w", err)
+		return 0, false, fmt.Errorf("claim due hooks: %w", err)
 	}
 	c.publish(ctx, rows, start, "poll")
-	return len(rows), nil
+	return len(rows), len(rows) == batch, nil
 }
 
 // publish publishes the DueHooks of claimed rows; how says which path
@@ -201,9 +239,10 @@ func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, st
 		return
 	}
 	c.claimed.Add(ctx, int64(len(rows)))
+	c.admit.claimed(len(rows))
 	msgs := make([]bus.Message, 0, len(rows))
 	for _, r := range rows {
-		msgs = append(msgs, c.message(r))
+		msgs = append(msgs, c.message(ctx, r))
 	}
 	published, pubErr := c.publishTraced(ctx, msgs, start, how)
 	if pubErr == nil {
@@ -243,8 +282,15 @@ func (c *Claimer) logBatch(ctx context.Context, how string, claimed, published i
 	c.log.InfoContext(ctx, "claimed due hooks", attrs...)
 }
 
-// message builds the DueHook of one claimed hook.
-func (c *Claimer) message(r store.ClaimDueHooksRow) bus.Message {
+// message builds the DueHook of one claimed hook, or, when the attempt has
+// been re-driven more than MaxRedrives times, the failed AttemptResult that
+// ends it. The result goes through the results stream like a dispatcher's,
+// under the claim's lease, so the one applier records the attempt and
+// retries or fails the hook; no dispatcher ever sees this lease.
+func (c *Claimer) message(ctx context.Context, r store.ClaimDueHooksRow) bus.Message {
+	if int(r.Redrives) > c.cfg.MaxRedrives {
+		return c.giveUp(ctx, r)
+	}
 	hookID := r.ID.String()
 	policy, err := retry.Effective(projectPolicy(r), r.RetryOverride)
 	if err != nil {
@@ -265,11 +311,34 @@ func (c *Claimer) message(r store.ClaimDueHooksRow) bus.Message {
 		CreatedAt:      timestamppb.New(r.CreatedAt),
 		UpdatedAt:      timestamppb.New(r.UpdatedAt),
 		MaxAttempts:    int32(retry.Budget{Policy: policy, Base: int(r.RetryBudgetBase)}.MaxAttempts()),
+		LeaseDuration:  durationpb.New(c.cfg.Lease),
 	}
 	return bus.Message{
 		Subject: event.SubjectDue,
 		MsgID:   event.MsgID(event.KindDue, hookID, r.LeaseSeq),
 		Body:    due,
+	}
+}
+
+// giveUp builds the failed result of an attempt whose every lease expired.
+func (c *Claimer) giveUp(ctx context.Context, r store.ClaimDueHooksRow) bus.Message {
+	hookID := r.ID.String()
+	reason := fmt.Sprintf("no result after %d deliveries of this attempt: each lease of %s expired"+
+		" (a dispatcher crashed or stopped, or its messages were lost)", r.Redrives, c.cfg.Lease)
+	c.log.WarnContext(ctx, "attempt re-driven too often; recording it as failed",
+		"hook_id", hookID, "attempt", r.Attempts+1, "redrives", r.Redrives)
+	return bus.Message{
+		Subject: event.SubjectResult,
+		MsgID:   event.MsgID(event.KindResult, hookID, r.LeaseSeq),
+		Body: &eventv1.AttemptResult{
+			HookId:    hookID,
+			ProjectId: r.ProjectID.String(),
+			Attempt:   r.Attempts + 1,
+			LeaseSeq:  r.LeaseSeq,
+			Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
+			Error:     reason,
+			StartedAt: timestamppb.Now(),
+		},
 	}
 }
 

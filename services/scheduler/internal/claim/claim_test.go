@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
@@ -58,6 +59,9 @@ func (b bundle) claimer(t *testing.T, cfg claim.Config) *claim.Claimer {
 	}
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 10 * time.Millisecond
+	}
+	if cfg.MaxRedrives == 0 {
+		cfg.MaxRedrives = 5
 	}
 	c, err := claim.New(b.pool, b.js, cfg, b.log)
 	require.NoError(t, err)
@@ -112,6 +116,7 @@ func TestDueHookIsClaimedOnceAndPublished(t *testing.T) {
 	require.True(t, hook.CreatedAt.Equal(due.GetCreatedAt().AsTime()))
 	require.True(t, hook.UpdatedAt.Equal(due.GetUpdatedAt().AsTime()))
 	require.EqualValues(t, 6, due.GetMaxAttempts(), "1 + the project's 5 retries")
+	require.Equal(t, 30*time.Second, due.GetLeaseDuration().AsDuration())
 }
 
 func TestMaxAttemptsComesFromTheOverride(t *testing.T) {
@@ -237,6 +242,73 @@ func TestExpiredLeaseIsReclaimedWithTheSameAttempt(t *testing.T) {
 	}
 }
 
+func TestAttemptRedrivenTooOftenIsRecordedAsFailed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	hook := b.hook(t, -time.Second)
+	c := b.claimer(t, claim.Config{Lease: 200 * time.Millisecond, MaxRedrives: 2})
+
+	// No result ever comes back (as when the hook's delivery crashes every
+	// dispatcher): the first delivery and two re-drives go out, then the
+	// next claim ends the attempt with a failed result instead.
+	require.Eventually(t, func() bool {
+		_, err := c.ClaimOnce(ctx)
+		require.NoError(t, err)
+		return fixture.CountMessages(b.js, event.StreamResults) == 1
+	}, 20*time.Second, 20*time.Millisecond)
+
+	dues := fixture.StreamMessages(t, b.js, event.StreamDue)
+	require.Len(t, dues, 3, "one delivery and MaxRedrives re-drives")
+	for i, m := range dues {
+		require.EqualValues(t, i+1, fixture.DueHook(t, m).GetLeaseSeq())
+	}
+	results := fixture.StreamMessages(t, b.js, event.StreamResults)
+	require.Equal(t, event.MsgID(event.KindResult, hook.ID.String(), 4), fixture.MsgID(results[0]))
+	res := fixture.AttemptResult(t, results[0])
+	require.Equal(t, hook.ID.String(), res.GetHookId())
+	require.Equal(t, b.project.String(), res.GetProjectId())
+	require.EqualValues(t, 1, res.GetAttempt(), "the attempt that never got a result")
+	require.EqualValues(t, 4, res.GetLeaseSeq(), "under the claim's own lease, so the applier accepts it")
+	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.GetOutcome())
+	require.Contains(t, res.GetError(), "no result after 3 deliveries of this attempt")
+
+	row := fixture.Get(t, b.q, hook.ID)
+	require.EqualValues(t, 3, row.Redrives)
+	require.EqualValues(t, 4, row.LeaseSeq)
+	require.Equal(t, "pending", row.Status, "the applier, not the claim, moves the hook on")
+}
+
+func TestClaimsPauseWhileTheQueuesAreFull(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for range 5 {
+		b.hook(t, -time.Second)
+	}
+	c := b.claimer(t, claim.Config{MaxInFlight: 3})
+
+	// Nothing takes the DueHooks: after three, the queue is at its bound
+	// and the remaining due hooks stay unclaimed in the database.
+	n, err := c.ClaimOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "the claim is cut to the room left")
+	n, err = c.ClaimOnce(ctx)
+	require.Error(t, err)
+	require.Zero(t, n)
+	require.Equal(t, 3, fixture.CountMessages(b.js, event.StreamDue))
+
+	// Once the dispatchers have taken them, claiming resumes.
+	stream, err := b.js.Stream(ctx, event.StreamDue)
+	require.NoError(t, err)
+	require.NoError(t, stream.Purge(ctx))
+	require.Eventually(t, func() bool {
+		n, err := c.ClaimOnce(ctx)
+		return err == nil && n == 2
+	}, 10*time.Second, 20*time.Millisecond)
+	require.Equal(t, 2, fixture.CountMessages(b.js, event.StreamDue))
+}
+
 func TestLostStreamIsRecreatedAndLeaseRedrives(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -312,6 +384,8 @@ func TestConfigIsValidated(t *testing.T) {
 		{BatchSize: claim.MaxBatchSize + 1, Lease: time.Second, PollInterval: time.Second},
 		{BatchSize: 1, Lease: 0, PollInterval: time.Second},
 		{BatchSize: 1, Lease: time.Second, PollInterval: 0},
+		{BatchSize: 1, Lease: time.Second, PollInterval: time.Second, MaxRedrives: -1},
+		{BatchSize: 1, Lease: time.Second, PollInterval: time.Second, MaxInFlight: -1},
 	} {
 		_, err := claim.New(nil, nil, cfg, slog.Default())
 		require.Error(t, err, "%+v", cfg)

@@ -104,7 +104,7 @@ func runLateness(b *testing.B, load latenessLoad, mode latenessMode) []time.Dura
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = sub.Unsubscribe() })
 
-	c, err := claim.New(pool, js, claim.Config{BatchSize: 500, Lease: 30 * time.Second, PollInterval: mode.poll}, log)
+	c, err := claim.New(pool, js, claim.Config{BatchSize: 500, Lease: 30 * time.Second, PollInterval: mode.poll, MaxRedrives: 5}, log)
 	require.NoError(b, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -76,6 +76,8 @@ type Window struct {
 	queue  dueQueue
 	runAt  map[uuid.UUID]time.Time // the run_at each queued id waits for
 	offset time.Duration           // database clock minus local clock
+	// pausedUntil holds claims back while the queues are full (admission).
+	pausedUntil time.Time
 
 	notes  chan note
 	nudges chan struct{}
@@ -153,7 +155,11 @@ func (w *Window) resetWake(t *time.Timer) {
 		t.Stop()
 		return
 	}
-	t.Reset(w.queue[0].runAt.Add(-w.offset).Sub(w.now()))
+	at := w.queue[0].runAt.Add(-w.offset)
+	if w.pausedUntil.After(at) {
+		at = w.pausedUntil
+	}
+	t.Reset(at.Sub(w.now()))
 }
 
 // add queues a hook unless it is already queued for the same run_at.
@@ -198,7 +204,17 @@ func (w *Window) prefetch(ctx context.Context) {
 // the local estimate of the database clock.
 func (w *Window) claimDue(ctx context.Context) {
 	for {
-		ids := w.popDue()
+		if !w.hasDue() {
+			return
+		}
+		limit := w.c.admit.room(ctx, w.c.cfg.BatchSize)
+		if limit == 0 {
+			// The queues are full: the due hooks stay queued, and the
+			// wake-up waits a little instead of firing at once.
+			w.pausedUntil = w.now().Add(backpressureWait)
+			return
+		}
+		ids := w.popDue(limit)
 		if len(ids) == 0 {
 			return
 		}
@@ -206,11 +222,17 @@ func (w *Window) claimDue(ctx context.Context) {
 	}
 }
 
-// popDue takes up to BatchSize due ids off the queue.
-func (w *Window) popDue() []uuid.UUID {
+// hasDue reports whether the first queued hook's run_at has come by the
+// local estimate of the database clock.
+func (w *Window) hasDue() bool {
+	return len(w.queue) > 0 && !w.queue[0].runAt.After(w.now().Add(w.offset))
+}
+
+// popDue takes up to limit due ids off the queue.
+func (w *Window) popDue(limit int) []uuid.UUID {
 	dbNow := w.now().Add(w.offset)
 	var ids []uuid.UUID
-	for len(w.queue) > 0 && len(ids) < w.c.cfg.BatchSize && !w.queue[0].runAt.After(dbNow) {
+	for len(w.queue) > 0 && len(ids) < limit && !w.queue[0].runAt.After(dbNow) {
 		e := heap.Pop(&w.queue).(dueEntry)
 		if at, ok := w.runAt[e.id]; !ok || !at.Equal(e.runAt) {
 			continue // superseded by a later add, or already claimed

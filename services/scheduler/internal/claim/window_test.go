@@ -185,3 +185,38 @@ func TestDatabaseClockDecidesWhenTheLocalClockRunsAhead(t *testing.T) {
 	require.False(t, claimedAt.Before(hook.PostAt), "claimed at %s, before its post_at %s", claimedAt, hook.PostAt)
 	require.EqualValues(t, 1, fixture.Get(t, b.q, hook.ID).LeaseSeq)
 }
+
+func TestWindowHoldsClaimsWhileTheQueuesAreFull(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	c := b.claimer(t, claim.Config{MaxInFlight: 2})
+	var ids []uuid.UUID
+	for range 4 {
+		ids = append(ids, b.hook(t, 300*time.Millisecond).ID)
+	}
+	b.startWindow(t, c, claim.WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second})
+
+	// All four come due together, but only two fit in the queue.
+	first := b.waitDue(t, 2)
+	require.Len(t, first, 2)
+	claimed := 0
+	for _, id := range ids {
+		if fixture.Get(t, b.q, id).LeaseSeq > 0 {
+			claimed++
+		}
+	}
+	require.Equal(t, 2, claimed, "the others wait unclaimed in the database")
+
+	// Once the queue drains the window claims the other two, each once.
+	stream, err := b.js.Stream(ctx, event.StreamDue)
+	require.NoError(t, err)
+	require.NoError(t, stream.Purge(ctx))
+	second := b.waitDue(t, 2)
+	for id := range first {
+		require.NotContains(t, second, id)
+	}
+	for _, id := range ids {
+		require.EqualValues(t, 1, fixture.Get(t, b.q, id).LeaseSeq)
+	}
+}

@@ -1,6 +1,12 @@
 // Package result applies the AttemptResults that dispatchers report: it
 // records the attempt and moves the hook to completed, retry or failed, and
-// announces a hook whose retries ran out with a hook.failed Alert.
+// announces a hook whose retries ran out with a hook.failed Alert. A 202
+// answer instead holds the hook waiting for the receiver's ack or nack;
+// EndWait settles a wait that ended in a nack or a timeout as a failed
+// attempt, by the same rules (async.go).
+//
+// Results are applied in batches (batch.go): many at once in one
+// transaction, each message still settled by its own handler.
 //
 // A result counts only while the hook still holds the lease it was
 // delivered under; anything else (a duplicate, a result that arrives after
@@ -10,6 +16,7 @@ package result
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,12 +41,10 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
-// AsyncUnsupported is the failure recorded for a 202 answer until async
-// hooks are implemented: the attempt counts as failed.
-const AsyncUnsupported = "HTTP 202: async hooks are not supported yet"
-
-// Hook statuses the applier sets.
+// Hook statuses the applier sets. A hook waiting for an async answer is
+// pending.
 const (
+	StatusPending   = "pending"
 	StatusCompleted = "completed"
 	StatusRetry     = "retry"
 	StatusFailed    = "failed"
@@ -87,7 +92,10 @@ func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand
 		tracer: o.Tracer.Tracer(TracerName)}, nil
 }
 
-// Handle is the bus.Handler of the scheduler's result consumer.
+// Handle is a bus.Handler that applies each result in its own transaction
+// (Apply). The scheduler's consumer uses Batcher.Handle instead, which
+// shares transactions between results; this one is the per-result path a
+// batch falls back to.
 func (a *Applier) Handle(ctx context.Context, d bus.Delivery) error {
 	var r eventv1.AttemptResult
 	if err := proto.Unmarshal(d.Data, &r); err != nil {
@@ -99,10 +107,10 @@ func (a *Applier) Handle(ctx context.Context, d bus.Delivery) error {
 	return err
 }
 
-// Apply applies one result. It returns bus.Drop for a result that can never
-// be applied (the lease re-drives its hook), another error when the
-// database failed (the bus redelivers), and nil when the result was applied
-// or is stale.
+// Apply applies one result in its own transaction. It returns bus.Drop for
+// a result that can never be applied (the lease re-drives its hook),
+// another error when the database failed (the bus redelivers), and nil when
+// the result was applied or is stale.
 func (a *Applier) Apply(ctx context.Context, r *eventv1.AttemptResult) error {
 	start := time.Now()
 	in, err := parse(r)
@@ -110,21 +118,30 @@ func (a *Applier) Apply(ctx context.Context, r *eventv1.AttemptResult) error {
 		return bus.Drop(err)
 	}
 	out, err := a.applyTx(ctx, in)
+	return a.finish(ctx, in, out, err, time.Since(start), slog.LevelInfo)
+}
+
+// finish turns what applying a result did into the handler's answer,
+// counts it, publishes the hook.failed alert of a hook that failed (after
+// the commit) and logs it at level (a batch logs its results at debug and
+// itself at info).
+func (a *Applier) finish(ctx context.Context, in attempt, out *applied, err error, took time.Duration, level slog.Level) error {
 	if err != nil {
+		err = fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, err)
 		if permanent(err) {
-			return bus.Drop(fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, err))
+			return bus.Drop(err)
 		}
-		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, err)
+		return err
 	}
 	if out == nil {
 		a.stale.Add(ctx, 1)
-		a.log.InfoContext(ctx, "stale attempt result ignored", "hook_id", in.hookID, "lease_seq", in.leaseSeq,
-			"attempt", in.attempt, "outcome", in.reported, "duration", time.Since(start))
+		a.log.Log(ctx, level, "stale attempt result ignored", "hook_id", in.hookID, "lease_seq", in.leaseSeq,
+			"attempt", in.attempt, "outcome", in.reported, "duration", took)
 		return nil
 	}
 	a.applied.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", in.reported)))
 	alertErr := a.alertIfFailed(ctx, in, out)
-	a.logApplied(ctx, in, out, time.Since(start), alertErr)
+	a.logApplied(ctx, in, out, took, alertErr, level)
 	return nil
 }
 
@@ -143,12 +160,15 @@ func (a *Applier) alertIfFailed(ctx context.Context, in attempt, out *applied) e
 	})
 }
 
-func (a *Applier) logApplied(ctx context.Context, in attempt, out *applied, took time.Duration, alertErr error) {
+func (a *Applier) logApplied(ctx context.Context, in attempt, out *applied, took time.Duration, alertErr error, level slog.Level) {
 	attrs := []any{"hook_id", in.hookID, "project_id", out.projectID, "lease_seq", in.leaseSeq,
 		"attempt", in.attempt, "max_attempts", out.maxAttempts, "outcome", in.reported,
 		"status_code", in.statusCode, "status", out.status, "duration", took}
-	if out.status == StatusRetry {
+	switch out.status {
+	case StatusRetry:
 		attrs = append(attrs, "retry_at", out.at)
+	case StatusPending:
+		attrs = append(attrs, "async_deadline", out.at)
 	}
 	if alertErr != nil {
 		// A later task moves alerts into a transactional outbox; until
@@ -157,7 +177,7 @@ func (a *Applier) logApplied(ctx context.Context, in attempt, out *applied, took
 			append(attrs, "err", alertErr)...)
 		return
 	}
-	a.log.InfoContext(ctx, "applied attempt result", attrs...)
+	a.log.Log(ctx, level, "applied attempt result", attrs...)
 }
 
 // attempt is a validated AttemptResult.
@@ -173,6 +193,10 @@ type attempt struct {
 	excerpt    string
 	startedAt  time.Time
 	duration   float64
+	// async: the receiver answered 202; asyncTimeout is the wait its
+	// Sundial-Async-Timeout asked for (0: the project's setting).
+	async        bool
+	asyncTimeout int32
 }
 
 func parse(r *eventv1.AttemptResult) (attempt, error) {
@@ -187,14 +211,15 @@ func parse(r *eventv1.AttemptResult) (attempt, error) {
 		return attempt{}, fmt.Errorf("attempt result for hook %s: started_at: %w", id, err)
 	}
 	in := attempt{
-		hookID:     id,
-		leaseSeq:   r.GetLeaseSeq(),
-		attempt:    r.GetAttempt(),
-		statusCode: r.GetStatusCode(),
-		errText:    cleanText(r.GetError()),
-		excerpt:    cleanText(r.GetResponseExcerpt()),
-		startedAt:  r.GetStartedAt().AsTime(),
-		duration:   max(r.GetDuration().AsDuration().Seconds(), 0),
+		hookID:       id,
+		asyncTimeout: r.GetAsyncTimeoutSeconds(),
+		leaseSeq:     r.GetLeaseSeq(),
+		attempt:      r.GetAttempt(),
+		statusCode:   r.GetStatusCode(),
+		errText:      cleanText(r.GetError()),
+		excerpt:      cleanText(r.GetResponseExcerpt()),
+		startedAt:    r.GetStartedAt().AsTime(),
+		duration:     max(r.GetDuration().AsDuration().Seconds(), 0),
 	}
 	switch r.GetOutcome() {
 	case eventv1.Outcome_OUTCOME_SUCCESS:
@@ -205,9 +230,8 @@ func parse(r *eventv1.AttemptResult) (attempt, error) {
 			in.errText = failureText(in.statusCode)
 		}
 	case eventv1.Outcome_OUTCOME_ASYNC:
-		// Until async hooks exist a 202 is a failed attempt, recorded as
-		// such so that the history agrees with the hook's state.
-		in.reported, in.recorded, in.errText = "async", "failure", AsyncUnsupported
+		// The receiver answers later, at the ack or nack URL (async.go).
+		in.reported, in.recorded, in.async, in.errText = "async", "async", true, ""
 	default:
 		return attempt{}, fmt.Errorf("attempt result for hook %s: unknown outcome %v", id, r.GetOutcome())
 	}
@@ -267,21 +291,64 @@ func (a *Applier) applyTx(ctx context.Context, in attempt) (*applied, error) {
 }
 
 func (a *Applier) apply(ctx context.Context, q *store.Queries, in attempt) (*applied, error) {
-	hook, err := q.LockLeasedHook(ctx, store.LockLeasedHookParams{HookID: in.hookID, LeaseSeq: in.leaseSeq})
+	row, err := q.LockLeasedHook(ctx, store.LockLeasedHookParams{HookID: in.hookID, LeaseSeq: in.leaseSeq})
 	if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("lock hook: %w", err)
 	}
+	hook := lockedHook{
+		projectID: row.ProjectID, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
+		policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
+			row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
+	}
+	if in.async {
+		return a.startWait(ctx, q, in, hook)
+	}
 	if err := insertAttempt(ctx, q, in); err != nil {
 		return nil, err
 	}
-	policy, err := retry.Effective(projectPolicy(hook), hook.RetryOverride)
-	if err != nil {
-		a.log.WarnContext(ctx, "unusable retry override; using the project's policy", "hook_id", in.hookID, "err", err)
+	return a.settle(ctx, q, in, hook)
+}
+
+// lockedHook is what settling an attempt needs of its hook, locked by the
+// caller's transaction.
+type lockedHook struct {
+	projectID  uuid.UUID
+	path       string
+	budgetBase int32
+	override   json.RawMessage
+	// policy is the project's default retry policy.
+	policy retry.Policy
+}
+
+// projectPolicy is a project's default retry policy from the columns every
+// query that locks a hook for settling returns.
+func projectPolicy(minRetries, delaySecs int32, strategy string, factor float64, maxDelaySecs int32, jitter bool) retry.Policy {
+	return retry.Policy{
+		MinRetries: int(minRetries), DelaySecs: int(delaySecs), Strategy: strategy,
+		BackoffFactor: factor, MaxDelaySecs: int(maxDelaySecs), Jitter: jitter,
 	}
-	budget := retry.Budget{Policy: policy, Base: int(hook.RetryBudgetBase)}
-	out := &applied{projectID: hook.ProjectID, path: hook.Path, maxAttempts: budget.MaxAttempts()}
+}
+
+// budget is the hook's retry budget: its retryOverride, or the project's
+// policy when it has none (or one that cannot be used).
+func (a *Applier) budget(ctx context.Context, hookID uuid.UUID, h lockedHook) retry.Budget {
+	policy, err := retry.Effective(h.policy, h.override)
+	if err != nil {
+		a.log.WarnContext(ctx, "unusable retry override; using the project's policy", "hook_id", hookID, "err", err)
+	}
+	return retry.Budget{Policy: policy, Base: int(h.budgetBase)}
+}
+
+// settle moves the hook on after an attempt whose row is recorded: to
+// completed, or, for a failure, to retry while the budget allows another
+// attempt and to failed once it does not. Failed deliveries and async
+// waits that end in a timeout or a nack (async.go) all come through here.
+func (a *Applier) settle(ctx context.Context, q *store.Queries, in attempt, h lockedHook) (*applied, error) {
+	budget := a.budget(ctx, in.hookID, h)
+	out := &applied{projectID: h.projectID, path: h.path, maxAttempts: budget.MaxAttempts()}
+	var err error
 	switch {
 	case in.success:
 		out.status = StatusCompleted
@@ -337,15 +404,4 @@ func nonEmpty(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-func projectPolicy(h store.LockLeasedHookRow) retry.Policy {
-	return retry.Policy{
-		MinRetries:    int(h.RetryMinRetries),
-		DelaySecs:     int(h.RetryDelaySecs),
-		Strategy:      h.RetryStrategy,
-		BackoffFactor: h.RetryBackoffFactor,
-		MaxDelaySecs:  int(h.RetryMaxDelaySecs),
-		Jitter:        h.RetryJitter,
-	}
 }

@@ -40,6 +40,8 @@ type bundle struct {
 	js      jetstream.JetStream
 	log     *slog.Logger
 	applier *result.Applier
+	// batcher applies results through b.handle; it runs until the test ends.
+	batcher *result.Batcher
 }
 
 // lowJitter makes every jittered delay its lower bound, 0.8 times the delay.
@@ -53,7 +55,28 @@ func setup(t *testing.T) bundle {
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	applier, err := result.New(pool, js, log, lowJitter)
 	require.NoError(t, err)
-	return bundle{pool: pool, q: store.New(pool), nc: nc, js: js, log: log, applier: applier}
+	return bundle{pool: pool, q: store.New(pool), nc: nc, js: js, log: log, applier: applier,
+		batcher: runBatcher(t, applier, result.BatchConfig{MaxBatch: 500, Linger: 2 * time.Millisecond, InFlight: 4})}
+}
+
+// runBatcher runs a Batcher until the test ends, and checks that Run
+// returns once its context is cancelled.
+func runBatcher(t *testing.T, applier *result.Applier, cfg result.BatchConfig) *result.Batcher {
+	t.Helper()
+	batcher, err := applier.NewBatcher(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); batcher.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-stopped:
+		case <-time.After(10 * time.Second):
+			t.Error("batcher did not stop")
+		}
+	})
+	return batcher
 }
 
 // leased creates a due hook in a project with the given policy and claims
@@ -71,7 +94,7 @@ func (b bundle) leased(t *testing.T, policy retry.Policy, lease time.Duration) s
 
 func (b bundle) claimer(t *testing.T, lease time.Duration) *claim.Claimer {
 	t.Helper()
-	c, err := claim.New(b.pool, b.js, claim.Config{BatchSize: 10, Lease: lease, PollInterval: time.Second}, b.log)
+	c, err := claim.New(b.pool, b.js, claim.Config{BatchSize: 10, Lease: lease, PollInterval: time.Second, MaxRedrives: 5}, b.log)
 	require.NoError(t, err)
 	return c
 }
@@ -97,7 +120,7 @@ func (b bundle) handle(t *testing.T, r *eventv1.AttemptResult) error {
 	t.Helper()
 	data, err := proto.Marshal(r)
 	require.NoError(t, err)
-	return b.applier.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1})
+	return b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1})
 }
 
 var fixed30 = retry.Policy{MinRetries: 2, DelaySecs: 30, Strategy: retry.StrategyFixed, BackoffFactor: 2, MaxDelaySecs: 3600}
@@ -216,22 +239,6 @@ func TestLastFailureFailsTheHookAndAlerts(t *testing.T) {
 	require.True(t, row.UpdatedAt.Equal(alert.GetOccurredAt().AsTime()), "the alert is dated by the database clock")
 }
 
-func TestAsyncAnswerCountsAsAFailureForNow(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	hook := b.leased(t, fixed30, time.Minute)
-	require.NoError(t, b.handle(t, resultFor(hook, eventv1.Outcome_OUTCOME_ASYNC, 202, "")))
-
-	row := fixture.Get(t, b.q, hook.ID)
-	require.Equal(t, "retry", row.Status)
-	require.Equal(t, result.AsyncUnsupported, *row.FailureError)
-	attempts := fixture.Attempts(t, b.q, hook.ID)
-	require.Len(t, attempts, 1)
-	require.Equal(t, "failure", attempts[0].Outcome)
-	require.EqualValues(t, 202, *attempts[0].StatusCode)
-	require.Equal(t, result.AsyncUnsupported, *attempts[0].Error)
-}
-
 func TestStaleResultChangesNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -331,7 +338,7 @@ func TestMalformedResultsAreDropped(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = bus.Consume(ctx, b.js, event.SchedulerConsumer(4), b.applier.Handle, bus.ConsumeOptions{
+		_ = bus.Consume(ctx, b.js, event.SchedulerConsumer(), b.batcher.Handle, bus.ConsumeOptions{
 			Concurrency: 4, Logger: b.log, Settled: func(o bus.Outcome) { outcomes <- o },
 		})
 	}()

@@ -1,6 +1,7 @@
 -- name: ClaimDueHooks :many
 -- Claims up to batch_size hooks due by the database clock (new, retrying, or
--- with an expired lease) under a fresh lease. SKIP LOCKED lets several
+-- with an expired lease) under a fresh lease, counting re-drives (see
+-- migration 00008). SKIP LOCKED lets several
 -- schedulers claim at once without waiting for or double-claiming each
 -- other's rows; run_at moves to the lease expiry, so the row is due again
 -- only if its result never comes. updated_at is left alone: it is the hook's
@@ -9,6 +10,9 @@ UPDATE hooks AS h
 SET lease_seq        = h.lease_seq + 1,
     lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
     run_at           = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
+    -- A pending hook that still has a lease expiry lost its previous lease.
+    redrives         = CASE WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
+                            THEN h.redrives + 1 ELSE 0 END,
     status           = 'pending'
 FROM (
     SELECT d.id
@@ -21,7 +25,7 @@ FROM (
 WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
-    h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter;
 
 -- name: PrefetchDueHooks :many
@@ -44,6 +48,9 @@ UPDATE hooks AS h
 SET lease_seq        = h.lease_seq + 1,
     lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
     run_at           = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
+    -- A pending hook that still has a lease expiry lost its previous lease.
+    redrives         = CASE WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
+                            THEN h.redrives + 1 ELSE 0 END,
     status           = 'pending'
 FROM (
     SELECT d.id
@@ -55,7 +62,7 @@ FROM (
 WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
-    h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter;
 
 -- name: WaitingHooks :many

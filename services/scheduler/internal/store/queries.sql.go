@@ -18,6 +18,9 @@ UPDATE hooks AS h
 SET lease_seq        = h.lease_seq + 1,
     lease_expires_at = now() + make_interval(secs => $1::float8),
     run_at           = now() + make_interval(secs => $1::float8),
+    -- A pending hook that still has a lease expiry lost its previous lease.
+    redrives         = CASE WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
+                            THEN h.redrives + 1 ELSE 0 END,
     status           = 'pending'
 FROM (
     SELECT d.id
@@ -30,7 +33,7 @@ FROM (
 WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
-    h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 `
 
@@ -52,6 +55,7 @@ type ClaimDueHooksRow struct {
 	RetryBudgetBase    int32
 	LeaseSeq           int64
 	LeaseExpiresAt     time.Time
+	Redrives           int32
 	RetryOverride      json.RawMessage
 	RetryMinRetries    int32
 	RetryDelaySecs     int32
@@ -62,7 +66,8 @@ type ClaimDueHooksRow struct {
 }
 
 // Claims up to batch_size hooks due by the database clock (new, retrying, or
-// with an expired lease) under a fresh lease. SKIP LOCKED lets several
+// with an expired lease) under a fresh lease, counting re-drives (see
+// migration 00008). SKIP LOCKED lets several
 // schedulers claim at once without waiting for or double-claiming each
 // other's rows; run_at moves to the lease expiry, so the row is due again
 // only if its result never comes. updated_at is left alone: it is the hook's
@@ -89,6 +94,7 @@ func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([
 			&i.RetryBudgetBase,
 			&i.LeaseSeq,
 			&i.LeaseExpiresAt,
+			&i.Redrives,
 			&i.RetryOverride,
 			&i.RetryMinRetries,
 			&i.RetryDelaySecs,
@@ -112,6 +118,9 @@ UPDATE hooks AS h
 SET lease_seq        = h.lease_seq + 1,
     lease_expires_at = now() + make_interval(secs => $1::float8),
     run_at           = now() + make_interval(secs => $1::float8),
+    -- A pending hook that still has a lease expiry lost its previous lease.
+    redrives         = CASE WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
+                            THEN h.redrives + 1 ELSE 0 END,
     status           = 'pending'
 FROM (
     SELECT d.id
@@ -123,7 +132,7 @@ FROM (
 WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
-    h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 `
 
@@ -145,6 +154,7 @@ type ClaimHooksByIDRow struct {
 	RetryBudgetBase    int32
 	LeaseSeq           int64
 	LeaseExpiresAt     time.Time
+	Redrives           int32
 	RetryOverride      json.RawMessage
 	RetryMinRetries    int32
 	RetryDelaySecs     int32
@@ -180,6 +190,7 @@ func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) 
 			&i.RetryBudgetBase,
 			&i.LeaseSeq,
 			&i.LeaseExpiresAt,
+			&i.Redrives,
 			&i.RetryOverride,
 			&i.RetryMinRetries,
 			&i.RetryDelaySecs,
@@ -294,7 +305,7 @@ func (q *Queries) FailHook(ctx context.Context, arg FailHookParams) (time.Time, 
 }
 
 const getHookForTest = `-- name: GetHookForTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -323,6 +334,8 @@ func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.RetryBudgetBase,
+		&i.AsyncDeadline,
+		&i.Redrives,
 	)
 	return i, err
 }
@@ -377,7 +390,7 @@ VALUES (
     now() + make_interval(secs => $6::float8),
     $7
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives
 `
 
 type InsertHookForTestParams struct {
@@ -425,6 +438,8 @@ func (q *Queries) InsertHookForTest(ctx context.Context, arg InsertHookForTestPa
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.RetryBudgetBase,
+		&i.AsyncDeadline,
+		&i.Redrives,
 	)
 	return i, err
 }
@@ -470,7 +485,7 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 }
 
 const listAttemptsForTest = `-- name: ListAttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
+SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
 `
 
 func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
@@ -493,6 +508,10 @@ func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]
 			&i.Error,
 			&i.ResponseExcerpt,
 			&i.CreatedAt,
+			&i.AsyncState,
+			&i.AsyncDeadline,
+			&i.AsyncTimeoutSecs,
+			&i.AckBody,
 		); err != nil {
 			return nil, err
 		}

@@ -21,10 +21,38 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 )
 
+// Defines values for AsyncAnswerResponseDataStatus.
+const (
+	AsyncAnswerResponseDataStatusCompleted AsyncAnswerResponseDataStatus = "completed"
+	AsyncAnswerResponseDataStatusFailed    AsyncAnswerResponseDataStatus = "failed"
+	AsyncAnswerResponseDataStatusNacked    AsyncAnswerResponseDataStatus = "nacked"
+	AsyncAnswerResponseDataStatusPending   AsyncAnswerResponseDataStatus = "pending"
+	AsyncAnswerResponseDataStatusRetry     AsyncAnswerResponseDataStatus = "retry"
+)
+
+// Valid indicates whether the value is a known member of the AsyncAnswerResponseDataStatus enum.
+func (e AsyncAnswerResponseDataStatus) Valid() bool {
+	switch e {
+	case AsyncAnswerResponseDataStatusCompleted:
+		return true
+	case AsyncAnswerResponseDataStatusFailed:
+		return true
+	case AsyncAnswerResponseDataStatusNacked:
+		return true
+	case AsyncAnswerResponseDataStatusPending:
+		return true
+	case AsyncAnswerResponseDataStatusRetry:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	ErrorCodeConflict             ErrorCode = "conflict"
 	ErrorCodeForbidden            ErrorCode = "forbidden"
+	ErrorCodeGone                 ErrorCode = "gone"
 	ErrorCodeInternalError        ErrorCode = "internal_error"
 	ErrorCodeInvalidRequest       ErrorCode = "invalid_request"
 	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
@@ -44,6 +72,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeConflict:
 		return true
 	case ErrorCodeForbidden:
+		return true
+	case ErrorCodeGone:
 		return true
 	case ErrorCodeInternalError:
 		return true
@@ -72,24 +102,69 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for HookAttemptOutcome.
+const (
+	Async   HookAttemptOutcome = "async"
+	Failure HookAttemptOutcome = "failure"
+	Success HookAttemptOutcome = "success"
+)
+
+// Valid indicates whether the value is a known member of the HookAttemptOutcome enum.
+func (e HookAttemptOutcome) Valid() bool {
+	switch e {
+	case Async:
+		return true
+	case Failure:
+		return true
+	case Success:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HookAttemptAsyncState.
+const (
+	HookAttemptAsyncStateAcked   HookAttemptAsyncState = "acked"
+	HookAttemptAsyncStateExpired HookAttemptAsyncState = "expired"
+	HookAttemptAsyncStateNacked  HookAttemptAsyncState = "nacked"
+	HookAttemptAsyncStateWaiting HookAttemptAsyncState = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the HookAttemptAsyncState enum.
+func (e HookAttemptAsyncState) Valid() bool {
+	switch e {
+	case HookAttemptAsyncStateAcked:
+		return true
+	case HookAttemptAsyncStateExpired:
+		return true
+	case HookAttemptAsyncStateNacked:
+		return true
+	case HookAttemptAsyncStateWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HookStatus.
 const (
-	Completed HookStatus = "completed"
-	Failed    HookStatus = "failed"
-	Pending   HookStatus = "pending"
-	Retry     HookStatus = "retry"
+	HookStatusCompleted HookStatus = "completed"
+	HookStatusFailed    HookStatus = "failed"
+	HookStatusPending   HookStatus = "pending"
+	HookStatusRetry     HookStatus = "retry"
 )
 
 // Valid indicates whether the value is a known member of the HookStatus enum.
 func (e HookStatus) Valid() bool {
 	switch e {
-	case Completed:
+	case HookStatusCompleted:
 		return true
-	case Failed:
+	case HookStatusFailed:
 		return true
-	case Pending:
+	case HookStatusPending:
 		return true
-	case Retry:
+	case HookStatusRetry:
 		return true
 	default:
 		return false
@@ -207,6 +282,22 @@ type ApiKeyListResponse struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AsyncAnswerBody Any JSON value.
+type AsyncAnswerBody = json.RawMessage
+
+// AsyncAnswerResponse defines model for AsyncAnswerResponse.
+type AsyncAnswerResponse struct {
+	Data struct {
+		// Status `completed` after an ack, `nacked` after a nack; for a repeated answer, the
+		// hook's current status.
+		Status AsyncAnswerResponseDataStatus `json:"status"`
+	} `json:"data"`
+}
+
+// AsyncAnswerResponseDataStatus `completed` after an ack, `nacked` after a nack; for a repeated answer, the
+// hook's current status.
+type AsyncAnswerResponseDataStatus string
+
 // BulkActionRequest Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
 // `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
 // both: `hookIDs` with any filter field, or neither, is a 400 naming the fields. A range
@@ -302,7 +393,8 @@ type Hook struct {
 	//   answer.
 	// - `retry`: an attempt failed and another is scheduled at `tryAt`.
 	// - `completed`: the receiver answered 2xx (not 202), or acknowledged an async delivery.
-	// - `failed`: the retries ran out.
+	// - `failed`: the retries ran out (the last attempt failed, was nacked, or its async
+	//   timeout passed).
 	Status HookStatus `json:"status"`
 
 	// TryAt When the next attempt is due (status `retry`), else when the last attempt was made; absent before the first.
@@ -311,6 +403,63 @@ type Hook struct {
 
 	// WasNotified Present and true when a failure notification was sent for this hook.
 	WasNotified *bool `json:"wasNotified,omitempty"`
+}
+
+// HookAttempt One delivery attempt of a hook.
+type HookAttempt struct {
+	// AckBody The JSON the receiver POSTed to the ack or nack URL, when it sent one.
+	AckBody *json.RawMessage `json:"ackBody,omitempty"`
+
+	// Async The async side of an attempt answered 202.
+	Async *HookAttemptAsync `json:"async,omitempty"`
+
+	// Attempt The attempt's number, from 1.
+	Attempt int32 `json:"attempt"`
+
+	// DurationSeconds Wall time of the HTTP exchange.
+	DurationSeconds float64 `json:"durationSeconds"`
+
+	// Error Why the attempt failed, in words.
+	Error *string `json:"error,omitempty"`
+
+	// Outcome `success` (a 2xx answer other than 202, or an ack), `failure` (any other answer, a
+	// timeout, a nack, or no answer within the async timeout), or `async` (answered 202,
+	// waiting for the ack or nack).
+	Outcome HookAttemptOutcome `json:"outcome"`
+
+	// ResponseExcerpt The start of the response body.
+	ResponseExcerpt *string `json:"responseExcerpt,omitempty"`
+
+	// StartedAt When the request was sent.
+	StartedAt time.Time `json:"startedAt"`
+
+	// StatusCode The receiver's HTTP status, when it answered.
+	StatusCode *int32 `json:"statusCode,omitempty"`
+}
+
+// HookAttemptOutcome `success` (a 2xx answer other than 202, or an ack), `failure` (any other answer, a
+// timeout, a nack, or no answer within the async timeout), or `async` (answered 202,
+// waiting for the ack or nack).
+type HookAttemptOutcome string
+
+// HookAttemptAsync The async side of an attempt answered 202.
+type HookAttemptAsync struct {
+	// Deadline When the wait ends (or ended) without an answer; a nack moves it to the nack's time.
+	Deadline time.Time `json:"deadline"`
+
+	// State `waiting` for an answer, `acked`, `nacked`, or `expired` (the timeout passed first).
+	State HookAttemptAsyncState `json:"state"`
+
+	// TimeoutSecs The wait granted, from `Sundial-Async-Timeout` or the project's `asyncTimeoutSecs`.
+	TimeoutSecs *int32 `json:"timeoutSecs,omitempty"`
+}
+
+// HookAttemptAsyncState `waiting` for an answer, `acked`, `nacked`, or `expired` (the timeout passed first).
+type HookAttemptAsyncState string
+
+// HookAttemptListResponse defines model for HookAttemptListResponse.
+type HookAttemptListResponse struct {
+	Data []HookAttempt `json:"data"`
 }
 
 // HookResponse defines model for HookResponse.
@@ -328,11 +477,11 @@ type HookSequenceData struct {
 
 // HookStatus - `pending`: waiting for its first delivery, being delivered, or waiting for an async
 //
-//	answer.
-//
-// - `retry`: an attempt failed and another is scheduled at `tryAt`.
-// - `completed`: the receiver answered 2xx (not 202), or acknowledged an async delivery.
-// - `failed`: the retries ran out.
+//		answer.
+//	  - `retry`: an attempt failed and another is scheduled at `tryAt`.
+//	  - `completed`: the receiver answered 2xx (not 202), or acknowledged an async delivery.
+//	  - `failed`: the retries ran out (the last attempt failed, was nacked, or its async
+//	    timeout passed).
 type HookStatus string
 
 // ListHooksResponse defines model for ListHooksResponse.
@@ -373,7 +522,9 @@ type NewApiKeyResponse struct {
 
 // Project defines model for Project.
 type Project struct {
-	// AsyncTimeoutSecs How long a delivery answered 202 may take to be acknowledged.
+	// AsyncTimeoutSecs How long, in seconds, a delivery answered 202 waits for its ack or nack before it
+	// counts as a failed attempt, unless the 202 carries `Sundial-Async-Timeout` (1 to
+	// 86400), which then wins for that delivery.
 	AsyncTimeoutSecs int `json:"asyncTimeoutSecs"`
 
 	// AuthorizationHeaderSet Whether a custom `Authorization` header is sent with deliveries (the value is never shown).
@@ -494,11 +645,44 @@ type SigningKeyListResponse struct {
 	Data []SigningKey `json:"data"`
 }
 
+// AsyncHookID defines model for AsyncHookID.
+type AsyncHookID = string
+
+// AsyncLease defines model for AsyncLease.
+type AsyncLease = int64
+
+// AsyncToken defines model for AsyncToken.
+type AsyncToken = string
+
 // HookID defines model for HookID.
 type HookID = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// AsyncAnswered defines model for AsyncAnswered.
+type AsyncAnswered = AsyncAnswerResponse
+
+// AsyncBadRequest defines model for AsyncBadRequest.
+type AsyncBadRequest = Error
+
+// AsyncExpired defines model for AsyncExpired.
+type AsyncExpired = Error
+
+// AsyncInternalError defines model for AsyncInternalError.
+type AsyncInternalError = Error
+
+// AsyncNotFound defines model for AsyncNotFound.
+type AsyncNotFound = Error
+
+// AsyncStale defines model for AsyncStale.
+type AsyncStale = Error
+
+// AsyncTooLarge defines model for AsyncTooLarge.
+type AsyncTooLarge = Error
+
+// AsyncUnsupportedMediaType defines model for AsyncUnsupportedMediaType.
+type AsyncUnsupportedMediaType = Error
 
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
@@ -538,6 +722,9 @@ type Unauthorized = Error
 
 // UnsupportedMediaType defines model for UnsupportedMediaType.
 type UnsupportedMediaType = Error
+
+// AsyncAnswer Any JSON value.
+type AsyncAnswer = AsyncAnswerBody
 
 // BulkAction Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
 // `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
@@ -599,6 +786,12 @@ type CreateHookParams struct {
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = CreateApiKeyRequest
 
+// AckHookJSONRequestBody defines body for AckHook for application/json ContentType.
+type AckHookJSONRequestBody = AsyncAnswerBody
+
+// NackHookJSONRequestBody defines body for NackHook for application/json ContentType.
+type NackHookJSONRequestBody = AsyncAnswerBody
+
 // CreateHookJSONRequestBody defines body for CreateHook for application/json ContentType.
 type CreateHookJSONRequestBody = ScheduleHookRequest
 
@@ -631,6 +824,12 @@ type ServerInterface interface {
 	// RevokeApiKey Revoke an API key
 	// (DELETE /api-keys/{id})
 	RevokeApiKey(ctx echo.Context, id string) error
+	// AckHook Acknowledge an async delivery
+	// (POST /async/{hookId}/{lease}/{token}/ack)
+	AckHook(ctx echo.Context, hookId AsyncHookID, lease AsyncLease, token AsyncToken) error
+	// NackHook Reject an async delivery
+	// (POST /async/{hookId}/{lease}/{token}/nack)
+	NackHook(ctx echo.Context, hookId AsyncHookID, lease AsyncLease, token AsyncToken) error
 	// ListHooks List hooks
 	// (GET /hooks)
 	ListHooks(ctx echo.Context, params ListHooksParams) error
@@ -655,6 +854,9 @@ type ServerInterface interface {
 	// GetHook Get a hook
 	// (GET /hooks/{id})
 	GetHook(ctx echo.Context, id HookID) error
+	// ListHookAttempts List a hook's delivery attempts
+	// (GET /hooks/{id}/attempts)
+	ListHookAttempts(ctx echo.Context, id HookID) error
 	// GetProject Get the project's settings
 	// (GET /project)
 	GetProject(ctx echo.Context) error
@@ -708,6 +910,70 @@ func (w *ServerInterfaceWrapper) RevokeApiKey(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RevokeApiKey(ctx, id)
+	return err
+}
+
+// AckHook converts echo context to params.
+func (w *ServerInterfaceWrapper) AckHook(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "hookId" -------------
+	var hookId AsyncHookID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "hookId", ctx.Param("hookId"), &hookId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter hookId: %s", err))
+	}
+
+	// ------------- Path parameter "lease" -------------
+	var lease AsyncLease
+
+	err = runtime.BindStyledParameterWithOptions("simple", "lease", ctx.Param("lease"), &lease, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter lease: %s", err))
+	}
+
+	// ------------- Path parameter "token" -------------
+	var token AsyncToken
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token", ctx.Param("token"), &token, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AckHook(ctx, hookId, lease, token)
+	return err
+}
+
+// NackHook converts echo context to params.
+func (w *ServerInterfaceWrapper) NackHook(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "hookId" -------------
+	var hookId AsyncHookID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "hookId", ctx.Param("hookId"), &hookId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter hookId: %s", err))
+	}
+
+	// ------------- Path parameter "lease" -------------
+	var lease AsyncLease
+
+	err = runtime.BindStyledParameterWithOptions("simple", "lease", ctx.Param("lease"), &lease, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter lease: %s", err))
+	}
+
+	// ------------- Path parameter "token" -------------
+	var token AsyncToken
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token", ctx.Param("token"), &token, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.NackHook(ctx, hookId, lease, token)
 	return err
 }
 
@@ -889,6 +1155,22 @@ func (w *ServerInterfaceWrapper) GetHook(ctx echo.Context) error {
 	return err
 }
 
+// ListHookAttempts converts echo context to params.
+func (w *ServerInterfaceWrapper) ListHookAttempts(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id HookID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListHookAttempts(ctx, id)
+	return err
+}
+
 // GetProject converts echo context to params.
 func (w *ServerInterfaceWrapper) GetProject(ctx echo.Context) error {
 	var err error
@@ -992,6 +1274,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/hooks", wrapper.CreateHook, options.OperationMiddlewares["createHook"]...)
 	router.DELETE(options.BaseURL+"/hooks/:id", wrapper.DeleteHook, options.OperationMiddlewares["deleteHook"]...)
 	router.GET(options.BaseURL+"/hooks/:id", wrapper.GetHook, options.OperationMiddlewares["getHook"]...)
+	router.GET(options.BaseURL+"/hooks/:id/attempts", wrapper.ListHookAttempts, options.OperationMiddlewares["listHookAttempts"]...)
 	router.POST(options.BaseURL+"/hooks/bulk/retry", wrapper.BulkRetry, options.OperationMiddlewares["bulkRetry"]...)
 	router.POST(options.BaseURL+"/hooks/bulk/replay", wrapper.BulkReplay, options.OperationMiddlewares["bulkReplay"]...)
 	router.POST(options.BaseURL+"/hooks/bulk/cancel", wrapper.BulkCancel, options.OperationMiddlewares["bulkCancel"]...)
@@ -1004,7 +1287,81 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/signing-keys", wrapper.ListSigningKeys, options.OperationMiddlewares["listSigningKeys"]...)
 	router.POST(options.BaseURL+"/signing-keys/rotate", wrapper.RotateSigningKey, options.OperationMiddlewares["rotateSigningKey"]...)
 	router.DELETE(options.BaseURL+"/signing-keys/:id", wrapper.RevokeSigningKey, options.OperationMiddlewares["revokeSigningKey"]...)
+	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/ack", wrapper.AckHook, options.OperationMiddlewares["ackHook"]...)
+	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/nack", wrapper.NackHook, options.OperationMiddlewares["nackHook"]...)
 
+}
+
+type AsyncAnsweredResponseHeaders struct {
+	XRequestId openapi_types.UUID
+}
+type AsyncAnsweredJSONResponse struct {
+	Body AsyncAnswerResponse
+
+	Headers AsyncAnsweredResponseHeaders
+}
+
+type AsyncBadRequestResponseHeaders struct {
+	XRequestId openapi_types.UUID
+}
+type AsyncBadRequestJSONResponse struct {
+	Body Error
+
+	Headers AsyncBadRequestResponseHeaders
+}
+
+type AsyncExpiredResponseHeaders struct {
+	XRequestId openapi_types.UUID
+}
+type AsyncExpiredJSONResponse struct {
+	Body Error
+
+	Headers AsyncExpiredResponseHeaders
+}
+
+type AsyncInternalErrorResponseHeaders struct {
+	XRequestId openapi_types.UUID
+}
+type AsyncInternalErrorJSONResponse struct {
+	Body Error
+
+	Headers AsyncInternalErrorResponseHeaders
+}
+
+type AsyncNotFoundResponseHeaders struct {
+	XRequestId openapi_types.UUID
+}
+type AsyncNotFoundJSONResponse struct {
+	Body Error
+
+	Headers AsyncNotFoundResponseHeaders
+}
+
+type AsyncStaleResponseHeaders struct {
+	XRequestId openapi_types.UUID
+}
+type AsyncStaleJSONResponse struct {
+	Body Error
+
+	Headers AsyncStaleResponseHeaders
+}
+
+type AsyncTooLargeResponseHeaders struct {
+	XRequestId openapi_types.UUID
+}
+type AsyncTooLargeJSONResponse struct {
+	Body Error
+
+	Headers AsyncTooLargeResponseHeaders
+}
+
+type AsyncUnsupportedMediaTypeResponseHeaders struct {
+	XRequestId openapi_types.UUID
+}
+type AsyncUnsupportedMediaTypeJSONResponse struct {
+	Body Error
+
+	Headers AsyncUnsupportedMediaTypeResponseHeaders
 }
 
 type BadRequestResponseHeaders struct {
@@ -1808,6 +2165,272 @@ func (response RevokeApiKey500JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 	if response.Headers.SundialHookQuotaUsage != nil {
 		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
 	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckHookRequestObject struct {
+	HookId AsyncHookID `json:"hookId"`
+	Lease  AsyncLease  `json:"lease"`
+	Token  AsyncToken  `json:"token"`
+	Body   *AckHookJSONRequestBody
+}
+
+type AckHookResponseObject interface {
+	VisitAckHookResponse(w http.ResponseWriter) error
+}
+
+type AckHook200JSONResponse struct{ AsyncAnsweredJSONResponse }
+
+func (response AckHook200JSONResponse) VisitAckHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckHook400JSONResponse struct{ AsyncBadRequestJSONResponse }
+
+func (response AckHook400JSONResponse) VisitAckHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckHook404JSONResponse struct{ AsyncNotFoundJSONResponse }
+
+func (response AckHook404JSONResponse) VisitAckHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckHook409JSONResponse struct{ AsyncStaleJSONResponse }
+
+func (response AckHook409JSONResponse) VisitAckHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckHook410JSONResponse struct{ AsyncExpiredJSONResponse }
+
+func (response AckHook410JSONResponse) VisitAckHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(410)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckHook413JSONResponse struct{ AsyncTooLargeJSONResponse }
+
+func (response AckHook413JSONResponse) VisitAckHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckHook415JSONResponse struct {
+	AsyncUnsupportedMediaTypeJSONResponse
+}
+
+func (response AckHook415JSONResponse) VisitAckHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckHook500JSONResponse struct{ AsyncInternalErrorJSONResponse }
+
+func (response AckHook500JSONResponse) VisitAckHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NackHookRequestObject struct {
+	HookId AsyncHookID `json:"hookId"`
+	Lease  AsyncLease  `json:"lease"`
+	Token  AsyncToken  `json:"token"`
+	Body   *NackHookJSONRequestBody
+}
+
+type NackHookResponseObject interface {
+	VisitNackHookResponse(w http.ResponseWriter) error
+}
+
+type NackHook200JSONResponse struct{ AsyncAnsweredJSONResponse }
+
+func (response NackHook200JSONResponse) VisitNackHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NackHook400JSONResponse struct{ AsyncBadRequestJSONResponse }
+
+func (response NackHook400JSONResponse) VisitNackHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NackHook404JSONResponse struct{ AsyncNotFoundJSONResponse }
+
+func (response NackHook404JSONResponse) VisitNackHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NackHook409JSONResponse struct{ AsyncStaleJSONResponse }
+
+func (response NackHook409JSONResponse) VisitNackHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NackHook410JSONResponse struct{ AsyncExpiredJSONResponse }
+
+func (response NackHook410JSONResponse) VisitNackHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(410)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NackHook413JSONResponse struct{ AsyncTooLargeJSONResponse }
+
+func (response NackHook413JSONResponse) VisitNackHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NackHook415JSONResponse struct {
+	AsyncUnsupportedMediaTypeJSONResponse
+}
+
+func (response NackHook415JSONResponse) VisitNackHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NackHook500JSONResponse struct{ AsyncInternalErrorJSONResponse }
+
+func (response NackHook500JSONResponse) VisitNackHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
@@ -3765,6 +4388,188 @@ func (response GetHook500JSONResponse) VisitGetHookResponse(w http.ResponseWrite
 	return err
 }
 
+type ListHookAttemptsRequestObject struct {
+	Id HookID `json:"id"`
+}
+
+type ListHookAttemptsResponseObject interface {
+	VisitListHookAttemptsResponse(w http.ResponseWriter) error
+}
+
+type ListHookAttempts200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type ListHookAttempts200JSONResponse struct {
+	Body    HookAttemptListResponse
+	Headers ListHookAttempts200ResponseHeaders
+}
+
+func (response ListHookAttempts200JSONResponse) VisitListHookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHookAttempts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListHookAttempts401JSONResponse) VisitListHookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHookAttempts404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListHookAttempts404JSONResponse) VisitListHookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHookAttempts429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListHookAttempts429JSONResponse) VisitListHookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHookAttempts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListHookAttempts500JSONResponse) VisitListHookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProjectRequestObject struct {
 }
 
@@ -4740,6 +5545,12 @@ type StrictServerInterface interface {
 	// RevokeApiKey Revoke an API key
 	// (DELETE /api-keys/{id})
 	RevokeApiKey(ctx context.Context, request RevokeApiKeyRequestObject) (RevokeApiKeyResponseObject, error)
+	// AckHook Acknowledge an async delivery
+	// (POST /async/{hookId}/{lease}/{token}/ack)
+	AckHook(ctx context.Context, request AckHookRequestObject) (AckHookResponseObject, error)
+	// NackHook Reject an async delivery
+	// (POST /async/{hookId}/{lease}/{token}/nack)
+	NackHook(ctx context.Context, request NackHookRequestObject) (NackHookResponseObject, error)
 	// ListHooks List hooks
 	// (GET /hooks)
 	ListHooks(ctx context.Context, request ListHooksRequestObject) (ListHooksResponseObject, error)
@@ -4764,6 +5575,9 @@ type StrictServerInterface interface {
 	// GetHook Get a hook
 	// (GET /hooks/{id})
 	GetHook(ctx context.Context, request GetHookRequestObject) (GetHookResponseObject, error)
+	// ListHookAttempts List a hook's delivery attempts
+	// (GET /hooks/{id}/attempts)
+	ListHookAttempts(ctx context.Context, request ListHookAttemptsRequestObject) (ListHookAttemptsResponseObject, error)
 	// GetProject Get the project's settings
 	// (GET /project)
 	GetProject(ctx context.Context, request GetProjectRequestObject) (GetProjectResponseObject, error)
@@ -4881,6 +5695,112 @@ func (sh *strictHandler) RevokeApiKey(ctx echo.Context, id string) error {
 		return err
 	} else if validResponse, ok := response.(RevokeApiKeyResponseObject); ok {
 		return validResponse.VisitRevokeApiKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// AckHook operation middleware
+func (sh *strictHandler) AckHook(ctx echo.Context, hookId AsyncHookID, lease AsyncLease, token AsyncToken) error {
+	var request AckHookRequestObject
+
+	request.HookId = hookId
+	request.Lease = lease
+	request.Token = token
+
+	var body AckHookJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AckHook(ctx.Request().Context(), request.(AckHookRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AckHook")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AckHookResponseObject); ok {
+		return validResponse.VisitAckHookResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// NackHook operation middleware
+func (sh *strictHandler) NackHook(ctx echo.Context, hookId AsyncHookID, lease AsyncLease, token AsyncToken) error {
+	var request NackHookRequestObject
+
+	request.HookId = hookId
+	request.Lease = lease
+	request.Token = token
+
+	var body NackHookJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.NackHook(ctx.Request().Context(), request.(NackHookRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "NackHook")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(NackHookResponseObject); ok {
+		return validResponse.VisitNackHookResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -5188,6 +6108,31 @@ func (sh *strictHandler) GetHook(ctx echo.Context, id HookID) error {
 		return err
 	} else if validResponse, ok := response.(GetHookResponseObject); ok {
 		return validResponse.VisitGetHookResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListHookAttempts operation middleware
+func (sh *strictHandler) ListHookAttempts(ctx echo.Context, id HookID) error {
+	var request ListHookAttemptsRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListHookAttempts(ctx.Request().Context(), request.(ListHookAttemptsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListHookAttempts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListHookAttemptsResponseObject); ok {
+		return validResponse.VisitListHookAttemptsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

@@ -207,6 +207,24 @@ func (c *cluster) stop(ctx context.Context) error {
 	return nil
 }
 
+// restart stops the server in the given mode, calls whileDown, and starts
+// it again with the settings of the last start, so it comes back on the
+// same port.
+func (c *cluster) restart(ctx context.Context, mode StopMode, whileDown func()) error {
+	if _, err := c.run(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", string(mode), "-w", "-t", "60", "-s"); err != nil {
+		return err
+	}
+	if whileDown != nil {
+		whileDown()
+	}
+	logFile := filepath.Join(c.dataDir, "server.log")
+	if _, err := c.run(ctx, "pg_ctl", "start", "-D", c.dataDir, "-l", logFile, "-w", "-t", "60", "-s"); err != nil {
+		return fmt.Errorf("%w\nlast lines of %s:\n%s", err, logFile, tail(logFile, 20))
+	}
+	c.log.Info("postgres: restarted the cluster", "dir", c.dataDir, "port", c.port)
+	return nil
+}
+
 // run runs one of PostgreSQL's programs as the cluster's user and returns
 // its output; the error carries the output, which says what went wrong.
 func (c *cluster) run(ctx context.Context, name string, args ...string) ([]byte, error) {

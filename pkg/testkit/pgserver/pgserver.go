@@ -5,6 +5,8 @@
 //
 // The order is: a URL from the environment, then the server on
 // 127.0.0.1:5432 (user postgres, trust auth), then a cluster of our own.
+// Tests that must take PostgreSQL away (tests/crash) force a cluster of
+// their own and Restart it, never touching a shared server.
 package pgserver
 
 import (
@@ -105,6 +107,32 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	s.stopOnce.Do(func() { s.stopErr = s.cluster.stop(ctx) })
 	return s.stopErr
+}
+
+// StopMode is how Restart stops the server (pg_ctl stop -m).
+type StopMode string
+
+const (
+	// Fast rolls back open transactions and closes every session.
+	Fast StopMode = "fast"
+	// Immediate aborts the server like a crash: sessions vanish without a
+	// word and the next start recovers from the write-ahead log.
+	Immediate StopMode = "immediate"
+)
+
+// Restart stops a cluster that Ensure started, in mode, runs whileDown (nil
+// for nothing) while the server is down, and starts it again on the same
+// port with the same data, for tests of how clients live through a
+// restart. It refuses other sources: a server this package did not start
+// is not its to stop.
+func (s *Server) Restart(ctx context.Context, mode StopMode, whileDown func()) error {
+	if s == nil || s.cluster == nil {
+		return errors.New("pgserver: only a cluster started by Ensure can be restarted")
+	}
+	if mode != Fast && mode != Immediate {
+		return fmt.Errorf("pgserver: stop mode %q: want fast or immediate", mode)
+	}
+	return s.cluster.restart(ctx, mode, whileDown)
 }
 
 // Ensure returns a server following the order in the package comment.

@@ -208,3 +208,31 @@ func TestMissingBinariesSayWhatToInstall(t *testing.T) {
 	require.ErrorContains(t, err, "throwaway cluster")
 	require.ErrorContains(t, err, InstallHint)
 }
+
+func TestRestartKeepsPortAndData(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []StopMode{Fast, Immediate} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			srv := b.ensure(t, b.opts)
+			dbURL, err := EnsureDatabase(b.ctx, srv.URL, "kept")
+			require.NoError(t, err)
+
+			var downErr error
+			require.NoError(t, srv.Restart(b.ctx, mode, func() { downErr = Ping(b.ctx, dbURL) }))
+
+			require.Error(t, downErr, "the server must be down while whileDown runs")
+			require.NoError(t, Ping(b.ctx, dbURL), "the same URL must answer after the restart, with its database")
+		})
+	}
+}
+
+func TestRestartRefusesServersItDidNotStart(t *testing.T) {
+	t.Parallel()
+	srv := &Server{URL: DefaultLocalURL, Source: Local}
+
+	err := srv.Restart(context.Background(), Fast, nil)
+
+	require.ErrorContains(t, err, "only a cluster")
+}

@@ -1,0 +1,45 @@
+package asyncurl_test
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/asyncurl"
+)
+
+var (
+	secret = []byte("0123456789abcdef0123456789abcdef")
+	hookID = uuid.MustParse("0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f")
+)
+
+// TestTokenVector pins the token: the gateway and the dispatcher must agree
+// on it across versions, so a change here breaks URLs already sent.
+func TestTokenVector(t *testing.T) {
+	t.Parallel()
+	// printf '0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f.7' | openssl dgst -sha256 -hmac 0123456789abcdef0123456789abcdef -binary | basenc --base64url | tr -d =
+	require.Equal(t, "ddAKCT-X5KMREy9gMGniETtzintgjjXdnrYZ5O0GEt8", asyncurl.Token(secret, hookID, 7))
+}
+
+func TestValid(t *testing.T) {
+	t.Parallel()
+	token := asyncurl.Token(secret, hookID, 7)
+	require.True(t, asyncurl.Valid(secret, hookID, 7, token))
+	require.False(t, asyncurl.Valid(secret, hookID, 8, token), "another lease")
+	require.False(t, asyncurl.Valid(secret, uuid.New(), 7, token), "another hook")
+	require.False(t, asyncurl.Valid([]byte("another secret, also 32 bytes.."), hookID, 7, token), "another project")
+	require.False(t, asyncurl.Valid(secret, hookID, 7, ""), "no token")
+	require.False(t, asyncurl.Valid(secret, hookID, 7, token[:len(token)-1]), "cut short")
+}
+
+func TestURLs(t *testing.T) {
+	t.Parallel()
+	token := asyncurl.Token(secret, hookID, 7)
+	for _, base := range []string{"https://sundial.example.com", "https://sundial.example.com/"} {
+		ack, nack := asyncurl.URLs(base, secret, hookID, 7)
+		prefix := "https://sundial.example.com/v1/async/" + hookID.String() + "/7/" + token
+		require.Equal(t, prefix+"/ack", ack)
+		require.Equal(t, prefix+"/nack", nack)
+	}
+}

@@ -1,0 +1,46 @@
+package natstest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+)
+
+func TestRestart(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name       string
+		wipe       bool
+		wantStream bool
+	}{
+		{name: "keeps the store", wipe: false, wantStream: true},
+		{name: "wipes the store", wipe: true, wantStream: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s := natstest.Start(t, natstest.Options{})
+			url := s.ClientURL()
+			_, js := s.Connect(t)
+			_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "KEPT", Subjects: []string{"kept"}})
+			require.NoError(t, err)
+
+			restarted := s.Restart(t, tt.wipe)
+
+			require.Equal(t, url, restarted.ClientURL(), "a restarted server listens where the old one did")
+			_, js = restarted.Connect(t)
+			_, err = js.Stream(ctx, "KEPT")
+			if tt.wantStream {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, jetstream.ErrStreamNotFound)
+			}
+		})
+	}
+}

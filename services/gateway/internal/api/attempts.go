@@ -1,0 +1,64 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// AttemptLister lists a hook's attempts.
+type AttemptLister interface {
+	List(ctx context.Context, projectID, hookID uuid.UUID) ([]store.ListHookAttemptsRow, error)
+}
+
+// ListHookAttempts lists a hook's attempts (GET /v1/hooks/{id}/attempts).
+func (s *server) ListHookAttempts(ctx context.Context, req gen.ListHookAttemptsRequestObject) (gen.ListHookAttemptsResponseObject, error) {
+	if s.Attempts == nil {
+		return nil, notImplemented("listing attempts")
+	}
+	id, err := hookID(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	// The hook first: an unknown hook is a 404, a hook without attempts an empty list.
+	if _, err := s.Hooks.Get(ctx, projectOf(ctx), id); err != nil {
+		return nil, hookError(err)
+	}
+	rows, err := s.Attempts.List(ctx, projectOf(ctx), id)
+	if err != nil {
+		return nil, internal(err)
+	}
+	out := make([]gen.HookAttempt, len(rows))
+	for i, r := range rows {
+		out[i] = toAttempt(r)
+	}
+	return gen.ListHookAttempts200JSONResponse{Body: gen.HookAttemptListResponse{Data: out}}, nil
+}
+
+func toAttempt(r store.ListHookAttemptsRow) gen.HookAttempt {
+	a := gen.HookAttempt{
+		Attempt:         r.Attempt,
+		StartedAt:       r.StartedAt.UTC(),
+		DurationSeconds: r.DurationSeconds,
+		Outcome:         gen.HookAttemptOutcome(r.Outcome),
+		StatusCode:      r.StatusCode,
+		Error:           r.Error,
+		ResponseExcerpt: r.ResponseExcerpt,
+	}
+	if r.AsyncState != nil && r.AsyncDeadline != nil {
+		a.Async = &gen.HookAttemptAsync{
+			State:       gen.HookAttemptAsyncState(*r.AsyncState),
+			Deadline:    r.AsyncDeadline.UTC(),
+			TimeoutSecs: r.AsyncTimeoutSecs,
+		}
+	}
+	if len(r.AckBody) > 0 {
+		body := json.RawMessage(r.AckBody)
+		a.AckBody = &body
+	}
+	return a
+}

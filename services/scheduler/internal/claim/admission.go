@@ -1,0 +1,81 @@
+package claim
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sundial-run/sundial/pkg/event"
+)
+
+// Backpressure. A claimed hook holds a lease; if it waits in the queues
+// longer than that (dispatchers slower than the claims, results applied
+// slower than they arrive), the lease expires, the dispatcher skips the
+// stale DueHook or the hook is re-driven while its result is still queued,
+// and the hook is delivered twice with no fault at all. So the schedulers
+// claim only while the work in flight (messages in the due and results
+// work queues, which hold exactly the messages not yet acknowledged) is
+// below a bound: under overload hooks wait in PostgreSQL, where waiting
+// costs nothing, and are claimed a little late instead of twice.
+
+// inFlightRefresh is how often the queues are measured; between two
+// measurements the claims made here are added to the last one, so a burst
+// cannot overshoot the bound by more than the other schedulers' claims.
+const inFlightRefresh = 50 * time.Millisecond
+
+// backpressureWait is the wait before trying again while the queues are full.
+const backpressureWait = 20 * time.Millisecond
+
+// admission tracks the work in flight and how much more may be claimed.
+type admission struct {
+	js    jetstream.JetStream
+	limit int // 0: no bound
+
+	mu         sync.Mutex
+	inFlight   int
+	measuredAt time.Time
+}
+
+// room returns how many hooks may be claimed now, at most want. It reads
+// the queues at most every inFlightRefresh. When they cannot be read (NATS
+// away, a stream lost), it admits: the leases still protect the hooks, and
+// holding claims back would only add lateness.
+func (a *admission) room(ctx context.Context, want int) int {
+	if a.limit == 0 {
+		return want
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if time.Since(a.measuredAt) >= inFlightRefresh {
+		n, err := a.measure(ctx)
+		if err != nil {
+			return want
+		}
+		a.inFlight, a.measuredAt = n, time.Now()
+	}
+	return max(min(want, a.limit-a.inFlight), 0)
+}
+
+// claimed adds hooks just claimed to the work in flight.
+func (a *admission) claimed(n int) {
+	a.mu.Lock()
+	a.inFlight += n
+	a.mu.Unlock()
+}
+
+// measure counts the messages in the due and results work queues.
+func (a *admission) measure(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	total := 0
+	for _, name := range []string{event.StreamDue, event.StreamResults} {
+		s, err := a.js.Stream(ctx, name)
+		if err != nil {
+			return 0, err
+		}
+		total += int(s.CachedInfo().State.Msgs)
+	}
+	return total, nil
+}

@@ -1,0 +1,469 @@
+package result
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+// Batching: a transaction per result spends most of its time waiting for
+// round trips and for its own WAL flush, so under load results queue up,
+// leases expire and hooks are delivered twice. A Batcher lets many handlers
+// (bus.Consume runs Handle concurrently) share one transaction: each hands
+// its parsed result to Run's loop, which gathers up to MaxBatch of them (or
+// what arrives within Linger of the first), applies them with one statement
+// per kind of change, and answers each handler with its own outcome, so
+// every message is still settled by its own handler.
+
+// BatchConfig tunes a Batcher.
+type BatchConfig struct {
+	// MaxBatch bounds the results one transaction applies, 1 to
+	// MaxBatchSize.
+	MaxBatch int
+	// Linger is how long a batch waits, after its first result, for more;
+	// 0 takes only the results already waiting. At most MaxLinger.
+	Linger time.Duration
+	// InFlight bounds the batches being applied at once (each holds a
+	// database connection). While all are busy, results wait and the next
+	// batch grows.
+	InFlight int
+}
+
+// Bounds of BatchConfig.
+const (
+	MaxBatchSize = 10000
+	MaxLinger    = time.Second
+)
+
+// ErrStopped answers a result handed to a Batcher whose Run has returned:
+// the bus hands the message back.
+var ErrStopped = errors.New("result batcher stopped")
+
+// Batcher applies attempt results in batches. Its Handle is the bus.Handler
+// of the scheduler's result consumer; Run must be running for Handle to
+// make progress.
+type Batcher struct {
+	a       *Applier
+	cfg     BatchConfig
+	in      chan *pending
+	stopped chan struct{}
+}
+
+// pending is a result waiting in a batch for its outcome.
+type pending struct {
+	in    attempt
+	link  trace.Link // the result's span, linked from the batch's
+	reply chan reply // buffered: the batch never waits for its handler
+}
+
+type reply struct {
+	out *applied // nil: stale
+	err error
+}
+
+// NewBatcher returns a Batcher applying results with a.
+func (a *Applier) NewBatcher(cfg BatchConfig) (*Batcher, error) {
+	if cfg.MaxBatch < 1 || cfg.MaxBatch > MaxBatchSize || cfg.Linger < 0 || cfg.Linger > MaxLinger || cfg.InFlight < 1 {
+		return nil, fmt.Errorf("result batcher: want a batch of 1 to %d, a linger of 0 to %s and at least one batch in flight, got %d, %s, %d",
+			MaxBatchSize, MaxLinger, cfg.MaxBatch, cfg.Linger, cfg.InFlight)
+	}
+	return &Batcher{a: a, cfg: cfg, in: make(chan *pending), stopped: make(chan struct{})}, nil
+}
+
+// Handle is the bus.Handler of the scheduler's result consumer: it decodes
+// the result, waits for the batch that applies it, and answers like
+// Applier.Apply: nil (applied or stale), bus.Drop (can never be applied) or
+// another error (the bus redelivers).
+func (b *Batcher) Handle(ctx context.Context, d bus.Delivery) error {
+	var r eventv1.AttemptResult
+	if err := proto.Unmarshal(d.Data, &r); err != nil {
+		return bus.Drop(fmt.Errorf("decode attempt result: %w", err))
+	}
+	ctx, span := b.a.startApply(ctx, &r)
+	err := b.apply(ctx, &r)
+	endApply(span, err)
+	return err
+}
+
+func (b *Batcher) apply(ctx context.Context, r *eventv1.AttemptResult) error {
+	start := time.Now()
+	in, err := parse(r)
+	if err != nil {
+		return bus.Drop(err)
+	}
+	p := &pending{in: in, link: trace.LinkFromContext(ctx), reply: make(chan reply, 1)}
+	select {
+	case b.in <- p:
+	case <-b.stopped:
+		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, ErrStopped)
+	case <-ctx.Done():
+		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, ctx.Err())
+	}
+	select {
+	case rep := <-p.reply:
+		return b.a.finish(ctx, in, rep.out, rep.err, time.Since(start), slog.LevelDebug)
+	case <-ctx.Done():
+		// The batch may still commit: the redelivered message is then
+		// stale, which changes nothing.
+		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, ctx.Err())
+	}
+}
+
+// Run gathers and applies batches until ctx is done, then applies what it
+// has gathered, waits for the batches in flight and returns; Handle then
+// answers ErrStopped. Cancelling ctx also cancels the batches in flight
+// (their handlers get the error), so cancel it only once the consumer has
+// drained: in-flight work finishes first. Call it once.
+func (b *Batcher) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, b.cfg.InFlight)
+	for {
+		batch := b.collect(ctx)
+		if len(batch) == 0 {
+			break
+		}
+		// Waiting for a slot holds back the handlers, so the next batch
+		// fills while the database is busy.
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			b.applyBatch(ctx, batch)
+		})
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(b.stopped)
+	wg.Wait()
+}
+
+// collect waits for a first result, then gathers more until the batch is
+// full or Linger has passed. It returns nil when ctx is done first.
+func (b *Batcher) collect(ctx context.Context) []*pending {
+	var batch []*pending
+	select {
+	case p := <-b.in:
+		batch = append(batch, p)
+	case <-ctx.Done():
+		return nil
+	}
+	if b.cfg.Linger == 0 {
+		for len(batch) < b.cfg.MaxBatch {
+			select {
+			case p := <-b.in:
+				batch = append(batch, p)
+			default:
+				return batch
+			}
+		}
+		return batch
+	}
+	timer := time.NewTimer(b.cfg.Linger)
+	defer timer.Stop()
+	for len(batch) < b.cfg.MaxBatch {
+		select {
+		case p := <-b.in:
+			batch = append(batch, p)
+		case <-timer.C:
+			return batch
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
+}
+
+// applyBatch applies a batch in one transaction and answers every handler.
+// A batch the database refuses for its data (class 22 or 23: one bad
+// result) is applied again result by result, so that only the bad one is
+// dropped; any other failure (a lost connection) is every handler's error,
+// and the bus redelivers them.
+func (b *Batcher) applyBatch(ctx context.Context, batch []*pending) {
+	start := time.Now()
+	ctx, span := b.startBatch(ctx, batch)
+	ins := make([]attempt, len(batch))
+	for i, p := range batch {
+		ins[i] = p.in
+	}
+	replies := make([]reply, len(batch))
+	outs, err := b.a.applyBatchTx(ctx, ins)
+	fallback := err != nil && permanent(err)
+	switch {
+	case fallback:
+		for i, in := range ins {
+			replies[i].out, replies[i].err = b.a.applyTx(ctx, in)
+		}
+	case err != nil:
+		span.SetStatus(codes.Error, "batch not applied")
+		for i := range replies {
+			replies[i].err = fmt.Errorf("batch of %d results: %w", len(batch), err)
+		}
+	default:
+		for i, out := range outs {
+			replies[i].out = out
+		}
+	}
+	// The batch's work is done before any handler hears of it.
+	span.End()
+	for i, p := range batch {
+		p.reply <- replies[i]
+	}
+	b.logBatch(ctx, replies, fallback, err, time.Since(start))
+}
+
+func (b *Batcher) startBatch(ctx context.Context, batch []*pending) (context.Context, trace.Span) {
+	links := make([]trace.Link, 0, len(batch))
+	for _, p := range batch {
+		if p.link.SpanContext.IsValid() {
+			links = append(links, p.link)
+		}
+	}
+	// A batch serves many traces: it starts its own and links each
+	// result's scheduler.apply_result span.
+	return b.a.tracer.Start(ctx, "scheduler.apply_results", trace.WithNewRoot(), trace.WithLinks(links...),
+		trace.WithAttributes(attribute.Int("batch.size", len(batch))))
+}
+
+// logBatch writes the batch's one line: count is the results applied
+// (tests/bench reads it), the other counts split the batch by what it did.
+// A batch the database refused and that was applied result by result says
+// so at warn; one that failed as a whole is logged at warn with its error
+// (the handlers log each dropped result).
+func (b *Batcher) logBatch(ctx context.Context, replies []reply, fallback bool, err error, took time.Duration) {
+	n := len(replies)
+	if err != nil && !fallback {
+		b.a.log.WarnContext(ctx, "batch of attempt results not applied", "results", n, "duration", took, "err", err)
+		return
+	}
+	counts := map[string]int{}
+	for _, rep := range replies {
+		switch {
+		case rep.err != nil:
+			counts["not_applied"]++
+		case rep.out == nil:
+			counts["stale"]++
+		default:
+			counts[rep.out.status]++
+		}
+	}
+	attrs := []any{"count", n - counts["stale"] - counts["not_applied"], "results", n,
+		"completed", counts[StatusCompleted], "retry", counts[StatusRetry], "failed", counts[StatusFailed],
+		"async", counts[StatusPending], "stale", counts["stale"], "duration", took}
+	if fallback {
+		b.a.log.WarnContext(ctx, "applied attempt results", append(attrs, "not_applied", counts["not_applied"],
+			"fallback", "batch refused by the database; applied result by result", "batch_err", err)...)
+		return
+	}
+	b.a.log.InfoContext(ctx, "applied attempt results", attrs...)
+}
+
+// leaseKey names a result's delivery: at most one result per key applies.
+type leaseKey struct {
+	hookID   uuid.UUID
+	leaseSeq int64
+}
+
+// applyBatchTx applies ins in one transaction. outs[i] is what ins[i] did
+// to its hook, nil when it was stale (a later duplicate of a result in the
+// same batch is stale too).
+func (a *Applier) applyBatchTx(ctx context.Context, ins []attempt) ([]*applied, error) {
+	tx, err := a.db.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	outs, err := a.applyBatch(ctx, store.New(tx), ins)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return outs, nil
+}
+
+// batchPlan is a batch sorted by what it does to the hooks: indexes into
+// the batch of the results that hold their hook's lease, by kind.
+type batchPlan struct {
+	hooks     map[int]lockedHook
+	successes []int
+	failures  []int
+	waits     []int
+}
+
+func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attempt) ([]*applied, error) {
+	plan, err := lockBatch(ctx, q, ins)
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]*applied, len(ins))
+	if err := insertAttempts(ctx, q, ins, append(plan.successes, plan.failures...)); err != nil {
+		return nil, err
+	}
+	if err := a.completeAll(ctx, q, ins, plan, outs); err != nil {
+		return nil, err
+	}
+	if err := a.settleFailures(ctx, q, ins, plan, outs); err != nil {
+		return nil, err
+	}
+	// 202 answers are rare: one at a time, in the same transaction.
+	for _, i := range plan.waits {
+		if outs[i], err = a.startWait(ctx, q, ins[i], plan.hooks[i]); err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
+
+// lockBatch locks, in one statement, the hooks that still hold the lease of
+// a result, and sorts those results by kind.
+func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan, error) {
+	first := make(map[leaseKey]int, len(ins))
+	arg := store.LockLeasedHooksParams{HookIds: make([]uuid.UUID, 0, len(ins)), LeaseSeqs: make([]int64, 0, len(ins))}
+	for i, in := range ins {
+		k := leaseKey{in.hookID, in.leaseSeq}
+		if _, dup := first[k]; dup {
+			continue
+		}
+		first[k] = i
+		arg.HookIds = append(arg.HookIds, in.hookID)
+		arg.LeaseSeqs = append(arg.LeaseSeqs, in.leaseSeq)
+	}
+	rows, err := q.LockLeasedHooks(ctx, arg)
+	if err != nil {
+		return batchPlan{}, fmt.Errorf("lock hooks: %w", err)
+	}
+	plan := batchPlan{hooks: make(map[int]lockedHook, len(rows))}
+	for _, row := range rows {
+		i := first[leaseKey{row.ID, row.LeaseSeq}]
+		plan.hooks[i] = lockedHook{
+			projectID: row.ProjectID, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
+			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
+				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
+		}
+		switch in := ins[i]; {
+		case in.async:
+			plan.waits = append(plan.waits, i)
+		case in.success:
+			plan.successes = append(plan.successes, i)
+		default:
+			plan.failures = append(plan.failures, i)
+		}
+	}
+	return plan, nil
+}
+
+// insertAttempts records the attempts of the results at idx in one
+// statement.
+func insertAttempts(ctx context.Context, q *store.Queries, ins []attempt, idx []int) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	arg := store.InsertAttemptsParams{}
+	for _, i := range idx {
+		in := ins[i]
+		arg.HookIds = append(arg.HookIds, in.hookID)
+		arg.Attempts = append(arg.Attempts, in.attempt)
+		arg.LeaseSeqs = append(arg.LeaseSeqs, in.leaseSeq)
+		arg.StartedAts = append(arg.StartedAts, in.startedAt)
+		arg.Durations = append(arg.Durations, in.duration)
+		arg.Outcomes = append(arg.Outcomes, in.recorded)
+		arg.StatusCodes = append(arg.StatusCodes, in.statusCode)
+		arg.Errors = append(arg.Errors, in.errText)
+		arg.Excerpts = append(arg.Excerpts, in.excerpt)
+	}
+	if _, err := q.InsertAttempts(ctx, arg); err != nil {
+		return fmt.Errorf("insert attempts: %w", err)
+	}
+	return nil
+}
+
+// completeAll completes the hooks of every success in one statement.
+func (a *Applier) completeAll(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+	if len(plan.successes) == 0 {
+		return nil
+	}
+	arg := store.CompleteHooksParams{}
+	for _, i := range plan.successes {
+		in := ins[i]
+		arg.Ids = append(arg.Ids, in.hookID)
+		arg.Attempts = append(arg.Attempts, in.attempt)
+		arg.Durations = append(arg.Durations, in.duration)
+		arg.StartedAts = append(arg.StartedAts, in.startedAt)
+	}
+	rows, err := q.CompleteHooks(ctx, arg)
+	if err != nil {
+		return fmt.Errorf("set hooks completed: %w", err)
+	}
+	at := make(map[uuid.UUID]time.Time, len(rows))
+	for _, row := range rows {
+		at[row.ID] = row.UpdatedAt
+	}
+	for _, i := range plan.successes {
+		h := plan.hooks[i]
+		when, ok := at[ins[i].hookID]
+		if !ok {
+			return fmt.Errorf("set hook %s completed: not updated under its lock", ins[i].hookID)
+		}
+		outs[i] = &applied{projectID: h.projectID, path: h.path, status: StatusCompleted,
+			maxAttempts: a.budget(ctx, ins[i].hookID, h).MaxAttempts(), at: when}
+	}
+	return nil
+}
+
+// settleFailures retries or fails the hooks of every failure in one
+// statement, by the same budget rules as settle.
+func (a *Applier) settleFailures(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+	if len(plan.failures) == 0 {
+		return nil
+	}
+	arg := store.SettleFailedHooksParams{}
+	for _, i := range plan.failures {
+		in, h := ins[i], plan.hooks[i]
+		budget := a.budget(ctx, in.hookID, h)
+		out := &applied{projectID: h.projectID, path: h.path, status: StatusRetry, maxAttempts: budget.MaxAttempts()}
+		var delay float64
+		if int(in.attempt) < out.maxAttempts {
+			delay = budget.DelayAfter(int(in.attempt), a.rnd).Seconds()
+		} else {
+			out.status = StatusFailed
+		}
+		outs[i] = out
+		arg.Ids = append(arg.Ids, in.hookID)
+		arg.Attempts = append(arg.Attempts, in.attempt)
+		arg.Durations = append(arg.Durations, in.duration)
+		arg.FailureErrors = append(arg.FailureErrors, in.errText)
+		arg.StartedAts = append(arg.StartedAts, in.startedAt)
+		arg.Delays = append(arg.Delays, delay)
+		arg.Finals = append(arg.Finals, out.status == StatusFailed)
+	}
+	rows, err := q.SettleFailedHooks(ctx, arg)
+	if err != nil {
+		return fmt.Errorf("set failed hooks: %w", err)
+	}
+	at := make(map[uuid.UUID]time.Time, len(rows))
+	for _, row := range rows {
+		at[row.ID] = row.At
+	}
+	for _, i := range plan.failures {
+		when, ok := at[ins[i].hookID]
+		if !ok {
+			return fmt.Errorf("set hook %s %s: not updated under its lock", ins[i].hookID, outs[i].status)
+		}
+		outs[i].at = when
+	}
+	return nil
+}

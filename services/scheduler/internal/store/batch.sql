@@ -1,0 +1,108 @@
+-- Batched result application (package result, batch.go): one transaction
+-- applies many AttemptResults with one statement per kind of change instead
+-- of a round trip per result. Arrays are parallel: element i of each
+-- describes one result. (Parallel unnest calls in one select list zip the
+-- arrays; sqlc knows only the one-argument unnest.)
+
+-- name: LockLeasedHooks :many
+-- LockLeasedHook for many results at once: locks the hooks that still hold
+-- the lease of a result (a pair (hook_ids[i], lease_seqs[i])); a pair with no
+-- row is stale. Rows are locked in id order, so two batches over
+-- overlapping hooks wait for each other instead of deadlocking.
+SELECT h.id, h.lease_seq, h.project_id, h.path, h.retry_budget_base, h.retry_override,
+    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    p.retry_max_delay_secs, p.retry_jitter
+FROM hooks AS h
+JOIN projects AS p ON p.id = h.project_id
+WHERE (h.id, h.lease_seq) IN (
+        SELECT unnest(sqlc.arg(hook_ids)::uuid[]), unnest(sqlc.arg(lease_seqs)::bigint[]))
+  AND h.status = 'pending'
+  AND h.lease_expires_at IS NOT NULL
+ORDER BY h.id
+FOR UPDATE OF h;
+
+-- name: InsertAttempts :execrows
+-- InsertAttempt for many attempts. A status code of 0 and an empty error or
+-- excerpt are stored as NULL (arrays cannot carry NULL through sqlc), as the
+-- single-row path does. The key (hook_id, attempt) makes a repeat a no-op.
+INSERT INTO hook_attempts (
+    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt
+)
+SELECT u.hook_id, u.attempt, u.lease_seq, u.started_at, u.duration_seconds, u.outcome,
+    NULLIF(u.status_code, 0), NULLIF(u.error, ''), NULLIF(u.response_excerpt, '')
+FROM (
+    SELECT unnest(sqlc.arg(hook_ids)::uuid[]) AS hook_id,
+        unnest(sqlc.arg(attempts)::integer[]) AS attempt,
+        unnest(sqlc.arg(lease_seqs)::bigint[]) AS lease_seq,
+        unnest(sqlc.arg(started_ats)::timestamptz[]) AS started_at,
+        unnest(sqlc.arg(durations)::float8[]) AS duration_seconds,
+        unnest(sqlc.arg(outcomes)::text[]) AS outcome,
+        unnest(sqlc.arg(status_codes)::integer[]) AS status_code,
+        unnest(sqlc.arg(errors)::text[]) AS error,
+        unnest(sqlc.arg(excerpts)::text[]) AS response_excerpt
+) AS u
+ON CONFLICT DO NOTHING;
+
+-- name: CompleteHooks :many
+-- CompleteHook for many hooks, locked by the caller's transaction.
+UPDATE hooks AS h
+SET status                = 'completed',
+    attempts              = u.attempts,
+    post_duration_seconds = u.duration,
+    failure_error         = NULL,
+    try_at                = u.started_at,
+    run_at                = NULL,
+    lease_expires_at      = NULL,
+    updated_at            = now()
+FROM (
+    SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
+        unnest(sqlc.arg(attempts)::integer[]) AS attempts,
+        unnest(sqlc.arg(durations)::float8[]) AS duration,
+        unnest(sqlc.arg(started_ats)::timestamptz[]) AS started_at
+) AS u
+WHERE h.id = u.id
+RETURNING h.id, h.updated_at;
+
+-- name: SettleFailedHooks :many
+-- ScheduleRetry and FailHook for many hooks, locked by the caller's
+-- transaction: a final failure (finals[i]) fails the hook, any other is
+-- retried delays[i] seconds from now by the database clock. at is the
+-- retry time, or when the hook failed.
+UPDATE hooks AS h
+SET status                = CASE WHEN u.final THEN 'failed' ELSE 'retry' END,
+    attempts              = u.attempts,
+    post_duration_seconds = u.duration,
+    failure_error         = u.failure_error,
+    try_at                = CASE WHEN u.final THEN u.started_at
+                                 ELSE now() + make_interval(secs => u.delay) END,
+    run_at                = CASE WHEN u.final THEN NULL
+                                 ELSE now() + make_interval(secs => u.delay) END,
+    lease_expires_at      = NULL,
+    updated_at            = now()
+FROM (
+    SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
+        unnest(sqlc.arg(attempts)::integer[]) AS attempts,
+        unnest(sqlc.arg(durations)::float8[]) AS duration,
+        unnest(sqlc.arg(failure_errors)::text[]) AS failure_error,
+        unnest(sqlc.arg(started_ats)::timestamptz[]) AS started_at,
+        unnest(sqlc.arg(delays)::float8[]) AS delay,
+        unnest(sqlc.arg(finals)::boolean[]) AS final
+) AS u
+WHERE h.id = u.id
+RETURNING h.id, (CASE WHEN u.final THEN h.updated_at ELSE h.try_at END)::timestamptz AS at;
+
+-- name: SetAttemptsForTest :execrows
+-- Gives a hook a history of n attempts and a retry budget counted from them
+-- (what bulk retries leave behind), so a test can report an attempt number
+-- the hooks_retry_budget_base_check refuses.
+UPDATE hooks SET attempts = sqlc.arg(n), retry_budget_base = sqlc.arg(n) WHERE id = sqlc.arg(id);
+
+-- name: InsertLeasedHooksForTest :many
+-- n hooks of a project claimed under lease 1 and being delivered, as a
+-- claim leaves them (benchmarks of the applier only).
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, lease_seq, lease_expires_at)
+SELECT gen_random_uuid(), p.id, '/bench', p.domain, '{"n":1}'::jsonb, now(), now() + interval '1 hour', 1,
+    now() + interval '1 hour'
+FROM projects AS p, generate_series(1, sqlc.arg(n)::integer)
+WHERE p.id = sqlc.arg(project_id)
+RETURNING id, lease_seq;

@@ -1,0 +1,171 @@
+// Package load schedules the benchmark's hooks through the public API:
+// POST /v1/hooks from many concurrent clients, each hook at its own postAt.
+package load
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/tests/bench/internal/check"
+	"github.com/sundial-run/sundial/tests/bench/internal/stats"
+)
+
+// maxTries bounds the attempts of one create that keeps getting 429 or a
+// transport error.
+const maxTries = 20
+
+// Client creates hooks as one project.
+type Client struct {
+	BaseURL string
+	APIKey  string
+	HTTP    *http.Client
+}
+
+// NewClient returns a Client whose connection pool fits clients at once.
+func NewClient(baseURL, apiKey string, clients int) *Client {
+	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
+	return &Client{BaseURL: baseURL, APIKey: apiKey, HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+// Created sums up a creation run.
+type Created struct {
+	Count     int           `json:"count"`
+	Seconds   float64       `json:"seconds"`
+	PerSecond float64       `json:"perSecond"`
+	Latency   stats.Summary `json:"latency"`
+	// Retried counts answers 429 and transport errors that were retried.
+	Retried int `json:"retried"`
+	// Finished is when the last create was answered.
+	Finished time.Time `json:"finished"`
+}
+
+// CreateAll schedules one hook per postAt (in that order, clients at once)
+// at path, and returns them with the postAt the API stored.
+func (c *Client) CreateAll(ctx context.Context, postAts []time.Time, clients int, path string) ([]check.Hook, Created, error) {
+	hooks := make([]check.Hook, len(postAts))
+	latencies := make([]time.Duration, len(postAts))
+	var next, retried atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(postAts) {
+					return
+				}
+				t0 := time.Now()
+				h, tries, err := c.create(ctx, path, i, postAts[i])
+				latencies[i] = time.Since(t0)
+				retried.Add(int64(tries - 1))
+				if err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				hooks[i] = h
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return nil, Created{}, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, Created{}, err
+	}
+	return hooks, Created{
+		Count:     len(hooks),
+		Seconds:   elapsed.Seconds(),
+		PerSecond: stats.PerSecond(len(hooks), elapsed),
+		Latency:   stats.Summarize(latencies),
+		Retried:   int(retried.Load()),
+		Finished:  time.Now(),
+	}, nil
+}
+
+type createRequest struct {
+	Path   string         `json:"path"`
+	PostAt string         `json:"postAt"`
+	Data   map[string]int `json:"data"`
+}
+
+type createResponse struct {
+	Data struct {
+		ID     uuid.UUID `json:"id"`
+		PostAt time.Time `json:"postAt"`
+	} `json:"data"`
+}
+
+// create posts one hook, retrying 429 answers (after Retry-After, capped)
+// and transport errors; it returns the hook and the tries it took.
+func (c *Client) create(ctx context.Context, path string, i int, postAt time.Time) (check.Hook, int, error) {
+	body, err := json.Marshal(createRequest{Path: path, PostAt: postAt.UTC().Format(time.RFC3339Nano), Data: map[string]int{"n": i}})
+	if err != nil {
+		return check.Hook{}, 1, err
+	}
+	for try := 1; ; try++ {
+		h, wait, err := c.post(ctx, body)
+		if err == nil && wait == 0 {
+			return h, try, nil
+		}
+		if try >= maxTries || ctx.Err() != nil {
+			return check.Hook{}, try, fmt.Errorf("create hook %d after %d tries: %w", i, try, err)
+		}
+		if wait == 0 {
+			wait = 100 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+}
+
+// post sends one create; a 429 gives the wait it asks for and an error
+// describing it.
+func (c *Client) post(ctx context.Context, body []byte) (check.Hook, time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/v1/hooks", bytes.NewReader(body))
+	if err != nil {
+		return check.Hook{}, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", c.APIKey)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return check.Hook{}, 0, err
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+	if err != nil {
+		return check.Hook{}, 0, err
+	}
+	switch resp.StatusCode {
+	case http.StatusCreated:
+	case http.StatusTooManyRequests:
+		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return check.Hook{}, min(max(time.Duration(secs)*time.Second, 50*time.Millisecond), 2*time.Second),
+			fmt.Errorf("429: %s", raw)
+	default:
+		return check.Hook{}, 0, fmt.Errorf("POST /v1/hooks: %s: %s", resp.Status, raw)
+	}
+	var out createResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return check.Hook{}, 0, fmt.Errorf("POST /v1/hooks answer: %w", err)
+	}
+	return check.Hook{ID: out.Data.ID, PostAt: out.Data.PostAt}, 0, nil
+}

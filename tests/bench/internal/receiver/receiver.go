@@ -1,0 +1,153 @@
+// Package receiver is the benchmark's HTTPS endpoint, the hooks' domain. It
+// answers 200 at once, over HTTP/1.1 and HTTP/2, and records each arrival's
+// Sundial-Id and time in memory allocated up front: recording costs an
+// atomic increment and a store, no lock, no allocation and no log line.
+package receiver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Arrival is one request that reached the receiver.
+type Arrival struct {
+	// ID is the request's Sundial-Id (the zero UUID if it had none).
+	ID uuid.UUID
+	// Since is when it arrived, measured on the monotonic clock from the
+	// receiver's Base, so that a wall-clock step during a run cannot bend it.
+	Since time.Duration
+}
+
+// slot holds one arrival; done is set after the arrival is written, so a
+// reader running during deliveries sees only whole arrivals.
+type slot struct {
+	arrival Arrival
+	done    atomic.Bool
+}
+
+// Receiver is a running HTTPS endpoint.
+type Receiver struct {
+	// Base is the instant arrivals are measured from: arrival i happened at
+	// Base.Add(arrivals[i].Since) on the wall clock.
+	Base time.Time
+	// CAFile is the PEM file of the receiver's certificate, for
+	// SUNDIAL_DELIVERY_CA_FILE.
+	CAFile string
+
+	srv      *http.Server
+	ln       net.Listener
+	slots    []slot
+	next     atomic.Int64
+	overflow atomic.Int64
+	served   chan error
+}
+
+// Start listens on 127.0.0.1 (any free port) with room for capacity
+// arrivals; arrivals beyond it are counted, not recorded. dir receives the
+// CA file.
+func Start(capacity int, dir string) (*Receiver, error) {
+	cert, pemBytes, err := selfSigned()
+	if err != nil {
+		return nil, err
+	}
+	r := &Receiver{
+		CAFile: filepath.Join(dir, "receiver-ca.pem"),
+		slots:  make([]slot, capacity),
+		served: make(chan error, 1),
+	}
+	if err := os.WriteFile(r.CAFile, pemBytes, 0o600); err != nil {
+		return nil, fmt.Errorf("receiver CA file: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("receiver listen: %w", err)
+	}
+	r.ln = ln
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	r.srv = &http.Server{
+		Handler:           http.HandlerFunc(r.serve),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Connection errors are the dispatcher's to report, not ours to print.
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
+	r.Base = time.Now()
+	go func() { r.served <- r.srv.ServeTLS(ln, "", "") }()
+	return r, nil
+}
+
+// Domain is the receiver's host:port: the project's domain.
+func (r *Receiver) Domain() string { return r.ln.Addr().String() }
+
+func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
+	since := time.Since(r.Base)
+	id, _ := uuid.Parse(req.Header.Get("Sundial-Id"))
+	if i := r.next.Add(1) - 1; i < int64(len(r.slots)) {
+		r.slots[i].arrival = Arrival{ID: id, Since: since}
+		r.slots[i].done.Store(true)
+	} else {
+		r.overflow.Add(1)
+	}
+	// Read the body so the connection can be reused, as a real receiver would.
+	_, _ = io.Copy(io.Discard, req.Body)
+	w.WriteHeader(http.StatusOK)
+}
+
+// Count is how many requests have arrived so far.
+func (r *Receiver) Count() int { return int(r.next.Load()) }
+
+// Overflow is how many arrivals did not fit in the capacity.
+func (r *Receiver) Overflow() int { return int(r.overflow.Load()) }
+
+// Arrivals returns a copy of the arrivals recorded so far; one being
+// recorded at this very moment is left out.
+func (r *Receiver) Arrivals() []Arrival {
+	n := min(int(r.next.Load()), len(r.slots))
+	out := make([]Arrival, 0, n)
+	for i := range n {
+		if r.slots[i].done.Load() {
+			out = append(out, r.slots[i].arrival)
+		}
+	}
+	return out
+}
+
+// ArrivalsFrom returns the arrivals recorded from index from on, up to the
+// first one still being recorded, and the index to continue from: a caller
+// that follows the deliveries reads each arrival once.
+func (r *Receiver) ArrivalsFrom(from int) ([]Arrival, int) {
+	n := min(int(r.next.Load()), len(r.slots))
+	var out []Arrival
+	i := from
+	for ; i < n && r.slots[i].done.Load(); i++ {
+		out = append(out, r.slots[i].arrival)
+	}
+	return out, i
+}
+
+// At is the wall-clock instant of an arrival.
+func (r *Receiver) At(a Arrival) time.Time { return r.Base.Add(a.Since) }
+
+// Close stops the server.
+func (r *Receiver) Close(ctx context.Context) error {
+	err := r.srv.Shutdown(ctx)
+	if serveErr := <-r.served; !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
+	}
+	return err
+}

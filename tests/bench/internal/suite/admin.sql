@@ -1,0 +1,28 @@
+-- Statements the benchmark runs itself, outside the services' stores: each
+-- follows a "-- name:" line. {{db}} is replaced by a quoted database name
+-- (an identifier cannot be a parameter).
+
+-- name: create-database
+CREATE DATABASE {{db}};
+
+-- name: drop-database
+DROP DATABASE IF EXISTS {{db}} WITH (FORCE);
+
+-- name: analyze-hooks
+-- After the backlog's COPY, so the planner knows the table's new size.
+ANALYZE hooks;
+
+-- name: database-stats
+-- Transactions and row operations of the benchmark's database so far, to
+-- count database round trips per delivered hook.
+SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_fetched
+FROM pg_stat_database
+WHERE datname = current_database();
+
+-- name: other-backends
+-- Connections to the benchmark's database besides this one: once the
+-- services' are gone, their counters have been published (a backend
+-- publishes them before it leaves pg_stat_activity).
+SELECT count(*)
+FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid();

@@ -1,0 +1,164 @@
+package suite
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed admin.sql
+var adminSQL string
+
+// statement returns the named statement of admin.sql, with {{db}} replaced
+// by db quoted as an identifier.
+func statement(name, db string) string {
+	marker := "-- name: " + name + "\n"
+	i := strings.Index(adminSQL, marker)
+	if i < 0 {
+		panic("admin.sql has no statement " + name)
+	}
+	stmt := adminSQL[i+len(marker):]
+	if j := strings.Index(stmt, "\n-- name: "); j >= 0 {
+		stmt = stmt[:j]
+	}
+	return strings.ReplaceAll(strings.TrimSpace(stmt), "{{db}}", pgx.Identifier{db}.Sanitize())
+}
+
+// withDatabase is url with its database name replaced.
+func withDatabase(raw, name string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("database url: %w", err)
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func execOn(ctx context.Context, dbURL, stmt string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, stmt)
+	return err
+}
+
+// createDatabase makes an empty database named after the scenario and
+// returns its name and URL.
+func createDatabase(ctx context.Context, adminURL, scenario string) (string, string, error) {
+	name := "sundial_bench_" + strings.ReplaceAll(scenario, "-", "_") + "_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	if err := execOn(ctx, adminURL, statement("create-database", name)); err != nil {
+		return "", "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	dbURL, err := withDatabase(adminURL, name)
+	return name, dbURL, err
+}
+
+func dropDatabase(ctx context.Context, adminURL, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := execOn(ctx, adminURL, statement("drop-database", name)); err != nil {
+		return fmt.Errorf("drop database %s: %w", name, err)
+	}
+	return nil
+}
+
+// DBStats are cumulative counters of the benchmark's database.
+type DBStats struct {
+	Commits   int64 `json:"commits"`
+	Rollbacks int64 `json:"rollbacks"`
+	Inserted  int64 `json:"rowsInserted"`
+	Updated   int64 `json:"rowsUpdated"`
+	Fetched   int64 `json:"rowsFetched"`
+}
+
+// Sub is s minus an earlier reading.
+func (s DBStats) Sub(o DBStats) DBStats {
+	return DBStats{s.Commits - o.Commits, s.Rollbacks - o.Rollbacks, s.Inserted - o.Inserted, s.Updated - o.Updated, s.Fetched - o.Fetched}
+}
+
+// DatabaseStats reads the counters. PostgreSQL publishes a backend's
+// counters when it has been idle for a moment or when it exits, so a
+// reading taken while services run lags by up to a second or so; once they
+// are stopped, it waits for their connections to close.
+func (s *Suite) DatabaseStats(ctx context.Context) (DBStats, error) {
+	conn, err := pgx.Connect(ctx, s.DBURL)
+	if err != nil {
+		return DBStats{}, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	// Wait (briefly) for stopped services' connections to be gone, so that
+	// their last counters are in.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var others int
+		if err := conn.QueryRow(ctx, statement("other-backends", "")).Scan(&others); err != nil || others == 0 || s.servicesRunning() {
+			break
+		}
+	}
+	var st DBStats
+	err = conn.QueryRow(ctx, statement("database-stats", "")).Scan(&st.Commits, &st.Rollbacks, &st.Inserted, &st.Updated, &st.Fetched)
+	return st, err
+}
+
+// LoadBacklog copies rows pending hooks of projectID into the hooks table,
+// due between a year and a year and a day from now (so no scheduler ever
+// claims them during a run), then analyzes the table. COPY is a data load,
+// not a query: the row's columns are named here, the schema is the
+// migrations'.
+func LoadBacklog(ctx context.Context, dbURL, projectID, domain string, rows int) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	project, err := uuid.Parse(projectID)
+	if err != nil {
+		return fmt.Errorf("project id: %w", err)
+	}
+	start := time.Now().UTC().AddDate(1, 0, 0)
+	spread := 24 * time.Hour
+	columns := []string{"id", "project_id", "path", "domain", "data", "post_at", "status", "run_at", "created_at", "updated_at"}
+	now := time.Now().UTC()
+	i := 0
+	source := pgx.CopyFromFunc(func() ([]any, error) {
+		if i >= rows {
+			return nil, nil
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, err
+		}
+		at := start.Add(time.Duration(int64(spread) / int64(rows) * int64(i)))
+		row := []any{id, project, "/backlog", domain, fmt.Sprintf(`{"n":%d}`, i), at, "pending", at, now, now}
+		i++
+		return row, nil
+	})
+	n, err := conn.CopyFrom(ctx, pgx.Identifier{"hooks"}, columns, source)
+	if err != nil {
+		return fmt.Errorf("copy backlog: %w", err)
+	}
+	if int(n) != rows {
+		return fmt.Errorf("copy backlog: %d rows copied, want %d", n, rows)
+	}
+	if _, err := conn.Exec(ctx, statement("analyze-hooks", "")); err != nil {
+		return fmt.Errorf("analyze hooks: %w", err)
+	}
+	return nil
+}
+
+// servicesRunning says whether any service process is still running.
+func (s *Suite) servicesRunning() bool {
+	for _, p := range s.Services {
+		if exited, _ := p.Exited(); !exited {
+			return true
+		}
+	}
+	return false
+}
