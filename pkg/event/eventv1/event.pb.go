@@ -95,6 +95,8 @@ const (
 	AlertKind_ALERT_KIND_ENDPOINT_RECOVERED AlertKind = 2
 	// A project's usage crossed 75, 100 or 150 percent of its quota.
 	AlertKind_ALERT_KIND_QUOTA_THRESHOLD AlertKind = 3
+	// A "send test" of one channel (channel_id), asked for through the API.
+	AlertKind_ALERT_KIND_CHANNEL_TEST AlertKind = 4
 )
 
 // Enum value maps for AlertKind.
@@ -104,12 +106,14 @@ var (
 		1: "ALERT_KIND_HOOK_FAILED",
 		2: "ALERT_KIND_ENDPOINT_RECOVERED",
 		3: "ALERT_KIND_QUOTA_THRESHOLD",
+		4: "ALERT_KIND_CHANNEL_TEST",
 	}
 	AlertKind_value = map[string]int32{
 		"ALERT_KIND_UNSPECIFIED":        0,
 		"ALERT_KIND_HOOK_FAILED":        1,
 		"ALERT_KIND_ENDPOINT_RECOVERED": 2,
 		"ALERT_KIND_QUOTA_THRESHOLD":    3,
+		"ALERT_KIND_CHANNEL_TEST":       4,
 	}
 )
 
@@ -442,8 +446,13 @@ type Alert struct {
 	Usage            int64                  `protobuf:"varint,10,opt,name=usage,proto3" json:"usage,omitempty"`
 	Quota            int64                  `protobuf:"varint,11,opt,name=quota,proto3" json:"quota,omitempty"`
 	PeriodStart      *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=period_start,json=periodStart,proto3" json:"period_start,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// For hook and endpoint alerts: the domain the hook was delivered to
+	// (with path, the endpoint).
+	Domain string `protobuf:"bytes,13,opt,name=domain,proto3" json:"domain,omitempty"`
+	// For ALERT_KIND_CHANNEL_TEST: the channel to test.
+	ChannelId     string `protobuf:"bytes,14,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Alert) Reset() {
@@ -560,6 +569,20 @@ func (x *Alert) GetPeriodStart() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Alert) GetDomain() string {
+	if x != nil {
+		return x.Domain
+	}
+	return ""
+}
+
+func (x *Alert) GetChannelId() string {
+	if x != nil {
+		return x.ChannelId
+	}
+	return ""
+}
+
 var File_sundial_event_v1_event_proto protoreflect.FileDescriptor
 
 const file_sundial_event_v1_event_proto_rawDesc = "" +
@@ -598,7 +621,7 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\bduration\x18\t \x01(\v2\x19.google.protobuf.DurationR\bduration\x12)\n" +
 	"\x10response_excerpt\x18\n" +
 	" \x01(\tR\x0fresponseExcerpt\x122\n" +
-	"\x15async_timeout_seconds\x18\v \x01(\x05R\x13asyncTimeoutSeconds\"\xa6\x03\n" +
+	"\x15async_timeout_seconds\x18\v \x01(\x05R\x13asyncTimeoutSeconds\"\xdd\x03\n" +
 	"\x05Alert\x12\x19\n" +
 	"\balert_id\x18\x01 \x01(\tR\aalertId\x12/\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1b.sundial.event.v1.AlertKindR\x04kind\x12\x1d\n" +
@@ -614,17 +637,21 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\x05usage\x18\n" +
 	" \x01(\x03R\x05usage\x12\x14\n" +
 	"\x05quota\x18\v \x01(\x03R\x05quota\x12=\n" +
-	"\fperiod_start\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vperiodStart*_\n" +
+	"\fperiod_start\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vperiodStart\x12\x16\n" +
+	"\x06domain\x18\r \x01(\tR\x06domain\x12\x1d\n" +
+	"\n" +
+	"channel_id\x18\x0e \x01(\tR\tchannelId*_\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fOUTCOME_SUCCESS\x10\x01\x12\x13\n" +
 	"\x0fOUTCOME_FAILURE\x10\x02\x12\x11\n" +
-	"\rOUTCOME_ASYNC\x10\x03*\x86\x01\n" +
+	"\rOUTCOME_ASYNC\x10\x03*\xa3\x01\n" +
 	"\tAlertKind\x12\x1a\n" +
 	"\x16ALERT_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ALERT_KIND_HOOK_FAILED\x10\x01\x12!\n" +
 	"\x1dALERT_KIND_ENDPOINT_RECOVERED\x10\x02\x12\x1e\n" +
-	"\x1aALERT_KIND_QUOTA_THRESHOLD\x10\x03B:Z8github.com/sundial-run/sundial/pkg/event/eventv1;eventv1b\x06proto3"
+	"\x1aALERT_KIND_QUOTA_THRESHOLD\x10\x03\x12\x1b\n" +
+	"\x17ALERT_KIND_CHANNEL_TEST\x10\x04B:Z8github.com/sundial-run/sundial/pkg/event/eventv1;eventv1b\x06proto3"
 
 var (
 	file_sundial_event_v1_event_proto_rawDescOnce sync.Once

@@ -23,7 +23,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
 

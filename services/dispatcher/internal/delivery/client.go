@@ -17,7 +17,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/pkg/egress"
 )
 
 // Options configure a Client.

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/pkg/egress"
 )
 
 // maxReason bounds the words of an unexpected error, which end up in the

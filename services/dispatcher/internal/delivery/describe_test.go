@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/pkg/egress"
 )
 
 // wrap dresses err the way net/http and net return it.

@@ -22,7 +22,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/pkg/egress"
 )
 
 // trap is a TCP listener that counts the connections it accepts: a

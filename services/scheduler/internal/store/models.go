@@ -11,6 +11,57 @@ import (
 	"github.com/google/uuid"
 )
 
+type Alert struct {
+	ID         string
+	ProjectID  uuid.UUID
+	Kind       string
+	Body       []byte
+	OccurredAt time.Time
+	CreatedAt  time.Time
+	GroupID    *uuid.UUID
+}
+
+type AlertFollowup struct {
+	ProjectID    uuid.UUID
+	LastSentAt   time.Time
+	FollowupSecs int32
+}
+
+type AlertGroup struct {
+	ID         uuid.UUID
+	ProjectID  uuid.UUID
+	Kind       string
+	ChannelID  *uuid.UUID
+	OpenedAt   time.Time
+	SendAt     time.Time
+	ClosedAt   *time.Time
+	AlertCount int32
+}
+
+type AlertSend struct {
+	GroupID        uuid.UUID
+	Target         string
+	ChannelID      *uuid.UUID
+	State          string
+	Attempts       int32
+	NextTryAt      time.Time
+	LeaseExpiresAt *time.Time
+	LastError      *string
+	SentAt         *time.Time
+	CreatedAt      time.Time
+}
+
+type AlertSendAttempt struct {
+	GroupID         uuid.UUID
+	Target          string
+	Attempt         int32
+	ChannelID       *uuid.UUID
+	StartedAt       time.Time
+	DurationSeconds float64
+	Outcome         string
+	Error           *string
+}
+
 type ApiKey struct {
 	ID         uuid.UUID
 	ProjectID  uuid.UUID
@@ -20,6 +71,14 @@ type ApiKey struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+}
+
+type FailingEndpoint struct {
+	ProjectID    uuid.UUID
+	Domain       string
+	Path         string
+	FailingSince time.Time
+	FailedHooks  int32
 }
 
 type Hook struct {
@@ -74,25 +133,45 @@ type IdempotencyKey struct {
 	CreatedAt   time.Time
 }
 
-type Project struct {
+type NotificationChannel struct {
 	ID                  uuid.UUID
+	ProjectID           uuid.UUID
 	Name                string
-	Domain              string
-	RetryMinRetries     int32
-	RetryDelaySecs      int32
-	RetryStrategy       string
-	RetryBackoffFactor  float64
-	RetryMaxDelaySecs   int32
-	RetryJitter         bool
-	AsyncTimeoutSecs    int32
-	AuthorizationHeader *string
-	PlanQuota           int64
-	PlanHardCapPercent  int32
+	Kind                string
+	Config              json.RawMessage
+	Events              []string
+	Enabled             bool
+	ConsecutiveFailures int32
+	LastSuccessAt       *time.Time
+	LastFailureAt       *time.Time
+	LastError           *string
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
-	RateLimitPerSecond  int32
-	RateLimitBurst      int32
-	AsyncSecret         []byte
+}
+
+type Project struct {
+	ID                   uuid.UUID
+	Name                 string
+	Domain               string
+	RetryMinRetries      int32
+	RetryDelaySecs       int32
+	RetryStrategy        string
+	RetryBackoffFactor   float64
+	RetryMaxDelaySecs    int32
+	RetryJitter          bool
+	AsyncTimeoutSecs     int32
+	AuthorizationHeader  *string
+	PlanQuota            int64
+	PlanHardCapPercent   int32
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+	RateLimitPerSecond   int32
+	RateLimitBurst       int32
+	AsyncSecret          []byte
+	AlertGroupWaitSecs   int32
+	AlertFollowupMinSecs int32
+	AlertFollowupMaxSecs int32
+	OwnerEmails          []string
 }
 
 type SigningKey struct {

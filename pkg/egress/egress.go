@@ -1,4 +1,5 @@
-// Package egress decides which network addresses a delivery may connect to.
+// Package egress decides which network addresses a delivery (or a notification
+// channel: chat and custom webhooks) may connect to.
 //
 // Hook URLs are written by customers, so without a guard a delivery could be
 // aimed at the deployment's own network: a database on 10.0.0.5, an admin

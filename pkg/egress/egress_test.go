@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/services/dispatcher/internal/egress"
+	"github.com/sundial-run/sundial/pkg/egress"
 )
 
 // Decimal, hex and short IPv4 spellings ("2130706433", "0x7f.1", "127.1")
