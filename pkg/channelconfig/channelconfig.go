@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -128,7 +129,7 @@ func (e Email) Validate() error {
 	switch {
 	case e.Host == "":
 		bad("host", "is required")
-	case len(e.Host) > MaxHostLength || strings.ContainsAny(e.Host, " /:@\r\n"):
+	case !validHost(e.Host):
 		bad("host", "must be a host name or IP address")
 	}
 	if e.Port < 1 || e.Port > 65535 {
@@ -166,6 +167,24 @@ func (e Email) Validate() error {
 	return errors.Join(errs...)
 }
 
+// validHost accepts a host name or an IP address (IPv6 without brackets:
+// the port is a field of its own), nothing that could smuggle a port, a
+// path, credentials or a line break into the address dialled.
+func validHost(host string) bool {
+	if len(host) > MaxHostLength {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return !strings.Contains(host, "%") // no zone: it names a local interface
+	}
+	for _, r := range host {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("/:@[]\\?#%", r) {
+			return false
+		}
+	}
+	return true
+}
+
 // CheckAddress accepts a bare e-mail address (no display name), the form
 // SMTP's MAIL FROM and RCPT TO take.
 func CheckAddress(addr string) error {
@@ -192,7 +211,7 @@ func checkURL(field, raw string) error {
 		return &FieldError{Field: field, Message: fmt.Sprintf("must be at most %d characters", MaxURLLength)}
 	}
 	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+	if err != nil || !u.IsAbs() || u.Hostname() == "" || u.Opaque != "" {
 		return &FieldError{Field: field, Message: "must be an absolute https URL"}
 	}
 	if u.Scheme != "https" {

@@ -17,13 +17,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
-	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
@@ -21,6 +22,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
 	"github.com/sundial-run/sundial/services/gateway/internal/attempt"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
@@ -50,7 +52,7 @@ const (
 )
 
 // App is the gateway: an HTTP server in front of PostgreSQL, publishing
-// quota alerts to NATS.
+// quota and send-test alerts to NATS.
 type App struct {
 	cfg      Config
 	log      *slog.Logger
@@ -73,7 +75,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc, alerts, err := connectAlerts(ctx, cfg.NATSURL, log)
+	nc, js, alerts, err := connectAlerts(ctx, cfg.NATSURL, log)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -99,7 +101,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Project: api.ProjectDeps{Settings: project.NewService(pool)},
 		KeyMgmt: api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool)},
 		List:    api.ListDeps{Hooks: hooklist.NewLister(pool)},
-		Async:   api.AsyncDeps{Answers: asyncanswer.NewService(pool)},
+		Async:   api.AsyncDeps{Answers: asyncanswer.NewService(pool, asyncanswer.WithAlerts(bus.NewPublisher(js), log))},
+		// Send tests store their alert, then publish it like quota alerts.
+		Channels: api.ChannelDeps{Channels: channel.NewService(pool, bus.NewPublisher(js))},
 		Ready: func(ctx context.Context) error {
 			_, err := queries.DatabaseNow(ctx)
 			return err
@@ -121,24 +125,25 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 }
 
 // connectAlerts connects to NATS, makes sure the streams exist, and returns
-// the publisher of quota threshold alerts.
-func connectAlerts(ctx context.Context, url string, log *slog.Logger) (*nats.Conn, *quota.Alerts, error) {
+// the JetStream (send tests publish on it) and the publisher of quota
+// threshold alerts.
+func connectAlerts(ctx context.Context, url string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, *quota.Alerts, error) {
 	nc, js, err := bus.Connect(url, "sundial-gateway")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	streamCtx, cancel := context.WithTimeout(ctx, streamsTimeout)
 	defer cancel()
 	if err := event.EnsureStreams(streamCtx, js); err != nil {
 		nc.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	alerts, err := quota.NewAlerts(js, log, alertDrainTimeout)
 	if err != nil {
 		nc.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return nc, alerts, nil
+	return nc, js, alerts, nil
 }
 
 // Addr is the address the listener is bound to.

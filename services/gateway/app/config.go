@@ -17,8 +17,8 @@ import (
 type Config struct {
 	// DatabaseURL is the PostgreSQL connection URL (SUNDIAL_DATABASE_URL).
 	DatabaseURL string
-	// NATSURL is the NATS server (with JetStream) that quota threshold
-	// alerts are published to (SUNDIAL_NATS_URL).
+	// NATSURL is the NATS server (with JetStream) that quota threshold and
+	// channel send-test alerts are published to (SUNDIAL_NATS_URL).
 	NATSURL string
 	// HTTPAddr is the address the API listens on (SUNDIAL_HTTP_ADDR);
 	// port 0 picks a free port, see App.Addr.

@@ -43,6 +43,7 @@ func TestIsolationWalk(t *testing.T) {
 	aSigning := a.signingKeys()
 	require.Len(t, aSigning, 1)
 	aProject := a.do(http.MethodGet, "/v1/project", nil).project(t)
+	aChannel := a.createChannel(emailBody)
 	rangeBody := func() string {
 		return fmt.Sprintf(`{"startTime":%q,"endTime":%q,"limit":1000}`,
 			day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
@@ -141,6 +142,31 @@ func TestIsolationWalk(t *testing.T) {
 	walk("revokeSigningKey", func() {
 		a.do(http.MethodDelete, "/v1/signing-keys/"+aSigning[0].ID, nil, as).requireError(t, http.StatusNotFound, "not_found")
 	})
+	walk("listChannels", func() {
+		res := a.do(http.MethodGet, "/v1/channels", nil, as)
+		require.Equal(t, http.StatusOK, res.status, string(res.body))
+		require.NotContains(t, string(res.body), aChannel.ID)
+	})
+	walk("createChannel", func() {
+		created := a.createChannel(chatBody, as)
+		a.do(http.MethodGet, "/v1/channels/"+created.ID, nil).requireError(t, http.StatusNotFound, "not_found")
+		require.Equal(t, created, a.channel(created.ID, as), "created in the caller's project")
+	})
+	walk("getChannel", func() {
+		a.do(http.MethodGet, "/v1/channels/"+aChannel.ID, nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("patchChannel", func() {
+		a.patchChannel(aChannel.ID, `{"name":"mine now"}`, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("deleteChannel", func() {
+		a.do(http.MethodDelete, "/v1/channels/"+aChannel.ID, nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("listChannelSends", func() {
+		a.do(http.MethodGet, "/v1/channels/"+aChannel.ID+"/sends", nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("testChannel", func() {
+		a.do(http.MethodPost, "/v1/channels/"+aChannel.ID+"/test", nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
 
 	// Every operation of the document was walked.
 	spec, err := contract.Load("Sundial")
@@ -161,6 +187,7 @@ func TestIsolationWalk(t *testing.T) {
 	require.Empty(t, after[0].RevokedAt)
 	require.Equal(t, aSigning, a.signingKeys())
 	require.Equal(t, aProject, a.do(http.MethodGet, "/v1/project", nil).project(t))
+	require.Equal(t, aChannel, a.channel(aChannel.ID))
 	res := a.do(http.MethodGet, "/v1/hooks?limit=1000", nil)
 	for _, id := range ids {
 		require.Contains(t, string(res.body), id)

@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,8 +20,10 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
 const limitsHook = `{"path":"/a","data":{"n":1},"postIn":"1m"}`
@@ -107,14 +112,50 @@ func TestIdempotencyKeyOverHTTP(t *testing.T) {
 	}
 }
 
+// secondGateway starts another gateway on the same database and NATS as
+// b's (configured like it with cfg), and returns b aimed at it.
+func (b bundle) secondGateway(cfg app.Config) bundle {
+	b.t.Helper()
+	a, err := app.New(b.ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	require.NoError(b.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	b.t.Cleanup(func() {
+		cancel()
+		require.NoError(b.t, <-done)
+	})
+	// Closed before the gateway stops (cleanups run last-registered first).
+	b.t.Cleanup(b.raw.Transport.(*http.Transport).CloseIdleConnections)
+	b.base = "http://" + a.Addr()
+	return b
+}
+
+// storedAlerts lists the project's rows in the alerts table (the outbox).
+func (b bundle) storedAlerts() []store.ListAlertsForTestRow {
+	b.t.Helper()
+	rows, err := b.q.ListAlertsForTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
+	require.NoError(b.t, err)
+	return rows
+}
+
+// Two gateways creating hooks at once past 75, 100 and 150 % of the quota
+// store one alert per threshold and publish one event per threshold.
 func TestThresholdAlertsArePublishedOnceEach(t *testing.T) {
 	t.Parallel()
-	b, js := setupWithNATS(t)
+	var cfg app.Config
+	b := setup(t, func(c *app.Config) { cfg = *c })
+	nc, err := nats.Connect(cfg.NATSURL)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	gateways := []bundle{b, b.secondGateway(cfg)}
 	setPlan(b, 8, 200) // alerts at 6, 8 and 12 hooks; hard cap 16
 	var wg sync.WaitGroup
 	statuses := make(chan int, 20)
-	for range 20 {
-		wg.Go(func() { statuses <- b.post(limitsHook).status })
+	for i := range 20 {
+		wg.Go(func() { statuses <- gateways[i%2].post(limitsHook).status })
 	}
 	wg.Wait()
 	close(statuses)
@@ -123,6 +164,16 @@ func TestThresholdAlertsArePublishedOnceEach(t *testing.T) {
 		count[s]++
 	}
 	require.Equal(t, map[int]int{http.StatusCreated: 16, http.StatusTooManyRequests: 4}, count)
+
+	var stored []string
+	for _, row := range b.storedAlerts() {
+		require.Equal(t, "quota.threshold", row.Kind)
+		var a eventv1.Alert
+		require.NoError(t, proto.Unmarshal(row.Body, &a))
+		require.Equal(t, row.ID, a.GetAlertId())
+		stored = append(stored, strconv.Itoa(int(a.GetThresholdPercent())))
+	}
+	require.ElementsMatch(t, []string{"75", "100", "150"}, stored, "one alert row per threshold")
 
 	stream, err := js.Stream(b.ctx, event.StreamAlerts)
 	require.NoError(t, err)
@@ -139,7 +190,29 @@ func TestThresholdAlertsArePublishedOnceEach(t *testing.T) {
 		require.Equal(t, b.creds.ProjectID, a.GetProjectId())
 		got = append(got, strconv.Itoa(int(a.GetThresholdPercent())))
 		require.True(t, strings.HasPrefix(a.GetAlertId(), fmt.Sprintf("quota:%s:", b.creds.ProjectID)), a.GetAlertId())
+		require.Equal(t, event.MsgID(event.KindAlert, a.GetAlertId(), 0), msg.Header.Get(jetstream.MsgIDHeader))
 	}
 	require.ElementsMatch(t, []string{"75", "100", "150"}, got)
-	require.Contains(t, b.logs.String(), "quota alert published")
+	require.Never(t, func() bool {
+		info, err := stream.Info(b.ctx)
+		return err != nil || info.State.Msgs != 3
+	}, 500*time.Millisecond, 50*time.Millisecond, "no event twice")
+}
+
+// With NATS gone, the alert is still stored with the claim: the notifier's
+// sweeper sends it without its event.
+func TestThresholdAlertsAreStoredWhenNATSIsDown(t *testing.T) {
+	t.Parallel()
+	ns := natstest.Start(t, natstest.Options{})
+	b := setup(t, func(c *app.Config) { c.NATSURL = ns.ClientURL() })
+	setPlan(b, 4, 200) // alerts at 3, 4 and 6 hooks
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	for range 3 {
+		require.Equal(t, http.StatusCreated, b.post(limitsHook).status)
+	}
+	rows := b.storedAlerts()
+	require.Len(t, rows, 1)
+	require.True(t, strings.HasSuffix(rows[0].ID, ":75"), rows[0].ID)
+	require.NotContains(t, b.logs.String(), "quota alert published", "NATS is down")
 }

@@ -28,6 +28,12 @@ type projectJSON struct {
 		Limit          int64 `json:"limit"`
 		HardCapPercent int32 `json:"hardCapPercent"`
 	} `json:"quota"`
+	Alerts struct {
+		GroupWaitSecs   int      `json:"groupWaitSecs"`
+		FollowUpMinSecs int      `json:"followUpMinSecs"`
+		FollowUpMaxSecs int      `json:"followUpMaxSecs"`
+		OwnerEmails     []string `json:"ownerEmails"`
+	} `json:"alerts"`
 	CreatedAt string `json:"createdAt"`
 	UpdatedAt string `json:"updatedAt"`
 }

@@ -1,13 +1,19 @@
-// Package app is the notifier service: it consumes the alerts that the
-// scheduler and the gateway publish on NATS and tells people about them.
-// cmd/notifier runs it as a process; end-to-end tests boot it in-process.
+// Package app is the notifier service: it takes in the alerts that the
+// scheduler and the gateway produce, groups them, and sends each group to
+// the channels of its project, retrying a failing channel and recording
+// every try (docs/notifications.md). cmd/notifier runs it as a process;
+// end-to-end tests boot it in-process. Any number of notifiers can share a
+// database and NATS: PostgreSQL row locks divide the work.
 package app
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -15,25 +21,46 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/notifier/internal/alert"
+	"github.com/sundial-run/sundial/services/notifier/internal/channel"
+	"github.com/sundial-run/sundial/services/notifier/internal/closer"
+	"github.com/sundial-run/sundial/services/notifier/internal/intake"
+	"github.com/sundial-run/sundial/services/notifier/internal/send"
 )
+
+// Version is the notifier's version, in the User-Agent of its HTTP sends;
+// release builds set it with -ldflags "-X ...app.Version=1.2.3".
+var Version = "0.1.0-dev"
 
 // startupTimeout bounds each step of New, so that a NATS server that is not
 // there yet fails the start instead of hanging it.
 const startupTimeout = 30 * time.Second
 
+// Per-tick bounds: a tick does at most batchSize*maxBatches of its work,
+// then lets the next tick (or a wake-up) continue.
+const (
+	batchSize  = 100
+	maxBatches = 10
+)
+
 // App is a connected notifier, ready to Run.
 type App struct {
-	cfg Config
-	log *slog.Logger
-	// pool is unused until the notification channels, which are stored per
-	// project, arrive; connecting now makes a bad database fail the start.
+	cfg     Config
+	log     *slog.Logger
 	pool    *pgxpool.Pool
 	nc      *nats.Conn
 	js      jetstream.JetStream
+	channel *channel.Sender
+	intake  *intake.Intake
+	closer  *closer.Closer
+	sender  *send.Worker
 	handler *alert.Handler
+	// groupsDue wakes the closer when a group due now was stored;
+	// sendsDue wakes the sender when sends were created.
+	groupsDue, sendsDue chan struct{}
 }
 
 // New connects to PostgreSQL and NATS and makes sure the streams exist. It
@@ -41,6 +68,10 @@ type App struct {
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("notifier config: %w", err)
+	}
+	roots, err := loadRoots(cfg.CAFile)
+	if err != nil {
+		return nil, err
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DatabaseMaxConns))
 	if err != nil {
@@ -58,33 +89,143 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &App{
-		cfg:     cfg,
-		log:     log,
-		pool:    pool,
-		nc:      nc,
-		js:      js,
-		handler: alert.NewHandler(alert.LogSender{Log: log}, log),
-	}, nil
+	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js,
+		groupsDue: make(chan struct{}, 1), sendsDue: make(chan struct{}, 1)}
+	a.wire(roots)
+	return a, nil
 }
 
-// Run consumes alerts until ctx is done, then lets the alerts being sent
-// finish (or hands them back after ShutdownTimeout), closes the connections
-// New opened and returns.
-func (a *App) Run(ctx context.Context) error {
-	a.log.Info("notifier running", "concurrency", a.cfg.Concurrency, "shutdown_timeout", a.cfg.ShutdownTimeout.String())
-	err := bus.Consume(ctx, a.js, event.NotifierConsumer(), a.handler.Handle, bus.ConsumeOptions{
-		Concurrency:  a.cfg.Concurrency,
-		DrainTimeout: a.cfg.ShutdownTimeout,
-		Logger:       a.log,
+// wire builds the parts of the notifier on the open connections.
+func (a *App) wire(roots *x509.CertPool) {
+	cfg := a.cfg
+	a.channel = channel.New(channel.Options{
+		Guard:        egress.NewGuard(cfg.AllowPrivate, cfg.AllowCIDRs),
+		RootCAs:      roots,
+		Timeout:      cfg.SendTimeout,
+		UserAgent:    "Sundial/" + Version + " (+https://github.com/sundial-run/sundial)",
+		HeaderPrefix: cfg.HeaderPrefix,
+		OwnerSMTP:    cfg.SMTP.ownerSMTP(),
 	})
-	err = errors.Join(err, a.close())
+	a.intake = intake.New(a.pool, a.log, intake.Options{
+		Owners:    cfg.SMTP.Host != "",
+		GroupsDue: func() { poke(a.groupsDue) },
+		SendsDue:  func() { poke(a.sendsDue) },
+	})
+	a.closer = closer.New(a.pool, a.log, cfg.SMTP.Host != "", func() { poke(a.sendsDue) })
+	a.sender = send.New(send.Config{
+		Pool:     a.pool,
+		Log:      a.log,
+		Channel:  a.channel,
+		Lease:    cfg.SendLease,
+		Timeout:  cfg.SendTimeout + time.Second, // the channel's own bound says it first
+		RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, GiveUp: cfg.GiveUp,
+		DashboardURL:    cfg.DashboardURL,
+		Concurrency:     cfg.Concurrency,
+		ShutdownTimeout: cfg.ShutdownTimeout,
+	})
+	a.handler = alert.NewHandler(a.intake, a.log)
+}
+
+// loadRoots is the system's CA pool plus the operator's CA file, if any.
+func loadRoots(caFile string) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if caFile == "" {
+		return pool, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("SUNDIAL_DELIVERY_CA_FILE: %w", err)
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("SUNDIAL_DELIVERY_CA_FILE %s: no PEM certificate in it", caFile)
+	}
+	return pool, nil
+}
+
+// Run takes alerts in, closes due groups and tries due sends until ctx is
+// done; then it stops claiming, lets the sends in flight finish within
+// ShutdownTimeout (recording them), closes the connections New opened and
+// returns. A send still running after that is retried by any notifier
+// when its lease expires.
+func (a *App) Run(ctx context.Context) error {
+	a.logStart()
+	var wg sync.WaitGroup
+	var consumeErr error
+	wg.Go(func() {
+		consumeErr = bus.Consume(ctx, a.js, event.NotifierConsumer(), a.handler.Handle, bus.ConsumeOptions{
+			Concurrency:  a.cfg.Concurrency,
+			DrainTimeout: a.cfg.ShutdownTimeout,
+			Logger:       a.log,
+		})
+	})
+	wg.Go(func() { a.every(ctx, "sweep", nil, a.sweep) })
+	wg.Go(func() { a.every(ctx, "close groups", a.groupsDue, a.closeDue) })
+	wg.Go(func() { a.sender.Run(ctx, a.cfg.PollInterval, a.sendsDue) })
+	wg.Wait()
+	err := errors.Join(consumeErr, a.close())
 	a.log.Info("notifier stopped", "err", err)
 	return err
 }
 
+// logStart lists the settings, never a secret (the SMTP password).
+func (a *App) logStart() {
+	c := a.cfg
+	a.log.Info("notifier running", "version", Version, "concurrency", c.Concurrency,
+		"poll_interval", c.PollInterval.String(), "sweep_age", c.SweepAge.String(),
+		"send_lease", c.SendLease.String(), "send_timeout", c.SendTimeout.String(),
+		"retry_min", c.RetryMin.String(), "retry_max", c.RetryMax.String(), "give_up", c.GiveUp.String(),
+		"dashboard_url", c.DashboardURL, "allow_private", c.AllowPrivate, "allow_cidrs", len(c.AllowCIDRs),
+		"ca_file", c.CAFile != "", "owner_smtp_host", c.SMTP.Host, "owner_smtp_port", c.SMTP.Port,
+		"owner_smtp_tls", c.SMTP.TLS, "shutdown_timeout", c.ShutdownTimeout.String())
+}
+
+// every runs tick every poll interval, and when wake fires, until ctx is
+// done. A tick is bounded by the tick function itself.
+func (a *App) every(ctx context.Context, name string, wake <-chan struct{}, tick func(context.Context) error) {
+	t := time.NewTicker(a.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		if err := tick(ctx); err != nil && ctx.Err() == nil {
+			a.log.WarnContext(ctx, name, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-wake:
+		}
+	}
+}
+
+// sweep takes in the alerts whose event never came.
+func (a *App) sweep(ctx context.Context) error {
+	_, err := a.intake.Sweep(ctx, a.cfg.SweepAge, batchSize, maxBatches)
+	return err
+}
+
+// closeDue closes due groups, a bounded number of batches per tick.
+func (a *App) closeDue(ctx context.Context) error {
+	for range maxBatches {
+		n, err := a.closer.CloseDue(ctx, batchSize)
+		if err != nil || n < batchSize {
+			return err
+		}
+	}
+	return nil
+}
+
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
 // close flushes the acknowledgements of the last alerts before closing, so
-// that a clean stop does not make the next notifier send them again.
+// that a clean stop does not make the next notifier take them in again.
 func (a *App) close() error {
 	var err error
 	if a.nc.IsConnected() {
@@ -93,6 +234,7 @@ func (a *App) close() error {
 		}
 	}
 	a.nc.Close()
+	a.channel.Close()
 	a.pool.Close()
 	return err
 }

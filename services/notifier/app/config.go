@@ -2,8 +2,13 @@ package app
 
 import (
 	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
@@ -13,8 +18,8 @@ type Config struct {
 	// NATSURL is the NATS server the alerts come from.
 	// SUNDIAL_NATS_URL, default nats://127.0.0.1:4222.
 	NATSURL string
-	// DatabaseURL is the PostgreSQL database. The notifier connects at start
-	// so that the notification channels (stored per project) can use it.
+	// DatabaseURL is the PostgreSQL database: alerts, groups, channels and
+	// sends live there.
 	// SUNDIAL_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable.
 	DatabaseURL string
 	// DatabaseMaxConns bounds the connection pool.
@@ -22,13 +27,86 @@ type Config struct {
 	DatabaseMaxConns int
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
 	LogLevel string
-	// Concurrency bounds the alerts being sent at once.
-	// SUNDIAL_NOTIFIER_CONCURRENCY, default 8, 1 to 1024.
+	// Concurrency bounds the sends in flight at once, and the alerts taken
+	// in at once. SUNDIAL_NOTIFIER_CONCURRENCY, default 8, 1 to 1024.
 	Concurrency int
-	// ShutdownTimeout bounds how long alerts in flight may take to finish
-	// once the notifier is told to stop; after it they are handed back to
-	// NATS for the next notifier. SUNDIAL_SHUTDOWN_TIMEOUT, default 15s.
+	// ShutdownTimeout bounds how long the sends in flight may take to
+	// finish (and be recorded) once the notifier is told to stop; after it
+	// they are abandoned and retried by another notifier when their lease
+	// expires. SUNDIAL_SHUTDOWN_TIMEOUT, default 15s.
 	ShutdownTimeout time.Duration
+
+	// PollInterval is how often the notifier looks for alerts to take in,
+	// groups to close and sends to try, besides being woken when an alert
+	// due at once arrives. SUNDIAL_NOTIFIER_POLL_INTERVAL, default 1s,
+	// 10ms to 1m.
+	PollInterval time.Duration
+	// SweepAge is how old an alert not taken in must be before the sweeper
+	// takes it in (its event was lost or never published).
+	// SUNDIAL_NOTIFIER_SWEEP_AGE, default 10s, 0 to 1h.
+	SweepAge time.Duration
+	// SendLease is how long a claimed send belongs to this notifier: one
+	// killed mid-send leaves it to another after the lease.
+	// SUNDIAL_NOTIFIER_SEND_LEASE, default 60s, more than SendTimeout.
+	SendLease time.Duration
+	// SendTimeout bounds one send, connection to last byte.
+	// SUNDIAL_NOTIFIER_SEND_TIMEOUT, default 10s, at most 1m.
+	SendTimeout time.Duration
+	// RetryMin is the wait after a send's first failed try; it doubles at
+	// each try up to RetryMax. SUNDIAL_NOTIFIER_RETRY_MIN, default 30s.
+	RetryMin time.Duration
+	// RetryMax caps the wait between tries. SUNDIAL_NOTIFIER_RETRY_MAX,
+	// default 1h, at least RetryMin.
+	RetryMax time.Duration
+	// GiveUp is how long a send is retried before it is failed for good.
+	// SUNDIAL_NOTIFIER_GIVE_UP, default 24h.
+	GiveUp time.Duration
+
+	// PublicURL is the deployment's public base URL (the gateway as people
+	// reach it). SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080.
+	PublicURL string
+	// DashboardURL is the dashboard's base URL, which messages link to.
+	// SUNDIAL_DASHBOARD_URL, default PublicURL + "/dashboard".
+	DashboardURL string
+	// HeaderPrefix names the signature headers of custom-webhook channels,
+	// as of deliveries (<Prefix>-Signature, ...). SUNDIAL_HEADER_PREFIX,
+	// default Sundial.
+	HeaderPrefix string
+	// AllowPrivate lets channels reach loopback, private and other internal
+	// addresses: for development and tests only.
+	// SUNDIAL_DELIVERY_ALLOW_PRIVATE, default false (as the dispatcher's).
+	AllowPrivate bool
+	// AllowCIDRs are networks channels may reach although they are internal.
+	// SUNDIAL_DELIVERY_ALLOW_CIDRS, comma-separated CIDRs (a bare address
+	// means just that address), default none (as the dispatcher's).
+	AllowCIDRs []netip.Prefix
+	// CAFile is a PEM file of CA certificates trusted in addition to the
+	// system's. SUNDIAL_DELIVERY_CA_FILE, default none (as the dispatcher's).
+	CAFile string
+
+	// SMTP is the operator's SMTP server for the e-mails to projects'
+	// owner addresses (quota alerts); Host empty means none, and then no
+	// owner e-mail is sent.
+	SMTP SMTPConfig
+}
+
+// SMTPConfig is the operator's SMTP server. It is trusted: the egress guard
+// does not apply to it.
+type SMTPConfig struct {
+	// Host is the server's name. SUNDIAL_NOTIFIER_SMTP_HOST, default none.
+	Host string
+	// Port. SUNDIAL_NOTIFIER_SMTP_PORT, default 587.
+	Port int
+	// Username and Password authenticate (both or neither).
+	// SUNDIAL_NOTIFIER_SMTP_USERNAME, SUNDIAL_NOTIFIER_SMTP_PASSWORD. The
+	// password is a secret: never logged.
+	Username string
+	Password string
+	// TLS is starttls, tls or none. SUNDIAL_NOTIFIER_SMTP_TLS, default starttls.
+	TLS string
+	// From is the sender address, required with Host.
+	// SUNDIAL_NOTIFIER_SMTP_FROM.
+	From string
 }
 
 // Defaults.
@@ -39,6 +117,16 @@ const (
 	DefaultLogLevel         = "info"
 	DefaultConcurrency      = 8
 	DefaultShutdownTimeout  = 15 * time.Second
+	DefaultPollInterval     = time.Second
+	DefaultSweepAge         = 10 * time.Second
+	DefaultSendLease        = 60 * time.Second
+	DefaultSendTimeout      = 10 * time.Second
+	DefaultRetryMin         = 30 * time.Second
+	DefaultRetryMax         = time.Hour
+	DefaultGiveUp           = 24 * time.Hour
+	DefaultPublicURL        = "http://127.0.0.1:8080"
+	DefaultHeaderPrefix     = "Sundial"
+	DefaultSMTPPort         = 587
 )
 
 // ConfigFromEnv reads the Config through lookup (os.LookupEnv when nil) and
@@ -52,10 +140,54 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
 		Concurrency:      r.Int("SUNDIAL_NOTIFIER_CONCURRENCY", DefaultConcurrency),
 		ShutdownTimeout:  r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
+		PollInterval:     r.Duration("SUNDIAL_NOTIFIER_POLL_INTERVAL", DefaultPollInterval),
+		SweepAge:         r.Duration("SUNDIAL_NOTIFIER_SWEEP_AGE", DefaultSweepAge),
+		SendLease:        r.Duration("SUNDIAL_NOTIFIER_SEND_LEASE", DefaultSendLease),
+		SendTimeout:      r.Duration("SUNDIAL_NOTIFIER_SEND_TIMEOUT", DefaultSendTimeout),
+		RetryMin:         r.Duration("SUNDIAL_NOTIFIER_RETRY_MIN", DefaultRetryMin),
+		RetryMax:         r.Duration("SUNDIAL_NOTIFIER_RETRY_MAX", DefaultRetryMax),
+		GiveUp:           r.Duration("SUNDIAL_NOTIFIER_GIVE_UP", DefaultGiveUp),
+		PublicURL:        r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
+		HeaderPrefix:     r.String("SUNDIAL_HEADER_PREFIX", DefaultHeaderPrefix),
+		AllowPrivate:     r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),
+		CAFile:           r.String("SUNDIAL_DELIVERY_CA_FILE", ""),
+		SMTP: SMTPConfig{
+			Host:     r.String("SUNDIAL_NOTIFIER_SMTP_HOST", ""),
+			Port:     r.Int("SUNDIAL_NOTIFIER_SMTP_PORT", DefaultSMTPPort),
+			Username: r.String("SUNDIAL_NOTIFIER_SMTP_USERNAME", ""),
+			Password: r.String("SUNDIAL_NOTIFIER_SMTP_PASSWORD", ""),
+			TLS:      r.String("SUNDIAL_NOTIFIER_SMTP_TLS", channelconfig.TLSStartTLS),
+			From:     r.String("SUNDIAL_NOTIFIER_SMTP_FROM", ""),
+		},
 	}
+	cfg.DashboardURL = r.String("SUNDIAL_DASHBOARD_URL", strings.TrimSuffix(cfg.PublicURL, "/")+"/dashboard")
+	cidrs, cidrErr := parseCIDRs(r.List("SUNDIAL_DELIVERY_ALLOW_CIDRS"))
+	cfg.AllowCIDRs = cidrs
 	// A value that failed to parse holds its default, so Validate does not
 	// report it a second time.
-	return cfg, errors.Join(r.Err(), cfg.Validate())
+	return cfg, errors.Join(r.Err(), cidrErr, cfg.Validate())
+}
+
+// parseCIDRs parses "10.0.0.0/8"-style networks; a bare address stands for
+// itself alone (the dispatcher's rule for the same variable).
+func parseCIDRs(items []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	var bad []string
+	for _, s := range items {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		bad = append(bad, s)
+	}
+	if len(bad) > 0 {
+		return out, fmt.Errorf("SUNDIAL_DELIVERY_ALLOW_CIDRS: %q: want CIDRs such as 10.0.0.0/8", strings.Join(bad, ","))
+	}
+	return out, nil
 }
 
 // Validate reports every value the notifier cannot run with.
@@ -72,5 +204,82 @@ func (c Config) Validate() error {
 	check.That(c.Concurrency >= 1 && c.Concurrency <= 1024,
 		"SUNDIAL_NOTIFIER_CONCURRENCY=%d: want 1 to 1024", c.Concurrency)
 	check.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: want a positive duration", c.ShutdownTimeout)
+	c.validateTimes(&check)
+	check.That(validBaseURL(c.PublicURL), "SUNDIAL_PUBLIC_URL=%q: want an absolute http or https URL without query or fragment", c.PublicURL)
+	check.That(validBaseURL(c.DashboardURL), "SUNDIAL_DASHBOARD_URL=%q: want an absolute http or https URL without query or fragment", c.DashboardURL)
+	check.That(validHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
+	for _, p := range c.AllowCIDRs {
+		check.That(p.IsValid(), "SUNDIAL_DELIVERY_ALLOW_CIDRS: invalid network %s", p)
+	}
+	c.SMTP.validate(&check)
 	return check.Err()
+}
+
+func (c Config) validateTimes(check *envconf.Check) {
+	check.That(c.PollInterval >= 10*time.Millisecond && c.PollInterval <= time.Minute,
+		"SUNDIAL_NOTIFIER_POLL_INTERVAL=%s: want 10ms to 1m", c.PollInterval)
+	check.That(c.SweepAge >= 0 && c.SweepAge <= time.Hour, "SUNDIAL_NOTIFIER_SWEEP_AGE=%s: want 0 to 1h", c.SweepAge)
+	check.That(c.SendTimeout > 0 && c.SendTimeout <= time.Minute,
+		"SUNDIAL_NOTIFIER_SEND_TIMEOUT=%s: want more than 0 and at most 1m", c.SendTimeout)
+	// A lease shorter than a send would hand a healthy send to another
+	// notifier while it is still running: a duplicate message.
+	check.That(c.SendLease > c.SendTimeout, "SUNDIAL_NOTIFIER_SEND_LEASE=%s: want more than SUNDIAL_NOTIFIER_SEND_TIMEOUT (%s)", c.SendLease, c.SendTimeout)
+	check.That(c.RetryMin > 0, "SUNDIAL_NOTIFIER_RETRY_MIN=%s: want a positive duration", c.RetryMin)
+	check.That(c.RetryMax >= c.RetryMin, "SUNDIAL_NOTIFIER_RETRY_MAX=%s: want at least SUNDIAL_NOTIFIER_RETRY_MIN (%s)", c.RetryMax, c.RetryMin)
+	check.That(c.GiveUp > 0, "SUNDIAL_NOTIFIER_GIVE_UP=%s: want a positive duration", c.GiveUp)
+}
+
+// validate checks the operator's SMTP server; nothing is checked when none
+// is configured.
+func (s SMTPConfig) validate(check *envconf.Check) {
+	if s.Host == "" {
+		return
+	}
+	check.That(s.Port >= 1 && s.Port <= 65535, "SUNDIAL_NOTIFIER_SMTP_PORT=%d: want 1 to 65535", s.Port)
+	switch s.TLS {
+	case channelconfig.TLSStartTLS, channelconfig.TLSImplicit:
+	case channelconfig.TLSNone:
+		check.That(s.Username == "" && s.Password == "",
+			"SUNDIAL_NOTIFIER_SMTP_TLS=none: not with a username or password (credentials are never sent unencrypted)")
+	default:
+		check.That(false, "SUNDIAL_NOTIFIER_SMTP_TLS=%q: want starttls, tls or none", s.TLS)
+	}
+	check.That((s.Username == "") == (s.Password == ""),
+		"SUNDIAL_NOTIFIER_SMTP_USERNAME and SUNDIAL_NOTIFIER_SMTP_PASSWORD: set both or neither")
+	if err := channelconfig.CheckAddress(s.From); err != nil {
+		check.That(false, "SUNDIAL_NOTIFIER_SMTP_FROM: %v (required with SUNDIAL_NOTIFIER_SMTP_HOST)", err)
+	}
+}
+
+// ownerSMTP is the channel package's view of the operator's server; nil
+// when none is configured.
+func (s SMTPConfig) ownerSMTP() *channelconfig.Email {
+	if s.Host == "" {
+		return nil
+	}
+	return &channelconfig.Email{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS, From: s.From}
+}
+
+// validBaseURL accepts a base that links are built on.
+func validBaseURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" &&
+		u.User == nil && u.RawQuery == "" && u.Fragment == ""
+}
+
+// validHeaderPrefix accepts an HTTP header name token that reads as a name.
+func validHeaderPrefix(s string) bool {
+	if s == "" || len(s) > 64 || !isLetter(s[0]) || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isLetter(s[i]) && !(s[i] >= '0' && s[i] <= '9') && s[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(b byte) bool {
+	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
 }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/pkg/egress"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 )
 
 // wrap dresses err the way net/http and net return it.

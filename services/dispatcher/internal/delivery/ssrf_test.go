@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
-	"github.com/sundial-run/sundial/pkg/egress"
 )
 
 // trap is a TCP listener that counts the connections it accepts: a

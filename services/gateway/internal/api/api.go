@@ -2,7 +2,7 @@
 // are generated from the OpenAPI document (services/gateway/openapi) into
 // package gen, whose strict server calls the methods of server, one file per
 // area (hooks.go, attempts.go, list.go, bulk.go, project.go, keys.go,
-// async.go). This package adds what the document does not generate:
+// channels.go, async.go). This package adds what the document does not generate:
 // authentication by API key (except on the async answer URLs), strict
 // decoding of request bodies (body.go), the error format (errors.go), and the
 // middleware every request passes through: request id and Sundial's own
@@ -65,12 +65,13 @@ type Deps struct {
 	Tracing trace.TracerProvider
 
 	// What each area needs, declared in the area's own file.
-	Async   AsyncDeps
-	List    ListDeps
-	Bulk    BulkDeps
-	Project ProjectDeps
-	KeyMgmt KeyDeps
-	Limits  LimitsDeps
+	Async    AsyncDeps
+	List     ListDeps
+	Bulk     BulkDeps
+	Project  ProjectDeps
+	KeyMgmt  KeyDeps
+	Limits   LimitsDeps
+	Channels ChannelDeps
 }
 
 // readyTimeout bounds a readiness check, so that a hung database makes the
@@ -90,6 +91,7 @@ type server struct {
 	bulkActions
 	projectSettings
 	keyManagement
+	channelManagement
 }
 
 var _ gen.StrictServerInterface = (*server)(nil)
@@ -106,12 +108,13 @@ func New(d Deps) *echo.Echo {
 		panic(fmt.Sprintf("api: %v", err))
 	}
 	s := &server{
-		Deps:            d,
-		asyncAnswers:    asyncAnswers{AsyncDeps: d.Async},
-		hookList:        hookList{ListDeps: d.List, cfg: d.Config},
-		bulkActions:     bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
-		projectSettings: projectSettings{ProjectDeps: d.Project, cfg: d.Config},
-		keyManagement:   keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config},
+		Deps:              d,
+		asyncAnswers:      asyncAnswers{AsyncDeps: d.Async},
+		hookList:          hookList{ListDeps: d.List, cfg: d.Config},
+		bulkActions:       bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
+		projectSettings:   projectSettings{ProjectDeps: d.Project, cfg: d.Config},
+		keyManagement:     keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config},
+		channelManagement: channelManagement{ChannelDeps: d.Channels, log: d.Log},
 	}
 	e := echo.New()
 	e.HideBanner = true

@@ -90,7 +90,21 @@ func projectResponse(s project.Settings) gen.ProjectSettingsJSONResponse {
 		AsyncTimeoutSecs:       s.AsyncTimeoutSecs,
 		AuthorizationHeaderSet: s.AuthorizationHeaderSet,
 		Quota:                  gen.ProjectQuota{Limit: s.Quota.Limit, HardCapPercent: s.Quota.HardCapPercent},
-		CreatedAt:              s.CreatedAt.UTC(),
-		UpdatedAt:              s.UpdatedAt.UTC(),
+		Alerts: gen.AlertSettings{
+			GroupWaitSecs:   s.Alerts.GroupWaitSecs,
+			FollowUpMinSecs: s.Alerts.FollowUpMinSecs,
+			FollowUpMaxSecs: s.Alerts.FollowUpMaxSecs,
+			OwnerEmails:     nonNil(s.Alerts.OwnerEmails),
+		},
+		CreatedAt: s.CreatedAt.UTC(),
+		UpdatedAt: s.UpdatedAt.UTC(),
 	}}}
+}
+
+// nonNil is s, or an empty list for nil, which JSON would show as null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -8,6 +8,10 @@
 // answer may come before the scheduler has applied the 202 (a receiver may
 // call the URL before it answers the delivery): it then puts the hook in the
 // waiting state itself, and the delivery's result, arriving later, is stale.
+//
+// An ack is the endpoint's successful delivery: like the scheduler applying
+// a success, its transaction ends the endpoint's failing spell and writes the
+// endpoint.recovered alert (recovery.go, docs/notifications.md).
 package asyncanswer
 
 import (
@@ -15,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/google/uuid"
@@ -22,6 +27,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -83,11 +90,35 @@ type Answer struct {
 // Service applies answers.
 type Service struct {
 	pool *pgxpool.Pool
+	// pub publishes the alerts of committed acks; nil publishes none (the
+	// notifier's sweeper still takes them in from the alerts table).
+	pub *bus.Publisher
+	log *slog.Logger
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithAlerts publishes, after its commit, the endpoint.recovered alert an
+// ack writes, logging to log when it cannot.
+func WithAlerts(pub *bus.Publisher, log *slog.Logger) Option {
+	return func(s *Service) { s.pub, s.log = pub, log }
 }
 
 // NewService returns a Service on pool.
-func NewService(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool}
+func NewService(pool *pgxpool.Pool, opts ...Option) *Service {
+	s := &Service{pool: pool}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// txn is an answer's transaction and what it leaves to do after its commit.
+type txn struct {
+	*store.Queries
+	// recovered is the endpoint.recovered alert the transaction wrote.
+	recovered *eventv1.Alert
 }
 
 // Apply applies the answer in one transaction and returns the status to
@@ -100,17 +131,21 @@ func (s *Service) Apply(ctx context.Context, a Answer) (string, error) {
 		return "", fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	status, err := apply(ctx, store.New(tx), a)
+	q := &txn{Queries: store.New(tx)}
+	status, err := apply(ctx, q, a)
 	if err != nil {
 		return "", err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
+	if q.recovered != nil {
+		s.publish(ctx, q.recovered)
+	}
 	return status, nil
 }
 
-func apply(ctx context.Context, q *store.Queries, a Answer) (string, error) {
+func apply(ctx context.Context, q *txn, a Answer) (string, error) {
 	// The token first, before any lock: without it the URL says nothing
 	// about the hook.
 	secret, err := q.AsyncSecretOfHook(ctx, a.HookID)
@@ -158,7 +193,7 @@ func apply(ctx context.Context, q *store.Queries, a Answer) (string, error) {
 // beforeResult handles an answer for a delivery that has no attempt
 // recorded yet: if it is the hook's delivery in flight, the answer came
 // before the scheduler applied its 202, and starts the wait itself.
-func beforeResult(ctx context.Context, q *store.Queries, a Answer, hook store.LockHookForAnswerRow) (string, error) {
+func beforeResult(ctx context.Context, q *txn, a Answer, hook store.LockHookForAnswerRow) (string, error) {
 	if a.Lease < hook.LeaseSeq {
 		return "", ErrStale
 	}
@@ -177,7 +212,7 @@ func beforeResult(ctx context.Context, q *store.Queries, a Answer, hook store.Lo
 }
 
 // answer applies an ack or nack to the waiting attempt.
-func answer(ctx context.Context, q *store.Queries, a Answer, attempt int32) (string, error) {
+func answer(ctx context.Context, q *txn, a Answer, attempt int32) (string, error) {
 	if a.Kind == Ack {
 		if err := q.AckAttempt(ctx, store.AckAttemptParams{HookID: a.HookID, Attempt: attempt, Body: a.Body}); err != nil {
 			return "", bodyError(fmt.Errorf("ack attempt: %w", err))
@@ -185,6 +220,11 @@ func answer(ctx context.Context, q *store.Queries, a Answer, attempt int32) (str
 		if _, err := q.CompleteAckedHook(ctx, a.HookID); err != nil {
 			return "", fmt.Errorf("complete hook: %w", err)
 		}
+		alert, err := recoverEndpoint(ctx, q.Queries, a.HookID)
+		if err != nil {
+			return "", err
+		}
+		q.recovered = alert
 		return StatusCompleted, nil
 	}
 	if err := q.NackAttempt(ctx, store.NackAttemptParams{HookID: a.HookID, Attempt: attempt, Body: a.Body}); err != nil {

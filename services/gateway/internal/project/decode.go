@@ -18,6 +18,7 @@ type PatchRequest struct {
 	RetryPolicy         *RetryPolicyRequest `json:"retryPolicy"`
 	AsyncTimeoutSecs    *int                `json:"asyncTimeoutSecs"`
 	AuthorizationHeader *string             `json:"authorizationHeader"`
+	Alerts              *AlertsRequest      `json:"alerts"`
 
 	ID                     json.RawMessage `json:"id"`
 	AuthorizationHeaderSet json.RawMessage `json:"authorizationHeaderSet"`
@@ -27,7 +28,15 @@ type PatchRequest struct {
 
 	// given maps the members of the body, and of its retryPolicy, to
 	// whether they were given as null.
-	given, retryGiven map[string]bool
+	given, retryGiven, alertsGiven map[string]bool
+}
+
+// AlertsRequest is the alerts member of a PatchRequest.
+type AlertsRequest struct {
+	GroupWaitSecs   *int      `json:"groupWaitSecs"`
+	FollowUpMinSecs *int      `json:"followUpMinSecs"`
+	FollowUpMaxSecs *int      `json:"followUpMaxSecs"`
+	OwnerEmails     *[]string `json:"ownerEmails"`
 }
 
 // RetryPolicyRequest is the retryPolicy member of a PatchRequest.
@@ -53,14 +62,26 @@ func (r *PatchRequest) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	r.given = members(top)
-	if raw, ok := top["retryPolicy"]; ok && !isNull(raw) {
-		var nested map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &nested); err != nil {
-			return err
-		}
-		r.retryGiven = members(nested)
+	var err error
+	if r.retryGiven, err = nestedMembers(top, "retryPolicy"); err != nil {
+		return err
 	}
-	return nil
+	r.alertsGiven, err = nestedMembers(top, "alerts")
+	return err
+}
+
+// nestedMembers maps the members of the object top[name] (nil when it is
+// absent or null) to whether they were given as null.
+func nestedMembers(top map[string]json.RawMessage, name string) (map[string]bool, error) {
+	raw, ok := top[name]
+	if !ok || isNull(raw) {
+		return nil, nil
+	}
+	var nested map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &nested); err != nil {
+		return nil, err
+	}
+	return members(nested), nil
 }
 
 func members(obj map[string]json.RawMessage) map[string]bool {
@@ -105,6 +126,18 @@ func (r *PatchRequest) Patch() (Patch, error) {
 				BackoffFactor: field(g, "backoffFactor", rp.BackoffFactor),
 				MaxDelaySecs:  field(g, "maxDelaySecs", rp.MaxDelaySecs),
 				Jitter:        field(g, "jitter", rp.Jitter),
+			})
+		}
+	}
+	if null, ok := r.given["alerts"]; ok {
+		p.Alerts = Null[AlertsPatch]()
+		if a := r.Alerts; !null && a != nil {
+			g := r.alertsGiven
+			p.Alerts = Value(AlertsPatch{
+				GroupWaitSecs:   field(g, "groupWaitSecs", a.GroupWaitSecs),
+				FollowUpMinSecs: field(g, "followUpMinSecs", a.FollowUpMinSecs),
+				FollowUpMaxSecs: field(g, "followUpMaxSecs", a.FollowUpMaxSecs),
+				OwnerEmails:     field(g, "ownerEmails", a.OwnerEmails),
 			})
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sundial-run/sundial/pkg/channelconfig"
 )
 
 // Field is one field of a change: left out (Set false), given as null
@@ -39,6 +41,15 @@ type Patch struct {
 	RetryPolicy         Field[RetryPolicyPatch]
 	AsyncTimeoutSecs    Field[int]
 	AuthorizationHeader Field[string]
+	Alerts              Field[AlertsPatch]
+}
+
+// AlertsPatch changes some of the alert settings; the others stay.
+type AlertsPatch struct {
+	GroupWaitSecs   Field[int]
+	FollowUpMinSecs Field[int]
+	FollowUpMaxSecs Field[int]
+	OwnerEmails     Field[[]string]
 }
 
 // RetryPolicyPatch changes some of the default retry settings; the others
@@ -64,6 +75,10 @@ const (
 	MinAsyncTimeoutSecs  = 1
 	MaxAsyncTimeoutSecs  = 86400
 	MaxAuthorizationLen  = 4096
+	MaxGroupWaitSecs     = 3600
+	MaxFollowUpMinSecs   = 86400
+	MaxFollowUpMaxSecs   = 604800
+	MaxOwnerEmails       = 20
 
 	maxNameLength   = 200
 	maxDomainLength = 253
@@ -110,7 +125,8 @@ func (p problems) err() error {
 }
 
 func (p Patch) empty() bool {
-	return !p.Name.Set && !p.Domain.Set && !p.RetryPolicy.Set && !p.AsyncTimeoutSecs.Set && !p.AuthorizationHeader.Set
+	return !p.Name.Set && !p.Domain.Set && !p.RetryPolicy.Set && !p.AsyncTimeoutSecs.Set && !p.AuthorizationHeader.Set &&
+		!p.Alerts.Set
 }
 
 // check applies the rules of each field on its own, before anything is
@@ -134,7 +150,49 @@ func (p Patch) check() error {
 	if v := p.AuthorizationHeader.Ptr(); v != nil {
 		checkAuthorization(*v, &bad)
 	}
+	notNull(p.Alerts, "alerts", &bad)
+	if v := p.Alerts.Ptr(); v != nil {
+		v.check(&bad)
+	}
 	return bad.err()
+}
+
+func (a AlertsPatch) check(bad *problems) {
+	const prefix = "alerts."
+	notNull(a.GroupWaitSecs, prefix+"groupWaitSecs", bad)
+	inRange(a.GroupWaitSecs, prefix+"groupWaitSecs", 0, MaxGroupWaitSecs, bad)
+	notNull(a.FollowUpMinSecs, prefix+"followUpMinSecs", bad)
+	inRange(a.FollowUpMinSecs, prefix+"followUpMinSecs", 0, MaxFollowUpMinSecs, bad)
+	notNull(a.FollowUpMaxSecs, prefix+"followUpMaxSecs", bad)
+	inRange(a.FollowUpMaxSecs, prefix+"followUpMaxSecs", 0, MaxFollowUpMaxSecs, bad)
+	notNull(a.OwnerEmails, prefix+"ownerEmails", bad)
+	if v := a.OwnerEmails.Ptr(); v != nil {
+		checkOwnerEmails(*v, bad)
+	}
+}
+
+// checkOwnerEmails accepts 0 to 20 distinct bare addresses (compared
+// without regard to case: the same mailbox twice would get each e-mail
+// twice).
+func checkOwnerEmails(addrs []string, bad *problems) {
+	const field = "alerts.ownerEmails"
+	if len(addrs) > MaxOwnerEmails {
+		bad.add(field, "at most %d addresses", MaxOwnerEmails)
+		return
+	}
+	seen := make(map[string]bool, len(addrs))
+	for i, addr := range addrs {
+		name := fmt.Sprintf("%s[%d]", field, i)
+		if err := channelconfig.CheckAddress(addr); err != nil {
+			bad.add(name, "%v", err)
+			continue
+		}
+		key := strings.ToLower(addr)
+		if seen[key] {
+			bad.add(name, "%q is listed twice", addr)
+		}
+		seen[key] = true
+	}
 }
 
 func (r RetryPolicyPatch) check(bad *problems) {
@@ -220,7 +278,37 @@ func (p Patch) apply(cur Settings) (Settings, error) {
 			return Settings{}, err
 		}
 	}
+	if v := p.Alerts.Ptr(); v != nil {
+		next.Alerts = v.apply(cur.Alerts)
+		if err := checkFollowUps(next.Alerts, *v); err != nil {
+			return Settings{}, err
+		}
+	}
 	return next, nil
+}
+
+func (a AlertsPatch) apply(cur Alerts) Alerts {
+	set(&cur.GroupWaitSecs, a.GroupWaitSecs)
+	set(&cur.FollowUpMinSecs, a.FollowUpMinSecs)
+	set(&cur.FollowUpMaxSecs, a.FollowUpMaxSecs)
+	set(&cur.OwnerEmails, a.OwnerEmails)
+	return cur
+}
+
+// checkFollowUps refuses a follow-up maximum below its minimum (the
+// backoff doubles from the one up to the other). The error names the field
+// the change gave.
+func checkFollowUps(a Alerts, p AlertsPatch) error {
+	if a.FollowUpMaxSecs >= a.FollowUpMinSecs {
+		return nil
+	}
+	var bad problems
+	if p.FollowUpMaxSecs.Set {
+		bad.add("alerts.followUpMaxSecs", "must be at least alerts.followUpMinSecs (%d)", a.FollowUpMinSecs)
+	} else {
+		bad.add("alerts.followUpMinSecs", "must be at most alerts.followUpMaxSecs (%d)", a.FollowUpMaxSecs)
+	}
+	return bad.err()
 }
 
 func (r RetryPolicyPatch) apply(cur RetryPolicy) RetryPolicy {

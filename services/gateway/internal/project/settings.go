@@ -37,6 +37,16 @@ type Quota struct {
 	HardCapPercent int32
 }
 
+// Alerts are the project's notification settings: how long failures are
+// gathered into one message, how follow-ups back off, and who gets the
+// usage e-mails (docs/notifications.md).
+type Alerts struct {
+	GroupWaitSecs   int
+	FollowUpMinSecs int
+	FollowUpMaxSecs int
+	OwnerEmails     []string
+}
+
 // Settings is a project as its owner sees and changes it. The custom
 // Authorization header is write-only: only whether it is set is shown.
 type Settings struct {
@@ -47,6 +57,7 @@ type Settings struct {
 	AsyncTimeoutSecs       int
 	AuthorizationHeaderSet bool
 	Quota                  Quota
+	Alerts                 Alerts
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -71,8 +82,14 @@ func fromRow(r settingsRow) Settings {
 		AsyncTimeoutSecs:       int(r.AsyncTimeoutSecs),
 		AuthorizationHeaderSet: r.AuthorizationHeaderSet,
 		Quota:                  Quota{Limit: r.PlanQuota, HardCapPercent: r.PlanHardCapPercent},
-		CreatedAt:              r.CreatedAt,
-		UpdatedAt:              r.UpdatedAt,
+		Alerts: Alerts{
+			GroupWaitSecs:   int(r.AlertGroupWaitSecs),
+			FollowUpMinSecs: int(r.AlertFollowupMinSecs),
+			FollowUpMaxSecs: int(r.AlertFollowupMaxSecs),
+			OwnerEmails:     r.OwnerEmails,
+		},
+		CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt,
 	}
 }
 
@@ -140,6 +157,10 @@ func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch)
 		RetryMaxDelaySecs:      int32(rp.MaxDelaySecs),
 		RetryJitter:            rp.Jitter,
 		AsyncTimeoutSecs:       int32(next.AsyncTimeoutSecs),
+		AlertGroupWaitSecs:     int32(next.Alerts.GroupWaitSecs),
+		AlertFollowupMinSecs:   int32(next.Alerts.FollowUpMinSecs),
+		AlertFollowupMaxSecs:   int32(next.Alerts.FollowUpMaxSecs),
+		OwnerEmails:            nonNil(next.Alerts.OwnerEmails),
 		SetAuthorizationHeader: p.AuthorizationHeader.Set,
 		AuthorizationHeader:    p.AuthorizationHeader.Ptr(),
 	})
@@ -147,4 +168,13 @@ func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch)
 		return Settings{}, fmt.Errorf("store: %w", postgres.Translate(err))
 	}
 	return fromRow(settingsRow(updated)), nil
+}
+
+// nonNil is s, or an empty list for nil: a nil slice is SQL NULL, and the
+// column is NOT NULL.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -14,10 +14,10 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 )
 
-// Publishing is bounded. The threshold was claimed in a committed
-// transaction, so an alert that cannot be published after these tries is
-// logged (level ERROR, with its alert id) and counted, and is lost until a
-// transactional outbox replaces this.
+// Publishing is bounded. The alert was stored with its claim (the alerts
+// table, the outbox), so an alert that cannot be published after these
+// tries is logged (level ERROR, with its alert id) and counted, and the
+// notifier's sweeper takes it in from the table instead.
 const (
 	alertQueueSize      = 1024
 	alertTries          = 4
@@ -54,15 +54,15 @@ func NewAlerts(js jetstream.JetStream, log *slog.Logger, drainTimeout time.Durat
 }
 
 // Announce queues the alerts of committed crossings without waiting. A full
-// queue (NATS has been unreachable for a long while) loses the alert, with
-// an ERROR log line naming it.
+// queue (NATS has been unreachable for a long while) drops the event, with
+// an ERROR log line naming it; the alert itself is in the outbox.
 func (a *Alerts) Announce(ctx context.Context, crossed []Crossing) {
 	for _, c := range crossed {
 		select {
 		case a.queue <- c:
 		default:
 			a.failures.Add(ctx, 1)
-			a.log.ErrorContext(ctx, "quota alert lost: queue full", "alert_id", c.AlertID(), "project_id", c.ProjectID)
+			a.log.ErrorContext(ctx, "quota alert event not published: queue full", "alert_id", c.AlertID(), "project_id", c.ProjectID)
 		}
 	}
 }
@@ -116,7 +116,7 @@ func (a *Alerts) publish(ctx context.Context, c Crossing) {
 		backoff *= 2
 	}
 	a.failures.Add(ctx, 1)
-	a.log.ErrorContext(ctx, "quota alert lost: publish failed", "alert_id", c.AlertID(), "project_id", c.ProjectID,
+	a.log.ErrorContext(ctx, "quota alert event not published: publish failed", "alert_id", c.AlertID(), "project_id", c.ProjectID,
 		"threshold_percent", c.Percent, "err", err)
 }
 

@@ -160,7 +160,7 @@ func TestAnAlertThatCannotBePublishedIsLoggedAsLost(t *testing.T) {
 	stop := b.run()
 	stop() // returns once the drain timeout has cut the retries short
 	logs := b.logs.String()
-	require.Contains(t, logs, `"level":"ERROR","msg":"quota alert lost: publish failed"`)
+	require.Contains(t, logs, `"level":"ERROR","msg":"quota alert event not published: publish failed"`)
 	require.Contains(t, logs, crossing(75).AlertID())
 }
 
@@ -172,5 +172,5 @@ func TestAFullQueueLosesAlertsLoudly(t *testing.T) {
 		many[i] = crossing(75)
 	}
 	b.alerts.Announce(b.ctx, many)
-	require.Equal(t, 1, strings.Count(b.logs.String(), "quota alert lost: queue full"))
+	require.Equal(t, 1, strings.Count(b.logs.String(), "quota alert event not published: queue full"))
 }

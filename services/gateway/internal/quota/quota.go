@@ -1,8 +1,10 @@
 // Package quota counts the hooks a project creates per billing period (a
 // calendar month in UTC, by the database clock) against its plan, refuses
 // hooks past the plan's hard cap, claims the usage-threshold alerts (75, 100
-// and 150 % of the quota) once per period, publishes them, and reports the
-// standing in the <Prefix>-HookQuota-* response headers.
+// and 150 % of the quota) once per period, stores their alerts in the
+// claiming transaction (the alerts table, the notifier's outbox), publishes
+// them, and reports the standing in the <Prefix>-HookQuota-* response
+// headers.
 package quota
 
 import (
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
@@ -140,8 +143,30 @@ func Add(ctx context.Context, q *store.Queries, projectID uuid.UUID, n int64) (C
 		if err != nil {
 			return Charge{}, fmt.Errorf("claim quota thresholds: %w", postgres.Translate(err))
 		}
+		if err := storeAlerts(ctx, q, crossed); err != nil {
+			return Charge{}, err
+		}
 	}
 	return Charge{Usage: u, Crossed: crossed}, nil
+}
+
+// storeAlerts writes the alerts of the crossings into the alerts table (the
+// outbox) in the claiming transaction: once it commits, the notifier sends
+// them even if the event published afterwards is lost.
+func storeAlerts(ctx context.Context, q *store.Queries, crossed []Crossing) error {
+	for _, c := range crossed {
+		body, err := proto.Marshal(c.Alert())
+		if err != nil {
+			return fmt.Errorf("encode alert %s: %w", c.AlertID(), err)
+		}
+		_, err = q.InsertAlert(ctx, store.InsertAlertParams{
+			ID: c.AlertID(), ProjectID: c.ProjectID, Kind: AlertKind, Body: body, OccurredAt: c.At,
+		})
+		if err != nil {
+			return fmt.Errorf("store alert %s: %w", c.AlertID(), postgres.Translate(err))
+		}
+	}
+	return nil
 }
 
 // Limits is what every authenticated request reports and enforces: the

@@ -13,6 +13,9 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 )
 
+// AlertKind is the kind of a usage threshold alert in the alerts table.
+const AlertKind = "quota.threshold"
+
 // Thresholds are the usage levels, in percent of the quota, announced once
 // per billing period each.
 var Thresholds = []int32{75, 100, 150}

@@ -12,7 +12,9 @@ SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
        (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
-       plan_quota, plan_hard_cap_percent, created_at, updated_at
+       plan_quota, plan_hard_cap_percent,
+       alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
+       created_at, updated_at
 FROM projects
 WHERE id = @id;
 
@@ -25,7 +27,9 @@ SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
        (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
-       plan_quota, plan_hard_cap_percent, created_at, updated_at
+       plan_quota, plan_hard_cap_percent,
+       alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
+       created_at, updated_at
 FROM projects
 WHERE id = @id
 FOR NO KEY UPDATE;
@@ -43,6 +47,10 @@ SET name                 = @name,
     retry_max_delay_secs = @retry_max_delay_secs,
     retry_jitter         = @retry_jitter,
     async_timeout_secs   = @async_timeout_secs,
+    alert_group_wait_secs   = @alert_group_wait_secs,
+    alert_followup_min_secs = @alert_followup_min_secs,
+    alert_followup_max_secs = @alert_followup_max_secs,
+    owner_emails            = @owner_emails::text[],
     authorization_header = CASE WHEN @set_authorization_header::boolean
                                 THEN sqlc.narg(authorization_header)::text
                                 ELSE authorization_header END,
@@ -52,7 +60,9 @@ RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
           (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
-          plan_quota, plan_hard_cap_percent, created_at, updated_at;
+          plan_quota, plan_hard_cap_percent,
+          alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
+          created_at, updated_at;
 
 -- name: GetAuthorizationHeaderForTest :one
 -- Test fixture: the write-only value, to check what a change stored.

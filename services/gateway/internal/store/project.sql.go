@@ -29,7 +29,9 @@ SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
        (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
-       plan_quota, plan_hard_cap_percent, created_at, updated_at
+       plan_quota, plan_hard_cap_percent,
+       alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
+       created_at, updated_at
 FROM projects
 WHERE id = $1
 `
@@ -48,6 +50,10 @@ type GetProjectSettingsRow struct {
 	AuthorizationHeaderSet bool
 	PlanQuota              int64
 	PlanHardCapPercent     int32
+	AlertGroupWaitSecs     int32
+	AlertFollowupMinSecs   int32
+	AlertFollowupMaxSecs   int32
+	OwnerEmails            []string
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -69,6 +75,10 @@ func (q *Queries) GetProjectSettings(ctx context.Context, id uuid.UUID) (GetProj
 		&i.AuthorizationHeaderSet,
 		&i.PlanQuota,
 		&i.PlanHardCapPercent,
+		&i.AlertGroupWaitSecs,
+		&i.AlertFollowupMinSecs,
+		&i.AlertFollowupMaxSecs,
+		&i.OwnerEmails,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -130,7 +140,9 @@ SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
        (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
-       plan_quota, plan_hard_cap_percent, created_at, updated_at
+       plan_quota, plan_hard_cap_percent,
+       alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
+       created_at, updated_at
 FROM projects
 WHERE id = $1
 FOR NO KEY UPDATE
@@ -150,6 +162,10 @@ type LockProjectSettingsRow struct {
 	AuthorizationHeaderSet bool
 	PlanQuota              int64
 	PlanHardCapPercent     int32
+	AlertGroupWaitSecs     int32
+	AlertFollowupMinSecs   int32
+	AlertFollowupMaxSecs   int32
+	OwnerEmails            []string
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -175,6 +191,10 @@ func (q *Queries) LockProjectSettings(ctx context.Context, id uuid.UUID) (LockPr
 		&i.AuthorizationHeaderSet,
 		&i.PlanQuota,
 		&i.PlanHardCapPercent,
+		&i.AlertGroupWaitSecs,
+		&i.AlertFollowupMinSecs,
+		&i.AlertFollowupMaxSecs,
+		&i.OwnerEmails,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -192,16 +212,22 @@ SET name                 = $1,
     retry_max_delay_secs = $7,
     retry_jitter         = $8,
     async_timeout_secs   = $9,
-    authorization_header = CASE WHEN $10::boolean
-                                THEN $11::text
+    alert_group_wait_secs   = $10,
+    alert_followup_min_secs = $11,
+    alert_followup_max_secs = $12,
+    owner_emails            = $13::text[],
+    authorization_header = CASE WHEN $14::boolean
+                                THEN $15::text
                                 ELSE authorization_header END,
     updated_at           = now()
-WHERE id = $12
+WHERE id = $16
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
           (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
-          plan_quota, plan_hard_cap_percent, created_at, updated_at
+          plan_quota, plan_hard_cap_percent,
+          alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
+          created_at, updated_at
 `
 
 type UpdateProjectSettingsParams struct {
@@ -214,6 +240,10 @@ type UpdateProjectSettingsParams struct {
 	RetryMaxDelaySecs      int32
 	RetryJitter            bool
 	AsyncTimeoutSecs       int32
+	AlertGroupWaitSecs     int32
+	AlertFollowupMinSecs   int32
+	AlertFollowupMaxSecs   int32
+	OwnerEmails            []string
 	SetAuthorizationHeader bool
 	AuthorizationHeader    *string
 	ID                     uuid.UUID
@@ -233,6 +263,10 @@ type UpdateProjectSettingsRow struct {
 	AuthorizationHeaderSet bool
 	PlanQuota              int64
 	PlanHardCapPercent     int32
+	AlertGroupWaitSecs     int32
+	AlertFollowupMinSecs   int32
+	AlertFollowupMaxSecs   int32
+	OwnerEmails            []string
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -250,6 +284,10 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		arg.RetryMaxDelaySecs,
 		arg.RetryJitter,
 		arg.AsyncTimeoutSecs,
+		arg.AlertGroupWaitSecs,
+		arg.AlertFollowupMinSecs,
+		arg.AlertFollowupMaxSecs,
+		arg.OwnerEmails,
 		arg.SetAuthorizationHeader,
 		arg.AuthorizationHeader,
 		arg.ID,
@@ -269,6 +307,10 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		&i.AuthorizationHeaderSet,
 		&i.PlanQuota,
 		&i.PlanHardCapPercent,
+		&i.AlertGroupWaitSecs,
+		&i.AlertFollowupMinSecs,
+		&i.AlertFollowupMaxSecs,
+		&i.OwnerEmails,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)

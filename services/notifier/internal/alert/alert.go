@@ -1,13 +1,9 @@
 // Package alert takes the Alert events that the scheduler and the gateway
-// publish (hook.failed, endpoint.recovered, quota.threshold) off the bus,
-// checks them, and hands each one to a Sender.
-//
-// Today the only Sender writes one structured log line per alert. The
-// notification channels of decisions.md (chat, custom webhook, e-mail), the
-// grouping of alerts and the per-channel retries come later as Senders of
-// their own; the Handler does not change for them. A Sender's error makes the
-// bus redeliver the alert with a growing backoff, without limit: an alert is
-// never silently dropped unless it is malformed.
+// publish (hook.failed, endpoint.recovered, quota.threshold, channel.test)
+// off the bus, checks them and takes them in (package intake): the event
+// is acknowledged only once the alert is stored in its group. A database
+// error makes the bus redeliver the event; a malformed alert, or one whose
+// project no longer exists, is dropped with a log line.
 package alert
 
 import (
@@ -21,30 +17,34 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/notifier/internal/intake"
 )
 
-// Sender tells people about one alert. It returns an error when the alert
-// must be tried again.
-type Sender interface {
-	Send(ctx context.Context, a *eventv1.Alert) error
+// Intake takes one alert in (package intake's *Intake).
+type Intake interface {
+	TakeIn(ctx context.Context, a intake.Alert, via string) (intake.Result, error)
 }
 
 // Handler is the notifier's bus.Handler for the alerts stream.
 type Handler struct {
-	sender Sender
+	intake Intake
 	log    *slog.Logger
 }
 
-// NewHandler returns a Handler that gives valid alerts to sender.
-func NewHandler(sender Sender, log *slog.Logger) *Handler {
-	return &Handler{sender: sender, log: log}
+// NewHandler returns a Handler that takes valid alerts in through in.
+func NewHandler(in Intake, log *slog.Logger) *Handler {
+	return &Handler{intake: in, log: log}
 }
 
-// Handle decodes and checks one message and sends the alert. A message that
-// is not a valid Alert can never succeed, so it is dropped (with a log line
-// that says why); a failed send is returned for the bus to redeliver.
+// Handle decodes and checks one message and takes the alert in. A message
+// that is not a valid Alert can never succeed, so it is dropped (with a log
+// line that says why); a failed intake is returned for the bus to redeliver.
 func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
 	a, err := Decode(d.Data)
+	var in intake.Alert
+	if err == nil {
+		in, err = intake.FromEvent(a, d.Data)
+	}
 	if err != nil {
 		h.log.WarnContext(ctx, "alert dropped",
 			"reason", err.Error(),
@@ -53,8 +53,13 @@ func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
 			"delivered", d.NumDelivered)
 		return bus.Drop(err)
 	}
-	if err := h.sender.Send(ctx, a); err != nil {
-		return fmt.Errorf("send alert %s (%s): %w", a.GetAlertId(), a.GetKind(), err)
+	_, err = h.intake.TakeIn(ctx, in, "event")
+	if errors.Is(err, intake.ErrProjectGone) {
+		// TakeIn logged it; nobody is left to tell.
+		return bus.Drop(err)
+	}
+	if err != nil {
+		return fmt.Errorf("alert %s (%s): %w", a.GetAlertId(), a.GetKind(), err)
 	}
 	return nil
 }

@@ -1,9 +1,7 @@
 package alert_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -21,14 +19,16 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/services/notifier/internal/alert"
+	"github.com/sundial-run/sundial/services/notifier/internal/intake"
 )
 
-// recorder is a Sender that remembers what it was given and can be told to
-// fail a number of times first.
+// recorder is an Intake that remembers what it was given and can be told
+// to fail a number of times first, or to say the project is gone.
 type recorder struct {
 	mu       sync.Mutex
 	sent     []*eventv1.Alert
 	failures int
+	gone     bool
 	calls    chan *eventv1.Alert
 }
 
@@ -36,16 +36,19 @@ func newRecorder(failures int) *recorder {
 	return &recorder{failures: failures, calls: make(chan *eventv1.Alert, 100)}
 }
 
-func (r *recorder) Send(_ context.Context, a *eventv1.Alert) error {
-	r.calls <- a
+func (r *recorder) TakeIn(_ context.Context, a intake.Alert, via string) (intake.Result, error) {
+	r.calls <- a.Event
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.gone {
+		return intake.Result{}, intake.ErrProjectGone
+	}
 	if r.failures > 0 {
 		r.failures--
-		return errors.New("channel unavailable")
+		return intake.Result{}, errors.New("database unavailable")
 	}
-	r.sent = append(r.sent, a)
-	return nil
+	r.sent = append(r.sent, a.Event)
+	return intake.Result{}, nil
 }
 
 func (r *recorder) delivered() []*eventv1.Alert {
@@ -54,14 +57,14 @@ func (r *recorder) delivered() []*eventv1.Alert {
 	return append([]*eventv1.Alert(nil), r.sent...)
 }
 
-// next waits for the Sender's next call.
+// next waits for the Intake's next call.
 func (r *recorder) next(t *testing.T) *eventv1.Alert {
 	t.Helper()
 	select {
 	case a := <-r.calls:
 		return a
 	case <-time.After(10 * time.Second):
-		t.Fatal("the Sender was not called")
+		t.Fatal("the Intake was not called")
 		return nil
 	}
 }
@@ -75,7 +78,7 @@ type fixture struct {
 }
 
 // setup runs the alert Handler on the notifier's consumer of a fresh
-// JetStream server, with a Sender that fails the first failures sends.
+// JetStream server, with an Intake that fails the first failures calls.
 func setup(t *testing.T, failures int) fixture {
 	t.Helper()
 	srv := natstest.Start(t, natstest.Options{})
@@ -163,7 +166,7 @@ func (f fixture) settled(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 }
 
-func TestPublishedAlertReachesSenderOnce(t *testing.T) {
+func TestPublishedAlertIsTakenInOnce(t *testing.T) {
 	t.Parallel()
 	f := setup(t, 0)
 	want := hookFailed("alert-1")
@@ -179,31 +182,37 @@ func TestPublishedAlertReachesSenderOnce(t *testing.T) {
 	require.Empty(t, f.sender.calls)
 }
 
-func TestMalformedMessagesAreDroppedBeforeTheSender(t *testing.T) {
+func TestMalformedMessagesAreDroppedBeforeIntake(t *testing.T) {
 	t.Parallel()
 	f := setup(t, 0)
 	noKind := hookFailed("no-kind")
 	noKind.Kind = eventv1.AlertKind_ALERT_KIND_UNSPECIFIED
 	noProject := hookFailed("no-project")
 	noProject.ProjectId = ""
+	badProject := hookFailed("bad-project")
+	badProject.ProjectId = "p1"
+	future := hookFailed("future")
+	future.Kind = eventv1.AlertKind(42)
 
 	f.publishRaw(t, "garbage", []byte{0xff, 0xff, 0xff, 0xff})
 	f.publish(t, noKind)
 	f.publish(t, noProject)
+	f.publish(t, badProject)
+	f.publish(t, future)
 	f.publish(t, hookFailed("good"))
 
 	require.Equal(t, "good", f.sender.next(t).GetAlertId())
 	outcomes := map[bus.Outcome]int{}
-	for range 4 {
+	for range 6 {
 		outcomes[f.outcome(t)]++
 	}
-	require.Equal(t, map[bus.Outcome]int{bus.OutcomeDrop: 3, bus.OutcomeAck: 1}, outcomes)
+	require.Equal(t, map[bus.Outcome]int{bus.OutcomeDrop: 5, bus.OutcomeAck: 1}, outcomes)
 	f.settled(t)
 	require.Len(t, f.sender.delivered(), 1)
-	require.Empty(t, f.sender.calls, "a dropped message never reaches the Sender")
+	require.Empty(t, f.sender.calls, "a dropped message never reaches the Intake")
 }
 
-func TestFailedSendIsRedelivered(t *testing.T) {
+func TestFailedIntakeIsRedelivered(t *testing.T) {
 	t.Parallel()
 	f := setup(t, 1)
 	f.publish(t, hookFailed("flaky"))
@@ -225,7 +234,7 @@ func TestValidate(t *testing.T) {
 
 	future := hookFailed("future")
 	future.Kind = eventv1.AlertKind(42)
-	require.NoError(t, alert.Validate(future), "a kind from a newer producer is sent, not lost")
+	require.NoError(t, alert.Validate(future), "a kind from a newer producer is valid (the intake decides)")
 
 	err := alert.Validate(&eventv1.Alert{AlertId: "empty"})
 	require.Error(t, err)
@@ -249,50 +258,13 @@ func TestDecode(t *testing.T) {
 	require.ErrorContains(t, err, "kind is not set")
 }
 
-func logLine(t *testing.T, a *eventv1.Alert) map[string]any {
-	t.Helper()
-	var buf bytes.Buffer
-	s := alert.LogSender{Log: slog.New(slog.NewJSONHandler(&buf, nil))}
-	require.NoError(t, s.Send(context.Background(), a))
-	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
-	require.Len(t, lines, 1, "one line per alert")
-	var line map[string]any
-	require.NoError(t, json.Unmarshal(lines[0], &line))
-	return line
-}
-
-func TestLogSenderWritesOneLinePerHookAlert(t *testing.T) {
+func TestAlertOfAGoneProjectIsDropped(t *testing.T) {
 	t.Parallel()
-	line := logLine(t, hookFailed("log-1"))
+	f := setup(t, 0)
+	f.sender.gone = true
+	f.publish(t, hookFailed("orphan"))
 
-	require.Equal(t, "alert", line["msg"])
-	require.Equal(t, "INFO", line["level"])
-	require.Equal(t, "ALERT_KIND_HOOK_FAILED", line["kind"])
-	require.Equal(t, "log-1", line["alert_id"])
-	require.Equal(t, "0190a3c4-6f1e-7c2b-9d3e-1a2b3c4d5e6f", line["project_id"])
-	require.Equal(t, "0190a3c4-0000-7000-8000-000000000001", line["hook_id"])
-	require.Equal(t, "/webhooks/reminder", line["path"])
-	require.Equal(t, "HTTP 503", line["error"])
-	require.Equal(t, float64(6), line["attempts"])
-	require.Equal(t, "2026-03-01T12:00:00Z", line["occurred_at"])
-}
-
-func TestLogSenderWritesQuotaFields(t *testing.T) {
-	t.Parallel()
-	line := logLine(t, &eventv1.Alert{
-		AlertId:          "q-1",
-		Kind:             eventv1.AlertKind_ALERT_KIND_QUOTA_THRESHOLD,
-		ProjectId:        "p1",
-		ThresholdPercent: 75,
-		Usage:            75_000,
-		Quota:            100_000,
-		PeriodStart:      timestamppb.New(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)),
-	})
-
-	require.Equal(t, "ALERT_KIND_QUOTA_THRESHOLD", line["kind"])
-	require.Equal(t, float64(75), line["threshold_percent"])
-	require.Equal(t, float64(75_000), line["usage"])
-	require.Equal(t, float64(100_000), line["quota"])
-	require.Equal(t, "2026-03-01T00:00:00Z", line["period_start"])
-	require.NotContains(t, line, "hook_id")
+	require.Equal(t, "orphan", f.sender.next(t).GetAlertId())
+	require.Equal(t, bus.OutcomeDrop, f.outcome(t))
+	f.settled(t)
 }

@@ -4,45 +4,155 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
-// Alert publishing is bounded: the result has committed, so retrying the
-// whole message would find it stale and never alert. A later task replaces
-// this with a transactional outbox.
+// Alerts (docs/notifications.md): the transaction that fails a hook for
+// good writes its hook.failed alert into the alerts table (the outbox) and
+// marks the hook's endpoint failing; the transaction of the first success
+// on a failing endpoint deletes that mark and writes an endpoint.recovered
+// alert. After the commit the applier publishes each alert's event, a few
+// tries at most: the result is settled, so retrying the whole message would
+// find it stale. An event that is never published is not lost: the
+// notifier's sweeper takes in every alert still waiting in the table.
 const (
 	alertTries          = 4
 	alertFirstBackoff   = 200 * time.Millisecond
 	alertPublishTimeout = 5 * time.Second
 )
 
-// HookFailedAlertID is the alert_id of a hook's hook.failed alert. The lease
-// of the final attempt identifies the occurrence: publishing it again is
-// deduplicated, while the same hook failing again after a bulk retry (a new
-// lease) is a new alert.
-func HookFailedAlertID(hookID uuid.UUID, leaseSeq int64) string {
-	return "hook.failed:" + hookID.String() + ":" + strconv.FormatInt(leaseSeq, 10)
-}
+// Alert kinds as the alerts table names them.
+const (
+	kindHookFailed        = event.AlertKindHookFailed
+	kindEndpointRecovered = event.AlertKindEndpointRecovered
+)
 
+// hookFailure is a hook whose retries ran out.
 type hookFailure struct {
 	hookID    uuid.UUID
 	leaseSeq  int64
 	projectID uuid.UUID
+	domain    string
 	path      string
 	err       string
 	attempts  int32
 	at        time.Time
+}
+
+func (f hookFailure) alert() *eventv1.Alert {
+	return &eventv1.Alert{
+		AlertId:    event.HookFailedAlertID(f.hookID, f.leaseSeq),
+		Kind:       eventv1.AlertKind_ALERT_KIND_HOOK_FAILED,
+		ProjectId:  f.projectID.String(),
+		OccurredAt: timestamppb.New(f.at),
+		HookId:     f.hookID.String(),
+		Domain:     f.domain,
+		Path:       f.path,
+		Error:      f.err,
+		Attempts:   f.attempts,
+	}
+}
+
+// recovery is a successful delivery to an endpoint that was failing.
+type recovery struct {
+	projectID    uuid.UUID
+	domain       string
+	path         string
+	hookID       uuid.UUID // the hook delivered successfully
+	failingSince time.Time
+	failedHooks  int32
+	at           time.Time
+}
+
+func (r recovery) alert() *eventv1.Alert {
+	return &eventv1.Alert{
+		AlertId:    event.EndpointRecoveredAlertID(r.projectID, r.domain, r.path, r.failingSince),
+		Kind:       eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED,
+		ProjectId:  r.projectID.String(),
+		OccurredAt: timestamppb.New(r.at),
+		HookId:     r.hookID.String(),
+		Domain:     r.domain,
+		Path:       r.path,
+		Attempts:   r.failedHooks,
+	}
+}
+
+// kindName is the alerts table's name of an alert's kind.
+func kindName(k eventv1.AlertKind) string {
+	if k == eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED {
+		return kindEndpointRecovered
+	}
+	return kindHookFailed
+}
+
+// recordFailure writes, in the caller's transaction, what a hook that ran
+// out of retries leaves: its endpoint marked failing and its alert.
+func recordFailure(ctx context.Context, q *store.Queries, f hookFailure) (*eventv1.Alert, error) {
+	if err := q.MarkEndpointFailing(ctx, store.MarkEndpointFailingParams{
+		ProjectID: f.projectID, Domain: f.domain, Path: f.path,
+	}); err != nil {
+		return nil, fmt.Errorf("mark endpoint failing: %w", err)
+	}
+	alert := f.alert()
+	return alert, insertAlerts(ctx, q, []*eventv1.Alert{alert})
+}
+
+// recordSuccess ends, in the caller's transaction, the failing spell of the
+// endpoint a hook was just delivered to, if it had one, and returns the
+// endpoint.recovered alert it wrote (nil when the endpoint was not failing).
+func recordSuccess(ctx context.Context, q *store.Queries, r recovery) (*eventv1.Alert, error) {
+	rows, err := q.RecoverEndpoint(ctx, store.RecoverEndpointParams{
+		ProjectID: r.projectID, Domain: r.domain, Path: r.path,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recover endpoint: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	r.failingSince, r.failedHooks = rows[0].FailingSince, rows[0].FailedHooks
+	alert := r.alert()
+	return alert, insertAlerts(ctx, q, []*eventv1.Alert{alert})
+}
+
+// insertAlerts writes alerts into the outbox in one statement; an alert
+// already there is left as it is.
+func insertAlerts(ctx context.Context, q *store.Queries, alerts []*eventv1.Alert) error {
+	if len(alerts) == 0 {
+		return nil
+	}
+	arg := store.InsertAlertsParams{}
+	for _, a := range alerts {
+		body, err := proto.Marshal(a)
+		if err != nil {
+			return fmt.Errorf("encode alert %s: %w", a.GetAlertId(), err)
+		}
+		projectID, err := uuid.Parse(a.GetProjectId())
+		if err != nil {
+			return fmt.Errorf("alert %s: project id: %w", a.GetAlertId(), err)
+		}
+		arg.Ids = append(arg.Ids, a.GetAlertId())
+		arg.ProjectIds = append(arg.ProjectIds, projectID)
+		arg.Kinds = append(arg.Kinds, kindName(a.GetKind()))
+		arg.Bodies = append(arg.Bodies, body)
+		arg.OccurredAts = append(arg.OccurredAts, a.GetOccurredAt().AsTime())
+	}
+	if err := q.InsertAlerts(ctx, arg); err != nil {
+		return fmt.Errorf("insert alerts: %w", err)
+	}
+	return nil
 }
 
 type alerter struct {
@@ -54,29 +164,32 @@ type alerter struct {
 
 func newAlerter(js jetstream.JetStream, log *slog.Logger) (*alerter, error) {
 	failures, err := otel.Meter("sundial/scheduler").Int64Counter("sundial.scheduler.alert_publish_failures",
-		metric.WithDescription("hook.failed alerts that could not be published after retries."))
+		metric.WithDescription("Alerts whose event could not be published after retries; the notifier's sweeper takes them from the outbox."))
 	if err != nil {
 		return nil, fmt.Errorf("alert metrics: %w", err)
 	}
 	return &alerter{js: js, pub: bus.NewPublisher(js), log: log, failures: failures}, nil
 }
 
-// hookFailed publishes the hook.failed alert, retrying a few times.
-func (a *alerter) hookFailed(ctx context.Context, f hookFailure) error {
-	alertID := HookFailedAlertID(f.hookID, f.leaseSeq)
+// publishAll publishes the events of committed alerts and returns the first
+// error.
+func (a *alerter) publishAll(ctx context.Context, alerts []*eventv1.Alert) error {
+	var first error
+	for _, alert := range alerts {
+		if err := a.publishAlert(ctx, alert); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// publishAlert publishes one alert's event, retrying a few times. Its
+// Nats-Msg-Id derives from the alert id, so a repeat is stored once.
+func (a *alerter) publishAlert(ctx context.Context, alert *eventv1.Alert) error {
 	msg := bus.Message{
 		Subject: event.SubjectAlert,
-		MsgID:   event.MsgID(event.KindAlert, "hook.failed:"+f.hookID.String(), f.leaseSeq),
-		Body: &eventv1.Alert{
-			AlertId:    alertID,
-			Kind:       eventv1.AlertKind_ALERT_KIND_HOOK_FAILED,
-			ProjectId:  f.projectID.String(),
-			OccurredAt: timestamppb.New(f.at),
-			HookId:     f.hookID.String(),
-			Path:       f.path,
-			Error:      f.err,
-			Attempts:   f.attempts,
-		},
+		MsgID:   event.MsgID(event.KindAlert, alert.GetAlertId(), 0),
+		Body:    alert,
 	}
 	var err error
 	backoff := alertFirstBackoff
@@ -87,7 +200,7 @@ func (a *alerter) hookFailed(ctx context.Context, f hookFailure) error {
 		if try == alertTries {
 			break
 		}
-		a.log.WarnContext(ctx, "publish hook.failed alert; retrying", "hook_id", f.hookID, "try", try, "err", err)
+		a.log.WarnContext(ctx, "publish alert; retrying", "alert_id", alert.GetAlertId(), "try", try, "err", err)
 		a.healStreams(ctx, err)
 		select {
 		case <-ctx.Done():

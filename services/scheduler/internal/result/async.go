@@ -76,7 +76,7 @@ func (a *Applier) EndWait(ctx context.Context, hookID uuid.UUID) (bool, error) {
 		return false, nil
 	}
 	a.applied.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", in.reported)))
-	alertErr := a.alertIfFailed(ctx, in, out)
+	alertErr := a.alerts.publishAll(ctx, out.alerts)
 	a.logApplied(ctx, in, out, time.Since(start), alertErr, slog.LevelInfo)
 	return true, nil
 }
@@ -104,7 +104,7 @@ func (a *Applier) endWaitTx(ctx context.Context, hookID uuid.UUID) (attempt, *ap
 		return attempt{}, nil, fmt.Errorf("fail attempt: %w", err)
 	}
 	out, err := a.settle(ctx, q, in, lockedHook{
-		projectID: row.ProjectID, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
+		projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
 		policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 			row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
 	})

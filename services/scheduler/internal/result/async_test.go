@@ -177,7 +177,7 @@ func TestAsyncTimeoutOfTheLastAttemptFailsTheHookAndAlerts(t *testing.T) {
 	require.Equal(t, eventv1.AlertKind_ALERT_KIND_HOOK_FAILED, alert.GetKind())
 	require.Equal(t, hook.ID.String(), alert.GetHookId())
 	require.Equal(t, *row.FailureError, alert.GetError())
-	require.Equal(t, result.HookFailedAlertID(hook.ID, hook.LeaseSeq), alert.GetAlertId())
+	require.Equal(t, event.HookFailedAlertID(hook.ID, hook.LeaseSeq), alert.GetAlertId())
 }
 
 func TestNackRetriesOrFails(t *testing.T) {

@@ -325,6 +325,15 @@ func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attemp
 			return nil, err
 		}
 	}
+	var alerts []*eventv1.Alert
+	for _, out := range outs {
+		if out != nil {
+			alerts = append(alerts, out.alerts...)
+		}
+	}
+	if err := insertAlerts(ctx, q, alerts); err != nil {
+		return nil, err
+	}
 	return outs, nil
 }
 
@@ -350,7 +359,7 @@ func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan,
 	for _, row := range rows {
 		i := first[leaseKey{row.ID, row.LeaseSeq}]
 		plan.hooks[i] = lockedHook{
-			projectID: row.ProjectID, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
+			projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
 			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
 		}
@@ -421,6 +430,51 @@ func (a *Applier) completeAll(ctx context.Context, q *store.Queries, ins []attem
 		outs[i] = &applied{projectID: h.projectID, path: h.path, status: StatusCompleted,
 			maxAttempts: a.budget(ctx, ins[i].hookID, h).MaxAttempts(), at: when}
 	}
+	return recoverAll(ctx, q, ins, plan, outs)
+}
+
+// endpoint is where hooks are delivered: a project's domain and path.
+type endpoint struct {
+	projectID uuid.UUID
+	domain    string
+	path      string
+}
+
+// recoverAll ends, in one statement, the failing spells of the endpoints
+// the successes of the batch were delivered to. Each recovered endpoint's
+// alert names the first success to it and goes out with that result. With
+// nothing failing this is one cheap statement that returns no rows. (A
+// batch recovering endpoints while another marks the same ones failing can
+// deadlock with it; PostgreSQL aborts one, and its results are redelivered.)
+func recoverAll(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+	first := make(map[endpoint]int, len(plan.successes))
+	arg := store.RecoverEndpointsParams{}
+	for _, i := range plan.successes {
+		h := plan.hooks[i]
+		e := endpoint{h.projectID, h.domain, h.path}
+		if _, dup := first[e]; dup {
+			continue
+		}
+		first[e] = i
+		arg.ProjectIds = append(arg.ProjectIds, e.projectID)
+		arg.Domains = append(arg.Domains, e.domain)
+		arg.Paths = append(arg.Paths, e.path)
+	}
+	rows, err := q.RecoverEndpoints(ctx, arg)
+	if err != nil {
+		return fmt.Errorf("recover endpoints: %w", err)
+	}
+	for _, row := range rows {
+		i, ok := first[endpoint{row.ProjectID, row.Domain, row.Path}]
+		if !ok {
+			return fmt.Errorf("recovered endpoint %s %s%s that no success of the batch was delivered to",
+				row.ProjectID, row.Domain, row.Path)
+		}
+		outs[i].alerts = append(outs[i].alerts, recovery{
+			projectID: row.ProjectID, domain: row.Domain, path: row.Path, hookID: ins[i].hookID,
+			failingSince: row.FailingSince, failedHooks: row.FailedHooks, at: outs[i].at,
+		}.alert())
+	}
 	return nil
 }
 
@@ -464,6 +518,32 @@ func (a *Applier) settleFailures(ctx context.Context, q *store.Queries, ins []at
 			return fmt.Errorf("set hook %s %s: not updated under its lock", ins[i].hookID, outs[i].status)
 		}
 		outs[i].at = when
+	}
+	return failAll(ctx, q, ins, plan, outs)
+}
+
+// failAll marks, in one statement, the endpoints of the hooks that ran out
+// of retries as failing, and gives each such result its hook.failed alert.
+func failAll(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+	arg := store.MarkEndpointsFailingParams{}
+	for _, i := range plan.failures {
+		if outs[i].status != StatusFailed {
+			continue
+		}
+		in, h := ins[i], plan.hooks[i]
+		arg.ProjectIds = append(arg.ProjectIds, h.projectID)
+		arg.Domains = append(arg.Domains, h.domain)
+		arg.Paths = append(arg.Paths, h.path)
+		outs[i].alerts = append(outs[i].alerts, hookFailure{
+			hookID: in.hookID, leaseSeq: in.leaseSeq, projectID: h.projectID, domain: h.domain, path: h.path,
+			err: in.errText, attempts: in.attempt, at: outs[i].at,
+		}.alert())
+	}
+	if len(arg.ProjectIds) == 0 {
+		return nil
+	}
+	if err := q.MarkEndpointsFailing(ctx, arg); err != nil {
+		return fmt.Errorf("mark endpoints failing: %w", err)
 	}
 	return nil
 }

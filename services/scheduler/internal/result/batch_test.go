@@ -100,7 +100,7 @@ func TestBatchAppliesEveryKindInOneTransaction(t *testing.T) {
 	require.Len(t, msgs, 1, "one hook.failed alert, after the commit")
 	alert := fixture.Alert(t, msgs[0])
 	require.Equal(t, last.ID.String(), alert.GetHookId())
-	require.Equal(t, result.HookFailedAlertID(last.ID, last.LeaseSeq), alert.GetAlertId())
+	require.Equal(t, event.HookFailedAlertID(last.ID, last.LeaseSeq), alert.GetAlertId())
 	require.True(t, txTime.Equal(alert.GetOccurredAt().AsTime()))
 
 	row = fixture.Get(t, b.q, async.ID)

@@ -1,6 +1,9 @@
 // Package result applies the AttemptResults that dispatchers report: it
-// records the attempt and moves the hook to completed, retry or failed, and
-// announces a hook whose retries ran out with a hook.failed Alert. A 202
+// records the attempt and moves the hook to completed, retry or failed. A
+// hook whose retries ran out marks its endpoint failing and is announced by
+// a hook.failed Alert; the first success on a failing endpoint announces
+// endpoint.recovered. Alerts are written in the result's transaction (the
+// outbox) and published after the commit (alert.go). A 202
 // answer instead holds the hook waiting for the receiver's ack or nack;
 // EndWait settles a wait that ended in a nack or a timeout as a failed
 // attempt, by the same rules (async.go).
@@ -122,8 +125,8 @@ func (a *Applier) Apply(ctx context.Context, r *eventv1.AttemptResult) error {
 }
 
 // finish turns what applying a result did into the handler's answer,
-// counts it, publishes the hook.failed alert of a hook that failed (after
-// the commit) and logs it at level (a batch logs its results at debug and
+// counts it, publishes the alerts its transaction wrote (after the commit)
+// and logs it at level (a batch logs its results at debug and
 // itself at info).
 func (a *Applier) finish(ctx context.Context, in attempt, out *applied, err error, took time.Duration, level slog.Level) error {
 	if err != nil {
@@ -140,24 +143,9 @@ func (a *Applier) finish(ctx context.Context, in attempt, out *applied, err erro
 		return nil
 	}
 	a.applied.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", in.reported)))
-	alertErr := a.alertIfFailed(ctx, in, out)
+	alertErr := a.alerts.publishAll(ctx, out.alerts)
 	a.logApplied(ctx, in, out, took, alertErr, level)
 	return nil
-}
-
-func (a *Applier) alertIfFailed(ctx context.Context, in attempt, out *applied) error {
-	if out.status != StatusFailed {
-		return nil
-	}
-	return a.alerts.hookFailed(ctx, hookFailure{
-		hookID:    in.hookID,
-		leaseSeq:  in.leaseSeq,
-		projectID: out.projectID,
-		path:      out.path,
-		err:       in.errText,
-		attempts:  in.attempt,
-		at:        out.at,
-	})
 }
 
 func (a *Applier) logApplied(ctx context.Context, in attempt, out *applied, took time.Duration, alertErr error, level slog.Level) {
@@ -170,10 +158,13 @@ func (a *Applier) logApplied(ctx context.Context, in attempt, out *applied, took
 	case StatusPending:
 		attrs = append(attrs, "async_deadline", out.at)
 	}
+	if len(out.alerts) > 0 {
+		attrs = append(attrs, "alerts", len(out.alerts))
+	}
 	if alertErr != nil {
-		// A later task moves alerts into a transactional outbox; until
-		// then an alert that could not be published is lost, so say so loudly.
-		a.log.ErrorContext(ctx, "applied attempt result; hook.failed alert NOT published",
+		// The alert is in the outbox: the notifier's sweeper takes it in
+		// late, so this is worth a warning, not an error.
+		a.log.WarnContext(ctx, "applied attempt result; alert event not published, left to the notifier's sweeper",
 			append(attrs, "err", alertErr)...)
 		return
 	}
@@ -268,6 +259,9 @@ type applied struct {
 	maxAttempts int
 	// at is the retry time (status retry) or the time of the change.
 	at time.Time
+	// alerts are the alerts the transaction wrote, published after it
+	// commits.
+	alerts []*eventv1.Alert
 }
 
 // applyTx applies the result in one transaction. It returns nil, nil when
@@ -298,7 +292,7 @@ func (a *Applier) apply(ctx context.Context, q *store.Queries, in attempt) (*app
 		return nil, fmt.Errorf("lock hook: %w", err)
 	}
 	hook := lockedHook{
-		projectID: row.ProjectID, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
+		projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
 		policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 			row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
 	}
@@ -315,6 +309,7 @@ func (a *Applier) apply(ctx context.Context, q *store.Queries, in attempt) (*app
 // caller's transaction.
 type lockedHook struct {
 	projectID  uuid.UUID
+	domain     string
 	path       string
 	budgetBase int32
 	override   json.RawMessage
@@ -343,8 +338,9 @@ func (a *Applier) budget(ctx context.Context, hookID uuid.UUID, h lockedHook) re
 
 // settle moves the hook on after an attempt whose row is recorded: to
 // completed, or, for a failure, to retry while the budget allows another
-// attempt and to failed once it does not. Failed deliveries and async
-// waits that end in a timeout or a nack (async.go) all come through here.
+// attempt and to failed once it does not, writing the alerts that causes.
+// Failed deliveries and async waits that end in a timeout or a nack
+// (async.go) all come through here.
 func (a *Applier) settle(ctx context.Context, q *store.Queries, in attempt, h lockedHook) (*applied, error) {
 	budget := a.budget(ctx, in.hookID, h)
 	out := &applied{projectID: h.projectID, path: h.path, maxAttempts: budget.MaxAttempts()}
@@ -371,7 +367,31 @@ func (a *Applier) settle(ctx context.Context, q *store.Queries, in attempt, h lo
 	if err != nil {
 		return nil, fmt.Errorf("set hook %s: %w", out.status, err)
 	}
+	alert, err := recordOutcome(ctx, q, in, h, out)
+	if err != nil {
+		return nil, err
+	}
+	if alert != nil {
+		out.alerts = []*eventv1.Alert{alert}
+	}
 	return out, nil
+}
+
+// recordOutcome writes what a completed or failed hook changes for its
+// endpoint, and the alert that announces it, if any.
+func recordOutcome(ctx context.Context, q *store.Queries, in attempt, h lockedHook, out *applied) (*eventv1.Alert, error) {
+	switch out.status {
+	case StatusCompleted:
+		return recordSuccess(ctx, q, recovery{
+			projectID: h.projectID, domain: h.domain, path: h.path, hookID: in.hookID, at: out.at,
+		})
+	case StatusFailed:
+		return recordFailure(ctx, q, hookFailure{
+			hookID: in.hookID, leaseSeq: in.leaseSeq, projectID: h.projectID, domain: h.domain, path: h.path,
+			err: in.errText, attempts: in.attempt, at: out.at,
+		})
+	}
+	return nil, nil
 }
 
 func insertAttempt(ctx context.Context, q *store.Queries, in attempt) error {

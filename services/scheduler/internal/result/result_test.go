@@ -227,7 +227,7 @@ func TestLastFailureFailsTheHookAndAlerts(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, event.SubjectAlert, msgs[0].Subject)
 	alertID := "hook.failed:" + hook.ID.String() + ":" + strconv.FormatInt(r.GetLeaseSeq(), 10)
-	require.Equal(t, event.MsgID(event.KindAlert, "hook.failed:"+hook.ID.String(), r.GetLeaseSeq()), fixture.MsgID(msgs[0]))
+	require.Equal(t, event.MsgID(event.KindAlert, alertID, 0), fixture.MsgID(msgs[0]))
 	alert := fixture.Alert(t, msgs[0])
 	require.Equal(t, alertID, alert.GetAlertId())
 	require.Equal(t, eventv1.AlertKind_ALERT_KIND_HOOK_FAILED, alert.GetKind())

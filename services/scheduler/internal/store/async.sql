@@ -55,7 +55,7 @@ LIMIT sqlc.arg(max_hooks)::integer;
 -- needs: its retry settings and the attempt of its lease. SKIP LOCKED: a
 -- hook another scheduler (or an ack) holds is left to it; no row means there
 -- is nothing to do (settled, acked, or not ended after all).
-SELECT h.id, h.project_id, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
+SELECT h.id, h.project_id, h.domain, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter,
     a.attempt, a.started_at, a.duration_seconds, a.async_state, a.async_timeout_secs

@@ -142,7 +142,7 @@ func (q *Queries) InsertAsyncAttempt(ctx context.Context, arg InsertAsyncAttempt
 }
 
 const lockEndedAsyncWait = `-- name: LockEndedAsyncWait :one
-SELECT h.id, h.project_id, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
+SELECT h.id, h.project_id, h.domain, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter,
     a.attempt, a.started_at, a.duration_seconds, a.async_state, a.async_timeout_secs
@@ -160,6 +160,7 @@ FOR UPDATE OF h SKIP LOCKED
 type LockEndedAsyncWaitRow struct {
 	ID                 uuid.UUID
 	ProjectID          uuid.UUID
+	Domain             string
 	Path               string
 	LeaseSeq           int64
 	RetryBudgetBase    int32
@@ -187,6 +188,7 @@ func (q *Queries) LockEndedAsyncWait(ctx context.Context, id uuid.UUID) (LockEnd
 	err := row.Scan(
 		&i.ID,
 		&i.ProjectID,
+		&i.Domain,
 		&i.Path,
 		&i.LeaseSeq,
 		&i.RetryBudgetBase,

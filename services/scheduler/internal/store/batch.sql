@@ -9,7 +9,7 @@
 -- the lease of a result (a pair (hook_ids[i], lease_seqs[i])); a pair with no
 -- row is stale. Rows are locked in id order, so two batches over
 -- overlapping hooks wait for each other instead of deadlocking.
-SELECT h.id, h.lease_seq, h.project_id, h.path, h.retry_budget_base, h.retry_override,
+SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h

@@ -167,7 +167,7 @@ func (q *Queries) InsertLeasedHooksForTest(ctx context.Context, arg InsertLeased
 
 const lockLeasedHooks = `-- name: LockLeasedHooks :many
 
-SELECT h.id, h.lease_seq, h.project_id, h.path, h.retry_budget_base, h.retry_override,
+SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h
@@ -189,6 +189,7 @@ type LockLeasedHooksRow struct {
 	ID                 uuid.UUID
 	LeaseSeq           int64
 	ProjectID          uuid.UUID
+	Domain             string
 	Path               string
 	RetryBudgetBase    int32
 	RetryOverride      json.RawMessage
@@ -222,6 +223,7 @@ func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams
 			&i.ID,
 			&i.LeaseSeq,
 			&i.ProjectID,
+			&i.Domain,
 			&i.Path,
 			&i.RetryBudgetBase,
 			&i.RetryOverride,

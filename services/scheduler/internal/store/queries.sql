@@ -84,7 +84,7 @@ LISTEN sundial_due;
 -- Locks the hook a result is about, but only while it still holds the
 -- result's lease: no row means the result is stale (the hook is gone, was
 -- re-driven under a newer lease, or this result was already applied).
-SELECT h.id, h.project_id, h.path, h.retry_budget_base, h.retry_override,
+SELECT h.id, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h

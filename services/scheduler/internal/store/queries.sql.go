@@ -534,7 +534,7 @@ func (q *Queries) ListenDue(ctx context.Context) error {
 }
 
 const lockLeasedHook = `-- name: LockLeasedHook :one
-SELECT h.id, h.project_id, h.path, h.retry_budget_base, h.retry_override,
+SELECT h.id, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h
@@ -554,6 +554,7 @@ type LockLeasedHookParams struct {
 type LockLeasedHookRow struct {
 	ID                 uuid.UUID
 	ProjectID          uuid.UUID
+	Domain             string
 	Path               string
 	RetryBudgetBase    int32
 	RetryOverride      json.RawMessage
@@ -574,6 +575,7 @@ func (q *Queries) LockLeasedHook(ctx context.Context, arg LockLeasedHookParams) 
 	err := row.Scan(
 		&i.ID,
 		&i.ProjectID,
+		&i.Domain,
 		&i.Path,
 		&i.RetryBudgetBase,
 		&i.RetryOverride,

@@ -17,9 +17,91 @@ import (
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 )
+
+// Defines values for AlertEvent.
+const (
+	AlertEventEndpointRecovered AlertEvent = "endpoint.recovered"
+	AlertEventHookFailed        AlertEvent = "hook.failed"
+	AlertEventQuotaThreshold    AlertEvent = "quota.threshold"
+)
+
+// Valid indicates whether the value is a known member of the AlertEvent enum.
+func (e AlertEvent) Valid() bool {
+	switch e {
+	case AlertEventEndpointRecovered:
+		return true
+	case AlertEventHookFailed:
+		return true
+	case AlertEventQuotaThreshold:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertNotificationType.
+const (
+	AlertNotificationTypeChannelTest       AlertNotificationType = "channel.test"
+	AlertNotificationTypeEndpointRecovered AlertNotificationType = "endpoint.recovered"
+	AlertNotificationTypeHookFailed        AlertNotificationType = "hook.failed"
+	AlertNotificationTypeQuotaThreshold    AlertNotificationType = "quota.threshold"
+)
+
+// Valid indicates whether the value is a known member of the AlertNotificationType enum.
+func (e AlertNotificationType) Valid() bool {
+	switch e {
+	case AlertNotificationTypeChannelTest:
+		return true
+	case AlertNotificationTypeEndpointRecovered:
+		return true
+	case AlertNotificationTypeHookFailed:
+		return true
+	case AlertNotificationTypeQuotaThreshold:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertNotificationVersion.
+const (
+	N1 AlertNotificationVersion = 1
+)
+
+// Valid indicates whether the value is a known member of the AlertNotificationVersion enum.
+func (e AlertNotificationVersion) Valid() bool {
+	switch e {
+	case N1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertNotificationItemThresholdPercent.
+const (
+	N100 AlertNotificationItemThresholdPercent = 100
+	N150 AlertNotificationItemThresholdPercent = 150
+	N75  AlertNotificationItemThresholdPercent = 75
+)
+
+// Valid indicates whether the value is a known member of the AlertNotificationItemThresholdPercent enum.
+func (e AlertNotificationItemThresholdPercent) Valid() bool {
+	switch e {
+	case N100:
+		return true
+	case N150:
+		return true
+	case N75:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for AsyncAnswerResponseDataStatus.
 const (
@@ -42,6 +124,153 @@ func (e AsyncAnswerResponseDataStatus) Valid() bool {
 	case AsyncAnswerResponseDataStatusPending:
 		return true
 	case AsyncAnswerResponseDataStatusRetry:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChannelEmailTls.
+const (
+	ChannelEmailTlsNone     ChannelEmailTls = "none"
+	ChannelEmailTlsStarttls ChannelEmailTls = "starttls"
+	ChannelEmailTlsTls      ChannelEmailTls = "tls"
+)
+
+// Valid indicates whether the value is a known member of the ChannelEmailTls enum.
+func (e ChannelEmailTls) Valid() bool {
+	switch e {
+	case ChannelEmailTlsNone:
+		return true
+	case ChannelEmailTlsStarttls:
+		return true
+	case ChannelEmailTlsTls:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChannelEmailSettingsTls.
+const (
+	ChannelEmailSettingsTlsNone     ChannelEmailSettingsTls = "none"
+	ChannelEmailSettingsTlsStarttls ChannelEmailSettingsTls = "starttls"
+	ChannelEmailSettingsTlsTls      ChannelEmailSettingsTls = "tls"
+)
+
+// Valid indicates whether the value is a known member of the ChannelEmailSettingsTls enum.
+func (e ChannelEmailSettingsTls) Valid() bool {
+	switch e {
+	case ChannelEmailSettingsTlsNone:
+		return true
+	case ChannelEmailSettingsTlsStarttls:
+		return true
+	case ChannelEmailSettingsTlsTls:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChannelHealthStatus.
+const (
+	Failing  ChannelHealthStatus = "failing"
+	Ok       ChannelHealthStatus = "ok"
+	Untested ChannelHealthStatus = "untested"
+)
+
+// Valid indicates whether the value is a known member of the ChannelHealthStatus enum.
+func (e ChannelHealthStatus) Valid() bool {
+	switch e {
+	case Failing:
+		return true
+	case Ok:
+		return true
+	case Untested:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChannelSendKind.
+const (
+	ChannelSendKindChannelTest       ChannelSendKind = "channel.test"
+	ChannelSendKindEndpointRecovered ChannelSendKind = "endpoint.recovered"
+	ChannelSendKindHookFailed        ChannelSendKind = "hook.failed"
+	ChannelSendKindQuotaThreshold    ChannelSendKind = "quota.threshold"
+)
+
+// Valid indicates whether the value is a known member of the ChannelSendKind enum.
+func (e ChannelSendKind) Valid() bool {
+	switch e {
+	case ChannelSendKindChannelTest:
+		return true
+	case ChannelSendKindEndpointRecovered:
+		return true
+	case ChannelSendKindHookFailed:
+		return true
+	case ChannelSendKindQuotaThreshold:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChannelSendOutcome.
+const (
+	ChannelSendOutcomeFailed ChannelSendOutcome = "failed"
+	ChannelSendOutcomeSent   ChannelSendOutcome = "sent"
+)
+
+// Valid indicates whether the value is a known member of the ChannelSendOutcome enum.
+func (e ChannelSendOutcome) Valid() bool {
+	switch e {
+	case ChannelSendOutcomeFailed:
+		return true
+	case ChannelSendOutcomeSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChannelTestResultOutcome.
+const (
+	ChannelTestResultOutcomeFailed  ChannelTestResultOutcome = "failed"
+	ChannelTestResultOutcomePending ChannelTestResultOutcome = "pending"
+	ChannelTestResultOutcomeSent    ChannelTestResultOutcome = "sent"
+)
+
+// Valid indicates whether the value is a known member of the ChannelTestResultOutcome enum.
+func (e ChannelTestResultOutcome) Valid() bool {
+	switch e {
+	case ChannelTestResultOutcomeFailed:
+		return true
+	case ChannelTestResultOutcomePending:
+		return true
+	case ChannelTestResultOutcomeSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChannelType.
+const (
+	Chat    ChannelType = "chat"
+	Email   ChannelType = "email"
+	Webhook ChannelType = "webhook"
+)
+
+// Valid indicates whether the value is a known member of the ChannelType enum.
+func (e ChannelType) Valid() bool {
+	switch e {
+	case Chat:
+		return true
+	case Email:
+		return true
+	case Webhook:
 		return true
 	default:
 		return false
@@ -261,6 +490,97 @@ func (e ListHooksParamsSortBy) Valid() bool {
 	}
 }
 
+// AlertEvent `hook.failed`: a hook's retries ran out (failures within the project's
+// `alerts.groupWaitSecs` go out as one message, follow-ups back off).
+// `endpoint.recovered`: the first success on an endpoint after a hook to it failed.
+// `quota.threshold`: usage reached 75, 100 or 150 % of the plan's quota.
+type AlertEvent string
+
+// AlertNotification What a custom webhook channel receives: one message (an alert group), POSTed as JSON
+// and signed exactly like deliveries, with the project's signing keys: `Sundial-Id` (the
+// group id: the same on a repeated send, so receivers can deduplicate), `Sundial-Timestamp`,
+// `Sundial-Signature` (`v1,<hex>` per active or retiring key, over
+// `<Sundial-Timestamp>.<raw body>`), the legacy `X-Sundial-Signature`, and `User-Agent`.
+// Verify it with the same code as deliveries. Fields may be added within version 1;
+// ignore the ones you do not know.
+type AlertNotification struct {
+	Alerts    []AlertNotificationItem `json:"alerts"`
+	CreatedAt time.Time               `json:"createdAt"`
+
+	// DashboardUrl The project's page in the dashboard, `<dashboard>/projects/<id>`.
+	DashboardUrl string `json:"dashboardUrl"`
+
+	// Id The alert group's id, as in `Sundial-Id`.
+	Id      openapi_types.UUID `json:"id"`
+	Project struct {
+		Id   openapi_types.UUID `json:"id"`
+		Name string             `json:"name"`
+	} `json:"project"`
+
+	// Total How many alerts the group holds (`alerts` lists the first 10).
+	Total   int                      `json:"total"`
+	Type    AlertNotificationType    `json:"type"`
+	Version AlertNotificationVersion `json:"version"`
+}
+
+// AlertNotificationType defines model for AlertNotification.Type.
+type AlertNotificationType string
+
+// AlertNotificationVersion defines model for AlertNotification.Version.
+type AlertNotificationVersion int
+
+// AlertNotificationItem One alert of the group. Hook alerts (`hook.failed`, `endpoint.recovered`) carry
+// `hookId`, `domain`, `path`, `error`, `attempts` and `dashboardUrl`; quota alerts carry
+// `thresholdPercent`, `usage`, `quota` and `periodStart`; a `channel.test` only `id` and
+// `occurredAt`.
+type AlertNotificationItem struct {
+	Attempts *int `json:"attempts,omitempty"`
+
+	// DashboardUrl The hook's page in the dashboard.
+	DashboardUrl *string             `json:"dashboardUrl,omitempty"`
+	Domain       *string             `json:"domain,omitempty"`
+	Error        *string             `json:"error,omitempty"`
+	HookId       *openapi_types.UUID `json:"hookId,omitempty"`
+
+	// Id The alert's deterministic id.
+	Id               string                                 `json:"id"`
+	OccurredAt       time.Time                              `json:"occurredAt"`
+	Path             *string                                `json:"path,omitempty"`
+	PeriodStart      *time.Time                             `json:"periodStart,omitempty"`
+	Quota            *int64                                 `json:"quota,omitempty"`
+	ThresholdPercent *AlertNotificationItemThresholdPercent `json:"thresholdPercent,omitempty"`
+	Usage            *int64                                 `json:"usage,omitempty"`
+}
+
+// AlertNotificationItemThresholdPercent defines model for AlertNotificationItem.ThresholdPercent.
+type AlertNotificationItemThresholdPercent int
+
+// AlertSettings How the project's alerts are grouped and who gets the usage e-mails. Failures within
+// `groupWaitSecs` go out as one message; after a failure message, the next waits at
+// least `followUpMinSecs`, doubling at each follow-up up to `followUpMaxSecs`, and starts
+// again at the minimum after a quiet period as long as the maximum.
+type AlertSettings struct {
+	// FollowUpMaxSecs At least `followUpMinSecs`.
+	FollowUpMaxSecs int `json:"followUpMaxSecs"`
+	FollowUpMinSecs int `json:"followUpMinSecs"`
+	GroupWaitSecs   int `json:"groupWaitSecs"`
+
+	// OwnerEmails Where usage alerts (75, 100, 150 % of the quota) are e-mailed through the operator's
+	// SMTP server, besides the channels that subscribe to them.
+	OwnerEmails []string `json:"ownerEmails"`
+}
+
+// AlertSettingsPatch The alert settings to change; the others keep their value.
+type AlertSettingsPatch struct {
+	// FollowUpMaxSecs At least `followUpMinSecs` (the stored one when not given); a 400 otherwise.
+	FollowUpMaxSecs *int `json:"followUpMaxSecs,omitempty"`
+	FollowUpMinSecs *int `json:"followUpMinSecs,omitempty"`
+	GroupWaitSecs   *int `json:"groupWaitSecs,omitempty"`
+
+	// OwnerEmails 0 to 20 distinct bare addresses; replaces the list.
+	OwnerEmails *[]string `json:"ownerEmails,omitempty"`
+}
+
 // ApiKey defines model for ApiKey.
 type ApiKey struct {
 	CreatedAt time.Time          `json:"createdAt"`
@@ -314,6 +634,179 @@ type BulkActionResponse struct {
 		Affected int `json:"affected"`
 	} `json:"data"`
 }
+
+// Channel defines model for Channel.
+type Channel struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Email An e-mail channel's settings as shown. The password is write-only; `passwordSet` says whether one is stored.
+	Email *ChannelEmail `json:"email,omitempty"`
+
+	// Enabled A disabled channel receives no alert (a send test still reaches it).
+	Enabled bool `json:"enabled"`
+
+	// Events The alert kinds the channel receives (a send test always reaches it).
+	Events []AlertEvent `json:"events"`
+
+	// Health What the notifier recorded of the channel's tries. `status` is `untested` when no send
+	// was ever tried, `failing` from the first failed try until the next success
+	// (`consecutiveFailures` > 0: the notifier keeps retrying each failed send with backoff
+	// for 24 h, and no message is dropped silently), and `ok` otherwise.
+	Health ChannelHealth      `json:"health"`
+	Id     openapi_types.UUID `json:"id"`
+	Name   string             `json:"name"`
+
+	// Type `chat`: a Slack-compatible incoming webhook (Slack, Mattermost, Rocket.Chat) that gets
+	// `{"text": "..."}`. `webhook`: your own receiver, which gets an `AlertNotification`
+	// document signed like deliveries. `email`: an SMTP server and the addresses to write to.
+	Type      ChannelType `json:"type"`
+	UpdatedAt time.Time   `json:"updatedAt"`
+
+	// Url Chat and webhook channels. A chat URL holds a token, so it is shown as
+	// `https://host/…`; a webhook's URL is shown in full.
+	//
+	//
+	// Examples: https://hooks.slack.com/…
+	Url *string `json:"url,omitempty"`
+}
+
+// ChannelCreate A new channel: `url` for `chat` and `webhook`, `email` for `email` (the other is a 400).
+// Custom webhooks receive the `AlertNotification` document (see the webhooks of this
+// document), signed like deliveries.
+type ChannelCreate = channel.CreateRequest
+
+// ChannelEmail An e-mail channel's settings as shown. The password is write-only; `passwordSet` says whether one is stored.
+type ChannelEmail struct {
+	From        string          `json:"from"`
+	Host        string          `json:"host"`
+	PasswordSet bool            `json:"passwordSet"`
+	Port        int             `json:"port"`
+	Tls         ChannelEmailTls `json:"tls"`
+	To          []string        `json:"to"`
+
+	// Username Empty when the server is used without credentials.
+	Username string `json:"username"`
+}
+
+// ChannelEmailTls defines model for ChannelEmail.Tls.
+type ChannelEmailTls string
+
+// ChannelEmailSettings An e-mail channel's SMTP server and addresses. In a change (PATCH), only the members
+// given change, and `username` and `password` may be `null` to remove the credentials.
+type ChannelEmailSettings struct {
+	// From A bare address (no display name).
+	From *string `json:"from,omitempty"`
+
+	// Host The SMTP server's host name or IP address (no port, no scheme).
+	//
+	// Examples: smtp.example.com
+	Host *string `json:"host,omitempty"`
+
+	// Password Write-only, never shown (see `passwordSet`), not even in error messages.
+	Password *string `json:"password,omitempty"`
+
+	// Port Usually 587 with `starttls`, 465 with `tls`.
+	Port *int `json:"port,omitempty"`
+
+	// Tls `starttls`: upgrade the connection and refuse a server that does not offer
+	// STARTTLS. `tls`: implicit TLS from the first byte. `none`: plain text, only without
+	// credentials (a password never crosses the network unencrypted).
+	Tls *ChannelEmailSettingsTls `json:"tls,omitempty"`
+
+	// To 1 to 20 bare addresses.
+	To *[]string `json:"to,omitempty"`
+
+	// Username With `password`, or neither.
+	Username *string `json:"username,omitempty"`
+}
+
+// ChannelEmailSettingsTls `starttls`: upgrade the connection and refuse a server that does not offer
+// STARTTLS. `tls`: implicit TLS from the first byte. `none`: plain text, only without
+// credentials (a password never crosses the network unencrypted).
+type ChannelEmailSettingsTls string
+
+// ChannelHealth What the notifier recorded of the channel's tries. `status` is `untested` when no send
+// was ever tried, `failing` from the first failed try until the next success
+// (`consecutiveFailures` > 0: the notifier keeps retrying each failed send with backoff
+// for 24 h, and no message is dropped silently), and `ok` otherwise.
+type ChannelHealth struct {
+	// ConsecutiveFailures Failed tries since the last success.
+	ConsecutiveFailures int `json:"consecutiveFailures"`
+
+	// LastError The last failed try's error (absent if none ever failed).
+	LastError     *string             `json:"lastError,omitempty"`
+	LastFailureAt *time.Time          `json:"lastFailureAt,omitempty"`
+	LastSuccessAt *time.Time          `json:"lastSuccessAt,omitempty"`
+	Status        ChannelHealthStatus `json:"status"`
+}
+
+// ChannelHealthStatus defines model for ChannelHealth.Status.
+type ChannelHealthStatus string
+
+// ChannelListResponse defines model for ChannelListResponse.
+type ChannelListResponse struct {
+	Data []Channel `json:"data"`
+}
+
+// ChannelPatch The fields to change; fields left out, and secrets left out, keep their value.
+type ChannelPatch = channel.PatchRequest
+
+// ChannelResponse defines model for ChannelResponse.
+type ChannelResponse struct {
+	Data Channel `json:"data"`
+}
+
+// ChannelSend defines model for ChannelSend.
+type ChannelSend struct {
+	Attempt         int     `json:"attempt"`
+	DurationSeconds float64 `json:"durationSeconds"`
+
+	// Error Why the try failed; absent when it was sent.
+	Error *string `json:"error,omitempty"`
+
+	// GroupId The message sent (an alert group); also its `Sundial-Id` for webhooks.
+	GroupId   openapi_types.UUID `json:"groupId"`
+	Kind      ChannelSendKind    `json:"kind"`
+	Outcome   ChannelSendOutcome `json:"outcome"`
+	StartedAt time.Time          `json:"startedAt"`
+}
+
+// ChannelSendKind defines model for ChannelSend.Kind.
+type ChannelSendKind string
+
+// ChannelSendOutcome defines model for ChannelSend.Outcome.
+type ChannelSendOutcome string
+
+// ChannelSendListResponse defines model for ChannelSendListResponse.
+type ChannelSendListResponse struct {
+	Data []ChannelSend `json:"data"`
+}
+
+// ChannelTestResponse defines model for ChannelTestResponse.
+type ChannelTestResponse struct {
+	Data ChannelTestResult `json:"data"`
+}
+
+// ChannelTestResult defines model for ChannelTestResult.
+type ChannelTestResult struct {
+	// AlertId The test alert's id (`pending`); its tries appear in the channel's sends.
+	AlertId *string `json:"alertId,omitempty"`
+
+	// DurationSeconds How long the first try took (`sent`, `failed`).
+	DurationSeconds *float64 `json:"durationSeconds,omitempty"`
+
+	// Error Why the first try failed (`failed`).
+	Error   *string                  `json:"error,omitempty"`
+	Outcome ChannelTestResultOutcome `json:"outcome"`
+}
+
+// ChannelTestResultOutcome defines model for ChannelTestResult.Outcome.
+type ChannelTestResultOutcome string
+
+// ChannelType `chat`: a Slack-compatible incoming webhook (Slack, Mattermost, Rocket.Chat) that gets
+// `{"text": "..."}`. `webhook`: your own receiver, which gets an `AlertNotification`
+// document signed like deliveries. `email`: an SMTP server and the addresses to write to.
+type ChannelType string
 
 // CreateApiKeyRequest defines model for CreateApiKeyRequest.
 type CreateApiKeyRequest struct {
@@ -522,6 +1015,12 @@ type NewApiKeyResponse struct {
 
 // Project defines model for Project.
 type Project struct {
+	// Alerts How the project's alerts are grouped and who gets the usage e-mails. Failures within
+	// `groupWaitSecs` go out as one message; after a failure message, the next waits at
+	// least `followUpMinSecs`, doubling at each follow-up up to `followUpMaxSecs`, and starts
+	// again at the minimum after a quiet period as long as the maximum.
+	Alerts AlertSettings `json:"alerts"`
+
 	// AsyncTimeoutSecs How long, in seconds, a delivery answered 202 waits for its ack or nack before it
 	// counts as a failed attempt, unless the 202 carries `Sundial-Async-Timeout` (1 to
 	// 86400), which then wins for that delivery.
@@ -654,6 +1153,9 @@ type AsyncLease = int64
 // AsyncToken defines model for AsyncToken.
 type AsyncToken = string
 
+// ChannelID defines model for ChannelID.
+type ChannelID = string
+
 // HookID defines model for HookID.
 type HookID = string
 
@@ -689,6 +1191,9 @@ type BadRequest = Error
 
 // BulkActionDone defines model for BulkActionDone.
 type BulkActionDone = BulkActionResponse
+
+// ChannelSettings defines model for ChannelSettings.
+type ChannelSettings = ChannelResponse
 
 // Conflict defines model for Conflict.
 type Conflict = Error
@@ -734,6 +1239,12 @@ type AsyncAnswer = AsyncAnswerBody
 // transaction; a selected hook that a concurrent change moved out of the applicable
 // status is skipped.
 type BulkAction = BulkActionRequest
+
+// ListChannelSendsParams defines parameters for ListChannelSends.
+type ListChannelSendsParams struct {
+	// Limit The most attempts listed, 1 to 200.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
 
 // ListHooksParams defines parameters for ListHooks.
 type ListHooksParams struct {
@@ -783,6 +1294,23 @@ type CreateHookParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// AlertNotificationParams defines parameters for AlertNotification.
+type AlertNotificationParams struct {
+	// SundialId The alert group's id, the document's `id`.
+	SundialId openapi_types.UUID `json:"Sundial-Id"`
+
+	// SundialTimestamp Unix seconds when the message was signed.
+	SundialTimestamp string `json:"Sundial-Timestamp"`
+
+	// SundialSignature `v1,<hex>`: the lower-case hex HMAC-SHA256 of `<Sundial-Timestamp>.<raw body>` keyed
+	// with a signing key's bytes; during a rotation, two space-separated entries. Accept
+	// the message if any entry matches and the timestamp is within 5 minutes of now.
+	SundialSignature string `json:"Sundial-Signature"`
+
+	// XSundialSignature Deprecated: the hex HMAC-SHA256 of the raw body with the active key alone.
+	XSundialSignature string `json:"X-Sundial-Signature"`
+}
+
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = CreateApiKeyRequest
 
@@ -791,6 +1319,12 @@ type AckHookJSONRequestBody = AsyncAnswerBody
 
 // NackHookJSONRequestBody defines body for NackHook for application/json ContentType.
 type NackHookJSONRequestBody = AsyncAnswerBody
+
+// CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
+type CreateChannelJSONRequestBody = ChannelCreate
+
+// PatchChannelJSONRequestBody defines body for PatchChannel for application/json ContentType.
+type PatchChannelJSONRequestBody = ChannelPatch
 
 // CreateHookJSONRequestBody defines body for CreateHook for application/json ContentType.
 type CreateHookJSONRequestBody = ScheduleHookRequest
@@ -813,6 +1347,9 @@ type PatchProjectJSONRequestBody = ProjectPatch
 // RotateSigningKeyJSONRequestBody defines body for RotateSigningKey for application/json ContentType.
 type RotateSigningKeyJSONRequestBody = RotateSigningKeyRequest
 
+// AlertNotificationJSONRequestBody defines body for AlertNotification for application/json ContentType.
+type AlertNotificationJSONRequestBody = AlertNotification
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListApiKeys List API keys
@@ -830,6 +1367,27 @@ type ServerInterface interface {
 	// NackHook Reject an async delivery
 	// (POST /async/{hookId}/{lease}/{token}/nack)
 	NackHook(ctx echo.Context, hookId AsyncHookID, lease AsyncLease, token AsyncToken) error
+	// ListChannels List notification channels
+	// (GET /channels)
+	ListChannels(ctx echo.Context) error
+	// CreateChannel Create a notification channel
+	// (POST /channels)
+	CreateChannel(ctx echo.Context) error
+	// DeleteChannel Delete a notification channel
+	// (DELETE /channels/{id})
+	DeleteChannel(ctx echo.Context, id ChannelID) error
+	// GetChannel Get a notification channel
+	// (GET /channels/{id})
+	GetChannel(ctx echo.Context, id ChannelID) error
+	// PatchChannel Change a notification channel
+	// (PATCH /channels/{id})
+	PatchChannel(ctx echo.Context, id ChannelID) error
+	// ListChannelSends List a channel's send attempts
+	// (GET /channels/{id}/sends)
+	ListChannelSends(ctx echo.Context, id ChannelID, params ListChannelSendsParams) error
+	// TestChannel Send a test message to a channel
+	// (POST /channels/{id}/test)
+	TestChannel(ctx echo.Context, id ChannelID) error
 	// ListHooks List hooks
 	// (GET /hooks)
 	ListHooks(ctx echo.Context, params ListHooksParams) error
@@ -974,6 +1532,113 @@ func (w *ServerInterfaceWrapper) NackHook(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.NackHook(ctx, hookId, lease, token)
+	return err
+}
+
+// ListChannels converts echo context to params.
+func (w *ServerInterfaceWrapper) ListChannels(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListChannels(ctx)
+	return err
+}
+
+// CreateChannel converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateChannel(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateChannel(ctx)
+	return err
+}
+
+// DeleteChannel converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteChannel(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id ChannelID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteChannel(ctx, id)
+	return err
+}
+
+// GetChannel converts echo context to params.
+func (w *ServerInterfaceWrapper) GetChannel(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id ChannelID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetChannel(ctx, id)
+	return err
+}
+
+// PatchChannel converts echo context to params.
+func (w *ServerInterfaceWrapper) PatchChannel(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id ChannelID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PatchChannel(ctx, id)
+	return err
+}
+
+// ListChannelSends converts echo context to params.
+func (w *ServerInterfaceWrapper) ListChannelSends(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id ChannelID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChannelSendsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListChannelSends(ctx, id, params)
+	return err
+}
+
+// TestChannel converts echo context to params.
+func (w *ServerInterfaceWrapper) TestChannel(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id ChannelID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.TestChannel(ctx, id)
 	return err
 }
 
@@ -1287,9 +1952,120 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/signing-keys", wrapper.ListSigningKeys, options.OperationMiddlewares["listSigningKeys"]...)
 	router.POST(options.BaseURL+"/signing-keys/rotate", wrapper.RotateSigningKey, options.OperationMiddlewares["rotateSigningKey"]...)
 	router.DELETE(options.BaseURL+"/signing-keys/:id", wrapper.RevokeSigningKey, options.OperationMiddlewares["revokeSigningKey"]...)
+	router.GET(options.BaseURL+"/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
+	router.POST(options.BaseURL+"/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
+	router.DELETE(options.BaseURL+"/channels/:id", wrapper.DeleteChannel, options.OperationMiddlewares["deleteChannel"]...)
+	router.GET(options.BaseURL+"/channels/:id", wrapper.GetChannel, options.OperationMiddlewares["getChannel"]...)
+	router.PATCH(options.BaseURL+"/channels/:id", wrapper.PatchChannel, options.OperationMiddlewares["patchChannel"]...)
+	router.GET(options.BaseURL+"/channels/:id/sends", wrapper.ListChannelSends, options.OperationMiddlewares["listChannelSends"]...)
+	router.POST(options.BaseURL+"/channels/:id/test", wrapper.TestChannel, options.OperationMiddlewares["testChannel"]...)
 	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/ack", wrapper.AckHook, options.OperationMiddlewares["ackHook"]...)
 	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/nack", wrapper.NackHook, options.OperationMiddlewares["nackHook"]...)
 
+}
+
+// WebhookReceiverInterface represents handlers for receiving inbound
+// webhook requests. Each webhook becomes a Handle*Webhook
+// method that the implementation fills in. The caller mounts the per-
+// webhook echo.HandlerFunc returned by {Op}WebhookHandler at
+// whatever URL path they advertise to senders.
+type WebhookReceiverInterface interface {
+	// An alert message, as a custom webhook channel receives it
+	// HandleAlertNotificationWebhook handles the POST webhook for alertNotification.
+	HandleAlertNotificationWebhook(ctx echo.Context, params AlertNotificationParams) error
+}
+
+// AlertNotificationWebhookHandler returns the echo.HandlerFunc for the alertNotification webhook.
+// Mount this at the URL path advertised to webhook senders. Errors
+// during parameter binding are returned via echo.NewHTTPError so echo's
+// error-handling chain reports them as 400. Middlewares are applied in
+// the order provided -- the last argument becomes the outermost wrapper.
+func AlertNotificationWebhookHandler(si WebhookReceiverInterface, middlewares ...echo.MiddlewareFunc) echo.HandlerFunc {
+	h := echo.HandlerFunc(func(ctx echo.Context) error {
+		var err error
+		_ = err
+
+		// Parameter object where we will unmarshal all parameters from the context.
+		var params AlertNotificationParams
+
+		// ------------- Required header parameter "Sundial-Id" -------------
+		if valueList, found := ctx.Request().Header[http.CanonicalHeaderKey("Sundial-Id")]; found {
+			var SundialId openapi_types.UUID
+			n := len(valueList)
+			if n != 1 {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Sundial-Id, got %d", n))
+			}
+
+			err = runtime.BindStyledParameterWithOptions("simple", "Sundial-Id", valueList[0], &SundialId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"})
+			if err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Sundial-Id: %s", err))
+			}
+			params.SundialId = SundialId
+
+		} else {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Header parameter Sundial-Id is required, but not found"))
+		}
+
+		// ------------- Required header parameter "Sundial-Timestamp" -------------
+		if valueList, found := ctx.Request().Header[http.CanonicalHeaderKey("Sundial-Timestamp")]; found {
+			var SundialTimestamp string
+			n := len(valueList)
+			if n != 1 {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Sundial-Timestamp, got %d", n))
+			}
+
+			err = runtime.BindStyledParameterWithOptions("simple", "Sundial-Timestamp", valueList[0], &SundialTimestamp, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+			if err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Sundial-Timestamp: %s", err))
+			}
+			params.SundialTimestamp = SundialTimestamp
+
+		} else {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Header parameter Sundial-Timestamp is required, but not found"))
+		}
+
+		// ------------- Required header parameter "Sundial-Signature" -------------
+		if valueList, found := ctx.Request().Header[http.CanonicalHeaderKey("Sundial-Signature")]; found {
+			var SundialSignature string
+			n := len(valueList)
+			if n != 1 {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Sundial-Signature, got %d", n))
+			}
+
+			err = runtime.BindStyledParameterWithOptions("simple", "Sundial-Signature", valueList[0], &SundialSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+			if err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Sundial-Signature: %s", err))
+			}
+			params.SundialSignature = SundialSignature
+
+		} else {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Header parameter Sundial-Signature is required, but not found"))
+		}
+
+		// ------------- Required header parameter "X-Sundial-Signature" -------------
+		if valueList, found := ctx.Request().Header[http.CanonicalHeaderKey("X-Sundial-Signature")]; found {
+			var XSundialSignature string
+			n := len(valueList)
+			if n != 1 {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for X-Sundial-Signature, got %d", n))
+			}
+
+			err = runtime.BindStyledParameterWithOptions("simple", "X-Sundial-Signature", valueList[0], &XSundialSignature, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""})
+			if err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter X-Sundial-Signature: %s", err))
+			}
+			params.XSundialSignature = XSundialSignature
+
+		} else {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Header parameter X-Sundial-Signature is required, but not found"))
+		}
+
+		return si.HandleAlertNotificationWebhook(ctx, params)
+	})
+	for _, mw := range middlewares {
+		h = mw(h)
+	}
+	return h
 }
 
 type AsyncAnsweredResponseHeaders struct {
@@ -1394,6 +2170,22 @@ type BulkActionDoneJSONResponse struct {
 	Body BulkActionResponse
 
 	Headers BulkActionDoneResponseHeaders
+}
+
+type ChannelSettingsResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type ChannelSettingsJSONResponse struct {
+	Body ChannelResponse
+
+	Headers ChannelSettingsResponseHeaders
 }
 
 type ConflictResponseHeaders struct {
@@ -2431,6 +3223,1515 @@ func (response NackHook500JSONResponse) VisitNackHookResponse(w http.ResponseWri
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelsRequestObject struct {
+}
+
+type ListChannelsResponseObject interface {
+	VisitListChannelsResponse(w http.ResponseWriter) error
+}
+
+type ListChannels200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type ListChannels200JSONResponse struct {
+	Body    ChannelListResponse
+	Headers ListChannels200ResponseHeaders
+}
+
+func (response ListChannels200JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannels401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListChannels401JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannels429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListChannels429JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannels500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListChannels500JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannelRequestObject struct {
+	Body *CreateChannelJSONRequestBody
+}
+
+type CreateChannelResponseObject interface {
+	VisitCreateChannelResponse(w http.ResponseWriter) error
+}
+
+type CreateChannel201ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type CreateChannel201JSONResponse struct {
+	Body    ChannelResponse
+	Headers CreateChannel201ResponseHeaders
+}
+
+func (response CreateChannel201JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateChannel400JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateChannel401JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateChannel409JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateChannel413JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateChannel415JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateChannel429JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateChannel500JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannelRequestObject struct {
+	Id ChannelID `json:"id"`
+}
+
+type DeleteChannelResponseObject interface {
+	VisitDeleteChannelResponse(w http.ResponseWriter) error
+}
+
+type DeleteChannel204ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type DeleteChannel204Response struct {
+	Headers DeleteChannel204ResponseHeaders
+}
+
+func (response DeleteChannel204Response) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteChannel401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteChannel401JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteChannel404JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteChannel429JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteChannel500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteChannel500JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannelRequestObject struct {
+	Id ChannelID `json:"id"`
+}
+
+type GetChannelResponseObject interface {
+	VisitGetChannelResponse(w http.ResponseWriter) error
+}
+
+type GetChannel200JSONResponse struct{ ChannelSettingsJSONResponse }
+
+func (response GetChannel200JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetChannel401JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetChannel404JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetChannel429JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetChannel500JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchChannelRequestObject struct {
+	Id   ChannelID `json:"id"`
+	Body *PatchChannelJSONRequestBody
+}
+
+type PatchChannelResponseObject interface {
+	VisitPatchChannelResponse(w http.ResponseWriter) error
+}
+
+type PatchChannel200JSONResponse struct{ ChannelSettingsJSONResponse }
+
+func (response PatchChannel200JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchChannel400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PatchChannel400JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchChannel401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PatchChannel401JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchChannel404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PatchChannel404JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchChannel413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PatchChannel413JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchChannel415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response PatchChannel415JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchChannel429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response PatchChannel429JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchChannel500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PatchChannel500JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelSendsRequestObject struct {
+	Id     ChannelID `json:"id"`
+	Params ListChannelSendsParams
+}
+
+type ListChannelSendsResponseObject interface {
+	VisitListChannelSendsResponse(w http.ResponseWriter) error
+}
+
+type ListChannelSends200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type ListChannelSends200JSONResponse struct {
+	Body    ChannelSendListResponse
+	Headers ListChannelSends200ResponseHeaders
+}
+
+func (response ListChannelSends200JSONResponse) VisitListChannelSendsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelSends400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListChannelSends400JSONResponse) VisitListChannelSendsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelSends401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListChannelSends401JSONResponse) VisitListChannelSendsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelSends404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListChannelSends404JSONResponse) VisitListChannelSendsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelSends429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListChannelSends429JSONResponse) VisitListChannelSendsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelSends500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListChannelSends500JSONResponse) VisitListChannelSendsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestChannelRequestObject struct {
+	Id ChannelID `json:"id"`
+}
+
+type TestChannelResponseObject interface {
+	VisitTestChannelResponse(w http.ResponseWriter) error
+}
+
+type TestChannel200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type TestChannel200JSONResponse struct {
+	Body    ChannelTestResponse
+	Headers TestChannel200ResponseHeaders
+}
+
+func (response TestChannel200JSONResponse) VisitTestChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestChannel202ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type TestChannel202JSONResponse struct {
+	Body    ChannelTestResponse
+	Headers TestChannel202ResponseHeaders
+}
+
+func (response TestChannel202JSONResponse) VisitTestChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestChannel401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response TestChannel401JSONResponse) VisitTestChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestChannel404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response TestChannel404JSONResponse) VisitTestChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestChannel429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response TestChannel429JSONResponse) VisitTestChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestChannel500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response TestChannel500JSONResponse) VisitTestChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
@@ -5551,6 +7852,27 @@ type StrictServerInterface interface {
 	// NackHook Reject an async delivery
 	// (POST /async/{hookId}/{lease}/{token}/nack)
 	NackHook(ctx context.Context, request NackHookRequestObject) (NackHookResponseObject, error)
+	// ListChannels List notification channels
+	// (GET /channels)
+	ListChannels(ctx context.Context, request ListChannelsRequestObject) (ListChannelsResponseObject, error)
+	// CreateChannel Create a notification channel
+	// (POST /channels)
+	CreateChannel(ctx context.Context, request CreateChannelRequestObject) (CreateChannelResponseObject, error)
+	// DeleteChannel Delete a notification channel
+	// (DELETE /channels/{id})
+	DeleteChannel(ctx context.Context, request DeleteChannelRequestObject) (DeleteChannelResponseObject, error)
+	// GetChannel Get a notification channel
+	// (GET /channels/{id})
+	GetChannel(ctx context.Context, request GetChannelRequestObject) (GetChannelResponseObject, error)
+	// PatchChannel Change a notification channel
+	// (PATCH /channels/{id})
+	PatchChannel(ctx context.Context, request PatchChannelRequestObject) (PatchChannelResponseObject, error)
+	// ListChannelSends List a channel's send attempts
+	// (GET /channels/{id}/sends)
+	ListChannelSends(ctx context.Context, request ListChannelSendsRequestObject) (ListChannelSendsResponseObject, error)
+	// TestChannel Send a test message to a channel
+	// (POST /channels/{id}/test)
+	TestChannel(ctx context.Context, request TestChannelRequestObject) (TestChannelResponseObject, error)
 	// ListHooks List hooks
 	// (GET /hooks)
 	ListHooks(ctx context.Context, request ListHooksRequestObject) (ListHooksResponseObject, error)
@@ -5801,6 +8123,224 @@ func (sh *strictHandler) NackHook(ctx echo.Context, hookId AsyncHookID, lease As
 		return err
 	} else if validResponse, ok := response.(NackHookResponseObject); ok {
 		return validResponse.VisitNackHookResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListChannels operation middleware
+func (sh *strictHandler) ListChannels(ctx echo.Context) error {
+	var request ListChannelsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListChannels(ctx.Request().Context(), request.(ListChannelsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListChannels")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListChannelsResponseObject); ok {
+		return validResponse.VisitListChannelsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateChannel operation middleware
+func (sh *strictHandler) CreateChannel(ctx echo.Context) error {
+	var request CreateChannelRequestObject
+
+	var body CreateChannelJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateChannel(ctx.Request().Context(), request.(CreateChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateChannel")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateChannelResponseObject); ok {
+		return validResponse.VisitCreateChannelResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteChannel operation middleware
+func (sh *strictHandler) DeleteChannel(ctx echo.Context, id ChannelID) error {
+	var request DeleteChannelRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteChannel(ctx.Request().Context(), request.(DeleteChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteChannel")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteChannelResponseObject); ok {
+		return validResponse.VisitDeleteChannelResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetChannel operation middleware
+func (sh *strictHandler) GetChannel(ctx echo.Context, id ChannelID) error {
+	var request GetChannelRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetChannel(ctx.Request().Context(), request.(GetChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetChannel")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetChannelResponseObject); ok {
+		return validResponse.VisitGetChannelResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PatchChannel operation middleware
+func (sh *strictHandler) PatchChannel(ctx echo.Context, id ChannelID) error {
+	var request PatchChannelRequestObject
+
+	request.Id = id
+
+	var body PatchChannelJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PatchChannel(ctx.Request().Context(), request.(PatchChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PatchChannel")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PatchChannelResponseObject); ok {
+		return validResponse.VisitPatchChannelResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListChannelSends operation middleware
+func (sh *strictHandler) ListChannelSends(ctx echo.Context, id ChannelID, params ListChannelSendsParams) error {
+	var request ListChannelSendsRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListChannelSends(ctx.Request().Context(), request.(ListChannelSendsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListChannelSends")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListChannelSendsResponseObject); ok {
+		return validResponse.VisitListChannelSendsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// TestChannel operation middleware
+func (sh *strictHandler) TestChannel(ctx echo.Context, id ChannelID) error {
+	var request TestChannelRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.TestChannel(ctx.Request().Context(), request.(TestChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TestChannel")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(TestChannelResponseObject); ok {
+		return validResponse.VisitTestChannelResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

@@ -1,0 +1,76 @@
+-- The alert outbox and failing endpoints (migration 00009,
+-- docs/notifications.md): written in the transaction that applies a result,
+-- so that an alert exists exactly when its cause does. The notifier reads
+-- alerts from the table when their event never arrives.
+
+-- name: InsertAlerts :exec
+-- Writes alerts into the outbox (parallel arrays, one element per alert).
+-- An alert's id is deterministic, so writing the same occurrence again is a
+-- no-op.
+INSERT INTO alerts (id, project_id, kind, body, occurred_at)
+SELECT u.id, u.project_id, u.kind, u.body, u.occurred_at
+FROM (
+    SELECT unnest(sqlc.arg(ids)::text[]) AS id,
+        unnest(sqlc.arg(project_ids)::uuid[]) AS project_id,
+        unnest(sqlc.arg(kinds)::text[]) AS kind,
+        unnest(sqlc.arg(bodies)::bytea[]) AS body,
+        unnest(sqlc.arg(occurred_ats)::timestamptz[]) AS occurred_at
+) AS u
+ON CONFLICT DO NOTHING;
+
+-- name: MarkEndpointFailing :exec
+-- A hook to the endpoint ran out of retries: the endpoint is failing since
+-- now (by the database clock), or has one more failed hook.
+INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
+VALUES (sqlc.arg(project_id), sqlc.arg(domain), sqlc.arg(path), now(), 1)
+ON CONFLICT (project_id, domain, path)
+DO UPDATE SET failed_hooks = failing_endpoints.failed_hooks + 1;
+
+-- name: MarkEndpointsFailing :exec
+-- MarkEndpointFailing for many hooks (parallel arrays, one element per
+-- failed hook). Hooks to the same endpoint are counted together, since one
+-- statement cannot update a row twice; rows are written in key order, so
+-- concurrent batches wait for each other instead of deadlocking.
+INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
+SELECT u.project_id, u.domain, u.path, now(), count(*)::integer
+FROM (
+    SELECT unnest(sqlc.arg(project_ids)::uuid[]) AS project_id,
+        unnest(sqlc.arg(domains)::text[]) AS domain,
+        unnest(sqlc.arg(paths)::text[]) AS path
+) AS u
+GROUP BY u.project_id, u.domain, u.path
+ORDER BY u.project_id, u.domain, u.path
+ON CONFLICT (project_id, domain, path)
+DO UPDATE SET failed_hooks = failing_endpoints.failed_hooks + EXCLUDED.failed_hooks;
+
+-- name: RecoverEndpoint :many
+-- A delivery to the endpoint succeeded: if it was failing, it no longer is.
+-- A primary-key lookup, cheap when nothing is failing; the row returned (at
+-- most one) is what the endpoint.recovered alert reports.
+DELETE FROM failing_endpoints
+WHERE project_id = sqlc.arg(project_id) AND domain = sqlc.arg(domain) AND path = sqlc.arg(path)
+RETURNING failing_since, failed_hooks;
+
+-- name: RecoverEndpoints :many
+-- RecoverEndpoint for many successes (parallel arrays; repeats allowed): a
+-- primary-key lookup per distinct endpoint. The rows are locked in key order
+-- before they are deleted, so concurrent batches do not deadlock.
+WITH doomed AS (
+    SELECT f.project_id, f.domain, f.path
+    FROM failing_endpoints AS f
+    WHERE (f.project_id, f.domain, f.path) IN (
+        SELECT unnest(sqlc.arg(project_ids)::uuid[]), unnest(sqlc.arg(domains)::text[]),
+            unnest(sqlc.arg(paths)::text[]))
+    ORDER BY f.project_id, f.domain, f.path
+    FOR UPDATE OF f
+)
+DELETE FROM failing_endpoints AS f
+USING doomed AS d
+WHERE f.project_id = d.project_id AND f.domain = d.domain AND f.path = d.path
+RETURNING f.project_id, f.domain, f.path, f.failing_since, f.failed_hooks;
+
+-- name: ListAlertsForTest :many
+SELECT * FROM alerts WHERE project_id = sqlc.arg(project_id) ORDER BY created_at, id;
+
+-- name: ListFailingEndpointsForTest :many
+SELECT * FROM failing_endpoints WHERE project_id = sqlc.arg(project_id) ORDER BY domain, path;
