@@ -107,7 +107,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 }
 
 func newClient(cfg Config) (*delivery.Client, error) {
-	roots, err := delivery.LoadRoots(cfg.CAFile)
+	roots, err := egress.LoadRoots(cfg.CAFile)
 	if err != nil {
 		return nil, err
 	}

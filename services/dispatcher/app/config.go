@@ -2,12 +2,12 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
@@ -105,33 +105,11 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		DatabaseMaxConns:     r.Int("SUNDIAL_DATABASE_MAX_CONNS", 8),
 		ShutdownTimeout:      r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", 15*time.Second),
 	}
-	cidrs, cidrErr := parseCIDRs(r.List("SUNDIAL_DELIVERY_ALLOW_CIDRS"))
+	cidrs, cidrErr := egress.ParseAllowList(r.List("SUNDIAL_DELIVERY_ALLOW_CIDRS"))
 	cfg.AllowCIDRs = cidrs
 	// A value that failed to parse was replaced by its default, so Validate
 	// still judges the rest and the operator sees every mistake at once.
 	return cfg, errors.Join(r.Err(), cidrErr, cfg.Validate())
-}
-
-// parseCIDRs parses "10.0.0.0/8"-style networks; a bare address stands for
-// itself alone.
-func parseCIDRs(items []string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	var bad []string
-	for _, s := range items {
-		if p, err := netip.ParsePrefix(s); err == nil {
-			out = append(out, p.Masked())
-			continue
-		}
-		if a, err := netip.ParseAddr(s); err == nil {
-			out = append(out, netip.PrefixFrom(a, a.BitLen()))
-			continue
-		}
-		bad = append(bad, s)
-	}
-	if len(bad) > 0 {
-		return out, fmt.Errorf("SUNDIAL_DELIVERY_ALLOW_CIDRS: %q: want CIDRs such as 10.0.0.0/8", strings.Join(bad, ","))
-	}
-	return out, nil
 }
 
 // Validate reports every value out of range.

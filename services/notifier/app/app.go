@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -69,7 +68,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("notifier config: %w", err)
 	}
-	roots, err := loadRoots(cfg.CAFile)
+	roots, err := egress.LoadRoots(cfg.CAFile)
 	if err != nil {
 		return nil, err
 	}
@@ -124,25 +123,6 @@ func (a *App) wire(roots *x509.CertPool) {
 		ShutdownTimeout: cfg.ShutdownTimeout,
 	})
 	a.handler = alert.NewHandler(a.intake, a.log)
-}
-
-// loadRoots is the system's CA pool plus the operator's CA file, if any.
-func loadRoots(caFile string) (*x509.CertPool, error) {
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if caFile == "" {
-		return pool, nil
-	}
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, fmt.Errorf("SUNDIAL_DELIVERY_CA_FILE: %w", err)
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("SUNDIAL_DELIVERY_CA_FILE %s: no PEM certificate in it", caFile)
-	}
-	return pool, nil
 }
 
 // Run takes alerts in, closes due groups and tries due sends until ctx is

@@ -29,7 +29,7 @@ func TestEveryDeliveryCarriesItsAckAndNackURLs(t *testing.T) {
 	receiver := fixture.StartReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(statuses[int(answered.Add(1)-1)%len(statuses)])
 	})
-	roots, err := delivery.LoadRoots(fixture.CAFile(t, receiver))
+	roots, err := egress.LoadRoots(fixture.CAFile(t, receiver))
 	require.NoError(t, err)
 	client, err := delivery.NewClient(delivery.Options{
 		Timeout: 5 * time.Second, ExcerptBytes: 64, HeaderPrefix: "Sundial", UserAgent: userAgent, RootCAs: roots,

@@ -11,10 +11,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/egress"
@@ -108,25 +106,4 @@ func NewClient(opts Options) (*Client, error) {
 // Close releases idle connections.
 func (c *Client) Close() {
 	c.transport.CloseIdleConnections()
-}
-
-// LoadRoots returns the system's trusted CA certificates plus those of the
-// PEM file caFile (none when caFile is empty). A file that cannot be read or
-// holds no certificate is an error: an operator who names one expects it used.
-func LoadRoots(caFile string) (*x509.CertPool, error) {
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if caFile == "" {
-		return pool, nil
-	}
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, fmt.Errorf("delivery CA file: %w", err)
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("delivery CA file %s: no PEM certificate in it", caFile)
-	}
-	return pool, nil
 }

@@ -9,8 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,7 +63,7 @@ func setup(t *testing.T, o options) bundle {
 	if o.untrusted {
 		rootsFile = ""
 	}
-	roots, err := delivery.LoadRoots(rootsFile)
+	roots, err := egress.LoadRoots(rootsFile)
 	require.NoError(t, err)
 	client, err := delivery.NewClient(delivery.Options{
 		Timeout: o.timeout, ExcerptBytes: o.excerpt, HeaderPrefix: o.prefix,
@@ -396,20 +394,4 @@ func TestSendHandsBackWhenItsContextEnds(t *testing.T) {
 	go func() { <-arrived; cancel() }()
 	res, err := b.client.Send(ctx, request(b.receiver.URL+"/x", "k"))
 	require.ErrorIs(t, err, context.Canceled, "result: %+v", res)
-}
-
-func TestLoadRoots(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	_, err := delivery.LoadRoots(filepath.Join(dir, "missing.pem"))
-	require.Error(t, err)
-
-	empty := filepath.Join(dir, "empty.pem")
-	require.NoError(t, os.WriteFile(empty, []byte("not a certificate\n"), 0o600))
-	_, err = delivery.LoadRoots(empty)
-	require.ErrorContains(t, err, "no PEM certificate")
-
-	roots, err := delivery.LoadRoots("")
-	require.NoError(t, err)
-	require.NotNil(t, roots)
 }

@@ -53,7 +53,7 @@ func setup(t *testing.T, answer http.HandlerFunc) bundle {
 	_, js := srv.Connect(t)
 	require.NoError(t, event.EnsureStreams(context.Background(), js))
 	receiver := fixture.StartReceiver(t, answer)
-	roots, err := delivery.LoadRoots(fixture.CAFile(t, receiver))
+	roots, err := egress.LoadRoots(fixture.CAFile(t, receiver))
 	require.NoError(t, err)
 	client, err := delivery.NewClient(delivery.Options{
 		Timeout: 5 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: "Sundial/test",

@@ -2,13 +2,10 @@ package channel
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/textproto"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,10 +15,6 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/egress"
 )
-
-// maxReason bounds the words of an unexpected error, which end up in the
-// send's record and the dashboard.
-const maxReason = 200
 
 // describe puts a failed exchange in the words a user sees in a channel's
 // health: "timeout after 10s", "TLS: <reason>", "connection refused",
@@ -52,13 +45,13 @@ func describe(err error, timeout time.Duration) string {
 	case errors.Is(err, syscall.ECONNRESET):
 		return "connection reset by the server"
 	}
-	if reason, ok := tlsReason(err); ok {
+	if reason, ok := egress.TLSReason(err); ok {
 		return "TLS: " + reason
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return "the server closed the connection without an answer"
 	}
-	return "connection error: " + clip(innerMessage(err))
+	return "connection error: " + egress.Clip(egress.InnerMessage(err))
 }
 
 // enhancedCode is the RFC 3463 status ("5.1.1 ") many servers put before
@@ -67,64 +60,7 @@ var enhancedCode = regexp.MustCompile(`^[245]\.\d{1,3}\.\d{1,3}\s+`)
 
 func describeSMTP(e *textproto.Error) string {
 	msg := enhancedCode.ReplaceAllString(strings.TrimSpace(e.Msg), "")
-	return clip("SMTP " + strconv.Itoa(e.Code) + " " + oneLine(msg))
-}
-
-// tlsReason recognises a failed TLS handshake and gives its reason without
-// the library's "tls:" and "x509:" prefixes.
-func tlsReason(err error) (string, bool) {
-	var unknownAuthority x509.UnknownAuthorityError
-	var verification *tls.CertificateVerificationError
-	var hostname x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var recordHeader tls.RecordHeaderError
-	switch {
-	case errors.As(err, &unknownAuthority):
-		return "certificate signed by unknown authority", true
-	case errors.As(err, &hostname):
-		return trimLibraryPrefixes(hostname.Error()), true
-	case errors.As(err, &invalid):
-		return trimLibraryPrefixes(invalid.Error()), true
-	case errors.As(err, &verification):
-		return trimLibraryPrefixes(verification.Err.Error()), true
-	case errors.As(err, &recordHeader):
-		return "the server did not answer with TLS", true
-	}
-	if msg := innerMessage(err); strings.Contains(msg, "tls: ") {
-		return clip(trimLibraryPrefixes(msg)), true
-	}
-	return "", false
-}
-
-func trimLibraryPrefixes(s string) string {
-	s = strings.ReplaceAll(s, "tls: ", "")
-	return strings.ReplaceAll(s, "x509: ", "")
-}
-
-// innerMessage is the innermost useful message: without the "Post <url>:"
-// of net/http (which would show a chat URL's token) and the "dial tcp
-// <addr>:" of net.
-func innerMessage(err error) string {
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
-		err = urlErr.Err
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) && opErr.Op != "remote error" {
-		err = opErr.Err
-	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno.Error()
-	}
-	return err.Error()
-}
-
-func clip(s string) string {
-	if len(s) <= maxReason {
-		return s
-	}
-	return strings.ToValidUTF8(s[:maxReason], "") + "..."
+	return egress.Clip("SMTP " + strconv.Itoa(e.Code) + " " + oneLine(msg))
 }
 
 // oneLine replaces control characters (line breaks above all) with spaces.
