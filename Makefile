@@ -36,7 +36,7 @@ WITHPG := $(BIN)/withpg
 GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: help run test bench bench-e2e generate generate-sqlc generate-proto generate-openapi verify \
+.PHONY: help run test bench bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
 	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean
 
 help: ## list the targets
@@ -60,22 +60,32 @@ test: withpg ## run every module's tests with -race
 # Includes the API load test (services/gateway/apibench: tables on stdout,
 # .bench/api.json), which loads two million hooks: hence the long timeout.
 # SUNDIAL_BENCH_DURATION (default 10s) and SUNDIAL_BENCH_CLIENTS (64) tune it.
+# With BENCH_QUICK=1 only the end-to-end suite runs, scaled down.
 bench: withpg ## run every module's benchmarks, the API load test among them, then bench-e2e
-	$(WITHPG) $(WITHPG_FLAGS) -- go test -run '^$$' -bench . -benchmem -timeout 30m $(GO_TEST_FLAGS) $(PACKAGES)
+	if [ "$${BENCH_QUICK:-}" != 1 ]; then \
+		$(WITHPG) $(WITHPG_FLAGS) -- go test -run '^$$' -bench . -benchmem -timeout 30m $(GO_TEST_FLAGS) $(PACKAGES); \
+	fi
 	@$(MAKE) bench-e2e
 
 # The end-to-end benchmark (tests/bench): the four services as processes,
-# NATS JetStream as a process, a local HTTPS receiver; lateness for 1,000
-# hooks due in the same second and a steady 500 hooks/s, deliveries per
-# second for 100,000 hooks due at once, with and without 1,000,000
-# far-future hooks in the table, and each service's peak memory. One table
-# on stdout, .bench/e2e.json, logs under .bench/e2e/. BENCH_SCENARIOS,
-# BENCH_BURST_SIZE, BENCH_BACKLOG_ROWS, BENCH_STEADY_SECONDS,
-# BENCH_STEADY_RATE size it; BENCH_SERVICE_ENV tunes the services;
-# BENCH_PPROF=1 profiles the burst (see tests/bench/README.md).
-bench-e2e: withpg ## run the end-to-end delivery benchmark (about 10 minutes)
+# NATS JetStream as a process, a local HTTPS receiver. Scenarios: schedule
+# (POST /v1/hooks closed loop), burst (100,000 hooks due at once), steady
+# (500 hooks/s for 60 s), scale-1m and scale-10m (steady with 1,000,000 and
+# 10,000,000 far-future hooks loaded by COPY), same-second (1,000 hooks),
+# and each service's peak memory. One table on stdout, .bench/e2e.json, logs
+# under .bench/e2e/. BENCH_QUICK=1 scales every scenario down (about two
+# minutes); BENCH_SCENARIOS picks scenarios; BENCH_SERVICE_ENV tunes the
+# services; BENCH_PPROF=1 profiles burst and scale (see tests/bench/README.md).
+bench-e2e: withpg ## run the end-to-end delivery benchmark (full size: about 15 minutes)
 	go build -o $(BIN)/bench ./tests/bench/cmd/bench
 	$(WITHPG) $(WITHPG_FLAGS) -- $(BIN)/bench
+
+# The same suite, each delivery scenario run on Sundial then on the river
+# baseline (tests/bench/cmd/riverbase) in turn, with the ratios Sundial /
+# baseline for deliveries per second and lateness p99.
+bench-compare: withpg ## run the end-to-end benchmark on Sundial and the river baseline, alternating
+	go build -o $(BIN)/bench ./tests/bench/cmd/bench
+	BENCH_SYSTEMS=sundial,baseline $(WITHPG) $(WITHPG_FLAGS) -- $(BIN)/bench
 
 generate: generate-sqlc generate-proto generate-openapi ## regenerate sqlc, protobuf and OpenAPI code
 

@@ -226,7 +226,7 @@ func TestNewRejectsABadCAFile(t *testing.T) {
 	missing := b.cfg
 	missing.CAFile = filepath.Join(t.TempDir(), "missing.pem")
 	_, err := app.New(context.Background(), missing, quiet())
-	require.ErrorContains(t, err, "CA file")
+	require.ErrorContains(t, err, "SUNDIAL_DELIVERY_CA_FILE")
 
 	empty := b.cfg
 	empty.CAFile = filepath.Join(t.TempDir(), "empty.pem")

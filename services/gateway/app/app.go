@@ -59,6 +59,7 @@ type App struct {
 	pool     *pgxpool.Pool
 	nc       *nats.Conn
 	alerts   *quota.Alerts
+	batcher  *hook.Batcher // nil when creates are not batched
 	sweeper  *idempotency.Sweeper
 	listener net.Listener
 	server   *http.Server
@@ -88,11 +89,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	queries := store.New(pool)
+	hooks, batcher, err := hookService(cfg, pool, alerts, log)
+	if err != nil {
+		_ = listener.Close()
+		nc.Close()
+		pool.Close()
+		return nil, err
+	}
 	handler := api.New(api.Deps{
 		Config:   api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes},
 		Log:      log,
 		Keys:     apikey.NewVerifier(queries),
-		Hooks:    hook.NewService(pool, hook.WithAnnouncer(alerts)),
+		Hooks:    hooks,
 		Attempts: attempt.NewLister(pool),
 		Limits:   api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
 		// Replays claim quota threshold alerts, published like those of
@@ -118,10 +126,29 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return &App{
-		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts,
+		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts, batcher: batcher,
 		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
 		listener: listener, server: server,
 	}, nil
+}
+
+// batchTimeout bounds a batch of creates' transaction.
+const batchTimeout = 30 * time.Second
+
+// hookService is what POST /v1/hooks and the other hook operations use:
+// with CreateBatch, a Batcher (App.Run runs it), else the Service alone.
+func hookService(cfg Config, pool *pgxpool.Pool, alerts *quota.Alerts, log *slog.Logger) (api.Hooks, *hook.Batcher, error) {
+	s := hook.NewService(pool, hook.WithAnnouncer(alerts))
+	if cfg.CreateBatch == 0 {
+		return s, nil, nil
+	}
+	b, err := hook.NewBatcher(s, hook.BatchConfig{
+		MaxBatch: cfg.CreateBatch, Linger: cfg.CreateLinger, InFlight: cfg.CreateInFlight, Timeout: batchTimeout,
+	}, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b, nil
 }
 
 // connectAlerts connects to NATS, makes sure the streams exist, and returns
@@ -163,6 +190,11 @@ func (a *App) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.alerts.Run(background) })
 	wg.Go(func() { a.sweeper.Run(background) })
+	if a.batcher != nil {
+		// Stopped with the background work, once the server has answered
+		// the last request: until then its creates need it.
+		wg.Go(func() { a.batcher.Run(background) })
+	}
 	defer func() {
 		stopBackground()
 		wg.Wait()

@@ -39,41 +39,62 @@ func TestConfigDefaults(t *testing.T) {
 		MaxDataBytes:     1048576,
 		ShutdownTimeout:  15 * time.Second,
 		DatabaseMaxConns: 16,
+		CreateBatch:      256,
+		CreateLinger:     time.Millisecond,
+		CreateInFlight:   1,
 	}, cfg)
 }
 
 func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL":       "postgres://db/x",
-		"SUNDIAL_NATS_URL":           "nats://bus:4222",
-		"SUNDIAL_HTTP_ADDR":          "127.0.0.1:9000",
-		"SUNDIAL_LOG_LEVEL":          "debug",
-		"SUNDIAL_HEADER_PREFIX":      "Acme",
-		"SUNDIAL_MAX_DATA_BYTES":     "2048",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":   "3s",
-		"SUNDIAL_DATABASE_MAX_CONNS": "4",
+		"SUNDIAL_DATABASE_URL":             "postgres://db/x",
+		"SUNDIAL_NATS_URL":                 "nats://bus:4222",
+		"SUNDIAL_HTTP_ADDR":                "127.0.0.1:9000",
+		"SUNDIAL_LOG_LEVEL":                "debug",
+		"SUNDIAL_HEADER_PREFIX":            "Acme",
+		"SUNDIAL_MAX_DATA_BYTES":           "2048",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":         "3s",
+		"SUNDIAL_DATABASE_MAX_CONNS":       "4",
+		"SUNDIAL_GATEWAY_CREATE_BATCH":     "64",
+		"SUNDIAL_GATEWAY_CREATE_LINGER":    "2ms",
+		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "2",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", HTTPAddr: "127.0.0.1:9000", LogLevel: "debug", HeaderPrefix: "Acme",
 		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
+		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2,
 	}, cfg)
+}
+
+func TestConfigBatchingOffIgnoresInFlight(t *testing.T) {
+	t.Parallel()
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
+		"SUNDIAL_GATEWAY_CREATE_BATCH":     "0",
+		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "0",
+	}))
+	require.NoError(t, err)
+	require.Zero(t, cfg.CreateBatch)
 }
 
 func TestConfigReportsEveryProblem(t *testing.T) {
 	t.Parallel()
 	_, err := app.ConfigFromEnv(envconf.Map(map[string]string{
-		"SUNDIAL_HTTP_ADDR":          "8080",
-		"SUNDIAL_LOG_LEVEL":          "loud",
-		"SUNDIAL_HEADER_PREFIX":      "Bad Prefix",
-		"SUNDIAL_MAX_DATA_BYTES":     "lots",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":   "0s",
-		"SUNDIAL_DATABASE_MAX_CONNS": "0",
+		"SUNDIAL_HTTP_ADDR":                "8080",
+		"SUNDIAL_LOG_LEVEL":                "loud",
+		"SUNDIAL_HEADER_PREFIX":            "Bad Prefix",
+		"SUNDIAL_MAX_DATA_BYTES":           "lots",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":         "0s",
+		"SUNDIAL_DATABASE_MAX_CONNS":       "0",
+		"SUNDIAL_GATEWAY_CREATE_BATCH":     "20000",
+		"SUNDIAL_GATEWAY_CREATE_LINGER":    "1s",
+		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "0",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{"SUNDIAL_HTTP_ADDR", "SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX",
-		"SUNDIAL_MAX_DATA_BYTES", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_DATABASE_MAX_CONNS"} {
+		"SUNDIAL_MAX_DATA_BYTES", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_DATABASE_MAX_CONNS",
+		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT"} {
 		require.ErrorContains(t, err, name)
 	}
 }

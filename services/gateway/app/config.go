@@ -11,6 +11,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 )
 
 // Config is the whole configuration, read only from the environment.
@@ -37,6 +38,21 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// DatabaseMaxConns caps the connection pool (SUNDIAL_DATABASE_MAX_CONNS).
 	DatabaseMaxConns int
+	// CreateBatch is the most POST /v1/hooks creates committed in one
+	// transaction (SUNDIAL_GATEWAY_CREATE_BATCH): concurrent creates share
+	// a commit instead of queueing behind their project's usage row. 0
+	// gives each create its own transaction. Creates with an
+	// Idempotency-Key always have their own.
+	CreateBatch int
+	// CreateLinger is how long a batch of creates waits for more while
+	// other creates are in flight (SUNDIAL_GATEWAY_CREATE_LINGER); a lone
+	// create never waits.
+	CreateLinger time.Duration
+	// CreateInFlight bounds the batches of creates committing at once,
+	// each on a database connection (SUNDIAL_GATEWAY_CREATE_IN_FLIGHT);
+	// at most DatabaseMaxConns, and best well below it, so that the
+	// requests' reads find connections.
+	CreateInFlight int
 }
 
 // Defaults.
@@ -49,6 +65,9 @@ const (
 	DefaultMaxDataBytes     = 1 << 20
 	DefaultShutdownTimeout  = 15 * time.Second
 	DefaultDatabaseMaxConns = 16
+	DefaultCreateBatch      = 256
+	DefaultCreateLinger     = time.Millisecond
+	DefaultCreateInFlight   = 1
 )
 
 // Upper bounds that catch a misplaced digit.
@@ -75,6 +94,9 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		MaxDataBytes:     r.Int("SUNDIAL_MAX_DATA_BYTES", DefaultMaxDataBytes),
 		ShutdownTimeout:  r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 		DatabaseMaxConns: r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
+		CreateBatch:      r.Int("SUNDIAL_GATEWAY_CREATE_BATCH", DefaultCreateBatch),
+		CreateLinger:     r.Duration("SUNDIAL_GATEWAY_CREATE_LINGER", DefaultCreateLinger),
+		CreateInFlight:   r.Int("SUNDIAL_GATEWAY_CREATE_IN_FLIGHT", DefaultCreateInFlight),
 	}
 	// A variable that failed to parse keeps its default, so Validate reports
 	// only the other problems, and the two lists do not overlap.
@@ -97,5 +119,14 @@ func (c Config) Validate() error {
 		"SUNDIAL_SHUTDOWN_TIMEOUT=%s: want more than 0 and at most %s", c.ShutdownTimeout, maxShutdownTimeout)
 	check.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= maxDatabaseMaxConns,
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: want 1 to %d", c.DatabaseMaxConns, maxDatabaseMaxConns)
+	check.That(c.CreateBatch >= 0 && c.CreateBatch <= hook.MaxBatchSize,
+		"SUNDIAL_GATEWAY_CREATE_BATCH=%d: want 0 (no batching) to %d", c.CreateBatch, hook.MaxBatchSize)
+	check.That(c.CreateLinger >= 0 && c.CreateLinger <= hook.MaxLinger,
+		"SUNDIAL_GATEWAY_CREATE_LINGER=%s: want 0 to %s", c.CreateLinger, hook.MaxLinger)
+	if c.CreateBatch > 0 {
+		check.That(c.CreateInFlight >= 1 && c.CreateInFlight <= c.DatabaseMaxConns,
+			"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT=%d: want 1 to SUNDIAL_DATABASE_MAX_CONNS (%d) while creates are batched",
+			c.CreateInFlight, c.DatabaseMaxConns)
+	}
 	return check.Err()
 }

@@ -43,7 +43,7 @@ type bundle struct {
 }
 
 // testConfig is a configuration on dbURL and a NATS server of the test's own.
-func testConfig(t *testing.T, dbURL string) app.Config {
+func testConfig(t testing.TB, dbURL string) app.Config {
 	t.Helper()
 	return app.Config{
 		DatabaseURL:      dbURL,
@@ -54,6 +54,9 @@ func testConfig(t *testing.T, dbURL string) app.Config {
 		MaxDataBytes:     app.DefaultMaxDataBytes,
 		ShutdownTimeout:  5 * time.Second,
 		DatabaseMaxConns: 8,
+		CreateBatch:      app.DefaultCreateBatch,
+		CreateLinger:     app.DefaultCreateLinger,
+		CreateInFlight:   app.DefaultCreateInFlight,
 	}
 }
 

@@ -117,6 +117,7 @@ func (a *App) connect(ctx context.Context) error {
 		a.window, err = claim.NewWindow(a.claimer, a.pool, claim.WindowConfig{
 			Ahead:   a.cfg.PrefetchWindow,
 			Refresh: a.cfg.PrefetchInterval,
+			Claims:  a.cfg.ClaimConcurrency,
 		}, a.log)
 		if err != nil {
 			return err

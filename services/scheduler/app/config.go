@@ -41,6 +41,11 @@ type Config struct {
 	// become near-due between them are added by notification.
 	// SUNDIAL_SCHEDULER_PREFETCH_INTERVAL, default 1s; at most the window.
 	PrefetchInterval time.Duration
+	// ClaimConcurrency bounds the just-in-time claims in flight at once
+	// (each on its own pool connection), 1 to 64, so that a hook due while a
+	// claim runs does not wait for it. SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY,
+	// default 4.
+	ClaimConcurrency int
 	// ClaimBatchSize bounds the hooks one claim takes, 1 to 10000.
 	// SUNDIAL_SCHEDULER_BATCH_SIZE, default 500.
 	ClaimBatchSize int
@@ -103,6 +108,7 @@ const (
 	DefaultPrefetchWindow     = 5 * time.Second
 	DefaultPrefetchInterval   = time.Second
 	DefaultClaimBatchSize     = 500
+	DefaultClaimConcurrency   = claim.DefaultClaims
 	DefaultLeaseDuration      = 30 * time.Second
 	DefaultMaxRedrives        = 5
 	DefaultMaxInFlight        = 10000
@@ -132,6 +138,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		PrefetchWindow:     r.Duration("SUNDIAL_SCHEDULER_PREFETCH", DefaultPrefetchWindow),
 		PrefetchInterval:   r.Duration("SUNDIAL_SCHEDULER_PREFETCH_INTERVAL", DefaultPrefetchInterval),
 		ClaimBatchSize:     r.Int("SUNDIAL_SCHEDULER_BATCH_SIZE", DefaultClaimBatchSize),
+		ClaimConcurrency:   r.Int("SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY", DefaultClaimConcurrency),
 		LeaseDuration:      r.Duration("SUNDIAL_LEASE_DURATION", DefaultLeaseDuration),
 		MaxRedrives:        r.Int("SUNDIAL_SCHEDULER_MAX_REDRIVES", DefaultMaxRedrives),
 		MaxInFlight:        r.Int("SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", DefaultMaxInFlight),
@@ -160,6 +167,8 @@ func (c Config) Validate() error {
 		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL=%s: want above 0 and at most SUNDIAL_SCHEDULER_PREFETCH (%s)", c.PrefetchInterval, c.PrefetchWindow)
 	ch.That(c.ClaimBatchSize >= 1 && c.ClaimBatchSize <= claim.MaxBatchSize,
 		"SUNDIAL_SCHEDULER_BATCH_SIZE=%d: want 1 to %d", c.ClaimBatchSize, claim.MaxBatchSize)
+	ch.That(c.ClaimConcurrency >= 1 && c.ClaimConcurrency <= claim.MaxClaims,
+		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY=%d: want 1 to %d", c.ClaimConcurrency, claim.MaxClaims)
 	ch.That(c.LeaseDuration >= MinLeaseDuration,
 		"SUNDIAL_LEASE_DURATION=%s: must be at least %s (and above %s in production)", c.LeaseDuration, MinLeaseDuration, DeliveryTimeout)
 	ch.That(c.MaxInFlight >= 0, "SUNDIAL_SCHEDULER_MAX_IN_FLIGHT=%d: must not be negative (0: no bound)", c.MaxInFlight)

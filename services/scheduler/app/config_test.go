@@ -21,6 +21,7 @@ func TestConfigDefaults(t *testing.T) {
 		PollInterval:       time.Second,
 		PrefetchWindow:     5 * time.Second,
 		PrefetchInterval:   time.Second,
+		ClaimConcurrency:   4,
 		ClaimBatchSize:     500,
 		LeaseDuration:      30 * time.Second,
 		MaxRedrives:        5,
@@ -44,6 +45,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_SCHEDULER_PREFETCH":             "3s",
 		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":    "500ms",
 		"SUNDIAL_SCHEDULER_BATCH_SIZE":           "10000",
+		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY":    "2",
 		"SUNDIAL_LEASE_DURATION":                 "45s",
 		"SUNDIAL_SCHEDULER_MAX_REDRIVES":         "0",
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT":        "0",
@@ -62,6 +64,7 @@ func TestConfigFromEnv(t *testing.T) {
 		PollInterval:       250 * time.Millisecond,
 		PrefetchWindow:     3 * time.Second,
 		PrefetchInterval:   500 * time.Millisecond,
+		ClaimConcurrency:   2,
 		ClaimBatchSize:     10000,
 		LeaseDuration:      45 * time.Second,
 		ResultConcurrency:  8,
@@ -80,6 +83,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_SCHEDULER_PREFETCH":           "-1s",
 		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":  "6s",
 		"SUNDIAL_SCHEDULER_BATCH_SIZE":         "10001",
+		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY":  "65",
 		"SUNDIAL_LEASE_DURATION":               "500ms",
 		"SUNDIAL_SCHEDULER_MAX_REDRIVES":       "-1",
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT":      "-5",
@@ -95,6 +99,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_LEASE_DURATION", "SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", "SUNDIAL_DATABASE_MAX_CONNS",
 		"SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SCHEDULER_PREFETCH", "SUNDIAL_SCHEDULER_MAX_REDRIVES",
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", "SUNDIAL_SCHEDULER_RESULT_BATCH", "SUNDIAL_SCHEDULER_RESULT_LINGER",
+		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY",
 	} {
 		require.ErrorContains(t, err, name)
 	}

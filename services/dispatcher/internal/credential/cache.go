@@ -15,8 +15,11 @@ type Loader interface {
 
 // Cache keeps credentials for a short TTL: a key rotation or revocation
 // reaches deliveries within the TTL, and a busy project costs one query per
-// TTL instead of one per delivery. Its size is bounded; errors are not
-// cached.
+// TTL instead of one per delivery. An entry in use is reloaded in the
+// background shortly before it expires, so that a busy project's
+// deliveries never wait for that query (tens of milliseconds when the
+// database is busy, on every delivery of the project at that moment). Its
+// size is bounded; errors are not cached.
 type Cache struct {
 	loader Loader
 	ttl    time.Duration
@@ -30,7 +33,16 @@ type Cache struct {
 type entry struct {
 	set     Set
 	expires time.Time
+	// refreshing is set while a background reload runs.
+	refreshing bool
 }
+
+// refreshAhead is the part of the TTL, at its end, during which a use of
+// the entry starts its reload in the background.
+const refreshAhead = 5
+
+// refreshTimeout bounds a background reload.
+const refreshTimeout = 5 * time.Second
 
 // NewCache returns a cache of at most maxEntries projects in front of
 // loader. A ttl of zero or less disables caching.
@@ -40,7 +52,11 @@ func NewCache(loader Loader, ttl time.Duration, maxEntries int) *Cache {
 
 // Get returns the project's credentials from the cache or the loader.
 func (c *Cache) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
-	if set, ok := c.lookup(projectID); ok {
+	set, ok, refresh := c.lookup(projectID)
+	if refresh {
+		go c.refresh(context.WithoutCancel(ctx), projectID)
+	}
+	if ok {
 		return set, nil
 	}
 	set, err := c.loader.Get(ctx, projectID)
@@ -51,14 +67,42 @@ func (c *Cache) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 	return set, nil
 }
 
-func (c *Cache) lookup(projectID uuid.UUID) (Set, bool) {
+// lookup returns the cached set, if it has not expired, and whether the
+// caller is to reload it in the background (it is near its expiry and no
+// reload runs).
+func (c *Cache) lookup(projectID uuid.UUID) (set Set, ok, refresh bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[projectID]
-	if !ok || !c.now().Before(e.expires) {
-		return Set{}, false
+	now := c.now()
+	if !ok || !now.Before(e.expires) {
+		return Set{}, false, false
 	}
-	return e.set, true
+	if !e.refreshing && !now.Before(e.expires.Add(-c.ttl/refreshAhead)) {
+		e.refreshing = true
+		c.entries[projectID] = e
+		refresh = true
+	}
+	return e.set, true, refresh
+}
+
+// refresh reloads a project's entry. On failure the entry keeps serving
+// until it expires; the first use after that loads it in the foreground
+// and reports the error.
+func (c *Cache) refresh(ctx context.Context, projectID uuid.UUID) {
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
+	set, err := c.loader.Get(ctx, projectID)
+	if err == nil {
+		c.store(projectID, set)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[projectID]; ok {
+		e.refreshing = false
+		c.entries[projectID] = e
+	}
 }
 
 func (c *Cache) store(projectID uuid.UUID, set Set) {

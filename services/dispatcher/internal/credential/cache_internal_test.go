@@ -2,7 +2,9 @@ package credential
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,11 +56,105 @@ func TestCacheExpiresAfterTTL(t *testing.T) {
 		return set.Keys[0]
 	}
 	require.Equal(t, "v1", get())
-	clk.Advance(4999 * time.Millisecond)
+	// Before the last fifth of the TTL a use starts no reload.
+	clk.Advance(3999 * time.Millisecond)
 	require.Equal(t, "v1", get())
 	// A rotation reaches deliveries once the TTL has passed.
-	clk.Advance(time.Millisecond)
+	clk.Advance(1001 * time.Millisecond)
 	require.Equal(t, "v2", get())
+}
+
+// gated is a loader whose loads wait for the test to let them finish, so
+// a test can tell a background reload from a foreground one.
+type gated struct {
+	versions
+	started chan struct{}
+	release chan struct{}
+	fail    atomic.Bool
+}
+
+func (g *gated) Get(ctx context.Context, id uuid.UUID) (Set, error) {
+	fail := g.fail.Load() // before started, so a test knows this load's fate
+	g.started <- struct{}{}
+	<-g.release
+	if fail {
+		return Set{}, errors.New("database away")
+	}
+	return g.versions.Get(ctx, id)
+}
+
+func newGatedCache(t *testing.T, ttl time.Duration) (*Cache, *gated, *clock) {
+	t.Helper()
+	g := &gated{versions: versions{loads: map[uuid.UUID]int{}}, started: make(chan struct{}, 4), release: make(chan struct{}, 4)}
+	clk := &clock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCache(g, ttl, 10)
+	c.now = clk.Now
+	return c, g, clk
+}
+
+func TestCacheReloadsInTheBackgroundBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	c, g, clk := newGatedCache(t, 5*time.Second)
+	id := uuid.New()
+	g.release <- struct{}{}
+	set, err := c.Get(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, "v1", set.Keys[0])
+	<-g.started
+
+	// In the TTL's last fifth the cached set is served at once while one
+	// reload (not one per delivery) runs behind it.
+	clk.Advance(4100 * time.Millisecond)
+	for range 3 {
+		set, err = c.Get(t.Context(), id)
+		require.NoError(t, err)
+		require.Equal(t, "v1", set.Keys[0])
+	}
+	<-g.started
+	require.Empty(t, g.started, "one reload at a time")
+	g.release <- struct{}{}
+	require.Eventually(t, func() bool {
+		set, err := c.Get(t.Context(), id)
+		return err == nil && set.Keys[0] == "v2"
+	}, 5*time.Second, time.Millisecond)
+	// The reloaded entry lives a whole TTL from its reload.
+	clk.Advance(3900 * time.Millisecond)
+	set, err = c.Get(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, "v2", set.Keys[0])
+}
+
+func TestCacheNeverServesAnEntryPastItsTTL(t *testing.T) {
+	t.Parallel()
+	c, g, clk := newGatedCache(t, 5*time.Second)
+	id := uuid.New()
+	g.release <- struct{}{}
+	_, err := c.Get(t.Context(), id)
+	require.NoError(t, err)
+	<-g.started
+
+	// The background reload is stuck; once the TTL has passed the cached
+	// set is no longer served: the next use loads in the foreground.
+	clk.Advance(4500 * time.Millisecond)
+	_, err = c.Get(t.Context(), id)
+	require.NoError(t, err)
+	<-g.started // the background reload, held
+	clk.Advance(500 * time.Millisecond)
+	got := make(chan Set, 1)
+	go func() {
+		set, err := c.Get(context.Background(), id)
+		if err == nil {
+			got <- set
+		}
+		close(got)
+	}()
+	<-g.started // the foreground load
+	require.Empty(t, got, "the expired set was served")
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	set, ok := <-got
+	require.True(t, ok)
+	require.NotEqual(t, "v1", set.Keys[0])
 }
 
 func TestCacheIsBounded(t *testing.T) {
@@ -81,4 +177,30 @@ func TestCacheIsBounded(t *testing.T) {
 	_, err = c.Get(context.Background(), fresh)
 	require.NoError(t, err)
 	require.Equal(t, 1, v.loads[fresh])
+}
+
+func TestCacheFailedBackgroundReloadIsTriedAgain(t *testing.T) {
+	t.Parallel()
+	c, g, clk := newGatedCache(t, 5*time.Second)
+	id := uuid.New()
+	g.release <- struct{}{}
+	_, err := c.Get(t.Context(), id)
+	require.NoError(t, err)
+	<-g.started
+
+	// The reload fails: the cached set is still served, and a later use
+	// starts another reload.
+	g.fail.Store(true)
+	clk.Advance(4100 * time.Millisecond)
+	set, err := c.Get(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, "v1", set.Keys[0])
+	<-g.started
+	g.release <- struct{}{}
+	g.fail.Store(false)
+	g.release <- struct{}{}
+	require.Eventually(t, func() bool {
+		set, err := c.Get(t.Context(), id)
+		return err == nil && set.Keys[0] == "v2"
+	}, 5*time.Second, time.Millisecond)
 }

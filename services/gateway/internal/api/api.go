@@ -42,6 +42,14 @@ type KeyVerifier interface {
 	Verify(ctx context.Context, key string) (uuid.UUID, error)
 }
 
+// LimitsVerifier is a KeyVerifier that also reads the key's project's
+// limits in the same look-up (apikey.Verifier): when Keys is one and a
+// LimitsDeps.Reader is set, authentication reads them, and enforceLimits
+// uses them instead of reading them again.
+type LimitsVerifier interface {
+	VerifyWithLimits(ctx context.Context, key string) (uuid.UUID, quota.Limits, error)
+}
+
 // Hooks stores hooks.
 type Hooks interface {
 	Create(ctx context.Context, projectID uuid.UUID, n hook.New) (store.Hook, quota.Usage, error)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
@@ -22,7 +23,7 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if key == "" {
 			return missingKey(req.Header.Get("Authorization"))
 		}
-		projectID, err := s.Keys.Verify(req.Context(), key)
+		projectID, err := s.verify(c, key)
 		switch {
 		case errors.Is(err, apikey.ErrRevoked):
 			return newError(http.StatusUnauthorized, CodeUnauthorized, "API key has been revoked")
@@ -34,6 +35,21 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		withProject(c, projectID)
 		return next(c)
 	}
+}
+
+// verify resolves the key, with its project's limits when the verifier
+// can read both at once (kept for enforceLimits).
+func (s *server) verify(c echo.Context, key string) (uuid.UUID, error) {
+	ctx := c.Request().Context()
+	lv, ok := s.Keys.(LimitsVerifier)
+	if !ok || s.Limits.Reader == nil {
+		return s.Keys.Verify(ctx, key)
+	}
+	projectID, limits, err := lv.VerifyWithLimits(ctx, key)
+	if err == nil {
+		c.Set(keyLimits, limits)
+	}
+	return projectID, err
 }
 
 // missingKey explains what to send. Clients written for other APIs often

@@ -34,9 +34,18 @@ type LimitsDeps struct {
 	Rate   RateLimiter
 }
 
+// limits are the project's limits as authentication read them, or read
+// now.
+func (s *server) limits(c echo.Context, projectID uuid.UUID) (quota.Limits, error) {
+	if l, ok := c.Get(keyLimits).(quota.Limits); ok {
+		return l, nil
+	}
+	return s.Limits.Reader.Read(c.Request().Context(), projectID)
+}
+
 // enforceLimits runs after authentication on every operation of the API. It
-// reads the project's limits (one query: the plan, the period's usage and
-// the rate limit), puts the quota headers and the RateLimit headers on the
+// takes the project's limits (the plan, the period's usage and the rate
+// limit: read with the API key when the verifier can, else one query), puts the quota headers and the RateLimit headers on the
 // response, whatever its status, and refuses the request with 429
 // rate_limited when the API key's bucket is empty. It runs before the
 // handler, so before the quota check of a create and before any write.
@@ -49,7 +58,7 @@ func (s *server) enforceLimits(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ctx := c.Request().Context()
 		projectID, _ := projectIDOf(c)
-		limits, err := s.Limits.Reader.Read(ctx, projectID)
+		limits, err := s.limits(c, projectID)
 		switch {
 		case errors.Is(err, postgres.ErrNotFound):
 			// The key's project went away since the key was read.

@@ -22,6 +22,7 @@ import (
 const (
 	keyRequestID = "sundial.requestID"
 	keyProjectID = "sundial.projectID"
+	keyLimits    = "sundial.limits" // quota.Limits read with the API key
 	keyFault     = "sundial.fault"
 	keyStack     = "sundial.panicStack"
 )

@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
+	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -154,4 +157,38 @@ func TestStoreReportsAPrefixCollision(t *testing.T) {
 	require.ErrorIs(t, err, postgres.ErrConflict)
 	_, err = b.verifier.Verify(b.ctx, k.Plain)
 	require.NoError(t, err)
+}
+
+// TestVerifyWithLimitsReadsWhatQuotaReads checks the one-query look-up
+// against Verify and quota.Read, for a valid, a wrong and a revoked key.
+func TestVerifyWithLimitsReadsWhatQuotaReads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.NoError(t, pgx.BeginFunc(b.ctx, b.pool, func(tx pgx.Tx) error {
+		_, err := quota.Add(b.ctx, store.New(tx), b.project.ID, 3)
+		return err
+	}))
+	require.NoError(t, quota.SetRateLimit(b.ctx, b.q, b.project.ID, quota.RateLimit{PerSecond: 7, Burst: 9}))
+
+	got, limits, err := b.verifier.VerifyWithLimits(b.ctx, b.project.APIKey)
+	require.NoError(t, err)
+	require.Equal(t, b.project.ID, got)
+	want, err := quota.Read(b.ctx, b.q, b.project.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), limits.Usage.Used)
+	require.Equal(t, 7, limits.RatePerSecond)
+	require.Equal(t, 9, limits.RateBurst)
+	limits.Usage.Now, want.Usage.Now = time.Time{}, time.Time{} // two reads, two clocks
+	require.Equal(t, want, limits)
+
+	stranger, err := apikey.New()
+	require.NoError(t, err)
+	_, _, err = b.verifier.VerifyWithLimits(b.ctx, stranger.Plain)
+	require.ErrorIs(t, err, apikey.ErrInvalid)
+	prefix, err := apikey.Prefix(b.project.APIKey)
+	require.NoError(t, err)
+	_, err = apikey.Revoke(b.ctx, b.q, prefix)
+	require.NoError(t, err)
+	_, _, err = b.verifier.VerifyWithLimits(b.ctx, b.project.APIKey)
+	require.ErrorIs(t, err, apikey.ErrRevoked)
 }

@@ -80,10 +80,31 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, n New) (store
 	if err != nil {
 		return store.Hook{}, quota.Usage{}, fmt.Errorf("hook id: %w", err)
 	}
-	var fingerprint []byte
+	out, err := s.create(ctx, projectID, id, n)
+	if err != nil {
+		return store.Hook{}, out.charge.Usage, err
+	}
+	s.announce(ctx, out.charge.Crossed)
+	return out.hook, out.charge.Usage, nil
+}
+
+// announce publishes the alerts of thresholds claimed by a committed
+// transaction.
+func (s *Service) announce(ctx context.Context, crossed []quota.Crossing) {
+	if s.alerts != nil && len(crossed) > 0 {
+		s.alerts.Announce(ctx, crossed)
+	}
+}
+
+// create is Create's transaction, for a hook whose id is chosen.
+func (s *Service) create(ctx context.Context, projectID, id uuid.UUID, n New) (created, error) {
+	var (
+		fingerprint []byte
+		err         error
+	)
 	if n.IdempotencyKey != "" {
 		if fingerprint, err = n.fingerprint(); err != nil {
-			return store.Hook{}, quota.Usage{}, fmt.Errorf("request fingerprint: %w", err)
+			return created{}, fmt.Errorf("request fingerprint: %w", err)
 		}
 	}
 	var out created
@@ -102,13 +123,7 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, n New) (store
 		out, err = insert(ctx, q, id, projectID, n)
 		return err
 	})
-	if err != nil {
-		return store.Hook{}, out.charge.Usage, err
-	}
-	if s.alerts != nil && len(out.charge.Crossed) > 0 {
-		s.alerts.Announce(ctx, out.charge.Crossed)
-	}
-	return out.hook, out.charge.Usage, nil
+	return out, err
 }
 
 // insert creates the hook and then counts it: the count locks the project's

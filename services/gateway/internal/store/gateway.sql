@@ -25,6 +25,33 @@ FROM (
 ) AS due
 RETURNING *;
 
+-- name: InsertHooks :many
+-- The hooks of a create batch (internal/hook) in one statement: element i
+-- of every array describes hook i. Its domain is its project's. post_at is
+-- post_ats[i] where post_in_seconds[i] is negative, else the database clock
+-- plus that many seconds. data and retry_overrides are JSON text; an empty
+-- retry override is none (NULL). A hook of a project that does not exist
+-- is not inserted and not returned.
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
+SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb
+FROM (
+    SELECT unnest(@ids::uuid[]) AS id,
+        unnest(@project_ids::uuid[]) AS project_id,
+        unnest(@paths::text[]) AS path,
+        unnest(@datas::text[]) AS data,
+        unnest(@post_ats::timestamptz[]) AS post_at,
+        unnest(@post_in_seconds::bigint[]) AS post_in_seconds,
+        unnest(@retry_overrides::text[]) AS retry_override
+) AS n
+JOIN projects AS p ON p.id = n.project_id
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN n.post_in_seconds < 0 THEN n.post_at
+        ELSE now() + make_interval(secs => n.post_in_seconds)
+    END AS at
+) AS due
+RETURNING *;
+
 -- name: GetHook :one
 SELECT * FROM hooks WHERE project_id = @project_id AND id = @id;
 

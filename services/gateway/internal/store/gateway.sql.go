@@ -171,6 +171,97 @@ func (q *Queries) InsertHook(ctx context.Context, arg InsertHookParams) (Hook, e
 	return i, err
 }
 
+const insertHooks = `-- name: InsertHooks :many
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
+SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb
+FROM (
+    SELECT unnest($1::uuid[]) AS id,
+        unnest($2::uuid[]) AS project_id,
+        unnest($3::text[]) AS path,
+        unnest($4::text[]) AS data,
+        unnest($5::timestamptz[]) AS post_at,
+        unnest($6::bigint[]) AS post_in_seconds,
+        unnest($7::text[]) AS retry_override
+) AS n
+JOIN projects AS p ON p.id = n.project_id
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN n.post_in_seconds < 0 THEN n.post_at
+        ELSE now() + make_interval(secs => n.post_in_seconds)
+    END AS at
+) AS due
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives
+`
+
+type InsertHooksParams struct {
+	Ids            []uuid.UUID
+	ProjectIds     []uuid.UUID
+	Paths          []string
+	Datas          []string
+	PostAts        []time.Time
+	PostInSeconds  []int64
+	RetryOverrides []string
+}
+
+// The hooks of a create batch (internal/hook) in one statement: element i
+// of every array describes hook i. Its domain is its project's. post_at is
+// post_ats[i] where post_in_seconds[i] is negative, else the database clock
+// plus that many seconds. data and retry_overrides are JSON text; an empty
+// retry override is none (NULL). A hook of a project that does not exist
+// is not inserted and not returned.
+func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hook, error) {
+	rows, err := q.db.Query(ctx, insertHooks,
+		arg.Ids,
+		arg.ProjectIds,
+		arg.Paths,
+		arg.Datas,
+		arg.PostAts,
+		arg.PostInSeconds,
+		arg.RetryOverrides,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Hook
+	for rows.Next() {
+		var i Hook
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Path,
+			&i.Domain,
+			&i.Data,
+			&i.PostAt,
+			&i.Status,
+			&i.Attempts,
+			&i.PostDurationSeconds,
+			&i.FailureError,
+			&i.TryAt,
+			&i.WasNotified,
+			&i.RetryOverride,
+			&i.SequenceID,
+			&i.SequenceStep,
+			&i.SequenceLastRunAt,
+			&i.RunAt,
+			&i.LeaseSeq,
+			&i.LeaseExpiresAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const setProjectPlan = `-- name: SetProjectPlan :execrows
 UPDATE projects
 SET plan_quota = $1,

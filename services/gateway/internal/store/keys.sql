@@ -23,6 +23,29 @@ SELECT id, project_id, key_hash, revoked_at,
 FROM api_keys
 WHERE prefix = @prefix;
 
+-- name: GetAPIKeyWithLimits :one
+-- GetAPIKeyByPrefix and GetProjectLimits (quota.sql) in one round trip:
+-- what every authenticated request reads before its handler runs. The
+-- key's project always exists (ON DELETE CASCADE).
+SELECT k.id, k.project_id, k.key_hash, k.revoked_at,
+       (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')::boolean AS touch_due,
+       p.plan_quota,
+       p.plan_hard_cap_percent,
+       p.rate_limit_per_second,
+       p.rate_limit_burst,
+       COALESCE(u.hooks_created, 0)::bigint AS hooks_created,
+       (period.month AT TIME ZONE 'UTC')::timestamptz AS period_start,
+       ((period.month + interval '1 month') AT TIME ZONE 'UTC')::timestamptz AS period_end,
+       now()::timestamptz AS db_now
+FROM api_keys AS k
+JOIN projects AS p ON p.id = k.project_id
+CROSS JOIN LATERAL (
+    SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AS month
+) AS period
+LEFT JOIN usage_periods AS u
+    ON u.project_id = p.id AND u.period_start = period.month AT TIME ZONE 'UTC'
+WHERE k.prefix = @prefix;
+
 -- name: TouchAPIKey :execrows
 -- Records a use of the key, at most once a minute: the condition repeats
 -- GetAPIKeyByPrefix's touch_due so that concurrent requests write once.

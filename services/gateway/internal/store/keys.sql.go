@@ -130,6 +130,67 @@ func (q *Queries) GetAPIKeyByPrefix(ctx context.Context, prefix string) (GetAPIK
 	return i, err
 }
 
+const getAPIKeyWithLimits = `-- name: GetAPIKeyWithLimits :one
+SELECT k.id, k.project_id, k.key_hash, k.revoked_at,
+       (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')::boolean AS touch_due,
+       p.plan_quota,
+       p.plan_hard_cap_percent,
+       p.rate_limit_per_second,
+       p.rate_limit_burst,
+       COALESCE(u.hooks_created, 0)::bigint AS hooks_created,
+       (period.month AT TIME ZONE 'UTC')::timestamptz AS period_start,
+       ((period.month + interval '1 month') AT TIME ZONE 'UTC')::timestamptz AS period_end,
+       now()::timestamptz AS db_now
+FROM api_keys AS k
+JOIN projects AS p ON p.id = k.project_id
+CROSS JOIN LATERAL (
+    SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AS month
+) AS period
+LEFT JOIN usage_periods AS u
+    ON u.project_id = p.id AND u.period_start = period.month AT TIME ZONE 'UTC'
+WHERE k.prefix = $1
+`
+
+type GetAPIKeyWithLimitsRow struct {
+	ID                 uuid.UUID
+	ProjectID          uuid.UUID
+	KeyHash            []byte
+	RevokedAt          *time.Time
+	TouchDue           bool
+	PlanQuota          int64
+	PlanHardCapPercent int32
+	RateLimitPerSecond int32
+	RateLimitBurst     int32
+	HooksCreated       int64
+	PeriodStart        time.Time
+	PeriodEnd          time.Time
+	DbNow              time.Time
+}
+
+// GetAPIKeyByPrefix and GetProjectLimits (quota.sql) in one round trip:
+// what every authenticated request reads before its handler runs. The
+// key's project always exists (ON DELETE CASCADE).
+func (q *Queries) GetAPIKeyWithLimits(ctx context.Context, prefix string) (GetAPIKeyWithLimitsRow, error) {
+	row := q.db.QueryRow(ctx, getAPIKeyWithLimits, prefix)
+	var i GetAPIKeyWithLimitsRow
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.KeyHash,
+		&i.RevokedAt,
+		&i.TouchDue,
+		&i.PlanQuota,
+		&i.PlanHardCapPercent,
+		&i.RateLimitPerSecond,
+		&i.RateLimitBurst,
+		&i.HooksCreated,
+		&i.PeriodStart,
+		&i.PeriodEnd,
+		&i.DbNow,
+	)
+	return i, err
+}
+
 const getActiveSigningKey = `-- name: GetActiveSigningKey :one
 SELECT secret FROM signing_keys WHERE project_id = $1 AND state = 'active'
 `

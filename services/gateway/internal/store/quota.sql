@@ -52,6 +52,47 @@ SELECT counted.hooks_created,
 FROM counted
 JOIN projects AS p ON p.id = counted.project_id;
 
+-- name: LockPeriods :many
+-- A create batch's first statement (quota.Lock): the current period's row
+-- of each project, created at zero when missing, locked until the
+-- transaction ends, with the plan it is judged by. The rows are locked in
+-- project order, so that batches sharing projects wait for each other
+-- instead of deadlocking. The ids must be distinct.
+WITH locked AS (
+    INSERT INTO usage_periods (project_id, period_start, period_end, hooks_created)
+    SELECT p.id,
+           date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+           (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC',
+           0
+    FROM unnest(@project_ids::uuid[]) AS p (id)
+    ORDER BY p.id
+    ON CONFLICT (project_id, period_start)
+    DO UPDATE SET hooks_created = usage_periods.hooks_created
+    RETURNING project_id, hooks_created, period_start, period_end, alerted_thresholds
+)
+SELECT locked.project_id,
+       locked.hooks_created,
+       locked.period_start,
+       locked.period_end,
+       locked.alerted_thresholds,
+       p.plan_quota,
+       p.plan_hard_cap_percent,
+       now()::timestamptz AS db_now
+FROM locked
+JOIN projects AS p ON p.id = locked.project_id;
+
+-- name: AddHooksToPeriods :exec
+-- Counts the hooks a create batch inserted, hooks[i] for project_ids[i],
+-- in the rows LockPeriods locked (the same transaction, so the same now()).
+UPDATE usage_periods AS u
+SET hooks_created = u.hooks_created + c.hooks
+FROM (
+    SELECT unnest(@project_ids::uuid[]) AS project_id,
+        unnest(@hooks::bigint[]) AS hooks
+) AS c
+WHERE u.project_id = c.project_id
+  AND u.period_start = date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';
+
 -- name: ClaimQuotaThresholds :exec
 -- Records thresholds whose alert this transaction will publish. The caller
 -- holds the period's row lock (AddHooksToPeriod), so no other transaction

@@ -71,6 +71,29 @@ func (q *Queries) AddHooksToPeriod(ctx context.Context, arg AddHooksToPeriodPara
 	return i, err
 }
 
+const addHooksToPeriods = `-- name: AddHooksToPeriods :exec
+UPDATE usage_periods AS u
+SET hooks_created = u.hooks_created + c.hooks
+FROM (
+    SELECT unnest($1::uuid[]) AS project_id,
+        unnest($2::bigint[]) AS hooks
+) AS c
+WHERE u.project_id = c.project_id
+  AND u.period_start = date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+`
+
+type AddHooksToPeriodsParams struct {
+	ProjectIds []uuid.UUID
+	Hooks      []int64
+}
+
+// Counts the hooks a create batch inserted, hooks[i] for project_ids[i],
+// in the rows LockPeriods locked (the same transaction, so the same now()).
+func (q *Queries) AddHooksToPeriods(ctx context.Context, arg AddHooksToPeriodsParams) error {
+	_, err := q.db.Exec(ctx, addHooksToPeriods, arg.ProjectIds, arg.Hooks)
+	return err
+}
+
 const claimQuotaThresholds = `-- name: ClaimQuotaThresholds :exec
 UPDATE usage_periods
 SET alerted_thresholds = alerted_thresholds || $1::integer[]
@@ -143,6 +166,76 @@ func (q *Queries) GetProjectLimits(ctx context.Context, projectID uuid.UUID) (Ge
 		&i.DbNow,
 	)
 	return i, err
+}
+
+const lockPeriods = `-- name: LockPeriods :many
+WITH locked AS (
+    INSERT INTO usage_periods (project_id, period_start, period_end, hooks_created)
+    SELECT p.id,
+           date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+           (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC',
+           0
+    FROM unnest($1::uuid[]) AS p (id)
+    ORDER BY p.id
+    ON CONFLICT (project_id, period_start)
+    DO UPDATE SET hooks_created = usage_periods.hooks_created
+    RETURNING project_id, hooks_created, period_start, period_end, alerted_thresholds
+)
+SELECT locked.project_id,
+       locked.hooks_created,
+       locked.period_start,
+       locked.period_end,
+       locked.alerted_thresholds,
+       p.plan_quota,
+       p.plan_hard_cap_percent,
+       now()::timestamptz AS db_now
+FROM locked
+JOIN projects AS p ON p.id = locked.project_id
+`
+
+type LockPeriodsRow struct {
+	ProjectID          uuid.UUID
+	HooksCreated       int64
+	PeriodStart        time.Time
+	PeriodEnd          time.Time
+	AlertedThresholds  []int32
+	PlanQuota          int64
+	PlanHardCapPercent int32
+	DbNow              time.Time
+}
+
+// A create batch's first statement (quota.Lock): the current period's row
+// of each project, created at zero when missing, locked until the
+// transaction ends, with the plan it is judged by. The rows are locked in
+// project order, so that batches sharing projects wait for each other
+// instead of deadlocking. The ids must be distinct.
+func (q *Queries) LockPeriods(ctx context.Context, projectIds []uuid.UUID) ([]LockPeriodsRow, error) {
+	rows, err := q.db.Query(ctx, lockPeriods, projectIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockPeriodsRow
+	for rows.Next() {
+		var i LockPeriodsRow
+		if err := rows.Scan(
+			&i.ProjectID,
+			&i.HooksCreated,
+			&i.PeriodStart,
+			&i.PeriodEnd,
+			&i.AlertedThresholds,
+			&i.PlanQuota,
+			&i.PlanHardCapPercent,
+			&i.DbNow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const setProjectRateLimit = `-- name: SetProjectRateLimit :execrows

@@ -36,33 +36,66 @@ type admission struct {
 	mu         sync.Mutex
 	inFlight   int
 	measuredAt time.Time
+	measuring  bool
+	// unreadable is set while the last measure failed.
+	unreadable bool
 }
 
-// room returns how many hooks may be claimed now, at most want. It reads
-// the queues at most every inFlightRefresh. When they cannot be read (NATS
+// reserve returns how many hooks may be claimed now, at most want, and
+// counts them in flight at once, so that claims running side by side do not
+// each take the whole room; the caller releases what it did not claim. It
+// uses the last measure of the queues, and when that is older than
+// inFlightRefresh it starts a new one in the background: a NATS round trip
+// on every claim would add its time to every hook's lateness. The first
+// call measures before it answers. When the queues cannot be read (NATS
 // away, a stream lost), it admits: the leases still protect the hooks, and
 // holding claims back would only add lateness.
-func (a *admission) room(ctx context.Context, want int) int {
+func (a *admission) reserve(ctx context.Context, want int) int {
 	if a.limit == 0 {
 		return want
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if time.Since(a.measuredAt) >= inFlightRefresh {
-		n, err := a.measure(ctx)
-		if err != nil {
-			return want
-		}
-		a.inFlight, a.measuredAt = n, time.Now()
+	first := a.measuredAt.IsZero()
+	a.mu.Unlock()
+	if first {
+		a.refresh(ctx)
 	}
-	return max(min(want, a.limit-a.inFlight), 0)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.measuring && time.Since(a.measuredAt) >= inFlightRefresh {
+		a.measuring = true
+		go a.refresh(context.WithoutCancel(ctx))
+	}
+	n := max(min(want, a.limit-a.inFlight), 0)
+	if a.unreadable {
+		n = want
+	}
+	a.inFlight += n
+	return n
 }
 
-// claimed adds hooks just claimed to the work in flight.
-func (a *admission) claimed(n int) {
+// release gives back n hooks reserved and not claimed.
+func (a *admission) release(n int) {
+	if a.limit == 0 || n <= 0 {
+		return
+	}
 	a.mu.Lock()
-	a.inFlight += n
+	a.inFlight = max(a.inFlight-n, 0)
 	a.mu.Unlock()
+}
+
+// refresh measures the queues; after a failure reserve admits until a
+// measure succeeds.
+func (a *admission) refresh(ctx context.Context) {
+	n, err := a.measure(ctx)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.measuring = false
+	a.measuredAt = time.Now()
+	a.unreadable = err != nil
+	if err == nil {
+		a.inFlight = n
+	}
 }
 
 // measure counts the messages in the due and results work queues.

@@ -25,7 +25,18 @@ type WindowConfig struct {
 	Ahead time.Duration
 	// Refresh is the interval between prefetch reads.
 	Refresh time.Duration
+	// Claims bounds the just-in-time claims in flight at once (0:
+	// DefaultClaims). A hook that comes due while a claim is running is
+	// claimed at once by another instead of waiting for it, so one slow
+	// commit or publish delays only its own hooks.
+	Claims int
 }
+
+// DefaultClaims is the just-in-time claims in flight at once by default:
+// enough to keep hooks due every few milliseconds from queueing behind a
+// claim (about 5 ms each, 30 to 90 ms on a slow commit), few enough to leave
+// most of a 16-connection pool to the results.
+const DefaultClaims = 4
 
 // Validate reports a configuration the window cannot run with.
 func (c WindowConfig) Validate() error {
@@ -36,8 +47,15 @@ func (c WindowConfig) Validate() error {
 	if c.Refresh <= 0 {
 		errs = append(errs, fmt.Errorf("prefetch interval %s: must be positive", c.Refresh))
 	}
+	if c.Claims < 0 || c.Claims > MaxClaims {
+		errs = append(errs, fmt.Errorf("claims in flight %d: want 0 (default) to %d", c.Claims, MaxClaims))
+	}
 	return errors.Join(errs...)
 }
+
+// MaxClaims bounds WindowConfig.Claims: each claim in flight holds a pool
+// connection.
+const MaxClaims = 64
 
 // maxPrefetch bounds the hooks one prefetch read loads; beyond it (a burst
 // larger than this due within the window) the safety poll, which claims full
@@ -66,6 +84,7 @@ const listenRetryBase = 100 * time.Millisecond
 // beside it, for lost notifications and hooks beyond the prefetch limit.
 type Window struct {
 	c      *Claimer
+	pool   *pgxpool.Pool
 	connCf *pgx.ConnConfig
 	cfg    WindowConfig
 	log    *slog.Logger
@@ -78,6 +97,16 @@ type Window struct {
 	offset time.Duration           // database clock minus local clock
 	// pausedUntil holds claims back while the queues are full (admission).
 	pausedUntil time.Time
+	// claiming counts the claims in flight; each reports on settled.
+	claiming int
+	// prefetching is set while a prefetch read runs (it reports on
+	// loaded); prefetchAgain asks for another once it is done.
+	prefetching, prefetchAgain bool
+	settled                    chan claimed
+	loaded                     chan loaded
+	// workers counts the claim and prefetch goroutines, so that Run
+	// returns only once they have.
+	workers sync.WaitGroup
 
 	notes  chan note
 	nudges chan struct{}
@@ -100,13 +129,18 @@ func NewWindow(c *Claimer, pool *pgxpool.Pool, cfg WindowConfig, log *slog.Logge
 	}
 	return &Window{
 		c:      c,
+		pool:   pool,
 		connCf: pool.Config().ConnConfig.Copy(),
 		cfg:    cfg,
 		log:    log.With("component", "window"),
 		now:    time.Now,
 		runAt:  map[uuid.UUID]time.Time{},
 		notes:  make(chan note, 4096),
-		nudges: make(chan struct{}, 1),
+		// Buffered for every claim and the one prefetch in flight, so
+		// their goroutines never block on a Run that has returned.
+		settled: make(chan claimed, cfg.claims()),
+		loaded:  make(chan loaded, 1),
+		nudges:  make(chan struct{}, 1),
 
 		listening: make(chan struct{}),
 	}, nil
@@ -116,8 +150,13 @@ func NewWindow(c *Claimer, pool *pgxpool.Pool, cfg WindowConfig, log *slog.Logge
 // then on a near-due hook reaches it without waiting for a prefetch.
 func (w *Window) Listening() <-chan struct{} { return w.listening }
 
-// Run loads, listens and claims until ctx is done. A claim in progress when
-// ctx ends is finished, as in Claimer.Run.
+// Run loads, listens and claims until ctx is done. Claims in progress when
+// ctx ends are finished, as in Claimer.Run.
+//
+// Run's goroutine only keeps the queue: the prefetch reads and the claims
+// run on goroutines of their own and report back, so that neither a read of
+// thousands of ids nor a slow claim holds back the claim of a hook that
+// comes due meanwhile.
 func (w *Window) Run(ctx context.Context) {
 	listenDone := make(chan struct{})
 	go func() {
@@ -125,33 +164,81 @@ func (w *Window) Run(ctx context.Context) {
 		w.listen(ctx)
 	}()
 	defer func() { <-listenDone }()
+	defer w.workers.Wait()
 
 	refresh := time.NewTicker(w.cfg.Refresh)
 	defer refresh.Stop()
 	wake := time.NewTimer(0)
 	defer wake.Stop()
-	w.prefetch(ctx)
+	w.warm(ctx)
+	w.startPrefetch(ctx)
 	for {
 		w.resetWake(wake)
 		select {
 		case <-ctx.Done():
 			return
 		case <-refresh.C:
-			w.prefetch(ctx)
+			w.startPrefetch(ctx)
 		case <-w.nudges:
-			w.prefetch(ctx)
+			w.startPrefetch(ctx)
 		case n := <-w.notes:
 			w.add(n.id, n.runAt)
+		case l := <-w.loaded:
+			w.applyPrefetch(ctx, l)
+		case c := <-w.settled:
+			w.applyClaim(c)
 		case <-wake.C:
 			w.claimDue(ctx)
 		}
 	}
 }
 
+// warm opens the pool connections the claims in flight and the prefetch
+// will use, and runs the claim statement once on each with no ids (it
+// changes nothing), so that the first hooks due wait neither for
+// PostgreSQL to start a backend nor for the statement to be prepared and
+// the backend's catalog caches to fill: 10 to 30 ms for each of the first
+// claims on a busy machine otherwise. A failure is left to the claims
+// themselves to report.
+func (w *Window) warm(ctx context.Context) {
+	// Never more than the pool has, nor waiting long for connections
+	// others hold.
+	ctx, cancel := context.WithTimeout(ctx, warmTimeout)
+	defer cancel()
+	conns := make([]*pgxpool.Conn, 0, min(w.cfg.claims()+1, int(w.pool.Config().MaxConns)))
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	for range cap(conns) {
+		c, err := w.pool.Acquire(ctx)
+		if err != nil {
+			return
+		}
+		conns = append(conns, c)
+		if _, err := store.New(c).ClaimHooksByID(ctx, store.ClaimHooksByIDParams{
+			LeaseSeconds: w.c.cfg.Lease.Seconds(),
+			Ids:          []uuid.UUID{},
+		}); err != nil {
+			return
+		}
+	}
+}
+
+// claims is the bound on claims in flight, with its default.
+func (c WindowConfig) claims() int {
+	if c.Claims == 0 {
+		return DefaultClaims
+	}
+	return c.Claims
+}
+
 // resetWake arms the timer for the first queued hook, translated to the
-// local clock.
+// local clock. While every claim slot is taken it stays off: the claim
+// that frees one re-arms it.
 func (w *Window) resetWake(t *time.Timer) {
-	if len(w.queue) == 0 {
+	if len(w.queue) == 0 || w.claiming >= w.cfg.claims() {
 		t.Stop()
 		return
 	}
@@ -171,43 +258,77 @@ func (w *Window) add(id uuid.UUID, runAt time.Time) {
 	heap.Push(&w.queue, dueEntry{id: id, runAt: runAt})
 }
 
-// learnOffset estimates the database clock's offset from the local one:
-// now() is taken when the statement starts, about half the round trip
-// after it was sent.
-func (w *Window) learnOffset(sent, received, dbNow time.Time) {
-	w.offset = dbNow.Sub(sent.Add(received.Sub(sent) / 2))
+// clockSample is one reading of the database clock: now() is taken when
+// the statement starts, about half the round trip after it was sent.
+type clockSample struct {
+	sent, received, dbNow time.Time
 }
 
-// prefetch loads the hooks due within the window.
-func (w *Window) prefetch(ctx context.Context) {
+// learnOffset estimates the database clock's offset from the local one.
+func (w *Window) learnOffset(s clockSample) {
+	w.offset = s.dbNow.Sub(s.sent.Add(s.received.Sub(s.sent) / 2))
+}
+
+// loaded is what one prefetch read found.
+type loaded struct {
+	rows  []store.PrefetchDueHooksRow
+	clock clockSample
+	err   error
+}
+
+// startPrefetch starts a prefetch read unless one is running; then that
+// one is followed by another, since the ask may be for hooks it missed.
+func (w *Window) startPrefetch(ctx context.Context) {
+	if w.prefetching {
+		w.prefetchAgain = true
+		return
+	}
+	w.prefetching = true
+	w.workers.Go(func() { w.loaded <- w.prefetch(ctx) })
+}
+
+// prefetch reads the hooks due within the window.
+func (w *Window) prefetch(ctx context.Context) loaded {
 	sent := w.now()
 	rows, err := w.c.queries.PrefetchDueHooks(ctx, store.PrefetchDueHooksParams{
 		WindowSeconds: w.cfg.Ahead.Seconds(),
 		MaxHooks:      maxPrefetch,
 	})
-	if err != nil {
+	l := loaded{rows: rows, err: err}
+	if len(rows) > 0 {
+		l.clock = clockSample{sent: sent, received: w.now(), dbNow: rows[0].DbNow}
+	}
+	return l
+}
+
+// applyPrefetch queues what a prefetch read found.
+func (w *Window) applyPrefetch(ctx context.Context, l loaded) {
+	w.prefetching = false
+	if w.prefetchAgain {
+		w.prefetchAgain = false
+		w.startPrefetch(ctx)
+	}
+	if l.err != nil {
 		if ctx.Err() == nil {
-			w.log.Warn("prefetch due hooks failed; the poll covers them", "err", err)
+			w.log.Warn("prefetch due hooks failed; the poll covers them", "err", l.err)
 		}
 		return
 	}
-	if len(rows) > 0 {
-		w.learnOffset(sent, w.now(), rows[0].DbNow)
+	if len(l.rows) > 0 {
+		w.learnOffset(l.clock)
 	}
-	for _, r := range rows {
+	for _, r := range l.rows {
 		w.add(r.ID, r.RunAt)
 	}
-	w.log.Debug("prefetched due hooks", "count", len(rows), "queued", len(w.runAt), "clock_offset", w.offset)
+	w.log.Debug("prefetched due hooks", "count", len(l.rows), "queued", len(w.runAt), "clock_offset", w.offset)
 }
 
-// claimDue claims, in batches, every queued hook whose run_at has come by
-// the local estimate of the database clock.
+// claimDue starts claims, in batches, of every queued hook whose run_at
+// has come by the local estimate of the database clock, while claim slots
+// are free; the hooks left wait for a slot.
 func (w *Window) claimDue(ctx context.Context) {
-	for {
-		if !w.hasDue() {
-			return
-		}
-		limit := w.c.admit.room(ctx, w.c.cfg.BatchSize)
+	for w.claiming < w.cfg.claims() && w.hasDue() {
+		limit := w.c.admit.reserve(ctx, w.c.cfg.BatchSize)
 		if limit == 0 {
 			// The queues are full: the due hooks stay queued, and the
 			// wake-up waits a little instead of firing at once.
@@ -215,10 +336,12 @@ func (w *Window) claimDue(ctx context.Context) {
 			return
 		}
 		ids := w.popDue(limit)
+		w.c.admit.release(limit - len(ids))
 		if len(ids) == 0 {
 			return
 		}
-		w.claim(ctx, ids)
+		w.claiming++
+		w.workers.Go(func() { w.settled <- w.claim(ctx, ids) })
 	}
 }
 
@@ -243,9 +366,32 @@ func (w *Window) popDue(limit int) []uuid.UUID {
 	return ids
 }
 
-// claim claims ids by the database clock and publishes them; the ids left
-// over are looked at again (requeue).
-func (w *Window) claim(ctx context.Context, ids []uuid.UUID) {
+// claimed is what one claim reports to Run: the ids it did not claim that
+// are still waiting within the window, to be queued again.
+type claimed struct {
+	waiting []store.WaitingHooksRow
+	clock   clockSample
+}
+
+// applyClaim frees the claim's slot and queues again the hooks it left.
+func (w *Window) applyClaim(c claimed) {
+	w.claiming--
+	if len(c.waiting) > 0 {
+		w.learnOffset(c.clock)
+	}
+	for _, r := range c.waiting {
+		at := r.RunAt
+		if !at.After(r.DbNow) {
+			at = r.DbNow.Add(lockedRetry)
+		}
+		w.add(r.ID, at)
+	}
+}
+
+// claim claims ids by the database clock and publishes them; of the ids
+// left over it reports those to look at again (requeue). It runs on its own
+// goroutine, detached from ctx's cancellation like Claimer.cycle.
+func (w *Window) claim(ctx context.Context, ids []uuid.UUID) claimed {
 	cycleCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.c.cfg.Lease)
 	defer cancel()
 	w.c.healStreams(cycleCtx)
@@ -255,30 +401,37 @@ func (w *Window) claim(ctx context.Context, ids []uuid.UUID) {
 		Ids:          ids,
 	})
 	if err != nil {
+		w.c.admit.release(len(ids))
 		w.log.Warn("just-in-time claim failed; the poll covers these hooks", "count", len(ids), "err", err)
-		return
+		return claimed{}
 	}
-	claimed := make([]store.ClaimDueHooksRow, len(rows))
+	w.c.admit.release(len(ids) - len(rows))
+	rowsClaimed := make([]store.ClaimDueHooksRow, len(rows))
 	for i, r := range rows {
-		claimed[i] = store.ClaimDueHooksRow(r)
+		rowsClaimed[i] = store.ClaimDueHooksRow(r)
 	}
-	w.c.publish(cycleCtx, claimed, start, "just-in-time")
-	if len(rows) < len(ids) {
-		w.requeue(cycleCtx, ids)
+	w.c.publish(cycleCtx, rowsClaimed, start, "just-in-time")
+	if len(rows) == len(ids) {
+		return claimed{}
 	}
+	return w.requeue(cycleCtx, ids)
 }
+
+// warmTimeout bounds the opening of connections before the first claim.
+const warmTimeout = time.Second
 
 // lockedRetry is the wait before claiming again a due hook whose row
 // another transaction held locked (a result being applied, the gateway
 // changing it, another scheduler's claim not yet committed).
 const lockedRetry = 10 * time.Millisecond
 
-// requeue queues again the ids still waiting within the window: at their
-// run_at when the database has not reached it yet (the local clock ran
-// ahead), a little later when they are due but were locked. The others were
-// claimed (here or elsewhere), deleted, finished or moved away; a change
-// that makes one near-due again notifies again.
-func (w *Window) requeue(ctx context.Context, ids []uuid.UUID) {
+// requeue reads which of ids are still waiting within the window: Run
+// queues them again at their run_at when the database has not reached it
+// yet (the local clock ran ahead), a little later when they are due but
+// were locked. The others were claimed (here or elsewhere), deleted,
+// finished or moved away; a change that makes one near-due again notifies
+// again.
+func (w *Window) requeue(ctx context.Context, ids []uuid.UUID) claimed {
 	sent := w.now()
 	rows, err := w.c.queries.WaitingHooks(ctx, store.WaitingHooksParams{
 		Ids:           ids,
@@ -286,18 +439,13 @@ func (w *Window) requeue(ctx context.Context, ids []uuid.UUID) {
 	})
 	if err != nil {
 		w.log.Warn("re-read unclaimed hooks failed; the prefetch covers them", "err", err)
-		return
+		return claimed{}
 	}
+	c := claimed{waiting: rows}
 	if len(rows) > 0 {
-		w.learnOffset(sent, w.now(), rows[0].DbNow)
+		c.clock = clockSample{sent: sent, received: w.now(), dbNow: rows[0].DbNow}
 	}
-	for _, r := range rows {
-		at := r.RunAt
-		if !at.After(r.DbNow) {
-			at = r.DbNow.Add(lockedRetry)
-		}
-		w.add(r.ID, at)
-	}
+	return c
 }
 
 // listen forwards the trigger's notifications to Run, reconnecting with a

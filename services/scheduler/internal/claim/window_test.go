@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event"
@@ -152,6 +153,69 @@ func TestWindowConfigIsValidated(t *testing.T) {
 	require.ErrorContains(t, err, "prefetch window")
 	_, err = claim.NewWindow(c, b.pool, claim.WindowConfig{Ahead: time.Second}, b.log)
 	require.ErrorContains(t, err, "prefetch interval")
+	_, err = claim.NewWindow(c, b.pool, claim.WindowConfig{Ahead: time.Second, Refresh: time.Second, Claims: -1}, b.log)
+	require.ErrorContains(t, err, "claims in flight")
+	_, err = claim.NewWindow(c, b.pool, claim.WindowConfig{Ahead: time.Second, Refresh: time.Second, Claims: claim.MaxClaims + 1}, b.log)
+	require.ErrorContains(t, err, "claims in flight")
+}
+
+func TestWindowOpensItsClaimConnectionsBeforeTheFirstClaim(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.claimer(t, claim.Config{})
+	before := b.pool.Stat().TotalConns()
+	b.startWindow(t, c, claim.WindowConfig{Ahead: time.Second, Refresh: time.Second, Claims: 3})
+	// One per claim in flight and one for the prefetch, open although
+	// nothing is due (without the warm-up the prefetch alone opens one).
+	require.Eventually(t, func() bool { return b.pool.Stat().TotalConns() >= max(before, 4) },
+		5*time.Second, 5*time.Millisecond)
+	require.Zero(t, fixture.CountMessages(b.js, event.StreamDue))
+}
+
+// TestClaimsInFlightClaimEachHookOnceNeverEarly runs many small claims side
+// by side (hooks due every 2 ms, batches of 3, 8 claims in flight): each
+// hook is claimed exactly once, none before its post_at by the database
+// clock.
+func TestClaimsInFlightClaimEachHookOnceNeverEarly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const (
+		lease = time.Minute
+		hooks = 200
+	)
+	c := b.claimer(t, claim.Config{Lease: lease, BatchSize: 3, MaxInFlight: 50})
+	postAt := map[string]time.Time{}
+	for i := range hooks {
+		h := b.hook(t, 2*time.Second+time.Duration(i)*2*time.Millisecond)
+		postAt[h.ID.String()] = h.PostAt
+	}
+	b.startWindow(t, c, claim.WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, Claims: 8})
+
+	// MaxInFlight 50 < 200: the queue is emptied as it fills, so the
+	// reservations of the claims in flight are what keeps it bounded.
+	ctx := t.Context()
+	stream, err := b.js.Stream(ctx, event.StreamDue)
+	require.NoError(t, err)
+	seen := map[string]int{}
+	require.Eventually(t, func() bool {
+		msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+		for _, m := range msgs {
+			due := fixture.DueHook(t, m)
+			seen[due.GetHookId()]++
+			claimedAt := due.GetLeaseExpiresAt().AsTime().Add(-lease)
+			require.False(t, claimedAt.Before(postAt[due.GetHookId()]),
+				"hook %s claimed at %s, before its post_at %s", due.GetHookId(), claimedAt, postAt[due.GetHookId()])
+		}
+		if len(msgs) > 0 {
+			// Only what was read: a message published meanwhile stays.
+			require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSequence(msgs[len(msgs)-1].Sequence+1)))
+		}
+		return len(seen) == hooks
+	}, 20*time.Second, 20*time.Millisecond)
+	for id, n := range seen {
+		require.Equal(t, 1, n, "hook %s published %d times", id, n)
+		require.EqualValues(t, 1, fixture.Get(t, b.q, uuid.MustParse(id)).LeaseSeq)
+	}
 }
 
 func TestDatabaseClockDecidesWhenTheLocalClockRunsAhead(t *testing.T) {

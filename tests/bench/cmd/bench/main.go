@@ -1,21 +1,26 @@
 // Command bench is Sundial's end-to-end benchmark: it builds the four
 // services, runs them as processes on this machine with PostgreSQL and NATS
-// JetStream, schedules hooks through the API for each scenario, and prints
-// one table of lateness, throughput and memory, also written as JSON
-// (.bench/e2e.json). `make bench-e2e` runs it; BENCH_* variables size it
-// (see internal/scenario.Config).
+// JetStream, measures the API's intake, schedules hooks for each delivery
+// scenario, and prints one table of lateness, throughput and memory, also
+// written as JSON (.bench/e2e.json). With BENCH_SYSTEMS=sundial,baseline
+// each delivery scenario also runs on the river baseline, in turn, and the
+// report compares them. `make bench` and `make bench-compare` run it;
+// BENCH_* variables size it (see internal/scenario.Config).
 package main
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
+	"github.com/sundial-run/sundial/tests/bench/internal/baseline"
 	"github.com/sundial-run/sundial/tests/bench/internal/report"
 	"github.com/sundial-run/sundial/tests/bench/internal/scenario"
 	"github.com/sundial-run/sundial/tests/bench/internal/suite"
@@ -53,21 +58,26 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	env := &scenario.Env{Cfg: cfg, Bin: bin, Log: log}
+	if slices.Contains(cfg.Systems, "baseline") {
+		if env.RiverBin, err = baseline.Build(ctx, binDir); err != nil {
+			return err
+		}
+	}
 	rep := report.Report{
 		Machine: report.DescribeMachine(),
 		Started: time.Now().UTC(),
-		Sizes: map[string]int{
-			"BENCH_SAME_SECOND_SIZE": cfg.SameSecondSize, "BENCH_STEADY_RATE": cfg.SteadyRate,
-			"BENCH_STEADY_SECONDS": cfg.SteadySeconds, "BENCH_BURST_SIZE": cfg.BurstSize,
-			"BENCH_BACKLOG_ROWS": cfg.BacklogRows, "BENCH_CLIENTS": cfg.Clients,
-		},
+		Quick:   cfg.Quick,
+		Sizes:   cfg.Sizes(),
 	}
-	env := &scenario.Env{Cfg: cfg, Bin: bin, Log: log}
 	rep.Results = env.Run(ctx)
 	rep.Settings = env.Settings
+	rep.Comparisons = report.Compare(rep.Results)
 	rep.Finished = time.Now().UTC()
 	rep.PrintTable(os.Stdout)
-	fmt.Printf("service settings: %v\n", rep.Settings)
+	for _, system := range slices.Sorted(maps.Keys(rep.Settings)) {
+		fmt.Printf("%s settings: %v\n", system, rep.Settings[system])
+	}
 	if err := rep.Write(cfg.Out); err != nil {
 		return err
 	}

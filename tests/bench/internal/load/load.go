@@ -45,6 +45,9 @@ type Created struct {
 	Latency   stats.Summary `json:"latency"`
 	// Retried counts answers 429 and transport errors that were retried.
 	Retried int `json:"retried"`
+	// Errors counts the answers that were not 201 by status, in a closed
+	// loop (Loop), which retries nothing.
+	Errors map[string]int `json:"errors,omitempty"`
 	// Finished is when the last create was answered.
 	Finished time.Time `json:"finished"`
 }
@@ -168,4 +171,86 @@ func (c *Client) post(ctx context.Context, body []byte) (check.Hook, time.Durati
 		return check.Hook{}, 0, fmt.Errorf("POST /v1/hooks answer: %w", err)
 	}
 	return check.Hook{ID: out.Data.ID, PostAt: out.Data.PostAt}, 0, nil
+}
+
+// Loop runs a closed loop for d: clients at once, each posting its next
+// hook (at postAt, path) as soon as its previous one is answered, with no
+// retry, so that the figures are the gateway's own. Requests under way at
+// the end are waited for and counted. Latency is that of the answers 201;
+// Errors counts the others by status ("transport" for no answer).
+func (c *Client) Loop(ctx context.Context, clients int, d time.Duration, postAt time.Time, path string) (Created, error) {
+	body, err := json.Marshal(createRequest{Path: path, PostAt: postAt.UTC().Format(time.RFC3339Nano), Data: map[string]int{"n": 0}})
+	if err != nil {
+		return Created{}, err
+	}
+	type tally struct {
+		latencies []time.Duration
+		errors    map[string]int
+	}
+	tallies := make([]tally, clients)
+	start := time.Now()
+	end := start.Add(d)
+	var wg sync.WaitGroup
+	for w := range clients {
+		tallies[w].errors = map[string]int{}
+		wg.Go(func() {
+			t := &tallies[w]
+			for ctx.Err() == nil && time.Now().Before(end) {
+				t0 := time.Now()
+				status := c.postStatus(ctx, body)
+				if status == http.StatusCreated {
+					t.latencies = append(t.latencies, time.Since(t0))
+					continue
+				}
+				t.errors[statusName(status)]++
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return Created{}, err
+	}
+	var all []time.Duration
+	errs := map[string]int{}
+	for _, t := range tallies {
+		all = append(all, t.latencies...)
+		for k, v := range t.errors {
+			errs[k] += v
+		}
+	}
+	return Created{
+		Count:     len(all),
+		Seconds:   elapsed.Seconds(),
+		PerSecond: stats.PerSecond(len(all), elapsed),
+		Latency:   stats.Summarize(all),
+		Errors:    errs,
+		Finished:  time.Now(),
+	}, nil
+}
+
+// postStatus sends one create and returns the answer's status, 0 for no
+// answer.
+func (c *Client) postStatus(ctx context.Context, body []byte) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/v1/hooks", bytes.NewReader(body))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", c.APIKey)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return 0
+	}
+	// Read the body so the connection is reused.
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+func statusName(status int) string {
+	if status == 0 {
+		return "transport"
+	}
+	return strconv.Itoa(status)
 }

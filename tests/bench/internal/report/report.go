@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/sundial-run/sundial/tests/bench/internal/check"
@@ -28,11 +26,18 @@ type Report struct {
 	Machine  Machine   `json:"machine"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
-	// Settings are the environment variables every service ran with.
-	Settings map[string]string `json:"settings"`
+	// Quick says the sizes were scaled down (BENCH_QUICK=1).
+	Quick bool `json:"quick"`
+	// Settings are each system's settings: for Sundial the environment
+	// variables every service ran with, for the baseline its river
+	// configuration.
+	Settings map[string]map[string]string `json:"settings"`
 	// Sizes are the scenarios' sizes (BENCH_* variables).
 	Sizes   map[string]int `json:"sizes"`
 	Results []Result       `json:"results"`
+	// Comparisons are Sundial over the baseline per delivery scenario, when
+	// both ran.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
 }
 
 // Machine describes where the figures come from.
@@ -46,11 +51,15 @@ type Machine struct {
 
 // Result is one scenario's figures.
 type Result struct {
-	Scenario    string `json:"scenario"`
+	Scenario string `json:"scenario"`
+	// System is what was measured: sundial or baseline (river).
+	System      string `json:"system"`
 	Description string `json:"description"`
 	Hooks       int    `json:"hooks"`
-	// Backlog is how many far-future pending hooks were in the table.
-	Backlog int `json:"backlog"`
+	// Backlog is how many far-future pending hooks were in the table, and
+	// BacklogLoad how they were loaded.
+	Backlog     int                `json:"backlog"`
+	BacklogLoad *suite.BacklogLoad `json:"backlogLoad,omitempty"`
 	// Create is the creation of the hooks through the API, before they
 	// were due.
 	Create load.Created `json:"create"`
@@ -65,6 +74,9 @@ type Result struct {
 	// arrivals (without the ramp-up and the tail).
 	DeliveriesPerSecond float64 `json:"deliveriesPerSecond"`
 	SustainedPerSecond  float64 `json:"sustainedPerSecond"`
+	// VsSteady is, for a scale row, each figure over the same system's
+	// steady (empty table) figure in the same run: 1.0 is flat.
+	VsSteady map[string]float64 `json:"vsSteady,omitempty"`
 	// PeakRSSMiB is each process's VmHWM at the end of the scenario.
 	PeakRSSMiB map[string]float64 `json:"peakRssMiB"`
 	// CPUSeconds is processor time used during the delivery phase (from the
@@ -116,40 +128,6 @@ func (r Report) Write(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(raw, '\n'), 0o644)
-}
-
-// PrintTable writes the results as one table, then the stage breakdown.
-func (r Report) PrintTable(w io.Writer) {
-	fmt.Fprintf(w, "\nSundial end to end, %d vCPU (%s), %.0f GiB, %s\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.GoVersion)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\thooks\tbacklog\tcreate/s\tdelivered\tdup\tearly\tlate p50 ms\tp99 ms\tmax ms\tall in s\tdeliv/s\tsustained/s\tRSS MiB gw/sch/disp/notif/nats\tok\t")
-	for _, res := range r.Results {
-		c := res.Check
-		rss := res.PeakRSSMiB
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.0f\t%.0f/%.0f/%.0f/%.0f/%.0f\t%v\t\n",
-			res.Scenario, res.Hooks, res.Backlog, res.Create.PerSecond, c.Delivered, c.Duplicates, c.Early,
-			c.Lateness.P50Ms, c.Lateness.P99Ms, c.Lateness.MaxMs, res.AllDeliveredSeconds,
-			res.DeliveriesPerSecond, res.SustainedPerSecond,
-			rss["gateway"], rss["scheduler"], rss["dispatcher"], rss["notifier"], rss["nats"], res.OK)
-	}
-	_ = tw.Flush()
-	fmt.Fprintln(w, "\nStages (ms after the first postAt: first / half / all; rate first to last), CPU seconds in the delivery phase, work per hook:")
-	for _, res := range r.Results {
-		fmt.Fprintf(w, "  %s:\n", res.Scenario)
-		for _, st := range res.Stages {
-			via := ""
-			if len(st.ByVia) > 0 {
-				via = fmt.Sprintf(" %v", st.ByVia)
-			}
-			fmt.Fprintf(w, "    %-16s %7d  %9.1f / %9.1f / %9.1f  %8.0f/s%s\n", st.Name, st.Count, st.FirstMs, st.HalfMs, st.AllMs, st.PerSecond, via)
-		}
-		fmt.Fprintf(w, "    cpu s:  %s\n", formatMap(res.CPUSeconds, "%.1f"))
-		fmt.Fprintf(w, "    per hook: %s\n", formatMap(res.PerHook, "%.2f"))
-		for _, n := range res.Notes {
-			fmt.Fprintf(w, "    note: %s\n", n)
-		}
-	}
-	fmt.Fprintln(w)
 }
 
 func formatMap(m map[string]float64, verb string) string {

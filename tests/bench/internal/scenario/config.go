@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,26 +16,42 @@ type Config struct {
 	// Scenarios to run, in registry order (BENCH_SCENARIOS, comma-separated
 	// names; default all).
 	Scenarios []string
+	// Systems run the delivery scenarios, alternating per scenario
+	// (BENCH_SYSTEMS, comma-separated: sundial, baseline; default sundial).
+	Systems []string
+	// Quick scales every scenario down for a run of about two minutes
+	// (BENCH_QUICK=1); the size variables below still override it.
+	Quick bool
+	// ScheduleSeconds is the closed loop of the schedule scenario
+	// (BENCH_SCHEDULE_SECONDS, default 30, quick 5).
+	ScheduleSeconds int
 	// SameSecondSize is the hooks due in the same second
-	// (BENCH_SAME_SECOND_SIZE, default 1000).
+	// (BENCH_SAME_SECOND_SIZE, default 1000, quick 200).
 	SameSecondSize int
-	// SteadyRate and SteadySeconds shape the steady scenario
-	// (BENCH_STEADY_RATE, default 500 hooks/s; BENCH_STEADY_SECONDS, 30).
+	// SteadyRate and SteadySeconds shape the steady and scale scenarios
+	// (BENCH_STEADY_RATE, default 500 hooks/s, quick 100;
+	// BENCH_STEADY_SECONDS, default 60, quick 5).
 	SteadyRate    int
 	SteadySeconds int
-	// BurstSize is the hooks due at one instant (BENCH_BURST_SIZE, 100000).
+	// BurstSize is the hooks due at one instant (BENCH_BURST_SIZE, default
+	// 100000, quick 3000).
 	BurstSize int
-	// BacklogRows is the far-future pending hooks of the backlog scenario
-	// (BENCH_BACKLOG_ROWS, 1000000).
-	BacklogRows int
+	// ScaleRows are the far-future pending hooks of scale-1m and scale-10m
+	// (BENCH_SCALE_1M_ROWS, default 1000000, quick 50000;
+	// BENCH_SCALE_10M_ROWS, default 10000000, quick 100000).
+	Scale1MRows  int
+	Scale10MRows int
 	// Clients is the concurrent API clients creating hooks (BENCH_CLIENTS, 64).
 	Clients int
+	// BaselineWorkers is the river baseline's MaxWorkers
+	// (BENCH_BASELINE_WORKERS; default the baseline's own).
+	BaselineWorkers int
 	// ServiceEnv are extra settings for every service (BENCH_SERVICE_ENV,
 	// comma-separated KEY=VALUE, e.g.
 	// SUNDIAL_DISPATCHER_HOST_CONCURRENCY=64,SUNDIAL_SCHEDULER_BATCH_SIZE=1000).
 	ServiceEnv map[string]string
-	// Pprof builds the services with pprof and profiles the burst
-	// scenarios' delivery phase (BENCH_PPROF=1) for PprofSeconds
+	// Pprof builds the services with pprof and profiles the burst and
+	// scale scenarios' delivery phase (BENCH_PPROF=1) for PprofSeconds
 	// (BENCH_PPROF_SECONDS, default 15).
 	Pprof        bool
 	PprofSeconds int
@@ -50,6 +67,17 @@ type Config struct {
 	KeepDatabase bool
 	// Root is the repository (the folder of go.work).
 	Root string
+}
+
+// Sizes are the scenarios' sizes by variable name, for the report.
+func (c Config) Sizes() map[string]int {
+	return map[string]int{
+		"BENCH_SCHEDULE_SECONDS": c.ScheduleSeconds, "BENCH_SAME_SECOND_SIZE": c.SameSecondSize,
+		"BENCH_STEADY_RATE": c.SteadyRate, "BENCH_STEADY_SECONDS": c.SteadySeconds,
+		"BENCH_BURST_SIZE": c.BurstSize, "BENCH_SCALE_1M_ROWS": c.Scale1MRows,
+		"BENCH_SCALE_10M_ROWS": c.Scale10MRows, "BENCH_CLIENTS": c.Clients,
+		"BENCH_BASELINE_WORKERS": c.BaselineWorkers,
+	}
 }
 
 // DefaultServiceEnv is the benchmark's tuning of the services, what an
@@ -77,38 +105,35 @@ func ConfigFromEnv(root string) (Config, error) {
 		}
 		return n
 	}
-	c := Config{
-		SameSecondSize: num("BENCH_SAME_SECOND_SIZE", 1000),
-		SteadyRate:     num("BENCH_STEADY_RATE", 500),
-		SteadySeconds:  num("BENCH_STEADY_SECONDS", 30),
-		BurstSize:      num("BENCH_BURST_SIZE", 100_000),
-		BacklogRows:    num("BENCH_BACKLOG_ROWS", 1_000_000),
-		Clients:        num("BENCH_CLIENTS", 64),
-		PprofSeconds:   num("BENCH_PPROF_SECONDS", 15),
-		Pprof:          os.Getenv("BENCH_PPROF") == "1",
-		KeepDatabase:   os.Getenv("BENCH_KEEP_DB") == "1",
-		Out:            envOr("BENCH_OUT", filepath.Join(root, ".bench", "e2e.json")),
-		Dir:            envOr("BENCH_DIR", filepath.Join(root, ".bench", "e2e")),
-		AdminURL:       envOr("SUNDIAL_TEST_DATABASE_URL", envOr("SUNDIAL_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")),
-		Root:           root,
-		ServiceEnv:     maps.Clone(DefaultServiceEnv),
-	}
-	known := map[string]bool{}
-	for _, s := range Registry {
-		known[s.Name] = true
-	}
-	if v := os.Getenv("BENCH_SCENARIOS"); v != "" {
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if !known[name] {
-				errs = append(errs, fmt.Errorf("BENCH_SCENARIOS: unknown scenario %q (want %s)", name, strings.Join(Names(), ", ")))
-				continue
-			}
-			c.Scenarios = append(c.Scenarios, name)
+	quick := os.Getenv("BENCH_QUICK") == "1"
+	size := func(name string, full, small int) int {
+		if quick {
+			return num(name, small)
 		}
-	} else {
-		c.Scenarios = Names()
+		return num(name, full)
 	}
+	c := Config{
+		Quick:           quick,
+		ScheduleSeconds: size("BENCH_SCHEDULE_SECONDS", 30, 5),
+		SameSecondSize:  size("BENCH_SAME_SECOND_SIZE", 1000, 200),
+		SteadyRate:      size("BENCH_STEADY_RATE", 500, 100),
+		SteadySeconds:   size("BENCH_STEADY_SECONDS", 60, 5),
+		BurstSize:       size("BENCH_BURST_SIZE", 100_000, 3000),
+		Scale1MRows:     size("BENCH_SCALE_1M_ROWS", 1_000_000, 50_000),
+		Scale10MRows:    size("BENCH_SCALE_10M_ROWS", 10_000_000, 100_000),
+		Clients:         num("BENCH_CLIENTS", 64),
+		BaselineWorkers: num("BENCH_BASELINE_WORKERS", 0),
+		PprofSeconds:    num("BENCH_PPROF_SECONDS", 15),
+		Pprof:           os.Getenv("BENCH_PPROF") == "1",
+		KeepDatabase:    os.Getenv("BENCH_KEEP_DB") == "1",
+		Out:             envOr("BENCH_OUT", filepath.Join(root, ".bench", "e2e.json")),
+		Dir:             envOr("BENCH_DIR", filepath.Join(root, ".bench", "e2e")),
+		AdminURL:        envOr("SUNDIAL_TEST_DATABASE_URL", envOr("SUNDIAL_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")),
+		Root:            root,
+		ServiceEnv:      maps.Clone(DefaultServiceEnv),
+	}
+	c.Systems, errs = names("BENCH_SYSTEMS", SystemNames()[:1], SystemNames(), errs)
+	c.Scenarios, errs = names("BENCH_SCENARIOS", Names(), Names(), errs)
 	if v := os.Getenv("BENCH_SERVICE_ENV"); v != "" {
 		for _, kv := range strings.Split(v, ",") {
 			k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
@@ -127,4 +152,23 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// names reads a comma-separated list of known names from the variable
+// name, def when it is unset; unknown names are added to errs.
+func names(name string, def, known []string, errs []error) ([]string, []error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, errs
+	}
+	var out []string
+	for _, n := range strings.Split(v, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(known, n) {
+			errs = append(errs, fmt.Errorf("%s: unknown name %q (want %s)", name, n, strings.Join(known, ", ")))
+			continue
+		}
+		out = append(out, n)
+	}
+	return out, errs
 }

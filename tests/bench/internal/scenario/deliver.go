@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/tests/bench/internal/check"
-	"github.com/sundial-run/sundial/tests/bench/internal/load"
 	"github.com/sundial-run/sundial/tests/bench/internal/logscan"
 	"github.com/sundial-run/sundial/tests/bench/internal/receiver"
 	"github.com/sundial-run/sundial/tests/bench/internal/report"
@@ -47,52 +46,37 @@ const createMargin = 0.7
 // deliveries per hook) at 32 bytes an arrival.
 const arrivalRoom = 10
 
-// appliedWait bounds the wait for the last results after the last arrival.
-const appliedWait = 3 * time.Minute
-
-// deliver runs one delivery scenario on a fresh suite.
-func (e *Env) deliver(ctx context.Context, p plan) (res report.Result, err error) {
+// deliver runs one delivery scenario on a fresh instance of sys.
+func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Result, err error) {
 	res = report.Result{Hooks: p.hooks, Backlog: p.backlog}
-	dir := filepath.Join(e.Cfg.Dir, p.name)
+	dir := filepath.Join(e.Cfg.Dir, p.name, sys.Name)
 	if err := os.RemoveAll(dir); err != nil {
 		return res, err
 	}
-	opts := suite.Options{
-		Scenario: p.name, Dir: dir, AdminURL: e.Cfg.AdminURL, Bin: e.Bin,
-		Arrivals: arrivalRoom*p.hooks + 1000, ServiceEnv: e.Cfg.ServiceEnv, KeepDatabase: e.Cfg.KeepDatabase,
-	}
-	if p.backlog > 0 {
-		opts.Prepare = func(ctx context.Context, dbURL string, project suite.Credentials, domain string) error {
-			t0 := time.Now()
-			err := suite.LoadBacklog(ctx, dbURL, project.ProjectID, domain, p.backlog)
-			res.Notes = append(res.Notes, fmt.Sprintf("backlog: %d rows copied and analyzed in %.1f s", p.backlog, time.Since(t0).Seconds()))
-			return err
-		}
-	}
-	s, err := suite.Start(ctx, opts)
+	in, err := sys.Start(ctx, e, p, dir, arrivalRoom*p.hooks+1000)
 	if err != nil {
 		return res, err
 	}
 	defer func() {
-		if closeErr := s.Close(context.WithoutCancel(ctx)); closeErr != nil {
+		if closeErr := in.Close(context.WithoutCancel(ctx)); closeErr != nil {
 			res.Notes = append(res.Notes, "teardown: "+closeErr.Error())
 		}
 	}()
-	e.Settings = s.Settings
+	e.Settings[sys.Name] = in.Settings()
+	res.BacklogLoad = in.Backlog()
 
-	client := load.NewClient(s.APIBase, s.Project.APIKey, e.Cfg.Clients)
-	rate, err := e.calibrate(ctx, client, p.hooks)
+	rate, err := calibrate(ctx, in, p.hooks)
 	if err != nil {
 		return res, err
 	}
-	lead := time.Duration(float64(p.hooks)/(createMargin*rate)*float64(time.Second)) + 3*time.Second
+	lead := max(time.Duration(float64(p.hooks)/(createMargin*rate)*float64(time.Second))+3*time.Second, sys.MinLead)
 	t0 := time.Now().Add(lead).Truncate(time.Millisecond)
 	postAts := make([]time.Time, p.hooks)
 	for i := range postAts {
 		postAts[i] = t0.Add(time.Duration(int64(p.spread) / int64(p.hooks) * int64(i)))
 	}
-	e.Log.Info("creating hooks", "scenario", p.name, "hooks", p.hooks, "calibrated_rate", math.Round(rate), "first_post_at_in", lead.Round(time.Millisecond))
-	hooks, created, err := client.CreateAll(ctx, postAts, e.Cfg.Clients, "/bench/"+p.name)
+	e.Log.Info("creating hooks", "scenario", p.name, "system", sys.Name, "hooks", p.hooks, "calibrated_rate", math.Round(rate), "first_post_at_in", lead.Round(time.Millisecond))
+	hooks, created, err := in.Schedule(ctx, postAts, "/bench/"+p.name)
 	res.Create = created
 	if err != nil {
 		return res, err
@@ -100,61 +84,28 @@ func (e *Env) deliver(ctx context.Context, p plan) (res report.Result, err error
 	if created.Finished.After(t0) {
 		res.Notes = append(res.Notes, fmt.Sprintf("creation ended %.1f s after the first postAt: lateness includes creation", created.Finished.Sub(t0).Seconds()))
 	}
-	// The gateway has no part in delivering: it is stopped once its work is
-	// done (after its peak memory is read), so that the delivery phase's
-	// database and CPU figures are the delivery path's alone.
-	rss := s.PeakRSS()
-	if err := s.StopService("gateway"); err != nil {
-		res.Notes = append(res.Notes, "gateway stop: "+err.Error())
-	}
+	rss := in.PeakRSS()
+	res.Notes = append(res.Notes, in.BeginDelivery(ctx, t0)...)
 	if err := waitUntil(ctx, t0); err != nil {
 		return res, err
 	}
-	cpu0, db0, nats0 := s.CPU(), readDB(ctx, s), readNATS(ctx, s)
-	profiled := make(chan []string, 1)
-	if p.profile && e.Cfg.Pprof {
-		go func() {
-			files, err := s.Profile(ctx, filepath.Join(e.Cfg.Dir, "pprof"), p.name, time.Duration(e.Cfg.PprofSeconds)*time.Second, "scheduler", "dispatcher")
-			if err != nil {
-				e.Log.Warn("profile", "err", err)
-			}
-			profiled <- files
-		}()
-	} else {
-		profiled <- nil
-	}
+	u0 := in.Usage(ctx)
 	lastDue := postAts[len(postAts)-1]
-	complete := waitDelivered(ctx, s.Receiver, hooks, lastDue.Add(p.deadline))
-	if !complete {
+	if !waitDelivered(ctx, in.Receiver(), hooks, lastDue.Add(p.deadline)) {
 		res.Notes = append(res.Notes, fmt.Sprintf("not every hook arrived within %s of the last postAt", p.deadline))
 	}
-	applied := waitApplied(ctx, s.Services["scheduler"].LogPath, len(hooks), time.Now().Add(appliedWait))
-	cpu1, nats1 := s.CPU(), readNATS(ctx, s)
-	for k, v := range s.PeakRSS() {
+	res.Check = check.Compare(hooks, arrivalsOf(in.Receiver()))
+	u1, rss1 := in.Settle(ctx, len(hooks), &res)
+	for k, v := range rss1 {
 		rss[k] = max(rss[k], v)
 	}
-	res.Profiles = <-profiled
-	for _, name := range []string{"dispatcher", "scheduler", "notifier"} {
-		if err := s.StopService(name); err != nil {
-			res.Notes = append(res.Notes, name+" stop: "+err.Error())
-		}
-	}
-	db1 := readDB(ctx, s)
-
-	res.Check = check.Compare(hooks, arrivalsOf(s.Receiver))
-	if n := s.Receiver.Overflow(); n > 0 {
+	if n := in.Receiver().Overflow(); n > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d arrivals beyond the receiver's capacity were not recorded", n))
 	}
 	fillTimes(&res)
 	res.PeakRSSMiB = mib(rss)
-	res.CPUSeconds = cpuDelta(cpu0, cpu1)
-	res.Stages = stages(s, res.Check.FirstPostAt, res.Check)
-	res.Database = db1.Sub(db0)
-	res.NATS = nats1.Sub(nats0)
+	res.CPUSeconds, res.Database, res.NATS = u1.Sub(u0)
 	res.PerHook = perHook(res)
-	if applied < len(hooks) {
-		res.Notes = append(res.Notes, fmt.Sprintf("only %d of %d results applied within %s of the last arrival", applied, len(hooks), appliedWait))
-	}
 	if res.Check.Duplicates > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d duplicate deliveries without any fault: leases expired while hooks or their results were queued, and the hooks were re-driven", res.Check.Duplicates))
 	}
@@ -162,17 +113,18 @@ func (e *Env) deliver(ctx context.Context, p plan) (res report.Result, err error
 	return res, nil
 }
 
-// calibrate measures the API's create rate on this machine with hooks due
-// in a year (they stay in the table, a few thousand far-future rows), so
-// that the scenario's postAt leaves just enough time to create its hooks.
-func (e *Env) calibrate(ctx context.Context, c *load.Client, hooks int) (float64, error) {
+// calibrate measures the system's create rate on this machine with hooks
+// due in a year (they stay in the table, a few thousand far-future rows),
+// so that the scenario's postAt leaves just enough time to create its
+// hooks.
+func calibrate(ctx context.Context, in Instance, hooks int) (float64, error) {
 	n := min(max(hooks/20, 500), 3000)
 	at := time.Now().AddDate(1, 0, 0)
 	postAts := make([]time.Time, n)
 	for i := range postAts {
 		postAts[i] = at
 	}
-	_, created, err := c.CreateAll(ctx, postAts, e.Cfg.Clients, "/calibrate")
+	_, created, err := in.Schedule(ctx, postAts, "/calibrate")
 	if err != nil {
 		return 0, fmt.Errorf("calibrate: %w", err)
 	}
@@ -282,12 +234,17 @@ func stages(s *suite.Suite, ref time.Time, c check.Outcome) []logscan.Stage {
 		out = append(out, logscan.Summarize(st.name, events, ref, time.Time{}))
 	}
 	// The receiver's view, for comparison with the dispatcher's log.
+	return append(out, arrivedStage(c))
+}
+
+// arrivedStage times the first arrivals from the first postAt.
+func arrivedStage(c check.Outcome) logscan.Stage {
 	var arrivals []logscan.Event
 	for _, t := range c.FirstArrivals() {
 		arrivals = append(arrivals, logscan.Event{At: t, Count: 1})
 	}
 	slices.SortFunc(arrivals, func(a, b logscan.Event) int { return a.At.Compare(b.At) })
-	return append(out, logscan.Summarize("arrived", arrivals, ref, time.Time{}))
+	return logscan.Summarize("arrived", arrivals, c.FirstPostAt, time.Time{})
 }
 
 func readDB(ctx context.Context, s *suite.Suite) suite.DBStats {

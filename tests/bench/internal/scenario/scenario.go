@@ -1,34 +1,51 @@
 // Package scenario is the benchmark's scenarios and the run that each one
-// shares: start a fresh suite, schedule the hooks through the API ahead of
-// time, wait while they are delivered, and compare what the receiver saw
-// with what was scheduled. Scenarios are a registry, so that new ones (a
-// river baseline, an API-only schedule run) slot in beside these.
+// shares: start a fresh system (Sundial, or the river baseline it is
+// compared with), schedule the hooks ahead of time, wait while they are
+// delivered, and compare what the receiver saw with what was scheduled.
+// Scenarios and systems are registries: `make bench-compare` runs every
+// delivery scenario on each system in turn.
 package scenario
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/sundial-run/sundial/tests/bench/internal/report"
 	"github.com/sundial-run/sundial/tests/bench/internal/suite"
 )
 
-// Scenario is one row of the report.
+// Scenario is one row of the report, or one row per system.
 type Scenario struct {
 	Name        string
 	Description func(Config) string
-	Run         func(ctx context.Context, e *Env) (report.Result, error)
+	// Plan shapes a delivery scenario, which runs on every configured
+	// system; nil for a scenario of Sundial's API alone.
+	Plan func(Config) plan
+	// Run runs a scenario without a Plan.
+	Run func(ctx context.Context, e *Env) (report.Result, error)
 }
+
+// scaleDeadline is how long a scale or burst run may wait for its last
+// hook after its last postAt.
+const scaleDeadline = 10 * time.Minute
 
 // Registry lists the scenarios in the order they run.
 var Registry = []Scenario{
 	{
-		Name:        "same-second",
-		Description: func(c Config) string { return fmt.Sprintf("%d hooks due in the same instant", c.SameSecondSize) },
-		Run: func(ctx context.Context, e *Env) (report.Result, error) {
-			return e.deliver(ctx, plan{name: "same-second", hooks: e.Cfg.SameSecondSize, deadline: 60 * time.Second})
+		Name: "schedule",
+		Description: func(c Config) string {
+			return fmt.Sprintf("POST /v1/hooks closed loop, %d clients, %d s, hooks due next year", c.Clients, c.ScheduleSeconds)
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) { return e.schedule(ctx) },
+	},
+	{
+		Name:        "burst",
+		Description: func(c Config) string { return fmt.Sprintf("%d hooks due at the same instant", c.BurstSize) },
+		Plan: func(c Config) plan {
+			return plan{name: "burst", hooks: c.BurstSize, deadline: scaleDeadline, profile: true}
 		},
 	},
 	{
@@ -36,31 +53,41 @@ var Registry = []Scenario{
 		Description: func(c Config) string {
 			return fmt.Sprintf("%d hooks/s due continuously for %d s", c.SteadyRate, c.SteadySeconds)
 		},
-		Run: func(ctx context.Context, e *Env) (report.Result, error) {
-			return e.deliver(ctx, plan{
-				name:     "steady",
-				hooks:    e.Cfg.SteadyRate * e.Cfg.SteadySeconds,
-				spread:   time.Duration(e.Cfg.SteadySeconds) * time.Second,
-				deadline: 60 * time.Second,
-			})
-		},
+		Plan: func(c Config) plan { return steady("steady", c, 0) },
 	},
 	{
-		Name:        "burst",
-		Description: func(c Config) string { return fmt.Sprintf("%d hooks due at the same instant", c.BurstSize) },
-		Run: func(ctx context.Context, e *Env) (report.Result, error) {
-			return e.deliver(ctx, plan{name: "burst", hooks: e.Cfg.BurstSize, deadline: 10 * time.Minute, profile: true})
-		},
-	},
-	{
-		Name: "backlog",
+		Name: "scale-1m",
 		Description: func(c Config) string {
-			return fmt.Sprintf("%d hooks due at the same instant, %d far-future pending hooks in the table", c.BurstSize, c.BacklogRows)
+			return fmt.Sprintf("steady with %d far-future pending hooks in the table", c.Scale1MRows)
 		},
-		Run: func(ctx context.Context, e *Env) (report.Result, error) {
-			return e.deliver(ctx, plan{name: "backlog", hooks: e.Cfg.BurstSize, backlog: e.Cfg.BacklogRows, deadline: 10 * time.Minute, profile: true})
+		Plan: func(c Config) plan { return steady("scale-1m", c, c.Scale1MRows) },
+	},
+	{
+		Name: "scale-10m",
+		Description: func(c Config) string {
+			return fmt.Sprintf("steady with %d far-future pending hooks in the table", c.Scale10MRows)
+		},
+		Plan: func(c Config) plan { return steady("scale-10m", c, c.Scale10MRows) },
+	},
+	{
+		Name:        "same-second",
+		Description: func(c Config) string { return fmt.Sprintf("%d hooks due in the same instant", c.SameSecondSize) },
+		Plan: func(c Config) plan {
+			return plan{name: "same-second", hooks: c.SameSecondSize, deadline: time.Minute}
 		},
 	},
+}
+
+// steady is the steady scenario's plan with backlog far-future hooks.
+func steady(name string, c Config, backlog int) plan {
+	return plan{
+		name:     name,
+		hooks:    c.SteadyRate * c.SteadySeconds,
+		spread:   time.Duration(c.SteadySeconds) * time.Second,
+		backlog:  backlog,
+		deadline: time.Minute,
+		profile:  backlog > 0,
+	}
 }
 
 // Names lists the registered scenarios.
@@ -77,40 +104,59 @@ func Names() []string {
 type Env struct {
 	Cfg Config
 	Bin suite.Binaries
-	Log *slog.Logger
-	// Settings collects the service settings of the scenarios run.
-	Settings map[string]string
+	// RiverBin is the baseline's program (cmd/riverbase), when it runs.
+	RiverBin string
+	Log      *slog.Logger
+	// Settings collects each system's settings in the scenarios run.
+	Settings map[string]map[string]string
 }
 
-// Run runs the configured scenarios in registry order; a scenario that
-// fails is reported and the others still run.
+// Run runs the configured scenarios in registry order, each delivery
+// scenario on every configured system in turn; a run that fails is
+// reported and the others still run.
 func (e *Env) Run(ctx context.Context) []report.Result {
+	if e.Settings == nil {
+		e.Settings = map[string]map[string]string{}
+	}
 	var out []report.Result
 	for _, s := range Registry {
-		if !contains(e.Cfg.Scenarios, s.Name) || ctx.Err() != nil {
+		if !slices.Contains(e.Cfg.Scenarios, s.Name) {
 			continue
 		}
-		e.Log.Info("scenario starting", "scenario", s.Name, "what", s.Description(e.Cfg))
-		start := time.Now()
-		res, err := s.Run(ctx, e)
-		res.Scenario, res.Description = s.Name, s.Description(e.Cfg)
-		res.DurationSeconds = time.Since(start).Round(time.Second).Seconds()
-		if err != nil {
-			res.OK = false
-			res.Notes = append(res.Notes, "failed: "+err.Error())
-			e.Log.Error("scenario failed", "scenario", s.Name, "err", err)
+		if s.Plan == nil {
+			out = append(out, e.runOne(ctx, s, SystemNames()[0], func(ctx context.Context) (report.Result, error) { return s.Run(ctx, e) }))
+			continue
 		}
-		e.Log.Info("scenario done", "scenario", s.Name, "ok", res.OK, "seconds", res.DurationSeconds)
-		out = append(out, res)
+		for _, sys := range Systems {
+			if !slices.Contains(e.Cfg.Systems, sys.Name) {
+				continue
+			}
+			out = append(out, e.runOne(ctx, s, sys.Name, func(ctx context.Context) (report.Result, error) {
+				return e.deliver(ctx, sys, s.Plan(e.Cfg))
+			}))
+		}
 	}
+	report.CompareWithSteady(out)
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+// runOne runs one scenario on one system, unless the run is cancelled.
+func (e *Env) runOne(ctx context.Context, s Scenario, system string, run func(context.Context) (report.Result, error)) report.Result {
+	res := report.Result{Scenario: s.Name, System: system, Description: s.Description(e.Cfg)}
+	if err := ctx.Err(); err != nil {
+		res.Notes = append(res.Notes, "not run: "+err.Error())
+		return res
 	}
-	return false
+	e.Log.Info("scenario starting", "scenario", s.Name, "system", system, "what", res.Description)
+	start := time.Now()
+	res, err := run(ctx)
+	res.Scenario, res.System, res.Description = s.Name, system, s.Description(e.Cfg)
+	res.DurationSeconds = time.Since(start).Round(time.Second).Seconds()
+	if err != nil {
+		res.OK = false
+		res.Notes = append(res.Notes, "failed: "+err.Error())
+		e.Log.Error("scenario failed", "scenario", s.Name, "system", system, "err", err)
+	}
+	e.Log.Info("scenario done", "scenario", s.Name, "system", system, "ok", res.OK, "seconds", res.DurationSeconds)
+	return res
 }

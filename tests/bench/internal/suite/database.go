@@ -50,9 +50,9 @@ func execOn(ctx context.Context, dbURL, stmt string) error {
 	return err
 }
 
-// createDatabase makes an empty database named after the scenario and
-// returns its name and URL.
-func createDatabase(ctx context.Context, adminURL, scenario string) (string, string, error) {
+// CreateDatabase makes an empty database named after the scenario on the
+// server of adminURL and returns its name and URL.
+func CreateDatabase(ctx context.Context, adminURL, scenario string) (string, string, error) {
 	name := "sundial_bench_" + strings.ReplaceAll(scenario, "-", "_") + "_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	if err := execOn(ctx, adminURL, statement("create-database", name)); err != nil {
 		return "", "", fmt.Errorf("create database %s: %w", name, err)
@@ -61,7 +61,8 @@ func createDatabase(ctx context.Context, adminURL, scenario string) (string, str
 	return name, dbURL, err
 }
 
-func dropDatabase(ctx context.Context, adminURL, name string) error {
+// DropDatabase drops a database made by CreateDatabase.
+func DropDatabase(ctx context.Context, adminURL, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := execOn(ctx, adminURL, statement("drop-database", name)); err != nil {
@@ -89,7 +90,13 @@ func (s DBStats) Sub(o DBStats) DBStats {
 // reading taken while services run lags by up to a second or so; once they
 // are stopped, it waits for their connections to close.
 func (s *Suite) DatabaseStats(ctx context.Context) (DBStats, error) {
-	conn, err := pgx.Connect(ctx, s.DBURL)
+	return ReadDBStats(ctx, s.DBURL, s.servicesRunning)
+}
+
+// ReadDBStats reads the counters of the database of dbURL; running says
+// whether its clients still run (see Suite.DatabaseStats).
+func ReadDBStats(ctx context.Context, dbURL string, running func() bool) (DBStats, error) {
+	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return DBStats{}, err
 	}
@@ -98,59 +105,13 @@ func (s *Suite) DatabaseStats(ctx context.Context) (DBStats, error) {
 	// their last counters are in.
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		var others int
-		if err := conn.QueryRow(ctx, statement("other-backends", "")).Scan(&others); err != nil || others == 0 || s.servicesRunning() {
+		if err := conn.QueryRow(ctx, statement("other-backends", "")).Scan(&others); err != nil || others == 0 || running() {
 			break
 		}
 	}
 	var st DBStats
 	err = conn.QueryRow(ctx, statement("database-stats", "")).Scan(&st.Commits, &st.Rollbacks, &st.Inserted, &st.Updated, &st.Fetched)
 	return st, err
-}
-
-// LoadBacklog copies rows pending hooks of projectID into the hooks table,
-// due between a year and a year and a day from now (so no scheduler ever
-// claims them during a run), then analyzes the table. COPY is a data load,
-// not a query: the row's columns are named here, the schema is the
-// migrations'.
-func LoadBacklog(ctx context.Context, dbURL, projectID, domain string, rows int) error {
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	project, err := uuid.Parse(projectID)
-	if err != nil {
-		return fmt.Errorf("project id: %w", err)
-	}
-	start := time.Now().UTC().AddDate(1, 0, 0)
-	spread := 24 * time.Hour
-	columns := []string{"id", "project_id", "path", "domain", "data", "post_at", "status", "run_at", "created_at", "updated_at"}
-	now := time.Now().UTC()
-	i := 0
-	source := pgx.CopyFromFunc(func() ([]any, error) {
-		if i >= rows {
-			return nil, nil
-		}
-		id, err := uuid.NewV7()
-		if err != nil {
-			return nil, err
-		}
-		at := start.Add(time.Duration(int64(spread) / int64(rows) * int64(i)))
-		row := []any{id, project, "/backlog", domain, fmt.Sprintf(`{"n":%d}`, i), at, "pending", at, now, now}
-		i++
-		return row, nil
-	})
-	n, err := conn.CopyFrom(ctx, pgx.Identifier{"hooks"}, columns, source)
-	if err != nil {
-		return fmt.Errorf("copy backlog: %w", err)
-	}
-	if int(n) != rows {
-		return fmt.Errorf("copy backlog: %d rows copied, want %d", n, rows)
-	}
-	if _, err := conn.Exec(ctx, statement("analyze-hooks", "")); err != nil {
-		return fmt.Errorf("analyze hooks: %w", err)
-	}
-	return nil
 }
 
 // servicesRunning says whether any service process is still running.

@@ -159,3 +159,17 @@ func postgresCPU() (time.Duration, error) {
 	}
 	return total, nil
 }
+
+// MachineCPU reads the processor time used so far by this benchmark
+// process ("bench": receiver and clients) and by all of the machine's
+// PostgreSQL processes ("postgres").
+func MachineCPU() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	if d, err := cpuTime("self"); err == nil {
+		out["bench"] = d
+	}
+	if d, err := postgresCPU(); err == nil {
+		out["postgres"] = d
+	}
+	return out
+}

@@ -110,7 +110,7 @@ func Start(ctx context.Context, opts Options) (s *Suite, err error) {
 	if s.Receiver, err = receiver.Start(opts.Arrivals, opts.Dir); err != nil {
 		return nil, err
 	}
-	if s.dbName, s.DBURL, err = createDatabase(ctx, opts.AdminURL, opts.Scenario); err != nil {
+	if s.dbName, s.DBURL, err = CreateDatabase(ctx, opts.AdminURL, opts.Scenario); err != nil {
 		return nil, err
 	}
 	if err := s.startNATS(); err != nil {
@@ -330,12 +330,7 @@ func (s *Suite) CPU() map[string]time.Duration {
 			out["nats"] = d
 		}
 	}
-	if d, err := cpuTime("self"); err == nil {
-		out["bench"] = d
-	}
-	if d, err := postgresCPU(); err == nil {
-		out["postgres"] = d
-	}
+	maps.Copy(out, MachineCPU())
 	return out
 }
 
@@ -369,7 +364,7 @@ func (s *Suite) Close(ctx context.Context) error {
 		cancel()
 	}
 	if s.dbName != "" && !s.opts.KeepDatabase {
-		errs = append(errs, dropDatabase(ctx, s.opts.AdminURL, s.dbName))
+		errs = append(errs, DropDatabase(ctx, s.opts.AdminURL, s.dbName))
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,44 @@
+package claim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+)
+
+func TestAdmissionCountsReservationsUntilReleased(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
+	require.NoError(t, event.EnsureStreams(ctx, js))
+	a := &admission{js: js, limit: 5}
+
+	// Claims running side by side share the room: the second gets what
+	// the first left, the third nothing.
+	require.Equal(t, 3, a.reserve(ctx, 3))
+	require.Equal(t, 2, a.reserve(ctx, 3))
+	require.Zero(t, a.reserve(ctx, 3))
+	// Ids a claim did not get back give their room back.
+	a.release(2)
+	require.Equal(t, 2, a.reserve(ctx, 3))
+}
+
+func TestAdmissionAdmitsWhenTheQueuesCannotBeRead(t *testing.T) {
+	t.Parallel()
+	// No streams: the queues cannot be measured, and holding claims back
+	// would only add lateness (the leases still protect the hooks).
+	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
+	a := &admission{js: js, limit: 1}
+	require.Equal(t, 10, a.reserve(t.Context(), 10))
+	require.Equal(t, 10, a.reserve(t.Context(), 10))
+}
+
+func TestAdmissionWithoutBoundAdmitsAll(t *testing.T) {
+	t.Parallel()
+	a := &admission{}
+	require.Equal(t, 7, a.reserve(t.Context(), 7))
+	a.release(7)
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/tests/bench/internal/report"
+	"github.com/sundial-run/sundial/tests/bench/internal/scenario"
+	"github.com/sundial-run/sundial/tests/bench/internal/suite"
+)
+
+// quickSystems are the systems the quick run measures: the whole
+// `BENCH_QUICK=1 make bench-compare`, which fits the two minutes.
+const quickSystems = "sundial,baseline"
+
+type testBundle struct {
+	root, bench, out, dir string
+}
+
+// setup builds the benchmark without -race (the services it builds never
+// are), so that the receiver in the benchmark process measures as it does
+// under make bench. The database server is the bench's own: withpg's
+// SUNDIAL_TEST_DATABASE_URL, else SUNDIAL_DATABASE_URL.
+func setup(t *testing.T) testBundle {
+	t.Helper()
+	if os.Getenv("SUNDIAL_TEST_DATABASE_URL") == "" && os.Getenv("SUNDIAL_DATABASE_URL") == "" {
+		require.FailNow(t, "no PostgreSQL server: the quick benchmark needs SUNDIAL_TEST_DATABASE_URL (make test runs it under withpg, which sets it) or SUNDIAL_DATABASE_URL, a server URL allowed to create databases")
+	}
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	root, err := suite.Root(wd)
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	b := testBundle{root: root, bench: filepath.Join(tmp, "bench"), out: filepath.Join(tmp, "e2e.json"), dir: filepath.Join(tmp, "e2e")}
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", b.bench, "./tests/bench/cmd/bench")
+	build.Dir = root
+	build.Env = benchEnv(os.Environ())
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build the benchmark: %s", out)
+	return b
+}
+
+// benchEnv is env without the benchmark's own variables, which are the
+// test's to set, and without GOFLAGS, which could make the nested builds
+// race-enabled.
+func benchEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "BENCH_") || strings.HasPrefix(kv, "GOFLAGS=")
+	})
+}
+
+// TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
+// on Sundial and the river baseline, and checks that it runs and that its
+// report is well formed: every scenario present for every system and
+// passed, rates above zero, percentiles in order, nothing early. It checks
+// no target: the figures of a quick run on a busy machine mean little.
+func TestQuickBenchmark(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cmd := exec.CommandContext(t.Context(), b.bench)
+	cmd.Dir = b.root
+	cmd.Env = append(benchEnv(os.Environ()), "BENCH_QUICK=1", "BENCH_SYSTEMS="+quickSystems, "BENCH_OUT="+b.out, "BENCH_DIR="+b.dir)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	require.NoError(t, cmd.Run(), "quick benchmark:\n%s", output.String())
+
+	raw, err := os.ReadFile(b.out)
+	require.NoError(t, err)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal(raw, &rep))
+	require.True(t, rep.Quick)
+
+	systems := strings.Split(quickSystems, ",")
+	for _, s := range scenario.Registry {
+		want := systems
+		if s.Plan == nil {
+			want = systems[:1] // an API scenario runs on Sundial alone
+		}
+		for _, system := range want {
+			res := find(t, rep.Results, s.Name, system)
+			require.True(t, res.OK, "%s on %s: %v", s.Name, system, res.Notes)
+			if s.Plan == nil {
+				requireIntake(t, res)
+				continue
+			}
+			requireDeliveries(t, res)
+		}
+	}
+	require.Len(t, rep.Comparisons, len(scenario.Registry)-1, "one comparison per delivery scenario")
+	for _, c := range rep.Comparisons {
+		require.Positive(t, c.DeliveriesPerSecondRatio, c.Scenario)
+		require.Positive(t, c.LateP99Ratio, c.Scenario)
+	}
+	require.NotEmpty(t, rep.MemoryPeaks("sundial")["scheduler"], "the memory summary has the scheduler")
+}
+
+func find(t *testing.T, results []report.Result, name, system string) report.Result {
+	t.Helper()
+	for _, r := range results {
+		if r.Scenario == name && r.System == system {
+			return r
+		}
+	}
+	require.FailNow(t, "missing result", "%s on %s", name, system)
+	return report.Result{}
+}
+
+func requireIntake(t *testing.T, res report.Result) {
+	t.Helper()
+	c := res.Create
+	require.Positive(t, c.PerSecond, "hooks/s")
+	require.Positive(t, c.Latency.P50Ms)
+	require.LessOrEqual(t, c.Latency.P50Ms, c.Latency.P99Ms)
+	require.LessOrEqual(t, c.Latency.P99Ms, c.Latency.MaxMs)
+	require.Empty(t, c.Errors)
+	require.Positive(t, res.PeakRSSMiB["gateway"])
+}
+
+func requireDeliveries(t *testing.T, res report.Result) {
+	t.Helper()
+	c := res.Check
+	msg := res.Scenario + " on " + res.System
+	require.Equal(t, res.Hooks, c.Delivered, msg)
+	require.Zero(t, c.Early, msg)
+	require.Positive(t, res.DeliveriesPerSecond, msg)
+	require.Positive(t, c.Lateness.P50Ms, msg)
+	require.LessOrEqual(t, c.Lateness.P50Ms, c.Lateness.P99Ms, msg)
+	require.LessOrEqual(t, c.Lateness.P99Ms, c.Lateness.MaxMs, msg)
+	require.NotEmpty(t, res.PeakRSSMiB, msg)
+	if strings.HasPrefix(res.Scenario, "scale-") {
+		require.Positive(t, res.Backlog, msg)
+		require.NotNil(t, res.BacklogLoad, msg)
+		require.Positive(t, res.VsSteady["lateP99"], msg)
+	}
+}

@@ -1,0 +1,128 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/sundial-run/sundial/tests/bench/internal/check"
+	"github.com/sundial-run/sundial/tests/bench/internal/load"
+	"github.com/sundial-run/sundial/tests/bench/internal/receiver"
+	"github.com/sundial-run/sundial/tests/bench/internal/report"
+	"github.com/sundial-run/sundial/tests/bench/internal/suite"
+)
+
+// appliedWait bounds the wait for the last results after the last arrival.
+const appliedWait = 3 * time.Minute
+
+// sundial is the suite: four services, NATS, hooks created through the API.
+type sundial struct {
+	s        *suite.Suite
+	client   *load.Client
+	e        *Env
+	p        plan
+	profiled chan []string
+	backlog  *suite.BacklogLoad
+}
+
+// sundialSuite starts the suite for scenario in dir; a backlog of far-future
+// hooks is copied in before the services start, and how is kept in loaded.
+func sundialSuite(ctx context.Context, e *Env, scenario, dir string, arrivals, backlog int, loaded **suite.BacklogLoad) (*suite.Suite, error) {
+	opts := suite.Options{
+		Scenario: scenario, Dir: dir, AdminURL: e.Cfg.AdminURL, Bin: e.Bin,
+		Arrivals: arrivals, ServiceEnv: e.Cfg.ServiceEnv, KeepDatabase: e.Cfg.KeepDatabase,
+	}
+	if backlog > 0 {
+		opts.Prepare = func(ctx context.Context, dbURL string, project suite.Credentials, domain string) error {
+			l, err := suite.LoadBacklog(ctx, dbURL, project.ProjectID, domain, backlog)
+			*loaded = &l
+			e.Log.Info("backlog loaded", "scenario", scenario, "how", backlogNote(l))
+			return err
+		}
+	}
+	return suite.Start(ctx, opts)
+}
+
+func backlogNote(l suite.BacklogLoad) string {
+	return fmt.Sprintf("%d rows loaded in %.1f s (COPY %.1f s with %d connections, triggers %v; ANALYZE %.1f s)",
+		l.Rows, l.Seconds, l.CopySeconds, l.Workers, l.Triggers, l.AnalyzeSeconds)
+}
+
+func startSundial(ctx context.Context, e *Env, p plan, dir string, arrivals int) (Instance, error) {
+	in := &sundial{e: e, p: p, profiled: make(chan []string, 1)}
+	s, err := sundialSuite(ctx, e, p.name, dir, arrivals, p.backlog, &in.backlog)
+	if err != nil {
+		return nil, err
+	}
+	in.s, in.client = s, load.NewClient(s.APIBase, s.Project.APIKey, e.Cfg.Clients)
+	return in, nil
+}
+
+func (in *sundial) Receiver() *receiver.Receiver { return in.s.Receiver }
+
+func (in *sundial) Schedule(ctx context.Context, postAts []time.Time, path string) ([]check.Hook, load.Created, error) {
+	return in.client.CreateAll(ctx, postAts, in.e.Cfg.Clients, path)
+}
+
+// BeginDelivery stops the gateway, which has no part in delivering, so
+// that the delivery phase's database and CPU figures are the delivery
+// path's alone, and starts the profiles when asked for.
+func (in *sundial) BeginDelivery(ctx context.Context, t0 time.Time) []string {
+	var notes []string
+	if err := in.s.StopService("gateway"); err != nil {
+		notes = append(notes, "gateway stop: "+err.Error())
+	}
+	if !in.p.profile || !in.e.Cfg.Pprof {
+		in.profiled <- nil
+		return notes
+	}
+	go func() {
+		if err := waitUntil(ctx, t0); err != nil {
+			in.profiled <- nil
+			return
+		}
+		files, err := in.s.Profile(ctx, filepath.Join(in.e.Cfg.Dir, "pprof"), in.p.name, time.Duration(in.e.Cfg.PprofSeconds)*time.Second, "scheduler", "dispatcher")
+		if err != nil {
+			in.e.Log.Warn("profile", "err", err)
+		}
+		in.profiled <- files
+	}()
+	return notes
+}
+
+func (in *sundial) Usage(ctx context.Context) Usage {
+	db, _ := in.s.DatabaseStats(ctx)
+	nats, _ := in.s.NATSStats(ctx)
+	return Usage{CPU: in.s.CPU(), Database: db, NATS: nats}
+}
+
+func (in *sundial) PeakRSS() map[string]int64 { return in.s.PeakRSS() }
+
+// Settle waits for the scheduler to apply every result, then stops the
+// delivery services; the database counters are read once their
+// connections are gone, so that their last counts are in.
+func (in *sundial) Settle(ctx context.Context, hooks int, res *report.Result) (Usage, map[string]int64) {
+	applied := waitApplied(ctx, in.s.Services["scheduler"].LogPath, hooks, time.Now().Add(appliedWait))
+	if applied < hooks {
+		res.Notes = append(res.Notes, fmt.Sprintf("only %d of %d results applied within %s of the last arrival", applied, hooks, appliedWait))
+	}
+	cpu := in.s.CPU()
+	nats, _ := in.s.NATSStats(ctx)
+	rss := in.s.PeakRSS()
+	res.Profiles = <-in.profiled
+	for _, name := range []string{"dispatcher", "scheduler", "notifier"} {
+		if err := in.s.StopService(name); err != nil {
+			res.Notes = append(res.Notes, name+" stop: "+err.Error())
+		}
+	}
+	db, _ := in.s.DatabaseStats(ctx)
+	res.Stages = stages(in.s, res.Check.FirstPostAt, res.Check)
+	return Usage{CPU: cpu, Database: db, NATS: nats}, rss
+}
+
+func (in *sundial) Settings() map[string]string { return in.s.Settings }
+
+func (in *sundial) Close(ctx context.Context) error { return in.s.Close(ctx) }
+
+func (in *sundial) Backlog() *suite.BacklogLoad { return in.backlog }
