@@ -1,12 +1,5 @@
 -- Statements the baseline runs itself, outside river: each follows a
--- "-- name:" line. {{db}} is replaced by a quoted database name (an
--- identifier cannot be a parameter).
-
--- name: create-database
-CREATE DATABASE {{db}};
-
--- name: drop-database
-DROP DATABASE IF EXISTS {{db}} WITH (FORCE);
+-- "-- name:" line. (Its database is made and dropped by internal/suite.)
 
 -- name: analyze-jobs
 -- After a backlog load, so the planner knows river_job's new size.

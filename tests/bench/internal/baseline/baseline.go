@@ -26,6 +26,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/sundial-run/sundial/tests/bench/internal/baseline/delivery"
+	"github.com/sundial-run/sundial/tests/bench/internal/suite"
 )
 
 // readyMsg is the message of riverbase's ready line.
@@ -75,7 +76,7 @@ type Options struct {
 
 // Baseline is a running riverbase and the benchmark's insert-only client.
 type Baseline struct {
-	proc     *process
+	proc     *suite.Process
 	pool     *pgxpool.Pool
 	inserter *river.Client[pgx.Tx]
 	settings map[string]string
@@ -114,15 +115,15 @@ func Start(ctx context.Context, opts Options) (_ *Baseline, err error) {
 	dbURL := opts.DatabaseURL
 	if opts.CreateDatabase {
 		b.adminURL = opts.DatabaseURL
-		if b.dbName, dbURL, err = createDatabase(ctx, opts.DatabaseURL); err != nil {
+		if b.dbName, dbURL, err = suite.CreateDatabase(ctx, opts.DatabaseURL, "river"); err != nil {
 			return nil, err
 		}
 	}
-	b.proc, err = startProcess(opts.Binary, environment(opts, dbURL), filepath.Join(opts.Dir, "riverbase.log"))
+	b.proc, err = suite.StartProcess("riverbase", opts.Binary, nil, environment(opts, dbURL), filepath.Join(opts.Dir, "riverbase.log"))
 	if err != nil {
 		return nil, err
 	}
-	if b.settings, err = b.proc.waitReady(ctx, readyTimeout); err != nil {
+	if b.settings, err = waitReady(ctx, b.proc, readyTimeout); err != nil {
 		return nil, err
 	}
 	if err := b.openInserter(ctx, dbURL); err != nil {
@@ -206,7 +207,7 @@ func (b *Baseline) Schedule(ctx context.Context, jobs []Job) error {
 // make them late. A long-running deployment's table has been analyzed by
 // autovacuum, so the first Schedule (or LoadBacklog) analyzes, once.
 func (b *Baseline) analyze(ctx context.Context) error {
-	if _, err := b.pool.Exec(ctx, statement("analyze-jobs", "")); err != nil {
+	if _, err := b.pool.Exec(ctx, statement("analyze-jobs")); err != nil {
 		return fmt.Errorf("analyze river_job: %w", err)
 	}
 	b.analyzed.Store(true)
@@ -280,8 +281,8 @@ func backlogID(i int) string {
 // PeakRSS is riverbase's peak resident set size (VmHWM) in bytes: read
 // now, or the last reading once the process is gone.
 func (b *Baseline) PeakRSS() int64 {
-	if b.proc != nil && !b.proc.exited() {
-		if v, err := peakRSS(b.proc.cmd.Process.Pid); err == nil {
+	if b.running() {
+		if v, err := b.proc.PeakRSS(); err == nil {
 			b.rss.Store(v)
 		}
 	}
@@ -291,12 +292,20 @@ func (b *Baseline) PeakRSS() int64 {
 // CPU is the processor time riverbase has used (user + system): read now,
 // or the last reading once the process is gone.
 func (b *Baseline) CPU() time.Duration {
-	if b.proc != nil && !b.proc.exited() {
-		if v, err := cpuTime(b.proc.cmd.Process.Pid); err == nil {
+	if b.running() {
+		if v, err := b.proc.CPU(); err == nil {
 			b.cpu.Store(int64(v))
 		}
 	}
 	return time.Duration(b.cpu.Load())
+}
+
+func (b *Baseline) running() bool {
+	if b.proc == nil {
+		return false
+	}
+	exited, _ := b.proc.Exited()
+	return !exited
 }
 
 // Settings are the RIVERBASE_* settings in effect, as riverbase reported
@@ -310,13 +319,13 @@ func (b *Baseline) Close(ctx context.Context) error {
 	if b.proc != nil {
 		b.PeakRSS()
 		b.CPU()
-		errs = append(errs, b.proc.stop(stopGrace))
+		errs = append(errs, b.proc.Stop(stopGrace))
 	}
 	if b.pool != nil {
 		b.pool.Close()
 	}
 	if b.dbName != "" {
-		errs = append(errs, dropDatabase(ctx, b.adminURL, b.dbName))
+		errs = append(errs, suite.DropDatabase(ctx, b.adminURL, b.dbName))
 	}
 	return errors.Join(errs...)
 }

@@ -17,13 +17,18 @@ var adminSQL string
 
 // statement returns the named statement of admin.sql, with {{db}} replaced
 // by db quoted as an identifier.
-func statement(name, db string) string {
+func statement(name, db string) string { return NamedStatement(adminSQL, name, db) }
+
+// NamedStatement returns the statement that follows "-- name: <name>" in
+// file (up to the next such line), with {{db}} replaced by db quoted as an
+// identifier: an identifier cannot be a query parameter.
+func NamedStatement(file, name, db string) string {
 	marker := "-- name: " + name + "\n"
-	i := strings.Index(adminSQL, marker)
+	i := strings.Index(file, marker)
 	if i < 0 {
-		panic("admin.sql has no statement " + name)
+		panic("no statement " + name)
 	}
-	stmt := adminSQL[i+len(marker):]
+	stmt := file[i+len(marker):]
 	if j := strings.Index(stmt, "\n-- name: "); j >= 0 {
 		stmt = stmt[:j]
 	}

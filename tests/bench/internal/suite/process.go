@@ -27,10 +27,10 @@ type Process struct {
 	waitErr error
 }
 
-// startProcess starts bin with args and env; stdout and stderr go to
+// StartProcess starts bin with args and env; stdout and stderr go to
 // logPath. The child is killed if the benchmark dies (Pdeathsig), so no
 // service outlives an interrupted run.
-func startProcess(name, bin string, args, env []string, logPath string) (*Process, error) {
+func StartProcess(name, bin string, args, env []string, logPath string) (*Process, error) {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("%s log: %w", name, err)

@@ -208,7 +208,7 @@ func (s *Suite) startService(ctx context.Context, name string) error {
 	}
 	bin := map[string]string{"gateway": s.opts.Bin.Gateway, "scheduler": s.opts.Bin.Scheduler,
 		"dispatcher": s.opts.Bin.Dispatcher, "notifier": s.opts.Bin.Notifier}[name]
-	p, err := startProcess(name, bin, nil, s.env(extra), filepath.Join(s.opts.Dir, name+".log"))
+	p, err := StartProcess(name, bin, nil, s.env(extra), filepath.Join(s.opts.Dir, name+".log"))
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (s *Suite) startService(ctx context.Context, name string) error {
 func (s *Suite) startNATS() error {
 	store := filepath.Join(s.opts.Dir, "nats")
 	readyPath := filepath.Join(s.opts.Dir, "nats.log")
-	p, err := startProcess("nats", s.opts.Bin.NATS, []string{"-store", store}, s.env(nil), readyPath)
+	p, err := StartProcess("nats", s.opts.Bin.NATS, []string{"-store", store}, s.env(nil), readyPath)
 	if err != nil {
 		return err
 	}
