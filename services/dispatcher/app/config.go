@@ -9,6 +9,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
@@ -120,7 +121,7 @@ func (c Config) Validate() error {
 	if err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		v.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
 	}
-	v.That(validHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
+	v.That(signing.ValidHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
 	v.That(validPublicURL(c.PublicURL), "SUNDIAL_PUBLIC_URL=%q: want an absolute http or https URL without query or fragment, e.g. https://sundial.example.com", c.PublicURL)
 	v.That(c.Concurrency >= 1 && c.Concurrency <= maxConcurrency, "SUNDIAL_DISPATCHER_CONCURRENCY=%d: want 1 to %d", c.Concurrency, maxConcurrency)
 	v.That(c.HostConcurrency >= 1 && c.HostConcurrency <= maxConcurrency, "SUNDIAL_DISPATCHER_HOST_CONCURRENCY=%d: want 1 to %d", c.HostConcurrency, maxConcurrency)
@@ -142,21 +143,4 @@ func validPublicURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" &&
 		u.User == nil && u.RawQuery == "" && u.Fragment == "" && !strings.HasSuffix(u.Path, "/v1")
-}
-
-// validHeaderPrefix accepts an HTTP header name token that reads as a name.
-func validHeaderPrefix(s string) bool {
-	if s == "" || len(s) > 64 || !isLetter(s[0]) || s[len(s)-1] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isLetter(s[i]) && !(s[i] >= '0' && s[i] <= '9') && s[i] != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func isLetter(b byte) bool {
-	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
@@ -185,7 +186,7 @@ func (c Config) Validate() error {
 	c.validateTimes(&check)
 	check.That(validBaseURL(c.PublicURL), "SUNDIAL_PUBLIC_URL=%q: want an absolute http or https URL without query or fragment", c.PublicURL)
 	check.That(validBaseURL(c.DashboardURL), "SUNDIAL_DASHBOARD_URL=%q: want an absolute http or https URL without query or fragment", c.DashboardURL)
-	check.That(validHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
+	check.That(signing.ValidHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
 	for _, p := range c.AllowCIDRs {
 		check.That(p.IsValid(), "SUNDIAL_DELIVERY_ALLOW_CIDRS: invalid network %s", p)
 	}
@@ -243,21 +244,4 @@ func validBaseURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" &&
 		u.User == nil && u.RawQuery == "" && u.Fragment == ""
-}
-
-// validHeaderPrefix accepts an HTTP header name token that reads as a name.
-func validHeaderPrefix(s string) bool {
-	if s == "" || len(s) > 64 || !isLetter(s[0]) || s[len(s)-1] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isLetter(s[i]) && !(s[i] >= '0' && s[i] <= '9') && s[i] != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func isLetter(b byte) bool {
-	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
 }
