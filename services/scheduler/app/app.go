@@ -115,9 +115,10 @@ func (a *App) connect(ctx context.Context) error {
 	}
 	if a.cfg.PrefetchWindow > 0 {
 		a.window, err = claim.NewWindow(a.claimer, a.pool, claim.WindowConfig{
-			Ahead:   a.cfg.PrefetchWindow,
-			Refresh: a.cfg.PrefetchInterval,
-			Claims:  a.cfg.ClaimConcurrency,
+			Ahead:      a.cfg.PrefetchWindow,
+			Refresh:    a.cfg.PrefetchInterval,
+			Claims:     a.cfg.ClaimConcurrency,
+			ClaimAhead: a.cfg.ClaimAhead,
 		}, a.log)
 		if err != nil {
 			return err

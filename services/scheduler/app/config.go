@@ -46,6 +46,14 @@ type Config struct {
 	// claim runs does not wait for it. SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY,
 	// default 4.
 	ClaimConcurrency int
+	// ClaimAhead is how long before a hook is due its just-in-time claim
+	// may run; the DueHook is held in the scheduler and published once the
+	// hook is due by the database clock, so the claim's commit is not part
+	// of the delivery's lateness. A hook cancelled within this time of its
+	// due instant may be delivered all the same. 0 to 2s, and below
+	// SUNDIAL_SCHEDULER_PREFETCH. SUNDIAL_SCHEDULER_CLAIM_AHEAD, default
+	// 200ms.
+	ClaimAhead time.Duration
 	// ClaimBatchSize bounds the hooks one claim takes, 1 to 10000.
 	// SUNDIAL_SCHEDULER_BATCH_SIZE, default 500.
 	ClaimBatchSize int
@@ -109,6 +117,7 @@ const (
 	DefaultPrefetchInterval   = time.Second
 	DefaultClaimBatchSize     = 500
 	DefaultClaimConcurrency   = claim.DefaultClaims
+	DefaultClaimAhead         = claim.DefaultClaimAhead
 	DefaultLeaseDuration      = 30 * time.Second
 	DefaultMaxRedrives        = 5
 	DefaultMaxInFlight        = 10000
@@ -139,6 +148,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		PrefetchInterval:   r.Duration("SUNDIAL_SCHEDULER_PREFETCH_INTERVAL", DefaultPrefetchInterval),
 		ClaimBatchSize:     r.Int("SUNDIAL_SCHEDULER_BATCH_SIZE", DefaultClaimBatchSize),
 		ClaimConcurrency:   r.Int("SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY", DefaultClaimConcurrency),
+		ClaimAhead:         r.Duration("SUNDIAL_SCHEDULER_CLAIM_AHEAD", DefaultClaimAhead),
 		LeaseDuration:      r.Duration("SUNDIAL_LEASE_DURATION", DefaultLeaseDuration),
 		MaxRedrives:        r.Int("SUNDIAL_SCHEDULER_MAX_REDRIVES", DefaultMaxRedrives),
 		MaxInFlight:        r.Int("SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", DefaultMaxInFlight),
@@ -169,6 +179,9 @@ func (c Config) Validate() error {
 		"SUNDIAL_SCHEDULER_BATCH_SIZE=%d: want 1 to %d", c.ClaimBatchSize, claim.MaxBatchSize)
 	ch.That(c.ClaimConcurrency >= 1 && c.ClaimConcurrency <= claim.MaxClaims,
 		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY=%d: want 1 to %d", c.ClaimConcurrency, claim.MaxClaims)
+	ch.That(c.ClaimAhead >= 0 && c.ClaimAhead <= claim.MaxClaimAhead && (c.PrefetchWindow == 0 || c.ClaimAhead < c.PrefetchWindow),
+		"SUNDIAL_SCHEDULER_CLAIM_AHEAD=%s: want 0 to %s, and below SUNDIAL_SCHEDULER_PREFETCH (%s)",
+		c.ClaimAhead, claim.MaxClaimAhead, c.PrefetchWindow)
 	ch.That(c.LeaseDuration >= MinLeaseDuration,
 		"SUNDIAL_LEASE_DURATION=%s: must be at least %s (and above %s in production)", c.LeaseDuration, MinLeaseDuration, DeliveryTimeout)
 	ch.That(c.MaxInFlight >= 0, "SUNDIAL_SCHEDULER_MAX_IN_FLIGHT=%d: must not be negative (0: no bound)", c.MaxInFlight)

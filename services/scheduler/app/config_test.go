@@ -22,6 +22,7 @@ func TestConfigDefaults(t *testing.T) {
 		PrefetchWindow:     5 * time.Second,
 		PrefetchInterval:   time.Second,
 		ClaimConcurrency:   4,
+		ClaimAhead:         200 * time.Millisecond,
 		ClaimBatchSize:     500,
 		LeaseDuration:      30 * time.Second,
 		MaxRedrives:        5,
@@ -46,6 +47,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":    "500ms",
 		"SUNDIAL_SCHEDULER_BATCH_SIZE":           "10000",
 		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY":    "2",
+		"SUNDIAL_SCHEDULER_CLAIM_AHEAD":          "50ms",
 		"SUNDIAL_LEASE_DURATION":                 "45s",
 		"SUNDIAL_SCHEDULER_MAX_REDRIVES":         "0",
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT":        "0",
@@ -65,6 +67,7 @@ func TestConfigFromEnv(t *testing.T) {
 		PrefetchWindow:     3 * time.Second,
 		PrefetchInterval:   500 * time.Millisecond,
 		ClaimConcurrency:   2,
+		ClaimAhead:         50 * time.Millisecond,
 		ClaimBatchSize:     10000,
 		LeaseDuration:      45 * time.Second,
 		ResultConcurrency:  8,
@@ -84,6 +87,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL":  "6s",
 		"SUNDIAL_SCHEDULER_BATCH_SIZE":         "10001",
 		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY":  "65",
+		"SUNDIAL_SCHEDULER_CLAIM_AHEAD":        "3s",
 		"SUNDIAL_LEASE_DURATION":               "500ms",
 		"SUNDIAL_SCHEDULER_MAX_REDRIVES":       "-1",
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT":      "-5",
@@ -99,7 +103,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_LEASE_DURATION", "SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", "SUNDIAL_DATABASE_MAX_CONNS",
 		"SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SCHEDULER_PREFETCH", "SUNDIAL_SCHEDULER_MAX_REDRIVES",
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", "SUNDIAL_SCHEDULER_RESULT_BATCH", "SUNDIAL_SCHEDULER_RESULT_LINGER",
-		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY",
+		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY", "SUNDIAL_SCHEDULER_CLAIM_AHEAD",
 	} {
 		require.ErrorContains(t, err, name)
 	}
@@ -110,17 +114,21 @@ func TestValidateBounds(t *testing.T) {
 	valid, err := app.ConfigFromEnv(envconf.Map(nil))
 	require.NoError(t, err)
 	for name, mutate := range map[string]func(*app.Config){
-		"empty database url":  func(c *app.Config) { c.DatabaseURL = "" },
-		"empty nats url":      func(c *app.Config) { c.NATSURL = "" },
-		"zero poll interval":  func(c *app.Config) { c.PollInterval = 0 },
-		"zero batch":          func(c *app.Config) { c.ClaimBatchSize = 0 },
-		"lease under 1s":      func(c *app.Config) { c.LeaseDuration = 999 * time.Millisecond },
-		"too many results":    func(c *app.Config) { c.ResultConcurrency = app.MaxResultConcurrency + 1 },
-		"no connections":      func(c *app.Config) { c.DatabaseMaxConns = 0 },
-		"zero shutdown":       func(c *app.Config) { c.ShutdownTimeout = 0 },
-		"unknown level":       func(c *app.Config) { c.LogLevel = "verbose" },
-		"negative batch size": func(c *app.Config) { c.ClaimBatchSize = -1 },
-		"negative prefetch":   func(c *app.Config) { c.PrefetchWindow = -time.Second },
+		"empty database url":   func(c *app.Config) { c.DatabaseURL = "" },
+		"empty nats url":       func(c *app.Config) { c.NATSURL = "" },
+		"zero poll interval":   func(c *app.Config) { c.PollInterval = 0 },
+		"zero batch":           func(c *app.Config) { c.ClaimBatchSize = 0 },
+		"lease under 1s":       func(c *app.Config) { c.LeaseDuration = 999 * time.Millisecond },
+		"too many results":     func(c *app.Config) { c.ResultConcurrency = app.MaxResultConcurrency + 1 },
+		"no connections":       func(c *app.Config) { c.DatabaseMaxConns = 0 },
+		"zero shutdown":        func(c *app.Config) { c.ShutdownTimeout = 0 },
+		"unknown level":        func(c *app.Config) { c.LogLevel = "verbose" },
+		"negative batch size":  func(c *app.Config) { c.ClaimBatchSize = -1 },
+		"negative prefetch":    func(c *app.Config) { c.PrefetchWindow = -time.Second },
+		"negative claim ahead": func(c *app.Config) { c.ClaimAhead = -time.Millisecond },
+		"claim ahead over window": func(c *app.Config) {
+			c.PrefetchWindow, c.PrefetchInterval, c.ClaimAhead = time.Second, time.Second, time.Second
+		},
 		"refresh over window": func(c *app.Config) { c.PrefetchInterval = c.PrefetchWindow + 1 },
 		"zero refresh":        func(c *app.Config) { c.PrefetchInterval = 0 },
 		"zero async sweep":    func(c *app.Config) { c.AsyncSweepInterval = 0 },

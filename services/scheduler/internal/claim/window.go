@@ -30,6 +30,10 @@ type WindowConfig struct {
 	// claimed at once by another instead of waiting for it, so one slow
 	// commit or publish delays only its own hooks.
 	Claims int
+	// ClaimAhead is how long before a hook is due (database clock) its
+	// just-in-time claim may run; its DueHook is then held until it is due
+	// (see hold.go). Zero claims at the due instant.
+	ClaimAhead time.Duration
 }
 
 // DefaultClaims is the just-in-time claims in flight at once by default:
@@ -50,8 +54,21 @@ func (c WindowConfig) Validate() error {
 	if c.Claims < 0 || c.Claims > MaxClaims {
 		errs = append(errs, fmt.Errorf("claims in flight %d: want 0 (default) to %d", c.Claims, MaxClaims))
 	}
+	if c.ClaimAhead < 0 || c.ClaimAhead > MaxClaimAhead || (c.Ahead > 0 && c.ClaimAhead >= c.Ahead) {
+		errs = append(errs, fmt.Errorf("claim ahead %s: want 0 to %s, and less than the prefetch window %s",
+			c.ClaimAhead, MaxClaimAhead, c.Ahead))
+	}
 	return errors.Join(errs...)
 }
+
+// MaxClaimAhead bounds WindowConfig.ClaimAhead: a hook cancelled within it
+// of its due instant may already be claimed and held, so it is delivered
+// all the same; that window stays short.
+const MaxClaimAhead = 2 * time.Second
+
+// DefaultClaimAhead covers a claim's commit on a busy database (30 to 90 ms)
+// and its answer, with room to spare.
+const DefaultClaimAhead = 200 * time.Millisecond
 
 // MaxClaims bounds WindowConfig.Claims: each claim in flight holds a pool
 // connection.
@@ -219,6 +236,7 @@ func (w *Window) warm(ctx context.Context) {
 		conns = append(conns, c)
 		if _, err := store.New(c).ClaimHooksByID(ctx, store.ClaimHooksByIDParams{
 			LeaseSeconds: w.c.cfg.Lease.Seconds(),
+			AheadSeconds: w.cfg.ClaimAhead.Seconds(),
 			Ids:          []uuid.UUID{},
 		}); err != nil {
 			return
@@ -242,7 +260,7 @@ func (w *Window) resetWake(t *time.Timer) {
 		t.Stop()
 		return
 	}
-	at := w.queue[0].runAt.Add(-w.offset)
+	at := w.queue[0].runAt.Add(-w.offset - w.cfg.ClaimAhead)
 	if w.pausedUntil.After(at) {
 		at = w.pausedUntil
 	}
@@ -345,15 +363,22 @@ func (w *Window) claimDue(ctx context.Context) {
 	}
 }
 
-// hasDue reports whether the first queued hook's run_at has come by the
-// local estimate of the database clock.
+// hasDue reports whether the first queued hook may be claimed: its run_at
+// is within ClaimAhead of the local estimate of the database clock.
 func (w *Window) hasDue() bool {
-	return len(w.queue) > 0 && !w.queue[0].runAt.After(w.now().Add(w.offset))
+	return len(w.queue) > 0 && !w.queue[0].runAt.After(w.claimHorizon())
 }
 
-// popDue takes up to limit due ids off the queue.
+// claimHorizon is the latest run_at that may be claimed now, by the local
+// estimate of the database clock; the claim itself checks it by the
+// database's.
+func (w *Window) claimHorizon() time.Time {
+	return w.now().Add(w.offset + w.cfg.ClaimAhead)
+}
+
+// popDue takes up to limit claimable ids off the queue.
 func (w *Window) popDue(limit int) []uuid.UUID {
-	dbNow := w.now().Add(w.offset)
+	dbNow := w.claimHorizon()
 	var ids []uuid.UUID
 	for len(w.queue) > 0 && len(ids) < limit && !w.queue[0].runAt.After(dbNow) {
 		e := heap.Pop(&w.queue).(dueEntry)
@@ -380,17 +405,22 @@ func (w *Window) applyClaim(c claimed) {
 		w.learnOffset(c.clock)
 	}
 	for _, r := range c.waiting {
+		// A hook that was claimable and still waits was locked: try it
+		// again shortly, not at once. The queue's run_at only times the
+		// wake-up; the claim reads the row's own.
 		at := r.RunAt
-		if !at.After(r.DbNow) {
-			at = r.DbNow.Add(lockedRetry)
+		if horizon := r.DbNow.Add(w.cfg.ClaimAhead); !at.After(horizon) {
+			at = horizon.Add(lockedRetry)
 		}
 		w.add(r.ID, at)
 	}
 }
 
-// claim claims ids by the database clock and publishes them; of the ids
-// left over it reports those to look at again (requeue). It runs on its own
-// goroutine, detached from ctx's cancellation like Claimer.cycle.
+// claim claims ids by the database clock and publishes them, each once it
+// is due (hold.go); of the ids left over it reports those to look at again
+// (requeue). It runs on its own goroutine, detached from ctx's cancellation
+// like Claimer.cycle; so does the hold, which frees the claim's slot at
+// once and ends within ClaimAhead, before Run returns.
 func (w *Window) claim(ctx context.Context, ids []uuid.UUID) claimed {
 	cycleCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.c.cfg.Lease)
 	defer cancel()
@@ -398,8 +428,10 @@ func (w *Window) claim(ctx context.Context, ids []uuid.UUID) claimed {
 	start := time.Now()
 	rows, err := w.c.queries.ClaimHooksByID(cycleCtx, store.ClaimHooksByIDParams{
 		LeaseSeconds: w.c.cfg.Lease.Seconds(),
+		AheadSeconds: w.cfg.ClaimAhead.Seconds(),
 		Ids:          ids,
 	})
+	received := time.Now()
 	if err != nil {
 		w.c.admit.release(len(ids))
 		w.log.Warn("just-in-time claim failed; the poll covers these hooks", "count", len(ids), "err", err)
@@ -410,7 +442,15 @@ func (w *Window) claim(ctx context.Context, ids []uuid.UUID) claimed {
 	for i, r := range rows {
 		rowsClaimed[i] = store.ClaimDueHooksRow(r)
 	}
-	w.c.publish(cycleCtx, rowsClaimed, start, "just-in-time")
+	if mustHold(rowsClaimed) {
+		w.workers.Go(func() {
+			holdCtx, cancelHold := context.WithTimeout(context.WithoutCancel(ctx), w.c.cfg.Lease)
+			defer cancelHold()
+			w.c.publishWhenDue(holdCtx, rowsClaimed, received, start, "just-in-time")
+		})
+	} else {
+		w.c.publish(cycleCtx, rowsClaimed, start, "just-in-time")
+	}
 	if len(rows) == len(ids) {
 		return claimed{}
 	}

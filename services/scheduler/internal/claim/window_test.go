@@ -157,6 +157,10 @@ func TestWindowConfigIsValidated(t *testing.T) {
 	require.ErrorContains(t, err, "claims in flight")
 	_, err = claim.NewWindow(c, b.pool, claim.WindowConfig{Ahead: time.Second, Refresh: time.Second, Claims: claim.MaxClaims + 1}, b.log)
 	require.ErrorContains(t, err, "claims in flight")
+	for _, ahead := range []time.Duration{-time.Millisecond, claim.MaxClaimAhead + 1, 5 * time.Second} {
+		_, err = claim.NewWindow(c, b.pool, claim.WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: ahead}, b.log)
+		require.ErrorContains(t, err, "claim ahead", "claim ahead %s", ahead)
+	}
 }
 
 func TestWindowOpensItsClaimConnectionsBeforeTheFirstClaim(t *testing.T) {
@@ -283,4 +287,78 @@ func TestWindowHoldsClaimsWhileTheQueuesAreFull(t *testing.T) {
 	for _, id := range ids {
 		require.EqualValues(t, 1, fixture.Get(t, b.q, id).LeaseSeq)
 	}
+}
+
+// A claim ahead of the due instant takes the database's commit off the
+// delivery's critical path, but the DueHook must still wait for the due
+// instant, and a window stopped while it holds one must publish it first.
+func TestWindowClaimsAheadButPublishesOnlyWhenDue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const lease = time.Minute
+	c := b.claimer(t, claim.Config{Lease: lease})
+	w, err := claim.NewWindow(c, b.pool, claim.WindowConfig{
+		Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: time.Second,
+	}, b.log)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	<-w.Listening()
+	hook := b.hook(t, 2*time.Second)
+
+	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hook.ID).LeaseSeq == 1 },
+		15*time.Second, 2*time.Millisecond)
+	// Stopped while it holds the claimed hook: Run returns only once the
+	// DueHook is out, not before its time.
+	cancel()
+	<-done
+	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	require.Len(t, msgs, 1)
+	due := fixture.DueHook(t, msgs[0])
+	require.Equal(t, hook.ID.String(), due.GetHookId())
+	claimedAt := due.GetLeaseExpiresAt().AsTime().Add(-lease)
+	require.True(t, claimedAt.Before(hook.PostAt), "claimed at %s, not ahead of its post_at %s", claimedAt, hook.PostAt)
+	require.False(t, msgs[0].Time.Before(hook.PostAt), "published at %s, before its post_at %s", msgs[0].Time, hook.PostAt)
+}
+
+// With the local clock running ahead, the window tries to claim earlier
+// than ClaimAhead: the database refuses, and the hook is claimed within
+// ClaimAhead of its run_at by the database clock and published when due.
+func TestClaimAheadIsBoundedByTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const lease, ahead = time.Minute, 300 * time.Millisecond
+	c := b.claimer(t, claim.Config{Lease: lease})
+	w, err := claim.NewWindow(c, b.pool, claim.WindowConfig{
+		Ahead: time.Second, Refresh: time.Hour, ClaimAhead: ahead,
+	}, b.log)
+	require.NoError(t, err)
+	w.SkewClock(700 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	<-w.Listening()
+	hook := b.hook(t, 1500*time.Millisecond)
+
+	require.Len(t, b.waitDue(t, 1), 1)
+	msg := fixture.StreamMessages(t, b.js, event.StreamDue)[0]
+	claimedAt := fixture.DueHook(t, msg).GetLeaseExpiresAt().AsTime().Add(-lease)
+	require.False(t, claimedAt.Before(hook.PostAt.Add(-ahead)),
+		"claimed at %s, more than %s before its post_at %s", claimedAt, ahead, hook.PostAt)
+	require.False(t, msg.Time.Before(hook.PostAt), "published at %s, before its post_at %s", msg.Time, hook.PostAt)
 }

@@ -15,7 +15,7 @@ SET lease_seq        = h.lease_seq + 1,
                             THEN h.redrives + 1 ELSE 0 END,
     status           = 'pending'
 FROM (
-    SELECT d.id
+    SELECT d.id, d.run_at
     FROM hooks AS d
     WHERE d.status IN ('pending', 'retry') AND d.run_at <= now()
     ORDER BY d.run_at
@@ -26,7 +26,11 @@ WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
     h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter;
+    p.retry_max_delay_secs, p.retry_jitter,
+    -- The run_at the hook was claimed for, and the database clock as the
+    -- row was returned: the caller publishes the DueHook no sooner than
+    -- due_at - db_now after the answer reached it (see claim.releaseAt).
+    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now;
 
 -- name: PrefetchDueHooks :many
 -- The hooks due within the next window_seconds by the database clock (an
@@ -41,9 +45,12 @@ LIMIT sqlc.arg(max_hooks)::integer;
 
 -- name: ClaimHooksByID :many
 -- ClaimDueHooks restricted to the given ids: the just-in-time claim of hooks
--- the scheduler holds in memory. The database clock still decides (run_at <=
--- now()), and a hook deleted, finished, rescheduled or claimed by another
--- scheduler meanwhile is skipped. Same columns as ClaimDueHooks.
+-- the scheduler holds in memory, up to ahead_seconds before they are due by
+-- the database clock (run_at <= now() + ahead), so that the claim's commit
+-- is off the delivery's critical path; the caller holds each DueHook until
+-- its due_at by the same clock. A hook deleted, finished, rescheduled or
+-- claimed by another scheduler meanwhile is skipped. Same columns as
+-- ClaimDueHooks.
 UPDATE hooks AS h
 SET lease_seq        = h.lease_seq + 1,
     lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
@@ -53,17 +60,22 @@ SET lease_seq        = h.lease_seq + 1,
                             THEN h.redrives + 1 ELSE 0 END,
     status           = 'pending'
 FROM (
-    SELECT d.id
+    SELECT d.id, d.run_at
     FROM hooks AS d
     WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
-      AND d.status IN ('pending', 'retry') AND d.run_at <= now()
+      AND d.status IN ('pending', 'retry')
+      AND d.run_at <= now() + make_interval(secs => sqlc.arg(ahead_seconds)::float8)
     FOR UPDATE SKIP LOCKED
 ) AS due, projects AS p
 WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
     h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter;
+    p.retry_max_delay_secs, p.retry_jitter,
+    -- The run_at the hook was claimed for, and the database clock as the
+    -- row was returned: the caller publishes the DueHook no sooner than
+    -- due_at - db_now after the answer reached it (see claim.releaseAt).
+    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now;
 
 -- name: WaitingHooks :many
 -- Of the given ids, those still waiting to be claimed within the next

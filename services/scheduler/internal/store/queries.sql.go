@@ -23,7 +23,7 @@ SET lease_seq        = h.lease_seq + 1,
                             THEN h.redrives + 1 ELSE 0 END,
     status           = 'pending'
 FROM (
-    SELECT d.id
+    SELECT d.id, d.run_at
     FROM hooks AS d
     WHERE d.status IN ('pending', 'retry') AND d.run_at <= now()
     ORDER BY d.run_at
@@ -34,7 +34,11 @@ WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
     h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter
+    p.retry_max_delay_secs, p.retry_jitter,
+    -- The run_at the hook was claimed for, and the database clock as the
+    -- row was returned: the caller publishes the DueHook no sooner than
+    -- due_at - db_now after the answer reached it (see claim.releaseAt).
+    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now
 `
 
 type ClaimDueHooksParams struct {
@@ -63,6 +67,8 @@ type ClaimDueHooksRow struct {
 	RetryBackoffFactor float64
 	RetryMaxDelaySecs  int32
 	RetryJitter        bool
+	DueAt              time.Time
+	DbNow              time.Time
 }
 
 // Claims up to batch_size hooks due by the database clock (new, retrying, or
@@ -102,6 +108,8 @@ func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([
 			&i.RetryBackoffFactor,
 			&i.RetryMaxDelaySecs,
 			&i.RetryJitter,
+			&i.DueAt,
+			&i.DbNow,
 		); err != nil {
 			return nil, err
 		}
@@ -123,22 +131,28 @@ SET lease_seq        = h.lease_seq + 1,
                             THEN h.redrives + 1 ELSE 0 END,
     status           = 'pending'
 FROM (
-    SELECT d.id
+    SELECT d.id, d.run_at
     FROM hooks AS d
     WHERE d.id = ANY($2::uuid[])
-      AND d.status IN ('pending', 'retry') AND d.run_at <= now()
+      AND d.status IN ('pending', 'retry')
+      AND d.run_at <= now() + make_interval(secs => $3::float8)
     FOR UPDATE SKIP LOCKED
 ) AS due, projects AS p
 WHERE h.id = due.id AND p.id = h.project_id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
     h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter
+    p.retry_max_delay_secs, p.retry_jitter,
+    -- The run_at the hook was claimed for, and the database clock as the
+    -- row was returned: the caller publishes the DueHook no sooner than
+    -- due_at - db_now after the answer reached it (see claim.releaseAt).
+    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now
 `
 
 type ClaimHooksByIDParams struct {
 	LeaseSeconds float64
 	Ids          []uuid.UUID
+	AheadSeconds float64
 }
 
 type ClaimHooksByIDRow struct {
@@ -162,14 +176,19 @@ type ClaimHooksByIDRow struct {
 	RetryBackoffFactor float64
 	RetryMaxDelaySecs  int32
 	RetryJitter        bool
+	DueAt              time.Time
+	DbNow              time.Time
 }
 
 // ClaimDueHooks restricted to the given ids: the just-in-time claim of hooks
-// the scheduler holds in memory. The database clock still decides (run_at <=
-// now()), and a hook deleted, finished, rescheduled or claimed by another
-// scheduler meanwhile is skipped. Same columns as ClaimDueHooks.
+// the scheduler holds in memory, up to ahead_seconds before they are due by
+// the database clock (run_at <= now() + ahead), so that the claim's commit
+// is off the delivery's critical path; the caller holds each DueHook until
+// its due_at by the same clock. A hook deleted, finished, rescheduled or
+// claimed by another scheduler meanwhile is skipped. Same columns as
+// ClaimDueHooks.
 func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) ([]ClaimHooksByIDRow, error) {
-	rows, err := q.db.Query(ctx, claimHooksByID, arg.LeaseSeconds, arg.Ids)
+	rows, err := q.db.Query(ctx, claimHooksByID, arg.LeaseSeconds, arg.Ids, arg.AheadSeconds)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +217,8 @@ func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) 
 			&i.RetryBackoffFactor,
 			&i.RetryMaxDelaySecs,
 			&i.RetryJitter,
+			&i.DueAt,
+			&i.DbNow,
 		); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,41 @@
+package claim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+func TestReleaseAtWaitsTheDatabaseClocksRemainder(t *testing.T) {
+	t.Parallel()
+	received := time.Now()
+	// The database clock is an hour off the local one: only differences
+	// of its readings count.
+	dbNow := received.Add(time.Hour)
+	for name, tc := range map[string]struct {
+		dueIn time.Duration
+		want  time.Duration
+	}{
+		"not yet due":  {dueIn: 150 * time.Millisecond, want: 150 * time.Millisecond},
+		"due now":      {dueIn: 0, want: 0},
+		"already late": {dueIn: -time.Second, want: 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := releaseAt(received, dbNow.Add(tc.dueIn), dbNow)
+			require.Equal(t, tc.want, got.Sub(received))
+		})
+	}
+}
+
+func TestMustHoldOnlyRowsNotYetDue(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	due := store.ClaimDueHooksRow{DueAt: now.Add(-time.Millisecond), DbNow: now}
+	early := store.ClaimDueHooksRow{DueAt: now.Add(time.Millisecond), DbNow: now}
+	require.False(t, mustHold([]store.ClaimDueHooksRow{due, due}))
+	require.True(t, mustHold([]store.ClaimDueHooksRow{due, early}))
+}
