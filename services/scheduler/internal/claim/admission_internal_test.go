@@ -42,3 +42,21 @@ func TestAdmissionWithoutBoundAdmitsAll(t *testing.T) {
 	require.Equal(t, 7, a.reserve(t.Context(), 7))
 	a.release(7)
 }
+
+func TestAdmissionCountsHeldHooksThatNoQueueShows(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
+	require.NoError(t, event.EnsureStreams(ctx, js))
+	a := &admission{js: js, limit: 5}
+
+	// Four hooks claimed ahead and held: a fresh measure of the (empty)
+	// queues must not forget them.
+	a.hold(4)
+	a.refresh(ctx)
+	require.Equal(t, 1, a.reserve(ctx, 3))
+	// Published: the queues count them from now on, the hold no more.
+	a.hold(-4)
+	a.refresh(ctx)
+	require.Equal(t, 3, a.reserve(ctx, 3))
+}

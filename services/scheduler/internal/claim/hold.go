@@ -45,6 +45,8 @@ func mustHold(rows []store.ClaimDueHooksRow) bool {
 // not published; their leases re-drive them.
 func (c *Claimer) publishWhenDue(ctx context.Context, rows []store.ClaimDueHooksRow, received, start time.Time, how string) {
 	release := func(r store.ClaimDueHooksRow) time.Time { return releaseAt(received, r.DueAt, r.DbNow) }
+	c.admit.hold(len(rows))
+	defer func() { c.admit.hold(-len(rows)) }()
 	slices.SortFunc(rows, func(a, b store.ClaimDueHooksRow) int { return release(a).Compare(release(b)) })
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -65,6 +67,7 @@ func (c *Claimer) publishWhenDue(ctx context.Context, rows []store.ClaimDueHooks
 			n++
 		}
 		c.publish(ctx, rows[:n], start, how)
+		c.admit.hold(-n)
 		rows = rows[n:]
 	}
 }
