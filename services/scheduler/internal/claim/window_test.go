@@ -20,21 +20,30 @@ func (b bundle) startWindow(t *testing.T, c *claim.Claimer, cfg claim.WindowConf
 	t.Helper()
 	w, err := claim.NewWindow(c, b.pool, cfg, b.log)
 	require.NoError(t, err)
+	runWindow(t, w)
+}
+
+// runWindow runs w until the test ends or stop is called (stop returns once
+// Run has), and waits until it listens for notifications.
+func runWindow(t *testing.T, w *claim.Window) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		w.Run(ctx)
 	}()
-	t.Cleanup(func() {
+	stop = func() {
 		cancel()
 		<-done
-	})
+	}
+	t.Cleanup(stop)
 	select {
 	case <-w.Listening():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the window never listened")
 	}
+	return stop
 }
 
 // waitDue waits until the due stream holds n messages and returns them
@@ -233,17 +242,7 @@ func TestDatabaseClockDecidesWhenTheLocalClockRunsAhead(t *testing.T) {
 	// first tries 700ms early: the database must refuse, and the window
 	// must come back at the run_at the database reports.
 	w.SkewClock(700 * time.Millisecond)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	<-w.Listening()
+	runWindow(t, w)
 	hook := b.hook(t, time.Second)
 
 	require.Len(t, b.waitDue(t, 1), 1)
@@ -301,25 +300,14 @@ func TestWindowClaimsAheadButPublishesOnlyWhenDue(t *testing.T) {
 		Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: time.Second,
 	}, b.log)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	<-w.Listening()
+	stop := runWindow(t, w)
 	hook := b.hook(t, 2*time.Second)
 
 	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hook.ID).LeaseSeq == 1 },
 		15*time.Second, 2*time.Millisecond)
 	// Stopped while it holds the claimed hook: Run returns only once the
 	// DueHook is out, not before its time.
-	cancel()
-	<-done
+	stop()
 	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
 	due := fixture.DueHook(t, msgs[0])
@@ -342,17 +330,7 @@ func TestClaimAheadIsBoundedByTheDatabaseClock(t *testing.T) {
 	}, b.log)
 	require.NoError(t, err)
 	w.SkewClock(700 * time.Millisecond)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	<-w.Listening()
+	runWindow(t, w)
 	hook := b.hook(t, 1500*time.Millisecond)
 
 	require.Len(t, b.waitDue(t, 1), 1)
