@@ -88,10 +88,13 @@ func (k keyManagement) RevokeApiKey(ctx context.Context, req gen.RevokeApiKeyReq
 		return nil, errAPIKeyNotFound
 	}
 	err = k.APIKeys.Revoke(ctx, projectOf(ctx), id)
-	// This process stops accepting the key at once, whatever the outcome
-	// (a revocation that committed but failed to answer included); other
-	// replicas within their cache's TTL.
-	k.cache.Forget(id)
+	// This process stops accepting the key at once (after a failure too:
+	// the revocation may have committed); other replicas within their
+	// cache's TTL. An id that is not the project's, or its last key,
+	// revoked nothing.
+	if !errors.Is(err, postgres.ErrNotFound) && !errors.Is(err, apikey.ErrLastKey) {
+		k.cache.Forget(id)
+	}
 	switch {
 	case errors.Is(err, postgres.ErrNotFound):
 		return nil, errAPIKeyNotFound
