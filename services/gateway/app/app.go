@@ -26,6 +26,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
+	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
@@ -100,6 +101,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Config:   api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes},
 		Log:      log,
 		Keys:     apikey.NewVerifier(queries),
+		KeyCache: keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax),
 		Hooks:    hooks,
 		Attempts: attempt.NewLister(pool),
 		Limits:   api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},

@@ -42,6 +42,7 @@ func TestConfigDefaults(t *testing.T) {
 		CreateBatch:      256,
 		CreateLinger:     time.Millisecond,
 		CreateInFlight:   1,
+		KeyCacheTTL:      time.Second,
 	}, cfg)
 }
 
@@ -59,12 +60,13 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_GATEWAY_CREATE_BATCH":     "64",
 		"SUNDIAL_GATEWAY_CREATE_LINGER":    "2ms",
 		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "2",
+		"SUNDIAL_GATEWAY_KEY_CACHE_TTL":    "250ms",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", HTTPAddr: "127.0.0.1:9000", LogLevel: "debug", HeaderPrefix: "Acme",
 		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
-		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2,
+		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2, KeyCacheTTL: 250 * time.Millisecond,
 	}, cfg)
 }
 
@@ -90,11 +92,13 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_GATEWAY_CREATE_BATCH":     "20000",
 		"SUNDIAL_GATEWAY_CREATE_LINGER":    "1s",
 		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "0",
+		"SUNDIAL_GATEWAY_KEY_CACHE_TTL":    "11s",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{"SUNDIAL_HTTP_ADDR", "SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX",
 		"SUNDIAL_MAX_DATA_BYTES", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_DATABASE_MAX_CONNS",
-		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT"} {
+		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT",
+		"SUNDIAL_GATEWAY_KEY_CACHE_TTL"} {
 		require.ErrorContains(t, err, name)
 	}
 }

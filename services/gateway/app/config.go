@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
+	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 )
 
 // Config is the whole configuration, read only from the environment.
@@ -53,6 +54,14 @@ type Config struct {
 	// at most DatabaseMaxConns, and best well below it, so that the
 	// requests' reads find connections.
 	CreateInFlight int
+	// KeyCacheTTL is how long a valid API key is remembered, so that
+	// requests with it skip the key's look-up in PostgreSQL
+	// (SUNDIAL_GATEWAY_KEY_CACHE_TTL; 0 turns the cache off, at most 10s).
+	// Revoking a key through this gateway's API takes effect at once; a
+	// revocation through another replica or in the database directly, and
+	// a change of the project's rate limit, take up to this long to reach
+	// this gateway. Refused keys are never cached.
+	KeyCacheTTL time.Duration
 }
 
 // Defaults.
@@ -68,6 +77,7 @@ const (
 	DefaultCreateBatch      = 256
 	DefaultCreateLinger     = time.Millisecond
 	DefaultCreateInFlight   = 1
+	DefaultKeyCacheTTL      = time.Second
 )
 
 // Upper bounds that catch a misplaced digit.
@@ -97,6 +107,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		CreateBatch:      r.Int("SUNDIAL_GATEWAY_CREATE_BATCH", DefaultCreateBatch),
 		CreateLinger:     r.Duration("SUNDIAL_GATEWAY_CREATE_LINGER", DefaultCreateLinger),
 		CreateInFlight:   r.Int("SUNDIAL_GATEWAY_CREATE_IN_FLIGHT", DefaultCreateInFlight),
+		KeyCacheTTL:      r.Duration("SUNDIAL_GATEWAY_KEY_CACHE_TTL", DefaultKeyCacheTTL),
 	}
 	// A variable that failed to parse keeps its default, so Validate reports
 	// only the other problems, and the two lists do not overlap.
@@ -123,6 +134,8 @@ func (c Config) Validate() error {
 		"SUNDIAL_GATEWAY_CREATE_BATCH=%d: want 0 (no batching) to %d", c.CreateBatch, hook.MaxBatchSize)
 	check.That(c.CreateLinger >= 0 && c.CreateLinger <= hook.MaxLinger,
 		"SUNDIAL_GATEWAY_CREATE_LINGER=%s: want 0 to %s", c.CreateLinger, hook.MaxLinger)
+	check.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= keycache.MaxTTL,
+		"SUNDIAL_GATEWAY_KEY_CACHE_TTL=%s: want 0 (no cache) to %s", c.KeyCacheTTL, keycache.MaxTTL)
 	if c.CreateBatch > 0 {
 		check.That(c.CreateInFlight >= 1 && c.CreateInFlight <= c.DatabaseMaxConns,
 			"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT=%d: want 1 to SUNDIAL_DATABASE_MAX_CONNS (%d) while creates are batched",

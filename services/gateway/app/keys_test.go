@@ -96,6 +96,26 @@ func TestAPIKeysCreateListAndRevoke(t *testing.T) {
 		requireError(t, http.StatusConflict, "conflict")
 }
 
+// With the longest cache, a key revoked through the API is refused at once
+// by this gateway, although it was cached a moment before.
+func TestRevokingThroughTheAPIBeatsTheKeyCache(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *app.Config) { c.KeyCacheTTL = 10 * time.Second })
+	second := b.createAPIKey(`{"name":"second"}`)
+	require.Len(t, b.apiKeys(as(second.Key)), 2, "the second key is now cached")
+	require.Len(t, b.apiKeys(as(second.Key)), 2)
+
+	b.requireDone(b.do(http.MethodDelete, "/v1/api-keys/"+second.ID, nil))
+	e := b.do(http.MethodGet, "/v1/api-keys", nil, as(second.Key)).requireError(t, http.StatusUnauthorized, "unauthorized")
+	require.Contains(t, e.Error, "revoked")
+	require.Len(t, b.apiKeys(), 2, "the first key still works")
+
+	// A key may revoke itself, cached as it is.
+	third := b.createAPIKey(`{"name":"third"}`)
+	b.requireDone(b.do(http.MethodDelete, "/v1/api-keys/"+third.ID, nil, as(third.Key)))
+	b.do(http.MethodGet, "/v1/api-keys", nil, as(third.Key)).requireError(t, http.StatusUnauthorized, "unauthorized")
+}
+
 func TestCreateAPIKeyNameRules(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

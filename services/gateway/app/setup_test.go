@@ -57,6 +57,7 @@ func testConfig(t testing.TB, dbURL string) app.Config {
 		CreateBatch:      app.DefaultCreateBatch,
 		CreateLinger:     app.DefaultCreateLinger,
 		CreateInFlight:   app.DefaultCreateInFlight,
+		KeyCacheTTL:      app.DefaultKeyCacheTTL,
 	}
 }
 

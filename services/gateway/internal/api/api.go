@@ -23,7 +23,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
+	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
+	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/openapi"
@@ -47,7 +49,19 @@ type KeyVerifier interface {
 // LimitsDeps.Reader is set, authentication reads them, and enforceLimits
 // uses them instead of reading them again.
 type LimitsVerifier interface {
-	VerifyWithLimits(ctx context.Context, key string) (uuid.UUID, quota.Limits, error)
+	IdentifyWithLimits(ctx context.Context, key string) (apikey.Identity, quota.Limits, error)
+}
+
+// KeyCache remembers valid API keys for a short time (keycache.Cache; a
+// nil *keycache.Cache caches nothing). It is consulted only with a
+// LimitsVerifier and a LimitsDeps.Reader: a key found there skips the
+// look-up, and its project's quota standing is read only for responses
+// whose handler does not report it itself (a create does).
+type KeyCache interface {
+	Get(key string) (keycache.Entry, bool)
+	Generation() uint64
+	Put(key string, e keycache.Entry, gen uint64)
+	Forget(keyID uuid.UUID)
 }
 
 // Hooks stores hooks.
@@ -62,7 +76,10 @@ type Deps struct {
 	Config Config
 	Log    *slog.Logger
 	Keys   KeyVerifier
-	Hooks  Hooks
+	// KeyCache caches valid keys; nil caches nothing. Revoking a key
+	// through the API forgets it at once.
+	KeyCache KeyCache
+	Hooks    Hooks
 	// Attempts lists a hook's attempts.
 	Attempts AttemptLister
 	// Ready reports whether the service can do its work (the database
@@ -109,6 +126,9 @@ func New(d Deps) *echo.Echo {
 	if d.Tracing == nil {
 		d.Tracing = otel.GetTracerProvider()
 	}
+	if d.KeyCache == nil {
+		d.KeyCache = (*keycache.Cache)(nil)
+	}
 	document, err := openapi.JSON(d.Config.HeaderPrefix)
 	if err != nil {
 		// The document is embedded at build time and its tests convert it:
@@ -121,7 +141,7 @@ func New(d Deps) *echo.Echo {
 		hookList:          hookList{ListDeps: d.List, cfg: d.Config},
 		bulkActions:       bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
 		projectSettings:   projectSettings{ProjectDeps: d.Project, cfg: d.Config},
-		keyManagement:     keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config},
+		keyManagement:     keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config, cache: d.KeyCache},
 		channelManagement: channelManagement{ChannelDeps: d.Channels, log: d.Log},
 	}
 	e := echo.New()

@@ -9,6 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
+	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 )
 
 // HeaderAPIKey carries the project's API key on every /v1 request.
@@ -38,18 +40,32 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // verify resolves the key, with its project's limits when the verifier
-// can read both at once (kept for enforceLimits).
+// can read both at once (kept for enforceLimits). A key in the cache is
+// not looked up: only its project's rate limit is known then (kept for
+// enforceLimits too), and the quota standing is read when the response
+// needs it.
 func (s *server) verify(c echo.Context, key string) (uuid.UUID, error) {
 	ctx := c.Request().Context()
 	lv, ok := s.Keys.(LimitsVerifier)
 	if !ok || s.Limits.Reader == nil {
 		return s.Keys.Verify(ctx, key)
 	}
-	projectID, limits, err := lv.VerifyWithLimits(ctx, key)
-	if err == nil {
-		c.Set(keyLimits, limits)
+	if e, ok := s.KeyCache.Get(key); ok {
+		c.Set(keyRate, quota.RateLimit{PerSecond: e.RatePerSecond, Burst: e.RateBurst})
+		return e.ProjectID, nil
 	}
-	return projectID, err
+	gen := s.KeyCache.Generation()
+	id, limits, err := lv.IdentifyWithLimits(ctx, key)
+	if err != nil {
+		// Refusals are not cached: a key created a moment ago must work.
+		return uuid.Nil, err
+	}
+	c.Set(keyLimits, limits)
+	s.KeyCache.Put(key, keycache.Entry{
+		KeyID: id.KeyID, ProjectID: id.ProjectID,
+		RatePerSecond: limits.RatePerSecond, RateBurst: limits.RateBurst,
+	}, gen)
+	return id.ProjectID, nil
 }
 
 // missingKey explains what to send. Clients written for other APIs often

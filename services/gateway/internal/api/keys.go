@@ -37,7 +37,8 @@ type KeyDeps struct {
 // keyManagement serves /v1/api-keys and /v1/signing-keys.
 type keyManagement struct {
 	KeyDeps
-	cfg Config
+	cfg   Config
+	cache KeyCache
 }
 
 var (
@@ -87,6 +88,13 @@ func (k keyManagement) RevokeApiKey(ctx context.Context, req gen.RevokeApiKeyReq
 		return nil, errAPIKeyNotFound
 	}
 	err = k.APIKeys.Revoke(ctx, projectOf(ctx), id)
+	// This process stops accepting the key at once (after a failure too:
+	// the revocation may have committed); other replicas within their
+	// cache's TTL. An id that is not the project's, or its last key,
+	// revoked nothing.
+	if !errors.Is(err, postgres.ErrNotFound) && !errors.Is(err, apikey.ErrLastKey) {
+		k.cache.Forget(id)
+	}
 	switch {
 	case errors.Is(err, postgres.ErrNotFound):
 		return nil, errAPIKeyNotFound

@@ -20,6 +20,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
+	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
@@ -55,15 +56,16 @@ type limitsBundle struct {
 }
 
 // setupLimits serves the hook routes with real keys, quota and rate
-// limiting, the limiter on a manual clock.
-func setupLimits(t *testing.T) limitsBundle {
+// limiting, the limiter on a manual clock; configure changes the API's
+// dependencies (a key cache).
+func setupLimits(t *testing.T, configure ...func(*api.Deps)) limitsBundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
 	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
 	clock := &manualClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	handler := api.New(api.Deps{
+	deps := api.Deps{
 		Config: api.Config{HeaderPrefix: "Sundial", MaxDataBytes: 1024},
 		Log:    slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Keys:   apikey.NewVerifier(q),
@@ -72,7 +74,11 @@ func setupLimits(t *testing.T) limitsBundle {
 			Reader: quota.NewReader(q),
 			Rate:   ratelimit.New(ratelimit.Options{Now: clock.Now}),
 		},
-	})
+	}
+	for _, f := range configure {
+		f(&deps)
+	}
+	handler := api.New(deps)
 	server := httptest.NewServer(handler)
 	t.Cleanup(server.Close)
 	return limitsBundle{t: t, server: server, pool: pool, q: q, clock: clock, project: created}
@@ -121,7 +127,19 @@ const hookBody = `{"path":"/a","data":{},"postIn":"1m"}`
 
 func TestEveryAuthenticatedResponseCarriesTheLimits(t *testing.T) {
 	t.Parallel()
-	b := setupLimits(t)
+	t.Run("keys read each time", func(t *testing.T) {
+		t.Parallel()
+		everyResponseCarriesTheLimits(t, setupLimits(t))
+	})
+	// The quota standing is then read only for the answers that do not
+	// report a create's count.
+	t.Run("keys cached", func(t *testing.T) {
+		t.Parallel()
+		everyResponseCarriesTheLimits(t, setupLimits(t, func(d *api.Deps) { d.KeyCache = keycache.New(time.Hour, 10) }))
+	})
+}
+
+func everyResponseCarriesTheLimits(t *testing.T, b limitsBundle) {
 	missing := "/v1/hooks/" + uuid.NewString()
 	tests := []struct {
 		name, method, path, body string

@@ -23,6 +23,8 @@ const (
 	keyRequestID = "sundial.requestID"
 	keyProjectID = "sundial.projectID"
 	keyLimits    = "sundial.limits" // quota.Limits read with the API key
+	keyRate      = "sundial.rate"   // quota.RateLimit of a cached API key
+	keyQuotaErr  = "sundial.quotaHeadersError"
 	keyFault     = "sundial.fault"
 	keyStack     = "sundial.panicStack"
 )
@@ -167,6 +169,10 @@ func accessLog(log *slog.Logger) echo.MiddlewareFunc {
 			if fault, ok := c.Get(keyFault).(error); ok {
 				level = slog.LevelError
 				attrs = append(attrs, slog.String("error", fault.Error()))
+			}
+			if qerr, ok := c.Get(keyQuotaErr).(error); ok {
+				level = max(level, slog.LevelWarn)
+				attrs = append(attrs, slog.String("quota_headers_error", qerr.Error()))
 			}
 			if stack, ok := c.Get(keyStack).(string); ok {
 				attrs = append(attrs, slog.String("stack", stack))

@@ -31,8 +31,8 @@ type Identity struct {
 }
 
 // Verifier resolves API keys to their project. It reads the key's row on
-// every call, with no cache, so that a revoked key is refused by every
-// gateway replica from the moment the revocation commits.
+// every call, with no cache of its own; the API puts a short-lived cache
+// of valid keys in front of it (package keycache).
 type Verifier struct {
 	q       *store.Queries
 	touches chan struct{} // a slot per record in flight
@@ -75,21 +75,28 @@ func (v *Verifier) Identify(ctx context.Context, plain string) (Identity, error)
 // every authenticated request needs both, and a round trip less per
 // request is a good share of the API's database work.
 func (v *Verifier) VerifyWithLimits(ctx context.Context, plain string) (uuid.UUID, quota.Limits, error) {
+	id, limits, err := v.IdentifyWithLimits(ctx, plain)
+	return id.ProjectID, limits, err
+}
+
+// IdentifyWithLimits is VerifyWithLimits that also names the key, for a
+// cache of valid keys that revoking one must be able to clear.
+func (v *Verifier) IdentifyWithLimits(ctx context.Context, plain string) (Identity, quota.Limits, error) {
 	prefix, err := Prefix(plain)
 	if err != nil {
-		return uuid.Nil, quota.Limits{}, err
+		return Identity{}, quota.Limits{}, err
 	}
 	row, err := v.q.GetAPIKeyWithLimits(ctx, prefix)
 	if err != nil {
 		if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
-			return uuid.Nil, quota.Limits{}, ErrInvalid
+			return Identity{}, quota.Limits{}, ErrInvalid
 		}
-		return uuid.Nil, quota.Limits{}, fmt.Errorf("look up api key: %w", err)
+		return Identity{}, quota.Limits{}, fmt.Errorf("look up api key: %w", err)
 	}
 	if err := v.check(ctx, plain, row.KeyHash, row.RevokedAt, row.TouchDue, row.ID); err != nil {
-		return uuid.Nil, quota.Limits{}, err
+		return Identity{}, quota.Limits{}, err
 	}
-	return row.ProjectID, quota.Limits{
+	return Identity{KeyID: row.ID, ProjectID: row.ProjectID}, quota.Limits{
 		Usage: quota.Usage{
 			Limit:       row.PlanQuota,
 			Used:        row.HooksCreated,

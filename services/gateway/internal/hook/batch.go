@@ -310,14 +310,14 @@ func insertTaken(ctx context.Context, q *store.Queries, batch []*pending, taken 
 		return nil
 	}
 	arg := store.InsertHooksParams{
-		Ids: make([]uuid.UUID, len(taken)), ProjectIds: make([]uuid.UUID, len(taken)),
+		Ids: make([]string, len(taken)), ProjectIds: make([]string, len(taken)),
 		Paths: make([]string, len(taken)), Datas: make([]string, len(taken)),
 		PostAts: make([]time.Time, len(taken)), PostInSeconds: make([]int64, len(taken)),
 		RetryOverrides: make([]string, len(taken)),
 	}
 	for j, i := range taken {
 		p := batch[i]
-		arg.Ids[j], arg.ProjectIds[j], arg.Paths[j] = p.id, p.projectID, p.n.Path
+		arg.Ids[j], arg.ProjectIds[j], arg.Paths[j] = p.id.String(), p.projectID.String(), p.n.Path
 		arg.Datas[j], arg.RetryOverrides[j] = string(p.n.Data), string(p.n.RetryOverride)
 		arg.PostInSeconds[j] = -1
 		if p.n.PostAt != nil {

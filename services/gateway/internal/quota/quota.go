@@ -223,7 +223,8 @@ type RateLimit struct {
 
 // SetRateLimit changes the rate limit of the project's keys, a plan
 // setting. It applies to each gateway replica's buckets at their next
-// request. An unknown project is postgres.ErrNotFound.
+// look-up of the key: within the replica's key cache time
+// (SUNDIAL_GATEWAY_KEY_CACHE_TTL). An unknown project is postgres.ErrNotFound.
 func SetRateLimit(ctx context.Context, q *store.Queries, projectID uuid.UUID, r RateLimit) error {
 	if r.PerSecond < 1 || r.PerSecond > 100_000 || r.Burst < 1 || r.Burst > 1_000_000 {
 		return fmt.Errorf("rate limit: want 1 to 100000 per second and a burst of 1 to 1000000, got %d and %d", r.PerSecond, r.Burst)

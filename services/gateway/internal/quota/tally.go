@@ -38,7 +38,11 @@ func Lock(ctx context.Context, q *store.Queries, projectIDs []uuid.UUID) (map[uu
 	ids := slices.Clone(projectIDs)
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
 	ids = slices.Compact(ids)
-	rows, err := q.LockPeriods(ctx, ids)
+	texts := make([]string, len(ids))
+	for i, id := range ids {
+		texts[i] = id.String()
+	}
+	rows, err := q.LockPeriods(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("lock usage periods: %w", postgres.Translate(err))
 	}
@@ -86,7 +90,7 @@ func Save(ctx context.Context, q *store.Queries, tallies map[uuid.UUID]*Tally) e
 	var arg store.AddHooksToPeriodsParams
 	for id, t := range tallies {
 		if t.taken > 0 {
-			arg.ProjectIds = append(arg.ProjectIds, id)
+			arg.ProjectIds = append(arg.ProjectIds, id.String())
 			arg.Hooks = append(arg.Hooks, t.taken)
 		}
 	}

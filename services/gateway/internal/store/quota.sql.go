@@ -75,7 +75,7 @@ const addHooksToPeriods = `-- name: AddHooksToPeriods :exec
 UPDATE usage_periods AS u
 SET hooks_created = u.hooks_created + c.hooks
 FROM (
-    SELECT unnest($1::uuid[]) AS project_id,
+    SELECT unnest($1::text[])::uuid AS project_id,
         unnest($2::bigint[]) AS hooks
 ) AS c
 WHERE u.project_id = c.project_id
@@ -83,7 +83,7 @@ WHERE u.project_id = c.project_id
 `
 
 type AddHooksToPeriodsParams struct {
-	ProjectIds []uuid.UUID
+	ProjectIds []string
 	Hooks      []int64
 }
 
@@ -175,7 +175,7 @@ WITH locked AS (
            date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
            (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC',
            0
-    FROM unnest($1::uuid[]) AS p (id)
+    FROM (SELECT unnest($1::text[])::uuid AS id) AS p
     ORDER BY p.id
     ON CONFLICT (project_id, period_start)
     DO UPDATE SET hooks_created = usage_periods.hooks_created
@@ -208,8 +208,9 @@ type LockPeriodsRow struct {
 // of each project, created at zero when missing, locked until the
 // transaction ends, with the plan it is judged by. The rows are locked in
 // project order, so that batches sharing projects wait for each other
-// instead of deadlocking. The ids must be distinct.
-func (q *Queries) LockPeriods(ctx context.Context, projectIds []uuid.UUID) ([]LockPeriodsRow, error) {
+// instead of deadlocking. The ids must be distinct; they come as text, as
+// InsertHooks's do (gateway.sql), which pgx encodes more cheaply.
+func (q *Queries) LockPeriods(ctx context.Context, projectIds []string) ([]LockPeriodsRow, error) {
 	rows, err := q.db.Query(ctx, lockPeriods, projectIds)
 	if err != nil {
 		return nil, err

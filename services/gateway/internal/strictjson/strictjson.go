@@ -5,6 +5,11 @@
 // these is an error here that names the field at fault. So is valid JSON
 // that PostgreSQL cannot store (a \u0000 or unpaired surrogate escape, a
 // number beyond its numeric type), which would otherwise fail the insert.
+//
+// A body is first scanned in one pass (fast.go) that only tells whether
+// there is anything to report; when there may be, a slower walk over
+// encoding/json's tokens finds it and names the field. Well-formed bodies,
+// nearly all of them, never take the walk.
 package strictjson
 
 import (
@@ -50,9 +55,13 @@ func Decode(body []byte, v any) error {
 	if bad, msg := firstUnstorableEscape(body); bad >= 0 {
 		return placed(body, t.Elem(), bad, msg)
 	}
-	w := newWalker(body, -1)
-	if err := w.document(t.Elem()); err != nil {
-		return err
+	// The walker finds and names what is wrong; for a body the fast path
+	// is sure of, there is nothing to find.
+	if !wellFormed(body, t.Elem()) {
+		w := newWalker(body, -1)
+		if err := w.document(t.Elem()); err != nil {
+			return err
+		}
 	}
 	return decodeValues(body, v)
 }

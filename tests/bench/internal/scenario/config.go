@@ -51,7 +51,8 @@ type Config struct {
 	// SUNDIAL_DISPATCHER_HOST_CONCURRENCY=64,SUNDIAL_SCHEDULER_BATCH_SIZE=1000).
 	ServiceEnv map[string]string
 	// Pprof builds the services with pprof and profiles the burst and
-	// scale scenarios' delivery phase (BENCH_PPROF=1) for PprofSeconds
+	// scale scenarios' delivery phase, and the gateway during schedule
+	// (BENCH_PPROF=1) for PprofSeconds
 	// (BENCH_PPROF_SECONDS, default 15).
 	Pprof        bool
 	PprofSeconds int
