@@ -119,3 +119,23 @@ func ExtractNATS(ctx context.Context, h nats.Header) context.Context {
 	}
 	return otel.GetTextMapPropagator().Extract(ctx, natsCarrier(h))
 }
+
+// InjectMap returns the trace context of ctx as a map (W3C names as keys),
+// for a trace context carried inside a message rather than in its headers;
+// nil when ctx has none.
+func InjectMap(ctx context.Context) map[string]string {
+	c := propagation.MapCarrier{}
+	otel.GetTextMapPropagator().Inject(ctx, c)
+	if len(c) == 0 {
+		return nil
+	}
+	return c
+}
+
+// ExtractMap returns ctx carrying the trace context found in m.
+func ExtractMap(ctx context.Context, m map[string]string) context.Context {
+	if len(m) == 0 {
+		return ctx
+	}
+	return otel.GetTextMapPropagator().Extract(ctx, propagation.MapCarrier(m))
+}
