@@ -28,6 +28,8 @@ func TestConfigDefaults(t *testing.T) {
 		DeliveryTimeout:      10 * time.Second,
 		ResponseExcerptBytes: 1024,
 		KeyCacheTTL:          5 * time.Second,
+		ResultBatch:          256,
+		ResultLinger:         2 * time.Millisecond,
 		DatabaseMaxConns:     8,
 		ShutdownTimeout:      15 * time.Second,
 	}, cfg)
@@ -49,6 +51,8 @@ func TestConfigFromEnvironment(t *testing.T) {
 		"SUNDIAL_DELIVERY_CA_FILE":            "/etc/sundial/ca.pem",
 		"SUNDIAL_RESPONSE_EXCERPT_BYTES":      "0",
 		"SUNDIAL_DISPATCHER_KEY_CACHE_TTL":    "1m",
+		"SUNDIAL_DISPATCHER_RESULT_BATCH":     "1",
+		"SUNDIAL_DISPATCHER_RESULT_LINGER":    "5ms",
 		"SUNDIAL_DATABASE_MAX_CONNS":          "4",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":            "30s",
 	}))
@@ -69,6 +73,8 @@ func TestConfigFromEnvironment(t *testing.T) {
 		CAFile:               "/etc/sundial/ca.pem",
 		ResponseExcerptBytes: 0,
 		KeyCacheTTL:          time.Minute,
+		ResultBatch:          1,
+		ResultLinger:         5 * time.Millisecond,
 		DatabaseMaxConns:     4,
 		ShutdownTimeout:      30 * time.Second,
 	}, cfg)
@@ -112,6 +118,8 @@ func TestValidate(t *testing.T) {
 		"SUNDIAL_DELIVERY_TIMEOUT":            func(c *app.Config) { c.DeliveryTimeout = 0 },
 		"SUNDIAL_RESPONSE_EXCERPT_BYTES":      func(c *app.Config) { c.ResponseExcerptBytes = -1 },
 		"SUNDIAL_DISPATCHER_KEY_CACHE_TTL":    func(c *app.Config) { c.KeyCacheTTL = time.Hour },
+		"SUNDIAL_DISPATCHER_RESULT_BATCH":     func(c *app.Config) { c.ResultBatch = 0 },
+		"SUNDIAL_DISPATCHER_RESULT_LINGER":    func(c *app.Config) { c.ResultLinger = 2 * time.Second },
 		"SUNDIAL_DATABASE_MAX_CONNS":          func(c *app.Config) { c.DatabaseMaxConns = 0 },
 		"SUNDIAL_SHUTDOWN_TIMEOUT":            func(c *app.Config) { c.ShutdownTimeout = 0 },
 		"SUNDIAL_DELIVERY_ALLOW_CIDRS":        func(c *app.Config) { c.AllowCIDRs = []netip.Prefix{{}} },

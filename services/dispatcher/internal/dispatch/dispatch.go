@@ -22,6 +22,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 // Credentials finds a project's signing keys and Authorization value.
@@ -39,6 +40,12 @@ type Publisher interface {
 	Publish(ctx context.Context, m bus.Message) error
 }
 
+// Reporter publishes a result in a batch with others and returns once that
+// batch is stored (report.Batcher).
+type Reporter interface {
+	Report(ctx context.Context, r *eventv1.AttemptResult) error
+}
+
 // Config wires a Handler.
 type Config struct {
 	Credentials Credentials
@@ -51,6 +58,10 @@ type Config struct {
 	Metrics       *Metrics
 	// Retry is how a failed publish of the result is retried.
 	Retry RetryPolicy
+	// Results, when set, publishes the results in batches; nil publishes
+	// each as a message of its own (what schedulers older than batching
+	// understand).
+	Results Reporter
 	// Hosts bounds the deliveries in flight per destination host; nil
 	// means no per-host bound.
 	Hosts *hostlimit.Limiter
@@ -67,6 +78,7 @@ type Handler struct {
 	cfg    Config
 	log    *slog.Logger
 	tracer trace.Tracer
+	sender report.Sender
 }
 
 // NewHandler returns a Handler.
@@ -83,7 +95,8 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
 	}
-	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName)}
+	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
+		sender: report.Sender{Publisher: cfg.Publisher, Retry: cfg.Retry, EnsureStreams: cfg.EnsureStreams, Log: cfg.Log}}
 }
 
 // dueHook is a decoded and checked DueHook.
