@@ -28,7 +28,7 @@ var DefaultRetry = report.DefaultRetry
 // When it cannot, it gives up with an error in the log: having JetStream
 // redeliver the DueHook would deliver the hook twice, while the lease
 // expiry re-drives it anyway.
-func (h *Handler) publish(ctx context.Context, log *slog.Logger, due dueHook, res delivery.Result) {
+func (h *Handler) publish(ctx context.Context, log deliveryLog, due dueHook, res delivery.Result) {
 	r := attemptResult(due, res)
 	if h.cfg.Results != nil {
 		// The batch's headers cannot carry every delivery's trace: each
@@ -47,7 +47,7 @@ func (h *Handler) publish(ctx context.Context, log *slog.Logger, due dueHook, re
 		Body:    r,
 	}
 	if err := h.sender.Publish(ctx, msg); err != nil {
-		log.Error("result not published; the lease expiry will re-drive the hook", "err", err)
+		log.error(ctx, "result not published; the lease expiry will re-drive the hook", slog.String("err", err.Error()))
 	}
 }
 
@@ -69,5 +69,13 @@ func attemptResult(due dueHook, res delivery.Result) *eventv1.AttemptResult {
 
 // outcomeName is the outcome as logs and metrics show it: "success", ...
 func outcomeName(o eventv1.Outcome) string {
+	switch o {
+	case eventv1.Outcome_OUTCOME_SUCCESS:
+		return "success"
+	case eventv1.Outcome_OUTCOME_FAILURE:
+		return "failure"
+	case eventv1.Outcome_OUTCOME_ASYNC:
+		return "async"
+	}
 	return strings.ToLower(strings.TrimPrefix(o.String(), "OUTCOME_"))
 }
