@@ -104,6 +104,9 @@ type dueHook struct {
 	msg       *eventv1.DueHook
 	hookID    uuid.UUID
 	projectID uuid.UUID
+	// host is the destination's host[:port], parsed once for the log line
+	// and the span ("" when the URL does not parse).
+	host string
 }
 
 // Handle delivers one DueHook. It returns nil once the hook needs nothing
@@ -210,7 +213,7 @@ func decode(data []byte) (dueHook, error) {
 	if len(msg.GetData()) == 0 {
 		return dueHook{}, fmt.Errorf("DueHook %s has no data", hookID)
 	}
-	return dueHook{msg: &msg, hookID: hookID, projectID: projectID}, nil
+	return dueHook{msg: &msg, hookID: hookID, projectID: projectID, host: host(msg.GetUrl())}, nil
 }
 
 // resultMargin is the time a delivery's result needs, after the exchange,
@@ -256,7 +259,7 @@ func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set
 		AsyncSecret:   creds.AsyncSecret,
 	}
 	done := h.cfg.Metrics.start(ctx)
-	res, err := h.send(ctx, req)
+	res, err := h.send(ctx, req, due.host)
 	done(ctx, res, err)
 	if err == nil && m.GetAttempt() == 1 {
 		h.cfg.Metrics.recordLateness(ctx, res.StartedAt, req.PostAt)
@@ -302,7 +305,7 @@ func (l deliveryLog) error(ctx context.Context, msg string, extra ...slog.Attr) 
 // host: a path or query string may carry the customer's secrets.
 func (l deliveryLog) delivery(ctx context.Context, res delivery.Result) {
 	extra := [5]slog.Attr{
-		slog.String("host", host(l.due.msg.GetUrl())),
+		slog.String("host", l.due.host),
 		slog.String("outcome", outcomeName(res.Outcome)),
 		slog.Int("status_code", res.StatusCode),
 		slog.Int64("duration_ms", res.Duration.Milliseconds()),
