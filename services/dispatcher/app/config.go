@@ -33,8 +33,11 @@ type Config struct {
 	// are built on it (SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080, the
 	// gateway's default address on this machine; set it in production).
 	PublicURL string
-	// Concurrency bounds the deliveries this replica makes at once
-	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 64).
+	// Concurrency bounds the deliveries this replica handles at once, each
+	// from its DueHook until its result is stored: with batched results
+	// that includes the wait for the batch (ResultLinger and the publish),
+	// so the default leaves about 64 on the wire while as many wait
+	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
 	Concurrency int
 	// HostConcurrency bounds this replica's deliveries in flight to one
 	// destination host (host:port), so one slow receiver cannot take every
@@ -107,7 +110,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", "Sundial"),
 		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
-		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 64),
+		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 128),
 		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", 16),
 		DeliveryTimeout:      r.Duration("SUNDIAL_DELIVERY_TIMEOUT", 10*time.Second),
 		AllowPrivate:         r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),

@@ -23,7 +23,7 @@ func TestConfigDefaults(t *testing.T) {
 		LogLevel:             "info",
 		HeaderPrefix:         "Sundial",
 		PublicURL:            "http://127.0.0.1:8080",
-		Concurrency:          64,
+		Concurrency:          128,
 		HostConcurrency:      16,
 		DeliveryTimeout:      10 * time.Second,
 		ResponseExcerptBytes: 1024,
