@@ -35,11 +35,20 @@ func (h *Handler) publish(ctx context.Context, log deliveryLog, due dueHook, res
 		// result carries its own.
 		r.TraceContext = telemetry.InjectMap(ctx)
 		err := h.cfg.Results.Report(ctx, r)
-		if !errors.Is(err, report.ErrStopped) {
-			// The batcher logged a failed publish, once for its batch.
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, report.ErrStopped):
+			// Too late for a batch: published on its own below.
+			r.TraceContext = nil
+		case ctx.Err() != nil:
+			log.error(ctx, "shutdown cut short the wait for the result's batch; if it was not published, the lease expiry will re-drive the hook",
+				slog.String("err", err.Error()))
+			return
+		default:
+			// The batcher logged the failed publish, once for its batch.
 			return
 		}
-		r.TraceContext = nil
 	}
 	msg := bus.Message{
 		Subject: event.SubjectResult,
