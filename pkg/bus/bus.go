@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
@@ -25,6 +26,9 @@ type Message struct {
 	// MsgID must come from event.MsgID.
 	MsgID string
 	Body  proto.Message
+	// Type, when set, goes in the event.TypeHeader header: it tells a
+	// consumer which message a subject carrying several holds.
+	Type string
 }
 
 // Publisher publishes events.
@@ -45,6 +49,9 @@ func (p *Publisher) encode(ctx context.Context, m Message) (*nats.Msg, error) {
 	msg := nats.NewMsg(m.Subject)
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, m.MsgID)
+	if m.Type != "" {
+		msg.Header.Set(event.TypeHeader, m.Type)
+	}
 	telemetry.InjectNATS(ctx, msg.Header)
 	return msg, nil
 }
@@ -123,6 +130,12 @@ func (e *dropError) Unwrap() error { return e.err }
 // never succeed, and redelivering it would only repeat the failure.
 func Drop(err error) error {
 	return &dropError{err: err}
+}
+
+// IsDrop reports whether err, from a handler, gives its message up (Drop).
+func IsDrop(err error) bool {
+	var drop *dropError
+	return errors.As(err, &drop)
 }
 
 // Outcome is what settle did with a message; it is logged and counted.

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -360,6 +363,41 @@ func TestConsumeBoundsConcurrency(t *testing.T) {
 	close(release)
 	require.Eventually(t, func() bool { return handled.get() == total }, 10*time.Second, 5*time.Millisecond)
 	require.Equal(t, int64(limit), peak.get(), "never more than Concurrency handlers at once")
+}
+
+// goroutineID is the id of the calling goroutine, from its stack header
+// ("goroutine 42 [running]:").
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	fields := strings.Fields(string(buf))
+	if len(fields) < 2 {
+		return ""
+	}
+	return fields[1]
+}
+
+func TestConsumeReusesHandlerGoroutines(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const limit, total = 2, 40
+	for i := range total {
+		e.publish(t, "m"+strconv.Itoa(i))
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var handled counter
+	e.consume(t, func(context.Context, bus.Delivery) error {
+		mu.Lock()
+		seen[goroutineID()] = true
+		mu.Unlock()
+		handled.add(1)
+		return nil
+	}, bus.ConsumeOptions{Concurrency: limit})
+	require.Eventually(t, func() bool { return handled.get() == total }, 10*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.LessOrEqual(t, len(seen), limit, "handlers run on a pool of at most Concurrency goroutines")
 }
 
 func TestConsumeDrainsRunningHandlersOnCancel(t *testing.T) {

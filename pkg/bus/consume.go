@@ -64,7 +64,8 @@ func Consume(ctx context.Context, js jetstream.JetStream, c event.Consumer, hand
 	// SIGTERM lets in-flight work finish.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	w := &worker{handler: handler, opts: opts, log: log, slots: make(chan struct{}, opts.Concurrency)}
+	w := &worker{handler: handler, opts: opts, log: log, slots: make(chan struct{}, opts.Concurrency),
+		jobs: make(chan jetstream.Msg), quit: make(chan struct{})}
 
 	delay := 100 * time.Millisecond
 	for ctx.Err() == nil {
@@ -86,17 +87,69 @@ func Consume(ctx context.Context, js jetstream.JetStream, c event.Consumer, hand
 	return nil
 }
 
+// worker runs the handlers of one Consume on a pool of goroutines that
+// are reused from message to message: a goroutine per message would grow a
+// fresh stack for every handler (TLS, protobuf and pgx need deep ones), and
+// that growth was a visible share of the CPU in a burst. The pool starts
+// empty, grows by one goroutine whenever a message finds none idle, never
+// beyond Concurrency, and ends when Consume returns.
 type worker struct {
 	handler Handler
 	opts    ConsumeOptions
 	log     *slog.Logger
 	slots   chan struct{}
+	// jobs hands a message (with its slot taken and running counted) to
+	// an idle goroutine of the pool.
+	jobs chan jetstream.Msg
+	// quit ends the pool's goroutines; closed by drain once none runs.
+	quit chan struct{}
 
 	// mu orders running.Add against drain's running.Wait: once closing is
-	// set no handler starts, so Wait cannot race with a new Add.
+	// set no handler starts, so Wait cannot race with a new Add. It also
+	// guards pooled.
 	mu      sync.Mutex
 	closing bool
 	running sync.WaitGroup
+	// pooled counts the pool's goroutines, at most Concurrency.
+	pooled int
+}
+
+// dispatch hands msg, whose slot is taken and which begin counted, to an
+// idle goroutine of the pool, or to a new one while the pool is below
+// Concurrency. Otherwise every goroutine is busy or just finishing (its
+// slot freed a moment before it looks for work), so the send waits briefly.
+func (w *worker) dispatch(workCtx context.Context, msg jetstream.Msg) {
+	select {
+	case w.jobs <- msg:
+		return
+	default:
+	}
+	w.mu.Lock()
+	grow := w.pooled < w.opts.Concurrency
+	if grow {
+		w.pooled++
+	}
+	w.mu.Unlock()
+	if grow {
+		go w.serve(workCtx, msg)
+		return
+	}
+	w.jobs <- msg
+}
+
+// serve is one goroutine of the pool: it handles msg, then each message
+// handed to it, until drain closes quit.
+func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
+	for {
+		w.handle(ctx, msg)
+		<-w.slots
+		w.running.Done()
+		select {
+		case msg = <-w.jobs:
+		case <-w.quit:
+			return
+		}
+	}
 }
 
 // begin registers a handler about to run; false once draining has begun.
@@ -138,10 +191,7 @@ func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c
 			_ = msg.Nak()
 			return
 		}
-		go func() {
-			defer func() { <-w.slots; w.running.Done() }()
-			w.handle(workCtx, msg)
-		}()
+		w.dispatch(workCtx, msg)
 	},
 		jetstream.PullMaxMessages(w.opts.Concurrency),
 		// Short pulls, so that a consumer lost without a 409 (the server
@@ -217,4 +267,6 @@ func (w *worker) drain(timeout time.Duration, cancel context.CancelFunc) {
 		cancel()
 		<-done
 	}
+	// No handler runs and none can start: the pool's goroutines end.
+	close(w.quit)
 }

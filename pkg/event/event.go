@@ -7,6 +7,9 @@ package event
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -181,4 +184,37 @@ const (
 // event published twice is stored once.
 func MsgID(kind, id string, seq int64) string {
 	return kind + ":" + id + ":" + strconv.FormatInt(seq, 10)
+}
+
+// TypeHeader names the message type of an event whose subject carries more
+// than one (Sundial-Type). The results subject carries single
+// AttemptResults, with no header (what dispatchers before batching send) or
+// TypeAttemptResult, and batches, with TypeAttemptResults.
+const TypeHeader = "Sundial-Type"
+
+// Message types in TypeHeader: the protobuf full names.
+const (
+	TypeAttemptResult  = "sundial.event.v1.AttemptResult"
+	TypeAttemptResults = "sundial.event.v1.AttemptResults"
+)
+
+// KindResults is the first part of the Nats-Msg-Id of a batch of results.
+const KindResults = "results"
+
+// ResultsMsgID derives the Nats-Msg-Id of a batch of attempt results from
+// the results it carries, in order: (hook id, lease sequence) of each. The
+// same batch published again (a retried publish) is stored once. A result
+// that does come again in another batch (its DueHook redelivered after the
+// batch was published) changes nothing: the scheduler applies a lease's
+// result once.
+func ResultsMsgID(hookIDs []string, leaseSeqs []int64) string {
+	h := sha256.New()
+	var buf [8]byte
+	for i, id := range hookIDs {
+		h.Write([]byte(id))
+		binary.BigEndian.PutUint64(buf[:], uint64(leaseSeqs[i]))
+		h.Write(buf[:])
+	}
+	sum := h.Sum(nil)
+	return KindResults + ":" + hex.EncodeToString(sum[:16]) + ":" + strconv.Itoa(len(hookIDs))
 }

@@ -167,3 +167,15 @@ func TestIsStreamGoneOnARealMissingStream(t *testing.T) {
 	require.True(t, event.IsStreamGone(err), "%v", err)
 	require.False(t, strings.Contains(err.Error(), "timeout"), "a publish with no stream fails fast: %v", err)
 }
+
+func TestResultsMsgIDIsDeterministic(t *testing.T) {
+	t.Parallel()
+	ids, seqs := []string{"a", "b"}, []int64{1, 2}
+	id := event.ResultsMsgID(ids, seqs)
+	require.Equal(t, id, event.ResultsMsgID([]string{"a", "b"}, []int64{1, 2}), "the same batch, the same id")
+	require.True(t, strings.HasPrefix(id, event.KindResults+":"))
+	require.True(t, strings.HasSuffix(id, ":2"), "ends with the count")
+	require.NotEqual(t, id, event.ResultsMsgID([]string{"a", "b"}, []int64{1, 3}), "another lease")
+	require.NotEqual(t, id, event.ResultsMsgID([]string{"b", "a"}, []int64{2, 1}), "another order")
+	require.NotEqual(t, id, event.ResultsMsgID([]string{"a"}, []int64{1}))
+}

@@ -51,6 +51,10 @@ func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		registerUUID(c.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
@@ -221,4 +222,31 @@ func TestTranslatePassesOtherErrorsThrough(t *testing.T) {
 	require.Equal(t, checkErr, err, "a check violation is neither not-found nor conflict")
 	require.NotErrorIs(t, err, postgres.ErrConflict)
 	require.NotErrorIs(t, err, postgres.ErrNotFound)
+}
+
+func TestConnectSendsAndReadsUUIDs(t *testing.T) {
+	t.Parallel()
+	pool, err := postgres.Connect(t.Context(), pgtest.NewDB(t), 2)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	ctx := t.Context()
+	a, b := uuid.New(), uuid.New()
+
+	var text string
+	var back uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, "SELECT $1::uuid::text, $1::uuid", a).Scan(&text, &back))
+	require.Equal(t, a.String(), text)
+	require.Equal(t, a, back)
+
+	var ids []uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, "SELECT $1::uuid[]", []uuid.UUID{a, b}).Scan(&ids))
+	require.Equal(t, []uuid.UUID{a, b}, ids)
+
+	var maybe *uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, "SELECT $1::uuid", (*uuid.UUID)(nil)).Scan(&maybe))
+	require.Nil(t, maybe)
+	require.NoError(t, pool.QueryRow(ctx, "SELECT $1::uuid", &b).Scan(&maybe))
+	require.Equal(t, b, *maybe)
+
+	require.Error(t, pool.QueryRow(ctx, "SELECT NULL::uuid").Scan(&back), "NULL needs a pointer")
 }

@@ -317,8 +317,13 @@ type AttemptResult struct {
 	ResponseExcerpt string `protobuf:"bytes,10,opt,name=response_excerpt,json=responseExcerpt,proto3" json:"response_excerpt,omitempty"`
 	// For OUTCOME_ASYNC: the timeout the receiver asked for (Sundial-Async-Timeout), 0 if none.
 	AsyncTimeoutSeconds int32 `protobuf:"varint,11,opt,name=async_timeout_seconds,json=asyncTimeoutSeconds,proto3" json:"async_timeout_seconds,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The W3C trace context ("traceparent", "tracestate") of the delivery
+	// this result reports, set when the result travels in an AttemptResults
+	// batch: the batch's message headers cannot carry one per result. A
+	// result published on its own carries it in its headers instead.
+	TraceContext  map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AttemptResult) Reset() {
@@ -428,6 +433,65 @@ func (x *AttemptResult) GetAsyncTimeoutSeconds() int32 {
 	return 0
 }
 
+func (x *AttemptResult) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
+}
+
+// AttemptResults carries many AttemptResults in one message: a dispatcher
+// gathers the results of its deliveries for a few milliseconds and
+// publishes them together, which saves a publish, a stored message and an
+// acknowledgement per result. Its message has the header
+// Sundial-Type: sundial.event.v1.AttemptResults (a single AttemptResult has
+// none, or sundial.event.v1.AttemptResult), on the same subject. Each
+// result is applied as if it had come alone; a batch redelivered is applied
+// once, because a result only applies while its hook holds its lease.
+type AttemptResults struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*AttemptResult       `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttemptResults) Reset() {
+	*x = AttemptResults{}
+	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttemptResults) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttemptResults) ProtoMessage() {}
+
+func (x *AttemptResults) ProtoReflect() protoreflect.Message {
+	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttemptResults.ProtoReflect.Descriptor instead.
+func (*AttemptResults) Descriptor() ([]byte, []int) {
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AttemptResults) GetResults() []*AttemptResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 // Alert is something people must hear about; the notifier sends it.
 type Alert struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -457,7 +521,7 @@ type Alert struct {
 
 func (x *Alert) Reset() {
 	*x = Alert{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +533,7 @@ func (x *Alert) String() string {
 func (*Alert) ProtoMessage() {}
 
 func (x *Alert) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +546,7 @@ func (x *Alert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alert.ProtoReflect.Descriptor instead.
 func (*Alert) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Alert) GetAlertId() string {
@@ -605,7 +669,7 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12!\n" +
 	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\x12@\n" +
-	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\"\xbb\x03\n" +
+	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\"\xd4\x04\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -621,7 +685,13 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\bduration\x18\t \x01(\v2\x19.google.protobuf.DurationR\bduration\x12)\n" +
 	"\x10response_excerpt\x18\n" +
 	" \x01(\tR\x0fresponseExcerpt\x122\n" +
-	"\x15async_timeout_seconds\x18\v \x01(\x05R\x13asyncTimeoutSeconds\"\xdd\x03\n" +
+	"\x15async_timeout_seconds\x18\v \x01(\x05R\x13asyncTimeoutSeconds\x12V\n" +
+	"\rtrace_context\x18\f \x03(\v21.sundial.event.v1.AttemptResult.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"K\n" +
+	"\x0eAttemptResults\x129\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.sundial.event.v1.AttemptResultR\aresults\"\xdd\x03\n" +
 	"\x05Alert\x12\x19\n" +
 	"\balert_id\x18\x01 \x01(\tR\aalertId\x12/\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1b.sundial.event.v1.AlertKindR\x04kind\x12\x1d\n" +
@@ -666,33 +736,37 @@ func file_sundial_event_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_sundial_event_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_sundial_event_v1_event_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: sundial.event.v1.Outcome
 	(AlertKind)(0),                // 1: sundial.event.v1.AlertKind
 	(*DueHook)(nil),               // 2: sundial.event.v1.DueHook
 	(*AttemptResult)(nil),         // 3: sundial.event.v1.AttemptResult
-	(*Alert)(nil),                 // 4: sundial.event.v1.Alert
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 6: google.protobuf.Duration
+	(*AttemptResults)(nil),        // 4: sundial.event.v1.AttemptResults
+	(*Alert)(nil),                 // 5: sundial.event.v1.Alert
+	nil,                           // 6: sundial.event.v1.AttemptResult.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 8: google.protobuf.Duration
 }
 var file_sundial_event_v1_event_proto_depIdxs = []int32{
-	5,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
-	5,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
-	5,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
-	5,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
-	6,  // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
+	7,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
+	7,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
+	7,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
+	7,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
+	8,  // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
 	0,  // 5: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
-	5,  // 6: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
-	6,  // 7: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
-	1,  // 8: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	5,  // 9: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	5,  // 10: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	7,  // 6: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
+	8,  // 7: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
+	6,  // 8: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
+	3,  // 9: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	1,  // 10: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	7,  // 11: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	7,  // 12: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }
@@ -706,7 +780,7 @@ func file_sundial_event_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sundial_event_v1_event_proto_rawDesc), len(file_sundial_event_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   3,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

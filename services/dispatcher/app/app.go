@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,6 +26,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 // Version is the dispatcher's version, sent in the User-Agent of every
@@ -51,6 +53,8 @@ type App struct {
 	js      jetstream.JetStream
 	client  *delivery.Client
 	handler *dispatch.Handler
+	// results batches the attempt results; nil when ResultBatch is 1.
+	results *report.Batcher
 }
 
 // userAgent is the User-Agent of every delivery: Sundial whatever the
@@ -92,11 +96,24 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js, client: client}
+	publisher := bus.NewPublisher(js)
+	ensureStreams := func(ctx context.Context) error { return event.EnsureStreams(ctx, js) }
+	var results dispatch.Reporter
+	if cfg.ResultBatch > 1 {
+		a.results, err = report.NewBatcher(report.BatchConfig{MaxBatch: cfg.ResultBatch, Linger: cfg.ResultLinger},
+			report.Sender{Publisher: publisher, Retry: dispatch.DefaultRetry, EnsureStreams: ensureStreams, Log: log})
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		results = a.results
+	}
 	a.handler = dispatch.NewHandler(dispatch.Config{
 		Credentials:     credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
 		Sender:          client,
-		Publisher:       bus.NewPublisher(js),
-		EnsureStreams:   func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		Publisher:       publisher,
+		Results:         results,
+		EnsureStreams:   ensureStreams,
 		Log:             log,
 		Metrics:         dispatch.NewMetrics(tel.Meter.Meter(dispatch.MeterName)),
 		Hosts:           hostlimit.New(cfg.HostConcurrency),
@@ -144,12 +161,22 @@ func (a *App) Run(ctx context.Context) error {
 	a.log.Info("dispatcher running", "version", Version, "concurrency", a.cfg.Concurrency,
 		"host_concurrency", a.cfg.HostConcurrency,
 		"delivery_timeout", a.cfg.DeliveryTimeout.String(), "allow_private", a.cfg.AllowPrivate,
-		"public_url", a.cfg.PublicURL)
+		"public_url", a.cfg.PublicURL, "result_batch", a.cfg.ResultBatch, "result_linger", a.cfg.ResultLinger.String())
+	// The result batcher outlives ctx until the deliveries have drained:
+	// their results go out in its last batch.
+	var batching sync.WaitGroup
+	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBatches()
+	if a.results != nil {
+		batching.Go(func() { a.results.Run(batchCtx) })
+	}
 	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(), a.handler.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.Concurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,
 	})
+	stopBatches()
+	batching.Wait()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("consume due hooks: %w", err)
 	}

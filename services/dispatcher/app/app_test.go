@@ -132,7 +132,9 @@ func TestAppDeliversDueHooksAndReportsResults(t *testing.T) {
 	require.Equal(t, "Sundial/"+app.Version+" (+https://github.com/sundial-run/sundial)", req.Header.Get("User-Agent"))
 
 	res := waitForResult(t, b.js)
-	require.Equal(t, "result:"+due.GetHookId()+":7", res.MsgID)
+	// Batched (the default): the batch's id derives from its results.
+	require.Equal(t, event.TypeAttemptResults, res.Type)
+	require.Equal(t, event.ResultsMsgID([]string{due.GetHookId()}, []int64{7}), res.MsgID)
 	require.Equal(t, due.GetHookId(), res.GetHookId())
 	require.Equal(t, eventv1.Outcome_OUTCOME_ASYNC, res.GetOutcome())
 	require.EqualValues(t, 120, res.GetAsyncTimeoutSeconds())
@@ -142,6 +144,23 @@ func TestAppDeliversDueHooksAndReportsResults(t *testing.T) {
 	require.Len(t, b.receiver.Received(), 1)
 	// Acknowledged: the work queue lets go of it.
 	require.Eventually(t, func() bool { return dueMessages(t, b.js) == 0 }, 10*time.Second, 20*time.Millisecond)
+}
+
+func TestAppPublishesSingleResultsWhenBatchingIsOff(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	cfg := b.cfg
+	// What schedulers older than batched results need (rolling upgrades).
+	cfg.ResultBatch = 1
+	start(t, cfg)
+
+	projectID := fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "k"})
+	due := fixture.DueHook(projectID, b.receiver.URL+"/x", "/x")
+	publishDue(t, b.js, due)
+	res := waitForResult(t, b.js)
+	require.Empty(t, res.Type, "no type header: an old scheduler reads it")
+	require.Equal(t, "result:"+due.GetHookId()+":7", res.MsgID)
+	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.GetOutcome())
 }
 
 func TestAppRefusesPrivateDestinationsByDefault(t *testing.T) {

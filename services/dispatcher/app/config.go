@@ -11,6 +11,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 // Config is the whole configuration, read only from the environment.
@@ -32,8 +33,11 @@ type Config struct {
 	// are built on it (SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080, the
 	// gateway's default address on this machine; set it in production).
 	PublicURL string
-	// Concurrency bounds the deliveries this replica makes at once
-	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 64).
+	// Concurrency bounds the deliveries this replica handles at once, each
+	// from its DueHook until its result is stored: with batched results
+	// that includes the wait for the batch (ResultLinger and the publish),
+	// so the default leaves about 64 on the wire while as many wait
+	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
 	Concurrency int
 	// HostConcurrency bounds this replica's deliveries in flight to one
 	// destination host (host:port), so one slow receiver cannot take every
@@ -65,6 +69,16 @@ type Config struct {
 	// (SUNDIAL_DISPATCHER_KEY_CACHE_TTL, default 5s, 0 disables the cache,
 	// at most 5m).
 	KeyCacheTTL time.Duration
+	// ResultBatch bounds the attempt results published in one
+	// AttemptResults message (SUNDIAL_DISPATCHER_RESULT_BATCH, default 256,
+	// 1 to 1000). 1 publishes each result as a message of its own, which
+	// schedulers older than batched results need: see docs/architecture.md,
+	// "Rolling upgrades".
+	ResultBatch int
+	// ResultLinger is how long a batch of results waits, after its first,
+	// for more (SUNDIAL_DISPATCHER_RESULT_LINGER, default 2ms, 0 to 1s). A
+	// delivery's slot is held until its batch is stored.
+	ResultLinger time.Duration
 	// DatabaseMaxConns bounds the PostgreSQL pool
 	// (SUNDIAL_DATABASE_MAX_CONNS, default 8).
 	DatabaseMaxConns int
@@ -96,13 +110,15 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", "Sundial"),
 		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
-		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 64),
+		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 128),
 		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", 16),
 		DeliveryTimeout:      r.Duration("SUNDIAL_DELIVERY_TIMEOUT", 10*time.Second),
 		AllowPrivate:         r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),
 		CAFile:               r.String("SUNDIAL_DELIVERY_CA_FILE", ""),
 		ResponseExcerptBytes: r.Int("SUNDIAL_RESPONSE_EXCERPT_BYTES", 1024),
 		KeyCacheTTL:          r.Duration("SUNDIAL_DISPATCHER_KEY_CACHE_TTL", 5*time.Second),
+		ResultBatch:          r.Int("SUNDIAL_DISPATCHER_RESULT_BATCH", 256),
+		ResultLinger:         r.Duration("SUNDIAL_DISPATCHER_RESULT_LINGER", 2*time.Millisecond),
 		DatabaseMaxConns:     r.Int("SUNDIAL_DATABASE_MAX_CONNS", 8),
 		ShutdownTimeout:      r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", 15*time.Second),
 	}
@@ -128,6 +144,8 @@ func (c Config) Validate() error {
 	v.That(c.DeliveryTimeout > 0 && c.DeliveryTimeout <= maxDeliveryTimeout, "SUNDIAL_DELIVERY_TIMEOUT=%s: want more than 0 and at most %s", c.DeliveryTimeout, maxDeliveryTimeout)
 	v.That(c.ResponseExcerptBytes >= 0 && c.ResponseExcerptBytes <= maxExcerptBytes, "SUNDIAL_RESPONSE_EXCERPT_BYTES=%d: want 0 to %d", c.ResponseExcerptBytes, maxExcerptBytes)
 	v.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= maxKeyCacheTTL, "SUNDIAL_DISPATCHER_KEY_CACHE_TTL=%s: want 0 to %s", c.KeyCacheTTL, maxKeyCacheTTL)
+	v.That(c.ResultBatch >= 1 && c.ResultBatch <= report.MaxBatchSize, "SUNDIAL_DISPATCHER_RESULT_BATCH=%d: want 1 to %d", c.ResultBatch, report.MaxBatchSize)
+	v.That(c.ResultLinger >= 0 && c.ResultLinger <= report.MaxLinger, "SUNDIAL_DISPATCHER_RESULT_LINGER=%s: want 0 to %s", c.ResultLinger, report.MaxLinger)
 	v.That(c.DatabaseMaxConns >= 1, "SUNDIAL_DATABASE_MAX_CONNS=%d: want at least 1", c.DatabaseMaxConns)
 	v.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: want more than 0", c.ShutdownTimeout)
 	for _, p := range c.AllowCIDRs {

@@ -86,6 +86,13 @@ func NewClient(opts Options) (*Client, error) {
 		// Receivers get exactly the headers of the delivery contract; Go
 		// would otherwise add Accept-Encoding and decompress the answer.
 		DisableCompression: true,
+		// Most of a delivery's headers are new every time (its id,
+		// timestamp, signatures, ack and nack URLs): in HPACK's dynamic
+		// table they only evict one another, and that churn (hashing and
+		// map updates per header) was a visible share of the
+		// dispatcher's CPU. A table this small indexes nothing; the few
+		// repeated headers go out literally, a few dozen bytes more.
+		HTTP2: &http.HTTP2Config{MaxEncoderHeaderTableSize: 1},
 	}
 	return &Client{
 		http: &http.Client{

@@ -22,6 +22,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 // Credentials finds a project's signing keys and Authorization value.
@@ -39,6 +40,12 @@ type Publisher interface {
 	Publish(ctx context.Context, m bus.Message) error
 }
 
+// Reporter publishes a result in a batch with others and returns once that
+// batch is stored (report.Batcher).
+type Reporter interface {
+	Report(ctx context.Context, r *eventv1.AttemptResult) error
+}
+
 // Config wires a Handler.
 type Config struct {
 	Credentials Credentials
@@ -51,6 +58,10 @@ type Config struct {
 	Metrics       *Metrics
 	// Retry is how a failed publish of the result is retried.
 	Retry RetryPolicy
+	// Results, when set, publishes the results in batches; nil publishes
+	// each as a message of its own (what schedulers older than batching
+	// understand).
+	Results Reporter
 	// Hosts bounds the deliveries in flight per destination host; nil
 	// means no per-host bound.
 	Hosts *hostlimit.Limiter
@@ -67,6 +78,7 @@ type Handler struct {
 	cfg    Config
 	log    *slog.Logger
 	tracer trace.Tracer
+	sender report.Sender
 }
 
 // NewHandler returns a Handler.
@@ -83,7 +95,8 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
 	}
-	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName)}
+	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
+		sender: report.Sender{Publisher: cfg.Publisher, Retry: cfg.Retry, EnsureStreams: cfg.EnsureStreams, Log: cfg.Log}}
 }
 
 // dueHook is a decoded and checked DueHook.
@@ -91,6 +104,9 @@ type dueHook struct {
 	msg       *eventv1.DueHook
 	hookID    uuid.UUID
 	projectID uuid.UUID
+	// host is the destination's host[:port], parsed once for the log line
+	// and the span ("" when the URL does not parse).
+	host string
 }
 
 // Handle delivers one DueHook. It returns nil once the hook needs nothing
@@ -118,13 +134,12 @@ type handled struct {
 // handle is Handle once the message is decoded; ctx carries its span, so
 // the result is published with that span's trace context.
 func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (handled, error) {
-	log := h.log.With("hook_id", due.hookID, "project_id", due.projectID,
-		"attempt", due.msg.GetAttempt(), "lease_seq", due.msg.GetLeaseSeq())
+	log := deliveryLog{h: h, due: due}
 	if h.leaseTooShort(due.msg) {
 		// The scheduler re-drives the hook under a new lease; a result for
 		// this one might come after that and be ignored as stale, the hook
 		// delivered twice.
-		log.Info("lease too close to its end to deliver; skipped", "lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime())
+		log.info(ctx, "lease too close to its end to deliver; skipped", slog.Time("lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime()))
 		return handled{outcome: "lease_expired"}, nil
 	}
 	release, err := h.takeHostSlot(ctx, due, delivered)
@@ -134,7 +149,7 @@ func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (ha
 	defer release()
 	creds, err := h.cfg.Credentials.Get(ctx, due.projectID)
 	if errors.Is(err, postgres.ErrNotFound) {
-		log.Info("project no longer exists; skipped")
+		log.info(ctx, "project no longer exists; skipped")
 		return handled{outcome: "project_gone"}, nil
 	}
 	if err != nil {
@@ -146,7 +161,7 @@ func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (ha
 	if err != nil {
 		return handled{outcome: "interrupted"}, err
 	}
-	h.logDelivery(log, due, res)
+	log.delivery(ctx, res)
 	h.publish(ctx, log, due, res)
 	return handled{outcome: outcomeName(res.Outcome), statusCode: res.StatusCode}, nil
 }
@@ -198,7 +213,7 @@ func decode(data []byte) (dueHook, error) {
 	if len(msg.GetData()) == 0 {
 		return dueHook{}, fmt.Errorf("DueHook %s has no data", hookID)
 	}
-	return dueHook{msg: &msg, hookID: hookID, projectID: projectID}, nil
+	return dueHook{msg: &msg, hookID: hookID, projectID: projectID, host: host(msg.GetUrl())}, nil
 }
 
 // resultMargin is the time a delivery's result needs, after the exchange,
@@ -244,7 +259,7 @@ func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set
 		AsyncSecret:   creds.AsyncSecret,
 	}
 	done := h.cfg.Metrics.start(ctx)
-	res, err := h.send(ctx, req)
+	res, err := h.send(ctx, req, due.host)
 	done(ctx, res, err)
 	if err == nil && m.GetAttempt() == 1 {
 		h.cfg.Metrics.recordLateness(ctx, res.StartedAt, req.PostAt)
@@ -252,19 +267,55 @@ func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set
 	return res, err
 }
 
-// logDelivery writes the one line per delivery. The URL is reduced to its
+// deliveryLog writes the lines about one DueHook, each with the hook's
+// ids. It builds them with slog.Attr values, not the key-value pairs of
+// Logger.With: this runs once per delivery, and With formats its attributes
+// in advance and boxes every value.
+type deliveryLog struct {
+	h   *Handler
+	due dueHook
+}
+
+// idAttrs is how many attributes log adds to every line.
+const idAttrs = 4
+
+func (l deliveryLog) log(ctx context.Context, level slog.Level, msg string, extra ...slog.Attr) {
+	if !l.h.log.Enabled(ctx, level) {
+		return
+	}
+	var buf [idAttrs + 6]slog.Attr
+	attrs := append(buf[:0],
+		slog.String("hook_id", l.due.msg.GetHookId()),
+		slog.String("project_id", l.due.msg.GetProjectId()),
+		slog.Int64("attempt", int64(l.due.msg.GetAttempt())),
+		slog.Int64("lease_seq", l.due.msg.GetLeaseSeq()))
+	attrs = append(attrs, extra...)
+	l.h.log.LogAttrs(ctx, level, msg, attrs...)
+}
+
+func (l deliveryLog) info(ctx context.Context, msg string, extra ...slog.Attr) {
+	l.log(ctx, slog.LevelInfo, msg, extra...)
+}
+
+func (l deliveryLog) error(ctx context.Context, msg string, extra ...slog.Attr) {
+	l.log(ctx, slog.LevelError, msg, extra...)
+}
+
+// delivery writes the one line per delivery. The URL is reduced to its
 // host: a path or query string may carry the customer's secrets.
-func (h *Handler) logDelivery(log *slog.Logger, due dueHook, res delivery.Result) {
-	attrs := []any{
-		"host", host(due.msg.GetUrl()),
-		"outcome", outcomeName(res.Outcome),
-		"status_code", res.StatusCode,
-		"duration_ms", res.Duration.Milliseconds(),
+func (l deliveryLog) delivery(ctx context.Context, res delivery.Result) {
+	extra := [5]slog.Attr{
+		slog.String("host", l.due.host),
+		slog.String("outcome", outcomeName(res.Outcome)),
+		slog.Int("status_code", res.StatusCode),
+		slog.Int64("duration_ms", res.Duration.Milliseconds()),
 	}
+	n := 4
 	if res.Error != "" {
-		attrs = append(attrs, "error", res.Error)
+		extra[n] = slog.String("error", res.Error)
+		n++
 	}
-	log.Info("delivery", attrs...)
+	l.info(ctx, "delivery", extra[:n]...)
 }
 
 func host(raw string) string {

@@ -2,9 +2,9 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
-	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -12,71 +12,51 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 // RetryPolicy bounds the retries of a result publish.
-type RetryPolicy struct {
-	// Tries is the number of publish attempts in all.
-	Tries int
-	// Backoff is the wait after the first failure; it doubles after each.
-	Backoff time.Duration
-	// Timeout bounds each attempt.
-	Timeout time.Duration
-}
+type RetryPolicy = report.RetryPolicy
 
-// DefaultRetry tries for about 10 s. With the 10 s delivery limit that stays
-// well inside the dispatcher consumer's 30 s AckWait, so JetStream does not
-// hand the DueHook to another dispatcher while this one still works on it.
-var DefaultRetry = RetryPolicy{Tries: 5, Backoff: 250 * time.Millisecond, Timeout: 2 * time.Second}
+// DefaultRetry tries for about 10 s (report.DefaultRetry).
+var DefaultRetry = report.DefaultRetry
 
-// publish reports the result, retrying a bounded number of times. When it
-// cannot, it gives up with an error in the log: having JetStream redeliver
-// the DueHook would deliver the hook twice, while the lease expiry re-drives
-// it anyway.
-func (h *Handler) publish(ctx context.Context, log *slog.Logger, due dueHook, res delivery.Result) {
+// publish reports the result: through the Results batcher when there is
+// one, else as a message of its own, retrying a bounded number of times.
+// When it cannot, it gives up with an error in the log: having JetStream
+// redeliver the DueHook would deliver the hook twice, while the lease
+// expiry re-drives it anyway.
+func (h *Handler) publish(ctx context.Context, log deliveryLog, due dueHook, res delivery.Result) {
+	r := attemptResult(due, res)
+	if h.cfg.Results != nil {
+		// The batch's headers cannot carry every delivery's trace: each
+		// result carries its own.
+		r.TraceContext = telemetry.InjectMap(ctx)
+		err := h.cfg.Results.Report(ctx, r)
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, report.ErrStopped):
+			// Too late for a batch: published on its own below.
+			r.TraceContext = nil
+		case ctx.Err() != nil:
+			log.error(ctx, "shutdown cut short the wait for the result's batch; if it was not published, the lease expiry will re-drive the hook",
+				slog.String("err", err.Error()))
+			return
+		default:
+			// The batcher logged the failed publish, once for its batch.
+			return
+		}
+	}
 	msg := bus.Message{
 		Subject: event.SubjectResult,
 		MsgID:   event.MsgID(event.KindResult, due.hookID.String(), due.msg.GetLeaseSeq()),
-		Body:    attemptResult(due, res),
+		Body:    r,
 	}
-	p := h.cfg.Retry
-	wait := p.Backoff
-	var err error
-	for try := 1; try <= p.Tries; try++ {
-		if err = h.publishOnce(ctx, msg, p.Timeout); err == nil {
-			return
-		}
-		if try == p.Tries || !sleep(ctx, wait) {
-			break
-		}
-		wait *= 2
-	}
-	log.Error("result not published; the lease expiry will re-drive the hook", "err", err)
-}
-
-func (h *Handler) publishOnce(ctx context.Context, msg bus.Message, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := h.cfg.Publisher.Publish(ctx, msg)
-	if err != nil && event.IsStreamGone(err) && h.cfg.EnsureStreams != nil {
-		// NATS lost its store: put the streams back so the next try lands.
-		if ensureErr := h.cfg.EnsureStreams(ctx); ensureErr != nil {
-			h.log.Warn("re-create streams", "err", ensureErr)
-		}
-	}
-	return err
-}
-
-// sleep waits d, or less if ctx ends; it reports whether ctx is still alive.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+	if err := h.sender.Publish(ctx, msg); err != nil {
+		log.error(ctx, "result not published; the lease expiry will re-drive the hook", slog.String("err", err.Error()))
 	}
 }
 
@@ -98,5 +78,13 @@ func attemptResult(due dueHook, res delivery.Result) *eventv1.AttemptResult {
 
 // outcomeName is the outcome as logs and metrics show it: "success", ...
 func outcomeName(o eventv1.Outcome) string {
+	switch o {
+	case eventv1.Outcome_OUTCOME_SUCCESS:
+		return "success"
+	case eventv1.Outcome_OUTCOME_FAILURE:
+		return "failure"
+	case eventv1.Outcome_OUTCOME_ASYNC:
+		return "async"
+	}
 	return strings.ToLower(strings.TrimPrefix(o.String(), "OUTCOME_"))
 }

@@ -56,11 +56,11 @@ func endDeliver(span trace.Span, outcome string, statusCode int, err error) {
 // send makes the HTTP exchange inside a client span. The span carries the
 // host only; the result's error text is left out because Go's URL errors
 // quote the whole URL, query included.
-func (h *Handler) send(ctx context.Context, req delivery.Request) (delivery.Result, error) {
+func (h *Handler) send(ctx context.Context, req delivery.Request, host string) (delivery.Result, error) {
 	ctx, span := h.tracer.Start(ctx, spanPost, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			attribute.String("http.request.method", "POST"),
-			attribute.String("server.address", host(req.URL)),
+			attribute.String("server.address", host),
 		))
 	defer span.End()
 	res, err := h.cfg.Sender.Send(ctx, req)

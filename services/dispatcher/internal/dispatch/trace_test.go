@@ -22,6 +22,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
@@ -127,4 +128,39 @@ func histogram(t *testing.T, reader *sdkmetric.ManualReader, name string) metric
 	}
 	require.FailNow(t, "no histogram "+name)
 	return metricdata.HistogramDataPoint[float64]{}
+}
+
+// reporter records what a dispatch.Handler reports through a batcher.
+type reporter struct{ got chan *eventv1.AttemptResult }
+
+func (r reporter) Report(_ context.Context, res *eventv1.AttemptResult) error {
+	r.got <- res
+	return nil
+}
+
+func TestBatchedResultCarriesTheDeliverSpan(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	rep := reporter{got: make(chan *eventv1.AttemptResult, 1)}
+	h := dispatch.NewHandler(dispatch.Config{
+		Credentials:    credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
+		Sender:         b.client,
+		Publisher:      bus.NewPublisher(b.js),
+		Results:        rep,
+		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		TracerProvider: tp,
+	})
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	require.NoError(t, h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1}))
+
+	res := <-rep.got
+	require.Equal(t, due.GetHookId(), res.GetHookId())
+	deliver := byName(recorder.Ended())["dispatcher.deliver"]
+	require.NotNil(t, deliver)
+	got := trace.SpanContextFromContext(telemetry.ExtractMap(context.Background(), res.GetTraceContext()))
+	require.Equal(t, deliver.SpanContext().SpanID(), got.SpanID())
+	require.Equal(t, deliver.SpanContext().TraceID(), got.TraceID())
+	require.Nil(t, fixture.LastResult(t, b.js), "nothing published on its own")
 }

@@ -15,7 +15,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -87,7 +89,22 @@ func (a *Applier) NewBatcher(cfg BatchConfig) (*Batcher, error) {
 // the result, waits for the batch that applies it, and answers like
 // Applier.Apply: nil (applied or stale), bus.Drop (can never be applied) or
 // another error (the bus redelivers).
+//
+// The subject carries two messages, told apart by the event.TypeHeader
+// header: a single AttemptResult (no header, what dispatchers before
+// batching send) and an AttemptResults batch (handleBatch).
 func (b *Batcher) Handle(ctx context.Context, d bus.Delivery) error {
+	switch typ := d.Header.Get(event.TypeHeader); typ {
+	case "", event.TypeAttemptResult:
+		return b.handleOne(ctx, d)
+	case event.TypeAttemptResults:
+		return b.handleBatch(ctx, d)
+	default:
+		return bus.Drop(fmt.Errorf("attempt results: unknown message type %q", typ))
+	}
+}
+
+func (b *Batcher) handleOne(ctx context.Context, d bus.Delivery) error {
 	var r eventv1.AttemptResult
 	if err := proto.Unmarshal(d.Data, &r); err != nil {
 		return bus.Drop(fmt.Errorf("decode attempt result: %w", err))
@@ -120,6 +137,79 @@ func (b *Batcher) apply(ctx context.Context, r *eventv1.AttemptResult) error {
 		// stale, which changes nothing.
 		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, ctx.Err())
 	}
+}
+
+// handleBatch applies every result of an AttemptResults message as if each
+// had come alone: each gets its own span, a child of its delivery's trace
+// (carried in the result), and joins the batches of Run like any other.
+// The message is acknowledged only once every result has been applied (or
+// found stale, or dropped as one that can never apply); if any failed, the
+// whole message comes back, and the results already applied are then
+// stale, so a batch redelivered changes each hook once.
+func (b *Batcher) handleBatch(ctx context.Context, d bus.Delivery) error {
+	var rs eventv1.AttemptResults
+	if err := proto.Unmarshal(d.Data, &rs); err != nil {
+		return bus.Drop(fmt.Errorf("decode attempt results: %w", err))
+	}
+	start := time.Now()
+	n := len(rs.GetResults())
+	type waiting struct {
+		ctx  context.Context
+		span trace.Span
+		p    *pending
+	}
+	ws := make([]waiting, 0, n)
+	// stop ends the spans of the results from ws[from] on, when the
+	// message stops short (shutdown), and says why.
+	stop := func(from int, err error) error {
+		err = fmt.Errorf("apply batch of %d results: %w", n, err)
+		for _, w := range ws[from:] {
+			endApply(w.span, err)
+		}
+		return err
+	}
+	for _, r := range rs.GetResults() {
+		rctx, span := b.a.startApply(telemetry.ExtractMap(ctx, r.GetTraceContext()), r)
+		in, err := parse(r)
+		if err != nil {
+			// One malformed result does not hold back the others.
+			endApply(span, err)
+			b.a.log.WarnContext(rctx, "attempt result dropped", "err", err)
+			continue
+		}
+		ws = append(ws, waiting{ctx: rctx, span: span,
+			p: &pending{in: in, link: trace.LinkFromContext(rctx), reply: make(chan reply, 1)}})
+		select {
+		case b.in <- ws[len(ws)-1].p:
+		case <-b.stopped:
+			return stop(0, ErrStopped)
+		case <-ctx.Done():
+			return stop(0, ctx.Err())
+		}
+	}
+	var firstErr error
+	for i, w := range ws {
+		var rep reply
+		select {
+		case rep = <-w.p.reply:
+		case <-ctx.Done():
+			// The batches may still commit: the redelivered message is
+			// then stale, which changes nothing.
+			return stop(i, ctx.Err())
+		}
+		err := b.a.finish(w.ctx, w.p.in, rep.out, rep.err, time.Since(start), slog.LevelDebug)
+		endApply(w.span, err)
+		switch {
+		case err == nil:
+		case bus.IsDrop(err):
+			// Can never apply (the database refuses its data): given up
+			// alone, as a message of its own would be.
+			b.a.log.WarnContext(w.ctx, "attempt result dropped", "err", err)
+		case firstErr == nil:
+			firstErr = err
+		}
+	}
+	return firstErr
 }
 
 // Run gathers and applies batches until ctx is done, then applies what it

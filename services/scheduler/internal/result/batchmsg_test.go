@@ -1,0 +1,147 @@
+package result_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
+	"github.com/sundial-run/sundial/services/scheduler/internal/result"
+)
+
+// batchDelivery is an AttemptResults message as a dispatcher that batches
+// publishes it.
+func batchDelivery(t *testing.T, delivered uint64, rs ...*eventv1.AttemptResult) bus.Delivery {
+	t.Helper()
+	data, err := proto.Marshal(&eventv1.AttemptResults{Results: rs})
+	require.NoError(t, err)
+	return bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: delivered,
+		Header: nats.Header{event.TypeHeader: []string{event.TypeAttemptResults}}}
+}
+
+func TestBatchMessageAppliesEveryResult(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	success := b.leased(t, fixed30, time.Minute)
+	failure := b.leased(t, fixed30, time.Minute)
+	d := batchDelivery(t, 1,
+		resultFor(success, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""),
+		resultFor(failure, eventv1.Outcome_OUTCOME_FAILURE, 503, "HTTP 503"))
+	require.NoError(t, b.batcher.Handle(context.Background(), d))
+
+	require.Equal(t, "completed", fixture.Get(t, b.q, success.ID).Status)
+	require.Len(t, fixture.Attempts(t, b.q, success.ID), 1)
+	row := fixture.Get(t, b.q, failure.ID)
+	require.Equal(t, "retry", row.Status)
+	require.Equal(t, "HTTP 503", *row.FailureError)
+	require.Len(t, fixture.Attempts(t, b.q, failure.ID), 1)
+}
+
+func TestBatchMessageRedeliveredAppliesOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	failure := b.leased(t, fixed30, time.Minute)
+	success := b.leased(t, fixed30, time.Minute)
+	rs := []*eventv1.AttemptResult{
+		resultFor(failure, eventv1.Outcome_OUTCOME_FAILURE, 500, "HTTP 500"),
+		resultFor(success, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""),
+	}
+	require.NoError(t, b.batcher.Handle(context.Background(), batchDelivery(t, 1, rs...)))
+	afterFirst := fixture.Get(t, b.q, failure.ID)
+	completed := fixture.Get(t, b.q, success.ID)
+
+	// JetStream hands the message back (the ack was lost): nothing moves.
+	require.NoError(t, b.batcher.Handle(context.Background(), batchDelivery(t, 2, rs...)))
+	require.Equal(t, afterFirst, fixture.Get(t, b.q, failure.ID), "the retry is scheduled once")
+	require.Equal(t, completed, fixture.Get(t, b.q, success.ID))
+	require.Len(t, fixture.Attempts(t, b.q, failure.ID), 1)
+	require.Len(t, fixture.Attempts(t, b.q, success.ID), 1)
+}
+
+func TestSingleAndBatchedResultsAreBothAccepted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	plain := b.leased(t, fixed30, time.Minute)
+	typed := b.leased(t, fixed30, time.Minute)
+	batched := b.leased(t, fixed30, time.Minute)
+
+	// A dispatcher before batching: no type header.
+	require.NoError(t, b.handle(t, resultFor(plain, eventv1.Outcome_OUTCOME_SUCCESS, 200, "")))
+	// A single result that names its type.
+	data, err := proto.Marshal(resultFor(typed, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
+	require.NoError(t, err)
+	require.NoError(t, b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data,
+		NumDelivered: 1, Header: nats.Header{event.TypeHeader: []string{event.TypeAttemptResult}}}))
+	// A batch of one.
+	require.NoError(t, b.batcher.Handle(context.Background(),
+		batchDelivery(t, 1, resultFor(batched, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))))
+
+	require.Equal(t, "completed", fixture.Get(t, b.q, plain.ID).Status)
+	require.Equal(t, "completed", fixture.Get(t, b.q, typed.ID).Status)
+	require.Equal(t, "completed", fixture.Get(t, b.q, batched.ID).Status)
+}
+
+func TestBatchMessageOfUnknownTypeIsDropped(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	err := b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: []byte{1},
+		NumDelivered: 1, Header: nats.Header{event.TypeHeader: []string{"sundial.event.v1.Nothing"}}})
+	require.True(t, bus.IsDrop(err), "got %v", err)
+}
+
+func TestBatchMessageDropsOnlyItsMalformedResult(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	good := b.leased(t, fixed30, time.Minute)
+	bad := resultFor(good, eventv1.Outcome_OUTCOME_SUCCESS, 200, "")
+	bad.HookId = "not-a-uuid"
+	require.NoError(t, b.batcher.Handle(context.Background(),
+		batchDelivery(t, 1, bad, resultFor(good, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))))
+	require.Equal(t, "completed", fixture.Get(t, b.q, good.ID).Status)
+}
+
+func TestBatchMessageResultsKeepTheirTraces(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	applier, err := result.New(b.pool, b.js, b.log, lowJitter, telemetry.WithProviders(tp, nil))
+	require.NoError(t, err)
+	batcher := runBatcher(t, applier, result.BatchConfig{MaxBatch: 10, Linger: time.Millisecond, InFlight: 1})
+	first, second := b.leased(t, fixed30, time.Minute), b.leased(t, fixed30, time.Minute)
+	rs := []*eventv1.AttemptResult{
+		resultFor(first, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""),
+		resultFor(second, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""),
+	}
+	want := map[string]trace.TraceID{}
+	for i, r := range rs {
+		id := trace.TraceID{byte(i + 1), 2, 3}
+		r.TraceContext = map[string]string{"traceparent": "00-" + id.String() + "-0102030405060708-01"}
+		want[r.GetHookId()] = id
+	}
+	require.NoError(t, batcher.Handle(context.Background(), batchDelivery(t, 1, rs...)))
+
+	got := map[string]trace.TraceID{}
+	for _, s := range recorder.Ended() {
+		if s.Name() != "scheduler.apply_result" {
+			continue
+		}
+		for _, kv := range s.Attributes() {
+			if kv.Key == "hook.id" {
+				got[kv.Value.AsString()] = s.SpanContext().TraceID()
+			}
+		}
+	}
+	require.Equal(t, want, got, "each result's span continues its own delivery's trace")
+}
