@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
@@ -53,8 +52,6 @@ type Batcher struct {
 	log     *slog.Logger
 	in      chan *item
 	stopped chan struct{}
-	// gathered counts the results taken into batches (tests wait on it).
-	gathered atomic.Int64
 }
 
 // item is a result waiting in a batch.
@@ -106,79 +103,15 @@ func (b *Batcher) Report(ctx context.Context, r *eventv1.AttemptResult) error {
 // drained, so that their results go out in the last batch. Publishes are
 // not cut short by ctx: each try has its own timeout. Call Run once.
 func (b *Batcher) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, b.cfg.InFlight)
+	g := batch.Gatherer[*item]{
+		In:        b.in,
+		Max:       b.cfg.MaxBatch,
+		Linger:    b.cfg.Linger,
+		Weigh:     itemSize,
+		MaxWeight: maxBatchBytes,
+	}
 	pubCtx := context.WithoutCancel(ctx)
-	for {
-		batch := b.collect(ctx)
-		if len(batch) == 0 {
-			break
-		}
-		// Waiting for a slot holds back the reporters, so the next batch
-		// fills while NATS is busy.
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			b.flush(pubCtx, batch)
-		})
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	close(b.stopped)
-	// A reporter that got its result in just before stopped closed would
-	// otherwise wait for ever: take and publish what is left.
-	for {
-		select {
-		case it := <-b.in:
-			b.flush(pubCtx, []*item{it})
-			continue
-		default:
-		}
-		break
-	}
-	wg.Wait()
-}
-
-// collect waits for a first result, then gathers more until the batch is
-// full or Linger has passed. It returns nil when ctx is done first.
-func (b *Batcher) collect(ctx context.Context) []*item {
-	var batch []*item
-	select {
-	case it := <-b.in:
-		batch = append(batch, it)
-		b.gathered.Add(1)
-	case <-ctx.Done():
-		return nil
-	}
-	size := itemSize(batch[0])
-	full := func() bool { return len(batch) >= b.cfg.MaxBatch || size >= maxBatchBytes }
-	if b.cfg.Linger == 0 {
-		for !full() {
-			select {
-			case it := <-b.in:
-				batch, size = append(batch, it), size+itemSize(it)
-				b.gathered.Add(1)
-			default:
-				return batch
-			}
-		}
-		return batch
-	}
-	timer := time.NewTimer(b.cfg.Linger)
-	defer timer.Stop()
-	for !full() {
-		select {
-		case it := <-b.in:
-			batch, size = append(batch, it), size+itemSize(it)
-			b.gathered.Add(1)
-		case <-timer.C:
-			return batch
-		case <-ctx.Done():
-			return batch
-		}
-	}
-	return batch
+	g.Run(ctx, b.cfg.InFlight, b.stopped, func(batch []*item) { b.flush(pubCtx, batch) })
 }
 
 func itemSize(it *item) int {

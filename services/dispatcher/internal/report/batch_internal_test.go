@@ -112,10 +112,16 @@ func TestBatchFlushesAfterLinger(t *testing.T) {
 func TestBatchFlushesOnShutdown(t *testing.T) {
 	t.Parallel()
 	b := setup(t, BatchConfig{MaxBatch: 100, Linger: MaxLinger})
-	errs := b.reportAll(2)
-	require.Eventually(t, func() bool { return b.batcher.gathered.Load() == 2 }, 10*time.Second, time.Millisecond)
+	// Handed over the way Report does, so that both are known to be in
+	// the lingering batch when the stop comes.
+	items := []*item{{result: result(0), done: make(chan error, 1)}, {result: result(1), done: make(chan error, 1)}}
+	for _, it := range items {
+		b.batcher.in <- it
+	}
 	b.stop()
-	requireAllNil(t, errs)
+	for _, it := range items {
+		require.NoError(t, <-it.done)
+	}
 	<-b.stopped
 	msgs := b.messages(t)
 	require.Len(t, msgs, 1, "the pending batch is published before Run returns")

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
@@ -130,71 +130,17 @@ func (b *Batcher) Create(ctx context.Context, projectID uuid.UUID, n New) (store
 // answers ErrStopped. Cancel ctx only once no request is left (the HTTP
 // server has shut down). Call it once.
 func (b *Batcher) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, b.cfg.InFlight)
+	g := batch.Gatherer[*pending]{
+		In:     b.in,
+		Max:    b.cfg.MaxBatch,
+		Linger: b.cfg.Linger,
+		// Lingering only helps while other creates are under way: with
+		// every one of them in the batch, waiting would only add latency.
+		Enough: func(n int) bool { return b.active.Load() <= int64(n) },
+	}
 	// Batches outlive ctx: a batch gathered must still answer its requests.
 	work := context.WithoutCancel(ctx)
-	for {
-		batch := b.collect(ctx)
-		if len(batch) == 0 {
-			break
-		}
-		// Waiting for a slot holds back the requests, so the next batch
-		// fills while the database is busy.
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			b.commit(work, batch)
-		})
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	close(b.stopped)
-	wg.Wait()
-}
-
-// collect waits for a first create, takes those already waiting, and, if
-// the batch has room while other creates are in flight, waits up to Linger
-// for more. It returns nil when ctx is done first.
-func (b *Batcher) collect(ctx context.Context) []*pending {
-	var batch []*pending
-	select {
-	case p := <-b.in:
-		batch = append(batch, p)
-	case <-ctx.Done():
-		return nil
-	}
-	batch = b.drain(batch)
-	if b.cfg.Linger == 0 || len(batch) >= b.cfg.MaxBatch || b.active.Load() <= int64(len(batch)) {
-		return batch
-	}
-	timer := time.NewTimer(b.cfg.Linger)
-	defer timer.Stop()
-	for len(batch) < b.cfg.MaxBatch {
-		select {
-		case p := <-b.in:
-			batch = append(batch, p)
-		case <-timer.C:
-			return batch
-		case <-ctx.Done():
-			return batch
-		}
-	}
-	return batch
-}
-
-// drain adds the creates already waiting, up to a full batch.
-func (b *Batcher) drain(batch []*pending) []*pending {
-	for len(batch) < b.cfg.MaxBatch {
-		select {
-		case p := <-b.in:
-			batch = append(batch, p)
-		default:
-			return batch
-		}
-	}
-	return batch
+	g.Run(ctx, b.cfg.InFlight, b.stopped, func(batch []*pending) { b.commit(work, batch) })
 }
 
 // commit creates a batch in one transaction and answers every request. A

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
@@ -218,62 +218,8 @@ func (b *Batcher) handleBatch(ctx context.Context, d bus.Delivery) error {
 // (their handlers get the error), so cancel it only once the consumer has
 // drained: in-flight work finishes first. Call it once.
 func (b *Batcher) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, b.cfg.InFlight)
-	for {
-		batch := b.collect(ctx)
-		if len(batch) == 0 {
-			break
-		}
-		// Waiting for a slot holds back the handlers, so the next batch
-		// fills while the database is busy.
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			b.applyBatch(ctx, batch)
-		})
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	close(b.stopped)
-	wg.Wait()
-}
-
-// collect waits for a first result, then gathers more until the batch is
-// full or Linger has passed. It returns nil when ctx is done first.
-func (b *Batcher) collect(ctx context.Context) []*pending {
-	var batch []*pending
-	select {
-	case p := <-b.in:
-		batch = append(batch, p)
-	case <-ctx.Done():
-		return nil
-	}
-	if b.cfg.Linger == 0 {
-		for len(batch) < b.cfg.MaxBatch {
-			select {
-			case p := <-b.in:
-				batch = append(batch, p)
-			default:
-				return batch
-			}
-		}
-		return batch
-	}
-	timer := time.NewTimer(b.cfg.Linger)
-	defer timer.Stop()
-	for len(batch) < b.cfg.MaxBatch {
-		select {
-		case p := <-b.in:
-			batch = append(batch, p)
-		case <-timer.C:
-			return batch
-		case <-ctx.Done():
-			return batch
-		}
-	}
-	return batch
+	g := batch.Gatherer[*pending]{In: b.in, Max: b.cfg.MaxBatch, Linger: b.cfg.Linger}
+	g.Run(ctx, b.cfg.InFlight, b.stopped, func(batch []*pending) { b.applyBatch(ctx, batch) })
 }
 
 // applyBatch applies a batch in one transaction and answers every handler.
