@@ -319,10 +319,7 @@ func TestStoppedBatcherHandsResultsBack(t *testing.T) {
 func TestBatchSpanLinksEachResultsSpan(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	recorder := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
-	applier, err := result.New(b.pool, b.js, b.log, lowJitter, telemetry.WithProviders(tp, nil))
-	require.NoError(t, err)
+	applier, tp, recorder := b.tracedApplier(t)
 	batcher := runBatcher(t, applier, exactBatch(2))
 	var rs []*eventv1.AttemptResult
 	for range 2 {
@@ -409,4 +406,15 @@ func TestStoppingMidBatchAnswersEveryHandler(t *testing.T) {
 			require.Equal(t, "completed", fixture.Get(t, b.q, uuid.MustParse(rs[i].GetHookId())).Status)
 		}
 	}
+}
+
+// tracedApplier returns an Applier on the bundle's pool and streams whose
+// spans, like those of the returned provider, go to the returned recorder.
+func (b bundle) tracedApplier(t *testing.T) (*result.Applier, *sdktrace.TracerProvider, *tracetest.SpanRecorder) {
+	t.Helper()
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	applier, err := result.New(b.pool, b.js, b.log, lowJitter, telemetry.WithProviders(tp, nil))
+	require.NoError(t, err)
+	return applier, tp, recorder
 }

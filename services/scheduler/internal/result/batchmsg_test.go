@@ -7,15 +7,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 )
@@ -114,10 +111,7 @@ func TestBatchMessageDropsOnlyItsMalformedResult(t *testing.T) {
 func TestBatchMessageResultsKeepTheirTraces(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	recorder := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
-	applier, err := result.New(b.pool, b.js, b.log, lowJitter, telemetry.WithProviders(tp, nil))
-	require.NoError(t, err)
+	applier, _, recorder := b.tracedApplier(t)
 	batcher := runBatcher(t, applier, result.BatchConfig{MaxBatch: 10, Linger: time.Millisecond, InFlight: 1})
 	first, second := b.leased(t, fixed30, time.Minute), b.leased(t, fixed30, time.Minute)
 	rs := []*eventv1.AttemptResult{
