@@ -96,12 +96,15 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js, client: client}
-	publisher := bus.NewPublisher(js)
-	ensureStreams := func(ctx context.Context) error { return event.EnsureStreams(ctx, js) }
+	sender := report.Sender{
+		Publisher:     bus.NewPublisher(js),
+		Retry:         report.DefaultRetry,
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		Log:           log,
+	}
 	var results dispatch.Reporter
 	if cfg.ResultBatch > 1 {
-		a.results, err = report.NewBatcher(report.BatchConfig{MaxBatch: cfg.ResultBatch, Linger: cfg.ResultLinger},
-			report.Sender{Publisher: publisher, Retry: dispatch.DefaultRetry, EnsureStreams: ensureStreams, Log: log})
+		a.results, err = report.NewBatcher(report.BatchConfig{MaxBatch: cfg.ResultBatch, Linger: cfg.ResultLinger}, sender)
 		if err != nil {
 			a.close()
 			return nil, err
@@ -111,9 +114,8 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	a.handler = dispatch.NewHandler(dispatch.Config{
 		Credentials:     credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
 		Sender:          client,
-		Publisher:       publisher,
+		Result:          sender,
 		Results:         results,
-		EnsureStreams:   ensureStreams,
 		Log:             log,
 		Metrics:         dispatch.NewMetrics(tel.Meter.Meter(dispatch.MeterName)),
 		Hosts:           hostlimit.New(cfg.HostConcurrency),

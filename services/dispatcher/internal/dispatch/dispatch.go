@@ -35,11 +35,6 @@ type Sender interface {
 	Send(ctx context.Context, r delivery.Request) (delivery.Result, error)
 }
 
-// Publisher stores one event on JetStream.
-type Publisher interface {
-	Publish(ctx context.Context, m bus.Message) error
-}
-
 // Reporter publishes a result in a batch with others and returns once that
 // batch is stored (report.Batcher).
 type Reporter interface {
@@ -50,18 +45,15 @@ type Reporter interface {
 type Config struct {
 	Credentials Credentials
 	Sender      Sender
-	Publisher   Publisher
-	// EnsureStreams re-creates the streams when a publish found none (NATS
-	// lost its store); nil skips that.
-	EnsureStreams func(ctx context.Context) error
-	Log           *slog.Logger
-	Metrics       *Metrics
-	// Retry is how a failed publish of the result is retried.
-	Retry RetryPolicy
-	// Results, when set, publishes the results in batches; nil publishes
-	// each as a message of its own (what schedulers older than batching
-	// understand).
+	// Result publishes a result as a message of its own, with retries:
+	// every result when Results is nil (what schedulers older than
+	// batching understand), else those too late for a batch. Its Log
+	// defaults to Log.
+	Result report.Sender
+	// Results, when set, publishes the results in batches.
 	Results Reporter
+	Log     *slog.Logger
+	Metrics *Metrics
 	// Hosts bounds the deliveries in flight per destination host; nil
 	// means no per-host bound.
 	Hosts *hostlimit.Limiter
@@ -78,7 +70,6 @@ type Handler struct {
 	cfg    Config
 	log    *slog.Logger
 	tracer trace.Tracer
-	sender report.Sender
 }
 
 // NewHandler returns a Handler.
@@ -89,14 +80,13 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
-	if cfg.Retry.Tries <= 0 {
-		cfg.Retry = DefaultRetry
+	if cfg.Result.Log == nil {
+		cfg.Result.Log = cfg.Log
 	}
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
 	}
-	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
-		sender: report.Sender{Publisher: cfg.Publisher, Retry: cfg.Retry, EnsureStreams: cfg.EnsureStreams, Log: cfg.Log}}
+	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName)}
 }
 
 // dueHook is a decoded and checked DueHook.

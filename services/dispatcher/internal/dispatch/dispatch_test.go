@@ -32,6 +32,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -62,20 +63,22 @@ func setup(t *testing.T, answer http.HandlerFunc) bundle {
 	require.NoError(t, err)
 	t.Cleanup(client.Close)
 	b := bundle{pool: pool, js: js, nats: srv, receiver: receiver, client: client, reader: sdkmetric.NewManualReader()}
-	b.handler = b.newHandler(js, dispatch.DefaultRetry)
+	b.handler = b.newHandler(js, report.DefaultRetry)
 	return b
 }
 
-func (b bundle) newHandler(js jetstream.JetStream, retry dispatch.RetryPolicy) *dispatch.Handler {
+func (b bundle) newHandler(js jetstream.JetStream, retry report.RetryPolicy) *dispatch.Handler {
 	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(b.reader)).Meter(dispatch.MeterName)
 	return dispatch.NewHandler(dispatch.Config{
-		Credentials:   credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
-		Sender:        b.client,
-		Publisher:     bus.NewPublisher(js),
-		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
-		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Metrics:       dispatch.NewMetrics(meter),
-		Retry:         retry,
+		Credentials: credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
+		Sender:      b.client,
+		Result: report.Sender{
+			Publisher:     bus.NewPublisher(js),
+			Retry:         retry,
+			EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		},
+		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Metrics: dispatch.NewMetrics(meter),
 		// The sender's limit (5 s above) is the delivery timeout.
 		DeliveryTimeout: 5 * time.Second,
 	})
@@ -261,7 +264,7 @@ func TestHandleGivesUpPublishingWithoutRedelivering(t *testing.T) {
 	b := setup(t, nil)
 	nc, js := b.nats.Connect(t)
 	nc.Close() // every publish now fails at once
-	h := b.newHandler(js, dispatch.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: time.Second})
+	h := b.newHandler(js, report.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: time.Second})
 
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	// nil: a redelivered DueHook would deliver the hook a second time.
@@ -274,7 +277,7 @@ func TestHandleRecreatesAVanishedResultsStream(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	require.NoError(t, b.js.DeleteStream(context.Background(), event.StreamResults))
-	h := b.newHandler(b.js, dispatch.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: 5 * time.Second})
+	h := b.newHandler(b.js, report.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: 5 * time.Second})
 
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	require.NoError(t, b.handle(t, h, due))

@@ -16,13 +16,14 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 func (b bundle) limitedHandler(hosts *hostlimit.Limiter) *dispatch.Handler {
 	return dispatch.NewHandler(dispatch.Config{
 		Credentials: credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
 		Sender:      b.client,
-		Publisher:   bus.NewPublisher(b.js),
+		Result:      report.Sender{Publisher: bus.NewPublisher(b.js)},
 		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Hosts:       hosts,
 	})

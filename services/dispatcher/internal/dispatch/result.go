@@ -17,12 +17,6 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
-// RetryPolicy bounds the retries of a result publish.
-type RetryPolicy = report.RetryPolicy
-
-// DefaultRetry tries for about 10 s (report.DefaultRetry).
-var DefaultRetry = report.DefaultRetry
-
 // publish reports the result: through the Results batcher when there is
 // one, else as a message of its own, retrying a bounded number of times.
 // When it cannot, it gives up with an error in the log: having JetStream
@@ -55,7 +49,7 @@ func (h *Handler) publish(ctx context.Context, log deliveryLog, due dueHook, res
 		MsgID:   event.MsgID(event.KindResult, due.hookID.String(), due.msg.GetLeaseSeq()),
 		Body:    r,
 	}
-	if err := h.sender.Publish(ctx, msg); err != nil {
+	if err := h.cfg.Result.Publish(ctx, msg); err != nil {
 		log.error(ctx, "result not published; the lease expiry will re-drive the hook", slog.String("err", err.Error()))
 	}
 }
