@@ -159,9 +159,9 @@ func TestStoreReportsAPrefixCollision(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestVerifyWithLimitsReadsWhatQuotaReads checks the one-query look-up
+// TestIdentifyWithLimitsReadsWhatQuotaReads checks the one-query look-up
 // against Verify and quota.Read, for a valid, a wrong and a revoked key.
-func TestVerifyWithLimitsReadsWhatQuotaReads(t *testing.T) {
+func TestIdentifyWithLimitsReadsWhatQuotaReads(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	require.NoError(t, pgx.BeginFunc(b.ctx, b.pool, func(tx pgx.Tx) error {
@@ -170,9 +170,9 @@ func TestVerifyWithLimitsReadsWhatQuotaReads(t *testing.T) {
 	}))
 	require.NoError(t, quota.SetRateLimit(b.ctx, b.q, b.project.ID, quota.RateLimit{PerSecond: 7, Burst: 9}))
 
-	got, limits, err := b.verifier.VerifyWithLimits(b.ctx, b.project.APIKey)
+	got, limits, err := b.verifier.IdentifyWithLimits(b.ctx, b.project.APIKey)
 	require.NoError(t, err)
-	require.Equal(t, b.project.ID, got)
+	require.Equal(t, b.project.ID, got.ProjectID)
 	want, err := quota.Read(b.ctx, b.q, b.project.ID)
 	require.NoError(t, err)
 	require.Equal(t, int64(3), limits.Usage.Used)
@@ -183,12 +183,12 @@ func TestVerifyWithLimitsReadsWhatQuotaReads(t *testing.T) {
 
 	stranger, err := apikey.New()
 	require.NoError(t, err)
-	_, _, err = b.verifier.VerifyWithLimits(b.ctx, stranger.Plain)
+	_, _, err = b.verifier.IdentifyWithLimits(b.ctx, stranger.Plain)
 	require.ErrorIs(t, err, apikey.ErrInvalid)
 	prefix, err := apikey.Prefix(b.project.APIKey)
 	require.NoError(t, err)
 	_, err = apikey.Revoke(b.ctx, b.q, prefix)
 	require.NoError(t, err)
-	_, _, err = b.verifier.VerifyWithLimits(b.ctx, b.project.APIKey)
+	_, _, err = b.verifier.IdentifyWithLimits(b.ctx, b.project.APIKey)
 	require.ErrorIs(t, err, apikey.ErrRevoked)
 }

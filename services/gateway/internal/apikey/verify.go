@@ -70,17 +70,11 @@ func (v *Verifier) Identify(ctx context.Context, plain string) (Identity, error)
 	return Identity{KeyID: row.ID, ProjectID: row.ProjectID}, nil
 }
 
-// VerifyWithLimits is Verify that also reads the project's limits (its
+// IdentifyWithLimits is Identify that also reads the project's limits (its
 // quota standing and rate limit, as quota.Read does) in the same query:
 // every authenticated request needs both, and a round trip less per
-// request is a good share of the API's database work.
-func (v *Verifier) VerifyWithLimits(ctx context.Context, plain string) (uuid.UUID, quota.Limits, error) {
-	id, limits, err := v.IdentifyWithLimits(ctx, plain)
-	return id.ProjectID, limits, err
-}
-
-// IdentifyWithLimits is VerifyWithLimits that also names the key, for a
-// cache of valid keys that revoking one must be able to clear.
+// request is a good share of the API's database work. The key's id lets a
+// cache of valid keys forget it when it is revoked.
 func (v *Verifier) IdentifyWithLimits(ctx context.Context, plain string) (Identity, quota.Limits, error) {
 	prefix, err := Prefix(plain)
 	if err != nil {
