@@ -29,6 +29,9 @@ type Message struct {
 	// Type, when set, goes in the event.TypeHeader header: it tells a
 	// consumer which message a subject carrying several holds.
 	Type string
+	// Items is how many items a batch message carries, for PublishAll's
+	// tally; 0 counts as 1.
+	Items int
 }
 
 // Publisher publishes events.
@@ -69,9 +72,14 @@ func (p *Publisher) Publish(ctx context.Context, m Message) error {
 }
 
 // PublishAll publishes events without waiting between them, then waits for
-// every acknowledgement. It returns how many were stored and the first error.
+// every acknowledgement. It returns how many items were stored (each
+// message counts its Items, or 1) and the first error.
 func (p *Publisher) PublishAll(ctx context.Context, msgs []Message) (int, error) {
-	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	type pending struct {
+		future jetstream.PubAckFuture
+		items  int
+	}
+	futures := make([]pending, 0, len(msgs))
 	var firstErr error
 	for _, m := range msgs {
 		msg, err := p.encode(ctx, m)
@@ -79,7 +87,7 @@ func (p *Publisher) PublishAll(ctx context.Context, msgs []Message) (int, error)
 			var f jetstream.PubAckFuture
 			f, err = p.js.PublishMsgAsync(msg)
 			if err == nil {
-				futures = append(futures, f)
+				futures = append(futures, pending{future: f, items: max(m.Items, 1)})
 				continue
 			}
 		}
@@ -90,11 +98,11 @@ func (p *Publisher) PublishAll(ctx context.Context, msgs []Message) (int, error)
 	stored := 0
 	for _, f := range futures {
 		select {
-		case <-f.Ok():
-			stored++
-		case err := <-f.Err():
+		case <-f.future.Ok():
+			stored += f.items
+		case err := <-f.future.Err():
 			if firstErr == nil {
-				firstErr = fmt.Errorf("publish %s: %w", f.Msg().Subject, err)
+				firstErr = fmt.Errorf("publish %s: %w", f.future.Msg().Subject, err)
 			}
 		case <-ctx.Done():
 			if firstErr == nil {

@@ -237,11 +237,14 @@ func TestPublishAllReportsFailures(t *testing.T) {
 	e := setup(t)
 	lost := alertMsg("nowhere")
 	lost.Subject = "sundial.v1.no.stream"
+	lost.Items = 5
+	batch := alertMsg("c2")
+	batch.Items = 3
 
-	stored, err := e.pub.PublishAll(e.ctx, []bus.Message{alertMsg("c1"), lost, alertMsg("c2")})
+	stored, err := e.pub.PublishAll(e.ctx, []bus.Message{alertMsg("c1"), lost, batch})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "sundial.v1.no.stream")
-	require.Equal(t, 2, stored)
+	require.Equal(t, 4, stored, "1 item, then the 3 of a batch; the lost batch's 5 are not counted")
 	require.Equal(t, uint64(2), e.streamMsgs(t))
 }
 

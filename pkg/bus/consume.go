@@ -22,6 +22,11 @@ type Delivery struct {
 	Header  nats.Header
 	// NumDelivered counts deliveries of this message, 1 the first time.
 	NumDelivered uint64
+	// InProgress tells JetStream the message is still being worked on,
+	// which restarts its AckWait: a handler whose work may outlast it (a
+	// batch of deliveries) calls it now and then. Nil in a Delivery built
+	// by hand.
+	InProgress func() error
 }
 
 // Handler processes one message. Its context carries the trace context of
@@ -65,7 +70,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, c event.Consumer, hand
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	w := &worker{handler: handler, opts: opts, log: log, slots: make(chan struct{}, opts.Concurrency),
-		jobs: make(chan jetstream.Msg), quit: make(chan struct{})}
+		pool: NewPool(opts.Concurrency)}
 
 	delay := 100 * time.Millisecond
 	for ctx.Err() == nil {
@@ -87,69 +92,30 @@ func Consume(ctx context.Context, js jetstream.JetStream, c event.Consumer, hand
 	return nil
 }
 
-// worker runs the handlers of one Consume on a pool of goroutines that
-// are reused from message to message: a goroutine per message would grow a
-// fresh stack for every handler (TLS, protobuf and pgx need deep ones), and
-// that growth was a visible share of the CPU in a burst. The pool starts
-// empty, grows by one goroutine whenever a message finds none idle, never
-// beyond Concurrency, and ends when Consume returns.
+// worker runs the handlers of one Consume on a Pool of Concurrency
+// goroutines, which ends when Consume returns.
 type worker struct {
 	handler Handler
 	opts    ConsumeOptions
 	log     *slog.Logger
 	slots   chan struct{}
-	// jobs hands a message (with its slot taken and running counted) to
-	// an idle goroutine of the pool.
-	jobs chan jetstream.Msg
-	// quit ends the pool's goroutines; closed by drain once none runs.
-	quit chan struct{}
+	pool    *Pool
 
 	// mu orders running.Add against drain's running.Wait: once closing is
-	// set no handler starts, so Wait cannot race with a new Add. It also
-	// guards pooled.
+	// set no handler starts, so Wait cannot race with a new Add.
 	mu      sync.Mutex
 	closing bool
 	running sync.WaitGroup
-	// pooled counts the pool's goroutines, at most Concurrency.
-	pooled int
 }
 
-// dispatch hands msg, whose slot is taken and which begin counted, to an
-// idle goroutine of the pool, or to a new one while the pool is below
-// Concurrency. Otherwise every goroutine is busy or just finishing (its
-// slot freed a moment before it looks for work), so the send waits briefly.
+// dispatch runs the handler of msg, whose slot is taken and which begin
+// counted, on the pool.
 func (w *worker) dispatch(workCtx context.Context, msg jetstream.Msg) {
-	select {
-	case w.jobs <- msg:
-		return
-	default:
-	}
-	w.mu.Lock()
-	grow := w.pooled < w.opts.Concurrency
-	if grow {
-		w.pooled++
-	}
-	w.mu.Unlock()
-	if grow {
-		go w.serve(workCtx, msg)
-		return
-	}
-	w.jobs <- msg
-}
-
-// serve is one goroutine of the pool: it handles msg, then each message
-// handed to it, until drain closes quit.
-func (w *worker) serve(ctx context.Context, msg jetstream.Msg) {
-	for {
-		w.handle(ctx, msg)
+	w.pool.Go(func() {
+		w.handle(workCtx, msg)
 		<-w.slots
 		w.running.Done()
-		select {
-		case msg = <-w.jobs:
-		case <-w.quit:
-			return
-		}
-	}
+	})
 }
 
 // begin registers a handler about to run; false once draining has begun.
@@ -234,7 +200,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 		delivered = meta.NumDelivered
 	}
 	ctx = telemetry.ExtractNATS(ctx, msg.Headers())
-	err := w.handler(ctx, Delivery{Subject: msg.Subject(), Data: msg.Data(), Header: msg.Headers(), NumDelivered: delivered})
+	err := w.handler(ctx, Delivery{Subject: msg.Subject(), Data: msg.Data(), Header: msg.Headers(), NumDelivered: delivered, InProgress: msg.InProgress})
 	outcome, settleErr := settle(msg, delivered, err)
 	if settleErr != nil {
 		w.log.Warn("settle message", "outcome", outcome, "err", settleErr)
@@ -268,5 +234,5 @@ func (w *worker) drain(timeout time.Duration, cancel context.CancelFunc) {
 		<-done
 	}
 	// No handler runs and none can start: the pool's goroutines end.
-	close(w.quit)
+	w.pool.Close()
 }

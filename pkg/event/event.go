@@ -187,19 +187,33 @@ func MsgID(kind, id string, seq int64) string {
 }
 
 // TypeHeader names the message type of an event whose subject carries more
-// than one (Sundial-Type). The results subject carries single
-// AttemptResults, with no header (what dispatchers before batching send) or
-// TypeAttemptResult, and batches, with TypeAttemptResults.
+// than one (Sundial-Type). The due subject carries single DueHooks, with no
+// header (what schedulers before batching send) or TypeDueHook, and
+// batches, with TypeDueHooks; the results subject likewise single
+// AttemptResults and batches, with TypeAttemptResults.
 const TypeHeader = "Sundial-Type"
 
 // Message types in TypeHeader: the protobuf full names.
 const (
+	TypeDueHook        = "sundial.event.v1.DueHook"
+	TypeDueHooks       = "sundial.event.v1.DueHooks"
 	TypeAttemptResult  = "sundial.event.v1.AttemptResult"
 	TypeAttemptResults = "sundial.event.v1.AttemptResults"
 )
 
-// KindResults is the first part of the Nats-Msg-Id of a batch of results.
-const KindResults = "results"
+// First parts of the Nats-Msg-Id of a batch of due hooks and of results.
+const (
+	KindDues    = "dues"
+	KindResults = "results"
+)
+
+// DuesMsgID derives the Nats-Msg-Id of a batch of due hooks from the hooks
+// it carries, in order: (hook id, lease sequence) of each. A claim's batch
+// published again is stored once; a lease's hook is never in two batches,
+// because each claim raises the lease sequence.
+func DuesMsgID(hookIDs []string, leaseSeqs []int64) string {
+	return batchMsgID(KindDues, hookIDs, leaseSeqs)
+}
 
 // ResultsMsgID derives the Nats-Msg-Id of a batch of attempt results from
 // the results it carries, in order: (hook id, lease sequence) of each. The
@@ -208,6 +222,12 @@ const KindResults = "results"
 // batch was published) changes nothing: the scheduler applies a lease's
 // result once.
 func ResultsMsgID(hookIDs []string, leaseSeqs []int64) string {
+	return batchMsgID(KindResults, hookIDs, leaseSeqs)
+}
+
+// batchMsgID is kind, a digest of the (hook id, lease sequence) pairs, and
+// their count.
+func batchMsgID(kind string, hookIDs []string, leaseSeqs []int64) string {
 	h := sha256.New()
 	var buf [8]byte
 	for i, id := range hookIDs {
@@ -216,5 +236,5 @@ func ResultsMsgID(hookIDs []string, leaseSeqs []int64) string {
 		h.Write(buf[:])
 	}
 	sum := h.Sum(nil)
-	return KindResults + ":" + hex.EncodeToString(sum[:16]) + ":" + strconv.Itoa(len(hookIDs))
+	return kind + ":" + hex.EncodeToString(sum[:16]) + ":" + strconv.Itoa(len(hookIDs))
 }

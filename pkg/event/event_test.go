@@ -179,3 +179,13 @@ func TestResultsMsgIDIsDeterministic(t *testing.T) {
 	require.NotEqual(t, id, event.ResultsMsgID([]string{"b", "a"}, []int64{2, 1}), "another order")
 	require.NotEqual(t, id, event.ResultsMsgID([]string{"a"}, []int64{1}))
 }
+
+func TestDuesMsgIDIsDeterministicAndApartFromResults(t *testing.T) {
+	t.Parallel()
+	ids, seqs := []string{"a", "b"}, []int64{1, 2}
+	id := event.DuesMsgID(ids, seqs)
+	require.Equal(t, id, event.DuesMsgID([]string{"a", "b"}, []int64{1, 2}), "the same batch, the same id")
+	require.True(t, strings.HasPrefix(id, event.KindDues+":"))
+	require.NotEqual(t, id, event.DuesMsgID([]string{"a", "b"}, []int64{1, 3}), "another lease")
+	require.NotEqual(t, id, event.ResultsMsgID(ids, seqs), "a batch of results never shares a due batch's id")
+}

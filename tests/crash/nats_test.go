@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -132,19 +133,29 @@ func (p *natsProxy) freeze() {
 	p.frozen = true
 }
 
-// dueMsgID finds the Nats-Msg-Id of each held DueHook publish:
-// "due:<hook id>:<lease seq>".
-var dueMsgID = regexp.MustCompile(regexp.QuoteMeta(jetstream.MsgIDHeader+": "+event.KindDue+":") + `([0-9a-f-]{36}):(\d+)\r\n`)
+// dueMsgID finds the Nats-Msg-Id of each held due publish: a DueHook's,
+// "due:<hook id>:<lease seq>", or a DueHooks batch's,
+// "dues:<digest>:<hooks>".
+var dueMsgID = regexp.MustCompile(regexp.QuoteMeta(jetstream.MsgIDHeader+": ") +
+	`(` + event.KindDue + `:[0-9a-f-]{36}:\d+|` + event.KindDues + `:[0-9a-f]+:(\d+))\r\n`)
 
-// heldDueHooks returns the hook ids of the DueHook publishes held since
-// the freeze (each once).
-func (p *natsProxy) heldDueHooks() map[string]bool {
+// heldDueHooks counts the hooks in the due publishes held since the freeze
+// (a publish repeated counts once).
+func (p *natsProxy) heldDueHooks() int {
 	p.mu.Lock()
 	held := bytes.Clone(p.held)
 	p.mu.Unlock()
-	ids := map[string]bool{}
+	hooks := map[string]int{}
 	for _, m := range dueMsgID.FindAllSubmatch(held, -1) {
-		ids[string(m[1])] = true
+		n := 1
+		if len(m[2]) > 0 {
+			n, _ = strconv.Atoi(string(m[2]))
+		}
+		hooks[string(m[1])] = n
 	}
-	return ids
+	total := 0
+	for _, n := range hooks {
+		total += n
+	}
+	return total
 }

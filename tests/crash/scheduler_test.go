@@ -46,7 +46,7 @@ func TestSchedulerKilledAfterClaiming(t *testing.T) {
 	for range hooks {
 		b.schedule(t, map[string]any{"path": "/crash", "postAt": postAt.Format(time.RFC3339Nano), "data": map[string]any{}})
 	}
-	require.Eventually(t, func() bool { return len(proxy.heldDueHooks()) >= hooks }, 60*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return proxy.heldDueHooks() >= hooks }, 60*time.Second, 10*time.Millisecond,
 		"the frozen scheduler never tried to publish all %d DueHooks", hooks)
 	held := proxy.heldDueHooks()
 	first.kill()
@@ -57,7 +57,7 @@ func TestSchedulerKilledAfterClaiming(t *testing.T) {
 	report := b.settle(t, 90*time.Second)
 	requireClean(t, report, 0)
 	t.Logf("%d hooks claimed and held unpublished at the kill, all re-driven; %d duplicates (bound 0)",
-		len(held), report.TotalDuplicates())
+		held, report.TotalDuplicates())
 }
 
 // TestSchedulerKilledInSteadyStream kills the scheduler with SIGKILL while

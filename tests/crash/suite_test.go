@@ -540,8 +540,8 @@ func (b *bundle) dueHookIDs() (map[string]bool, error) {
 	return ids, err
 }
 
-// eachDueHook calls fn on every message in the DUE stream, without
-// consuming it.
+// eachDueHook calls fn on every DueHook in the DUE stream, alone or in a
+// batch, without consuming it.
 func (b *bundle) eachDueHook(fn func(*eventv1.DueHook)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -565,6 +565,16 @@ func (b *bundle) eachDueHook(fn func(*eventv1.DueHook)) error {
 		}
 		if err != nil {
 			return err
+		}
+		if msg.Header.Get(event.TypeHeader) == event.TypeDueHooks {
+			var batch eventv1.DueHooks
+			if err := proto.Unmarshal(msg.Data, &batch); err != nil {
+				return err
+			}
+			for _, due := range batch.GetHooks() {
+				fn(due)
+			}
+			continue
 		}
 		var due eventv1.DueHook
 		if err := proto.Unmarshal(msg.Data, &due); err != nil {

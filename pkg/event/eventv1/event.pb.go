@@ -298,6 +298,59 @@ func (x *DueHook) GetLeaseDuration() *durationpb.Duration {
 	return nil
 }
 
+// DueHooks carries many DueHooks in one message: the scheduler publishes
+// the hooks of one claim together (up to SUNDIAL_SCHEDULER_DUE_BATCH of
+// them), which saves a JetStream publish, a stored message and an
+// acknowledgement per hook. Its message has the header
+// Sundial-Type: sundial.event.v1.DueHooks (a single DueHook has none, or
+// sundial.event.v1.DueHook), on the same subject. A dispatcher delivers
+// each hook as if it had come alone and acknowledges the message once every
+// hook is reported; a hook it cannot deliver now (its host busy, the
+// database away) it publishes again as a DueHook of its own.
+type DueHooks struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hooks         []*DueHook             `protobuf:"bytes,1,rep,name=hooks,proto3" json:"hooks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DueHooks) Reset() {
+	*x = DueHooks{}
+	mi := &file_sundial_event_v1_event_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DueHooks) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DueHooks) ProtoMessage() {}
+
+func (x *DueHooks) ProtoReflect() protoreflect.Message {
+	mi := &file_sundial_event_v1_event_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DueHooks.ProtoReflect.Descriptor instead.
+func (*DueHooks) Descriptor() ([]byte, []int) {
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DueHooks) GetHooks() []*DueHook {
+	if x != nil {
+		return x.Hooks
+	}
+	return nil
+}
+
 // AttemptResult reports what happened to one DueHook.
 type AttemptResult struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -328,7 +381,7 @@ type AttemptResult struct {
 
 func (x *AttemptResult) Reset() {
 	*x = AttemptResult{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[1]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -340,7 +393,7 @@ func (x *AttemptResult) String() string {
 func (*AttemptResult) ProtoMessage() {}
 
 func (x *AttemptResult) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[1]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -353,7 +406,7 @@ func (x *AttemptResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptResult.ProtoReflect.Descriptor instead.
 func (*AttemptResult) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{1}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AttemptResult) GetHookId() string {
@@ -457,7 +510,7 @@ type AttemptResults struct {
 
 func (x *AttemptResults) Reset() {
 	*x = AttemptResults{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +522,7 @@ func (x *AttemptResults) String() string {
 func (*AttemptResults) ProtoMessage() {}
 
 func (x *AttemptResults) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +535,7 @@ func (x *AttemptResults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptResults.ProtoReflect.Descriptor instead.
 func (*AttemptResults) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AttemptResults) GetResults() []*AttemptResult {
@@ -521,7 +574,7 @@ type Alert struct {
 
 func (x *Alert) Reset() {
 	*x = Alert{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -533,7 +586,7 @@ func (x *Alert) String() string {
 func (*Alert) ProtoMessage() {}
 
 func (x *Alert) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -546,7 +599,7 @@ func (x *Alert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alert.ProtoReflect.Descriptor instead.
 func (*Alert) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Alert) GetAlertId() string {
@@ -669,7 +722,9 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12!\n" +
 	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\x12@\n" +
-	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\"\xd4\x04\n" +
+	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\";\n" +
+	"\bDueHooks\x12/\n" +
+	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xd4\x04\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -736,37 +791,39 @@ func file_sundial_event_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_sundial_event_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_sundial_event_v1_event_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: sundial.event.v1.Outcome
 	(AlertKind)(0),                // 1: sundial.event.v1.AlertKind
 	(*DueHook)(nil),               // 2: sundial.event.v1.DueHook
-	(*AttemptResult)(nil),         // 3: sundial.event.v1.AttemptResult
-	(*AttemptResults)(nil),        // 4: sundial.event.v1.AttemptResults
-	(*Alert)(nil),                 // 5: sundial.event.v1.Alert
-	nil,                           // 6: sundial.event.v1.AttemptResult.TraceContextEntry
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 8: google.protobuf.Duration
+	(*DueHooks)(nil),              // 3: sundial.event.v1.DueHooks
+	(*AttemptResult)(nil),         // 4: sundial.event.v1.AttemptResult
+	(*AttemptResults)(nil),        // 5: sundial.event.v1.AttemptResults
+	(*Alert)(nil),                 // 6: sundial.event.v1.Alert
+	nil,                           // 7: sundial.event.v1.AttemptResult.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 9: google.protobuf.Duration
 }
 var file_sundial_event_v1_event_proto_depIdxs = []int32{
-	7,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
-	7,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
-	7,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
-	7,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
-	8,  // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
-	0,  // 5: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
-	7,  // 6: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
-	8,  // 7: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
-	6,  // 8: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
-	3,  // 9: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
-	1,  // 10: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	7,  // 11: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	7,  // 12: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	8,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
+	8,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
+	8,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
+	9,  // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
+	2,  // 5: sundial.event.v1.DueHooks.hooks:type_name -> sundial.event.v1.DueHook
+	0,  // 6: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
+	8,  // 7: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
+	9,  // 8: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
+	7,  // 9: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
+	4,  // 10: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	1,  // 11: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	8,  // 12: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	8,  // 13: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }
@@ -780,7 +837,7 @@ func file_sundial_event_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sundial_event_v1_event_proto_rawDesc), len(file_sundial_event_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -3,6 +3,7 @@
 package natstest
 
 import (
+	"context"
 	"net"
 	"os"
 	"testing"
@@ -92,4 +93,29 @@ func (s *Server) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 		t.Fatalf("natstest: jetstream: %v", err)
 	}
 	return nc, js
+}
+
+// StreamMessages returns every message a stream holds, oldest first.
+func StreamMessages(t testing.TB, js jetstream.JetStream, stream string) []*jetstream.RawStreamMsg {
+	t.Helper()
+	ctx := context.Background()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatalf("natstest: stream %s: %v", stream, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatalf("natstest: stream %s info: %v", stream, err)
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	var out []*jetstream.RawStreamMsg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		// A work queue has gaps where messages were acknowledged.
+		if msg, err := s.GetMsg(ctx, seq); err == nil {
+			out = append(out, msg)
+		}
+	}
+	return out
 }

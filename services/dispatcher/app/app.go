@@ -119,6 +119,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		Log:             log,
 		Metrics:         dispatch.NewMetrics(tel.Meter.Meter(dispatch.MeterName)),
 		Hosts:           hostlimit.New(cfg.HostConcurrency),
+		Concurrency:     cfg.Concurrency,
 		DeliveryTimeout: cfg.DeliveryTimeout,
 		TracerProvider:  tel.Tracer,
 	})
@@ -177,6 +178,7 @@ func (a *App) Run(ctx context.Context) error {
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,
 	})
+	a.handler.Close()
 	stopBatches()
 	batching.Wait()
 	if err != nil && !errors.Is(err, context.Canceled) {

@@ -33,8 +33,12 @@ type Config struct {
 	// are built on it (SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080, the
 	// gateway's default address on this machine; set it in production).
 	PublicURL string
-	// Concurrency bounds the deliveries this replica handles at once, each
-	// from its DueHook until its result is stored: with batched results
+	// Concurrency bounds the deliveries this replica handles at once,
+	// whether their hooks came alone or in a DueHooks batch, each from its
+	// DueHook until its result is stored. It also bounds the due messages
+	// in hand, so a replica holds at most Concurrency batches (of up to
+	// SUNDIAL_SCHEDULER_DUE_BATCH hooks) waiting for a delivery slot, plus
+	// as many pulled ahead: with batched results
 	// that includes the wait for the batch (ResultLinger and the publish),
 	// so the default leaves about 64 on the wire while as many wait
 	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).

@@ -102,6 +102,7 @@ func (a *App) connect(ctx context.Context) error {
 		PollInterval:   a.cfg.PollInterval,
 		MaxRedrives:    a.cfg.MaxRedrives,
 		MaxInFlight:    a.cfg.MaxInFlight,
+		DueBatch:       a.cfg.DueBatch,
 		TracerProvider: a.tel.Tracer,
 		MeterProvider:  a.tel.Meter,
 	}, a.log)

@@ -29,6 +29,7 @@ func TestConfigDefaults(t *testing.T) {
 		MaxInFlight:        10000,
 		ResultConcurrency:  1024,
 		ResultBatch:        500,
+		DueBatch:           64,
 		ResultLinger:       2 * time.Millisecond,
 		AsyncSweepInterval: time.Second,
 		DatabaseMaxConns:   16,
@@ -53,6 +54,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT":        "0",
 		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY":   "8",
 		"SUNDIAL_SCHEDULER_RESULT_BATCH":         "10000",
+		"SUNDIAL_SCHEDULER_DUE_BATCH":            "1",
 		"SUNDIAL_SCHEDULER_RESULT_LINGER":        "0s",
 		"SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL": "200ms",
 		"SUNDIAL_DATABASE_MAX_CONNS":             "4",
@@ -72,6 +74,7 @@ func TestConfigFromEnv(t *testing.T) {
 		LeaseDuration:      45 * time.Second,
 		ResultConcurrency:  8,
 		ResultBatch:        10000,
+		DueBatch:           1,
 		AsyncSweepInterval: 200 * time.Millisecond,
 		DatabaseMaxConns:   4,
 		ShutdownTimeout:    time.Minute,
@@ -93,6 +96,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT":      "-5",
 		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": "0",
 		"SUNDIAL_SCHEDULER_RESULT_BATCH":       "0",
+		"SUNDIAL_SCHEDULER_DUE_BATCH":          "1001",
 		"SUNDIAL_SCHEDULER_RESULT_LINGER":      "2s",
 		"SUNDIAL_DATABASE_MAX_CONNS":           "many",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":             "-1s",
@@ -103,7 +107,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_LEASE_DURATION", "SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", "SUNDIAL_DATABASE_MAX_CONNS",
 		"SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SCHEDULER_PREFETCH", "SUNDIAL_SCHEDULER_MAX_REDRIVES",
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", "SUNDIAL_SCHEDULER_RESULT_BATCH", "SUNDIAL_SCHEDULER_RESULT_LINGER",
-		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY", "SUNDIAL_SCHEDULER_CLAIM_AHEAD",
+		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY", "SUNDIAL_SCHEDULER_CLAIM_AHEAD", "SUNDIAL_SCHEDULER_DUE_BATCH",
 	} {
 		require.ErrorContains(t, err, name)
 	}

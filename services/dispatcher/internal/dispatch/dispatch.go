@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
@@ -47,8 +48,9 @@ type Config struct {
 	Sender      Sender
 	// Result publishes a result as a message of its own, with retries:
 	// every result when Results is nil (what schedulers older than
-	// batching understand), else those too late for a batch. Its Log
-	// defaults to Log.
+	// batching understand), else those too late for a batch. It also
+	// hands back the hooks of a DueHooks batch that cannot be delivered
+	// now (batch.go). Its Log defaults to Log.
 	Result report.Sender
 	// Results, when set, publishes the results in batches.
 	Results Reporter
@@ -57,6 +59,9 @@ type Config struct {
 	// Hosts bounds the deliveries in flight per destination host; nil
 	// means no per-host bound.
 	Hosts *hostlimit.Limiter
+	// Concurrency bounds the deliveries in flight, single or from batches
+	// (default 128).
+	Concurrency int
 	// DeliveryTimeout is the longest a delivery takes (the sender's
 	// limit): a delivery is started only while its lease has that long
 	// left, plus time to report the result (see leaseTooShort).
@@ -65,11 +70,18 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 }
 
-// Handler handles DueHook messages; Handle is a bus.Handler.
+// DefaultConcurrency is Config.Concurrency's default.
+const DefaultConcurrency = 128
+
+// Handler handles DueHook and DueHooks messages; Handle is a bus.Handler.
+// Close it once no Handle runs.
 type Handler struct {
 	cfg    Config
 	log    *slog.Logger
 	tracer trace.Tracer
+	// deliveries runs every delivery, so that Concurrency bounds them
+	// whether they came alone or in batches.
+	deliveries *bus.Pool
 }
 
 // NewHandler returns a Handler.
@@ -86,7 +98,16 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
 	}
-	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName)}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
+		deliveries: bus.NewPool(cfg.Concurrency)}
+}
+
+// Close ends the goroutines that ran deliveries.
+func (h *Handler) Close() {
+	h.deliveries.Close()
 }
 
 // dueHook is a decoded and checked DueHook.
@@ -99,18 +120,29 @@ type dueHook struct {
 	host string
 }
 
-// Handle delivers one DueHook. It returns nil once the hook needs nothing
+// Handle delivers one DueHook, or every hook of a DueHooks batch
+// (batch.go). For one DueHook it returns nil once the hook needs nothing
 // more from this message (delivered and reported, or left for the lease to
 // re-drive), bus.Drop for a malformed message, and another error when the
 // message should come back (a database failure, or shutdown cut the
 // delivery short).
 func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
+	if d.Header.Get(event.TypeHeader) == event.TypeDueHooks {
+		return h.handleBatch(ctx, d)
+	}
 	due, err := decode(d.Data)
 	if err != nil {
 		return bus.Drop(err)
 	}
+	done := make(chan error, 1)
+	h.deliveries.Go(func() { done <- h.deliverOne(ctx, due, d.NumDelivered) })
+	return <-done
+}
+
+// deliverOne handles one decoded DueHook under its delivery span.
+func (h *Handler) deliverOne(ctx context.Context, due dueHook, delivered uint64) error {
 	ctx, span := h.startDeliver(ctx, due)
-	res, err := h.handle(ctx, due, d.NumDelivered)
+	res, err := h.handle(ctx, due, delivered)
 	endDeliver(span, res.outcome, res.statusCode, err)
 	return err
 }
@@ -189,6 +221,11 @@ func decode(data []byte) (dueHook, error) {
 	if err := proto.Unmarshal(data, &msg); err != nil {
 		return dueHook{}, fmt.Errorf("decode DueHook: %w", err)
 	}
+	return check(&msg)
+}
+
+// check validates a decoded DueHook.
+func check(msg *eventv1.DueHook) (dueHook, error) {
 	hookID, err := uuid.Parse(msg.GetHookId())
 	if err != nil {
 		return dueHook{}, fmt.Errorf("DueHook hook_id %q: %w", msg.GetHookId(), err)
@@ -203,7 +240,7 @@ func decode(data []byte) (dueHook, error) {
 	if len(msg.GetData()) == 0 {
 		return dueHook{}, fmt.Errorf("DueHook %s has no data", hookID)
 	}
-	return dueHook{msg: &msg, hookID: hookID, projectID: projectID, host: host(msg.GetUrl())}, nil
+	return dueHook{msg: msg, hookID: hookID, projectID: projectID, host: host(msg.GetUrl())}, nil
 }
 
 // resultMargin is the time a delivery's result needs, after the exchange,

@@ -20,13 +20,17 @@ import (
 )
 
 func (b bundle) limitedHandler(hosts *hostlimit.Limiter) *dispatch.Handler {
-	return dispatch.NewHandler(dispatch.Config{
-		Credentials: credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
-		Sender:      b.client,
-		Result:      report.Sender{Publisher: bus.NewPublisher(b.js)},
-		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Hosts:       hosts,
-	})
+	return b.handlerWith(dispatch.Config{Hosts: hosts})
+}
+
+// handlerWith returns a handler of cfg, its credentials, sender, result
+// publisher and log filled in.
+func (b bundle) handlerWith(cfg dispatch.Config) *dispatch.Handler {
+	cfg.Credentials = credential.NewCache(credential.NewStore(b.pool), time.Minute, 100)
+	cfg.Sender = b.client
+	cfg.Result = report.Sender{Publisher: bus.NewPublisher(b.js)}
+	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return dispatch.NewHandler(cfg)
 }
 
 func TestHandleHandsBackAHookWhoseHostIsBusy(t *testing.T) {

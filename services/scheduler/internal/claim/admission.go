@@ -32,6 +32,8 @@ const backpressureWait = 20 * time.Millisecond
 type admission struct {
 	js    jetstream.JetStream
 	limit int // 0: no bound
+	// perDue turns the due queue's messages into hooks (due.go).
+	perDue dueRatio
 
 	mu       sync.Mutex
 	inFlight int
@@ -112,17 +114,29 @@ func (a *admission) refresh(ctx context.Context) {
 	}
 }
 
-// measure counts the messages in the due and results work queues.
+// measure counts the hooks in the due and results work queues: the due
+// queue's messages weighed by the hooks a DueHooks batch carries, the
+// results queue's as they are (a batch of results counts once, an
+// undercount; the due queue bounds the deliveries that produce them).
 func (a *admission) measure(ctx context.Context) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	total := 0
-	for _, name := range []string{event.StreamDue, event.StreamResults} {
-		s, err := a.js.Stream(ctx, name)
-		if err != nil {
-			return 0, err
-		}
-		total += int(s.CachedInfo().State.Msgs)
+	due, err := a.queued(ctx, event.StreamDue)
+	if err != nil {
+		return 0, err
 	}
-	return total, nil
+	results, err := a.queued(ctx, event.StreamResults)
+	if err != nil {
+		return 0, err
+	}
+	return a.perDue.hooksIn(due) + results, nil
+}
+
+// queued is the number of messages in a stream.
+func (a *admission) queued(ctx context.Context, stream string) (int, error) {
+	s, err := a.js.Stream(ctx, stream)
+	if err != nil {
+		return 0, err
+	}
+	return int(s.CachedInfo().State.Msgs), nil
 }

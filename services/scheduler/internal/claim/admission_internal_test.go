@@ -1,11 +1,14 @@
 package claim
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 )
 
@@ -59,4 +62,30 @@ func TestAdmissionCountsHeldHooksThatNoQueueShows(t *testing.T) {
 	a.hold(-4)
 	a.refresh(ctx)
 	require.Equal(t, 3, a.reserve(ctx, 3))
+}
+
+func TestAdmissionCountsTheHooksOfDueBatches(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
+	require.NoError(t, event.EnsureStreams(ctx, js))
+	a := &admission{js: js, limit: 100}
+	// Two messages in the due queue, each a batch of 10 hooks, as this
+	// scheduler published them.
+	b := dueBatch{max: 10}
+	var msgs []bus.Message
+	for i := range 20 {
+		if b.add(&eventv1.DueHook{HookId: fmt.Sprint("h", i), LeaseSeq: 1, Data: []byte(`{}`)}) {
+			msgs = append(msgs, b.take())
+		}
+	}
+	require.Len(t, msgs, 2)
+	a.perDue.count(msgs)
+	_, err := bus.NewPublisher(js).PublishAll(ctx, msgs)
+	require.NoError(t, err)
+
+	n, err := a.measure(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 20, n, "two messages of the due queue carry 20 hooks")
+	require.Equal(t, 80, a.reserve(ctx, 100))
 }

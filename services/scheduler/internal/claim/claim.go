@@ -43,6 +43,10 @@ type Config struct {
 	// attempt as failed instead, so a hook whose delivery crashes every
 	// dispatcher is not re-driven forever: its retry policy takes over.
 	MaxRedrives int
+	// DueBatch is how many hooks at most one DueHooks message carries; 0
+	// or 1 publishes each hook as a DueHook of its own, which dispatchers
+	// older than batching need. See due.go.
+	DueBatch int
 	// MaxInFlight bounds the hooks claimed and not yet settled (messages in
 	// the due and results queues) at which claiming pauses; 0 means no
 	// bound. See admission.go.
@@ -64,6 +68,9 @@ func (c Config) Validate() error {
 	}
 	if c.PollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("poll interval %s: must be positive", c.PollInterval))
+	}
+	if c.DueBatch < 0 || c.DueBatch > MaxDueBatch {
+		errs = append(errs, fmt.Errorf("due batch %d: want 0 to %d", c.DueBatch, MaxDueBatch))
 	}
 	if c.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("max in flight %d: must not be negative (0: no bound)", c.MaxInFlight))
@@ -241,17 +248,14 @@ func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, st
 		return
 	}
 	c.claimed.Add(ctx, int64(len(rows)))
-	msgs := make([]bus.Message, 0, len(rows))
-	for _, r := range rows {
-		msgs = append(msgs, c.message(ctx, r))
-	}
+	msgs := c.messages(ctx, rows)
 	pubStart := time.Now()
-	published, pubErr := c.publishTraced(ctx, msgs, start, how)
+	published, pubErr := c.publishTraced(ctx, msgs, len(rows), start, how)
 	end := time.Now()
 	if pubErr == nil {
 		c.recordLateness(ctx, rows, end)
 	}
-	c.logBatch(ctx, how, len(rows), published, end.Sub(start), end.Sub(pubStart), pubErr)
+	c.logBatch(ctx, how, len(rows), len(msgs), published, end.Sub(start), end.Sub(pubStart), pubErr)
 	if pubErr != nil {
 		c.publishFailures.Add(ctx, int64(len(rows)-published))
 		if event.IsStreamGone(pubErr) {
@@ -276,15 +280,44 @@ func (c *Claimer) healStreams(ctx context.Context) {
 }
 
 // logBatch writes the one line per claim: duration is the whole of it,
-// publish_duration the part spent publishing.
-func (c *Claimer) logBatch(ctx context.Context, how string, claimed, published int, took, publishing time.Duration, err error) {
-	attrs := []any{"via", how, "count", claimed, "published", published, "duration", took, "publish_duration", publishing}
+// publish_duration the part spent publishing; published counts hooks,
+// messages the JetStream messages that carried them.
+func (c *Claimer) logBatch(ctx context.Context, how string, claimed, messages, published int, took, publishing time.Duration, err error) {
+	attrs := []any{"via", how, "count", claimed, "messages", messages, "published", published,
+		"duration", took, "publish_duration", publishing}
 	if err != nil {
 		c.log.WarnContext(ctx, "claimed due hooks; publish failed, leases will re-drive them",
 			append(attrs, "err", err)...)
 		return
 	}
 	c.log.InfoContext(ctx, "claimed due hooks", attrs...)
+}
+
+// messages builds the messages of claimed rows: their DueHooks, in
+// batches of up to DueBatch (due.go), and the failed results of attempts
+// given up.
+func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow) []bus.Message {
+	msgs := make([]bus.Message, 0, len(rows)/max(c.cfg.DueBatch, 1)+1)
+	batch := dueBatch{max: c.cfg.DueBatch}
+	for _, r := range rows {
+		m := c.message(ctx, r)
+		due, ok := m.Body.(*eventv1.DueHook)
+		if !ok || c.cfg.DueBatch <= 1 {
+			msgs = append(msgs, m)
+			continue
+		}
+		if !batch.fits(due) {
+			msgs = append(msgs, batch.take())
+		}
+		if batch.add(due) {
+			msgs = append(msgs, batch.take())
+		}
+	}
+	if len(batch.hooks) > 0 {
+		msgs = append(msgs, batch.take())
+	}
+	c.admit.perDue.count(msgs)
+	return msgs
 }
 
 // message builds the DueHook of one claimed hook, or, when the attempt has
@@ -318,11 +351,7 @@ func (c *Claimer) message(ctx context.Context, r store.ClaimDueHooksRow) bus.Mes
 		MaxAttempts:    int32(retry.Budget{Policy: policy, Base: int(r.RetryBudgetBase)}.MaxAttempts()),
 		LeaseDuration:  durationpb.New(c.cfg.Lease),
 	}
-	return bus.Message{
-		Subject: event.SubjectDue,
-		MsgID:   event.MsgID(event.KindDue, hookID, r.LeaseSeq),
-		Body:    due,
-	}
+	return dueMessage(due)
 }
 
 // giveUp builds the failed result of an attempt whose every lease expired.

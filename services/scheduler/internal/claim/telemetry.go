@@ -31,12 +31,12 @@ var latenessBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 // around the publish; every DueHook carries that child's context in its
 // headers, so each delivery's trace descends from its claim. A claim that
 // found nothing makes no span: an idle scheduler polls without tracing.
-func (c *Claimer) publishTraced(ctx context.Context, msgs []bus.Message, start time.Time, how string) (int, error) {
+func (c *Claimer) publishTraced(ctx context.Context, msgs []bus.Message, claimed int, start time.Time, how string) (int, error) {
 	ctx, span := c.tracer.Start(ctx, "scheduler.claim", trace.WithTimestamp(start),
-		trace.WithAttributes(attribute.String("via", how), attribute.Int("batch.size", len(msgs))))
+		trace.WithAttributes(attribute.String("via", how), attribute.Int("batch.size", claimed)))
 	defer span.End()
 	pubCtx, pub := c.tracer.Start(ctx, "scheduler.publish_due", trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attribute.Int("batch.size", len(msgs))))
+		trace.WithAttributes(attribute.Int("batch.size", claimed), attribute.Int("messages", len(msgs))))
 	published, err := c.pub.PublishAll(pubCtx, msgs)
 	pub.SetAttributes(attribute.Int("published", published))
 	if err != nil {
