@@ -18,8 +18,11 @@ type Loader interface {
 // TTL instead of one per delivery. An entry in use is reloaded in the
 // background shortly before it expires, so that a busy project's
 // deliveries never wait for that query (tens of milliseconds when the
-// database is busy, on every delivery of the project at that moment). Its
-// size is bounded; errors are not cached.
+// database is busy, on every delivery of the project at that moment). A
+// miss is loaded once: deliveries of the project that miss meanwhile wait
+// for that load instead of each making the same query (a burst after a
+// quiet spell starts up to the dispatcher's concurrency of them at once).
+// Its size is bounded; errors are not cached.
 type Cache struct {
 	loader Loader
 	ttl    time.Duration
@@ -28,6 +31,17 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[uuid.UUID]entry
+	// loading holds the foreground loads in progress, by project.
+	loading map[uuid.UUID]*load
+}
+
+// load is one foreground load that other misses of its project wait for.
+type load struct {
+	done chan struct{}
+	set  Set
+	err  error
+	// waiters counts the misses waiting for it; guarded by Cache.mu.
+	waiters int
 }
 
 type entry struct {
@@ -47,7 +61,8 @@ const refreshTimeout = 5 * time.Second
 // NewCache returns a cache of at most maxEntries projects in front of
 // loader. A ttl of zero or less disables caching.
 func NewCache(loader Loader, ttl time.Duration, maxEntries int) *Cache {
-	return &Cache{loader: loader, ttl: ttl, max: max(maxEntries, 1), now: time.Now, entries: map[uuid.UUID]entry{}}
+	return &Cache{loader: loader, ttl: ttl, max: max(maxEntries, 1), now: time.Now, entries: map[uuid.UUID]entry{},
+		loading: map[uuid.UUID]*load{}}
 }
 
 // Get returns the project's credentials from the cache or the loader.
@@ -59,12 +74,39 @@ func (c *Cache) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 	if ok {
 		return set, nil
 	}
-	set, err := c.loader.Get(ctx, projectID)
-	if err != nil {
-		return Set{}, err
+	return c.loadOnce(ctx, projectID)
+}
+
+// loadOnce loads a project's credentials, or waits for the load already
+// under way. A waiter whose ctx ends first gives up; the load goes on for
+// the others. Its error goes to every waiter, and is not cached.
+func (c *Cache) loadOnce(ctx context.Context, projectID uuid.UUID) (Set, error) {
+	c.mu.Lock()
+	l, waiting := c.loading[projectID]
+	if waiting {
+		l.waiters++
+	} else {
+		l = &load{done: make(chan struct{})}
+		c.loading[projectID] = l
 	}
-	c.store(projectID, set)
-	return set, nil
+	c.mu.Unlock()
+	if waiting {
+		select {
+		case <-l.done:
+			return l.set, l.err
+		case <-ctx.Done():
+			return Set{}, ctx.Err()
+		}
+	}
+	l.set, l.err = c.loader.Get(ctx, projectID)
+	if l.err == nil {
+		c.store(projectID, l.set)
+	}
+	c.mu.Lock()
+	delete(c.loading, projectID)
+	c.mu.Unlock()
+	close(l.done)
+	return l.set, l.err
 }
 
 // lookup returns the cached set, if it has not expired, and whether the
@@ -132,6 +174,16 @@ func (c *Cache) evict(now time.Time) {
 		}
 		delete(c.entries, id)
 	}
+}
+
+// waiting reports how many misses of a project wait for its load.
+func (c *Cache) waiting(projectID uuid.UUID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.loading[projectID]; ok {
+		return l.waiters
+	}
+	return 0
 }
 
 // Len reports how many projects are cached.

@@ -204,3 +204,72 @@ func TestCacheFailedBackgroundReloadIsTriedAgain(t *testing.T) {
 		return err == nil && set.Keys[0] == "v2"
 	}, 5*time.Second, time.Millisecond)
 }
+
+// oneAtATime loads only once released, counting its loads.
+type oneAtATime struct {
+	entered chan struct{}
+	release chan struct{}
+	loads   atomic.Int32
+	err     error
+}
+
+func (g *oneAtATime) Get(context.Context, uuid.UUID) (Set, error) {
+	if g.loads.Add(1) == 1 {
+		close(g.entered)
+	}
+	<-g.release
+	return Set{Keys: []string{"k"}}, g.err
+}
+
+func TestCacheLoadsAMissOnceForEveryoneWaiting(t *testing.T) {
+	t.Parallel()
+	for name, loadErr := range map[string]error{"success": nil, "failure": errors.New("database away")} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g := &oneAtATime{entered: make(chan struct{}), release: make(chan struct{}), err: loadErr}
+			c := NewCache(g, time.Minute, 10)
+			id := uuid.New()
+			const callers = 10
+			errs := make(chan error, callers)
+			get := func() {
+				set, err := c.Get(context.Background(), id)
+				if err == nil && (len(set.Keys) != 1 || set.Keys[0] != "k") {
+					err = errors.New("wrong set")
+				}
+				errs <- err
+			}
+			go get()
+			<-g.entered
+			// The first load is under way: the others wait for it.
+			for range callers - 1 {
+				go get()
+			}
+			require.Eventually(t, func() bool { return c.waiting(id) == callers-1 }, 5*time.Second, time.Millisecond)
+			close(g.release)
+			for range callers {
+				require.ErrorIs(t, <-errs, loadErr)
+			}
+			require.EqualValues(t, 1, g.loads.Load(), "one query for the whole burst")
+			if loadErr != nil {
+				require.Zero(t, c.Len(), "an error is not cached")
+			}
+		})
+	}
+}
+
+func TestCacheWaiterGivesUpWithItsContext(t *testing.T) {
+	t.Parallel()
+	g := &oneAtATime{entered: make(chan struct{}), release: make(chan struct{})}
+	c := NewCache(g, time.Minute, 10)
+	id := uuid.New()
+	first := make(chan error, 1)
+	go func() { _, err := c.Get(context.Background(), id); first <- err }()
+	<-g.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.Get(ctx, id)
+	require.ErrorIs(t, err, context.Canceled)
+	close(g.release)
+	require.NoError(t, <-first)
+	require.EqualValues(t, 1, g.loads.Load())
+}

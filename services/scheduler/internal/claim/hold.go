@@ -19,9 +19,12 @@ import (
 // The hold needs no estimate of the clock offset: the claim returns the
 // database clock (db_now) as each row was written, and the answer reaches
 // the scheduler after that, so from the local instant it arrived the
-// database clock needs at most due_at - db_now more to reach due_at. The
-// local monotonic clock measures that wait; what it over-estimates is the
-// commit and the trip back, a millisecond or two.
+// database clock needs at most due_at - db_now more to reach due_at. Every
+// row's db_now was read before the answer left, so the latest of them is
+// the tightest such reading: the hold uses it for all the rows of a claim
+// (the first rows of a large claim were read several milliseconds before
+// its last). The local monotonic clock measures the wait; what it
+// over-estimates is the commit and the trip back, a millisecond or two.
 
 // releaseAt is the local instant at which a hook claimed for dueAt may be
 // published, given that the claim's answer arrived at received (a
@@ -34,6 +37,17 @@ func releaseAt(received, dueAt, dbNow time.Time) time.Time {
 	return received
 }
 
+// latestDBNow is the latest database clock reading among rows.
+func latestDBNow(rows []store.ClaimDueHooksRow) time.Time {
+	var latest time.Time
+	for _, r := range rows {
+		if r.DbNow.After(latest) {
+			latest = r.DbNow
+		}
+	}
+	return latest
+}
+
 // mustHold reports whether any of rows is not yet due by the database clock.
 func mustHold(rows []store.ClaimDueHooksRow) bool {
 	return slices.ContainsFunc(rows, func(r store.ClaimDueHooksRow) bool { return r.DueAt.After(r.DbNow) })
@@ -44,7 +58,8 @@ func mustHold(rows []store.ClaimDueHooksRow) bool {
 // comes. The wait is at most the claim-ahead. If ctx ends first the rest is
 // not published; their leases re-drive them.
 func (c *Claimer) publishWhenDue(ctx context.Context, rows []store.ClaimDueHooksRow, received, start time.Time, how string) {
-	release := func(r store.ClaimDueHooksRow) time.Time { return releaseAt(received, r.DueAt, r.DbNow) }
+	dbNow := latestDBNow(rows)
+	release := func(r store.ClaimDueHooksRow) time.Time { return releaseAt(received, r.DueAt, dbNow) }
 	c.admit.hold(len(rows))
 	defer func() { c.admit.hold(-len(rows)) }()
 	slices.SortFunc(rows, func(a, b store.ClaimDueHooksRow) int { return release(a).Compare(release(b)) })

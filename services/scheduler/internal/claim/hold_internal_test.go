@@ -39,3 +39,10 @@ func TestMustHoldOnlyRowsNotYetDue(t *testing.T) {
 	require.False(t, mustHold([]store.ClaimDueHooksRow{due, due}))
 	require.True(t, mustHold([]store.ClaimDueHooksRow{due, early}))
 }
+
+func TestLatestDBNowIsTheLastReadingOfAClaim(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	rows := []store.ClaimDueHooksRow{{DbNow: now}, {DbNow: now.Add(7 * time.Millisecond)}, {DbNow: now.Add(time.Millisecond)}}
+	require.Equal(t, now.Add(7*time.Millisecond), latestDBNow(rows))
+}
