@@ -51,7 +51,14 @@ type Client struct {
 	header    headerNames
 	userAgent string
 	publicURL string
+	warm      *warmHosts
 }
+
+// idleConnTimeout is how long an unused connection to a receiver is kept.
+const idleConnTimeout = 90 * time.Second
+
+// maxWarmHosts bounds the hosts whose first connection is gated (warm.go).
+const maxWarmHosts = 10000
 
 // maxDrain is how much of a response body beyond the excerpt is read and
 // thrown away so that the connection can be reused; a longer body costs a
@@ -82,7 +89,7 @@ func NewClient(opts Options) (*Client, error) {
 		TLSHandshakeTimeout: opts.Timeout,
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
+		IdleConnTimeout:     idleConnTimeout,
 		// Receivers get exactly the headers of the delivery contract; Go
 		// would otherwise add Accept-Encoding and decompress the answer.
 		DisableCompression: true,
@@ -107,6 +114,7 @@ func NewClient(opts Options) (*Client, error) {
 		header:    newHeaderNames(opts.HeaderPrefix),
 		userAgent: opts.UserAgent,
 		publicURL: opts.PublicURL,
+		warm:      newWarmHosts(idleConnTimeout, maxWarmHosts),
 	}, nil
 }
 

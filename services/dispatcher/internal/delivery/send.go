@@ -109,7 +109,7 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	c.setHeaders(req.Header, r, sentAt.Unix(), body)
 
 	res := Result{StartedAt: sentAt}
-	resp, err := c.http.Do(req)
+	resp, err := c.do(exchangeCtx, req)
 	if err != nil {
 		return c.failed(ctx, exchangeCtx, res, err)
 	}
@@ -135,6 +135,25 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	}
 	c.classify(&res, resp)
 	return res, nil
+}
+
+// do sends req, as the first to open a connection to a cold host, or
+// after it (warm.go).
+func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, error) {
+	host := req.URL.Host
+	traced, release, err := c.warm.enter(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if traced != ctx {
+		req = req.WithContext(traced)
+	}
+	resp, err := c.http.Do(req)
+	if err == nil {
+		c.warm.touch(host)
+	}
+	return resp, err
 }
 
 // failed fills in a failed exchange, unless the caller's context ended.
