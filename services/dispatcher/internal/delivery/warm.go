@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,7 +20,10 @@ import (
 // delivery's one deadline. A first connection that fails releases the
 // waiters to try for themselves.
 
-// warmHosts tracks which hosts have had a connection lately.
+// warmHosts tracks which hosts have had a connection lately. Every delivery
+// asks it, so the common case (a warm host) takes no lock: hosts is a
+// sync.Map and warmUntil an atomic; mu guards only a cold host's opening
+// and the count.
 type warmHosts struct {
 	// ttl is how long a host counts as warm after its last exchange: the
 	// transport's idle-connection timeout.
@@ -28,19 +32,29 @@ type warmHosts struct {
 	max int
 	now func() time.Time
 
+	hosts sync.Map // host -> *hostWarmth
 	mu    sync.Mutex
-	hosts map[string]*hostWarmth
+	count int
 }
 
 type hostWarmth struct {
-	warmUntil time.Time
+	// warmUntil is when the host turns cold, in Unix nanoseconds.
+	warmUntil atomic.Int64
 	// opening is closed once the delivery opening the first connection
-	// has it (or gave up); nil when none is opening.
+	// has it (or gave up); nil when none is opening. Guarded by mu.
 	opening chan struct{}
 }
 
+// touchEvery is how stale warmUntil may get before an exchange moves it:
+// a store on every delivery would bounce its cache line between cores.
+const touchEvery = time.Second
+
 func newWarmHosts(ttl time.Duration, maxHosts int) *warmHosts {
-	return &warmHosts{ttl: ttl, max: maxHosts, now: time.Now, hosts: map[string]*hostWarmth{}}
+	return &warmHosts{ttl: ttl, max: maxHosts, now: time.Now}
+}
+
+func (h *hostWarmth) warm(now time.Time) bool {
+	return now.UnixNano() < h.warmUntil.Load()
 }
 
 // enter lets a delivery to host go. When the host is cold and no other
@@ -50,25 +64,20 @@ func newWarmHosts(ttl time.Duration, maxHosts int) *warmHosts {
 // if the connection never came). When another delivery is opening one,
 // enter waits for it, or for ctx to end.
 func (w *warmHosts) enter(ctx context.Context, host string) (context.Context, func(), error) {
-	w.mu.Lock()
-	h, ok := w.hosts[host]
-	if !ok {
-		if !w.makeRoom() {
-			w.mu.Unlock()
-			return ctx, func() {}, nil
-		}
-		h = &hostWarmth{}
-		w.hosts[host] = h
+	if v, ok := w.hosts.Load(host); ok && v.(*hostWarmth).warm(w.now()) {
+		return ctx, noop, nil
 	}
-	if w.now().Before(h.warmUntil) {
+	w.mu.Lock()
+	h := w.host(host)
+	if h == nil || h.warm(w.now()) {
 		w.mu.Unlock()
-		return ctx, func() {}, nil
+		return ctx, noop, nil
 	}
 	if wait := h.opening; wait != nil {
 		w.mu.Unlock()
 		select {
 		case <-wait:
-			return ctx, func() {}, nil
+			return ctx, noop, nil
 		case <-ctx.Done():
 			return ctx, nil, ctx.Err()
 		}
@@ -80,10 +89,10 @@ func (w *warmHosts) enter(ctx context.Context, host string) (context.Context, fu
 	var once sync.Once
 	open := func(connected bool) {
 		once.Do(func() {
-			w.mu.Lock()
 			if connected {
-				h.warmUntil = w.now().Add(w.ttl)
+				h.warmUntil.Store(w.now().Add(w.ttl).UnixNano())
 			}
+			w.mu.Lock()
 			h.opening = nil
 			w.mu.Unlock()
 			close(opening)
@@ -93,26 +102,48 @@ func (w *warmHosts) enter(ctx context.Context, host string) (context.Context, fu
 	return httptrace.WithClientTrace(ctx, trace), func() { open(false) }, nil
 }
 
-// touch keeps host warm after an exchange that reached it.
-func (w *warmHosts) touch(host string) {
-	w.mu.Lock()
-	if h, ok := w.hosts[host]; ok {
-		h.warmUntil = w.now().Add(w.ttl)
-	}
-	w.mu.Unlock()
-}
+func noop() {}
 
-// makeRoom reports whether one more host may be tracked, forgetting the
-// cold ones when the map is full. Called with mu held.
-func (w *warmHosts) makeRoom() bool {
-	if len(w.hosts) < w.max {
-		return true
+// host returns host's entry, adding it if there is room; nil when there
+// is none. Called with mu held.
+func (w *warmHosts) host(host string) *hostWarmth {
+	if v, ok := w.hosts.Load(host); ok {
+		return v.(*hostWarmth)
 	}
-	now := w.now()
-	for host, h := range w.hosts {
-		if h.opening == nil && !now.Before(h.warmUntil) {
-			delete(w.hosts, host)
+	if w.count >= w.max {
+		w.forgetCold()
+		if w.count >= w.max {
+			return nil
 		}
 	}
-	return len(w.hosts) < w.max
+	h := &hostWarmth{}
+	w.hosts.Store(host, h)
+	w.count++
+	return h
+}
+
+// forgetCold drops the hosts that are cold and not being opened. Called
+// with mu held.
+func (w *warmHosts) forgetCold() {
+	now := w.now()
+	w.hosts.Range(func(key, v any) bool {
+		if h := v.(*hostWarmth); h.opening == nil && !h.warm(now) {
+			w.hosts.Delete(key)
+			w.count--
+		}
+		return true
+	})
+}
+
+// touch keeps host warm after an exchange that reached it.
+func (w *warmHosts) touch(host string) {
+	v, ok := w.hosts.Load(host)
+	if !ok {
+		return
+	}
+	h := v.(*hostWarmth)
+	until := w.now().Add(w.ttl).UnixNano()
+	if until-h.warmUntil.Load() > int64(touchEvery) {
+		h.warmUntil.Store(until)
+	}
 }
