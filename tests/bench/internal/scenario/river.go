@@ -66,6 +66,7 @@ func startBaseline(ctx context.Context, e *Env, p plan, dir string, arrivals int
 		}
 		in.backlog = &suite.BacklogLoad{Rows: p.backlog, Seconds: since(t)}
 		e.Log.Info("backlog loaded", "scenario", p.name, "system", "baseline", "rows", p.backlog, "seconds", in.backlog.Seconds)
+		e.checkpoint(ctx, p.name, "baseline")
 	}
 	return in, nil
 }

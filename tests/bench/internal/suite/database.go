@@ -76,6 +76,16 @@ func DropDatabase(ctx context.Context, adminURL, name string) error {
 	return nil
 }
 
+// Checkpoint writes back everything a backlog load left dirty, so that the
+// write-back does not fall in the measurement (admin.sql). Only a superuser
+// or a member of pg_checkpoint may.
+func Checkpoint(ctx context.Context, adminURL string) error {
+	if err := execOn(ctx, adminURL, statement("checkpoint", "")); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
 // DBStats are cumulative counters of the benchmark's database.
 type DBStats struct {
 	Commits   int64 `json:"commits"`
