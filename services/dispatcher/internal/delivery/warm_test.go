@@ -16,11 +16,10 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 )
 
-// burst sends n deliveries at once through a fresh client and requires
-// each to succeed.
-func burst(t *testing.T, r *fixture.Receiver, n int) {
+// freshClient is a client with no connection yet, trusting caFile.
+func freshClient(t *testing.T, caFile string) *delivery.Client {
 	t.Helper()
-	roots, err := egress.LoadRoots(fixture.CAFile(t, r))
+	roots, err := egress.LoadRoots(caFile)
 	require.NoError(t, err)
 	client, err := delivery.NewClient(delivery.Options{
 		Timeout: 5 * time.Second, ExcerptBytes: 64, HeaderPrefix: "Sundial", UserAgent: userAgent,
@@ -28,6 +27,14 @@ func burst(t *testing.T, r *fixture.Receiver, n int) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(client.Close)
+	return client
+}
+
+// burst sends n deliveries at once through a fresh client and requires
+// each to succeed.
+func burst(t *testing.T, r *fixture.Receiver, n int) {
+	t.Helper()
+	client := freshClient(t, fixture.CAFile(t, r))
 	var wg sync.WaitGroup
 	outcomes := make(chan eventv1.Outcome, n)
 	for range n {
@@ -75,16 +82,9 @@ func TestABurstToAColdHTTP1HostStillRunsSideBySide(t *testing.T) {
 func TestAFailedFirstConnectionLetsTheOthersTry(t *testing.T) {
 	t.Parallel()
 	r := fixture.StartHTTP2Receiver(t, nil)
-	roots, err := egress.LoadRoots(fixture.CAFile(t, r))
-	require.NoError(t, err)
+	client := freshClient(t, fixture.CAFile(t, r))
 	url := r.URL
 	r.Close() // nothing listens any more: every connect is refused
-	client, err := delivery.NewClient(delivery.Options{
-		Timeout: 5 * time.Second, HeaderPrefix: "Sundial", UserAgent: userAgent,
-		RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
-	})
-	require.NoError(t, err)
-	t.Cleanup(client.Close)
 	const n = 8
 	var wg sync.WaitGroup
 	results := make(chan delivery.Result, n)
