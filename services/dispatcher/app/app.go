@@ -96,7 +96,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js, client: client}
-	sender := report.Sender{
+	sender := bus.Retrying{
 		Publisher:     bus.NewPublisher(js),
 		Retry:         report.DefaultRetry,
 		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },

@@ -50,8 +50,9 @@ type Config struct {
 	// every result when Results is nil (what schedulers older than
 	// batching understand), else those too late for a batch. It also
 	// hands back the hooks of a DueHooks batch that cannot be delivered
-	// now (batch.go). Its Log defaults to Log.
-	Result report.Sender
+	// now (batch.go). Its Log defaults to Log, its Retry to
+	// report.DefaultRetry.
+	Result bus.Retrying
 	// Results, when set, publishes the results in batches.
 	Results Reporter
 	Log     *slog.Logger
@@ -94,6 +95,9 @@ func NewHandler(cfg Config) *Handler {
 	}
 	if cfg.Result.Log == nil {
 		cfg.Result.Log = cfg.Log
+	}
+	if cfg.Result.Retry.Tries <= 0 {
+		cfg.Result.Retry = report.DefaultRetry
 	}
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()

@@ -67,12 +67,12 @@ func setup(t *testing.T, answer http.HandlerFunc) bundle {
 	return b
 }
 
-func (b bundle) newHandler(js jetstream.JetStream, retry report.RetryPolicy) *dispatch.Handler {
+func (b bundle) newHandler(js jetstream.JetStream, retry bus.RetryPolicy) *dispatch.Handler {
 	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(b.reader)).Meter(dispatch.MeterName)
 	return dispatch.NewHandler(dispatch.Config{
 		Credentials: credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
 		Sender:      b.client,
-		Result: report.Sender{
+		Result: bus.Retrying{
 			Publisher:     bus.NewPublisher(js),
 			Retry:         retry,
 			EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
@@ -264,7 +264,7 @@ func TestHandleGivesUpPublishingWithoutRedelivering(t *testing.T) {
 	b := setup(t, nil)
 	nc, js := b.nats.Connect(t)
 	nc.Close() // every publish now fails at once
-	h := b.newHandler(js, report.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: time.Second})
+	h := b.newHandler(js, bus.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: time.Second})
 
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	// nil: a redelivered DueHook would deliver the hook a second time.
@@ -277,7 +277,7 @@ func TestHandleRecreatesAVanishedResultsStream(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	require.NoError(t, b.js.DeleteStream(context.Background(), event.StreamResults))
-	h := b.newHandler(b.js, report.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: 5 * time.Second})
+	h := b.newHandler(b.js, bus.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: 5 * time.Second})
 
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	require.NoError(t, b.handle(t, h, due))

@@ -16,7 +16,6 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 func (b bundle) limitedHandler(hosts *hostlimit.Limiter) *dispatch.Handler {
@@ -28,7 +27,7 @@ func (b bundle) limitedHandler(hosts *hostlimit.Limiter) *dispatch.Handler {
 func (b bundle) handlerWith(cfg dispatch.Config) *dispatch.Handler {
 	cfg.Credentials = credential.NewCache(credential.NewStore(b.pool), time.Minute, 100)
 	cfg.Sender = b.client
-	cfg.Result = report.Sender{Publisher: bus.NewPublisher(b.js)}
+	cfg.Result = bus.Retrying{Publisher: bus.NewPublisher(b.js)}
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	return dispatch.NewHandler(cfg)
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 // The services install the W3C propagator in telemetry.Setup; the tests
@@ -43,7 +42,7 @@ func TestHandleTracesTheDeliveryAndRecordsLateness(t *testing.T) {
 	h := dispatch.NewHandler(dispatch.Config{
 		Credentials:    credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
 		Sender:         b.client,
-		Result:         report.Sender{Publisher: bus.NewPublisher(b.js)},
+		Result:         bus.Retrying{Publisher: bus.NewPublisher(b.js)},
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics:        dispatch.NewMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter(dispatch.MeterName)),
 		TracerProvider: tp,
@@ -148,7 +147,7 @@ func TestBatchedResultCarriesTheDeliverSpan(t *testing.T) {
 	h := dispatch.NewHandler(dispatch.Config{
 		Credentials:    credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
 		Sender:         b.client,
-		Result:         report.Sender{Publisher: bus.NewPublisher(b.js)},
+		Result:         bus.Retrying{Publisher: bus.NewPublisher(b.js)},
 		Results:        rep,
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		TracerProvider: tp,

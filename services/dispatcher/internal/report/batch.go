@@ -48,7 +48,7 @@ var ErrStopped = errors.New("result batcher stopped")
 // be running for Report to make progress.
 type Batcher struct {
 	cfg     BatchConfig
-	send    Sender
+	send    bus.Retrying
 	log     *slog.Logger
 	in      chan *item
 	stopped chan struct{}
@@ -61,7 +61,7 @@ type item struct {
 }
 
 // NewBatcher returns a Batcher publishing with send.
-func NewBatcher(cfg BatchConfig, send Sender) (*Batcher, error) {
+func NewBatcher(cfg BatchConfig, send bus.Retrying) (*Batcher, error) {
 	if cfg.InFlight == 0 {
 		cfg.InFlight = 4
 	}

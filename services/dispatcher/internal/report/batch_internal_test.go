@@ -31,7 +31,7 @@ func setup(t *testing.T, cfg BatchConfig) bundle {
 	t.Helper()
 	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
 	require.NoError(t, event.EnsureStreams(context.Background(), js))
-	b, err := NewBatcher(cfg, Sender{Publisher: bus.NewPublisher(js), Retry: DefaultRetry,
+	b, err := NewBatcher(cfg, bus.Retrying{Publisher: bus.NewPublisher(js), Retry: DefaultRetry,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -156,7 +156,7 @@ func TestBatchBoundsItsSize(t *testing.T) {
 func TestNewBatcherRefusesBadConfig(t *testing.T) {
 	t.Parallel()
 	for _, cfg := range []BatchConfig{{MaxBatch: 1}, {MaxBatch: MaxBatchSize + 1}, {MaxBatch: 2, Linger: -1}, {MaxBatch: 2, Linger: 2 * MaxLinger}} {
-		_, err := NewBatcher(cfg, Sender{})
+		_, err := NewBatcher(cfg, bus.Retrying{})
 		require.Error(t, err, "%+v", cfg)
 	}
 }

@@ -30,8 +30,7 @@ const (
 // a NATS outage must not hold a client's POST for seconds of retries.
 // Announce queues; Run publishes.
 type Alerts struct {
-	js       jetstream.JetStream
-	pub      *bus.Publisher
+	send     bus.Retrying
 	log      *slog.Logger
 	queue    chan Crossing
 	failures metric.Int64Counter
@@ -47,8 +46,14 @@ func NewAlerts(js jetstream.JetStream, log *slog.Logger, drainTimeout time.Durat
 	if err != nil {
 		return nil, fmt.Errorf("alert metrics: %w", err)
 	}
+	send := bus.Retrying{
+		Publisher:     bus.NewPublisher(js),
+		Retry:         bus.RetryPolicy{Tries: alertTries, Backoff: alertFirstBackoff, Timeout: alertPublishTimeout},
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		Log:           log,
+	}
 	return &Alerts{
-		js: js, pub: bus.NewPublisher(js), log: log,
+		send: send, log: log,
 		queue: make(chan Crossing, alertQueueSize), failures: failures, drainTimeout: drainTimeout,
 	}, nil
 }
@@ -102,44 +107,13 @@ func (a *Alerts) drain(ctx context.Context) {
 // one log line of this unit of work.
 func (a *Alerts) publish(ctx context.Context, c Crossing) {
 	msg := bus.Message{Subject: event.SubjectAlert, MsgID: c.MsgID(), Body: c.Alert()}
-	backoff := alertFirstBackoff
-	var err error
-	for try := 1; try <= alertTries; try++ {
-		if err = a.publishOnce(ctx, msg); err == nil {
-			a.log.InfoContext(ctx, "quota alert published", "alert_id", c.AlertID(), "project_id", c.ProjectID,
-				"threshold_percent", c.Percent, "usage", c.Used, "quota", c.Quota, "tries", try)
-			return
-		}
-		if try == alertTries || !a.pause(ctx, err, backoff) {
-			break
-		}
-		backoff *= 2
+	tries, err := a.send.PublishCounting(ctx, msg)
+	if err == nil {
+		a.log.InfoContext(ctx, "quota alert published", "alert_id", c.AlertID(), "project_id", c.ProjectID,
+			"threshold_percent", c.Percent, "usage", c.Used, "quota", c.Quota, "tries", tries)
+		return
 	}
 	a.failures.Add(ctx, 1)
 	a.log.ErrorContext(ctx, "quota alert event not published: publish failed", "alert_id", c.AlertID(), "project_id", c.ProjectID,
 		"threshold_percent", c.Percent, "err", err)
-}
-
-// pause waits before the next try, re-creating the streams first when the
-// publish found none (NATS lost its store). It reports false when ctx ended.
-func (a *Alerts) pause(ctx context.Context, err error, d time.Duration) bool {
-	if event.IsStreamGone(err) {
-		if err := event.EnsureStreams(ctx, a.js); err != nil {
-			a.log.WarnContext(ctx, "re-create streams", "err", err)
-		}
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-func (a *Alerts) publishOnce(ctx context.Context, msg bus.Message) error {
-	ctx, cancel := context.WithTimeout(ctx, alertPublishTimeout)
-	defer cancel()
-	return a.pub.Publish(ctx, msg)
 }
