@@ -5,7 +5,8 @@ CREATE TABLE projects (
     id                    uuid PRIMARY KEY,
     name                  text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
     domain                text NOT NULL CHECK (length(domain) BETWEEN 1 AND 253),
-    -- Default retry settings (decisions.md): a hook's retryOverride wins.
+    -- Default retry settings (docs/product.md, "Statuses and retries"): a
+    -- hook's retryOverride wins.
     retry_min_retries     integer NOT NULL DEFAULT 5 CHECK (retry_min_retries BETWEEN 0 AND 15),
     retry_delay_secs      integer NOT NULL DEFAULT 30 CHECK (retry_delay_secs BETWEEN 1 AND 3600),
     retry_strategy        text NOT NULL DEFAULT 'exponential' CHECK (retry_strategy IN ('fixed', 'exponential')),

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Async hooks (decisions.md, "Deliveries"): a receiver that answers 202
+-- Async hooks (docs/product.md, "Async answers"): a receiver that answers 202
 -- holds its hook pending until it POSTs the ack or nack URL of that
 -- delivery, or until the async timeout passes.
 --

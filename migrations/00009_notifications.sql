@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Notifications (decisions.md "Notifications", docs/notifications.md).
+-- Notifications (docs/product.md "Notifications", docs/notifications.md).
 --
 -- Flow: a producer (the scheduler for hook.failed and endpoint.recovered,
 -- the gateway for quota.threshold and channel.test) inserts the alert into

@@ -361,7 +361,7 @@ type AttemptResult struct {
 	Outcome   Outcome                `protobuf:"varint,5,opt,name=outcome,proto3,enum=sundial.event.v1.Outcome" json:"outcome,omitempty"`
 	// HTTP status of the answer; 0 when there was none.
 	StatusCode int32 `protobuf:"varint,6,opt,name=status_code,json=statusCode,proto3" json:"status_code,omitempty"`
-	// The failure in words (decisions.md), empty on success.
+	// The failure in words (docs/product.md, "Hooks"), empty on success.
 	Error     string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	// Wall time of the HTTP exchange.

@@ -13,9 +13,10 @@ import (
 )
 
 // Describe puts a failed exchange in the words customers see in a hook's
-// failureError (decisions.md): "timeout after 10s", "TLS: <reason>",
-// "connection refused", "DNS: no such host <host>", "refused: destination
-// <ip> is a loopback address", else "connection error: <short reason>".
+// failureError (docs/product.md, "Hooks"): "timeout after 10s",
+// "TLS: <reason>", "connection refused", "DNS: no such host <host>",
+// "refused: destination <ip> is a loopback address", else
+// "connection error: <short reason>".
 func Describe(err error, timeout time.Duration) string {
 	var refused *egress.RefusedError
 	var dnsErr *net.DNSError

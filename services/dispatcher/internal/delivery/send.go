@@ -173,7 +173,8 @@ func (c *Client) failed(ctx, exchangeCtx context.Context, res Result, err error)
 	return res, nil
 }
 
-// classify turns the status of an answer into an outcome (decisions.md).
+// classify turns the status of an answer into an outcome (docs/product.md,
+// "Statuses and retries").
 func (c *Client) classify(res *Result, resp *http.Response) {
 	switch code := resp.StatusCode; {
 	case code == http.StatusAccepted:

@@ -1,6 +1,6 @@
 // Package asyncanswer applies a receiver's answer to an async delivery: a
 // POST to the ack or nack URL that came with the delivery it answered 202
-// (package asyncurl makes the URLs; decisions.md, "Deliveries").
+// (package asyncurl makes the URLs; docs/product.md, "Async answers").
 //
 // An ack completes the hook and keeps the body sent with it on the attempt.
 // A nack ends the attempt's wait at once; a scheduler then applies it as a

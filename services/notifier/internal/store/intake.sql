@@ -1,4 +1,4 @@
--- Taking alerts in: every alert joins an alert group (decisions.md
+-- Taking alerts in: every alert joins an alert group (docs/product.md
 -- "Notifications", docs/notifications.md "Grouping").
 
 -- name: InsertAlert :exec

@@ -38,7 +38,7 @@ type InsertAlertParams struct {
 	ProjectID  uuid.UUID
 }
 
-// Taking alerts in: every alert joins an alert group (decisions.md
+// Taking alerts in: every alert joins an alert group (docs/product.md
 // "Notifications", docs/notifications.md "Grouping").
 // The outbox row, in case the producer did not write it (it normally has:
 // then this is a no-op). Nothing is written for a project that no longer

@@ -19,7 +19,8 @@ const (
 	StrategyExponential = "exponential"
 )
 
-// Defaults of the optional override fields (decisions.md).
+// Defaults of the optional override fields (docs/product.md, "Statuses and
+// retries").
 const (
 	DefaultBackoffFactor = 2.0
 	DefaultMaxDelaySecs  = 3600

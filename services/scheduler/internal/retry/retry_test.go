@@ -11,7 +11,8 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 )
 
-// projectDefaults are the defaults decisions.md gives every project.
+// projectDefaults are every project's defaults (docs/product.md, "Statuses
+// and retries").
 var projectDefaults = retry.Policy{
 	MinRetries: 5, DelaySecs: 30, Strategy: retry.StrategyExponential,
 	BackoffFactor: 2, MaxDelaySecs: 3600, Jitter: true,
