@@ -1,0 +1,170 @@
+package configdoc_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/deploy/local/internal/configdoc"
+	"github.com/sundial-run/sundial/pkg/envconf"
+	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
+	gateway "github.com/sundial-run/sundial/services/gateway/app"
+	notifier "github.com/sundial-run/sundial/services/notifier/app"
+	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
+)
+
+// root is the repository, from this package's folder.
+const root = "../../../.."
+
+// loader is a service's ConfigFromEnv, its Config as an any.
+type loader func(envconf.Lookup) (any, error)
+
+// services are the loaders the tables document, by the name the "used by"
+// column and the section headings give them.
+var services = map[string]loader{
+	"gateway":    func(l envconf.Lookup) (any, error) { return gateway.ConfigFromEnv(l) },
+	"scheduler":  func(l envconf.Lookup) (any, error) { return scheduler.ConfigFromEnv(l) },
+	"dispatcher": func(l envconf.Lookup) (any, error) { return dispatcher.ConfigFromEnv(l) },
+	"notifier":   func(l envconf.Lookup) (any, error) { return notifier.ConfigFromEnv(l) },
+}
+
+// documented is what a table says a service reads: each variable and its
+// row. Only SUNDIAL_ variables: the others in the tables (the Go runtime's,
+// OpenTelemetry's) are not read by the Configs.
+type documented map[string]configdoc.Row
+
+func (d documented) add(t *testing.T, row configdoc.Row) {
+	t.Helper()
+	for _, v := range row.Variables {
+		if !strings.HasPrefix(v, "SUNDIAL_") {
+			continue
+		}
+		prev, dup := d[v]
+		require.False(t, dup, "%s listed twice for one service (lines %d and %d)", v, prev.Line, row.Line)
+		d[v] = row
+	}
+}
+
+// readme is the main README's tables for service: the rows of "Every
+// service" that it uses, and its own section's.
+func readme(t *testing.T, service string) documented {
+	t.Helper()
+	d := documented{}
+	for _, row := range rows(t, "README.md") {
+		shared := row.Section == "Every service" && row.UsedByService(service)
+		if shared || strings.EqualFold(row.Section, service) {
+			d.add(t, row)
+		}
+	}
+	return d
+}
+
+// schedulerReadme is the scheduler README's table, all of it the scheduler's.
+func schedulerReadme(t *testing.T) documented {
+	t.Helper()
+	d := documented{}
+	for _, row := range rows(t, "services/scheduler/README.md") {
+		if row.Section == "Configuration" {
+			d.add(t, row)
+		}
+	}
+	return d
+}
+
+func rows(t *testing.T, path string) []configdoc.Row {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, path))
+	require.NoError(t, err)
+	return configdoc.Rows(string(b))
+}
+
+// read is every variable load reads, observed through its lookup: the list
+// comes from the loader itself, so it cannot drift from it.
+func read(t *testing.T, load loader) []string {
+	t.Helper()
+	var names []string
+	_, err := load(func(name string) (string, bool) {
+		names = append(names, name)
+		return "", false
+	})
+	require.NoError(t, err, "the defaults must be a valid configuration")
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// check holds a table to a loader: the same variables, and each row's
+// default gives the Config the loader makes with nothing set (setting a
+// variable to its documented default changes nothing).
+func check(t *testing.T, load loader, table documented) {
+	t.Helper()
+	listed := make([]string, 0, len(table))
+	for v := range table {
+		listed = append(listed, v)
+	}
+	slices.Sort(listed)
+	require.Equal(t, read(t, load), listed, "the variables the Config reads (left) and those the table lists (right)")
+
+	defaults, err := load(envconf.Map(nil))
+	require.NoError(t, err)
+	for _, v := range listed {
+		row := table[v]
+		value, unset, err := row.Value()
+		require.NoError(t, err)
+		if unset {
+			continue // setting nothing is what the loader was given above
+		}
+		got, err := load(envconf.Map(map[string]string{v: value}))
+		require.NoError(t, err, "%s=%s (the documented default, line %d)", v, value, row.Line)
+		require.Equal(t, defaults, got, "%s: the documented default %q (line %d) is not the Config's default", v, value, row.Line)
+	}
+}
+
+func TestTheREADMEDocumentsEveryServicesConfiguration(t *testing.T) {
+	t.Parallel()
+	for name, load := range services {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			check(t, load, readme(t, name))
+		})
+	}
+}
+
+func TestTheSchedulerREADMEDocumentsItsConfiguration(t *testing.T) {
+	t.Parallel()
+	check(t, services["scheduler"], schedulerReadme(t))
+}
+
+func TestRowsReadsConfigurationTablesOnly(t *testing.T) {
+	t.Parallel()
+	md := strings.Join([]string{
+		"## Shared",
+		"",
+		"| variable | default | used by | meaning |",
+		"|---|---|---|---|",
+		"| `A`, `B` | `1` | all | two |",
+		"| `C` | unset | x, y | three |",
+		"",
+		"| operation | what it does |",
+		"|---|---|",
+		"| `D` | not configuration |",
+		"### Y",
+		"| variable | default | meaning |",
+		"|---|---|---|",
+		"| `E` | 16 (or 8) | prose |",
+	}, "\n")
+	got := configdoc.Rows(md)
+	require.Len(t, got, 3)
+	require.Equal(t, configdoc.Row{Section: "Shared", Variables: []string{"A", "B"}, Default: "`1`", UsedBy: "all", Line: 5}, got[0])
+	require.True(t, got[1].UsedByService("y"))
+	require.False(t, got[1].UsedByService("z"))
+	_, unset, err := got[1].Value()
+	require.NoError(t, err)
+	require.True(t, unset)
+	require.Equal(t, "Y", got[2].Section)
+	_, _, err = got[2].Value()
+	require.Error(t, err, "a default in prose cannot be checked")
+}
