@@ -46,10 +46,12 @@ help: ## list the targets
 		awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
 # Built, then run (not `go run`), so that Ctrl-C reaches the runner itself
-# and its exit status is the make target's.
-run: ## run all of Sundial on this machine, with a demo project (Ctrl-C stops it)
-	go build -o $(BIN)/sundial-local ./deploy/local/cmd/sundial-local
-	$(BIN)/sundial-local
+# and its exit status is the make target's. ARGS go to the runner
+# (make run ARGS=--help).
+run: ## run all of Sundial on this machine, with a demo project (Ctrl-C stops it; ARGS=--help)
+	@echo "Building the local runner ($(BIN)/sundial-local); the first build compiles all of Sundial and its dependencies and can take a few minutes."
+	@go build -o $(BIN)/sundial-local ./deploy/local/cmd/sundial-local
+	$(BIN)/sundial-local $(ARGS)
 
 withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 	go build -o $(WITHPG) ./deploy/local/cmd/withpg

@@ -1,17 +1,15 @@
 // Command sundial-local runs all of Sundial on one machine (`make run`):
 // PostgreSQL (found or started), an embedded NATS server, the four services
 // in this process, a demo receiver and a demo project. Ctrl-C stops it.
-//
-// Environment: the services' own variables (SUNDIAL_DATABASE_URL,
-// SUNDIAL_NATS_URL, SUNDIAL_HTTP_ADDR, ...), plus SUNDIAL_DEMO=false to skip
-// the demo project and SUNDIAL_LOCAL_DATA_DIR (default .data) for the kept
-// PostgreSQL cluster, NATS store and demo CA certificate.
+// `sundial-local --help` (`make run ARGS=--help`) says how to configure it.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,7 +19,34 @@ import (
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
+const usage = `Usage: sundial-local [-h | --help]      (make run, make run ARGS=--help)
+
+Runs all of Sundial on this machine until Ctrl-C: PostgreSQL (SUNDIAL_DATABASE_URL,
+else a server on 127.0.0.1:5432, else a cluster of its own under the data folder),
+an embedded NATS JetStream server (unless SUNDIAL_NATS_URL is set), the gateway
+(SUNDIAL_HTTP_ADDR, default :8080), scheduler, dispatcher and notifier, a demo HTTPS
+receiver on 127.0.0.1, and a demo project that delivers to it.
+
+The demo project's id and keys are kept in <data folder>/demo-project.json (mode
+0600) and reused by the next run while its database still has the project; delete
+the file to get a new project.
+
+Environment:
+  SUNDIAL_LOCAL_DATA_DIR  data folder: PostgreSQL cluster, NATS store, demo CA
+                          certificate, demo project keys (default .data)
+  SUNDIAL_DEMO            false: no demo project (default true)
+  SUNDIAL_*               every service's own variables (README.md, "Configuration");
+                          SUNDIAL_DELIVERY_ALLOW_PRIVATE defaults to true here, so
+                          that the demo receiver on 127.0.0.1 can be reached
+`
+
 func main() {
+	if err := parseArgs(os.Args[1:], os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	shutdown, err := telemetry.Setup(ctx, "sundial-local", "dev")
@@ -39,4 +64,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sundial-local:", err)
 		os.Exit(1)
 	}
+}
+
+// parseArgs accepts -h and --help (flag.ErrHelp, after printing the usage
+// to out) and nothing else: the runner is configured by the environment.
+func parseArgs(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("sundial-local", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() { _, _ = io.WriteString(out, usage) }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	return nil
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
+	"flag"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/sundial-run/sundial/deploy/local/internal/suite"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 )
 
@@ -26,14 +29,27 @@ type bundle struct {
 	done   chan error
 }
 
+// place is where a run keeps its state: its database and data folder.
+type place struct{ databaseURL, dataDir string }
+
+func newPlace(t *testing.T) place {
+	return place{databaseURL: pgtest.NewDB(t), dataDir: t.TempDir()}
+}
+
 // setup runs the real suite, as `make run` does, on a database and ports of
 // the test's own.
 func setup(t *testing.T) bundle {
 	t.Helper()
+	return start(t, newPlace(t))
+}
+
+// start runs the real suite in p, as `make run` does, on ports of its own.
+func start(t *testing.T, p place) bundle {
+	t.Helper()
 	env := envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL":   pgtest.NewDB(t),
+		"SUNDIAL_DATABASE_URL":   p.databaseURL,
 		"SUNDIAL_HTTP_ADDR":      "127.0.0.1:0",
-		"SUNDIAL_LOCAL_DATA_DIR": t.TempDir(),
+		"SUNDIAL_LOCAL_DATA_DIR": p.dataDir,
 		"SUNDIAL_LOG_LEVEL":      "warn",
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -63,6 +79,14 @@ func setup(t *testing.T) bundle {
 func TestScheduledHookReachesTheDemoReceiverSigned(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.requireDelivered(t)
+	b.stop(t)
+}
+
+// requireDelivered schedules a hook in the demo project and waits for the
+// demo receiver to log it with a verified signature.
+func (b bundle) requireDelivered(t *testing.T) {
+	t.Helper()
 	require.NotNil(t, b.info.Project)
 
 	body := `{"path":"/webhooks/demo","postIn":"1s","data":{"hello":"world"}}`
@@ -86,7 +110,11 @@ func TestScheduledHookReachesTheDemoReceiverSigned(t *testing.T) {
 		out := b.stdout.String()
 		return strings.Contains(out, `"Sundial-Id":"`+created.Data.ID+`"`) && strings.Contains(out, `"signature":"valid"`)
 	}, 30*time.Second, 50*time.Millisecond, "the demo receiver must log a verified delivery of the hook; stdout:\n%s", b.stdout)
+}
 
+// stop is Ctrl-C: everything must stop cleanly.
+func (b bundle) stop(t *testing.T) {
+	t.Helper()
 	b.cancel()
 	select {
 	case err := <-b.done:
@@ -94,4 +122,62 @@ func TestScheduledHookReachesTheDemoReceiverSigned(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("suite did not stop within a minute")
 	}
+}
+
+func TestARestartReusesTheDemoProject(t *testing.T) {
+	t.Parallel()
+	p := newPlace(t)
+	first := start(t, p)
+	require.NotNil(t, first.info.Project)
+	require.False(t, first.info.ProjectReused)
+	first.stop(t)
+
+	file := filepath.Join(p.dataDir, suite.DemoFile)
+	fi, err := os.Stat(file)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the plain API key is in it")
+
+	second := start(t, p)
+	require.True(t, second.info.ProjectReused)
+	require.Equal(t, *first.info.Project, *second.info.Project, "the same project and keys")
+	require.Contains(t, second.stdout.String(), first.info.Project.APIKey, "the banner shows the key again")
+	require.Contains(t, second.stdout.String(), "reused from "+file)
+	// The receiver listens on a new port each run: the project follows it.
+	second.requireDelivered(t)
+	second.stop(t)
+}
+
+func TestAKeptProjectOfAnotherDatabaseIsReplaced(t *testing.T) {
+	t.Parallel()
+	p := newPlace(t)
+	first := start(t, p)
+	first.stop(t)
+
+	p.databaseURL = pgtest.NewDB(t) // the kept key means nothing here
+	second := start(t, p)
+	require.False(t, second.info.ProjectReused)
+	require.NotEqual(t, first.info.Project.ProjectID, second.info.Project.ProjectID)
+	second.requireDelivered(t)
+	second.stop(t)
+
+	third := start(t, p)
+	require.True(t, third.info.ProjectReused, "the new project is the one kept now")
+	require.Equal(t, *second.info.Project, *third.info.Project)
+	third.stop(t)
+}
+
+func TestHelpPrintsUsageAndStartsNothing(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"-h", "--help"} {
+		var out strings.Builder
+		require.ErrorIs(t, parseArgs([]string{arg}, &out), flag.ErrHelp, arg)
+		require.Contains(t, out.String(), "Usage: sundial-local")
+		require.Contains(t, out.String(), "SUNDIAL_LOCAL_DATA_DIR")
+	}
+	require.NoError(t, parseArgs(nil, io.Discard))
+	var out strings.Builder
+	err := parseArgs([]string{"serve"}, &out)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, out.String(), "Usage: sundial-local", "a wrong argument shows the usage too")
 }

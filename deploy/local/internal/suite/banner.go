@@ -23,6 +23,10 @@ type Info struct {
 	CAFile string
 	// Project is the demo project, nil with SUNDIAL_DEMO=false.
 	Project *Credentials
+	// ProjectReused is set when Project was kept from an earlier run.
+	ProjectReused bool
+	// ProjectFile keeps the demo project's keys for the next run.
+	ProjectFile string
 	// AllowedPrivate is set when the runner (not the person) allowed
 	// deliveries to private addresses.
 	AllowedPrivate bool
@@ -42,8 +46,9 @@ func apiBase(addr string) string {
 }
 
 // banner is printed to stdout once everything runs. It shows the demo
-// project's keys on purpose: they exist to be pasted, and this is the one
-// time the API key can be seen. They never go to the logs.
+// project's keys on purpose: they exist to be pasted, and the database keeps
+// only a hash of the API key (the plain key is in DemoFile, mode 0600).
+// They never go to the logs.
 func banner(in Info) string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -70,7 +75,11 @@ func banner(in Info) string {
 	}
 	p := in.Project
 	line("")
-	line("Demo project (delivers to the demo receiver)")
+	if in.ProjectReused {
+		line("Demo project, reused from %s (delivers to the demo receiver)", in.ProjectFile)
+	} else {
+		line("Demo project, new, kept in %s for the next run (delivers to the demo receiver)", in.ProjectFile)
+	}
 	line("  id             %s", p.ProjectID)
 	line("  API key        %s", p.APIKey)
 	line("  signing key    %s", p.SigningKey)

@@ -1,7 +1,8 @@
 // Package suite runs all of Sundial on one machine for `make run`: it finds
-// or starts PostgreSQL and NATS, migrates, starts a demo receiver, creates a
-// demo project, boots the four services in this process, prints how to use
-// them, and on Ctrl-C stops everything in order.
+// or starts PostgreSQL and NATS, migrates, starts a demo receiver, boots the
+// four services in this process, creates a demo project (or reuses the one
+// an earlier run kept), prints how to use them, and on Ctrl-C stops
+// everything in order.
 package suite
 
 import (
@@ -27,9 +28,11 @@ import (
 // started (not on one named by SUNDIAL_DATABASE_URL).
 const DatabaseName = "sundial"
 
-// Credentials are the demo project's id and keys.
+// Credentials are the demo project's id and keys, as kept in DemoFile.
 type Credentials struct {
-	ProjectID, APIKey, SigningKey string
+	ProjectID  string `json:"projectId"`
+	APIKey     string `json:"apiKey"`
+	SigningKey string `json:"signingKey"`
 }
 
 // CreateProject creates a project delivering to domain (the gateway's
@@ -68,7 +71,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err := makeDataDir(set.dataDir); err != nil {
 		return err
 	}
-	info, env, err := prepare(ctx, opts, set, log, &down)
+	info, env, recv, err := prepare(ctx, opts, set, log, &down)
 	if err != nil {
 		return err
 	}
@@ -83,6 +86,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}
 	g := run(ctx, services)
+	if set.demo {
+		if err := demo(ctx, opts, set, recv, &info, log); err != nil {
+			return errors.Join(err, g.stop(opts.Grace))
+		}
+	}
 	_, _ = io.WriteString(opts.Stdout, banner(info))
 	if opts.Ready != nil {
 		opts.Ready(info)
@@ -108,18 +116,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// prepare brings up what the services need and decides their environment.
-func prepare(ctx context.Context, opts Options, set settings, log *slog.Logger, down *teardown) (Info, *environment, error) {
+// prepare brings up what the services need (the demo receiver among them)
+// and decides their environment.
+func prepare(ctx context.Context, opts Options, set settings, log *slog.Logger, down *teardown) (Info, *environment, *receiver.Receiver, error) {
 	env := &environment{user: opts.Lookup, decided: map[string]string{}}
 	var info Info
 	dbURL, err := database(ctx, opts, set, log, down, &info)
 	if err != nil {
-		return info, nil, err
+		return info, nil, nil, err
 	}
 	env.decide("SUNDIAL_DATABASE_URL", dbURL)
 	natsURL, err := natsServer(opts, set, log, down, &info)
 	if err != nil {
-		return info, nil, err
+		return info, nil, nil, err
 	}
 	env.decide("SUNDIAL_NATS_URL", natsURL)
 	info.CAFile = filepath.Join(set.dataDir, "demo-receiver-ca.pem")
@@ -131,7 +140,7 @@ func prepare(ctx context.Context, opts Options, set settings, log *slog.Logger, 
 		Log: telemetry.NewLogger(opts.Stdout, "demo-receiver", "info"),
 	})
 	if err != nil {
-		return info, nil, err
+		return info, nil, nil, err
 	}
 	down.add("demo receiver", recv.Shutdown)
 	info.ReceiverURL = "https://" + recv.Host()
@@ -139,16 +148,21 @@ func prepare(ctx context.Context, opts Options, set settings, log *slog.Logger, 
 		log.Warn("SUNDIAL_DELIVERY_CA_FILE is set, so the dispatcher may not trust the demo receiver's certificate", "demo_ca", info.CAFile)
 	}
 	info.AllowedPrivate = env.decide("SUNDIAL_DELIVERY_ALLOW_PRIVATE", "true")
-	if set.demo {
-		creds, err := opts.CreateProject(ctx, dbURL, "demo", recv.Host())
-		if err != nil {
-			return info, nil, fmt.Errorf("create the demo project: %w", err)
-		}
-		recv.SetSigningKey(creds.SigningKey)
-		info.Project = &creds
-		log.Info("created the demo project", "project_id", creds.ProjectID, "domain", recv.Host())
+	return info, env, recv, nil
+}
+
+// demo sets up the demo project once the services run (reusing one needs
+// the gateway) and gives the receiver its signing key.
+func demo(ctx context.Context, opts Options, set settings, recv *receiver.Receiver, info *Info, log *slog.Logger) error {
+	creds, reused, err := demoProject(ctx, opts, set.dataDir, info.DatabaseURL, info.APIBase, recv.Host(), log)
+	if err != nil {
+		return err
 	}
-	return info, env, nil
+	recv.SetSigningKey(creds.SigningKey)
+	info.Project, info.ProjectReused = &creds, reused
+	info.ProjectFile = filepath.Join(set.dataDir, DemoFile)
+	log.Info("demo project ready", "project_id", creds.ProjectID, "reused", reused, "domain", recv.Host())
+	return nil
 }
 
 // database finds or starts PostgreSQL, makes sure the sundial database

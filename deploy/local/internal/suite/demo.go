@@ -1,0 +1,115 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// DemoFile is where the demo project's id and keys are kept between runs,
+// in the data folder. The database keeps only a hash of an API key, so the
+// key a person pastes exists nowhere else: the file is the person's alone
+// (mode 0600), like the database it goes with.
+const DemoFile = "demo-project.json"
+
+// errUnknownKey is the gateway refusing the kept API key: the project is
+// not in this database (another SUNDIAL_DATABASE_URL, a database dropped).
+var errUnknownKey = errors.New("the gateway does not know the kept API key")
+
+// demoProject returns the demo project: the one kept from an earlier run
+// when this database still has it (pointed at this run's receiver, whose
+// port changes from run to run), else a new one, kept for the next run.
+func demoProject(ctx context.Context, opts Options, dataDir, dbURL, apiBase, domain string, log *slog.Logger) (creds Credentials, reused bool, err error) {
+	path := filepath.Join(dataDir, DemoFile)
+	kept, err := loadDemo(path)
+	switch {
+	case err != nil:
+		return creds, false, err
+	case kept != nil && apiBase != "":
+		err := pointAt(ctx, apiBase, kept.APIKey, domain)
+		if err == nil {
+			return *kept, true, nil
+		}
+		if !errors.Is(err, errUnknownKey) {
+			return creds, false, fmt.Errorf("reuse the demo project kept in %s: %w", path, err)
+		}
+		log.Info("the kept demo project is not in this database: creating another", "file", path, "project_id", kept.ProjectID)
+	}
+	creds, err = opts.CreateProject(ctx, dbURL, "demo", domain)
+	if err != nil {
+		return creds, false, fmt.Errorf("create the demo project: %w", err)
+	}
+	return creds, false, saveDemo(path, creds)
+}
+
+// loadDemo reads the kept credentials; nil when there are none.
+func loadDemo(path string) (*Credentials, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("demo project file: %w", err)
+	}
+	var c Credentials
+	if err := json.Unmarshal(b, &c); err != nil || c.ProjectID == "" || c.APIKey == "" || c.SigningKey == "" {
+		return nil, fmt.Errorf("demo project file %s is damaged (delete it to create another project): %v", path, err)
+	}
+	return &c, nil
+}
+
+// saveDemo keeps creds for the next run, readable by this user only.
+func saveDemo(path string, creds Credentials) error {
+	b, err := json.MarshalIndent(creds, "", "  ")
+	if err != nil {
+		return fmt.Errorf("demo project file: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("demo project file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("demo project file: %w", err)
+	}
+	return nil
+}
+
+// pointAt sets the project's domain through the API (PATCH /v1/project),
+// which also proves that this database knows the key.
+func pointAt(ctx context.Context, apiBase, apiKey, domain string) error {
+	body, err := json.Marshal(map[string]string{"domain": domain})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, apiBase+"/project", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-API-Key", apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return nil
+	case http.StatusUnauthorized:
+		return errUnknownKey
+	default:
+		return fmt.Errorf("PATCH /v1/project: %s: %s", resp.Status, bytes.TrimSpace(answer))
+	}
+}
