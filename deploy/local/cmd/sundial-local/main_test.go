@@ -147,6 +147,34 @@ func TestARestartReusesTheDemoProject(t *testing.T) {
 	second.stop(t)
 }
 
+func TestAReusedDemoProjectHasItsCurrentSigningKey(t *testing.T) {
+	t.Parallel()
+	p := newPlace(t)
+	first := start(t, p)
+	req, err := http.NewRequest(http.MethodPost, first.info.APIBase+"/signing-keys/rotate", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", first.info.Project.APIKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var rotated struct {
+		Data []struct{ State, Key string } `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rotated))
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	require.Equal(t, "active", rotated.Data[0].State)
+	first.stop(t)
+
+	second := start(t, p)
+	require.True(t, second.info.ProjectReused)
+	require.Equal(t, rotated.Data[0].Key, second.info.Project.SigningKey, "the banner and the receiver get the new key")
+	second.stop(t)
+
+	third := start(t, p)
+	require.Equal(t, rotated.Data[0].Key, third.info.Project.SigningKey, "and the file keeps it")
+	third.stop(t)
+}
+
 func TestAKeptProjectOfAnotherDatabaseIsReplaced(t *testing.T) {
 	t.Parallel()
 	p := newPlace(t)

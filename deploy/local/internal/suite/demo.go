@@ -27,7 +27,8 @@ var errUnknownKey = errors.New("the gateway does not know the kept API key")
 
 // demoProject returns the demo project: the one kept from an earlier run
 // when this database still has it (pointed at this run's receiver, whose
-// port changes from run to run), else a new one, kept for the next run.
+// port changes from run to run, with its current signing key, which a
+// rotation may have changed), else a new one, kept for the next run.
 func demoProject(ctx context.Context, opts Options, dataDir, dbURL, apiBase, domain string, log *slog.Logger) (creds Credentials, reused bool, err error) {
 	path := filepath.Join(dataDir, DemoFile)
 	kept, err := loadDemo(path)
@@ -37,7 +38,7 @@ func demoProject(ctx context.Context, opts Options, dataDir, dbURL, apiBase, dom
 	case kept != nil && apiBase != "":
 		err := pointAt(ctx, apiBase, kept.APIKey, domain)
 		if err == nil {
-			return *kept, true, nil
+			return refreshed(ctx, path, apiBase, *kept)
 		}
 		if !errors.Is(err, errUnknownKey) {
 			return creds, false, fmt.Errorf("reuse the demo project kept in %s: %w", path, err)
@@ -83,6 +84,20 @@ func saveDemo(path string, creds Credentials) error {
 	return nil
 }
 
+// refreshed is kept with the project's active signing key, kept again
+// when a rotation changed it.
+func refreshed(ctx context.Context, path, apiBase string, kept Credentials) (Credentials, bool, error) {
+	key, err := activeSigningKey(ctx, apiBase, kept.APIKey)
+	if err != nil {
+		return kept, false, fmt.Errorf("reuse the demo project kept in %s: %w", path, err)
+	}
+	if key == kept.SigningKey {
+		return kept, true, nil
+	}
+	kept.SigningKey = key
+	return kept, true, saveDemo(path, kept)
+}
+
 // pointAt sets the project's domain through the API (PATCH /v1/project),
 // which also proves that this database knows the key.
 func pointAt(ctx context.Context, apiBase, apiKey, domain string) error {
@@ -90,26 +105,56 @@ func pointAt(ctx context.Context, apiBase, apiKey, domain string) error {
 	if err != nil {
 		return err
 	}
+	_, err = call(ctx, http.MethodPatch, apiBase+"/project", apiKey, body)
+	return err
+}
+
+// activeSigningKey is the project's active signing key (GET /v1/signing-keys).
+func activeSigningKey(ctx context.Context, apiBase, apiKey string) (string, error) {
+	answer, err := call(ctx, http.MethodGet, apiBase+"/signing-keys", apiKey, nil)
+	if err != nil {
+		return "", err
+	}
+	var keys struct {
+		Data []struct{ State, Key string } `json:"data"`
+	}
+	if err := json.Unmarshal(answer, &keys); err != nil {
+		return "", fmt.Errorf("GET /v1/signing-keys: %w", err)
+	}
+	for _, k := range keys.Data {
+		if k.State == "active" {
+			return k.Key, nil
+		}
+	}
+	return "", errors.New("GET /v1/signing-keys: the project has no active signing key")
+}
+
+// call makes one API request with the project's key and returns the body of
+// a 200 answer; a 401 is errUnknownKey.
+func call(ctx context.Context, method, url, apiKey string, body []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, apiBase+"/project", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("X-API-Key", apiKey)
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return nil
-	case http.StatusUnauthorized:
-		return errUnknownKey
-	default:
-		return fmt.Errorf("PATCH /v1/project: %s: %s", resp.Status, bytes.TrimSpace(answer))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s %s: %w", method, url, err)
+	case resp.StatusCode == http.StatusUnauthorized:
+		return nil, errUnknownKey
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, bytes.TrimSpace(answer))
 	}
+	return answer, nil
 }
