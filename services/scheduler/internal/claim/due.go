@@ -1,8 +1,6 @@
 package claim
 
 import (
-	"sync"
-
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
@@ -16,9 +14,6 @@ import (
 // side by side. A batch never holds more than maxDueBatchBytes of hook data
 // (one larger hook goes alone), so that a dispatcher pulling many messages
 // at once holds a bounded amount of memory.
-
-// MaxDueBatch bounds Config.DueBatch.
-const MaxDueBatch = 1000
 
 // maxDueBatchBytes bounds the hook data of one DueHooks message.
 const maxDueBatchBytes = 256 << 10
@@ -72,41 +67,4 @@ func dueMessage(due *eventv1.DueHook) bus.Message {
 		MsgID:   event.MsgID(event.KindDue, due.GetHookId(), due.GetLeaseSeq()),
 		Body:    due,
 	}
-}
-
-// dueRatio follows how many hooks a message of the due queue carries, so
-// that admission can turn the queue's message count into hooks. It weighs
-// recent claims most: the sums are halved whenever they pass dueRatioSpan
-// messages. Other schedulers are assumed to batch alike.
-type dueRatio struct {
-	mu    sync.Mutex
-	msgs  float64
-	hooks float64
-}
-
-const dueRatioSpan = 1000
-
-// count records the due messages of one claim.
-func (d *dueRatio) count(msgs []bus.Message) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, m := range msgs {
-		if m.Subject == event.SubjectDue {
-			d.msgs++
-			d.hooks += float64(max(m.Items, 1))
-		}
-	}
-	if d.msgs > dueRatioSpan {
-		d.msgs, d.hooks = d.msgs/2, d.hooks/2
-	}
-}
-
-// hooksIn estimates the hooks in n due messages.
-func (d *dueRatio) hooksIn(n int) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.msgs == 0 {
-		return n
-	}
-	return int(float64(n) * d.hooks / d.msgs)
 }
