@@ -68,6 +68,12 @@ func (b bundle) claimer(t *testing.T, cfg claim.Config) *claim.Claimer {
 	return c
 }
 
+// dueMsgID is the Nats-Msg-Id of the DueHooks batch of one that carries a
+// hook under a lease.
+func dueMsgID(hookID uuid.UUID, leaseSeq int64) string {
+	return event.DuesMsgID([]string{hookID.String()}, []int64{leaseSeq})
+}
+
 func (b bundle) hook(t *testing.T, dueIn time.Duration) store.Hook {
 	t.Helper()
 	return fixture.Insert(t, b.q, fixture.Hook{ProjectID: b.project, Domain: b.domain, DueIn: dueIn})
@@ -102,7 +108,8 @@ func TestDueHookIsClaimedOnceAndPublished(t *testing.T) {
 	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
 	require.Equal(t, event.SubjectDue, msgs[0].Subject)
-	require.Equal(t, event.MsgID(event.KindDue, hook.ID.String(), 1), fixture.MsgID(msgs[0]))
+	require.Equal(t, event.TypeDueHooks, msgs[0].Header.Get(event.TypeHeader), "a hook alone is a DueHooks batch of one")
+	require.Equal(t, dueMsgID(hook.ID, 1), fixture.MsgID(msgs[0]))
 	due := fixture.DueHook(t, msgs[0])
 	require.Equal(t, hook.ID.String(), due.GetHookId())
 	require.Equal(t, b.project.String(), due.GetProjectId())
@@ -235,7 +242,7 @@ func TestExpiredLeaseIsReclaimedWithTheSameAttempt(t *testing.T) {
 	require.Len(t, msgs, 2)
 	for i, m := range msgs {
 		seq := int64(i + 1)
-		require.Equal(t, event.MsgID(event.KindDue, hook.ID.String(), seq), fixture.MsgID(m))
+		require.Equal(t, dueMsgID(hook.ID, seq), fixture.MsgID(m), "each claim's batch has an id of its own")
 		due := fixture.DueHook(t, m)
 		require.Equal(t, seq, due.GetLeaseSeq())
 		require.EqualValues(t, 1, due.GetAttempt(), "a re-drive repeats the attempt it never heard back from")
@@ -332,7 +339,7 @@ func TestLostStreamIsRecreatedAndLeaseRedrives(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
-	require.Equal(t, event.MsgID(event.KindDue, hook.ID.String(), 2), fixture.MsgID(msgs[0]))
+	require.Equal(t, dueMsgID(hook.ID, 2), fixture.MsgID(msgs[0]))
 }
 
 func TestRunClaimsFullBatchesBackToBackAndStops(t *testing.T) {

@@ -23,9 +23,8 @@ type Config struct {
 	// attempt as failed instead, so a hook whose delivery crashes every
 	// dispatcher is not re-driven forever: its retry policy takes over.
 	MaxRedrives int
-	// DueBatch is how many hooks at most one DueHooks message carries; 0
-	// or 1 publishes each hook as a DueHook of its own, which dispatchers
-	// older than batching need. See due.go.
+	// DueBatch is how many hooks at most one DueHooks message carries;
+	// 0 is taken as 1, a message per hook. See due.go.
 	DueBatch int
 	// MaxInFlight bounds the hooks claimed and not yet settled (messages in
 	// the due and results queues) at which claiming pauses; 0 means no

@@ -6,7 +6,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 )
 
-// Batched DueHooks. One JetStream message per hook costs a publish, a
+// DueHooks messages. One JetStream message per hook costs a publish, a
 // stored message, a delivery to the dispatcher and its acknowledgement: in
 // a burst that was the largest share of NATS's CPU and a visible one of the
 // dispatcher's. So the hooks of one claim go out together, up to
@@ -14,6 +14,13 @@ import (
 // side by side. A batch never holds more than maxDueBatchBytes of hook data
 // (one larger hook goes alone), so that a dispatcher pulling many messages
 // at once holds a bounded amount of memory.
+//
+// A hook that goes alone is a DueHooks batch of one: the scheduler
+// publishes one form only, which every dispatcher since batched DueHooks
+// reads. A batch's Nats-Msg-Id (event.DuesMsgID) is derived from its hooks'
+// ids and lease sequences alone, so the same claim's batch published again
+// (a retried publish) is stored once, a batch of one included, while each
+// claim, raising the lease sequence, gets ids of its own.
 
 // maxDueBatchBytes bounds the hook data of one DueHooks message.
 const maxDueBatchBytes = 256 << 10
@@ -38,14 +45,10 @@ func (b *dueBatch) add(due *eventv1.DueHook) bool {
 	return len(b.hooks) >= b.max
 }
 
-// take returns the batch's message and empties it. A batch of one is a
-// plain DueHook, readable by any dispatcher.
+// take returns the batch's message and empties it.
 func (b *dueBatch) take() bus.Message {
 	hooks := b.hooks
 	b.hooks, b.bytes = nil, 0
-	if len(hooks) == 1 {
-		return dueMessage(hooks[0])
-	}
 	ids := make([]string, len(hooks))
 	seqs := make([]int64, len(hooks))
 	for i, h := range hooks {
@@ -57,14 +60,5 @@ func (b *dueBatch) take() bus.Message {
 		Body:    &eventv1.DueHooks{Hooks: hooks},
 		Type:    event.TypeDueHooks,
 		Items:   len(hooks),
-	}
-}
-
-// dueMessage is the message of one DueHook on its own.
-func dueMessage(due *eventv1.DueHook) bus.Message {
-	return bus.Message{
-		Subject: event.SubjectDue,
-		MsgID:   event.MsgID(event.KindDue, due.GetHookId(), due.GetLeaseSeq()),
-		Body:    due,
 	}
 }

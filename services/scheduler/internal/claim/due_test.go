@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event"
@@ -26,7 +27,7 @@ func TestDueBatchCarriesAClaimsHooksTogether(t *testing.T) {
 	require.Equal(t, 5, n)
 
 	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
-	require.Len(t, msgs, 3, "two batches of 2, and the last hook on its own")
+	require.Len(t, msgs, 3, "two batches of 2, and the last hook in a batch of its own")
 	got := map[string]bool{}
 	for i, m := range msgs {
 		hooks := fixture.DueHooks(t, m)
@@ -37,15 +38,32 @@ func TestDueBatchCarriesAClaimsHooksTogether(t *testing.T) {
 			ids[j], seqs[j] = h.GetHookId(), h.GetLeaseSeq()
 			require.Equal(t, time.Minute, h.GetLeaseDuration().AsDuration(), "each hook keeps its lease")
 		}
-		if i < 2 {
-			require.Len(t, hooks, 2)
-			require.Equal(t, event.TypeDueHooks, m.Header.Get(event.TypeHeader))
-			require.Equal(t, event.DuesMsgID(ids, seqs), fixture.MsgID(m))
-			continue
-		}
-		require.Len(t, hooks, 1)
-		require.Empty(t, m.Header.Get(event.TypeHeader), "a batch of one is a plain DueHook, readable by any dispatcher")
-		require.Equal(t, event.MsgID(event.KindDue, ids[0], seqs[0]), fixture.MsgID(m))
+		require.Len(t, hooks, []int{2, 2, 1}[i])
+		require.Equal(t, event.TypeDueHooks, m.Header.Get(event.TypeHeader), "a batch of one is a DueHooks too")
+		require.Equal(t, event.DuesMsgID(ids, seqs), fixture.MsgID(m))
+	}
+	require.Equal(t, want, got)
+}
+
+func TestDueBatchOfOnePublishesEachHookInABatchOfItsOwn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	want := map[string]bool{}
+	for range 3 {
+		want[b.hook(t, -time.Second).ID.String()] = true
+	}
+	n, err := b.claimer(t, claim.Config{DueBatch: 1}).ClaimOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+
+	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	require.Len(t, msgs, 3)
+	got := map[string]bool{}
+	for _, m := range msgs {
+		require.Equal(t, event.TypeDueHooks, m.Header.Get(event.TypeHeader))
+		due := fixture.DueHook(t, m)
+		got[due.GetHookId()] = true
+		require.Equal(t, dueMsgID(uuid.MustParse(due.GetHookId()), 1), fixture.MsgID(m))
 	}
 	require.Equal(t, want, got)
 }

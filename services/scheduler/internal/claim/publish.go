@@ -45,10 +45,6 @@ func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow) [
 			continue
 		}
 		due := c.dueHook(r)
-		if c.cfg.DueBatch == 1 {
-			msgs = append(msgs, dueMessage(due))
-			continue
-		}
 		if !batch.fits(due) {
 			msgs = append(msgs, batch.take())
 		}
