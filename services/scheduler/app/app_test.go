@@ -98,14 +98,18 @@ func (b bundle) dispatcher(t *testing.T) dispatcher {
 	return dispatcher{t: t, cons: cons, pub: bus.NewPublisher(b.js)}
 }
 
+// next takes the next due message, a DueHooks batch of one hook (the
+// tests' hooks come due one at a time).
 func (d dispatcher) next() *eventv1.DueHook {
 	d.t.Helper()
 	msg, err := d.cons.Next(jetstream.FetchMaxWait(10 * time.Second))
 	require.NoError(d.t, err)
 	require.NoError(d.t, msg.Ack())
-	var due eventv1.DueHook
-	require.NoError(d.t, proto.Unmarshal(msg.Data(), &due))
-	return &due
+	require.Equal(d.t, event.TypeDueHooks, msg.Headers().Get(event.TypeHeader))
+	var batch eventv1.DueHooks
+	require.NoError(d.t, proto.Unmarshal(msg.Data(), &batch))
+	require.Len(d.t, batch.GetHooks(), 1)
+	return batch.GetHooks()[0]
 }
 
 func (d dispatcher) report(due *eventv1.DueHook, outcome eventv1.Outcome, status int32, errText string) {

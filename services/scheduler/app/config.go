@@ -84,9 +84,10 @@ type Config struct {
 	ResultConcurrency int
 	// DueBatch bounds the hooks one DueHooks message carries: the hooks of
 	// a claim go out together, which saves NATS a stored message and an
-	// acknowledgement per hook. 1 publishes each hook as a DueHook of its
-	// own, which dispatchers older than batching need (docs/architecture.md,
-	// "Rolling upgrades"). SUNDIAL_SCHEDULER_DUE_BATCH, default 64, 1 to 1000.
+	// acknowledgement per hook. Every due message is a DueHooks batch, 1
+	// included (each hook in a batch of its own), so dispatchers must read
+	// batches (docs/architecture.md, "Rolling upgrades").
+	// SUNDIAL_SCHEDULER_DUE_BATCH, default 64, 1 to 1000.
 	DueBatch int
 	// ResultBatch bounds the attempt results applied in one transaction;
 	// at most ResultConcurrency takes effect (no more results are held at

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 )
 
@@ -32,7 +33,7 @@ const backpressureWait = 20 * time.Millisecond
 type admission struct {
 	js    jetstream.JetStream
 	limit int // 0: no bound
-	// perDue turns the due queue's messages into hooks (due.go).
+	// perDue turns the due queue's messages into hooks.
 	perDue dueRatio
 
 	mu       sync.Mutex
@@ -139,4 +140,41 @@ func (a *admission) queued(ctx context.Context, stream string) (int, error) {
 		return 0, err
 	}
 	return int(s.CachedInfo().State.Msgs), nil
+}
+
+// dueRatio follows how many hooks a message of the due queue carries, so
+// that admission can turn the queue's message count into hooks. It weighs
+// recent claims most: the sums are halved whenever they pass dueRatioSpan
+// messages. Other schedulers are assumed to batch alike.
+type dueRatio struct {
+	mu    sync.Mutex
+	msgs  float64
+	hooks float64
+}
+
+const dueRatioSpan = 1000
+
+// count records the due messages of one claim.
+func (d *dueRatio) count(msgs []bus.Message) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, m := range msgs {
+		if m.Subject == event.SubjectDue {
+			d.msgs++
+			d.hooks += float64(max(m.Items, 1))
+		}
+	}
+	if d.msgs > dueRatioSpan {
+		d.msgs, d.hooks = d.msgs/2, d.hooks/2
+	}
+}
+
+// hooksIn estimates the hooks in n due messages.
+func (d *dueRatio) hooksIn(n int) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.msgs == 0 {
+		return n
+	}
+	return int(float64(n) * d.hooks / d.msgs)
 }

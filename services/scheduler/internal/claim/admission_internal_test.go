@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -12,11 +13,18 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 )
 
+// withStreams starts a NATS server with Sundial's streams and connects.
+func withStreams(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
+	require.NoError(t, event.EnsureStreams(t.Context(), js))
+	return js
+}
+
 func TestAdmissionCountsReservationsUntilReleased(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	js := withStreams(t)
 	a := &admission{js: js, limit: 5}
 
 	// Claims running side by side share the room: the second gets what
@@ -49,8 +57,7 @@ func TestAdmissionWithoutBoundAdmitsAll(t *testing.T) {
 func TestAdmissionCountsHeldHooksThatNoQueueShows(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	js := withStreams(t)
 	a := &admission{js: js, limit: 5}
 
 	// Four hooks claimed ahead and held: a fresh measure of the (empty)
@@ -67,8 +74,7 @@ func TestAdmissionCountsHeldHooksThatNoQueueShows(t *testing.T) {
 func TestAdmissionCountsTheHooksOfDueBatches(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	js := withStreams(t)
 	a := &admission{js: js, limit: 100}
 	// Two messages in the due queue, each a batch of 10 hooks, as this
 	// scheduler published them.

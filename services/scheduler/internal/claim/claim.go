@@ -1,10 +1,23 @@
 // Package claim finds the hooks that are due by the database clock, claims
-// them under a lease and publishes one DueHook per claimed hook.
+// them under a lease and publishes them, in DueHooks messages, to the
+// dispatchers.
 //
 // The lease is what makes delivery at-least-once: a claimed hook's run_at
-// moves to the lease expiry, so if its DueHook or AttemptResult is lost the
+// moves to the lease expiry, so if its DueHooks or AttemptResult is lost the
 // hook becomes due again and the next claim re-drives it with a higher
 // lease_seq. That is why a failed publish is logged and never retried here.
+//
+// Two types claim, and they stay two. The Claimer (claim.go) owns the
+// claim: the lease, the bound on work in flight (admission.go), the claim
+// statements, and publishing what they took (publish.go, due.go, hold.go);
+// its Run is the safety poll of everything due. The Window (window.go)
+// owns the timing: the near-due hooks held in memory (queue.go, fed by
+// prefetch reads and by notifications, listen.go) and when to claim them
+// by id. The Window's state is all its own and the poll runs without it
+// (just-in-time claiming off), so one type would only mix two loops'
+// fields. The Window reaches the Claimer only through idClaimer, the small
+// interface it declares: it may ask for room and for a claim, never touch
+// the lease, the admission or the statements.
 package claim
 
 import (
@@ -15,10 +28,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -29,64 +40,14 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
-// Config tunes a Claimer.
-type Config struct {
-	// BatchSize bounds the hooks one claim takes.
-	BatchSize int
-	// Lease is how long a dispatcher has to report a claimed hook's result
-	// before the hook is due again.
-	Lease time.Duration
-	// PollInterval is the wait after a claim that did not fill its batch.
-	PollInterval time.Duration
-	// MaxRedrives is how many times one attempt is handed out again after
-	// its lease expired without a result. The claim after that records the
-	// attempt as failed instead, so a hook whose delivery crashes every
-	// dispatcher is not re-driven forever: its retry policy takes over.
-	MaxRedrives int
-	// DueBatch is how many hooks at most one DueHooks message carries; 0
-	// or 1 publishes each hook as a DueHook of its own, which dispatchers
-	// older than batching need. See due.go.
-	DueBatch int
-	// MaxInFlight bounds the hooks claimed and not yet settled (messages in
-	// the due and results queues) at which claiming pauses; 0 means no
-	// bound. See admission.go.
-	MaxInFlight int
-	// TracerProvider and MeterProvider make the claimer's spans and
-	// metrics; nil means the global ones.
-	TracerProvider trace.TracerProvider
-	MeterProvider  metric.MeterProvider
-}
-
-// Validate reports a configuration the claimer cannot run with.
-func (c Config) Validate() error {
-	var errs []error
-	if c.BatchSize < 1 || c.BatchSize > MaxBatchSize {
-		errs = append(errs, fmt.Errorf("batch size %d: want 1 to %d", c.BatchSize, MaxBatchSize))
-	}
-	if c.Lease <= 0 {
-		errs = append(errs, fmt.Errorf("lease %s: must be positive", c.Lease))
-	}
-	if c.PollInterval <= 0 {
-		errs = append(errs, fmt.Errorf("poll interval %s: must be positive", c.PollInterval))
-	}
-	if c.DueBatch < 0 || c.DueBatch > MaxDueBatch {
-		errs = append(errs, fmt.Errorf("due batch %d: want 0 to %d", c.DueBatch, MaxDueBatch))
-	}
-	if c.MaxInFlight < 0 {
-		errs = append(errs, fmt.Errorf("max in flight %d: must not be negative (0: no bound)", c.MaxInFlight))
-	}
-	if c.MaxRedrives < 0 {
-		errs = append(errs, fmt.Errorf("max re-drives %d: must not be negative", c.MaxRedrives))
-	}
-	return errors.Join(errs...)
-}
-
-// MaxBatchSize bounds a claim: one statement locks and updates the whole
-// batch, and its DueHooks are published together.
-const MaxBatchSize = 10000
-
 // maxErrorBackoff bounds the wait between claims while the database fails.
 const maxErrorBackoff = 5 * time.Second
+
+// The paths that claim, named in spans and log lines.
+const (
+	viaPoll   = "poll"
+	viaWindow = "just-in-time"
+)
 
 // Claimer claims due hooks and publishes them. Several claimers, in one
 // process or many, may share a database: SKIP LOCKED keeps them apart.
@@ -97,16 +58,12 @@ type Claimer struct {
 	cfg     Config
 	log     *slog.Logger
 
-	admit *admission
+	admit       *admission
+	instruments instruments
 
 	// streamsLost is set when a publish found no stream, so that the next
 	// claim first re-creates the streams (NATS lost its store).
 	streamsLost atomic.Bool
-
-	claimed         metric.Int64Counter
-	publishFailures metric.Int64Counter
-	lateness        metric.Float64Histogram
-	tracer          trace.Tracer
 }
 
 // New returns a Claimer that reads and writes hooks through db and
@@ -115,40 +72,19 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("claimer: %w", err)
 	}
-	if cfg.TracerProvider == nil {
-		cfg.TracerProvider = otel.GetTracerProvider()
-	}
-	if cfg.MeterProvider == nil {
-		cfg.MeterProvider = otel.GetMeterProvider()
-	}
-	meter := cfg.MeterProvider.Meter(MeterName)
-	claimed, err := meter.Int64Counter("sundial.scheduler.hooks_claimed",
-		metric.WithDescription("Hooks claimed under a lease (first deliveries, retries and re-drives)."))
+	cfg.DueBatch = max(cfg.DueBatch, 1)
+	in, err := newInstruments(cfg.TracerProvider, cfg.MeterProvider)
 	if err != nil {
-		return nil, fmt.Errorf("claimer metrics: %w", err)
-	}
-	publishFailures, err := meter.Int64Counter("sundial.scheduler.due_publish_failures",
-		metric.WithDescription("Claimed hooks whose DueHook could not be published; their lease re-drives them."))
-	if err != nil {
-		return nil, fmt.Errorf("claimer metrics: %w", err)
-	}
-	lateness, err := meter.Float64Histogram("sundial.scheduler.publish_lateness",
-		metric.WithDescription("Time from a hook's postAt to its first DueHook being published."), metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(latenessBuckets...))
-	if err != nil {
-		return nil, fmt.Errorf("claimer metrics: %w", err)
+		return nil, err
 	}
 	return &Claimer{
-		lateness:        lateness,
-		tracer:          cfg.TracerProvider.Tracer(TracerName),
-		queries:         store.New(db),
-		js:              js,
-		pub:             bus.NewPublisher(js),
-		cfg:             cfg,
-		admit:           &admission{js: js, limit: cfg.MaxInFlight},
-		log:             log.With("component", "claimer"),
-		claimed:         claimed,
-		publishFailures: publishFailures,
+		queries:     store.New(db),
+		js:          js,
+		pub:         bus.NewPublisher(js),
+		cfg:         cfg,
+		log:         log.With("component", "claimer"),
+		admit:       &admission{js: js, limit: cfg.MaxInFlight},
+		instruments: in,
 	}, nil
 }
 
@@ -188,13 +124,19 @@ func (c *Claimer) Run(ctx context.Context) {
 	}
 }
 
-// cycle runs one claim detached from ctx's cancellation, bounded by the
-// lease: once the lease has passed, publishing its DueHooks is pointless.
+// cycle runs one claim detached from ctx's cancellation.
 func (c *Claimer) cycle(ctx context.Context) (full bool, err error) {
-	cycleCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Lease)
+	cycleCtx, cancel := c.detach(ctx)
 	defer cancel()
 	_, full, err = c.claimOnce(cycleCtx)
 	return full, err
+}
+
+// detach is the context of one claim: ctx's values without its
+// cancellation, so that a claim that has committed gets its hooks out,
+// bounded by the lease, past which publishing them is pointless.
+func (c *Claimer) detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Lease)
 }
 
 func errorBackoff(base time.Duration, failures int) time.Duration {
@@ -223,7 +165,7 @@ func (c *Claimer) ClaimOnce(ctx context.Context) (int, error) {
 // it was allowed (then there is probably more due work).
 func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 	c.healStreams(ctx)
-	batch := c.admit.reserve(ctx, c.cfg.BatchSize)
+	batch := c.reserve(ctx)
 	if batch == 0 {
 		return 0, false, errBackpressure
 	}
@@ -233,102 +175,82 @@ func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 		BatchSize:    int32(batch),
 	})
 	if err != nil {
-		c.admit.release(batch)
+		c.release(batch)
 		return 0, false, fmt.Errorf("claim due hooks: %w", err)
 	}
-	c.admit.release(batch - len(rows))
-	c.publish(ctx, rows, start, "poll")
+	c.release(batch - len(rows))
+	c.publish(ctx, rows, start, viaPoll)
 	return len(rows), len(rows) == batch, nil
 }
 
-// publish publishes the DueHooks of claimed rows; how says which path
-// claimed them (poll or just-in-time), for the log line.
-func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, start time.Time, how string) {
-	if len(rows) == 0 {
-		return
-	}
-	c.claimed.Add(ctx, int64(len(rows)))
-	msgs := c.messages(ctx, rows)
-	pubStart := time.Now()
-	published, pubErr := c.publishTraced(ctx, msgs, len(rows), start, how)
-	end := time.Now()
-	if pubErr == nil {
-		c.recordLateness(ctx, rows, end)
-	}
-	c.logBatch(ctx, how, len(rows), len(msgs), published, end.Sub(start), end.Sub(pubStart), pubErr)
-	if pubErr != nil {
-		c.publishFailures.Add(ctx, int64(len(rows)-published))
-		if event.IsStreamGone(pubErr) {
-			c.streamsLost.Store(true)
-		}
-	}
-}
+// reserve takes room for up to a batch of hooks under MaxInFlight
+// (admission.go) and returns how many; release gives back what a claim did
+// not take.
+func (c *Claimer) reserve(ctx context.Context) int { return c.admit.reserve(ctx, c.cfg.BatchSize) }
 
-// healStreams re-creates the streams after a publish found none. It does
-// not block the claim: if NATS is still without them the next publish fails
-// the same way and the leases re-drive the hooks.
-func (c *Claimer) healStreams(ctx context.Context) {
-	if !c.streamsLost.Load() {
-		return
-	}
-	if err := event.EnsureStreams(ctx, c.js); err != nil {
-		c.log.Warn("re-create streams", "err", err)
-		return
-	}
-	c.streamsLost.Store(false)
-	c.log.Info("re-created streams after a publish found none")
-}
+func (c *Claimer) release(n int) { c.admit.release(n) }
 
-// logBatch writes the one line per claim: duration is the whole of it,
-// publish_duration the part spent publishing; published counts hooks,
-// messages the JetStream messages that carried them.
-func (c *Claimer) logBatch(ctx context.Context, how string, claimed, messages, published int, took, publishing time.Duration, err error) {
-	attrs := []any{"via", how, "count", claimed, "messages", messages, "published", published,
-		"duration", took, "publish_duration", publishing}
+// claimIDs claims those of ids that are due within ahead by the database
+// clock, releases the room of the others, and publishes what it claimed:
+// at once when all of it is due, else through hold, which publishes each
+// hook once it is due (hold.go) and which the caller must run. ctx is a
+// claim's (detach).
+func (c *Claimer) claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Duration) (claimed int, hold func(), err error) {
+	c.healStreams(ctx)
+	start := time.Now()
+	rows, err := c.claimByID(ctx, c.queries, ids, ahead)
+	received := time.Now()
 	if err != nil {
-		c.log.WarnContext(ctx, "claimed due hooks; publish failed, leases will re-drive them",
-			append(attrs, "err", err)...)
-		return
+		c.release(len(ids))
+		return 0, nil, err
 	}
-	c.log.InfoContext(ctx, "claimed due hooks", attrs...)
+	c.release(len(ids) - len(rows))
+	if !mustHold(rows) {
+		c.publish(ctx, rows, start, viaWindow)
+		return len(rows), nil, nil
+	}
+	return len(rows), func() {
+		holdCtx, cancel := c.detach(ctx)
+		defer cancel()
+		c.publishWhenDue(holdCtx, rows, received, start, viaWindow)
+	}, nil
 }
 
-// messages builds the messages of claimed rows: their DueHooks, in
-// batches of up to DueBatch (due.go), and the failed results of attempts
-// given up.
-func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow) []bus.Message {
-	msgs := make([]bus.Message, 0, len(rows)/max(c.cfg.DueBatch, 1)+1)
-	batch := dueBatch{max: c.cfg.DueBatch}
-	for _, r := range rows {
-		m := c.message(ctx, r)
-		due, ok := m.Body.(*eventv1.DueHook)
-		if !ok || c.cfg.DueBatch <= 1 {
-			msgs = append(msgs, m)
-			continue
-		}
-		if !batch.fits(due) {
-			msgs = append(msgs, batch.take())
-		}
-		if batch.add(due) {
-			msgs = append(msgs, batch.take())
-		}
-	}
-	if len(batch.hooks) > 0 {
-		msgs = append(msgs, batch.take())
-	}
-	c.admit.perDue.count(msgs)
-	return msgs
+// warmClaim runs the claim by id on db with no ids: it changes nothing,
+// but opens the connection, prepares the statement and fills the backend's
+// caches.
+func (c *Claimer) warmClaim(ctx context.Context, db store.DBTX, ahead time.Duration) error {
+	_, err := c.claimByID(ctx, store.New(db), []uuid.UUID{}, ahead)
+	return err
 }
 
-// message builds the DueHook of one claimed hook, or, when the attempt has
-// been re-driven more than MaxRedrives times, the failed AttemptResult that
-// ends it. The result goes through the results stream like a dispatcher's,
-// under the claim's lease, so the one applier records the attempt and
-// retries or fails the hook; no dispatcher ever sees this lease.
-func (c *Claimer) message(ctx context.Context, r store.ClaimDueHooksRow) bus.Message {
-	if int(r.Redrives) > c.cfg.MaxRedrives {
-		return c.giveUp(ctx, r)
+// claimByID claims those of ids due within ahead by the database clock,
+// under a lease.
+func (c *Claimer) claimByID(ctx context.Context, q *store.Queries, ids []uuid.UUID, ahead time.Duration) ([]store.ClaimDueHooksRow, error) {
+	rows, err := q.ClaimHooksByID(ctx, store.ClaimHooksByIDParams{
+		LeaseSeconds: c.cfg.Lease.Seconds(),
+		AheadSeconds: ahead.Seconds(),
+		Ids:          ids,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim hooks by id: %w", err)
 	}
+	claimed := make([]store.ClaimDueHooksRow, len(rows))
+	for i, r := range rows {
+		claimed[i] = store.ClaimDueHooksRow(r)
+	}
+	return claimed, nil
+}
+
+// givenUp reports whether the attempt of a claimed row has been re-driven
+// more than MaxRedrives times: its claim ends it (giveUp) instead of
+// handing it out again.
+func (c *Claimer) givenUp(r store.ClaimDueHooksRow) bool {
+	return int(r.Redrives) > c.cfg.MaxRedrives
+}
+
+// dueHook builds the DueHook of one claimed hook.
+func (c *Claimer) dueHook(r store.ClaimDueHooksRow) *eventv1.DueHook {
 	hookID := r.ID.String()
 	policy, err := retry.Effective(projectPolicy(r), r.RetryOverride)
 	if err != nil {
@@ -336,7 +258,7 @@ func (c *Claimer) message(ctx context.Context, r store.ClaimDueHooksRow) bus.Mes
 		// edit; the project's policy still lets the hook be delivered.
 		c.log.Warn("unusable retry override; using the project's policy", "hook_id", hookID, "err", err)
 	}
-	due := &eventv1.DueHook{
+	return &eventv1.DueHook{
 		HookId:         hookID,
 		ProjectId:      r.ProjectID.String(),
 		Attempt:        r.Attempts + 1,
@@ -351,10 +273,12 @@ func (c *Claimer) message(ctx context.Context, r store.ClaimDueHooksRow) bus.Mes
 		MaxAttempts:    int32(retry.Budget{Policy: policy, Base: int(r.RetryBudgetBase)}.MaxAttempts()),
 		LeaseDuration:  durationpb.New(c.cfg.Lease),
 	}
-	return dueMessage(due)
 }
 
 // giveUp builds the failed result of an attempt whose every lease expired.
+// The result goes through the results stream like a dispatcher's, under the
+// claim's lease, so the one applier records the attempt and retries or
+// fails the hook; no dispatcher ever sees this lease.
 func (c *Claimer) giveUp(ctx context.Context, r store.ClaimDueHooksRow) bus.Message {
 	hookID := r.ID.String()
 	reason := fmt.Sprintf("no result after %d deliveries of this attempt: each lease of %s expired"+

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,6 +68,12 @@ func (b bundle) claimer(t *testing.T, cfg claim.Config) *claim.Claimer {
 	return c
 }
 
+// dueMsgID is the Nats-Msg-Id of the DueHooks batch of one that carries a
+// hook under a lease.
+func dueMsgID(hookID uuid.UUID, leaseSeq int64) string {
+	return event.DuesMsgID([]string{hookID.String()}, []int64{leaseSeq})
+}
+
 func (b bundle) hook(t *testing.T, dueIn time.Duration) store.Hook {
 	t.Helper()
 	return fixture.Insert(t, b.q, fixture.Hook{ProjectID: b.project, Domain: b.domain, DueIn: dueIn})
@@ -103,7 +108,8 @@ func TestDueHookIsClaimedOnceAndPublished(t *testing.T) {
 	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
 	require.Equal(t, event.SubjectDue, msgs[0].Subject)
-	require.Equal(t, event.MsgID(event.KindDue, hook.ID.String(), 1), fixture.MsgID(msgs[0]))
+	require.Equal(t, event.TypeDueHooks, msgs[0].Header.Get(event.TypeHeader), "a hook alone is a DueHooks batch of one")
+	require.Equal(t, dueMsgID(hook.ID, 1), fixture.MsgID(msgs[0]))
 	due := fixture.DueHook(t, msgs[0])
 	require.Equal(t, hook.ID.String(), due.GetHookId())
 	require.Equal(t, b.project.String(), due.GetProjectId())
@@ -236,7 +242,7 @@ func TestExpiredLeaseIsReclaimedWithTheSameAttempt(t *testing.T) {
 	require.Len(t, msgs, 2)
 	for i, m := range msgs {
 		seq := int64(i + 1)
-		require.Equal(t, event.MsgID(event.KindDue, hook.ID.String(), seq), fixture.MsgID(m))
+		require.Equal(t, dueMsgID(hook.ID, seq), fixture.MsgID(m), "each claim's batch has an id of its own")
 		due := fixture.DueHook(t, m)
 		require.Equal(t, seq, due.GetLeaseSeq())
 		require.EqualValues(t, 1, due.GetAttempt(), "a re-drive repeats the attempt it never heard back from")
@@ -333,7 +339,7 @@ func TestLostStreamIsRecreatedAndLeaseRedrives(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
-	require.Equal(t, event.MsgID(event.KindDue, hook.ID.String(), 2), fixture.MsgID(msgs[0]))
+	require.Equal(t, dueMsgID(hook.ID, 2), fixture.MsgID(msgs[0]))
 }
 
 func TestRunClaimsFullBatchesBackToBackAndStops(t *testing.T) {
@@ -391,57 +397,4 @@ func TestConfigIsValidated(t *testing.T) {
 		_, err := claim.New(nil, nil, cfg, slog.Default())
 		require.Error(t, err, "%+v", cfg)
 	}
-}
-
-func TestDueBatchCarriesAClaimsHooksTogether(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	want := map[string]bool{}
-	for range 5 {
-		want[b.hook(t, -time.Second).ID.String()] = true
-	}
-	n, err := b.claimer(t, claim.Config{DueBatch: 2}).ClaimOnce(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, 5, n)
-
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
-	require.Len(t, msgs, 3, "two batches of 2, and the last hook on its own")
-	got := map[string]bool{}
-	for i, m := range msgs {
-		hooks := fixture.DueHooks(t, m)
-		ids, seqs := make([]string, len(hooks)), make([]int64, len(hooks))
-		for j, h := range hooks {
-			require.False(t, got[h.GetHookId()], "hook %s published twice", h.GetHookId())
-			got[h.GetHookId()] = true
-			ids[j], seqs[j] = h.GetHookId(), h.GetLeaseSeq()
-			require.Equal(t, time.Minute, h.GetLeaseDuration().AsDuration(), "each hook keeps its lease")
-		}
-		if i < 2 {
-			require.Len(t, hooks, 2)
-			require.Equal(t, event.TypeDueHooks, m.Header.Get(event.TypeHeader))
-			require.Equal(t, event.DuesMsgID(ids, seqs), fixture.MsgID(m))
-			continue
-		}
-		require.Len(t, hooks, 1)
-		require.Empty(t, m.Header.Get(event.TypeHeader), "a batch of one is a plain DueHook, readable by any dispatcher")
-		require.Equal(t, event.MsgID(event.KindDue, ids[0], seqs[0]), fixture.MsgID(m))
-	}
-	require.Equal(t, want, got)
-}
-
-func TestDueBatchBoundsTheDataOfOneMessage(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	big := json.RawMessage(`{"pad":"` + strings.Repeat("x", 100<<10) + `"}`)
-	for range 3 {
-		fixture.Insert(t, b.q, fixture.Hook{ProjectID: b.project, Domain: b.domain, DueIn: -time.Second, Data: big})
-	}
-	n, err := b.claimer(t, claim.Config{DueBatch: 10}).ClaimOnce(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, 3, n)
-
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
-	require.Len(t, msgs, 2, "two hooks of 100 KiB fill a batch's 256 KiB; the third goes in another")
-	require.Len(t, fixture.DueHooks(t, msgs[0]), 2)
-	require.Len(t, fixture.DueHooks(t, msgs[1]), 1)
 }

@@ -1,14 +1,12 @@
 package claim
 
 import (
-	"sync"
-
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 )
 
-// Batched DueHooks. One JetStream message per hook costs a publish, a
+// DueHooks messages. One JetStream message per hook costs a publish, a
 // stored message, a delivery to the dispatcher and its acknowledgement: in
 // a burst that was the largest share of NATS's CPU and a visible one of the
 // dispatcher's. So the hooks of one claim go out together, up to
@@ -16,9 +14,13 @@ import (
 // side by side. A batch never holds more than maxDueBatchBytes of hook data
 // (one larger hook goes alone), so that a dispatcher pulling many messages
 // at once holds a bounded amount of memory.
-
-// MaxDueBatch bounds Config.DueBatch.
-const MaxDueBatch = 1000
+//
+// A hook that goes alone is a DueHooks batch of one: the scheduler
+// publishes one form only, which every dispatcher since batched DueHooks
+// reads. A batch's Nats-Msg-Id (event.DuesMsgID) is derived from its hooks'
+// ids and lease sequences alone, so the same claim's batch published again
+// (a retried publish) is stored once, a batch of one included, while each
+// claim, raising the lease sequence, gets ids of its own.
 
 // maxDueBatchBytes bounds the hook data of one DueHooks message.
 const maxDueBatchBytes = 256 << 10
@@ -43,14 +45,10 @@ func (b *dueBatch) add(due *eventv1.DueHook) bool {
 	return len(b.hooks) >= b.max
 }
 
-// take returns the batch's message and empties it. A batch of one is a
-// plain DueHook, readable by any dispatcher.
+// take returns the batch's message and empties it.
 func (b *dueBatch) take() bus.Message {
 	hooks := b.hooks
 	b.hooks, b.bytes = nil, 0
-	if len(hooks) == 1 {
-		return dueMessage(hooks[0])
-	}
 	ids := make([]string, len(hooks))
 	seqs := make([]int64, len(hooks))
 	for i, h := range hooks {
@@ -63,50 +61,4 @@ func (b *dueBatch) take() bus.Message {
 		Type:    event.TypeDueHooks,
 		Items:   len(hooks),
 	}
-}
-
-// dueMessage is the message of one DueHook on its own.
-func dueMessage(due *eventv1.DueHook) bus.Message {
-	return bus.Message{
-		Subject: event.SubjectDue,
-		MsgID:   event.MsgID(event.KindDue, due.GetHookId(), due.GetLeaseSeq()),
-		Body:    due,
-	}
-}
-
-// dueRatio follows how many hooks a message of the due queue carries, so
-// that admission can turn the queue's message count into hooks. It weighs
-// recent claims most: the sums are halved whenever they pass dueRatioSpan
-// messages. Other schedulers are assumed to batch alike.
-type dueRatio struct {
-	mu    sync.Mutex
-	msgs  float64
-	hooks float64
-}
-
-const dueRatioSpan = 1000
-
-// count records the due messages of one claim.
-func (d *dueRatio) count(msgs []bus.Message) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, m := range msgs {
-		if m.Subject == event.SubjectDue {
-			d.msgs++
-			d.hooks += float64(max(m.Items, 1))
-		}
-	}
-	if d.msgs > dueRatioSpan {
-		d.msgs, d.hooks = d.msgs/2, d.hooks/2
-	}
-}
-
-// hooksIn estimates the hooks in n due messages.
-func (d *dueRatio) hooksIn(n int) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.msgs == 0 {
-		return n
-	}
-	return int(float64(n) * d.hooks / d.msgs)
 }

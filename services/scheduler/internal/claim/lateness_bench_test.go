@@ -90,15 +90,17 @@ func runLateness(b *testing.B, load latenessLoad, mode latenessMode) []time.Dura
 	all := make(chan struct{})
 	sub, err := nc.Subscribe(event.SubjectDue, func(m *nats.Msg) {
 		got := time.Now()
-		var d eventv1.DueHook
-		if proto.Unmarshal(m.Data, &d) != nil {
+		var batch eventv1.DueHooks
+		if proto.Unmarshal(m.Data, &batch) != nil {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		lateness = append(lateness, got.Sub(d.GetPostAt().AsTime()))
-		if len(lateness) == load.hooks {
-			close(all)
+		for _, d := range batch.GetHooks() {
+			lateness = append(lateness, got.Sub(d.GetPostAt().AsTime()))
+			if len(lateness) == load.hooks {
+				close(all)
+			}
 		}
 	})
 	require.NoError(b, err)

@@ -6,12 +6,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -26,35 +26,83 @@ const (
 // fine steps up to 100 ms, coarse ones beyond for backlogs and outages.
 var latenessBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
-// publishTraced publishes a claimed batch under a "scheduler.claim" span
-// that starts when the claim did, with a "scheduler.publish_due" child
-// around the publish; every DueHook carries that child's context in its
-// headers, so each delivery's trace descends from its claim. A claim that
-// found nothing makes no span: an idle scheduler polls without tracing.
-func (c *Claimer) publishTraced(ctx context.Context, msgs []bus.Message, claimed int, start time.Time, how string) (int, error) {
-	ctx, span := c.tracer.Start(ctx, "scheduler.claim", trace.WithTimestamp(start),
-		trace.WithAttributes(attribute.String("via", how), attribute.Int("batch.size", claimed)))
-	defer span.End()
-	pubCtx, pub := c.tracer.Start(ctx, "scheduler.publish_due", trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attribute.Int("batch.size", claimed), attribute.Int("messages", len(msgs))))
-	published, err := c.pub.PublishAll(pubCtx, msgs)
-	pub.SetAttributes(attribute.Int("published", published))
-	if err != nil {
-		pub.SetStatus(codes.Error, "publish failed; leases re-drive the hooks")
-		span.SetStatus(codes.Error, "publish failed; leases re-drive the hooks")
-	}
-	pub.End()
-	return published, err
+// instruments make the claimer's spans and metrics.
+type instruments struct {
+	tracer          trace.Tracer
+	claimed         metric.Int64Counter
+	publishFailures metric.Int64Counter
+	lateness        metric.Float64Histogram
 }
 
-// recordLateness records, for the first attempts of a published batch, how
-// long after its postAt each DueHook was published. Retries are late by
-// design and left out. post_at is on the database clock; a negative value
-// (this machine's clock behind it) is recorded as 0.
-func (c *Claimer) recordLateness(ctx context.Context, rows []store.ClaimDueHooksRow, publishedAt time.Time) {
+// newInstruments makes the claimer's instruments from tp and mp; nil means
+// the global providers.
+func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) (instruments, error) {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	meter := mp.Meter(MeterName)
+	in := instruments{tracer: tp.Tracer(TracerName)}
+	var err error
+	in.claimed, err = meter.Int64Counter("sundial.scheduler.hooks_claimed",
+		metric.WithDescription("Hooks claimed under a lease (first deliveries, retries and re-drives)."))
+	if err != nil {
+		return in, fmt.Errorf("claimer metrics: %w", err)
+	}
+	in.publishFailures, err = meter.Int64Counter("sundial.scheduler.due_publish_failures",
+		metric.WithDescription("Claimed hooks whose DueHook could not be published; their lease re-drives them."))
+	if err != nil {
+		return in, fmt.Errorf("claimer metrics: %w", err)
+	}
+	in.lateness, err = meter.Float64Histogram("sundial.scheduler.publish_lateness",
+		metric.WithDescription("Time from a hook's postAt to its first DueHook being published."), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(latenessBuckets...))
+	if err != nil {
+		return in, fmt.Errorf("claimer metrics: %w", err)
+	}
+	return in, nil
+}
+
+// traceClaim starts the spans of a claimed batch's publish: a
+// "scheduler.claim" span that starts when the claim did, and a
+// "scheduler.publish_due" child for the publish. It returns the child's
+// context, which every message published under it carries in its headers,
+// so each delivery's trace descends from its claim; end ends both spans
+// with what the publish did. A claim that found nothing makes no span
+// (publish.go): an idle scheduler polls without tracing.
+func (in instruments) traceClaim(ctx context.Context, claimed, messages int, start time.Time, how string) (
+	pubCtx context.Context, end func(published int, err error),
+) {
+	ctx, span := in.tracer.Start(ctx, "scheduler.claim", trace.WithTimestamp(start),
+		trace.WithAttributes(attribute.String("via", how), attribute.Int("batch.size", claimed)))
+	pubCtx, pub := in.tracer.Start(ctx, "scheduler.publish_due", trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attribute.Int("batch.size", claimed), attribute.Int("messages", messages)))
+	return pubCtx, func(published int, err error) {
+		pub.SetAttributes(attribute.Int("published", published))
+		if err != nil {
+			pub.SetStatus(codes.Error, "publish failed; leases re-drive the hooks")
+			span.SetStatus(codes.Error, "publish failed; leases re-drive the hooks")
+		}
+		pub.End()
+		span.End()
+	}
+}
+
+// recordPublish records a claimed batch's publish: the hooks it failed to
+// publish, or, once all are out, how long after its postAt each first
+// attempt was published. Retries are late by design and left out. post_at
+// is on the database clock; a negative value (this machine's clock behind
+// it) is recorded as 0.
+func (in instruments) recordPublish(ctx context.Context, rows []store.ClaimDueHooksRow, published int, err error, publishedAt time.Time) {
+	if err != nil {
+		in.publishFailures.Add(ctx, int64(len(rows)-published))
+		return
+	}
 	for _, r := range rows {
 		if r.Attempts == 0 {
-			c.lateness.Record(ctx, max(publishedAt.Sub(r.PostAt), 0).Seconds())
+			in.lateness.Record(ctx, max(publishedAt.Sub(r.PostAt), 0).Seconds())
 		}
 	}
 }

@@ -1,0 +1,89 @@
+package claim
+
+import (
+	"context"
+	"time"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+// Publishing. A claim has committed before anything is published, so a
+// failed publish is logged and counted, never retried here: the lease
+// expiry re-drives the hooks that were not published.
+
+// publish publishes the messages of claimed rows; how says which path
+// claimed them (poll or just-in-time), for the span and the log line.
+func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, start time.Time, how string) {
+	if len(rows) == 0 {
+		return
+	}
+	c.instruments.claimed.Add(ctx, int64(len(rows)))
+	msgs := c.messages(ctx, rows)
+	pubStart := time.Now()
+	pubCtx, endTrace := c.instruments.traceClaim(ctx, len(rows), len(msgs), start, how)
+	published, err := c.pub.PublishAll(pubCtx, msgs)
+	endTrace(published, err)
+	end := time.Now()
+	c.instruments.recordPublish(ctx, rows, published, err, end)
+	c.logBatch(ctx, how, len(rows), len(msgs), published, end.Sub(start), end.Sub(pubStart), err)
+	if event.IsStreamGone(err) {
+		c.streamsLost.Store(true)
+	}
+}
+
+// messages builds the messages of claimed rows: their DueHooks, in
+// DueHooks batches of up to DueBatch (due.go), and the failed results of
+// attempts given up.
+func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow) []bus.Message {
+	msgs := make([]bus.Message, 0, len(rows)/c.cfg.DueBatch+1)
+	batch := dueBatch{max: c.cfg.DueBatch}
+	for _, r := range rows {
+		if c.givenUp(r) {
+			msgs = append(msgs, c.giveUp(ctx, r))
+			continue
+		}
+		due := c.dueHook(r)
+		if !batch.fits(due) {
+			msgs = append(msgs, batch.take())
+		}
+		if batch.add(due) {
+			msgs = append(msgs, batch.take())
+		}
+	}
+	if len(batch.hooks) > 0 {
+		msgs = append(msgs, batch.take())
+	}
+	c.admit.perDue.count(msgs)
+	return msgs
+}
+
+// healStreams re-creates the streams after a publish found none. It does
+// not block the claim: if NATS is still without them the next publish fails
+// the same way and the leases re-drive the hooks.
+func (c *Claimer) healStreams(ctx context.Context) {
+	if !c.streamsLost.Load() {
+		return
+	}
+	if err := event.EnsureStreams(ctx, c.js); err != nil {
+		c.log.Warn("re-create streams", "err", err)
+		return
+	}
+	c.streamsLost.Store(false)
+	c.log.Info("re-created streams after a publish found none")
+}
+
+// logBatch writes the one line per claim: duration is the whole of it,
+// publish_duration the part spent publishing; published counts hooks,
+// messages the JetStream messages that carried them.
+func (c *Claimer) logBatch(ctx context.Context, how string, claimed, messages, published int, took, publishing time.Duration, err error) {
+	attrs := []any{"via", how, "count", claimed, "messages", messages, "published", published,
+		"duration", took, "publish_duration", publishing}
+	if err != nil {
+		c.log.WarnContext(ctx, "claimed due hooks; publish failed, leases will re-drive them",
+			append(attrs, "err", err)...)
+		return
+	}
+	c.log.InfoContext(ctx, "claimed due hooks", attrs...)
+}
