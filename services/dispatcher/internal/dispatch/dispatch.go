@@ -40,7 +40,7 @@ type Reporter interface {
 type Config struct {
 	Credentials Credentials
 	Sender      Sender
-	// Results publishes every delivery's result.
+	// Results publishes every delivery's result (required).
 	Results Reporter
 	// HandBack publishes, with retries, the hooks of a message that cannot
 	// be delivered now (message.go). Its Log defaults to Log, its Retry to
