@@ -6,8 +6,11 @@
 // its handler on a goroutine of its own, a bounded number at once, so the
 // next batch fills while the database or NATS is busy with the last.
 //
-// What a batch means (a transaction, a message) and how its items get
-// their answers stay with the caller: the handler answers each item.
+// A Queue in front of a Gatherer lets each sender wait for its own item's
+// outcome: it hands the item over, and the handler answers it with the
+// rest of its batch; the sender's context ending and the Gatherer's
+// shutdown are handled there, once. What a batch means (a transaction, a
+// message) and what an answer holds stay with the caller.
 package batch
 
 import (

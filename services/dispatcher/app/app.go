@@ -53,7 +53,7 @@ type App struct {
 	js      jetstream.JetStream
 	client  *delivery.Client
 	handler *dispatch.Handler
-	// results batches the attempt results; nil when ResultBatch is 1.
+	// results publishes the attempt results in batches.
 	results *report.Batcher
 }
 
@@ -102,20 +102,16 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
 		Log:           log,
 	}
-	var results dispatch.Reporter
-	if cfg.ResultBatch > 1 {
-		a.results, err = report.NewBatcher(report.BatchConfig{MaxBatch: cfg.ResultBatch, Linger: cfg.ResultLinger}, sender)
-		if err != nil {
-			a.close()
-			return nil, err
-		}
-		results = a.results
+	a.results, err = report.NewBatcher(report.BatchConfig{MaxBatch: cfg.ResultBatch, Linger: cfg.ResultLinger}, sender)
+	if err != nil {
+		a.close()
+		return nil, err
 	}
 	a.handler = dispatch.NewHandler(dispatch.Config{
 		Credentials:     credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
 		Sender:          client,
-		Result:          sender,
-		Results:         results,
+		Results:         a.results,
+		HandBack:        sender,
 		Log:             log,
 		Metrics:         dispatch.NewMetrics(tel.Meter.Meter(dispatch.MeterName)),
 		Hosts:           hostlimit.New(cfg.HostConcurrency),
@@ -170,9 +166,7 @@ func (a *App) Run(ctx context.Context) error {
 	var batching sync.WaitGroup
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBatches()
-	if a.results != nil {
-		batching.Go(func() { a.results.Run(batchCtx) })
-	}
+	batching.Go(func() { a.results.Run(batchCtx) })
 	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(), a.handler.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.Concurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,

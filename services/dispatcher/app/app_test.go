@@ -89,6 +89,8 @@ func (r *running) stop(t *testing.T) error {
 	return r.wait(t)
 }
 
+// publishDue publishes a DueHook alone, as schedulers of the previous
+// release do: the dispatcher still accepts it (rolling upgrades).
 func publishDue(t *testing.T, js jetstream.JetStream, due *eventv1.DueHook) {
 	t.Helper()
 	require.NoError(t, bus.NewPublisher(js).Publish(context.Background(), bus.Message{
@@ -146,11 +148,10 @@ func TestAppDeliversDueHooksAndReportsResults(t *testing.T) {
 	require.Eventually(t, func() bool { return dueMessages(t, b.js) == 0 }, 10*time.Second, 20*time.Millisecond)
 }
 
-func TestAppPublishesSingleResultsWhenBatchingIsOff(t *testing.T) {
+func TestAppPublishesEachResultInABatchOfOneWhenTheBatchIsOne(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	cfg := b.cfg
-	// What schedulers older than batched results need (rolling upgrades).
 	cfg.ResultBatch = 1
 	start(t, cfg)
 
@@ -158,8 +159,8 @@ func TestAppPublishesSingleResultsWhenBatchingIsOff(t *testing.T) {
 	due := fixture.DueHook(projectID, b.receiver.URL+"/x", "/x")
 	publishDue(t, b.js, due)
 	res := waitForResult(t, b.js)
-	require.Empty(t, res.Type, "no type header: an old scheduler reads it")
-	require.Equal(t, "result:"+due.GetHookId()+":7", res.MsgID)
+	require.Equal(t, event.TypeAttemptResults, res.Type, "results go out in the batch form only")
+	require.Equal(t, event.ResultsMsgID([]string{due.GetHookId()}, []int64{7}), res.MsgID)
 	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.GetOutcome())
 }
 

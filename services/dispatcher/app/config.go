@@ -75,9 +75,9 @@ type Config struct {
 	KeyCacheTTL time.Duration
 	// ResultBatch bounds the attempt results published in one
 	// AttemptResults message (SUNDIAL_DISPATCHER_RESULT_BATCH, default 256,
-	// 1 to 1000). 1 publishes each result as a message of its own, which
-	// schedulers older than batched results need: see docs/architecture.md,
-	// "Rolling upgrades".
+	// 1 to 1000; 1: each result in a message of its own, still an
+	// AttemptResults, which schedulers older than batched results cannot
+	// read: see docs/architecture.md, "Rolling upgrades").
 	ResultBatch int
 	// ResultLinger is how long a batch of results waits, after its first,
 	// for more (SUNDIAL_DISPATCHER_RESULT_LINGER, default 2ms, 0 to 1s). A

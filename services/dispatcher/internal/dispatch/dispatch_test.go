@@ -63,22 +63,43 @@ func setup(t *testing.T, answer http.HandlerFunc) bundle {
 	require.NoError(t, err)
 	t.Cleanup(client.Close)
 	b := bundle{pool: pool, js: js, nats: srv, receiver: receiver, client: client, reader: sdkmetric.NewManualReader()}
-	b.handler = b.newHandler(js, report.DefaultRetry)
+	b.handler = b.newHandler(t, js, report.DefaultRetry)
 	return b
 }
 
-func (b bundle) newHandler(js jetstream.JetStream, retry bus.RetryPolicy) *dispatch.Handler {
+// sender publishes on js with retry, as the dispatcher's results and
+// hand-backs go.
+func sender(js jetstream.JetStream, retry bus.RetryPolicy) bus.Retrying {
+	return bus.Retrying{
+		Publisher:     bus.NewPublisher(js),
+		Retry:         retry,
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+	}
+}
+
+// runReporter returns a result batcher publishing with send, running until
+// the test ends.
+func runReporter(t *testing.T, send bus.Retrying) *report.Batcher {
+	t.Helper()
+	r, err := report.NewBatcher(report.BatchConfig{MaxBatch: 16}, send)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+func (b bundle) newHandler(t *testing.T, js jetstream.JetStream, retry bus.RetryPolicy) *dispatch.Handler {
 	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(b.reader)).Meter(dispatch.MeterName)
+	send := sender(js, retry)
 	return dispatch.NewHandler(dispatch.Config{
 		Credentials: credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
 		Sender:      b.client,
-		Result: bus.Retrying{
-			Publisher:     bus.NewPublisher(js),
-			Retry:         retry,
-			EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
-		},
-		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Metrics: dispatch.NewMetrics(meter),
+		Results:     runReporter(t, send),
+		HandBack:    send,
+		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Metrics:     dispatch.NewMetrics(meter),
 		// The sender's limit (5 s above) is the delivery timeout.
 		DeliveryTimeout: 5 * time.Second,
 	})
@@ -121,7 +142,8 @@ func TestHandleDeliversAndPublishesTheResult(t *testing.T) {
 
 	res := fixture.LastResult(t, b.js)
 	require.NotNil(t, res)
-	require.Equal(t, event.MsgID(event.KindResult, due.GetHookId(), 7), res.MsgID)
+	require.Equal(t, event.TypeAttemptResults, res.Type, "a batch, even of one")
+	require.Equal(t, event.ResultsMsgID([]string{due.GetHookId()}, []int64{7}), res.MsgID)
 	require.Equal(t, due.GetHookId(), res.GetHookId())
 	require.Equal(t, due.GetProjectId(), res.GetProjectId())
 	require.EqualValues(t, 2, res.GetAttempt())
@@ -264,7 +286,7 @@ func TestHandleGivesUpPublishingWithoutRedelivering(t *testing.T) {
 	b := setup(t, nil)
 	nc, js := b.nats.Connect(t)
 	nc.Close() // every publish now fails at once
-	h := b.newHandler(js, bus.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: time.Second})
+	h := b.newHandler(t, js, bus.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: time.Second})
 
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	// nil: a redelivered DueHook would deliver the hook a second time.
@@ -277,7 +299,7 @@ func TestHandleRecreatesAVanishedResultsStream(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	require.NoError(t, b.js.DeleteStream(context.Background(), event.StreamResults))
-	h := b.newHandler(b.js, bus.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: 5 * time.Second})
+	h := b.newHandler(t, b.js, bus.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: 5 * time.Second})
 
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	require.NoError(t, b.handle(t, h, due))

@@ -16,18 +16,20 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
-func (b bundle) limitedHandler(hosts *hostlimit.Limiter) *dispatch.Handler {
-	return b.handlerWith(dispatch.Config{Hosts: hosts})
+func (b bundle) limitedHandler(t *testing.T, hosts *hostlimit.Limiter) *dispatch.Handler {
+	return b.handlerWith(t, dispatch.Config{Hosts: hosts})
 }
 
 // handlerWith returns a handler of cfg, its credentials, sender, result
-// publisher and log filled in.
-func (b bundle) handlerWith(cfg dispatch.Config) *dispatch.Handler {
+// and hand-back publishers and log filled in.
+func (b bundle) handlerWith(t *testing.T, cfg dispatch.Config) *dispatch.Handler {
 	cfg.Credentials = credential.NewCache(credential.NewStore(b.pool), time.Minute, 100)
 	cfg.Sender = b.client
-	cfg.Result = bus.Retrying{Publisher: bus.NewPublisher(b.js)}
+	cfg.HandBack = bus.Retrying{Publisher: bus.NewPublisher(b.js)}
+	cfg.Results = runReporter(t, sender(b.js, report.DefaultRetry))
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	return dispatch.NewHandler(cfg)
 }
@@ -36,7 +38,7 @@ func TestHandleHandsBackAHookWhoseHostIsBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	hosts := hostlimit.New(1)
-	h := b.limitedHandler(hosts)
+	h := b.limitedHandler(t, hosts)
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	busy, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
 	require.True(t, ok)
@@ -60,7 +62,7 @@ func TestHandleSkipsAnExpiredLeaseEvenWhenTheHostIsBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	hosts := hostlimit.New(1)
-	h := b.limitedHandler(hosts)
+	h := b.limitedHandler(t, hosts)
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	due.LeaseExpiresAt = timestamppb.New(time.Now().Add(-time.Second))
 	busy, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
@@ -76,7 +78,7 @@ func TestHandleGivesTheHostSlotBackWhenTheProjectIsGone(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	hosts := hostlimit.New(1)
-	h := b.limitedHandler(hosts)
+	h := b.limitedHandler(t, hosts)
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	due.ProjectId = "00000000-0000-0000-0000-000000000001"
 	require.NoError(t, b.handle(t, h, due))

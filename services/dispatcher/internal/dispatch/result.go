@@ -2,55 +2,29 @@ package dispatch
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sundial-run/sundial/pkg/bus"
-	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
-// publish reports the result: through the Results batcher when there is
-// one, else as a message of its own, retrying a bounded number of times.
-// When it cannot, it gives up with an error in the log: having JetStream
-// redeliver the DueHook would deliver the hook twice, while the lease
-// expiry re-drives it anyway.
+// publish reports the result in a batch with others. When it cannot, it
+// gives up with an error in the log (the batcher logs a failed publish,
+// once for its batch): having JetStream redeliver the DueHook would deliver
+// the hook twice, while the lease expiry re-drives it anyway.
 func (h *Handler) publish(ctx context.Context, log deliveryLog, due dueHook, res delivery.Result) {
 	r := attemptResult(due, res)
-	if h.cfg.Results != nil {
-		// The batch's headers cannot carry every delivery's trace: each
-		// result carries its own.
-		r.TraceContext = telemetry.InjectMap(ctx)
-		err := h.cfg.Results.Report(ctx, r)
-		switch {
-		case err == nil:
-			return
-		case errors.Is(err, report.ErrStopped):
-			// Too late for a batch: published on its own below.
-			r.TraceContext = nil
-		case ctx.Err() != nil:
-			log.error(ctx, "shutdown cut short the wait for the result's batch; if it was not published, the lease expiry will re-drive the hook",
-				slog.String("err", err.Error()))
-			return
-		default:
-			// The batcher logged the failed publish, once for its batch.
-			return
-		}
-	}
-	msg := bus.Message{
-		Subject: event.SubjectResult,
-		MsgID:   event.MsgID(event.KindResult, due.hookID.String(), due.msg.GetLeaseSeq()),
-		Body:    r,
-	}
-	if err := h.cfg.Result.Publish(ctx, msg); err != nil {
-		log.error(ctx, "result not published; the lease expiry will re-drive the hook", slog.String("err", err.Error()))
+	// The batch's headers cannot carry every delivery's trace: each
+	// result carries its own.
+	r.TraceContext = telemetry.InjectMap(ctx)
+	if err := h.cfg.Results.Report(ctx, r); err != nil && ctx.Err() != nil {
+		log.error(ctx, "shutdown cut short the wait for the result's batch; if it was not published, the lease expiry will re-drive the hook",
+			slog.String("err", err.Error()))
 	}
 }
 

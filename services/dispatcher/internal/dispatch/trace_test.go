@@ -27,6 +27,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
 // The services install the W3C propagator in telemetry.Setup; the tests
@@ -42,7 +43,8 @@ func TestHandleTracesTheDeliveryAndRecordsLateness(t *testing.T) {
 	h := dispatch.NewHandler(dispatch.Config{
 		Credentials:    credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
 		Sender:         b.client,
-		Result:         bus.Retrying{Publisher: bus.NewPublisher(b.js)},
+		Results:        runReporter(t, sender(b.js, report.DefaultRetry)),
+		HandBack:       bus.Retrying{Publisher: bus.NewPublisher(b.js)},
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics:        dispatch.NewMetrics(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter(dispatch.MeterName)),
 		TracerProvider: tp,
@@ -86,7 +88,9 @@ func TestHandleTracesTheDeliveryAndRecordsLateness(t *testing.T) {
 	}
 
 	// The AttemptResult carries the deliver span's context to the scheduler.
-	got := trace.SpanContextFromContext(telemetry.ExtractNATS(context.Background(), lastResultHeader(t, b)))
+	res := fixture.LastResult(t, b.js)
+	require.NotNil(t, res)
+	got := trace.SpanContextFromContext(telemetry.ExtractMap(context.Background(), res.GetTraceContext()))
 	require.Equal(t, deliver.SpanContext().SpanID(), got.SpanID())
 	require.Equal(t, deliver.SpanContext().TraceID(), got.TraceID())
 
@@ -101,17 +105,6 @@ func byName(spans []sdktrace.ReadOnlySpan) map[string]sdktrace.ReadOnlySpan {
 		m[s.Name()] = s
 	}
 	return m
-}
-
-func lastResultHeader(t *testing.T, b bundle) nats.Header {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	stream, err := b.js.Stream(ctx, event.StreamResults)
-	require.NoError(t, err)
-	msg, err := stream.GetLastMsgForSubject(ctx, event.SubjectResult)
-	require.NoError(t, err)
-	return msg.Header
 }
 
 func histogram(t *testing.T, reader *sdkmetric.ManualReader, name string) metricdata.HistogramDataPoint[float64] {
@@ -147,8 +140,8 @@ func TestBatchedResultCarriesTheDeliverSpan(t *testing.T) {
 	h := dispatch.NewHandler(dispatch.Config{
 		Credentials:    credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
 		Sender:         b.client,
-		Result:         bus.Retrying{Publisher: bus.NewPublisher(b.js)},
 		Results:        rep,
+		HandBack:       bus.Retrying{Publisher: bus.NewPublisher(b.js)},
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		TracerProvider: tp,
 	})

@@ -9,13 +9,12 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/bus"
-	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 )
 
 // BatchConfig tunes a Batcher.
 type BatchConfig struct {
-	// MaxBatch bounds the results of one message, 2 to MaxBatchSize.
+	// MaxBatch bounds the results of one message, 1 to MaxBatchSize.
 	MaxBatch int
 	// Linger is how long a batch waits, after its first result, for more
 	// (0 to MaxLinger; 0 takes only the results already waiting).
@@ -37,116 +36,94 @@ const (
 	resultOverhead = 256
 )
 
-// ErrStopped answers a result reported to a Batcher whose Run has returned.
-var ErrStopped = errors.New("result batcher stopped")
-
 // Batcher publishes attempt results in batches: one AttemptResults message
 // per batch, flushed when it holds MaxBatch results (or about
 // maxBatchBytes), or Linger after its first result. Report waits until the
 // batch holding its result is stored, so a DueHook is acknowledged only
 // once its result is on JetStream, as with a publish of its own. Run must
-// be running for Report to make progress.
+// be running for Report to join a batch.
 type Batcher struct {
-	cfg     BatchConfig
-	send    bus.Retrying
-	log     *slog.Logger
-	in      chan *item
-	stopped chan struct{}
+	cfg   BatchConfig
+	send  bus.Retrying
+	log   *slog.Logger
+	queue *batch.Queue[*eventv1.AttemptResult, error]
 }
 
-// item is a result waiting in a batch.
-type item struct {
-	result *eventv1.AttemptResult
-	done   chan error // buffered: the flush never waits for its reporter
-}
+// job is a result waiting in a batch; its answer is the publish's error.
+type job = batch.Job[*eventv1.AttemptResult, error]
 
 // NewBatcher returns a Batcher publishing with send.
 func NewBatcher(cfg BatchConfig, send bus.Retrying) (*Batcher, error) {
 	if cfg.InFlight == 0 {
 		cfg.InFlight = 4
 	}
-	if cfg.MaxBatch < 2 || cfg.MaxBatch > MaxBatchSize || cfg.Linger < 0 || cfg.Linger > MaxLinger || cfg.InFlight < 1 {
-		return nil, fmt.Errorf("result batcher: want a batch of 2 to %d, a linger of 0 to %s and at least one batch in flight, got %d, %s, %d",
+	if cfg.MaxBatch < 1 || cfg.MaxBatch > MaxBatchSize || cfg.Linger < 0 || cfg.Linger > MaxLinger || cfg.InFlight < 1 {
+		return nil, fmt.Errorf("result batcher: want a batch of 1 to %d, a linger of 0 to %s and at least one batch in flight, got %d, %s, %d",
 			MaxBatchSize, MaxLinger, cfg.MaxBatch, cfg.Linger, cfg.InFlight)
 	}
 	log := send.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Batcher{cfg: cfg, send: send, log: log, in: make(chan *item), stopped: make(chan struct{})}, nil
+	return &Batcher{cfg: cfg, send: send, log: log, queue: batch.NewQueue[*eventv1.AttemptResult, error]()}, nil
 }
 
 // Report adds r to the next batch and waits until that batch is published.
-// It returns the publish's error when every try failed, ErrStopped when Run
-// has returned, or ctx's error when ctx ends first (the batch may still be
-// published).
+// It returns the publish's error when every try failed, or ctx's error
+// when ctx ends first (the batch may still be published). Once Run has
+// returned, r is published in a message of its own.
 func (b *Batcher) Report(ctx context.Context, r *eventv1.AttemptResult) error {
-	it := &item{result: r, done: make(chan error, 1)}
-	select {
-	case b.in <- it:
-	case <-b.stopped:
-		return ErrStopped
-	case <-ctx.Done():
-		return ctx.Err()
+	published, err := b.queue.Do(ctx, r)
+	if errors.Is(err, batch.ErrStopped) {
+		return b.publish(ctx, []*eventv1.AttemptResult{r})
 	}
-	select {
-	case err := <-it.done:
+	if err != nil {
 		return err
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	return published
 }
 
 // Run gathers and publishes batches until ctx is done, then publishes what
-// it has gathered, waits for the publishes in flight and returns; Report
-// then answers ErrStopped. Cancel ctx only once the deliveries have
-// drained, so that their results go out in the last batch. Publishes are
-// not cut short by ctx: each try has its own timeout. Call Run once.
+// it has gathered, waits for the publishes in flight and returns. Cancel
+// ctx only once the deliveries have drained, so that their results go out
+// in the last batch. Publishes are not cut short by ctx: each try has its
+// own timeout. Call Run once.
 func (b *Batcher) Run(ctx context.Context) {
-	g := batch.Gatherer[*item]{
-		In:        b.in,
+	g := batch.Gatherer[*job]{
 		Max:       b.cfg.MaxBatch,
 		Linger:    b.cfg.Linger,
-		Weigh:     itemSize,
+		Weigh:     jobSize,
 		MaxWeight: maxBatchBytes,
 	}
 	pubCtx := context.WithoutCancel(ctx)
-	g.Run(ctx, b.cfg.InFlight, b.stopped, func(batch []*item) { b.flush(pubCtx, batch) })
+	b.queue.Run(ctx, g, b.cfg.InFlight, func(jobs []*job) { b.flush(pubCtx, jobs) })
 }
 
-func itemSize(it *item) int {
-	return resultOverhead + len(it.result.GetError()) + len(it.result.GetResponseExcerpt())
+func jobSize(j *job) int {
+	return resultOverhead + len(j.Item.GetError()) + len(j.Item.GetResponseExcerpt())
 }
 
 // flush publishes a batch as one message and tells each reporter how it
-// went. A failure is logged here, once for the batch.
-func (b *Batcher) flush(ctx context.Context, batch []*item) {
-	msg := batchMessage(batch)
-	err := b.send.Publish(ctx, msg)
-	if err != nil {
-		b.log.Error("results not published; the lease expiry will re-drive their hooks",
-			"results", len(batch), "msg_id", msg.MsgID, "err", err)
-		err = fmt.Errorf("batch of %d results: %w", len(batch), err)
+// went.
+func (b *Batcher) flush(ctx context.Context, jobs []*job) {
+	results := make([]*eventv1.AttemptResult, len(jobs))
+	for i, j := range jobs {
+		results[i] = j.Item
 	}
-	for _, it := range batch {
-		it.done <- err
+	err := b.publish(ctx, results)
+	for _, j := range jobs {
+		j.Answer(err)
 	}
 }
 
-// batchMessage is the AttemptResults message of a batch.
-func batchMessage(batch []*item) bus.Message {
-	body := &eventv1.AttemptResults{Results: make([]*eventv1.AttemptResult, len(batch))}
-	ids := make([]string, len(batch))
-	seqs := make([]int64, len(batch))
-	for i, it := range batch {
-		body.Results[i] = it.result
-		ids[i] = it.result.GetHookId()
-		seqs[i] = it.result.GetLeaseSeq()
+// publish publishes results as one AttemptResults message. A failure is
+// logged here, once for the message.
+func (b *Batcher) publish(ctx context.Context, results []*eventv1.AttemptResult) error {
+	msg := bus.AttemptResults(results)
+	if err := b.send.Publish(ctx, msg); err != nil {
+		b.log.ErrorContext(ctx, "results not published; the lease expiry will re-drive their hooks",
+			"results", len(results), "msg_id", msg.MsgID, "err", err)
+		return fmt.Errorf("batch of %d results: %w", len(results), err)
 	}
-	return bus.Message{
-		Subject: event.SubjectResult,
-		MsgID:   event.ResultsMsgID(ids, seqs),
-		Type:    event.TypeAttemptResults,
-		Body:    body,
-	}
+	return nil
 }

@@ -112,21 +112,31 @@ func TestBatchFlushesAfterLinger(t *testing.T) {
 func TestBatchFlushesOnShutdown(t *testing.T) {
 	t.Parallel()
 	b := setup(t, BatchConfig{MaxBatch: 100, Linger: MaxLinger})
-	// Handed over the way Report does, so that both are known to be in
-	// the lingering batch when the stop comes.
-	items := []*item{{result: result(0), done: make(chan error, 1)}, {result: result(1), done: make(chan error, 1)}}
-	for _, it := range items {
-		b.batcher.in <- it
+	// Submitted the way Report does, so that both are known to be in the
+	// lingering batch when the stop comes.
+	var jobs []*job
+	for i := range 2 {
+		j, err := b.batcher.queue.Submit(context.Background(), result(i))
+		require.NoError(t, err)
+		jobs = append(jobs, j)
 	}
 	b.stop()
-	for _, it := range items {
-		require.NoError(t, <-it.done)
+	for _, j := range jobs {
+		published, err := j.Wait(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, published)
 	}
 	<-b.stopped
 	msgs := b.messages(t)
 	require.Len(t, msgs, 1, "the pending batch is published before Run returns")
 	require.Len(t, msgs[0], 2)
-	require.ErrorIs(t, b.batcher.Report(context.Background(), result(9)), ErrStopped)
+
+	// Too late for a batch: published in a message of its own.
+	require.NoError(t, b.batcher.Report(context.Background(), result(9)))
+	msgs = b.messages(t)
+	require.Len(t, msgs, 2)
+	require.Len(t, msgs[1], 1)
+	require.Equal(t, result(9).GetHookId(), msgs[1][0].GetHookId())
 }
 
 func TestBatchBoundsItsSize(t *testing.T) {
@@ -155,7 +165,7 @@ func TestBatchBoundsItsSize(t *testing.T) {
 
 func TestNewBatcherRefusesBadConfig(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []BatchConfig{{MaxBatch: 1}, {MaxBatch: MaxBatchSize + 1}, {MaxBatch: 2, Linger: -1}, {MaxBatch: 2, Linger: 2 * MaxLinger}} {
+	for _, cfg := range []BatchConfig{{MaxBatch: 0}, {MaxBatch: MaxBatchSize + 1}, {MaxBatch: 2, Linger: -1}, {MaxBatch: 2, Linger: 2 * MaxLinger}} {
 		_, err := NewBatcher(cfg, bus.Retrying{})
 		require.Error(t, err, "%+v", cfg)
 	}

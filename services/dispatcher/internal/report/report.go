@@ -2,8 +2,8 @@
 // Batcher gathers the results of concurrent deliveries for a few
 // milliseconds and publishes them as one AttemptResults message, which
 // saves a JetStream publish, a stored message and an acknowledgement per
-// result; results published alone go through a bus.Retrying with
-// DefaultRetry.
+// result. Every result goes out in an AttemptResults message, through a
+// bus.Retrying with DefaultRetry.
 package report
 
 import (

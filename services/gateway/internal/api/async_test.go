@@ -62,13 +62,13 @@ func asyncSetup(t testing.TB) asyncBundle {
 // hook creates a hook due now.
 func (b asyncBundle) hook() uuid.UUID {
 	b.t.Helper()
-	now := time.Now()
-	h, err := b.q.InsertHook(b.t.Context(), store.InsertHookParams{
-		ID: uuid.Must(uuid.NewV7()), ProjectID: b.project, Path: "/p", Domain: "example.com",
-		Data: json.RawMessage(`{}`), PostAt: &now,
+	h, err := b.q.InsertHooks(b.t.Context(), store.InsertHooksParams{
+		Ids: []string{uuid.Must(uuid.NewV7()).String()}, ProjectIds: []string{b.project.String()}, Paths: []string{"/p"},
+		Datas: []string{`{}`}, PostAts: []time.Time{time.Now()}, PostInSeconds: []int64{-1}, RetryOverrides: []string{""},
 	})
 	require.NoError(b.t, err)
-	return h.ID
+	require.Len(b.t, h, 1)
+	return h[0].ID
 }
 
 // lease puts the hook in flight under a new lease, as a claim does.

@@ -1,7 +1,6 @@
 package asyncanswer_test
 
 import (
-	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
@@ -61,12 +60,13 @@ func setup(t *testing.T, bare bool) bundle {
 // answered 202 and applied, as the scheduler applies it.
 func (b bundle) waiting(path string) (uuid.UUID, int64) {
 	b.t.Helper()
-	now := time.Now()
-	h, err := b.q.InsertHook(b.t.Context(), store.InsertHookParams{
-		ID: uuid.Must(uuid.NewV7()), ProjectID: b.project, Path: path, Domain: domain,
-		Data: json.RawMessage(`{}`), PostAt: &now,
+	hooks, err := b.q.InsertHooks(b.t.Context(), store.InsertHooksParams{
+		Ids: []string{uuid.Must(uuid.NewV7()).String()}, ProjectIds: []string{b.project.String()}, Paths: []string{path},
+		Datas: []string{`{}`}, PostAts: []time.Time{time.Now()}, PostInSeconds: []int64{-1}, RetryOverrides: []string{""},
 	})
 	require.NoError(b.t, err)
+	require.Len(b.t, hooks, 1)
+	h := hooks[0]
 	lease, err := b.q.LeaseHookForTest(b.t.Context(), h.ID)
 	require.NoError(b.t, err)
 	_, err = b.q.StartWaitBeforeResult(b.t.Context(), store.StartWaitBeforeResultParams{HookID: h.ID, TimeoutSeconds: 300})

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sundial-run/sundial/pkg/batch"
-	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -52,34 +51,21 @@ const (
 	MaxLinger    = 100 * time.Millisecond
 )
 
-// ErrStopped answers a create handed to a Batcher whose Run has returned.
-var ErrStopped = errors.New("create batcher stopped")
-
 // Batcher is a Service whose Create batches creates without an
-// Idempotency-Key; Run must be running for them to make progress. Creates
-// with a key take the Service's own path, one transaction each: their
+// Idempotency-Key; Run must be running for them to make progress, and once
+// it has returned they fail with batch.ErrStopped. Creates with a key take
+// the Service's own path, a batch of one in a transaction of its own: their
 // claim of the key may find an earlier hook instead of inserting one.
 type Batcher struct {
 	*Service
-	cfg     BatchConfig
-	log     *slog.Logger
-	in      chan *pending
-	stopped chan struct{}
-	active  atomic.Int64 // batched creates between their start and their answer
+	cfg    BatchConfig
+	log    *slog.Logger
+	queue  *batch.Queue[pending, outcome]
+	active atomic.Int64 // batched creates between their start and their answer
 }
 
-// pending is a create waiting in a batch for its outcome.
-type pending struct {
-	projectID uuid.UUID
-	id        uuid.UUID
-	n         New
-	reply     chan outcome // buffered: the batch never waits for its request
-}
-
-type outcome struct {
-	out created
-	err error
-}
+// job is a create waiting in a batch for its outcome.
+type job = batch.Job[pending, outcome]
 
 // NewBatcher returns a Batcher creating hooks with s.
 func NewBatcher(s *Service, cfg BatchConfig, log *slog.Logger) (*Batcher, error) {
@@ -88,7 +74,7 @@ func NewBatcher(s *Service, cfg BatchConfig, log *slog.Logger) (*Batcher, error)
 		return nil, fmt.Errorf("create batcher: want a batch of 1 to %d, a linger of 0 to %s, at least one batch in flight and a timeout, got %d, %s, %d, %s",
 			MaxBatchSize, MaxLinger, cfg.MaxBatch, cfg.Linger, cfg.InFlight, cfg.Timeout)
 	}
-	return &Batcher{Service: s, cfg: cfg, log: log, in: make(chan *pending), stopped: make(chan struct{})}, nil
+	return &Batcher{Service: s, cfg: cfg, log: log, queue: batch.NewQueue[pending, outcome]()}, nil
 }
 
 // Create is Service.Create, batched.
@@ -98,40 +84,26 @@ func (b *Batcher) Create(ctx context.Context, projectID uuid.UUID, n New) (store
 	}
 	b.active.Add(1)
 	defer b.active.Add(-1)
-	id, err := uuid.NewV7()
+	p, err := newPending(projectID, n)
 	if err != nil {
-		return store.Hook{}, quota.Usage{}, fmt.Errorf("hook id: %w", err)
+		return store.Hook{}, quota.Usage{}, err
 	}
-	p := &pending{projectID: projectID, id: id, n: n, reply: make(chan outcome, 1)}
-	select {
-	case b.in <- p:
-	case <-b.stopped:
-		return store.Hook{}, quota.Usage{}, fmt.Errorf("create hook: %w", ErrStopped)
-	case <-ctx.Done():
-		return store.Hook{}, quota.Usage{}, fmt.Errorf("create hook: %w", ctx.Err())
+	o, err := b.queue.Do(ctx, p)
+	if err != nil {
+		// Once ctx has ended the batch may still commit the hook: like a
+		// response lost on the way, which a client retries with an
+		// Idempotency-Key.
+		return store.Hook{}, quota.Usage{}, fmt.Errorf("create hook: %w", err)
 	}
-	var o outcome
-	select {
-	case o = <-p.reply:
-	case <-ctx.Done():
-		// The batch may still commit the hook: like a response lost on the
-		// way, which a client retries with an Idempotency-Key.
-		return store.Hook{}, quota.Usage{}, fmt.Errorf("create hook: %w", ctx.Err())
-	}
-	if o.err != nil {
-		return store.Hook{}, o.out.charge.Usage, o.err
-	}
-	b.announce(ctx, o.out.charge.Crossed)
-	return o.out.hook, o.out.charge.Usage, nil
+	return b.answer(ctx, o)
 }
 
 // Run gathers and commits batches until ctx is done, then commits what it
-// has gathered, waits for the batches in flight and returns; Create then
-// answers ErrStopped. Cancel ctx only once no request is left (the HTTP
-// server has shut down). Call it once.
+// has gathered, waits for the batches in flight and returns. Cancel ctx
+// only once no request is left (the HTTP server has shut down). Call it
+// once.
 func (b *Batcher) Run(ctx context.Context) {
-	g := batch.Gatherer[*pending]{
-		In:     b.in,
+	g := batch.Gatherer[*job]{
 		Max:    b.cfg.MaxBatch,
 		Linger: b.cfg.Linger,
 		// Lingering only helps while other creates are under way: with
@@ -140,32 +112,36 @@ func (b *Batcher) Run(ctx context.Context) {
 	}
 	// Batches outlive ctx: a batch gathered must still answer its requests.
 	work := context.WithoutCancel(ctx)
-	g.Run(ctx, b.cfg.InFlight, b.stopped, func(batch []*pending) { b.commit(work, batch) })
+	b.queue.Run(ctx, g, b.cfg.InFlight, func(jobs []*job) { b.commit(work, jobs) })
 }
 
 // commit creates a batch in one transaction and answers every request. A
 // batch the database refuses for its data (class 22 or 23: one bad
-// request) or for a deadlock is created again request by request, so that
-// only a bad request fails; any other failure (a lost connection) is every
-// request's error.
-func (b *Batcher) commit(ctx context.Context, batch []*pending) {
+// request) or for a deadlock is created again request by request, each a
+// batch of one, so that only a bad request fails; any other failure (a
+// lost connection) is every request's error.
+func (b *Batcher) commit(ctx context.Context, jobs []*job) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
-	outs, err := b.createBatch(ctx, batch)
+	creates := make([]pending, len(jobs))
+	for i, j := range jobs {
+		creates[i] = j.Item
+	}
+	outs, err := b.createBatch(ctx, creates)
 	fallback := err != nil && retryAlone(err)
 	switch {
 	case fallback:
-		for i, p := range batch {
-			outs[i].out, outs[i].err = b.create(ctx, p.projectID, p.id, p.n)
+		for i, p := range creates {
+			outs[i] = b.create(ctx, p)
 		}
 	case err != nil:
 		for i := range outs {
-			outs[i] = outcome{err: fmt.Errorf("batch of %d creates: %w", len(batch), err)}
+			outs[i] = outcome{err: fmt.Errorf("batch of %d creates: %w", len(jobs), err)}
 		}
 	}
-	for i, p := range batch {
-		p.reply <- outs[i]
+	for i, j := range jobs {
+		j.Answer(outs[i])
 	}
 	b.logBatch(ctx, outs, fallback, err, time.Since(start))
 }
@@ -198,95 +174,4 @@ func (b *Batcher) logBatch(ctx context.Context, outs []outcome, fallback bool, e
 	default:
 		b.log.DebugContext(ctx, "created hooks", attrs...)
 	}
-}
-
-// createBatch creates the batch's hooks in one transaction: outs[i] is the
-// outcome of batch[i], whose error, if any, is its own (the quota refused
-// it). An error is the whole batch's: nothing was created.
-func (s *Service) createBatch(ctx context.Context, batch []*pending) ([]outcome, error) {
-	outs := make([]outcome, len(batch))
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return outs, fmt.Errorf("begin: %w", err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	q := store.New(tx)
-	projects := make([]uuid.UUID, len(batch))
-	for i, p := range batch {
-		projects[i] = p.projectID
-	}
-	tallies, err := quota.Lock(ctx, q, projects)
-	if err != nil {
-		return outs, err
-	}
-	taken := judge(batch, tallies, outs)
-	if err := insertTaken(ctx, q, batch, taken, outs); err != nil {
-		return outs, err
-	}
-	if err := quota.Save(ctx, q, tallies); err != nil {
-		return outs, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return outs, fmt.Errorf("commit: %w", err)
-	}
-	return outs, nil
-}
-
-// judge counts each request against its project's quota, in order, and
-// returns the indexes of those that may create their hook.
-func judge(batch []*pending, tallies map[uuid.UUID]*quota.Tally, outs []outcome) []int {
-	taken := make([]int, 0, len(batch))
-	for i, p := range batch {
-		t, ok := tallies[p.projectID]
-		if !ok {
-			outs[i].err = fmt.Errorf("project plan: %w", postgres.ErrNotFound)
-			continue
-		}
-		outs[i].out.charge, outs[i].err = t.Take()
-		if outs[i].err == nil {
-			taken = append(taken, i)
-		}
-	}
-	return taken
-}
-
-// insertTaken inserts the hooks of the requests at taken in one statement.
-func insertTaken(ctx context.Context, q *store.Queries, batch []*pending, taken []int, outs []outcome) error {
-	if len(taken) == 0 {
-		return nil
-	}
-	arg := store.InsertHooksParams{
-		Ids: make([]string, len(taken)), ProjectIds: make([]string, len(taken)),
-		Paths: make([]string, len(taken)), Datas: make([]string, len(taken)),
-		PostAts: make([]time.Time, len(taken)), PostInSeconds: make([]int64, len(taken)),
-		RetryOverrides: make([]string, len(taken)),
-	}
-	for j, i := range taken {
-		p := batch[i]
-		arg.Ids[j], arg.ProjectIds[j], arg.Paths[j] = p.id.String(), p.projectID.String(), p.n.Path
-		arg.Datas[j], arg.RetryOverrides[j] = string(p.n.Data), string(p.n.RetryOverride)
-		arg.PostInSeconds[j] = -1
-		if p.n.PostAt != nil {
-			arg.PostAts[j] = *p.n.PostAt
-		} else {
-			arg.PostInSeconds[j] = int64(p.n.PostIn.Seconds())
-		}
-	}
-	rows, err := q.InsertHooks(ctx, arg)
-	if err != nil {
-		return fmt.Errorf("insert hooks: %w", postgres.Translate(err))
-	}
-	byID := make(map[uuid.UUID]store.Hook, len(rows))
-	for _, h := range rows {
-		byID[h.ID] = h
-	}
-	for _, i := range taken {
-		h, ok := byID[batch[i].id]
-		if !ok {
-			// Its project was deleted after Lock: count nothing.
-			return fmt.Errorf("insert hook %s: %w", batch[i].id, postgres.ErrNotFound)
-		}
-		outs[i].out.hook = h
-	}
-	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
@@ -318,7 +319,7 @@ func TestBatcherAfterRunAnswersStopped(t *testing.T) {
 	cancel()
 	bat.Run(ctx)
 	_, _, err = bat.Create(b.ctx, b.project, newHook("/a", ""))
-	require.ErrorIs(t, err, hook.ErrStopped)
+	require.ErrorIs(t, err, batch.ErrStopped)
 }
 
 func TestNewBatcherRefusesBadConfig(t *testing.T) {

@@ -11,22 +11,9 @@ SET plan_quota = @plan_quota,
     updated_at = now()
 WHERE id = @id;
 
--- name: InsertHook :one
--- post_at is the given instant, or the database clock plus post_in_seconds
--- when none is given: the database clock decides when a hook is due.
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
-SELECT @id::uuid, @project_id::uuid, @path::text, @domain::text, @data::jsonb,
-       due.at, due.at, sqlc.narg(retry_override)::jsonb
-FROM (
-    SELECT COALESCE(
-        sqlc.narg(post_at)::timestamptz,
-        now() + make_interval(secs => sqlc.narg(post_in_seconds)::bigint)
-    ) AS at
-) AS due
-RETURNING *;
-
 -- name: InsertHooks :many
--- The hooks of a create batch (internal/hook) in one statement: element i
+-- The hooks of a create batch (internal/hook; a single create is a batch
+-- of one) in one statement: element i
 -- of every array describes hook i. Its domain is its project's. post_at is
 -- post_ats[i] where post_in_seconds[i] is negative, else the database clock
 -- plus that many seconds. data and retry_overrides are JSON text; an empty

@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -104,73 +103,6 @@ func (q *Queries) GetProjectPlan(ctx context.Context, id uuid.UUID) (GetProjectP
 	return i, err
 }
 
-const insertHook = `-- name: InsertHook :one
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
-SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::jsonb,
-       due.at, due.at, $6::jsonb
-FROM (
-    SELECT COALESCE(
-        $7::timestamptz,
-        now() + make_interval(secs => $8::bigint)
-    ) AS at
-) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives
-`
-
-type InsertHookParams struct {
-	ID            uuid.UUID
-	ProjectID     uuid.UUID
-	Path          string
-	Domain        string
-	Data          json.RawMessage
-	RetryOverride json.RawMessage
-	PostAt        *time.Time
-	PostInSeconds *int64
-}
-
-// post_at is the given instant, or the database clock plus post_in_seconds
-// when none is given: the database clock decides when a hook is due.
-func (q *Queries) InsertHook(ctx context.Context, arg InsertHookParams) (Hook, error) {
-	row := q.db.QueryRow(ctx, insertHook,
-		arg.ID,
-		arg.ProjectID,
-		arg.Path,
-		arg.Domain,
-		arg.Data,
-		arg.RetryOverride,
-		arg.PostAt,
-		arg.PostInSeconds,
-	)
-	var i Hook
-	err := row.Scan(
-		&i.ID,
-		&i.ProjectID,
-		&i.Path,
-		&i.Domain,
-		&i.Data,
-		&i.PostAt,
-		&i.Status,
-		&i.Attempts,
-		&i.PostDurationSeconds,
-		&i.FailureError,
-		&i.TryAt,
-		&i.WasNotified,
-		&i.RetryOverride,
-		&i.SequenceID,
-		&i.SequenceStep,
-		&i.SequenceLastRunAt,
-		&i.RunAt,
-		&i.LeaseSeq,
-		&i.LeaseExpiresAt,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.RetryBudgetBase,
-		&i.AsyncDeadline,
-		&i.Redrives,
-	)
-	return i, err
-}
-
 const insertHooks = `-- name: InsertHooks :many
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
 SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb
@@ -203,7 +135,8 @@ type InsertHooksParams struct {
 	RetryOverrides []string
 }
 
-// The hooks of a create batch (internal/hook) in one statement: element i
+// The hooks of a create batch (internal/hook; a single create is a batch
+// of one) in one statement: element i
 // of every array describes hook i. Its domain is its project's. post_at is
 // post_ats[i] where post_in_seconds[i] is negative, else the database clock
 // plus that many seconds. data and retry_overrides are JSON text; an empty

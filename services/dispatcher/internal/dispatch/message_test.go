@@ -32,22 +32,32 @@ func (b bundle) batch(t *testing.T, n int) ([]*eventv1.DueHook, bus.Delivery) {
 		due.HookId = uuid.NewString()
 		hooks = append(hooks, due)
 	}
+	return hooks, batchDelivery(t, hooks)
+}
+
+// batchDelivery is the delivery of a DueHooks message carrying hooks.
+func batchDelivery(t *testing.T, hooks []*eventv1.DueHook) bus.Delivery {
+	t.Helper()
 	header := nats.Header{}
 	header.Set(event.TypeHeader, event.TypeDueHooks)
-	return hooks, bus.Delivery{
+	return bus.Delivery{
 		Subject: event.SubjectDue, Header: header, NumDelivered: 1,
 		Data: fixture.Encode(t, &eventv1.DueHooks{Hooks: hooks}),
 	}
 }
 
-// results returns the AttemptResults on the results stream by hook id.
+// results returns the results on the results stream by hook id; each came
+// in an AttemptResults message.
 func results(t *testing.T, b bundle) map[string]*eventv1.AttemptResult {
 	t.Helper()
 	out := map[string]*eventv1.AttemptResult{}
 	for _, m := range natstest.StreamMessages(t, b.js, event.StreamResults) {
-		var r eventv1.AttemptResult
-		require.NoError(t, proto.Unmarshal(m.Data, &r))
-		out[r.GetHookId()] = &r
+		require.Equal(t, event.TypeAttemptResults, m.Header.Get(event.TypeHeader))
+		var rs eventv1.AttemptResults
+		require.NoError(t, proto.Unmarshal(m.Data, &rs))
+		for _, r := range rs.GetResults() {
+			out[r.GetHookId()] = r
+		}
 	}
 	return out
 }
@@ -72,33 +82,66 @@ func TestHandleDeliversEveryHookOfABatch(t *testing.T) {
 	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue), "nothing handed back")
 }
 
+// busyHostHandler returns a handler allowing one delivery at a time per
+// host, whose one slot on url's host is taken until the test ends.
+func (b bundle) busyHostHandler(t *testing.T, url string) *dispatch.Handler {
+	t.Helper()
+	hosts := hostlimit.New(1)
+	h := b.limitedHandler(t, hosts)
+	t.Cleanup(h.Close)
+	busy, ok := hosts.TryAcquire(hostlimit.Key(url))
+	require.True(t, ok)
+	t.Cleanup(busy)
+	return h
+}
+
+// TestHandleHandsBackTheHooksOfABatchWhoseHostIsBusy: two hooks of a
+// batch find their host busy, the third is delivered elsewhere.
 func TestHandleHandsBackTheHooksOfABatchWhoseHostIsBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	hosts := hostlimit.New(1)
-	h := b.limitedHandler(hosts)
-	t.Cleanup(h.Close)
-	hooks, d := b.batch(t, 2)
-	busy, ok := hosts.TryAcquire(hostlimit.Key(hooks[0].GetUrl()))
-	require.True(t, ok)
-	defer busy()
+	h := b.busyHostHandler(t, b.receiver.URL)
+	hooks, _ := b.batch(t, 3)
+	other := fixture.StartReceiver(t, nil)
+	hooks[2].Url = other.URL + "/hooks/x?y=1"
+	d := batchDelivery(t, hooks)
 
-	// The batch is done with; its hooks wait as messages of their own,
-	// which JetStream can hand back until the host has room.
+	// The batch is done with; its busy host's hooks wait in a message of
+	// their own, which JetStream can hand back until the host has room.
 	require.NoError(t, h.Handle(context.Background(), d))
 	require.Empty(t, b.receiver.Received())
-	require.Empty(t, results(t, b))
+	require.Len(t, other.Received(), 1)
+	res := results(t, b)
+	require.Len(t, res, 1)
+	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res[hooks[2].GetHookId()].GetOutcome())
 	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
-	require.Len(t, msgs, 2)
+	require.Len(t, msgs, 1)
+	require.Equal(t, event.TypeDueHooks, msgs[0].Header.Get(event.TypeHeader), "a DueHooks message")
+	var back eventv1.DueHooks
+	require.NoError(t, proto.Unmarshal(msgs[0].Data, &back))
 	want := map[string]*eventv1.DueHook{hooks[0].GetHookId(): hooks[0], hooks[1].GetHookId(): hooks[1]}
-	for _, m := range msgs {
-		require.Empty(t, m.Header.Get(event.TypeHeader), "a single DueHook")
-		var due eventv1.DueHook
-		require.NoError(t, proto.Unmarshal(m.Data, &due))
-		require.True(t, proto.Equal(want[due.GetHookId()], &due), "handed back as it came")
-		require.Equal(t, event.MsgID(event.KindDue, due.GetHookId(), due.GetLeaseSeq()), m.Header.Get("Nats-Msg-Id"))
+	require.Len(t, back.GetHooks(), 2)
+	for _, due := range back.GetHooks() {
+		require.True(t, proto.Equal(want[due.GetHookId()], due), "handed back as it came")
 		delete(want, due.GetHookId())
 	}
+	require.Equal(t, bus.DueHooks(back.GetHooks()).MsgID, msgs[0].Header.Get("Nats-Msg-Id"))
+}
+
+// TestHandleHandsBackABatchWhoseHooksAllFindTheirHostBusy: with nothing
+// delivered, the message itself goes back, as a DueHook alone does.
+func TestHandleHandsBackABatchWhoseHooksAllFindTheirHostBusy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	h := b.busyHostHandler(t, b.receiver.URL)
+	_, d := b.batch(t, 2)
+
+	err := h.Handle(context.Background(), d)
+	require.ErrorContains(t, err, "destination host at its concurrency limit")
+	require.False(t, bus.IsDrop(err))
+	require.Empty(t, b.receiver.Received())
+	require.Empty(t, results(t, b))
+	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue), "nothing published again")
 }
 
 func TestHandleDropsABatchThatDoesNotDecode(t *testing.T) {
@@ -122,7 +165,7 @@ func TestConcurrencyBoundsTheDeliveriesOfABatch(t *testing.T) {
 		mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	})
-	h := b.handlerWith(dispatch.Config{Concurrency: 2})
+	h := b.handlerWith(t, dispatch.Config{Concurrency: 2})
 	t.Cleanup(h.Close)
 	_, d := b.batch(t, 8)
 	require.NoError(t, h.Handle(context.Background(), d))

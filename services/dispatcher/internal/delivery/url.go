@@ -1,0 +1,64 @@
+package delivery
+
+import (
+	"errors"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// checkURL accepts only absolute https URLs: a delivery always uses HTTPS.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("invalid URL")
+	}
+	if u.Scheme != "https" || u.Host == "" {
+		return errors.New("invalid URL: want https://host/path")
+	}
+	if legacyIPv4(u.Hostname()) {
+		// Some resolvers (glibc's inet_aton) read these as addresses; the
+		// guard would still check the result, but a URL that only some
+		// machines understand is refused outright.
+		return errors.New("invalid URL: host " + u.Hostname() + " is an IPv4 address in a legacy spelling")
+	}
+	return nil
+}
+
+// legacyIPv4 reports whether host is an IPv4 address in one of the forms
+// inet_aton accepts besides the dotted quad of four decimals: one to four
+// parts, each decimal, octal (leading 0) or hex (0x), e.g. 2130706433,
+// 0x7f000001, 0177.0.0.1, 127.1 and 0.
+func legacyIPv4(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return false
+	}
+	host = strings.TrimSuffix(host, ".")
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return false
+	}
+	for _, p := range parts {
+		if !inetNumber(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// inetNumber reports whether s is a number as inet_aton reads it.
+func inetNumber(s string) bool {
+	digits, base := s, 10
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		digits, base = s[2:], 16
+	case len(s) > 1 && s[0] == '0':
+		digits, base = s[1:], 8
+	}
+	if digits == "" {
+		return false
+	}
+	_, err := strconv.ParseUint(digits, base, 64)
+	return err == nil
+}

@@ -1,0 +1,198 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+)
+
+// A due message. The scheduler publishes the hooks of a claim together in
+// a DueHooks message (its claim package, due.go); schedulers of the
+// previous release publish a DueHook alone, which a rolling upgrade has
+// the dispatcher accept (docs/architecture.md). Handle makes a DueHook
+// alone a batch of one, so every hook takes one path: each is delivered
+// as if it had come alone, side by side on the handler's delivery pool,
+// and the message is settled once every hook is reported, skipped or
+// handed back.
+
+// inProgressEvery is how often a message still being delivered restarts
+// its AckWait (30 s, event.DispatcherConsumer): its hooks wait for
+// delivery slots, and their deliveries may each take the delivery timeout.
+const inProgressEvery = 10 * time.Second
+
+// Handle is the bus.Handler of the due subject: it delivers every hook of
+// the message (deliverAll) and returns bus.Drop for a message that does
+// not decode.
+func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
+	hooks, err := decode(d)
+	if err != nil {
+		return bus.Drop(err)
+	}
+	return h.deliverAll(ctx, d, hooks)
+}
+
+// decode returns the hooks of a due message in the batch form: a DueHooks
+// message's hooks, or a DueHook alone (no event.TypeHeader, or
+// event.TypeDueHook) as a batch of one.
+func decode(d bus.Delivery) ([]*eventv1.DueHook, error) {
+	if d.Header.Get(event.TypeHeader) == event.TypeDueHooks {
+		var batch eventv1.DueHooks
+		if err := proto.Unmarshal(d.Data, &batch); err != nil {
+			return nil, fmt.Errorf("decode DueHooks: %w", err)
+		}
+		return batch.GetHooks(), nil
+	}
+	var msg eventv1.DueHook
+	if err := proto.Unmarshal(d.Data, &msg); err != nil {
+		return nil, fmt.Errorf("decode DueHook: %w", err)
+	}
+	return []*eventv1.DueHook{&msg}, nil
+}
+
+// failure is a hook of a message that was not delivered now, and why.
+type failure struct {
+	hook *eventv1.DueHook
+	err  error
+}
+
+// deliverAll delivers the hooks of a message, each with deliverOne, and
+// returns once each is reported, skipped or handed back.
+//
+// A hook that cannot be delivered now (its host busy, the database away,
+// shutdown cutting the delivery short) goes back to JetStream. When none
+// of the message's hooks was delivered or skipped, the message itself goes
+// back: deliverAll returns their errors, which say when (bus.Retry).
+// Otherwise the message is done with, and those hooks are published again
+// in a DueHooks message of their own (handBack); deliverAll then returns
+// an error (the message comes back, and with it hooks already delivered)
+// only when that publish fails.
+//
+// A message without one well-formed hook is dropped (bus.Drop); a
+// malformed hook beside well-formed ones, a scheduler bug, is skipped: the
+// lease re-drives it, if it is a hook.
+func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, hooks []*eventv1.DueHook) error {
+	defer keepAlive(d)()
+	delivered := d.NumDelivered
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		failed    []failure
+		malformed []error
+		started   int
+	)
+	for _, msg := range hooks {
+		due, err := check(msg)
+		if err != nil {
+			malformed = append(malformed, err)
+			continue
+		}
+		started++
+		wg.Add(1)
+		h.deliveries.Go(func() {
+			defer wg.Done()
+			if err := h.deliverOne(ctx, due, delivered); err != nil {
+				mu.Lock()
+				failed = append(failed, failure{hook: msg, err: err})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if started == 0 && len(malformed) > 0 {
+		return bus.Drop(errors.Join(malformed...))
+	}
+	for _, err := range malformed {
+		h.log.ErrorContext(ctx, "malformed hook in a DueHooks batch; skipped", "err", err)
+	}
+	if started > 0 && len(failed) == started {
+		errs := make([]error, len(failed))
+		for i, f := range failed {
+			errs[i] = f.err
+		}
+		return errors.Join(errs...)
+	}
+	return h.handBack(ctx, failed)
+}
+
+// dueHook is a decoded and checked DueHook.
+type dueHook struct {
+	msg       *eventv1.DueHook
+	hookID    uuid.UUID
+	projectID uuid.UUID
+	// host is the destination's host[:port], parsed once for the log line
+	// and the span ("" when the URL does not parse).
+	host string
+}
+
+// check validates a decoded DueHook.
+func check(msg *eventv1.DueHook) (dueHook, error) {
+	hookID, err := uuid.Parse(msg.GetHookId())
+	if err != nil {
+		return dueHook{}, fmt.Errorf("DueHook hook_id %q: %w", msg.GetHookId(), err)
+	}
+	projectID, err := uuid.Parse(msg.GetProjectId())
+	if err != nil {
+		return dueHook{}, fmt.Errorf("DueHook %s project_id %q: %w", hookID, msg.GetProjectId(), err)
+	}
+	if msg.GetLeaseExpiresAt() == nil {
+		return dueHook{}, fmt.Errorf("DueHook %s has no lease_expires_at", hookID)
+	}
+	if len(msg.GetData()) == 0 {
+		return dueHook{}, fmt.Errorf("DueHook %s has no data", hookID)
+	}
+	return dueHook{msg: msg, hookID: hookID, projectID: projectID, host: host(msg.GetUrl())}, nil
+}
+
+// handBack publishes the failed hooks of a message again, in a DueHooks
+// message of their own. It runs even when shutdown cancelled ctx: that is
+// when it is needed.
+func (h *Handler) handBack(ctx context.Context, failed []failure) error {
+	if len(failed) == 0 {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	hooks := make([]*eventv1.DueHook, len(failed))
+	for i, f := range failed {
+		hooks[i] = f.hook
+	}
+	msg := bus.DueHooks(hooks)
+	err := h.cfg.HandBack.Publish(ctx, msg)
+	h.log.LogAttrs(ctx, slog.LevelInfo, "hooks not delivered now handed back in a message of their own",
+		slog.Int("count", len(hooks)), slog.String("msg_id", msg.MsgID), slog.Bool("published", err == nil))
+	if err != nil {
+		return fmt.Errorf("hand back %d hooks: %w", len(hooks), err)
+	}
+	return nil
+}
+
+// keepAlive restarts d's AckWait every inProgressEvery until the returned
+// function is called.
+func keepAlive(d bus.Delivery) (stop func()) {
+	if d.InProgress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(inProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = d.InProgress()
+			}
+		}
+	}()
+	return func() { close(done) }
+}
