@@ -101,7 +101,7 @@ func (q *Queries) AttemptOfLease(ctx context.Context, arg AttemptOfLeaseParams) 
 }
 
 const attemptsForTest = `-- name: AttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
+SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
 `
 
 func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
@@ -128,6 +128,7 @@ func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]Hook
 			&i.AsyncDeadline,
 			&i.AsyncTimeoutSecs,
 			&i.AckBody,
+			&i.AnswerPending,
 		); err != nil {
 			return nil, err
 		}

@@ -230,40 +230,6 @@ func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) 
 	return items, nil
 }
 
-const completeHook = `-- name: CompleteHook :one
-UPDATE hooks
-SET status                = 'completed',
-    attempts              = $1,
-    post_duration_seconds = $2,
-    failure_error         = NULL,
-    try_at                = $3::timestamptz,
-    run_at                = NULL,
-    lease_expires_at      = NULL,
-    updated_at            = now()
-WHERE id = $4
-RETURNING updated_at
-`
-
-type CompleteHookParams struct {
-	Attempts            int32
-	PostDurationSeconds float64
-	StartedAt           time.Time
-	ID                  uuid.UUID
-}
-
-// The attempt succeeded: tryAt shows when it was made.
-func (q *Queries) CompleteHook(ctx context.Context, arg CompleteHookParams) (time.Time, error) {
-	row := q.db.QueryRow(ctx, completeHook,
-		arg.Attempts,
-		arg.PostDurationSeconds,
-		arg.StartedAt,
-		arg.ID,
-	)
-	var updated_at time.Time
-	err := row.Scan(&updated_at)
-	return updated_at, err
-}
-
 const databaseNowForTest = `-- name: DatabaseNowForTest :one
 SELECT now()::timestamptz AS now
 `
@@ -286,43 +252,6 @@ func (q *Queries) DeleteHookForTest(ctx context.Context, id uuid.UUID) (int64, e
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const failHook = `-- name: FailHook :one
-UPDATE hooks
-SET status                = 'failed',
-    attempts              = $1,
-    post_duration_seconds = $2,
-    failure_error         = $3,
-    try_at                = $4::timestamptz,
-    run_at                = NULL,
-    lease_expires_at      = NULL,
-    updated_at            = now()
-WHERE id = $5
-RETURNING updated_at
-`
-
-type FailHookParams struct {
-	Attempts            int32
-	PostDurationSeconds float64
-	FailureError        *string
-	StartedAt           time.Time
-	ID                  uuid.UUID
-}
-
-// The last attempt failed: the hook is finished; tryAt shows when that
-// attempt was made and updated_at is when the hook failed.
-func (q *Queries) FailHook(ctx context.Context, arg FailHookParams) (time.Time, error) {
-	row := q.db.QueryRow(ctx, failHook,
-		arg.Attempts,
-		arg.PostDurationSeconds,
-		arg.FailureError,
-		arg.StartedAt,
-		arg.ID,
-	)
-	var updated_at time.Time
-	err := row.Scan(&updated_at)
-	return updated_at, err
 }
 
 const getHookForTest = `-- name: GetHookForTest :one
@@ -359,48 +288,6 @@ func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error
 		&i.Redrives,
 	)
 	return i, err
-}
-
-const insertAttempt = `-- name: InsertAttempt :execrows
-INSERT INTO hook_attempts (
-    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt
-) VALUES (
-    $1, $2, $3, $4,
-    $5, $6, $7, $8,
-    $9
-)
-ON CONFLICT DO NOTHING
-`
-
-type InsertAttemptParams struct {
-	HookID          uuid.UUID
-	Attempt         int32
-	LeaseSeq        int64
-	StartedAt       time.Time
-	DurationSeconds float64
-	Outcome         string
-	StatusCode      *int32
-	Error           *string
-	ResponseExcerpt *string
-}
-
-// Records one attempt. The key (hook_id, attempt) makes a repeat a no-op.
-func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) (int64, error) {
-	result, err := q.db.Exec(ctx, insertAttempt,
-		arg.HookID,
-		arg.Attempt,
-		arg.LeaseSeq,
-		arg.StartedAt,
-		arg.DurationSeconds,
-		arg.Outcome,
-		arg.StatusCode,
-		arg.Error,
-		arg.ResponseExcerpt,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const insertHookForTest = `-- name: InsertHookForTest :one
@@ -506,7 +393,7 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 }
 
 const listAttemptsForTest = `-- name: ListAttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
+SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
 `
 
 func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
@@ -533,6 +420,7 @@ func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]
 			&i.AsyncDeadline,
 			&i.AsyncTimeoutSecs,
 			&i.AckBody,
+			&i.AnswerPending,
 		); err != nil {
 			return nil, err
 		}
@@ -552,62 +440,6 @@ LISTEN sundial_due
 func (q *Queries) ListenDue(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, listenDue)
 	return err
-}
-
-const lockLeasedHook = `-- name: LockLeasedHook :one
-SELECT h.id, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
-    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter
-FROM hooks AS h
-JOIN projects AS p ON p.id = h.project_id
-WHERE h.id = $1
-  AND h.lease_seq = $2
-  AND h.status = 'pending'
-  AND h.lease_expires_at IS NOT NULL
-FOR UPDATE OF h
-`
-
-type LockLeasedHookParams struct {
-	HookID   uuid.UUID
-	LeaseSeq int64
-}
-
-type LockLeasedHookRow struct {
-	ID                 uuid.UUID
-	ProjectID          uuid.UUID
-	Domain             string
-	Path               string
-	RetryBudgetBase    int32
-	RetryOverride      json.RawMessage
-	RetryMinRetries    int32
-	RetryDelaySecs     int32
-	RetryStrategy      string
-	RetryBackoffFactor float64
-	RetryMaxDelaySecs  int32
-	RetryJitter        bool
-}
-
-// Locks the hook a result is about, but only while it still holds the
-// result's lease: no row means the result is stale (the hook is gone, was
-// re-driven under a newer lease, or this result was already applied).
-func (q *Queries) LockLeasedHook(ctx context.Context, arg LockLeasedHookParams) (LockLeasedHookRow, error) {
-	row := q.db.QueryRow(ctx, lockLeasedHook, arg.HookID, arg.LeaseSeq)
-	var i LockLeasedHookRow
-	err := row.Scan(
-		&i.ID,
-		&i.ProjectID,
-		&i.Domain,
-		&i.Path,
-		&i.RetryBudgetBase,
-		&i.RetryOverride,
-		&i.RetryMinRetries,
-		&i.RetryDelaySecs,
-		&i.RetryStrategy,
-		&i.RetryBackoffFactor,
-		&i.RetryMaxDelaySecs,
-		&i.RetryJitter,
-	)
-	return i, err
 }
 
 const makeDueForTest = `-- name: MakeDueForTest :execrows
@@ -685,43 +517,6 @@ func (q *Queries) RetryFailedHookForTest(ctx context.Context, id uuid.UUID) (int
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const scheduleRetry = `-- name: ScheduleRetry :one
-UPDATE hooks
-SET status                = 'retry',
-    attempts              = $1,
-    post_duration_seconds = $2,
-    failure_error         = $3,
-    try_at                = now() + make_interval(secs => $4::float8),
-    run_at                = now() + make_interval(secs => $4::float8),
-    lease_expires_at      = NULL,
-    updated_at            = now()
-WHERE id = $5
-RETURNING try_at::timestamptz AS try_at
-`
-
-type ScheduleRetryParams struct {
-	Attempts            int32
-	PostDurationSeconds float64
-	FailureError        *string
-	DelaySeconds        float64
-	ID                  uuid.UUID
-}
-
-// The attempt failed and the budget allows another: the hook is due again
-// after the delay, by the database clock.
-func (q *Queries) ScheduleRetry(ctx context.Context, arg ScheduleRetryParams) (time.Time, error) {
-	row := q.db.QueryRow(ctx, scheduleRetry,
-		arg.Attempts,
-		arg.PostDurationSeconds,
-		arg.FailureError,
-		arg.DelaySeconds,
-		arg.ID,
-	)
-	var try_at time.Time
-	err := row.Scan(&try_at)
-	return try_at, err
 }
 
 const waitingHooks = `-- name: WaitingHooks :many
