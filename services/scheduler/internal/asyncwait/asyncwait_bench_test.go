@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkSweep measures how fast ended async waits are settled as failed
-// attempts (each a transaction: lock, two updates, the retry schedule),
-// 500 per sweep, by one scheduler.
+// attempts, 500 per sweep (each sweep one transaction: the lock, the
+// attempts' and the hooks' updates), by one scheduler.
 func BenchmarkSweep(b *testing.B) {
 	s := setup(b)
 	hooks := s.waiting(b, b.N)

@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/testkit/natstest"
@@ -25,9 +28,11 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type bundle struct {
+	pool    *pgxpool.Pool
 	q       *store.Queries
 	claimer *claim.Claimer
 	applier *result.Applier
+	batcher *result.Batcher
 	log     *slog.Logger
 }
 
@@ -43,7 +48,22 @@ func setup(t testing.TB) bundle {
 	require.NoError(t, err)
 	c, err := claim.New(pool, js, claim.Config{BatchSize: 100, Lease: time.Minute, PollInterval: time.Second}, log)
 	require.NoError(t, err)
-	return bundle{q: store.New(pool), claimer: c, applier: applier, log: log}
+	batcher, err := applier.NewBatcher(result.BatchConfig{MaxBatch: 100, InFlight: 2})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); batcher.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-stopped })
+	return bundle{pool: pool, q: store.New(pool), claimer: c, applier: applier, batcher: batcher, log: log}
+}
+
+// run runs s until the test ends.
+func run(t testing.TB, s *asyncwait.Sweeper) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // waiting creates n hooks answered 202 and returns them.
@@ -62,11 +82,13 @@ func (b bundle) waiting(t testing.TB, n int) []store.Hook {
 	}
 	for i, h := range hooks {
 		h = fixture.Get(t, b.q, h.ID)
-		require.NoError(t, b.applier.Apply(context.Background(), &eventv1.AttemptResult{
+		data, err := proto.Marshal(&eventv1.AttemptResult{
 			HookId: h.ID.String(), ProjectId: h.ProjectID.String(), Attempt: 1, LeaseSeq: h.LeaseSeq,
 			Outcome: eventv1.Outcome_OUTCOME_ASYNC, StatusCode: 202, StartedAt: timestamppb.Now(),
 			Duration: durationpb.New(time.Millisecond),
-		}))
+		})
+		require.NoError(t, err)
+		require.NoError(t, b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1}))
 		hooks[i] = fixture.Get(t, b.q, h.ID)
 		require.NotNil(t, hooks[i].AsyncDeadline)
 	}
@@ -118,6 +140,32 @@ func TestSweeperSettlesEndedWaitsOnly(t *testing.T) {
 	settled, err := s.SweepOnce(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, settled, "nothing left to settle")
+}
+
+// TestAnswersWakeTheSweeper: an ack or nack recorded by the gateway is
+// applied at once, long before the sweep interval, woken by its
+// notification (or, for one recorded before the sweeper listened, by the
+// sweep that follows the LISTEN).
+func TestAnswersWakeTheSweeper(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	hooks := b.waiting(t, 2)
+	s, err := asyncwait.New(b.q, b.applier, asyncwait.Config{
+		Interval: time.Hour, BatchSize: 10, Listen: b.pool.Config().ConnConfig.Copy(),
+	}, b.log)
+	require.NoError(t, err)
+	run(t, s)
+
+	n, err := b.q.AckForTest(context.Background(), store.AckForTestParams{HookID: hooks[0].ID, LeaseSeq: hooks[0].LeaseSeq})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hooks[0].ID).Status == "completed" },
+		10*time.Second, 5*time.Millisecond)
+	n, err = b.q.NackForTest(context.Background(), store.NackForTestParams{HookID: hooks[1].ID, LeaseSeq: hooks[1].LeaseSeq})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hooks[1].ID).Status == "retry" },
+		10*time.Second, 5*time.Millisecond)
 }
 
 func TestNewRefusesAnUnboundedLoop(t *testing.T) {

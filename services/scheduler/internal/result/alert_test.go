@@ -19,16 +19,16 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
-// applyPath applies one result the way one of the applier's paths does.
+// applyPath applies one result in one of the messages that carry results.
 type applyPath struct {
 	name  string
 	apply func(t *testing.T, b bundle, r *eventv1.AttemptResult)
 }
 
 var applyPaths = []applyPath{
-	{"batched", func(t *testing.T, b bundle, r *eventv1.AttemptResult) { require.NoError(t, b.handle(t, r)) }},
-	{"one by one", func(t *testing.T, b bundle, r *eventv1.AttemptResult) {
-		require.NoError(t, b.applier.Apply(context.Background(), r))
+	{"single", func(t *testing.T, b bundle, r *eventv1.AttemptResult) { require.NoError(t, b.handle(t, r)) }},
+	{"batch message", func(t *testing.T, b bundle, r *eventv1.AttemptResult) {
+		require.NoError(t, b.batcher.Handle(context.Background(), batchDelivery(t, 1, r)))
 	}},
 }
 

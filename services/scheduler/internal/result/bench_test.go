@@ -35,9 +35,10 @@ func BenchmarkApplySuccesses(b *testing.B) {
 	for _, c := range []struct {
 		name     string
 		handlers int
-		batch    result.BatchConfig // MaxBatch 0: per result
+		batch    result.BatchConfig
 	}{
-		{"per_result", 32, result.BatchConfig{}},
+		// Batches of one, each on a connection of its own.
+		{"per_result", 32, result.BatchConfig{MaxBatch: 1, InFlight: 16}},
 		{"batch=100/inflight=4", 1024, result.BatchConfig{MaxBatch: 100, Linger: 2 * time.Millisecond, InFlight: 4}},
 		{"batch=500/inflight=2", 1024, result.BatchConfig{MaxBatch: 500, Linger: 2 * time.Millisecond, InFlight: 2}},
 		{"batch=500/inflight=4", 1024, result.BatchConfig{MaxBatch: 500, Linger: 2 * time.Millisecond, InFlight: 4}},
@@ -91,9 +92,6 @@ func benchSetup(b *testing.B, cfg result.BatchConfig, n int) (bus.Handler, [][]b
 	// Successes publish nothing: no JetStream needed.
 	applier, err := result.New(pool, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), lowJitter)
 	require.NoError(b, err)
-	if cfg.MaxBatch == 0 {
-		return applier.Handle, bodies
-	}
 	batcher, err := applier.NewBatcher(cfg)
 	require.NoError(b, err)
 	runCtx, cancel := context.WithCancel(ctx)

@@ -301,11 +301,11 @@ func TestTextPostgresCannotStoreIsCleaned(t *testing.T) {
 	require.Equal(t, "badbyte", *a.Error)
 	require.Equal(t, "nulinside", *a.ResponseExcerpt)
 
-	// Protobuf refuses invalid UTF-8 on the wire, but Apply may be called
-	// with anything.
+	// Protobuf refuses invalid UTF-8 on the wire, but the batcher may be
+	// handed anything once decoded.
 	hook = b.leased(t, fixed30, time.Minute)
 	r = resultFor(hook, eventv1.Outcome_OUTCOME_FAILURE, 500, "bad \xff")
-	require.NoError(t, b.applier.Apply(context.Background(), r))
+	require.NoError(t, result.HandleResults(b.batcher, context.Background(), []*eventv1.AttemptResult{r}))
 	require.Equal(t, "bad \uFFFD", *fixture.Attempts(t, b.q, hook.ID)[0].Error)
 }
 
