@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
+	"github.com/sundial-run/sundial/services/gateway/cli"
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
@@ -66,24 +68,29 @@ func BenchmarkAckToCompleted(b *testing.B) {
 		waitHook(b, api, hookOfAckURL(u), func(h hook) bool { return h.Attempts == 1 })
 	}
 
-	took := make([]time.Duration, 0, b.N)
+	took, answered := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for _, u := range urls {
 		start := time.Now()
 		// No API key: the URL's token is the receiver's credential.
 		resp, raw := apiclient.Client{HTTP: api.HTTP}.Do(b, http.MethodPost, u, map[string]any{"ok": true})
 		require.Equal(b, http.StatusOK, resp.StatusCode, "ack: %s", raw)
+		answered = append(answered, time.Since(start))
 		waitHook(b, api, hookOfAckURL(u), func(h hook) bool { return h.Status == "completed" })
 		took = append(took, time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(took)
-	ms := func(q float64) float64 {
-		return float64(took[int(q*float64(len(took)-1))].Microseconds()) / 1000
-	}
-	b.ReportMetric(ms(0.50), "p50_ms")
-	b.ReportMetric(ms(0.99), "p99_ms")
-	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max_ms")
+	b.ReportMetric(quantileMS(took, 0.50), "p50_ms")
+	b.ReportMetric(quantileMS(took, 0.99), "p99_ms")
+	b.ReportMetric(quantileMS(took, 1), "max_ms")
+	// The ack's own answer, part of the above.
+	b.ReportMetric(quantileMS(answered, 0.50), "ack_answer_p50_ms")
+}
+
+// quantileMS is the q-quantile of ds in milliseconds (ds is sorted).
+func quantileMS(ds []time.Duration, q float64) float64 {
+	slices.Sort(ds)
+	return float64(ds[int(q*float64(len(ds)-1))].Microseconds()) / 1000
 }
 
 // bootForBench runs the gateway, the scheduler and the dispatcher on a fresh
@@ -109,6 +116,10 @@ func bootForBench(b *testing.B, rcv *httptest.Server) apiclient.Client {
 		"SUNDIAL_SHUTDOWN_TIMEOUT":               "5s",
 		"SUNDIAL_LOG_LEVEL":                      "warn",
 	}
+	// The benchmark polls the API without pause: lift the project's rate limit.
+	require.Equal(b, cli.ExitOK, cli.Run(ctx, []string{"admin", "set-plan", "--project", creds.ProjectID,
+		"--rate-limit", "100000", "--rate-burst", "1000000"},
+		cli.Env{Stdout: io.Discard, Stderr: os.Stderr, Lookup: envconf.Map(env)}))
 	gwCfg, err := gateway.ConfigFromEnv(envconf.Map(env))
 	require.NoError(b, err)
 	gw, err := gateway.New(ctx, gwCfg, discardLog())
@@ -147,7 +158,8 @@ func hookOfAckURL(u string) string {
 	return id
 }
 
-// waitHook polls the hook, without pause, until ok or 30 s pass.
+// waitHook polls the hook every millisecond (a busy loop would take the CPU
+// from the services it measures) until ok or 30 s pass.
 func waitHook(b *testing.B, api apiclient.Client, id string, ok func(hook) bool) {
 	b.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -159,6 +171,7 @@ func waitHook(b *testing.B, api apiclient.Client, id string, ok func(hook) bool)
 		if ok(out.Data) {
 			return
 		}
+		time.Sleep(time.Millisecond)
 	}
 	b.Fatalf("hook %s never got there", id)
 }
