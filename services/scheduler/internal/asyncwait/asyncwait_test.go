@@ -23,13 +23,14 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type bundle struct {
 	pool    *pgxpool.Pool
-	q       *store.Queries
+	q       *storetest.Queries
 	claimer *claim.Claimer
 	applier *result.Applier
 	batcher *result.Batcher
@@ -54,7 +55,7 @@ func setup(t testing.TB) bundle {
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); batcher.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-stopped })
-	return bundle{pool: pool, q: store.New(pool), claimer: c, applier: applier, batcher: batcher, log: log}
+	return bundle{pool: pool, q: storetest.New(pool), claimer: c, applier: applier, batcher: batcher, log: log}
 }
 
 // run runs s until the test ends.
@@ -67,10 +68,10 @@ func run(t testing.TB, s *asyncwait.Sweeper) {
 }
 
 // waiting creates n hooks answered 202 and returns them.
-func (b bundle) waiting(t testing.TB, n int) []store.Hook {
+func (b bundle) waiting(t testing.TB, n int) []storetest.Hook {
 	t.Helper()
 	project := fixture.Project(t, b.q, "receiver.example.com", policy)
-	var hooks []store.Hook
+	var hooks []storetest.Hook
 	for range n {
 		hooks = append(hooks, fixture.Insert(t, b.q, fixture.Hook{ProjectID: project, Domain: "receiver.example.com", DueIn: -time.Second}))
 	}
@@ -105,12 +106,12 @@ func TestSweeperSettlesEndedWaitsOnly(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, 1, n)
 	}
-	n, err := b.q.NackForTest(context.Background(), store.NackForTestParams{HookID: hooks[2].ID, LeaseSeq: hooks[2].LeaseSeq})
+	n, err := b.q.NackForTest(context.Background(), storetest.NackForTestParams{HookID: hooks[2].ID, LeaseSeq: hooks[2].LeaseSeq})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 
 	// A batch of 2 makes the sweeper take a second batch at once.
-	s, err := asyncwait.New(b.q, b.applier, asyncwait.Config{Interval: 20 * time.Millisecond, BatchSize: 2}, b.log)
+	s, err := asyncwait.New(store.New(b.pool), b.applier, asyncwait.Config{Interval: 20 * time.Millisecond, BatchSize: 2}, b.log)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -150,18 +151,18 @@ func TestAnswersWakeTheSweeper(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	hooks := b.waiting(t, 2)
-	s, err := asyncwait.New(b.q, b.applier, asyncwait.Config{
+	s, err := asyncwait.New(store.New(b.pool), b.applier, asyncwait.Config{
 		Interval: time.Hour, BatchSize: 10, Listen: b.pool.Config().ConnConfig.Copy(),
 	}, b.log)
 	require.NoError(t, err)
 	run(t, s)
 
-	n, err := b.q.AckForTest(context.Background(), store.AckForTestParams{HookID: hooks[0].ID, LeaseSeq: hooks[0].LeaseSeq})
+	n, err := b.q.AckForTest(context.Background(), storetest.AckForTestParams{HookID: hooks[0].ID, LeaseSeq: hooks[0].LeaseSeq})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hooks[0].ID).Status == "completed" },
 		10*time.Second, 5*time.Millisecond)
-	n, err = b.q.NackForTest(context.Background(), store.NackForTestParams{HookID: hooks[1].ID, LeaseSeq: hooks[1].LeaseSeq})
+	n, err = b.q.NackForTest(context.Background(), storetest.NackForTestParams{HookID: hooks[1].ID, LeaseSeq: hooks[1].LeaseSeq})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hooks[1].ID).Status == "retry" },
@@ -191,7 +192,7 @@ func TestConcurrentSweepersSettleEachWaitOnce(t *testing.T) {
 	settled := make(chan int, replicas)
 	start := make(chan struct{})
 	for range replicas {
-		s, err := asyncwait.New(b.q, b.applier, asyncwait.Config{Interval: time.Millisecond, BatchSize: 7}, b.log)
+		s, err := asyncwait.New(store.New(b.pool), b.applier, asyncwait.Config{Interval: time.Millisecond, BatchSize: 7}, b.log)
 		require.NoError(t, err)
 		go func() {
 			<-start
@@ -213,7 +214,7 @@ func TestConcurrentSweepersSettleEachWaitOnce(t *testing.T) {
 	}
 	// A replica stops when it finds nothing left for it; the others may
 	// have taken the rest, so sweep once more to be sure none is left.
-	s, err := asyncwait.New(b.q, b.applier, asyncwait.Config{Interval: time.Millisecond, BatchSize: 100}, b.log)
+	s, err := asyncwait.New(store.New(b.pool), b.applier, asyncwait.Config{Interval: time.Millisecond, BatchSize: 100}, b.log)
 	require.NoError(t, err)
 	n, err := s.SweepOnce(context.Background())
 	require.NoError(t, err)

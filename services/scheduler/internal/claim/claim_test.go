@@ -21,14 +21,14 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type bundle struct {
 	pool    *pgxpool.Pool
-	q       *store.Queries
+	q       *storetest.Queries
 	js      jetstream.JetStream
 	log     *slog.Logger
 	domain  string
@@ -43,7 +43,7 @@ func setup(t *testing.T) bundle {
 	pool, _ := pgtest.NewPool(t)
 	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
 	require.NoError(t, event.EnsureStreams(context.Background(), js))
-	q := store.New(pool)
+	q := storetest.New(pool)
 	b := bundle{pool: pool, q: q, js: js, domain: "receiver.example.com",
 		log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	b.project = fixture.Project(t, q, b.domain, defaults)
@@ -69,7 +69,7 @@ func (b bundle) claimer(t *testing.T, cfg claim.Config) *claim.Claimer {
 	return c
 }
 
-func (b bundle) hook(t *testing.T, dueIn time.Duration) store.Hook {
+func (b bundle) hook(t *testing.T, dueIn time.Duration) storetest.Hook {
 	t.Helper()
 	return fixture.Insert(t, b.q, fixture.Hook{ProjectID: b.project, Domain: b.domain, DueIn: dueIn})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 // applyPath applies one result in one of the messages that carry results.
@@ -34,7 +35,7 @@ var applyPaths = []applyPath{
 
 // leasedTo creates due hooks to path in project and claims them, as the
 // scheduler does before delivering them.
-func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []store.Hook {
+func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []storetest.Hook {
 	t.Helper()
 	ids := make([]uuid.UUID, n)
 	for i := range ids {
@@ -48,7 +49,7 @@ func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []
 		require.Positive(t, got, "the hooks are due")
 		claimed += got
 	}
-	hooks := make([]store.Hook, n)
+	hooks := make([]storetest.Hook, n)
 	for i, id := range ids {
 		hooks[i] = fixture.Get(t, b.q, id)
 		require.NotNil(t, hooks[i].LeaseExpiresAt)
@@ -58,14 +59,14 @@ func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []
 
 func (b bundle) alertRows(t *testing.T, project uuid.UUID) []store.Alert {
 	t.Helper()
-	rows, err := b.q.ListAlertsForTest(context.Background(), project)
+	rows, err := store.New(b.pool).ListAlertsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }
 
 func (b bundle) failingEndpoints(t *testing.T, project uuid.UUID) []store.FailingEndpoint {
 	t.Helper()
-	rows, err := b.q.ListFailingEndpointsForTest(context.Background(), project)
+	rows, err := store.New(b.pool).ListFailingEndpointsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }

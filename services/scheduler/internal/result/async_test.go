@@ -14,13 +14,14 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 var noRetries = retry.Policy{MinRetries: 0, DelaySecs: 30, Strategy: retry.StrategyFixed, BackoffFactor: 2, MaxDelaySecs: 3600}
 
 // accepted reports a 202 for the hook's current lease, asking for timeout
 // seconds (0: none asked), and returns the hook as it then is.
-func (b bundle) accepted(t *testing.T, hook store.Hook, timeout int32) store.Hook {
+func (b bundle) accepted(t *testing.T, hook storetest.Hook, timeout int32) storetest.Hook {
 	t.Helper()
 	r := resultFor(hook, eventv1.Outcome_OUTCOME_ASYNC, 202, "")
 	r.AsyncTimeoutSeconds = timeout
@@ -35,25 +36,25 @@ func (b bundle) endWait(t *testing.T, id uuid.UUID) bool {
 	return n == 1
 }
 
-func (b bundle) ack(t *testing.T, h store.Hook) {
+func (b bundle) ack(t *testing.T, h storetest.Hook) {
 	t.Helper()
-	n, err := b.q.AckForTest(context.Background(), store.AckForTestParams{HookID: h.ID, LeaseSeq: h.LeaseSeq})
+	n, err := b.q.AckForTest(context.Background(), storetest.AckForTestParams{HookID: h.ID, LeaseSeq: h.LeaseSeq})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 }
 
 // answerFirst records an answer (acked or nacked) for the hook's delivery
 // in flight, as the gateway does when it comes before the 202 is applied.
-func (b bundle) answerFirst(t *testing.T, h store.Hook, state string) {
+func (b bundle) answerFirst(t *testing.T, h storetest.Hook, state string) {
 	t.Helper()
 	require.NoError(t, b.q.AnswerBeforeResultForTest(context.Background(),
-		store.AnswerBeforeResultForTestParams{HookID: h.ID, State: state}))
+		storetest.AnswerBeforeResultForTestParams{HookID: h.ID, State: state}))
 }
 
 // pendingAnswers lists the hooks with an answer or a timeout to settle.
 func (b bundle) pendingAnswers(t *testing.T) []uuid.UUID {
 	t.Helper()
-	ids, err := b.q.EndedAsyncWaits(context.Background(), 100)
+	ids, err := store.New(b.pool).EndedAsyncWaits(context.Background(), 100)
 	require.NoError(t, err)
 	return ids
 }
@@ -65,9 +66,9 @@ func (b bundle) expire(t *testing.T, id uuid.UUID) {
 	require.EqualValues(t, 1, n)
 }
 
-func (b bundle) nack(t *testing.T, h store.Hook) {
+func (b bundle) nack(t *testing.T, h storetest.Hook) {
 	t.Helper()
-	n, err := b.q.NackForTest(context.Background(), store.NackForTestParams{HookID: h.ID, LeaseSeq: h.LeaseSeq})
+	n, err := b.q.NackForTest(context.Background(), storetest.NackForTestParams{HookID: h.ID, LeaseSeq: h.LeaseSeq})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 }
@@ -111,7 +112,7 @@ func TestAsyncAnswerHoldsTheHookPendingUntilItsDeadline(t *testing.T) {
 	n, err := b.claimer(t, time.Minute).ClaimOnce(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, n)
-	ids, err := b.q.EndedAsyncWaits(context.Background(), 10)
+	ids, err := store.New(b.pool).EndedAsyncWaits(context.Background(), 10)
 	require.NoError(t, err)
 	require.Empty(t, ids)
 	require.Zero(t, fixture.CountMessages(b.js, event.StreamAlerts))

@@ -21,7 +21,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 // BenchmarkApplySuccesses measures successful results applied per second,
@@ -75,9 +75,9 @@ func benchSetup(b *testing.B, cfg result.BatchConfig, n int) (bus.Handler, [][]b
 	pool, err := postgres.Connect(ctx, pgtest.NewDB(b), 16)
 	require.NoError(b, err)
 	b.Cleanup(pool.Close)
-	q := store.New(pool)
+	q := storetest.New(pool)
 	project := fixture.Project(b, q, domain, fixed30)
-	rows, err := q.InsertLeasedHooksForTest(ctx, store.InsertLeasedHooksForTestParams{ProjectID: project, N: int32(n)})
+	rows, err := q.InsertLeasedHooksForTest(ctx, storetest.InsertLeasedHooksForTestParams{ProjectID: project, N: int32(n)})
 	require.NoError(b, err)
 	bodies := make([][]byte, len(rows))
 	started := timestamppb.New(time.Now().Add(-time.Second))

@@ -13,50 +13,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const ackForTest = `-- name: AckForTest :execrows
-UPDATE hook_attempts AS a
-SET async_state = 'acked', answer_pending = true
-WHERE a.hook_id = $1 AND a.lease_seq = $2 AND a.async_state = 'waiting'
-`
-
-type AckForTestParams struct {
-	HookID   uuid.UUID
-	LeaseSeq int64
-}
-
-// What the gateway's ack does to a waiting hook (tests only): the attempt is
-// acked, and the answer waits for a scheduler.
-func (q *Queries) AckForTest(ctx context.Context, arg AckForTestParams) (int64, error) {
-	result, err := q.db.Exec(ctx, ackForTest, arg.HookID, arg.LeaseSeq)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const answerBeforeResultForTest = `-- name: AnswerBeforeResultForTest :exec
-INSERT INTO hook_attempts (
-    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code,
-    async_state, async_deadline, async_timeout_secs, answer_pending
-)
-SELECT h.id, h.attempts + 1, h.lease_seq, now(), 0, 'async', 202, $1::text, now(), 300, true
-FROM hooks AS h
-WHERE h.id = $2
-`
-
-type AnswerBeforeResultForTestParams struct {
-	State  string
-	HookID uuid.UUID
-}
-
-// What the gateway does with an answer (state acked or nacked) that comes
-// before the scheduler applied the 202 of the hook in flight (tests only):
-// the attempt in flight is recorded with the answer.
-func (q *Queries) AnswerBeforeResultForTest(ctx context.Context, arg AnswerBeforeResultForTestParams) error {
-	_, err := q.db.Exec(ctx, answerBeforeResultForTest, arg.State, arg.HookID)
-	return err
-}
-
 const endedAsyncWaits = `-- name: EndedAsyncWaits :many
 WITH answered AS (
     SELECT DISTINCT a.hook_id AS id
@@ -98,19 +54,6 @@ func (q *Queries) EndedAsyncWaits(ctx context.Context, maxHooks int32) ([]uuid.U
 		return nil, err
 	}
 	return items, nil
-}
-
-const expireAsyncWaitForTest = `-- name: ExpireAsyncWaitForTest :execrows
-UPDATE hooks SET async_deadline = now() WHERE id = $1 AND async_deadline IS NOT NULL
-`
-
-// Brings a waiting hook's deadline to now, so a test need not wait for it.
-func (q *Queries) ExpireAsyncWaitForTest(ctx context.Context, id uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, expireAsyncWaitForTest, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const forgetDeadAnswers = `-- name: ForgetDeadAnswers :execrows
@@ -283,27 +226,6 @@ func (q *Queries) LockEndedAsyncWaits(ctx context.Context, ids []uuid.UUID) ([]L
 		return nil, err
 	}
 	return items, nil
-}
-
-const nackForTest = `-- name: NackForTest :execrows
-UPDATE hook_attempts AS a
-SET async_state = 'nacked', async_deadline = now(), answer_pending = true
-WHERE a.hook_id = $1 AND a.lease_seq = $2 AND a.async_state = 'waiting'
-`
-
-type NackForTestParams struct {
-	HookID   uuid.UUID
-	LeaseSeq int64
-}
-
-// What the gateway's nack does to a waiting hook (tests only): the attempt is
-// nacked, its wait ends now, and the answer waits for a scheduler.
-func (q *Queries) NackForTest(ctx context.Context, arg NackForTestParams) (int64, error) {
-	result, err := q.db.Exec(ctx, nackForTest, arg.HookID, arg.LeaseSeq)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const settleAsyncAttempts = `-- name: SettleAsyncAttempts :exec

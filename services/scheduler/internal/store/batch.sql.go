@@ -126,47 +126,6 @@ func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) 
 	return result.RowsAffected(), nil
 }
 
-const insertLeasedHooksForTest = `-- name: InsertLeasedHooksForTest :many
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, lease_seq, lease_expires_at)
-SELECT gen_random_uuid(), p.id, '/bench', p.domain, '{"n":1}'::jsonb, now(), now() + interval '1 hour', 1,
-    now() + interval '1 hour'
-FROM projects AS p, generate_series(1, $1::integer)
-WHERE p.id = $2
-RETURNING id, lease_seq
-`
-
-type InsertLeasedHooksForTestParams struct {
-	N         int32
-	ProjectID uuid.UUID
-}
-
-type InsertLeasedHooksForTestRow struct {
-	ID       uuid.UUID
-	LeaseSeq int64
-}
-
-// n hooks of a project claimed under lease 1 and being delivered, as a
-// claim leaves them (benchmarks of the applier only).
-func (q *Queries) InsertLeasedHooksForTest(ctx context.Context, arg InsertLeasedHooksForTestParams) ([]InsertLeasedHooksForTestRow, error) {
-	rows, err := q.db.Query(ctx, insertLeasedHooksForTest, arg.N, arg.ProjectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []InsertLeasedHooksForTestRow
-	for rows.Next() {
-		var i InsertLeasedHooksForTestRow
-		if err := rows.Scan(&i.ID, &i.LeaseSeq); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const lockLeasedHooks = `-- name: LockLeasedHooks :many
 
 SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
@@ -245,26 +204,6 @@ func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams
 		return nil, err
 	}
 	return items, nil
-}
-
-const setAttemptsForTest = `-- name: SetAttemptsForTest :execrows
-UPDATE hooks SET attempts = $1, retry_budget_base = $1 WHERE id = $2
-`
-
-type SetAttemptsForTestParams struct {
-	N  int32
-	ID uuid.UUID
-}
-
-// Gives a hook a history of n attempts and a retry budget counted from them
-// (what bulk retries leave behind), so a test can report an attempt number
-// the hooks_retry_budget_base_check refuses.
-func (q *Queries) SetAttemptsForTest(ctx context.Context, arg SetAttemptsForTestParams) (int64, error) {
-	result, err := q.db.Exec(ctx, setAttemptsForTest, arg.N, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const settleFailedHooks = `-- name: SettleFailedHooks :many
