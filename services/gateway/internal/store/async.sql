@@ -115,3 +115,7 @@ SELECT * FROM hook_attempts WHERE hook_id = @hook_id ORDER BY attempt;
 
 -- name: AsyncSecretForTest :one
 SELECT async_secret FROM projects WHERE id = @id;
+
+-- name: ListenAsyncForTest :exec
+-- Subscribes the connection to what wakes the schedulers (tests only).
+LISTEN sundial_async;

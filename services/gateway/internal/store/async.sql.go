@@ -180,6 +180,16 @@ func (q *Queries) LeaseHookForTest(ctx context.Context, id uuid.UUID) (int64, er
 	return lease_seq, err
 }
 
+const listenAsyncForTest = `-- name: ListenAsyncForTest :exec
+LISTEN sundial_async
+`
+
+// Subscribes the connection to what wakes the schedulers (tests only).
+func (q *Queries) ListenAsyncForTest(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, listenAsyncForTest)
+	return err
+}
+
 const lockHookForAnswer = `-- name: LockHookForAnswer :one
 SELECT h.id, h.status, h.attempts, h.lease_seq, h.lease_expires_at, p.async_timeout_secs
 FROM hooks AS h
