@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -69,10 +70,13 @@ func New(ended Ended, ender Ender, cfg Config, log *slog.Logger) (*Sweeper, erro
 }
 
 // Run sweeps until ctx is done: at once when woken, at once after a full
-// batch, else after the interval.
+// batch, else after the interval. It returns once its listener has closed
+// its connection.
 func (s *Sweeper) Run(ctx context.Context) {
 	if s.cfg.Listen != nil {
-		go s.listen(ctx)
+		var listener sync.WaitGroup
+		listener.Go(func() { s.listen(ctx) })
+		defer listener.Wait()
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()

@@ -331,6 +331,30 @@ func TestAnswerBeforeTheResult(t *testing.T) {
 	require.Empty(t, b.pendingAnswers(t))
 }
 
+// TestAnAnswerThatCanNoLongerApplyIsForgotten: the claim re-drove a hook
+// whose receiver had answered first, and the new delivery's own result was
+// applied before any sweep: the old answer no longer applies, and a sweep
+// clears it so that no sweep lists it again.
+func TestAnAnswerThatCanNoLongerApplyIsForgotten(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	hook := b.leased(t, fixed30, 300*time.Millisecond)
+	b.answerFirst(t, hook, "acked")
+	c := b.claimer(t, time.Minute)
+	require.Eventually(t, func() bool {
+		n, err := c.ClaimOnce(context.Background())
+		return err == nil && n == 1
+	}, 10*time.Second, 20*time.Millisecond)
+	redriven := fixture.Get(t, b.q, hook.ID)
+	require.NoError(t, b.handle(t, resultFor(redriven, eventv1.Outcome_OUTCOME_FAILURE, 500, "HTTP 500")))
+	require.Equal(t, "retry", fixture.Get(t, b.q, hook.ID).Status)
+
+	require.Contains(t, b.pendingAnswers(t), hook.ID)
+	require.False(t, b.endWait(t, hook.ID), "nothing to settle")
+	require.Empty(t, b.pendingAnswers(t), "forgotten")
+	require.Equal(t, "retry", fixture.Get(t, b.q, hook.ID).Status)
+}
+
 func TestEndWaitOfAHookNotWaitingChangesNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
