@@ -146,12 +146,12 @@ func TestAsyncAckCompletesTheHook(t *testing.T) {
 	require.Equal(t, "waiting", tries[0].Async.State)
 	require.Equal(t, 300, tries[0].Async.TimeoutSecs, "the project's default")
 
+	// The gateway records the ack; the scheduler completes the hook.
 	status, body := b.answerURL(t, ackURL, `{"report": "done", "rows": 3}`)
 	require.Equal(t, http.StatusOK, status)
-	require.JSONEq(t, `{"data": {"status": "completed"}}`, body)
+	require.JSONEq(t, `{"data": {"status": "acked"}}`, body)
 
-	done := b.get(t, h.ID)
-	require.Equal(t, "completed", done.Status)
+	done := b.waitStatus(t, h.ID, "completed", 10*time.Second)
 	require.Equal(t, 1, done.Attempts)
 	require.Empty(t, done.FailureError)
 	tries = b.attempts(t, h.ID)
@@ -168,8 +168,8 @@ func TestAsyncAckCompletesTheHook(t *testing.T) {
 }
 
 // TestAsyncAckBeforeTheAnswer: the receiver acks inside its handler, before
-// it answers 202. The ack completes the hook; the 202, arriving after,
-// changes nothing.
+// it answers 202. The gateway records it and the scheduler completes the
+// hook; the 202, arriving after, changes nothing.
 func TestAsyncAckBeforeTheAnswer(t *testing.T) {
 	t.Parallel()
 	// The handler hands the ack URL to the test and answers 202 only once
@@ -189,7 +189,7 @@ func TestAsyncAckBeforeTheAnswer(t *testing.T) {
 		status, body := b.answerURL(t, url, `{"early": true}`)
 		release()
 		require.Equal(t, http.StatusOK, status)
-		require.JSONEq(t, `{"data": {"status": "completed"}}`, body)
+		require.JSONEq(t, `{"data": {"status": "acked"}}`, body)
 	case <-time.After(30 * time.Second):
 		t.Fatal("never delivered")
 	}

@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Project: api.ProjectDeps{Settings: project.NewService(pool)},
 		KeyMgmt: api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool)},
 		List:    api.ListDeps{Hooks: hooklist.NewLister(pool)},
-		Async:   api.AsyncDeps{Answers: asyncanswer.NewService(pool, asyncanswer.WithAlerts(bus.NewPublisher(js), log))},
+		Async:   api.AsyncDeps{Answers: asyncanswer.NewService(pool)},
 		// Send tests store their alert, then publish it like quota alerts.
 		Channels: api.ChannelDeps{Channels: channel.NewService(pool, bus.NewPublisher(js))},
 		Ready: func(ctx context.Context) error {

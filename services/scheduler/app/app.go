@@ -138,9 +138,13 @@ func (a *App) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The sweeper LISTENs on a connection of its own, outside the pool, so
+	// that an ack wakes it at once (its p99 to completed is in
+	// services/scheduler/app's BenchmarkAckToCompleted).
 	a.waits, err = asyncwait.New(store.New(a.pool), a.results, asyncwait.Config{
 		Interval:  a.cfg.AsyncSweepInterval,
 		BatchSize: a.cfg.ClaimBatchSize,
+		Listen:    a.pool.Config().ConnConfig.Copy(),
 	}, a.log)
 	return err
 }

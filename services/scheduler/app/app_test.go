@@ -21,14 +21,14 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/app"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type bundle struct {
 	cfg app.Config
-	q   *store.Queries
+	q   *storetest.Queries
 	js  jetstream.JetStream
 	log *slog.Logger
 }
@@ -47,7 +47,7 @@ func setup(t *testing.T) bundle {
 	}))
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return bundle{cfg: cfg, q: store.New(pool), js: js, log: log}
+	return bundle{cfg: cfg, q: storetest.New(pool), js: js, log: log}
 }
 
 // start boots the app and returns a function that stops it and waits for

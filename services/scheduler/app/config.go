@@ -102,8 +102,9 @@ type Config struct {
 	ResultLinger time.Duration
 	// AsyncSweepInterval is how often the scheduler looks for async waits
 	// that have ended (a 202 answer neither acked nor nacked within its
-	// timeout, or nacked) to apply them as failed attempts; a nack is
-	// applied within about this long. SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL,
+	// timeout) to apply them as failed attempts. Acks and nacks wake the
+	// scheduler at once (NOTIFY sundial_async); this is the fallback for a
+	// notification that was lost. SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL,
 	// default 1s.
 	AsyncSweepInterval time.Duration
 	// DatabaseMaxConns bounds the PostgreSQL pool. SUNDIAL_DATABASE_MAX_CONNS, default 16.

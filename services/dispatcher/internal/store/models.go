@@ -123,6 +123,7 @@ type HookAttempt struct {
 	AsyncDeadline    *time.Time
 	AsyncTimeoutSecs *int32
 	AckBody          json.RawMessage
+	AnswerPending    bool
 }
 
 type IdempotencyKey struct {

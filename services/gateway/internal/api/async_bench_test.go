@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkAckHook measures a receiver's ack, over HTTP against PostgreSQL:
-// token check, locks and the two writes of one transaction. Each iteration
+// token check, the lock and the write of one transaction. Each iteration
 // acks a different waiting hook.
 func BenchmarkAckHook(b *testing.B) {
 	s := asyncSetup(b)

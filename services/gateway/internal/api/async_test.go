@@ -85,8 +85,7 @@ func (b asyncBundle) waiting() (uuid.UUID, int64) {
 	b.t.Helper()
 	id := b.hook()
 	lease := b.lease(id)
-	_, err := b.q.StartWaitBeforeResult(b.t.Context(), store.StartWaitBeforeResultParams{HookID: id, TimeoutSeconds: 300})
-	require.NoError(b.t, err)
+	require.NoError(b.t, b.q.StartWaitForTest(b.t.Context(), store.StartWaitForTestParams{HookID: id, TimeoutSeconds: 300}))
 	return id, lease
 }
 
@@ -156,31 +155,31 @@ func (b asyncBundle) post(url, contentType, body string) answer {
 
 const jsonType = "application/json"
 
-func TestAckCompletesTheHookAndKeepsTheBody(t *testing.T) {
+// TestAckIsRecordedForTheScheduler: the gateway records the ack and the
+// body on the attempt and leaves the hook to a scheduler, which completes
+// it (services/scheduler/internal/result's async tests, tests/e2e).
+func TestAckIsRecordedForTheScheduler(t *testing.T) {
 	t.Parallel()
 	b := asyncSetup(t)
 	id, lease := b.waiting()
-	require.Equal(t, "pending", b.get(id).Status)
+	before := b.get(id)
+	require.Equal(t, "pending", before.Status)
 
 	got := b.post(b.url("ack", id, lease), jsonType, `{"processed": 42, "note": "ok"}`)
-	require.Equal(t, answer{status: 200, data: "completed"}, got)
-	h := b.get(id)
-	require.Equal(t, "completed", h.Status)
-	require.EqualValues(t, 1, h.Attempts)
-	require.Nil(t, h.AsyncDeadline)
-	require.Nil(t, h.RunAt)
+	require.Equal(t, answer{status: 200, data: "acked"}, got)
+	require.Equal(t, before, b.get(id), "the hook is the scheduler's to complete")
 	attempts := b.attempts(id)
 	require.Len(t, attempts, 1)
-	require.Equal(t, "success", attempts[0].Outcome)
 	require.Equal(t, "acked", *attempts[0].AsyncState)
+	require.True(t, attempts[0].AnswerPending, "waits for a scheduler")
 	require.EqualValues(t, 202, *attempts[0].StatusCode)
 	require.JSONEq(t, `{"processed": 42, "note": "ok"}`, string(attempts[0].AckBody))
 
 	// Repeats change nothing and report the hook's status: the first answer wins.
-	require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("ack", id, lease), jsonType, `{"again": true}`))
-	require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("nack", id, lease), "", ""))
+	require.Equal(t, answer{status: 200, data: "pending"}, b.post(b.url("ack", id, lease), jsonType, `{"again": true}`))
+	require.Equal(t, answer{status: 200, data: "pending"}, b.post(b.url("nack", id, lease), "", ""))
 	require.Equal(t, attempts, b.attempts(id))
-	require.Equal(t, h, b.get(id))
+	require.Equal(t, before, b.get(id))
 }
 
 func TestNackEndsTheWaitForTheScheduler(t *testing.T) {
@@ -191,10 +190,11 @@ func TestNackEndsTheWaitForTheScheduler(t *testing.T) {
 
 	h := b.get(id)
 	require.Equal(t, "pending", h.Status, "a scheduler applies the nack")
-	require.NotNil(t, h.AsyncDeadline)
-	require.False(t, h.AsyncDeadline.After(time.Now().Add(time.Second)), "the wait ends now")
 	a := b.attempts(id)[0]
 	require.Equal(t, "nacked", *a.AsyncState)
+	require.True(t, a.AnswerPending, "waits for a scheduler")
+	require.NotNil(t, a.AsyncDeadline)
+	require.False(t, a.AsyncDeadline.After(time.Now().Add(time.Second)), "the wait ends now")
 	require.Nil(t, a.AckBody, "no body, nothing kept")
 
 	require.Equal(t, answer{status: 200, data: "pending"}, b.post(b.url("nack", id, lease), jsonType, `"again"`))
@@ -265,37 +265,37 @@ func TestAnswerAfterTheTimeoutIs410(t *testing.T) {
 
 // TestAnswerBeforeTheResult: the receiver calls the URL before it has
 // answered the delivery (or before the scheduler has applied its 202). The
-// answer starts the wait itself and applies; the hook no longer holds the
-// lease in flight, so the 202 result, when it comes, is stale.
+// attempt in flight is recorded with the answer, for a scheduler to settle
+// (it does, whether the 202 result comes first or not: the scheduler's
+// async tests); the hook is left as it is.
 func TestAnswerBeforeTheResult(t *testing.T) {
 	t.Parallel()
 	b := asyncSetup(t)
 
 	id := b.hook()
 	lease := b.lease(id)
-	require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("ack", id, lease), jsonType, `[1, 2]`))
-	h := b.get(id)
-	require.Equal(t, "completed", h.Status)
-	require.EqualValues(t, 1, h.Attempts)
-	require.Nil(t, h.LeaseExpiresAt, "the lease in flight is over: its result is stale")
-	require.NotNil(t, h.TryAt)
+	before := b.get(id)
+	require.Equal(t, answer{status: 200, data: "acked"}, b.post(b.url("ack", id, lease), jsonType, `[1, 2]`))
+	require.Equal(t, before, b.get(id), "the hook is the scheduler's to change")
 	attempts := b.attempts(id)
 	require.Len(t, attempts, 1)
-	require.EqualValues(t, 1, attempts[0].Attempt)
+	require.EqualValues(t, 1, attempts[0].Attempt, "the attempt in flight")
 	require.Equal(t, lease, attempts[0].LeaseSeq)
-	require.Equal(t, "success", attempts[0].Outcome)
+	require.Equal(t, "acked", *attempts[0].AsyncState)
+	require.EqualValues(t, 202, *attempts[0].StatusCode)
+	require.True(t, attempts[0].AnswerPending)
 	require.JSONEq(t, `[1, 2]`, string(attempts[0].AckBody))
+	require.Equal(t, answer{status: 200, data: "pending"}, b.post(b.url("nack", id, lease), "", ""),
+		"a repeat: the first answer wins")
 
 	id = b.hook()
 	lease = b.lease(id)
 	require.Equal(t, answer{status: 200, data: "nacked"}, b.post(b.url("nack", id, lease), "", ""))
-	h = b.get(id)
-	require.Equal(t, "pending", h.Status)
-	require.EqualValues(t, 1, h.Attempts)
-	require.Nil(t, h.LeaseExpiresAt)
-	require.Nil(t, h.RunAt, "not re-driven: the nack is the attempt's result")
-	require.NotNil(t, h.AsyncDeadline)
-	require.Equal(t, "nacked", *b.attempts(id)[0].AsyncState)
+	require.Equal(t, "pending", b.get(id).Status)
+	a := b.attempts(id)[0]
+	require.Equal(t, "nacked", *a.AsyncState)
+	require.True(t, a.AnswerPending)
+	require.False(t, a.AsyncDeadline.After(time.Now().Add(time.Second)), "the wait ends now")
 }
 
 func TestAnswerBodies(t *testing.T) {
@@ -328,7 +328,7 @@ func TestAnswerBodies(t *testing.T) {
 		{"", ``, ``},
 	} {
 		id, lease := b.waiting()
-		require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("ack", id, lease), tc.contentType, tc.body), tc.body)
+		require.Equal(t, answer{status: 200, data: "acked"}, b.post(b.url("ack", id, lease), tc.contentType, tc.body), tc.body)
 		kept := b.attempts(id)[0].AckBody
 		if tc.kept == "" {
 			require.Nil(t, kept)

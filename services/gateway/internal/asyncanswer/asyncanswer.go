@@ -2,16 +2,20 @@
 // POST to the ack or nack URL that came with the delivery it answered 202
 // (package asyncurl makes the URLs; docs/product.md, "Async answers").
 //
-// An ack completes the hook and keeps the body sent with it on the attempt.
-// A nack ends the attempt's wait at once; a scheduler then applies it as a
-// failed attempt (retried, or failed when the retry budget is spent). The
-// answer may come before the scheduler has applied the 202 (a receiver may
-// call the URL before it answers the delivery): it then puts the hook in the
-// waiting state itself, and the delivery's result, arriving later, is stale.
+// The gateway only records the answer: on the attempt it answers (acked or
+// nacked, with the body sent with it), marked as waiting for a scheduler
+// (answer_pending, whose trigger sends NOTIFY sundial_async in the same
+// transaction). The scheduler, the one writer of hook state, then applies
+// it within milliseconds: an ack completes the hook (and ends its
+// endpoint's failing spell, with the endpoint.recovered alert), a nack is a
+// failed attempt (retried, or failed when the retry budget is spent)
+// (services/scheduler/internal/result/async.go; docs/architecture.md,
+// "Async deliveries").
 //
-// An ack is the endpoint's successful delivery: like the scheduler applying
-// a success, its transaction ends the endpoint's failing spell and writes the
-// endpoint.recovered alert (recovery.go, docs/notifications.md).
+// The answer may come before the scheduler has applied the 202 (a receiver
+// may call the URL before it answers the delivery): the attempt in flight
+// is then recorded here, answered, and the scheduler settles it all the
+// same; the delivery's result, arriving later, finds it settled.
 package asyncanswer
 
 import (
@@ -19,7 +23,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/google/uuid"
@@ -27,8 +30,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
-	"github.com/sundial-run/sundial/pkg/bus"
-	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -52,10 +53,11 @@ func (k Kind) String() string {
 	return "nack"
 }
 
-// Statuses an answer reports besides the hook's status.
+// Statuses an answer reports besides the hook's status: the answer is
+// recorded, and a scheduler applies it.
 const (
-	StatusCompleted = "completed"
-	StatusNacked    = "nacked"
+	StatusAcked  = "acked"
+	StatusNacked = "nacked"
 )
 
 // Errors of Apply. A wrong token is ErrNotFound, exactly like a hook that
@@ -87,65 +89,37 @@ type Answer struct {
 	Body json.RawMessage
 }
 
-// Service applies answers.
+// Service records answers.
 type Service struct {
 	pool *pgxpool.Pool
-	// pub publishes the alerts of committed acks; nil publishes none (the
-	// notifier's sweeper still takes them in from the alerts table).
-	pub *bus.Publisher
-	log *slog.Logger
-}
-
-// Option configures a Service.
-type Option func(*Service)
-
-// WithAlerts publishes, after its commit, the endpoint.recovered alert an
-// ack writes, logging to log when it cannot.
-func WithAlerts(pub *bus.Publisher, log *slog.Logger) Option {
-	return func(s *Service) { s.pub, s.log = pub, log }
 }
 
 // NewService returns a Service on pool.
-func NewService(pool *pgxpool.Pool, opts ...Option) *Service {
-	s := &Service{pool: pool}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
+func NewService(pool *pgxpool.Pool) *Service {
+	return &Service{pool: pool}
 }
 
-// txn is an answer's transaction and what it leaves to do after its commit.
-type txn struct {
-	*store.Queries
-	// recovered is the endpoint.recovered alert the transaction wrote.
-	recovered *eventv1.Alert
-}
-
-// Apply applies the answer in one transaction and returns the status to
-// report: completed (an ack), nacked (a nack), or, for a repeat of an
-// answer already given for this delivery, the hook's current status (the
-// first answer wins).
+// Apply records the answer in one transaction and returns the status to
+// report: acked (an ack), nacked (a nack), or, for a repeat of an answer
+// already given for this delivery, the hook's current status (the first
+// answer wins; pending until a scheduler has applied it).
 func (s *Service) Apply(ctx context.Context, a Answer) (string, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return "", fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	q := &txn{Queries: store.New(tx)}
-	status, err := apply(ctx, q, a)
+	status, err := apply(ctx, store.New(tx), a)
 	if err != nil {
 		return "", err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
-	if q.recovered != nil {
-		s.publish(ctx, q.recovered)
-	}
 	return status, nil
 }
 
-func apply(ctx context.Context, q *txn, a Answer) (string, error) {
+func apply(ctx context.Context, q *store.Queries, a Answer) (string, error) {
 	// The token first, before any lock: without it the URL says nothing
 	// about the hook.
 	secret, err := q.AsyncSecretOfHook(ctx, a.HookID)
@@ -192,8 +166,9 @@ func apply(ctx context.Context, q *txn, a Answer) (string, error) {
 
 // beforeResult handles an answer for a delivery that has no attempt
 // recorded yet: if it is the hook's delivery in flight, the answer came
-// before the scheduler applied its 202, and starts the wait itself.
-func beforeResult(ctx context.Context, q *txn, a Answer, hook store.LockHookForAnswerRow) (string, error) {
+// before the scheduler applied its 202, and records the attempt with the
+// answer (the scheduler settles it).
+func beforeResult(ctx context.Context, q *store.Queries, a Answer, hook store.LockHookForAnswerRow) (string, error) {
 	if a.Lease < hook.LeaseSeq {
 		return "", ErrStale
 	}
@@ -202,38 +177,37 @@ func beforeResult(ctx context.Context, q *txn, a Answer, hook store.LockHookForA
 		// lease awaits an answer.
 		return "", ErrStale
 	}
-	attempt, err := q.StartWaitBeforeResult(ctx, store.StartWaitBeforeResultParams{
-		HookID: a.HookID, TimeoutSeconds: hook.AsyncTimeoutSecs,
+	_, err := q.RecordAnswerBeforeResult(ctx, store.RecordAnswerBeforeResultParams{
+		HookID: a.HookID, LeaseSeq: a.Lease, State: answeredState(a.Kind),
+		TimeoutSeconds: hook.AsyncTimeoutSecs, Body: a.Body,
 	})
 	if err != nil {
-		return "", fmt.Errorf("start wait: %w", err)
+		return "", bodyError(fmt.Errorf("record answer: %w", err))
 	}
-	return answer(ctx, q, a, attempt)
+	return answeredState(a.Kind), nil
 }
 
-// answer applies an ack or nack to the waiting attempt.
-func answer(ctx context.Context, q *txn, a Answer, attempt int32) (string, error) {
+// answer records an ack or nack on the waiting attempt.
+func answer(ctx context.Context, q *store.Queries, a Answer, attempt int32) (string, error) {
+	var err error
 	if a.Kind == Ack {
-		if err := q.AckAttempt(ctx, store.AckAttemptParams{HookID: a.HookID, Attempt: attempt, Body: a.Body}); err != nil {
-			return "", bodyError(fmt.Errorf("ack attempt: %w", err))
-		}
-		if _, err := q.CompleteAckedHook(ctx, a.HookID); err != nil {
-			return "", fmt.Errorf("complete hook: %w", err)
-		}
-		alert, err := recoverEndpoint(ctx, q.Queries, a.HookID)
-		if err != nil {
-			return "", err
-		}
-		q.recovered = alert
-		return StatusCompleted, nil
+		err = q.AckAttempt(ctx, store.AckAttemptParams{HookID: a.HookID, Attempt: attempt, Body: a.Body})
+	} else {
+		err = q.NackAttempt(ctx, store.NackAttemptParams{HookID: a.HookID, Attempt: attempt, Body: a.Body})
 	}
-	if err := q.NackAttempt(ctx, store.NackAttemptParams{HookID: a.HookID, Attempt: attempt, Body: a.Body}); err != nil {
-		return "", bodyError(fmt.Errorf("nack attempt: %w", err))
+	if err != nil {
+		return "", bodyError(fmt.Errorf("%s attempt: %w", a.Kind, err))
 	}
-	if err := q.EndWaitNow(ctx, a.HookID); err != nil {
-		return "", fmt.Errorf("end wait: %w", err)
+	return answeredState(a.Kind), nil
+}
+
+// answeredState is the attempt's async state after the answer, which is
+// also what the answer reports.
+func answeredState(k Kind) string {
+	if k == Ack {
+		return StatusAcked
 	}
-	return StatusNacked, nil
+	return StatusNacked
 }
 
 // bodyError marks PostgreSQL's refusal of the body's data (class 22: a NUL

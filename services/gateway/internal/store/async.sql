@@ -1,7 +1,9 @@
--- Async hooks (migration 00007): the receiver's POST to a delivery's ack or
--- nack URL. Every answer runs in one transaction that first locks the hook,
--- as the scheduler does before applying a result, so the two never
--- interleave.
+-- Async hooks (migrations 00007 and 00010): the receiver's POST to a
+-- delivery's ack or nack URL. The gateway only records the answer on its
+-- attempt, with answer_pending set (whose trigger sends NOTIFY
+-- sundial_async); the scheduler, the one writer of hook state, applies it.
+-- Every answer runs in one transaction that first locks the hook, as the
+-- scheduler does before applying a result, so the two never interleave.
 
 -- name: AsyncSecretOfHook :one
 -- The async secret of the project of the hook an ack or nack URL names: the
@@ -14,7 +16,7 @@ WHERE h.id = @id;
 
 -- name: LockHookForAnswer :one
 -- The hook an ack or nack URL names, locked, with its project's async timeout.
-SELECT h.id, h.status, h.lease_seq, h.lease_expires_at, p.async_timeout_secs
+SELECT h.id, h.status, h.attempts, h.lease_seq, h.lease_expires_at, p.async_timeout_secs
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
 WHERE h.id = @id
@@ -30,13 +32,54 @@ WHERE a.hook_id = @hook_id AND a.lease_seq = @lease_seq
 ORDER BY a.attempt DESC
 LIMIT 1;
 
--- name: StartWaitBeforeResult :one
+-- name: RecordAnswerBeforeResult :one
 -- An answer came before the scheduler applied the delivery's 202 (the
 -- receiver called the URL before it answered, or the result is still on its
--- way): the hook is put in the waiting state the 202 would have put it in,
--- with this attempt recorded, so the answer applies as usual. The delivery's
--- own result is then stale (the lease has ended) and changes nothing; the
--- attempt's duration and response excerpt are unknown and left empty.
+-- way): the attempt in flight (the hook's attempts + 1) is recorded with
+-- the answer, as the 202 would have recorded it, waiting for a scheduler to
+-- apply it; the hook itself is the scheduler's to change. The attempt's
+-- duration and response excerpt are unknown and left empty; a nack ends its
+-- wait now.
+INSERT INTO hook_attempts (
+    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code,
+    async_state, async_deadline, async_timeout_secs, ack_body, answer_pending
+)
+SELECT h.id, h.attempts + 1, @lease_seq, now(), 0, 'async', 202, @state::text,
+    CASE WHEN @state::text = 'nacked' THEN now()
+         ELSE now() + make_interval(secs => @timeout_seconds::integer) END,
+    @timeout_seconds::integer, sqlc.narg(body)::jsonb, true
+FROM hooks AS h
+WHERE h.id = @hook_id
+RETURNING attempt;
+
+-- name: AckAttempt :exec
+-- The receiver acknowledged the attempt: the answer and the body it sent
+-- are kept with it, and a scheduler completes the hook at once (woken by
+-- answer_pending's notification).
+UPDATE hook_attempts
+SET async_state = 'acked', ack_body = sqlc.narg(body)::jsonb, answer_pending = true
+WHERE hook_id = @hook_id AND attempt = @attempt;
+
+-- name: NackAttempt :exec
+-- The receiver nacked the attempt: its wait ends now, the body it sent is
+-- kept with it, and a scheduler applies it as a failed attempt (retry or
+-- fail) at once.
+UPDATE hook_attempts
+SET async_state = 'nacked', async_deadline = now(), ack_body = sqlc.narg(body)::jsonb, answer_pending = true
+WHERE hook_id = @hook_id AND attempt = @attempt;
+
+-- name: LeaseHookForTest :one
+-- What a scheduler's claim does (tests only; the scheduler claims in
+-- production): the hook is in flight under a new lease.
+UPDATE hooks
+SET lease_seq = lease_seq + 1, lease_expires_at = now() + interval '30 seconds',
+    run_at = now() + interval '30 seconds', status = 'pending'
+WHERE id = @id
+RETURNING lease_seq;
+
+-- name: StartWaitForTest :exec
+-- What a scheduler does when it applies a 202 to the hook in flight (tests
+-- only): the hook waits, with its attempt recorded as waiting.
 WITH waiting AS (
     UPDATE hooks AS h
     SET attempts         = h.attempts + 1,
@@ -54,48 +97,7 @@ INSERT INTO hook_attempts (
     async_state, async_deadline, async_timeout_secs
 )
 SELECT w.id, w.attempts, w.lease_seq, now(), 0, 'async', 202, 'waiting', w.async_deadline, @timeout_seconds::integer
-FROM waiting AS w
-RETURNING attempt;
-
--- name: AckAttempt :exec
--- The receiver acknowledged the attempt: it succeeded, and the body it sent
--- is kept with it.
-UPDATE hook_attempts
-SET outcome = 'success', async_state = 'acked', ack_body = sqlc.narg(body)::jsonb
-WHERE hook_id = @hook_id AND attempt = @attempt;
-
--- name: CompleteAckedHook :one
--- The acknowledged attempt completes the hook (tryAt keeps the attempt's
--- time).
-UPDATE hooks
-SET status           = 'completed',
-    failure_error    = NULL,
-    run_at           = NULL,
-    lease_expires_at = NULL,
-    async_deadline   = NULL,
-    updated_at       = now()
-WHERE id = @id
-RETURNING status;
-
--- name: NackAttempt :exec
--- The receiver nacked the attempt: its wait ends now, and a scheduler's
--- sweep applies it as a failed attempt (retry or fail) within a moment. The
--- body it sent is kept with it.
-UPDATE hook_attempts
-SET async_state = 'nacked', async_deadline = now(), ack_body = sqlc.narg(body)::jsonb
-WHERE hook_id = @hook_id AND attempt = @attempt;
-
--- name: EndWaitNow :exec
-UPDATE hooks SET async_deadline = now(), updated_at = now() WHERE id = @id;
-
--- name: LeaseHookForTest :one
--- What a scheduler's claim does (tests only; the scheduler claims in
--- production): the hook is in flight under a new lease.
-UPDATE hooks
-SET lease_seq = lease_seq + 1, lease_expires_at = now() + interval '30 seconds',
-    run_at = now() + interval '30 seconds', status = 'pending'
-WHERE id = @id
-RETURNING lease_seq;
+FROM waiting AS w;
 
 -- name: ExpireWaitForTest :execrows
 -- Moves a waiting hook's deadline into the past (tests only).
@@ -113,3 +115,7 @@ SELECT * FROM hook_attempts WHERE hook_id = @hook_id ORDER BY attempt;
 
 -- name: AsyncSecretForTest :one
 SELECT async_secret FROM projects WHERE id = @id;
+
+-- name: ListenAsyncForTest :exec
+-- Subscribes the connection to what wakes the schedulers (tests only).
+LISTEN sundial_async;

@@ -15,7 +15,7 @@ import (
 
 const ackAttempt = `-- name: AckAttempt :exec
 UPDATE hook_attempts
-SET outcome = 'success', async_state = 'acked', ack_body = $1::jsonb
+SET async_state = 'acked', ack_body = $1::jsonb, answer_pending = true
 WHERE hook_id = $2 AND attempt = $3
 `
 
@@ -25,8 +25,9 @@ type AckAttemptParams struct {
 	Attempt int32
 }
 
-// The receiver acknowledged the attempt: it succeeded, and the body it sent
-// is kept with it.
+// The receiver acknowledged the attempt: the answer and the body it sent
+// are kept with it, and a scheduler completes the hook at once (woken by
+// answer_pending's notification).
 func (q *Queries) AckAttempt(ctx context.Context, arg AckAttemptParams) error {
 	_, err := q.db.Exec(ctx, ackAttempt, arg.Body, arg.HookID, arg.Attempt)
 	return err
@@ -51,10 +52,12 @@ JOIN projects AS p ON p.id = h.project_id
 WHERE h.id = $1
 `
 
-// Async hooks (migration 00007): the receiver's POST to a delivery's ack or
-// nack URL. Every answer runs in one transaction that first locks the hook,
-// as the scheduler does before applying a result, so the two never
-// interleave.
+// Async hooks (migrations 00007 and 00010): the receiver's POST to a
+// delivery's ack or nack URL. The gateway only records the answer on its
+// attempt, with answer_pending set (whose trigger sends NOTIFY
+// sundial_async); the scheduler, the one writer of hook state, applies it.
+// Every answer runs in one transaction that first locks the hook, as the
+// scheduler does before applying a result, so the two never interleave.
 // The async secret of the project of the hook an ack or nack URL names: the
 // URL's token is checked against it before anything is locked, so a wrong
 // token costs one read and holds up no one.
@@ -101,7 +104,7 @@ func (q *Queries) AttemptOfLease(ctx context.Context, arg AttemptOfLeaseParams) 
 }
 
 const attemptsForTest = `-- name: AttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
+SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
 `
 
 func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
@@ -128,6 +131,7 @@ func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]Hook
 			&i.AsyncDeadline,
 			&i.AsyncTimeoutSecs,
 			&i.AckBody,
+			&i.AnswerPending,
 		); err != nil {
 			return nil, err
 		}
@@ -137,36 +141,6 @@ func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]Hook
 		return nil, err
 	}
 	return items, nil
-}
-
-const completeAckedHook = `-- name: CompleteAckedHook :one
-UPDATE hooks
-SET status           = 'completed',
-    failure_error    = NULL,
-    run_at           = NULL,
-    lease_expires_at = NULL,
-    async_deadline   = NULL,
-    updated_at       = now()
-WHERE id = $1
-RETURNING status
-`
-
-// The acknowledged attempt completes the hook (tryAt keeps the attempt's
-// time).
-func (q *Queries) CompleteAckedHook(ctx context.Context, id uuid.UUID) (string, error) {
-	row := q.db.QueryRow(ctx, completeAckedHook, id)
-	var status string
-	err := row.Scan(&status)
-	return status, err
-}
-
-const endWaitNow = `-- name: EndWaitNow :exec
-UPDATE hooks SET async_deadline = now(), updated_at = now() WHERE id = $1
-`
-
-func (q *Queries) EndWaitNow(ctx context.Context, id uuid.UUID) error {
-	_, err := q.db.Exec(ctx, endWaitNow, id)
-	return err
 }
 
 const expireWaitForTest = `-- name: ExpireWaitForTest :execrows
@@ -206,8 +180,18 @@ func (q *Queries) LeaseHookForTest(ctx context.Context, id uuid.UUID) (int64, er
 	return lease_seq, err
 }
 
+const listenAsyncForTest = `-- name: ListenAsyncForTest :exec
+LISTEN sundial_async
+`
+
+// Subscribes the connection to what wakes the schedulers (tests only).
+func (q *Queries) ListenAsyncForTest(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, listenAsyncForTest)
+	return err
+}
+
 const lockHookForAnswer = `-- name: LockHookForAnswer :one
-SELECT h.id, h.status, h.lease_seq, h.lease_expires_at, p.async_timeout_secs
+SELECT h.id, h.status, h.attempts, h.lease_seq, h.lease_expires_at, p.async_timeout_secs
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
 WHERE h.id = $1
@@ -217,6 +201,7 @@ FOR UPDATE OF h
 type LockHookForAnswerRow struct {
 	ID               uuid.UUID
 	Status           string
+	Attempts         int32
 	LeaseSeq         int64
 	LeaseExpiresAt   *time.Time
 	AsyncTimeoutSecs int32
@@ -229,6 +214,7 @@ func (q *Queries) LockHookForAnswer(ctx context.Context, id uuid.UUID) (LockHook
 	err := row.Scan(
 		&i.ID,
 		&i.Status,
+		&i.Attempts,
 		&i.LeaseSeq,
 		&i.LeaseExpiresAt,
 		&i.AsyncTimeoutSecs,
@@ -238,7 +224,7 @@ func (q *Queries) LockHookForAnswer(ctx context.Context, id uuid.UUID) (LockHook
 
 const nackAttempt = `-- name: NackAttempt :exec
 UPDATE hook_attempts
-SET async_state = 'nacked', async_deadline = now(), ack_body = $1::jsonb
+SET async_state = 'nacked', async_deadline = now(), ack_body = $1::jsonb, answer_pending = true
 WHERE hook_id = $2 AND attempt = $3
 `
 
@@ -248,15 +234,57 @@ type NackAttemptParams struct {
 	Attempt int32
 }
 
-// The receiver nacked the attempt: its wait ends now, and a scheduler's
-// sweep applies it as a failed attempt (retry or fail) within a moment. The
-// body it sent is kept with it.
+// The receiver nacked the attempt: its wait ends now, the body it sent is
+// kept with it, and a scheduler applies it as a failed attempt (retry or
+// fail) at once.
 func (q *Queries) NackAttempt(ctx context.Context, arg NackAttemptParams) error {
 	_, err := q.db.Exec(ctx, nackAttempt, arg.Body, arg.HookID, arg.Attempt)
 	return err
 }
 
-const startWaitBeforeResult = `-- name: StartWaitBeforeResult :one
+const recordAnswerBeforeResult = `-- name: RecordAnswerBeforeResult :one
+INSERT INTO hook_attempts (
+    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code,
+    async_state, async_deadline, async_timeout_secs, ack_body, answer_pending
+)
+SELECT h.id, h.attempts + 1, $1, now(), 0, 'async', 202, $2::text,
+    CASE WHEN $2::text = 'nacked' THEN now()
+         ELSE now() + make_interval(secs => $3::integer) END,
+    $3::integer, $4::jsonb, true
+FROM hooks AS h
+WHERE h.id = $5
+RETURNING attempt
+`
+
+type RecordAnswerBeforeResultParams struct {
+	LeaseSeq       int64
+	State          string
+	TimeoutSeconds int32
+	Body           json.RawMessage
+	HookID         uuid.UUID
+}
+
+// An answer came before the scheduler applied the delivery's 202 (the
+// receiver called the URL before it answered, or the result is still on its
+// way): the attempt in flight (the hook's attempts + 1) is recorded with
+// the answer, as the 202 would have recorded it, waiting for a scheduler to
+// apply it; the hook itself is the scheduler's to change. The attempt's
+// duration and response excerpt are unknown and left empty; a nack ends its
+// wait now.
+func (q *Queries) RecordAnswerBeforeResult(ctx context.Context, arg RecordAnswerBeforeResultParams) (int32, error) {
+	row := q.db.QueryRow(ctx, recordAnswerBeforeResult,
+		arg.LeaseSeq,
+		arg.State,
+		arg.TimeoutSeconds,
+		arg.Body,
+		arg.HookID,
+	)
+	var attempt int32
+	err := row.Scan(&attempt)
+	return attempt, err
+}
+
+const startWaitForTest = `-- name: StartWaitForTest :exec
 WITH waiting AS (
     UPDATE hooks AS h
     SET attempts         = h.attempts + 1,
@@ -275,23 +303,16 @@ INSERT INTO hook_attempts (
 )
 SELECT w.id, w.attempts, w.lease_seq, now(), 0, 'async', 202, 'waiting', w.async_deadline, $1::integer
 FROM waiting AS w
-RETURNING attempt
 `
 
-type StartWaitBeforeResultParams struct {
+type StartWaitForTestParams struct {
 	TimeoutSeconds int32
 	HookID         uuid.UUID
 }
 
-// An answer came before the scheduler applied the delivery's 202 (the
-// receiver called the URL before it answered, or the result is still on its
-// way): the hook is put in the waiting state the 202 would have put it in,
-// with this attempt recorded, so the answer applies as usual. The delivery's
-// own result is then stale (the lease has ended) and changes nothing; the
-// attempt's duration and response excerpt are unknown and left empty.
-func (q *Queries) StartWaitBeforeResult(ctx context.Context, arg StartWaitBeforeResultParams) (int32, error) {
-	row := q.db.QueryRow(ctx, startWaitBeforeResult, arg.TimeoutSeconds, arg.HookID)
-	var attempt int32
-	err := row.Scan(&attempt)
-	return attempt, err
+// What a scheduler does when it applies a 202 to the hook in flight (tests
+// only): the hook waits, with its attempt recorded as waiting.
+func (q *Queries) StartWaitForTest(ctx context.Context, arg StartWaitForTestParams) error {
+	_, err := q.db.Exec(ctx, startWaitForTest, arg.TimeoutSeconds, arg.HookID)
+	return err
 }

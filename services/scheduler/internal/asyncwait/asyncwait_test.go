@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/testkit/natstest"
@@ -20,14 +23,17 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type bundle struct {
-	q       *store.Queries
+	pool    *pgxpool.Pool
+	q       *storetest.Queries
 	claimer *claim.Claimer
 	applier *result.Applier
+	batcher *result.Batcher
 	log     *slog.Logger
 }
 
@@ -43,14 +49,29 @@ func setup(t testing.TB) bundle {
 	require.NoError(t, err)
 	c, err := claim.New(pool, js, claim.Config{BatchSize: 100, Lease: time.Minute, PollInterval: time.Second}, log)
 	require.NoError(t, err)
-	return bundle{q: store.New(pool), claimer: c, applier: applier, log: log}
+	batcher, err := applier.NewBatcher(result.BatchConfig{MaxBatch: 100, InFlight: 2})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); batcher.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-stopped })
+	return bundle{pool: pool, q: storetest.New(pool), claimer: c, applier: applier, batcher: batcher, log: log}
+}
+
+// run runs s until the test ends.
+func run(t testing.TB, s *asyncwait.Sweeper) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // waiting creates n hooks answered 202 and returns them.
-func (b bundle) waiting(t testing.TB, n int) []store.Hook {
+func (b bundle) waiting(t testing.TB, n int) []storetest.Hook {
 	t.Helper()
 	project := fixture.Project(t, b.q, "receiver.example.com", policy)
-	var hooks []store.Hook
+	var hooks []storetest.Hook
 	for range n {
 		hooks = append(hooks, fixture.Insert(t, b.q, fixture.Hook{ProjectID: project, Domain: "receiver.example.com", DueIn: -time.Second}))
 	}
@@ -62,11 +83,13 @@ func (b bundle) waiting(t testing.TB, n int) []store.Hook {
 	}
 	for i, h := range hooks {
 		h = fixture.Get(t, b.q, h.ID)
-		require.NoError(t, b.applier.Apply(context.Background(), &eventv1.AttemptResult{
+		data, err := proto.Marshal(&eventv1.AttemptResult{
 			HookId: h.ID.String(), ProjectId: h.ProjectID.String(), Attempt: 1, LeaseSeq: h.LeaseSeq,
 			Outcome: eventv1.Outcome_OUTCOME_ASYNC, StatusCode: 202, StartedAt: timestamppb.Now(),
 			Duration: durationpb.New(time.Millisecond),
-		}))
+		})
+		require.NoError(t, err)
+		require.NoError(t, b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1}))
 		hooks[i] = fixture.Get(t, b.q, h.ID)
 		require.NotNil(t, hooks[i].AsyncDeadline)
 	}
@@ -83,12 +106,12 @@ func TestSweeperSettlesEndedWaitsOnly(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, 1, n)
 	}
-	n, err := b.q.NackForTest(context.Background(), store.NackForTestParams{HookID: hooks[2].ID, LeaseSeq: hooks[2].LeaseSeq})
+	n, err := b.q.NackForTest(context.Background(), storetest.NackForTestParams{HookID: hooks[2].ID, LeaseSeq: hooks[2].LeaseSeq})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 
 	// A batch of 2 makes the sweeper take a second batch at once.
-	s, err := asyncwait.New(b.q, b.applier, asyncwait.Config{Interval: 20 * time.Millisecond, BatchSize: 2}, b.log)
+	s, err := asyncwait.New(store.New(b.pool), b.applier, asyncwait.Config{Interval: 20 * time.Millisecond, BatchSize: 2}, b.log)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -120,6 +143,32 @@ func TestSweeperSettlesEndedWaitsOnly(t *testing.T) {
 	require.Zero(t, settled, "nothing left to settle")
 }
 
+// TestAnswersWakeTheSweeper: an ack or nack recorded by the gateway is
+// applied at once, long before the sweep interval, woken by its
+// notification (or, for one recorded before the sweeper listened, by the
+// sweep that follows the LISTEN).
+func TestAnswersWakeTheSweeper(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	hooks := b.waiting(t, 2)
+	s, err := asyncwait.New(store.New(b.pool), b.applier, asyncwait.Config{
+		Interval: time.Hour, BatchSize: 10, Listen: b.pool.Config().ConnConfig.Copy(),
+	}, b.log)
+	require.NoError(t, err)
+	run(t, s)
+
+	n, err := b.q.AckForTest(context.Background(), storetest.AckForTestParams{HookID: hooks[0].ID, LeaseSeq: hooks[0].LeaseSeq})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hooks[0].ID).Status == "completed" },
+		10*time.Second, 5*time.Millisecond)
+	n, err = b.q.NackForTest(context.Background(), storetest.NackForTestParams{HookID: hooks[1].ID, LeaseSeq: hooks[1].LeaseSeq})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hooks[1].ID).Status == "retry" },
+		10*time.Second, 5*time.Millisecond)
+}
+
 func TestNewRefusesAnUnboundedLoop(t *testing.T) {
 	t.Parallel()
 	_, err := asyncwait.New(nil, nil, asyncwait.Config{Interval: 0, BatchSize: 1}, slog.Default())
@@ -143,7 +192,7 @@ func TestConcurrentSweepersSettleEachWaitOnce(t *testing.T) {
 	settled := make(chan int, replicas)
 	start := make(chan struct{})
 	for range replicas {
-		s, err := asyncwait.New(b.q, b.applier, asyncwait.Config{Interval: time.Millisecond, BatchSize: 7}, b.log)
+		s, err := asyncwait.New(store.New(b.pool), b.applier, asyncwait.Config{Interval: time.Millisecond, BatchSize: 7}, b.log)
 		require.NoError(t, err)
 		go func() {
 			<-start
@@ -165,7 +214,7 @@ func TestConcurrentSweepersSettleEachWaitOnce(t *testing.T) {
 	}
 	// A replica stops when it finds nothing left for it; the others may
 	// have taken the rest, so sweep once more to be sure none is left.
-	s, err := asyncwait.New(b.q, b.applier, asyncwait.Config{Interval: time.Millisecond, BatchSize: 100}, b.log)
+	s, err := asyncwait.New(store.New(b.pool), b.applier, asyncwait.Config{Interval: time.Millisecond, BatchSize: 100}, b.log)
 	require.NoError(t, err)
 	n, err := s.SweepOnce(context.Background())
 	require.NoError(t, err)

@@ -20,14 +20,14 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type bundle struct {
 	pool    *pgxpool.Pool
-	q       *store.Queries
+	q       *storetest.Queries
 	js      jetstream.JetStream
 	log     *slog.Logger
 	domain  string
@@ -42,7 +42,7 @@ func setup(t *testing.T) bundle {
 	pool, _ := pgtest.NewPool(t)
 	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
 	require.NoError(t, event.EnsureStreams(context.Background(), js))
-	q := store.New(pool)
+	q := storetest.New(pool)
 	b := bundle{pool: pool, q: q, js: js, domain: "receiver.example.com",
 		log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	b.project = fixture.Project(t, q, b.domain, defaults)
@@ -74,7 +74,7 @@ func dueMsgID(hookID uuid.UUID, leaseSeq int64) string {
 	return event.DuesMsgID([]string{hookID.String()}, []int64{leaseSeq})
 }
 
-func (b bundle) hook(t *testing.T, dueIn time.Duration) store.Hook {
+func (b bundle) hook(t *testing.T, dueIn time.Duration) storetest.Hook {
 	t.Helper()
 	return fixture.Insert(t, b.q, fixture.Hook{ProjectID: b.project, Domain: b.domain, DueIn: dueIn})
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 // latenessMode is one way of finding due hooks.
@@ -81,7 +81,7 @@ func runLateness(b *testing.B, load latenessLoad, mode latenessMode) []time.Dura
 	srv := natstest.Start(b, natstest.Options{})
 	nc, js := srv.Connect(b)
 	require.NoError(b, event.EnsureStreams(context.Background(), js))
-	q := store.New(pool)
+	q := storetest.New(pool)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	project := fixture.Project(b, q, "receiver.example.com", defaults)
 
@@ -138,7 +138,7 @@ func runLateness(b *testing.B, load latenessLoad, mode latenessMode) []time.Dura
 				if dueIn <= 0 {
 					lateInserts.Add(1)
 				}
-				_, errs[w] = q.InsertHookForTest(context.Background(), store.InsertHookForTestParams{
+				_, errs[w] = q.InsertHookForTest(context.Background(), storetest.InsertHookForTestParams{
 					ID: uuid.Must(uuid.NewV7()), ProjectID: project, Path: "/hook", Domain: "receiver.example.com",
 					Data: json.RawMessage(`{"n":1}`), DueInSeconds: dueIn.Seconds(),
 				})

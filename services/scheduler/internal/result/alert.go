@@ -97,36 +97,6 @@ func kindName(k eventv1.AlertKind) string {
 	return kindHookFailed
 }
 
-// recordFailure writes, in the caller's transaction, what a hook that ran
-// out of retries leaves: its endpoint marked failing and its alert.
-func recordFailure(ctx context.Context, q *store.Queries, f hookFailure) (*eventv1.Alert, error) {
-	if err := q.MarkEndpointFailing(ctx, store.MarkEndpointFailingParams{
-		ProjectID: f.projectID, Domain: f.domain, Path: f.path,
-	}); err != nil {
-		return nil, fmt.Errorf("mark endpoint failing: %w", err)
-	}
-	alert := f.alert()
-	return alert, insertAlerts(ctx, q, []*eventv1.Alert{alert})
-}
-
-// recordSuccess ends, in the caller's transaction, the failing spell of the
-// endpoint a hook was just delivered to, if it had one, and returns the
-// endpoint.recovered alert it wrote (nil when the endpoint was not failing).
-func recordSuccess(ctx context.Context, q *store.Queries, r recovery) (*eventv1.Alert, error) {
-	rows, err := q.RecoverEndpoint(ctx, store.RecoverEndpointParams{
-		ProjectID: r.projectID, Domain: r.domain, Path: r.path,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("recover endpoint: %w", err)
-	}
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	r.failingSince, r.failedHooks = rows[0].FailingSince, rows[0].FailedHooks
-	alert := r.alert()
-	return alert, insertAlerts(ctx, q, []*eventv1.Alert{alert})
-}
-
 // insertAlerts writes alerts into the outbox in one statement; an alert
 // already there is left as it is.
 func insertAlerts(ctx context.Context, q *store.Queries, alerts []*eventv1.Alert) error {

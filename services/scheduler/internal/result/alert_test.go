@@ -17,24 +17,25 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
-// applyPath applies one result the way one of the applier's paths does.
+// applyPath applies one result in one of the messages that carry results.
 type applyPath struct {
 	name  string
 	apply func(t *testing.T, b bundle, r *eventv1.AttemptResult)
 }
 
 var applyPaths = []applyPath{
-	{"batched", func(t *testing.T, b bundle, r *eventv1.AttemptResult) { require.NoError(t, b.handle(t, r)) }},
-	{"one by one", func(t *testing.T, b bundle, r *eventv1.AttemptResult) {
-		require.NoError(t, b.applier.Apply(context.Background(), r))
+	{"single", func(t *testing.T, b bundle, r *eventv1.AttemptResult) { require.NoError(t, b.handle(t, r)) }},
+	{"batch message", func(t *testing.T, b bundle, r *eventv1.AttemptResult) {
+		require.NoError(t, b.batcher.Handle(context.Background(), batchDelivery(t, 1, r)))
 	}},
 }
 
 // leasedTo creates due hooks to path in project and claims them, as the
 // scheduler does before delivering them.
-func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []store.Hook {
+func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []storetest.Hook {
 	t.Helper()
 	ids := make([]uuid.UUID, n)
 	for i := range ids {
@@ -48,7 +49,7 @@ func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []
 		require.Positive(t, got, "the hooks are due")
 		claimed += got
 	}
-	hooks := make([]store.Hook, n)
+	hooks := make([]storetest.Hook, n)
 	for i, id := range ids {
 		hooks[i] = fixture.Get(t, b.q, id)
 		require.NotNil(t, hooks[i].LeaseExpiresAt)
@@ -58,14 +59,14 @@ func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []
 
 func (b bundle) alertRows(t *testing.T, project uuid.UUID) []store.Alert {
 	t.Helper()
-	rows, err := b.q.ListAlertsForTest(context.Background(), project)
+	rows, err := store.New(b.pool).ListAlertsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }
 
 func (b bundle) failingEndpoints(t *testing.T, project uuid.UUID) []store.FailingEndpoint {
 	t.Helper()
-	rows, err := b.q.ListFailingEndpointsForTest(context.Background(), project)
+	rows, err := store.New(b.pool).ListFailingEndpointsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }

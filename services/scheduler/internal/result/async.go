@@ -2,25 +2,35 @@ package result
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 
-	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
 // Async hooks: a receiver that answers 202 reports later, with a POST to the
-// delivery's ack or nack URL (the gateway handles those). Until then the
-// hook waits, pending, for at most the async timeout. An ack completes it
-// (the gateway does that alone); a nack or the timeout is a failed attempt,
-// which a scheduler applies here through settle, exactly like a failed
-// delivery: the retry budget, jitter and the hook.failed alert all apply.
+// delivery's ack or nack URL. Until then the hook waits, pending, for at
+// most the async timeout. The gateway only records the answer on the
+// attempt (answer_pending) and wakes the schedulers (NOTIFY sundial_async,
+// migration 00010); the scheduler is the one writer of the hook's state. An
+// ack completes the hook like a successful delivery (ending the endpoint's
+// failing spell); a nack or the timeout is a failed attempt, retried or
+// failed like a failed delivery: the retry budget, jitter and the
+// hook.failed alert all apply. Ended waits go through the same settling
+// steps as a batch of results (batch.go: completeAll, settleFailures).
+//
+// An answer may come before the scheduler has applied the 202 (a receiver
+// may call the URL before it answers the delivery). The gateway then
+// records the attempt itself, answered, without touching the hook; the
+// scheduler settles it whichever comes first: the sweeper woken by the
+// notification (the hook is still in flight: LockEndedAsyncWaits), or the
+// 202's own result, whose waiting attempt then finds the answered one in
+// its place and is settled at once in the result's transaction (applyBatch).
+// Both lock the hook row, so exactly one of them settles it and the other
+// finds nothing to do.
 
 // ErrNacked is the failure text of an attempt the receiver nacked.
 const ErrNacked = "nacked by receiver"
@@ -32,16 +42,18 @@ func AsyncTimeoutError(seconds int32) string {
 }
 
 // startWait applies a 202 answer: the hook waits for the receiver's answer
-// until its deadline, and the attempt is recorded as waiting.
-func (a *Applier) startWait(ctx context.Context, q *store.Queries, in attempt, h lockedHook) (*applied, error) {
+// until its deadline, and the attempt is recorded as waiting. answered
+// reports that the attempt was already recorded, with the receiver's
+// answer, by an ack or nack that came first: the caller settles it.
+func (a *Applier) startWait(ctx context.Context, q *store.Queries, in attempt, h lockedHook) (out *applied, answered bool, err error) {
 	wait, err := q.StartAsyncWait(ctx, store.StartAsyncWaitParams{
 		ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration,
 		StartedAt: in.startedAt, AskedSeconds: in.asyncTimeout,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start async wait: %w", err)
+		return nil, false, fmt.Errorf("start async wait: %w", err)
 	}
-	_, err = q.InsertAsyncAttempt(ctx, store.InsertAsyncAttemptParams{
+	n, err := q.InsertAsyncAttempt(ctx, store.InsertAsyncAttemptParams{
 		HookID:           in.hookID,
 		Attempt:          in.attempt,
 		LeaseSeq:         in.leaseSeq,
@@ -53,72 +65,86 @@ func (a *Applier) startWait(ctx context.Context, q *store.Queries, in attempt, h
 		AsyncTimeoutSecs: &wait.TimeoutSeconds,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("insert attempt: %w", err)
+		return nil, false, fmt.Errorf("insert attempt: %w", err)
 	}
 	budget := a.budget(ctx, in.hookID, h)
 	return &applied{projectID: h.projectID, path: h.path, status: StatusPending,
-		maxAttempts: budget.MaxAttempts(), at: wait.AsyncDeadline}, nil
+		maxAttempts: budget.MaxAttempts(), at: wait.AsyncDeadline}, n == 0, nil
 }
 
-// EndWait settles the attempt of a hook whose async wait has ended (its
-// timeout passed, or the receiver nacked it) as a failed attempt: the hook
-// is retried or fails, like after any failed delivery. It reports false,
-// changing nothing, when the hook has nothing to settle: it was acked,
-// deleted or settled meanwhile, its wait has not ended, or another
-// scheduler holds it.
-func (a *Applier) EndWait(ctx context.Context, hookID uuid.UUID) (bool, error) {
+// EndWaits settles, in one transaction, the async attempts of the given
+// hooks that have an answer to apply or whose wait timed out: an ack
+// completes the hook, a nack or a timeout is a failed attempt. It returns
+// how many it settled; a hook with nothing to settle (settled meanwhile,
+// deleted, its wait not over, or held by another scheduler) is skipped.
+func (a *Applier) EndWaits(ctx context.Context, ids []uuid.UUID) (int, error) {
 	start := time.Now()
-	in, out, err := a.endWaitTx(ctx, hookID)
+	ins, outs, err := a.endWaitsTx(ctx, ids)
 	if err != nil {
-		return false, fmt.Errorf("end async wait of hook %s: %w", hookID, err)
+		return 0, fmt.Errorf("end async waits of %d hooks: %w", len(ids), err)
 	}
-	if out == nil {
-		return false, nil
+	for i, in := range ins {
+		_ = a.finish(ctx, in, outs[i], nil, time.Since(start), slog.LevelInfo)
 	}
-	a.applied.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", in.reported)))
-	alertErr := a.alerts.publishAll(ctx, out.alerts)
-	a.logApplied(ctx, in, out, time.Since(start), alertErr, slog.LevelInfo)
-	return true, nil
+	return len(ins), nil
 }
 
-func (a *Applier) endWaitTx(ctx context.Context, hookID uuid.UUID) (attempt, *applied, error) {
+func (a *Applier) endWaitsTx(ctx context.Context, ids []uuid.UUID) ([]attempt, []*applied, error) {
 	tx, err := a.db.Begin(ctx)
 	if err != nil {
-		return attempt{}, nil, fmt.Errorf("begin: %w", err)
+		return nil, nil, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	q := store.New(tx)
-	row, err := q.LockEndedAsyncWait(ctx, hookID)
-	if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
-		return attempt{}, nil, nil
-	} else if err != nil {
-		return attempt{}, nil, fmt.Errorf("lock hook: %w", err)
-	}
-	in := endedAttempt(row)
-	if err := q.EndAsyncWait(ctx, hookID); err != nil {
-		return attempt{}, nil, fmt.Errorf("end wait: %w", err)
-	}
-	if _, err := q.FailAsyncAttempt(ctx, store.FailAsyncAttemptParams{
-		HookID: hookID, Attempt: in.attempt, Error: &in.errText,
-	}); err != nil {
-		return attempt{}, nil, fmt.Errorf("fail attempt: %w", err)
-	}
-	out, err := a.settle(ctx, q, in, lockedHook{
-		projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
-		policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
-			row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
-	})
+	ins, outs, err := a.endWaits(ctx, store.New(tx), ids)
 	if err != nil {
-		return attempt{}, nil, err
+		return nil, nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return attempt{}, nil, fmt.Errorf("commit: %w", err)
+		return nil, nil, fmt.Errorf("commit: %w", err)
 	}
-	return in, out, nil
+	return ins, outs, nil
 }
 
-// endedAttempt is the failed attempt an ended wait amounts to.
-func endedAttempt(row store.LockEndedAsyncWaitRow) attempt {
+// endWaits settles, in the caller's transaction, what EndWaits settles, and
+// returns the attempts it settled with what each did.
+func (a *Applier) endWaits(ctx context.Context, q *store.Queries, ids []uuid.UUID) ([]attempt, []*applied, error) {
+	rows, err := q.LockEndedAsyncWaits(ctx, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock ended waits: %w", err)
+	}
+	ins := make([]attempt, len(rows))
+	plan := batchPlan{hooks: make(map[int]lockedHook, len(rows))}
+	arg := store.SettleAsyncAttemptsParams{}
+	for i, row := range rows {
+		ins[i] = endedAttempt(row)
+		plan.hooks[i] = lockedHook{
+			projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
+			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
+				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
+		}
+		plan.add(i, ins[i])
+		arg.HookIds = append(arg.HookIds, row.ID)
+		arg.Attempts = append(arg.Attempts, row.Attempt)
+		arg.Errors = append(arg.Errors, ins[i].errText)
+	}
+	if len(rows) > 0 {
+		if err := q.SettleAsyncAttempts(ctx, arg); err != nil {
+			return nil, nil, fmt.Errorf("settle attempts: %w", err)
+		}
+	}
+	outs := make([]*applied, len(ins))
+	if err := a.settle(ctx, q, ins, plan, outs); err != nil {
+		return nil, nil, err
+	}
+	if _, err := q.ForgetDeadAnswers(ctx, ids); err != nil {
+		return nil, nil, fmt.Errorf("forget dead answers: %w", err)
+	}
+	return ins, outs, nil
+}
+
+// endedAttempt is the attempt an ended wait amounts to: a success when the
+// receiver acked it, else a failure.
+func endedAttempt(row store.LockEndedAsyncWaitsRow) attempt {
 	in := attempt{
 		hookID:     row.ID,
 		leaseSeq:   row.LeaseSeq,
@@ -128,14 +154,21 @@ func endedAttempt(row store.LockEndedAsyncWaitRow) attempt {
 		startedAt:  row.StartedAt,
 		duration:   row.DurationSeconds,
 	}
-	if row.AsyncState != nil && *row.AsyncState == "nacked" {
+	state := ""
+	if row.AsyncState != nil {
+		state = *row.AsyncState
+	}
+	switch state {
+	case "acked":
+		in.reported, in.recorded, in.success = "ack", "success", true
+	case "nacked":
 		in.reported, in.errText = "nack", ErrNacked
-		return in
+	default:
+		var secs int32
+		if row.AsyncTimeoutSecs != nil {
+			secs = *row.AsyncTimeoutSecs
+		}
+		in.reported, in.errText = "async_timeout", AsyncTimeoutError(secs)
 	}
-	var secs int32
-	if row.AsyncTimeoutSecs != nil {
-		secs = *row.AsyncTimeoutSecs
-	}
-	in.reported, in.errText = "async_timeout", AsyncTimeoutError(secs)
 	return in
 }

@@ -86,73 +86,46 @@ func (a *Applier) NewBatcher(cfg BatchConfig) (*Batcher, error) {
 }
 
 // Handle is the bus.Handler of the scheduler's result consumer: it decodes
-// the result, waits for the batch that applies it, and answers like
-// Applier.Apply: nil (applied or stale), bus.Drop (can never be applied) or
-// another error (the bus redelivers).
+// the message, waits for the batches that apply its results, and answers
+// nil (applied or stale), bus.Drop (can never be applied) or another error
+// (the bus redelivers).
 //
 // The subject carries two messages, told apart by the event.TypeHeader
-// header: a single AttemptResult (no header, what dispatchers before
-// batching send) and an AttemptResults batch (handleBatch).
+// header: an AttemptResults batch, and a single AttemptResult (no header).
+// Only dispatchers of the previous release send the single form
+// (docs/architecture.md, "Rolling upgrades"); it is made a batch of one
+// here, at the edge, and from here on there is one path.
 func (b *Batcher) Handle(ctx context.Context, d bus.Delivery) error {
 	switch typ := d.Header.Get(event.TypeHeader); typ {
 	case "", event.TypeAttemptResult:
-		return b.handleOne(ctx, d)
+		var r eventv1.AttemptResult
+		if err := proto.Unmarshal(d.Data, &r); err != nil {
+			return bus.Drop(fmt.Errorf("decode attempt result: %w", err))
+		}
+		return b.handleResults(ctx, []*eventv1.AttemptResult{&r})
 	case event.TypeAttemptResults:
-		return b.handleBatch(ctx, d)
+		var rs eventv1.AttemptResults
+		if err := proto.Unmarshal(d.Data, &rs); err != nil {
+			return bus.Drop(fmt.Errorf("decode attempt results: %w", err))
+		}
+		return b.handleResults(ctx, rs.GetResults())
 	default:
 		return bus.Drop(fmt.Errorf("attempt results: unknown message type %q", typ))
 	}
 }
 
-func (b *Batcher) handleOne(ctx context.Context, d bus.Delivery) error {
-	var r eventv1.AttemptResult
-	if err := proto.Unmarshal(d.Data, &r); err != nil {
-		return bus.Drop(fmt.Errorf("decode attempt result: %w", err))
-	}
-	ctx, span := b.a.startApply(ctx, &r)
-	err := b.apply(ctx, &r)
-	endApply(span, err)
-	return err
-}
-
-func (b *Batcher) apply(ctx context.Context, r *eventv1.AttemptResult) error {
-	start := time.Now()
-	in, err := parse(r)
-	if err != nil {
-		return bus.Drop(err)
-	}
-	p := &pending{in: in, link: trace.LinkFromContext(ctx), reply: make(chan reply, 1)}
-	select {
-	case b.in <- p:
-	case <-b.stopped:
-		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, ErrStopped)
-	case <-ctx.Done():
-		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, ctx.Err())
-	}
-	select {
-	case rep := <-p.reply:
-		return b.a.finish(ctx, in, rep.out, rep.err, time.Since(start), slog.LevelDebug)
-	case <-ctx.Done():
-		// The batch may still commit: the redelivered message is then
-		// stale, which changes nothing.
-		return fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, ctx.Err())
-	}
-}
-
-// handleBatch applies every result of an AttemptResults message as if each
-// had come alone: each gets its own span, a child of its delivery's trace
-// (carried in the result), and joins the batches of Run like any other.
+// handleResults applies every result of a message as if each had come
+// alone: each gets its own span, a child of its delivery's trace (carried
+// in the result, or for a single result in the message's headers, which
+// bus.Consume put in ctx), and joins the batches of Run like any other.
 // The message is acknowledged only once every result has been applied (or
 // found stale, or dropped as one that can never apply); if any failed, the
 // whole message comes back, and the results already applied are then
-// stale, so a batch redelivered changes each hook once.
-func (b *Batcher) handleBatch(ctx context.Context, d bus.Delivery) error {
-	var rs eventv1.AttemptResults
-	if err := proto.Unmarshal(d.Data, &rs); err != nil {
-		return bus.Drop(fmt.Errorf("decode attempt results: %w", err))
-	}
+// stale, so a message redelivered changes each hook once. A message none of
+// whose results can ever apply is dropped.
+func (b *Batcher) handleResults(ctx context.Context, results []*eventv1.AttemptResult) error {
 	start := time.Now()
-	n := len(rs.GetResults())
+	n := len(results)
 	type waiting struct {
 		ctx  context.Context
 		span trace.Span
@@ -168,13 +141,15 @@ func (b *Batcher) handleBatch(ctx context.Context, d bus.Delivery) error {
 		}
 		return err
 	}
-	for _, r := range rs.GetResults() {
+	var dropped []error
+	for _, r := range results {
 		rctx, span := b.a.startApply(telemetry.ExtractMap(ctx, r.GetTraceContext()), r)
 		in, err := parse(r)
 		if err != nil {
 			// One malformed result does not hold back the others.
 			endApply(span, err)
 			b.a.log.WarnContext(rctx, "attempt result dropped", "err", err)
+			dropped = append(dropped, err)
 			continue
 		}
 		ws = append(ws, waiting{ctx: rctx, span: span,
@@ -205,9 +180,13 @@ func (b *Batcher) handleBatch(ctx context.Context, d bus.Delivery) error {
 			// Can never apply (the database refuses its data): given up
 			// alone, as a message of its own would be.
 			b.a.log.WarnContext(w.ctx, "attempt result dropped", "err", err)
+			dropped = append(dropped, err)
 		case firstErr == nil:
 			firstErr = err
 		}
+	}
+	if firstErr == nil && n > 0 && len(dropped) == n {
+		return bus.Drop(errors.Join(dropped...))
 	}
 	return firstErr
 }
@@ -224,8 +203,8 @@ func (b *Batcher) Run(ctx context.Context) {
 
 // applyBatch applies a batch in one transaction and answers every handler.
 // A batch the database refuses for its data (class 22 or 23: one bad
-// result) is applied again result by result, so that only the bad one is
-// dropped; any other failure (a lost connection) is every handler's error,
+// result) is applied again result by result, each a batch of one, so that
+// only the bad one is dropped; any other failure (a lost connection) is every handler's error,
 // and the bus redelivers them.
 func (b *Batcher) applyBatch(ctx context.Context, batch []*pending) {
 	start := time.Now()
@@ -240,7 +219,10 @@ func (b *Batcher) applyBatch(ctx context.Context, batch []*pending) {
 	switch {
 	case fallback:
 		for i, in := range ins {
-			replies[i].out, replies[i].err = b.a.applyTx(ctx, in)
+			var one []*applied
+			if one, replies[i].err = b.a.applyBatchTx(ctx, []attempt{in}); replies[i].err == nil {
+				replies[i].out = one[0]
+			}
 		}
 	case err != nil:
 		span.SetStatus(codes.Error, "batch not applied")
@@ -340,6 +322,18 @@ type batchPlan struct {
 	waits     []int
 }
 
+// add sorts the result at i, whose hook is locked, by kind.
+func (p *batchPlan) add(i int, in attempt) {
+	switch {
+	case in.async:
+		p.waits = append(p.waits, i)
+	case in.success:
+		p.successes = append(p.successes, i)
+	default:
+		p.failures = append(p.failures, i)
+	}
+}
+
 func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attempt) ([]*applied, error) {
 	plan, err := lockBatch(ctx, q, ins)
 	if err != nil {
@@ -349,28 +343,64 @@ func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attemp
 	if err := insertAttempts(ctx, q, ins, append(plan.successes, plan.failures...)); err != nil {
 		return nil, err
 	}
-	if err := a.completeAll(ctx, q, ins, plan, outs); err != nil {
+	if err := a.settle(ctx, q, ins, plan, outs); err != nil {
 		return nil, err
 	}
-	if err := a.settleFailures(ctx, q, ins, plan, outs); err != nil {
-		return nil, err
-	}
-	// 202 answers are rare: one at a time, in the same transaction.
-	for _, i := range plan.waits {
-		if outs[i], err = a.startWait(ctx, q, ins[i], plan.hooks[i]); err != nil {
-			return nil, err
-		}
-	}
-	var alerts []*eventv1.Alert
-	for _, out := range outs {
-		if out != nil {
-			alerts = append(alerts, out.alerts...)
-		}
-	}
-	if err := insertAlerts(ctx, q, alerts); err != nil {
+	if err := a.startWaits(ctx, q, ins, plan, outs); err != nil {
 		return nil, err
 	}
 	return outs, nil
+}
+
+// settle moves the hooks of the planned successes and failures on, their
+// attempts recorded: to completed, or, for a failure, to retry while the
+// budget allows another attempt and to failed once it does not, writing
+// the alerts that causes. Delivery results and ended async waits (async.go)
+// all come through here.
+func (a *Applier) settle(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+	if err := a.completeAll(ctx, q, ins, plan, outs); err != nil {
+		return err
+	}
+	if err := a.settleFailures(ctx, q, ins, plan, outs); err != nil {
+		return err
+	}
+	var alerts []*eventv1.Alert
+	for _, i := range append(plan.successes, plan.failures...) {
+		alerts = append(alerts, outs[i].alerts...)
+	}
+	return insertAlerts(ctx, q, alerts)
+}
+
+// startWaits applies the planned 202 answers (rare: one at a time). A 202
+// whose attempt the receiver has already answered (the ack or nack came
+// first) is settled at once by that answer, in this transaction.
+func (a *Applier) startWaits(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+	answered := map[uuid.UUID]int{}
+	for _, i := range plan.waits {
+		out, early, err := a.startWait(ctx, q, ins[i], plan.hooks[i])
+		if err != nil {
+			return err
+		}
+		outs[i] = out
+		if early {
+			answered[ins[i].hookID] = i
+		}
+	}
+	if len(answered) == 0 {
+		return nil
+	}
+	ids := make([]uuid.UUID, 0, len(answered))
+	for id := range answered {
+		ids = append(ids, id)
+	}
+	ended, endOuts, err := a.endWaits(ctx, q, ids)
+	if err != nil {
+		return err
+	}
+	for j, in := range ended {
+		outs[answered[in.hookID]] = endOuts[j]
+	}
+	return nil
 }
 
 // lockBatch locks, in one statement, the hooks that still hold the lease of
@@ -399,14 +429,7 @@ func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan,
 			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
 		}
-		switch in := ins[i]; {
-		case in.async:
-			plan.waits = append(plan.waits, i)
-		case in.success:
-			plan.successes = append(plan.successes, i)
-		default:
-			plan.failures = append(plan.failures, i)
-		}
+		plan.add(i, ins[i])
 	}
 	return plan, nil
 }
@@ -515,7 +538,8 @@ func recoverAll(ctx context.Context, q *store.Queries, ins []attempt, plan batch
 }
 
 // settleFailures retries or fails the hooks of every failure in one
-// statement, by the same budget rules as settle.
+// statement: retry while the budget allows another attempt, failed once it
+// does not.
 func (a *Applier) settleFailures(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
 	if len(plan.failures) == 0 {
 		return nil

@@ -24,7 +24,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 // handleAll hands the results to handle at once, as the consumer's
@@ -121,7 +121,7 @@ func TestBatchAppliesEveryKindInOneTransaction(t *testing.T) {
 	require.True(t, txTime.Equal(row.UpdatedAt))
 	require.Len(t, fixture.Attempts(t, b.q, dup.ID), 1, "a result twice in a batch applies once")
 
-	for _, h := range []store.Hook{success, failure, last} {
+	for _, h := range []storetest.Hook{success, failure, last} {
 		attempts := fixture.Attempts(t, b.q, h.ID)
 		require.Len(t, attempts, 1)
 		require.Equal(t, h.LeaseSeq, attempts[0].LeaseSeq)
@@ -142,7 +142,7 @@ func TestPoisonResultIsDroppedWhileTheOthersApply(t *testing.T) {
 	b := setup(t)
 	first := b.leased(t, fixed30, time.Minute)
 	poison := b.leased(t, fixed30, time.Minute)
-	n, err := b.q.SetAttemptsForTest(context.Background(), store.SetAttemptsForTestParams{ID: poison.ID, N: 5})
+	n, err := b.q.SetAttemptsForTest(context.Background(), storetest.SetAttemptsForTestParams{ID: poison.ID, N: 5})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	poison = fixture.Get(t, b.q, poison.ID)

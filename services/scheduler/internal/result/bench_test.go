@@ -21,7 +21,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 // BenchmarkApplySuccesses measures successful results applied per second,
@@ -35,9 +35,10 @@ func BenchmarkApplySuccesses(b *testing.B) {
 	for _, c := range []struct {
 		name     string
 		handlers int
-		batch    result.BatchConfig // MaxBatch 0: per result
+		batch    result.BatchConfig
 	}{
-		{"per_result", 32, result.BatchConfig{}},
+		// Batches of one, each on a connection of its own.
+		{"per_result", 32, result.BatchConfig{MaxBatch: 1, InFlight: 16}},
 		{"batch=100/inflight=4", 1024, result.BatchConfig{MaxBatch: 100, Linger: 2 * time.Millisecond, InFlight: 4}},
 		{"batch=500/inflight=2", 1024, result.BatchConfig{MaxBatch: 500, Linger: 2 * time.Millisecond, InFlight: 2}},
 		{"batch=500/inflight=4", 1024, result.BatchConfig{MaxBatch: 500, Linger: 2 * time.Millisecond, InFlight: 4}},
@@ -74,9 +75,9 @@ func benchSetup(b *testing.B, cfg result.BatchConfig, n int) (bus.Handler, [][]b
 	pool, err := postgres.Connect(ctx, pgtest.NewDB(b), 16)
 	require.NoError(b, err)
 	b.Cleanup(pool.Close)
-	q := store.New(pool)
+	q := storetest.New(pool)
 	project := fixture.Project(b, q, domain, fixed30)
-	rows, err := q.InsertLeasedHooksForTest(ctx, store.InsertLeasedHooksForTestParams{ProjectID: project, N: int32(n)})
+	rows, err := q.InsertLeasedHooksForTest(ctx, storetest.InsertLeasedHooksForTestParams{ProjectID: project, N: int32(n)})
 	require.NoError(b, err)
 	bodies := make([][]byte, len(rows))
 	started := timestamppb.New(time.Now().Add(-time.Second))
@@ -91,9 +92,6 @@ func benchSetup(b *testing.B, cfg result.BatchConfig, n int) (bus.Handler, [][]b
 	// Successes publish nothing: no JetStream needed.
 	applier, err := result.New(pool, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), lowJitter)
 	require.NoError(b, err)
-	if cfg.MaxBatch == 0 {
-		return applier.Handle, bodies
-	}
 	batcher, err := applier.NewBatcher(cfg)
 	require.NoError(b, err)
 	runCtx, cancel := context.WithCancel(ctx)

@@ -11,12 +11,12 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 // claimAndFail claims the hook's next attempt, checks the DueHook the
 // dispatcher would get, and reports a failure for it.
-func (b bundle) claimAndFail(t *testing.T, hook store.Hook, wantAttempt, wantMax int32) store.Hook {
+func (b bundle) claimAndFail(t *testing.T, hook storetest.Hook, wantAttempt, wantMax int32) storetest.Hook {
 	t.Helper()
 	n, err := b.claimer(t, time.Minute).ClaimOnce(context.Background())
 	require.NoError(t, err)
@@ -32,7 +32,7 @@ func (b bundle) claimAndFail(t *testing.T, hook store.Hook, wantAttempt, wantMax
 }
 
 // makeDue brings a waiting retry forward so the test need not wait for it.
-func (b bundle) makeDue(t *testing.T, hook store.Hook) {
+func (b bundle) makeDue(t *testing.T, hook storetest.Hook) {
 	t.Helper()
 	n, err := b.q.MakeDueForTest(context.Background(), hook.ID)
 	require.NoError(t, err)

@@ -5,11 +5,13 @@
 // endpoint.recovered. Alerts are written in the result's transaction (the
 // outbox) and published after the commit (alert.go). A 202
 // answer instead holds the hook waiting for the receiver's ack or nack;
-// EndWait settles a wait that ended in a nack or a timeout as a failed
-// attempt, by the same rules (async.go).
+// EndWaits settles the waits that ended (an ack, a nack or a timeout) by the
+// same rules (async.go).
 //
-// Results are applied in batches (batch.go): many at once in one
-// transaction, each message still settled by its own handler.
+// There is one way through: results are applied in batches (batch.go), many
+// at once in one transaction, each message still settled by its own
+// handler; a single result is a batch of one, and an ended wait joins the
+// same settling steps.
 //
 // A result counts only while the hook still holds the lease it was
 // delivered under; anything else (a duplicate, a result that arrives after
@@ -34,14 +36,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
 // Hook statuses the applier sets. A hook waiting for an async answer is
@@ -93,35 +92,6 @@ func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand
 	}
 	return &Applier{db: db, alerts: alerts, log: log, rnd: rnd, applied: applied, stale: stale,
 		tracer: o.Tracer.Tracer(TracerName)}, nil
-}
-
-// Handle is a bus.Handler that applies each result in its own transaction
-// (Apply). The scheduler's consumer uses Batcher.Handle instead, which
-// shares transactions between results; this one is the per-result path a
-// batch falls back to.
-func (a *Applier) Handle(ctx context.Context, d bus.Delivery) error {
-	var r eventv1.AttemptResult
-	if err := proto.Unmarshal(d.Data, &r); err != nil {
-		return bus.Drop(fmt.Errorf("decode attempt result: %w", err))
-	}
-	ctx, span := a.startApply(ctx, &r)
-	err := a.Apply(ctx, &r)
-	endApply(span, err)
-	return err
-}
-
-// Apply applies one result in its own transaction. It returns bus.Drop for
-// a result that can never be applied (the lease re-drives its hook),
-// another error when the database failed (the bus redelivers), and nil when
-// the result was applied or is stale.
-func (a *Applier) Apply(ctx context.Context, r *eventv1.AttemptResult) error {
-	start := time.Now()
-	in, err := parse(r)
-	if err != nil {
-		return bus.Drop(err)
-	}
-	out, err := a.applyTx(ctx, in)
-	return a.finish(ctx, in, out, err, time.Since(start), slog.LevelInfo)
 }
 
 // finish turns what applying a result did into the handler's answer,
@@ -264,47 +234,6 @@ type applied struct {
 	alerts []*eventv1.Alert
 }
 
-// applyTx applies the result in one transaction. It returns nil, nil when
-// the result is stale.
-func (a *Applier) applyTx(ctx context.Context, in attempt) (*applied, error) {
-	tx, err := a.db.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
-	}
-	// After a commit this does nothing; after a failure it must still run
-	// when ctx is cancelled, to give the connection back clean.
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	out, err := a.apply(ctx, store.New(tx), in)
-	if err != nil || out == nil {
-		return nil, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
-	}
-	return out, nil
-}
-
-func (a *Applier) apply(ctx context.Context, q *store.Queries, in attempt) (*applied, error) {
-	row, err := q.LockLeasedHook(ctx, store.LockLeasedHookParams{HookID: in.hookID, LeaseSeq: in.leaseSeq})
-	if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
-		return nil, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("lock hook: %w", err)
-	}
-	hook := lockedHook{
-		projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
-		policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
-			row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
-	}
-	if in.async {
-		return a.startWait(ctx, q, in, hook)
-	}
-	if err := insertAttempt(ctx, q, in); err != nil {
-		return nil, err
-	}
-	return a.settle(ctx, q, in, hook)
-}
-
 // lockedHook is what settling an attempt needs of its hook, locked by the
 // caller's transaction.
 type lockedHook struct {
@@ -334,82 +263,6 @@ func (a *Applier) budget(ctx context.Context, hookID uuid.UUID, h lockedHook) re
 		a.log.WarnContext(ctx, "unusable retry override; using the project's policy", "hook_id", hookID, "err", err)
 	}
 	return retry.Budget{Policy: policy, Base: int(h.budgetBase)}
-}
-
-// settle moves the hook on after an attempt whose row is recorded: to
-// completed, or, for a failure, to retry while the budget allows another
-// attempt and to failed once it does not, writing the alerts that causes.
-// Failed deliveries and async waits that end in a timeout or a nack
-// (async.go) all come through here.
-func (a *Applier) settle(ctx context.Context, q *store.Queries, in attempt, h lockedHook) (*applied, error) {
-	budget := a.budget(ctx, in.hookID, h)
-	out := &applied{projectID: h.projectID, path: h.path, maxAttempts: budget.MaxAttempts()}
-	var err error
-	switch {
-	case in.success:
-		out.status = StatusCompleted
-		out.at, err = q.CompleteHook(ctx, store.CompleteHookParams{
-			ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration, StartedAt: in.startedAt,
-		})
-	case int(in.attempt) < out.maxAttempts:
-		out.status = StatusRetry
-		out.at, err = q.ScheduleRetry(ctx, store.ScheduleRetryParams{
-			ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration,
-			FailureError: &in.errText, DelaySeconds: budget.DelayAfter(int(in.attempt), a.rnd).Seconds(),
-		})
-	default:
-		out.status = StatusFailed
-		out.at, err = q.FailHook(ctx, store.FailHookParams{
-			ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration,
-			FailureError: &in.errText, StartedAt: in.startedAt,
-		})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("set hook %s: %w", out.status, err)
-	}
-	alert, err := recordOutcome(ctx, q, in, h, out)
-	if err != nil {
-		return nil, err
-	}
-	if alert != nil {
-		out.alerts = []*eventv1.Alert{alert}
-	}
-	return out, nil
-}
-
-// recordOutcome writes what a completed or failed hook changes for its
-// endpoint, and the alert that announces it, if any.
-func recordOutcome(ctx context.Context, q *store.Queries, in attempt, h lockedHook, out *applied) (*eventv1.Alert, error) {
-	switch out.status {
-	case StatusCompleted:
-		return recordSuccess(ctx, q, recovery{
-			projectID: h.projectID, domain: h.domain, path: h.path, hookID: in.hookID, at: out.at,
-		})
-	case StatusFailed:
-		return recordFailure(ctx, q, hookFailure{
-			hookID: in.hookID, leaseSeq: in.leaseSeq, projectID: h.projectID, domain: h.domain, path: h.path,
-			err: in.errText, attempts: in.attempt, at: out.at,
-		})
-	}
-	return nil, nil
-}
-
-func insertAttempt(ctx context.Context, q *store.Queries, in attempt) error {
-	_, err := q.InsertAttempt(ctx, store.InsertAttemptParams{
-		HookID:          in.hookID,
-		Attempt:         in.attempt,
-		LeaseSeq:        in.leaseSeq,
-		StartedAt:       in.startedAt,
-		DurationSeconds: in.duration,
-		Outcome:         in.recorded,
-		StatusCode:      nonZero(in.statusCode),
-		Error:           nonEmpty(in.errText),
-		ResponseExcerpt: nonEmpty(in.excerpt),
-	})
-	if err != nil {
-		return fmt.Errorf("insert attempt: %w", err)
-	}
-	return nil
 }
 
 func nonZero(n int32) *int32 {

@@ -26,7 +26,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -35,7 +35,7 @@ const domain = "receiver.example.com"
 
 type bundle struct {
 	pool    *pgxpool.Pool
-	q       *store.Queries
+	q       *storetest.Queries
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	log     *slog.Logger
@@ -55,7 +55,7 @@ func setup(t *testing.T) bundle {
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	applier, err := result.New(pool, js, log, lowJitter)
 	require.NoError(t, err)
-	return bundle{pool: pool, q: store.New(pool), nc: nc, js: js, log: log, applier: applier,
+	return bundle{pool: pool, q: storetest.New(pool), nc: nc, js: js, log: log, applier: applier,
 		batcher: runBatcher(t, applier, result.BatchConfig{MaxBatch: 500, Linger: 2 * time.Millisecond, InFlight: 4})}
 }
 
@@ -81,7 +81,7 @@ func runBatcher(t *testing.T, applier *result.Applier, cfg result.BatchConfig) *
 
 // leased creates a due hook in a project with the given policy and claims
 // it with the real claimer, as the scheduler does before a delivery.
-func (b bundle) leased(t *testing.T, policy retry.Policy, lease time.Duration) store.Hook {
+func (b bundle) leased(t *testing.T, policy retry.Policy, lease time.Duration) storetest.Hook {
 	t.Helper()
 	project := fixture.Project(t, b.q, domain, policy)
 	hook := fixture.Insert(t, b.q, fixture.Hook{ProjectID: project, Domain: domain, Path: "/p", DueIn: -time.Second})
@@ -101,7 +101,7 @@ func (b bundle) claimer(t *testing.T, lease time.Duration) *claim.Claimer {
 
 // resultFor is the AttemptResult a dispatcher would report for the hook's
 // current lease.
-func resultFor(h store.Hook, outcome eventv1.Outcome, status int32, errText string) *eventv1.AttemptResult {
+func resultFor(h storetest.Hook, outcome eventv1.Outcome, status int32, errText string) *eventv1.AttemptResult {
 	return &eventv1.AttemptResult{
 		HookId:          h.ID.String(),
 		ProjectId:       h.ProjectID.String(),
@@ -301,11 +301,11 @@ func TestTextPostgresCannotStoreIsCleaned(t *testing.T) {
 	require.Equal(t, "badbyte", *a.Error)
 	require.Equal(t, "nulinside", *a.ResponseExcerpt)
 
-	// Protobuf refuses invalid UTF-8 on the wire, but Apply may be called
-	// with anything.
+	// Protobuf refuses invalid UTF-8 on the wire, but the batcher may be
+	// handed anything once decoded.
 	hook = b.leased(t, fixed30, time.Minute)
 	r = resultFor(hook, eventv1.Outcome_OUTCOME_FAILURE, 500, "bad \xff")
-	require.NoError(t, b.applier.Apply(context.Background(), r))
+	require.NoError(t, result.HandleResults(b.batcher, context.Background(), []*eventv1.AttemptResult{r}))
 	require.Equal(t, "bad \uFFFD", *fixture.Attempts(t, b.q, hook.ID)[0].Error)
 }
 

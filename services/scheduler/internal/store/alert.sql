@@ -18,17 +18,10 @@ FROM (
 ) AS u
 ON CONFLICT DO NOTHING;
 
--- name: MarkEndpointFailing :exec
--- A hook to the endpoint ran out of retries: the endpoint is failing since
--- now (by the database clock), or has one more failed hook.
-INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
-VALUES (sqlc.arg(project_id), sqlc.arg(domain), sqlc.arg(path), now(), 1)
-ON CONFLICT (project_id, domain, path)
-DO UPDATE SET failed_hooks = failing_endpoints.failed_hooks + 1;
-
 -- name: MarkEndpointsFailing :exec
--- MarkEndpointFailing for many hooks (parallel arrays, one element per
--- failed hook). Hooks to the same endpoint are counted together, since one
+-- Hooks ran out of retries: their endpoints are failing since now (by the
+-- database clock), or have more failed hooks (parallel arrays, one element
+-- per failed hook). Hooks to the same endpoint are counted together, since one
 -- statement cannot update a row twice; rows are written in key order, so
 -- concurrent batches wait for each other instead of deadlocking.
 INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
@@ -43,17 +36,11 @@ ORDER BY u.project_id, u.domain, u.path
 ON CONFLICT (project_id, domain, path)
 DO UPDATE SET failed_hooks = failing_endpoints.failed_hooks + EXCLUDED.failed_hooks;
 
--- name: RecoverEndpoint :many
--- A delivery to the endpoint succeeded: if it was failing, it no longer is.
--- A primary-key lookup, cheap when nothing is failing; the row returned (at
--- most one) is what the endpoint.recovered alert reports.
-DELETE FROM failing_endpoints
-WHERE project_id = sqlc.arg(project_id) AND domain = sqlc.arg(domain) AND path = sqlc.arg(path)
-RETURNING failing_since, failed_hooks;
-
 -- name: RecoverEndpoints :many
--- RecoverEndpoint for many successes (parallel arrays; repeats allowed): a
--- primary-key lookup per distinct endpoint. The rows are locked in key order
+-- Deliveries to the endpoints succeeded: those that were failing no longer
+-- are (parallel arrays, one element per success; repeats allowed). A
+-- primary-key lookup per distinct endpoint, cheap when nothing is failing;
+-- each row returned is what an endpoint.recovered alert reports. The rows are locked in key order
 -- before they are deleted, so concurrent batches do not deadlock.
 WITH doomed AS (
     SELECT f.project_id, f.domain, f.path

@@ -114,26 +114,6 @@ func (q *Queries) ListFailingEndpointsForTest(ctx context.Context, projectID uui
 	return items, nil
 }
 
-const markEndpointFailing = `-- name: MarkEndpointFailing :exec
-INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
-VALUES ($1, $2, $3, now(), 1)
-ON CONFLICT (project_id, domain, path)
-DO UPDATE SET failed_hooks = failing_endpoints.failed_hooks + 1
-`
-
-type MarkEndpointFailingParams struct {
-	ProjectID uuid.UUID
-	Domain    string
-	Path      string
-}
-
-// A hook to the endpoint ran out of retries: the endpoint is failing since
-// now (by the database clock), or has one more failed hook.
-func (q *Queries) MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) error {
-	_, err := q.db.Exec(ctx, markEndpointFailing, arg.ProjectID, arg.Domain, arg.Path)
-	return err
-}
-
 const markEndpointsFailing = `-- name: MarkEndpointsFailing :exec
 INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
 SELECT u.project_id, u.domain, u.path, now(), count(*)::integer
@@ -154,53 +134,14 @@ type MarkEndpointsFailingParams struct {
 	Paths      []string
 }
 
-// MarkEndpointFailing for many hooks (parallel arrays, one element per
-// failed hook). Hooks to the same endpoint are counted together, since one
+// Hooks ran out of retries: their endpoints are failing since now (by the
+// database clock), or have more failed hooks (parallel arrays, one element
+// per failed hook). Hooks to the same endpoint are counted together, since one
 // statement cannot update a row twice; rows are written in key order, so
 // concurrent batches wait for each other instead of deadlocking.
 func (q *Queries) MarkEndpointsFailing(ctx context.Context, arg MarkEndpointsFailingParams) error {
 	_, err := q.db.Exec(ctx, markEndpointsFailing, arg.ProjectIds, arg.Domains, arg.Paths)
 	return err
-}
-
-const recoverEndpoint = `-- name: RecoverEndpoint :many
-DELETE FROM failing_endpoints
-WHERE project_id = $1 AND domain = $2 AND path = $3
-RETURNING failing_since, failed_hooks
-`
-
-type RecoverEndpointParams struct {
-	ProjectID uuid.UUID
-	Domain    string
-	Path      string
-}
-
-type RecoverEndpointRow struct {
-	FailingSince time.Time
-	FailedHooks  int32
-}
-
-// A delivery to the endpoint succeeded: if it was failing, it no longer is.
-// A primary-key lookup, cheap when nothing is failing; the row returned (at
-// most one) is what the endpoint.recovered alert reports.
-func (q *Queries) RecoverEndpoint(ctx context.Context, arg RecoverEndpointParams) ([]RecoverEndpointRow, error) {
-	rows, err := q.db.Query(ctx, recoverEndpoint, arg.ProjectID, arg.Domain, arg.Path)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []RecoverEndpointRow
-	for rows.Next() {
-		var i RecoverEndpointRow
-		if err := rows.Scan(&i.FailingSince, &i.FailedHooks); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const recoverEndpoints = `-- name: RecoverEndpoints :many
@@ -225,8 +166,10 @@ type RecoverEndpointsParams struct {
 	Paths      []string
 }
 
-// RecoverEndpoint for many successes (parallel arrays; repeats allowed): a
-// primary-key lookup per distinct endpoint. The rows are locked in key order
+// Deliveries to the endpoints succeeded: those that were failing no longer
+// are (parallel arrays, one element per success; repeats allowed). A
+// primary-key lookup per distinct endpoint, cheap when nothing is failing;
+// each row returned is what an endpoint.recovered alert reports. The rows are locked in key order
 // before they are deleted, so concurrent batches do not deadlock.
 func (q *Queries) RecoverEndpoints(ctx context.Context, arg RecoverEndpointsParams) ([]FailingEndpoint, error) {
 	rows, err := q.db.Query(ctx, recoverEndpoints, arg.ProjectIds, arg.Domains, arg.Paths)

@@ -13,31 +13,29 @@ import (
 	"github.com/google/uuid"
 )
 
-const endAsyncWait = `-- name: EndAsyncWait :exec
-UPDATE hooks SET async_deadline = NULL, run_at = now() WHERE id = $1
-`
-
-// Puts a hook whose wait ended back in the shape of a hook in flight
-// (pending with a run_at), inside the transaction that then applies the
-// attempt's failure with the same queries as a failed delivery (retry or
-// fail). The row stays locked meanwhile, so no claim sees this state.
-func (q *Queries) EndAsyncWait(ctx context.Context, id uuid.UUID) error {
-	_, err := q.db.Exec(ctx, endAsyncWait, id)
-	return err
-}
-
 const endedAsyncWaits = `-- name: EndedAsyncWaits :many
-SELECT h.id
-FROM hooks AS h
-WHERE h.async_deadline IS NOT NULL AND h.async_deadline <= now()
-ORDER BY h.async_deadline
-LIMIT $1::integer
+WITH answered AS (
+    SELECT DISTINCT a.hook_id AS id
+    FROM hook_attempts AS a
+    WHERE a.answer_pending
+    LIMIT $1::integer
+), timed_out AS (
+    SELECT h.id
+    FROM hooks AS h
+    WHERE h.async_deadline IS NOT NULL AND h.async_deadline <= now()
+    ORDER BY h.async_deadline
+    LIMIT $1::integer
+)
+SELECT answered.id FROM answered
+UNION
+SELECT timed_out.id FROM timed_out
 `
 
-// Hooks whose async wait has ended (timed out, or nacked, which moves the
-// deadline to the nack's time) by the database clock, oldest first: an
-// indexed range read of hooks_async_deadline_idx. Each is then settled in
-// its own transaction under LockEndedAsyncWait.
+// Hooks with an async answer to apply: answers recorded and not applied yet
+// (a read of the tiny partial index hook_attempts_answer_pending_idx), then
+// waits that timed out by the database clock, oldest first (an indexed
+// range read of hooks_async_deadline_idx); up to max_hooks of each. They are
+// then settled under LockEndedAsyncWaits.
 func (q *Queries) EndedAsyncWaits(ctx context.Context, maxHooks int32) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, endedAsyncWaits, maxHooks)
 	if err != nil {
@@ -58,38 +56,25 @@ func (q *Queries) EndedAsyncWaits(ctx context.Context, maxHooks int32) ([]uuid.U
 	return items, nil
 }
 
-const expireAsyncWaitForTest = `-- name: ExpireAsyncWaitForTest :execrows
-UPDATE hooks SET async_deadline = now() WHERE id = $1 AND async_deadline IS NOT NULL
+const forgetDeadAnswers = `-- name: ForgetDeadAnswers :execrows
+UPDATE hook_attempts AS a
+SET answer_pending = false
+FROM hooks AS h
+WHERE a.hook_id = ANY($1::uuid[]) AND a.answer_pending AND h.id = a.hook_id
+  AND NOT (h.status = 'pending' AND (
+    (h.async_deadline IS NOT NULL AND a.attempt = h.attempts AND a.lease_seq = h.lease_seq)
+    OR (h.async_deadline IS NULL AND h.lease_expires_at IS NOT NULL AND a.attempt = h.attempts + 1
+        AND a.lease_seq <= h.lease_seq)))
 `
 
-// Brings a waiting hook's deadline to now, so a test need not wait for it.
-func (q *Queries) ExpireAsyncWaitForTest(ctx context.Context, id uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, expireAsyncWaitForTest, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const failAsyncAttempt = `-- name: FailAsyncAttempt :execrows
-UPDATE hook_attempts
-SET outcome     = 'failure',
-    error       = $1,
-    async_state = CASE WHEN async_state = 'waiting' THEN 'expired' ELSE async_state END
-WHERE hook_id = $2 AND attempt = $3
-`
-
-type FailAsyncAttemptParams struct {
-	Error   *string
-	HookID  uuid.UUID
-	Attempt int32
-}
-
-// The attempt's wait ended without an ack: it is a failed attempt. A wait
-// that timed out is marked expired (its URLs then answer 410); a nacked one
-// stays nacked (a repeated nack answers 200).
-func (q *Queries) FailAsyncAttempt(ctx context.Context, arg FailAsyncAttemptParams) (int64, error) {
-	result, err := q.db.Exec(ctx, failAsyncAttempt, arg.Error, arg.HookID, arg.Attempt)
+// Clears answer_pending on the given hooks' answers that can no longer apply
+// (the negation of LockEndedAsyncWaits' condition, so no sweep lists them
+// again): the hook moved on without them, say because the delivery's own
+// result of a re-driven lease was applied first. A hook another
+// transaction is settling still matches as of this statement's snapshot and
+// keeps its answer.
+func (q *Queries) ForgetDeadAnswers(ctx context.Context, ids []uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetDeadAnswers, ids)
 	if err != nil {
 		return 0, err
 	}
@@ -121,8 +106,9 @@ type InsertAsyncAttemptParams struct {
 }
 
 // Records the attempt answered 202 as waiting. The key (hook_id, attempt)
-// makes a repeat a no-op; an ack that came before the 202 was applied has
-// written the row already (and then this result is stale anyway).
+// makes a repeat a no-op. No row written means the receiver answered before
+// this 202 was applied and the gateway recorded the attempt with its answer:
+// the applier then settles it at once (LockEndedAsyncWaits).
 func (q *Queries) InsertAsyncAttempt(ctx context.Context, arg InsertAsyncAttemptParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertAsyncAttempt,
 		arg.HookID,
@@ -141,23 +127,37 @@ func (q *Queries) InsertAsyncAttempt(ctx context.Context, arg InsertAsyncAttempt
 	return result.RowsAffected(), nil
 }
 
-const lockEndedAsyncWait = `-- name: LockEndedAsyncWait :one
+const listenAsync = `-- name: ListenAsync :exec
+LISTEN sundial_async
+`
+
+// Subscribes the connection to the notifications of migration 00010: an ack
+// or nack was recorded and waits for a scheduler to apply it.
+func (q *Queries) ListenAsync(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, listenAsync)
+	return err
+}
+
+const lockEndedAsyncWaits = `-- name: LockEndedAsyncWaits :many
 SELECT h.id, h.project_id, h.domain, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter,
     a.attempt, a.started_at, a.duration_seconds, a.async_state, a.async_timeout_secs
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
-JOIN hook_attempts AS a ON a.hook_id = h.id AND a.lease_seq = h.lease_seq
-WHERE h.id = $1
-  AND h.async_deadline IS NOT NULL AND h.async_deadline <= now()
-  AND a.async_state IN ('waiting', 'nacked')
-ORDER BY a.attempt DESC
-LIMIT 1
+JOIN hook_attempts AS a ON a.hook_id = h.id
+WHERE h.id = ANY($1::uuid[])
+  AND h.status = 'pending'
+  AND (
+    (h.async_deadline IS NOT NULL AND a.attempt = h.attempts AND a.lease_seq = h.lease_seq
+        AND (h.async_deadline <= now() OR a.answer_pending))
+    OR (h.async_deadline IS NULL AND h.lease_expires_at IS NOT NULL AND a.attempt = h.attempts + 1
+        AND a.lease_seq <= h.lease_seq AND a.answer_pending))
+ORDER BY h.id
 FOR UPDATE OF h SKIP LOCKED
 `
 
-type LockEndedAsyncWaitRow struct {
+type LockEndedAsyncWaitsRow struct {
 	ID                 uuid.UUID
 	ProjectID          uuid.UUID
 	Domain             string
@@ -178,60 +178,84 @@ type LockEndedAsyncWaitRow struct {
 	AsyncTimeoutSecs   *int32
 }
 
-// Locks a hook whose async wait has ended, with what settling its attempt
-// needs: its retry settings and the attempt of its lease. SKIP LOCKED: a
-// hook another scheduler (or an ack) holds is left to it; no row means there
-// is nothing to do (settled, acked, or not ended after all).
-func (q *Queries) LockEndedAsyncWait(ctx context.Context, id uuid.UUID) (LockEndedAsyncWaitRow, error) {
-	row := q.db.QueryRow(ctx, lockEndedAsyncWait, id)
-	var i LockEndedAsyncWaitRow
-	err := row.Scan(
-		&i.ID,
-		&i.ProjectID,
-		&i.Domain,
-		&i.Path,
-		&i.LeaseSeq,
-		&i.RetryBudgetBase,
-		&i.RetryOverride,
-		&i.RetryMinRetries,
-		&i.RetryDelaySecs,
-		&i.RetryStrategy,
-		&i.RetryBackoffFactor,
-		&i.RetryMaxDelaySecs,
-		&i.RetryJitter,
-		&i.Attempt,
-		&i.StartedAt,
-		&i.DurationSeconds,
-		&i.AsyncState,
-		&i.AsyncTimeoutSecs,
-	)
-	return i, err
+// Locks, of the given hooks, those with an async answer to apply, in id
+// order, with what settling their attempt needs: the retry settings and the
+// attempt. That is a hook waiting for an answer whose wait timed out or whose
+// answer has come, or a hook still in flight whose receiver answered before
+// the scheduler applied its 202 (the attempt not counted yet, recorded by
+// the gateway under this lease or under an earlier one the claim re-drove
+// meanwhile: the answer the receiver was told was accepted counts). SKIP
+// LOCKED: a hook another scheduler holds is left to it; one a batch of
+// results holds is settled by that batch when the 202 finds its attempt
+// answered (result.applyBatch). The conditions are on the hook, so a hook
+// settled meanwhile no longer matches. NotLiveAnswers is their negation.
+func (q *Queries) LockEndedAsyncWaits(ctx context.Context, ids []uuid.UUID) ([]LockEndedAsyncWaitsRow, error) {
+	rows, err := q.db.Query(ctx, lockEndedAsyncWaits, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockEndedAsyncWaitsRow
+	for rows.Next() {
+		var i LockEndedAsyncWaitsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Domain,
+			&i.Path,
+			&i.LeaseSeq,
+			&i.RetryBudgetBase,
+			&i.RetryOverride,
+			&i.RetryMinRetries,
+			&i.RetryDelaySecs,
+			&i.RetryStrategy,
+			&i.RetryBackoffFactor,
+			&i.RetryMaxDelaySecs,
+			&i.RetryJitter,
+			&i.Attempt,
+			&i.StartedAt,
+			&i.DurationSeconds,
+			&i.AsyncState,
+			&i.AsyncTimeoutSecs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const nackForTest = `-- name: NackForTest :execrows
-WITH nacked AS (
-    UPDATE hook_attempts AS a
-    SET async_state = 'nacked', async_deadline = now()
-    WHERE a.hook_id = $1 AND a.lease_seq = $2 AND a.async_state = 'waiting'
-    RETURNING a.hook_id
-)
-UPDATE hooks AS h SET async_deadline = now()
-WHERE h.id IN (SELECT n.hook_id FROM nacked AS n)
+const settleAsyncAttempts = `-- name: SettleAsyncAttempts :exec
+UPDATE hook_attempts AS a
+SET outcome        = CASE WHEN u.error = '' THEN 'success' ELSE 'failure' END,
+    error          = NULLIF(u.error, ''),
+    async_state    = CASE WHEN a.async_state = 'waiting' THEN 'expired' ELSE a.async_state END,
+    answer_pending = false
+FROM (
+    SELECT unnest($1::uuid[]) AS hook_id,
+        unnest($2::integer[]) AS attempt,
+        unnest($3::text[]) AS error
+) AS u
+WHERE a.hook_id = u.hook_id AND a.attempt = u.attempt
 `
 
-type NackForTestParams struct {
-	HookID   uuid.UUID
-	LeaseSeq int64
+type SettleAsyncAttemptsParams struct {
+	HookIds  []uuid.UUID
+	Attempts []int32
+	Errors   []string
 }
 
-// What the gateway's nack does to a waiting hook (tests only): the attempt is
-// nacked and the wait ends now.
-func (q *Queries) NackForTest(ctx context.Context, arg NackForTestParams) (int64, error) {
-	result, err := q.db.Exec(ctx, nackForTest, arg.HookID, arg.LeaseSeq)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// Records how the async attempts settled (parallel arrays): an empty error
+// is an ack (success), any other a failure with that text. A wait that
+// timed out is marked expired (its URLs then answer 410); an acked or
+// nacked one keeps its state (a repeated answer answers 200). The answer is
+// applied: answer_pending is cleared.
+func (q *Queries) SettleAsyncAttempts(ctx context.Context, arg SettleAsyncAttemptsParams) error {
+	_, err := q.db.Exec(ctx, settleAsyncAttempts, arg.HookIds, arg.Attempts, arg.Errors)
+	return err
 }
 
 const startAsyncWait = `-- name: StartAsyncWait :one

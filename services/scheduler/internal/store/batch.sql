@@ -5,9 +5,10 @@
 -- arrays; sqlc knows only the one-argument unnest.)
 
 -- name: LockLeasedHooks :many
--- LockLeasedHook for many results at once: locks the hooks that still hold
--- the lease of a result (a pair (hook_ids[i], lease_seqs[i])); a pair with no
--- row is stale. Rows are locked in id order, so two batches over
+-- Locks the hooks that still hold the lease of a result (a pair
+-- (hook_ids[i], lease_seqs[i])); a pair with no row is stale (the hook is
+-- gone, was re-driven under a newer lease, or the result was already
+-- applied). Rows are locked in id order, so two batches over
 -- overlapping hooks wait for each other instead of deadlocking.
 SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
     p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
@@ -22,9 +23,8 @@ ORDER BY h.id
 FOR UPDATE OF h;
 
 -- name: InsertAttempts :execrows
--- InsertAttempt for many attempts. A status code of 0 and an empty error or
--- excerpt are stored as NULL (arrays cannot carry NULL through sqlc), as the
--- single-row path does. The key (hook_id, attempt) makes a repeat a no-op.
+-- Records attempts. A status code of 0 and an empty error or excerpt are
+-- stored as NULL (arrays cannot carry NULL through sqlc). The key (hook_id, attempt) makes a repeat a no-op.
 INSERT INTO hook_attempts (
     hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt
 )
@@ -44,7 +44,9 @@ FROM (
 ON CONFLICT DO NOTHING;
 
 -- name: CompleteHooks :many
--- CompleteHook for many hooks, locked by the caller's transaction.
+-- The attempts succeeded (or were acked): the hooks, locked by the caller's
+-- transaction, are completed; tryAt shows when each attempt was made. An
+-- async wait the hook was in ends.
 UPDATE hooks AS h
 SET status                = 'completed',
     attempts              = u.attempts,
@@ -53,6 +55,7 @@ SET status                = 'completed',
     try_at                = u.started_at,
     run_at                = NULL,
     lease_expires_at      = NULL,
+    async_deadline        = NULL,
     updated_at            = now()
 FROM (
     SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
@@ -64,10 +67,12 @@ WHERE h.id = u.id
 RETURNING h.id, h.updated_at;
 
 -- name: SettleFailedHooks :many
--- ScheduleRetry and FailHook for many hooks, locked by the caller's
--- transaction: a final failure (finals[i]) fails the hook, any other is
--- retried delays[i] seconds from now by the database clock. at is the
--- retry time, or when the hook failed.
+-- The attempts failed (or were nacked, or their async wait timed out): the
+-- hooks, locked by the caller's transaction, are settled. A final failure
+-- (finals[i]) fails the hook for good (tryAt shows when its last attempt was
+-- made); any other is retried delays[i] seconds from now by the database
+-- clock. An async wait the hook was in ends. at is the retry time, or when
+-- the hook failed.
 UPDATE hooks AS h
 SET status                = CASE WHEN u.final THEN 'failed' ELSE 'retry' END,
     attempts              = u.attempts,
@@ -78,6 +83,7 @@ SET status                = CASE WHEN u.final THEN 'failed' ELSE 'retry' END,
     run_at                = CASE WHEN u.final THEN NULL
                                  ELSE now() + make_interval(secs => u.delay) END,
     lease_expires_at      = NULL,
+    async_deadline        = NULL,
     updated_at            = now()
 FROM (
     SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
@@ -90,19 +96,3 @@ FROM (
 ) AS u
 WHERE h.id = u.id
 RETURNING h.id, (CASE WHEN u.final THEN h.updated_at ELSE h.try_at END)::timestamptz AS at;
-
--- name: SetAttemptsForTest :execrows
--- Gives a hook a history of n attempts and a retry budget counted from them
--- (what bulk retries leave behind), so a test can report an attempt number
--- the hooks_retry_budget_base_check refuses.
-UPDATE hooks SET attempts = sqlc.arg(n), retry_budget_base = sqlc.arg(n) WHERE id = sqlc.arg(id);
-
--- name: InsertLeasedHooksForTest :many
--- n hooks of a project claimed under lease 1 and being delivered, as a
--- claim leaves them (benchmarks of the applier only).
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, lease_seq, lease_expires_at)
-SELECT gen_random_uuid(), p.id, '/bench', p.domain, '{"n":1}'::jsonb, now(), now() + interval '1 hour', 1,
-    now() + interval '1 hour'
-FROM projects AS p, generate_series(1, sqlc.arg(n)::integer)
-WHERE p.id = sqlc.arg(project_id)
-RETURNING id, lease_seq;

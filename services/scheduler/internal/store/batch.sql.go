@@ -22,6 +22,7 @@ SET status                = 'completed',
     try_at                = u.started_at,
     run_at                = NULL,
     lease_expires_at      = NULL,
+    async_deadline        = NULL,
     updated_at            = now()
 FROM (
     SELECT unnest($1::uuid[]) AS id,
@@ -45,7 +46,9 @@ type CompleteHooksRow struct {
 	UpdatedAt time.Time
 }
 
-// CompleteHook for many hooks, locked by the caller's transaction.
+// The attempts succeeded (or were acked): the hooks, locked by the caller's
+// transaction, are completed; tryAt shows when each attempt was made. An
+// async wait the hook was in ends.
 func (q *Queries) CompleteHooks(ctx context.Context, arg CompleteHooksParams) ([]CompleteHooksRow, error) {
 	rows, err := q.db.Query(ctx, completeHooks,
 		arg.Ids,
@@ -103,9 +106,8 @@ type InsertAttemptsParams struct {
 	Excerpts    []string
 }
 
-// InsertAttempt for many attempts. A status code of 0 and an empty error or
-// excerpt are stored as NULL (arrays cannot carry NULL through sqlc), as the
-// single-row path does. The key (hook_id, attempt) makes a repeat a no-op.
+// Records attempts. A status code of 0 and an empty error or excerpt are
+// stored as NULL (arrays cannot carry NULL through sqlc). The key (hook_id, attempt) makes a repeat a no-op.
 func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertAttempts,
 		arg.HookIds,
@@ -122,47 +124,6 @@ func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) 
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const insertLeasedHooksForTest = `-- name: InsertLeasedHooksForTest :many
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, lease_seq, lease_expires_at)
-SELECT gen_random_uuid(), p.id, '/bench', p.domain, '{"n":1}'::jsonb, now(), now() + interval '1 hour', 1,
-    now() + interval '1 hour'
-FROM projects AS p, generate_series(1, $1::integer)
-WHERE p.id = $2
-RETURNING id, lease_seq
-`
-
-type InsertLeasedHooksForTestParams struct {
-	N         int32
-	ProjectID uuid.UUID
-}
-
-type InsertLeasedHooksForTestRow struct {
-	ID       uuid.UUID
-	LeaseSeq int64
-}
-
-// n hooks of a project claimed under lease 1 and being delivered, as a
-// claim leaves them (benchmarks of the applier only).
-func (q *Queries) InsertLeasedHooksForTest(ctx context.Context, arg InsertLeasedHooksForTestParams) ([]InsertLeasedHooksForTestRow, error) {
-	rows, err := q.db.Query(ctx, insertLeasedHooksForTest, arg.N, arg.ProjectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []InsertLeasedHooksForTestRow
-	for rows.Next() {
-		var i InsertLeasedHooksForTestRow
-		if err := rows.Scan(&i.ID, &i.LeaseSeq); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const lockLeasedHooks = `-- name: LockLeasedHooks :many
@@ -206,9 +167,10 @@ type LockLeasedHooksRow struct {
 // of a round trip per result. Arrays are parallel: element i of each
 // describes one result. (Parallel unnest calls in one select list zip the
 // arrays; sqlc knows only the one-argument unnest.)
-// LockLeasedHook for many results at once: locks the hooks that still hold
-// the lease of a result (a pair (hook_ids[i], lease_seqs[i])); a pair with no
-// row is stale. Rows are locked in id order, so two batches over
+// Locks the hooks that still hold the lease of a result (a pair
+// (hook_ids[i], lease_seqs[i])); a pair with no row is stale (the hook is
+// gone, was re-driven under a newer lease, or the result was already
+// applied). Rows are locked in id order, so two batches over
 // overlapping hooks wait for each other instead of deadlocking.
 func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams) ([]LockLeasedHooksRow, error) {
 	rows, err := q.db.Query(ctx, lockLeasedHooks, arg.HookIds, arg.LeaseSeqs)
@@ -244,26 +206,6 @@ func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams
 	return items, nil
 }
 
-const setAttemptsForTest = `-- name: SetAttemptsForTest :execrows
-UPDATE hooks SET attempts = $1, retry_budget_base = $1 WHERE id = $2
-`
-
-type SetAttemptsForTestParams struct {
-	N  int32
-	ID uuid.UUID
-}
-
-// Gives a hook a history of n attempts and a retry budget counted from them
-// (what bulk retries leave behind), so a test can report an attempt number
-// the hooks_retry_budget_base_check refuses.
-func (q *Queries) SetAttemptsForTest(ctx context.Context, arg SetAttemptsForTestParams) (int64, error) {
-	result, err := q.db.Exec(ctx, setAttemptsForTest, arg.N, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const settleFailedHooks = `-- name: SettleFailedHooks :many
 UPDATE hooks AS h
 SET status                = CASE WHEN u.final THEN 'failed' ELSE 'retry' END,
@@ -275,6 +217,7 @@ SET status                = CASE WHEN u.final THEN 'failed' ELSE 'retry' END,
     run_at                = CASE WHEN u.final THEN NULL
                                  ELSE now() + make_interval(secs => u.delay) END,
     lease_expires_at      = NULL,
+    async_deadline        = NULL,
     updated_at            = now()
 FROM (
     SELECT unnest($1::uuid[]) AS id,
@@ -304,10 +247,12 @@ type SettleFailedHooksRow struct {
 	At time.Time
 }
 
-// ScheduleRetry and FailHook for many hooks, locked by the caller's
-// transaction: a final failure (finals[i]) fails the hook, any other is
-// retried delays[i] seconds from now by the database clock. at is the
-// retry time, or when the hook failed.
+// The attempts failed (or were nacked, or their async wait timed out): the
+// hooks, locked by the caller's transaction, are settled. A final failure
+// (finals[i]) fails the hook for good (tryAt shows when its last attempt was
+// made); any other is retried delays[i] seconds from now by the database
+// clock. An async wait the hook was in ends. at is the retry time, or when
+// the hook failed.
 func (q *Queries) SettleFailedHooks(ctx context.Context, arg SettleFailedHooksParams) ([]SettleFailedHooksRow, error) {
 	rows, err := q.db.Query(ctx, settleFailedHooks,
 		arg.Ids,
