@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
+	"github.com/sundial-run/sundial/pkg/retry"
 )
 
-// projectDefaults are the defaults decisions.md gives every project.
+// projectDefaults are the defaults every project starts with (the columns' defaults).
 var projectDefaults = retry.Policy{
 	MinRetries: 5, DelaySecs: 30, Strategy: retry.StrategyExponential,
 	BackoffFactor: 2, MaxDelaySecs: 3600, Jitter: true,
