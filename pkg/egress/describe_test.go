@@ -69,3 +69,8 @@ func TestFormatDuration(t *testing.T) {
 		require.Equal(t, want, egress.FormatDuration(d))
 	}
 }
+
+func TestUserAgent(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "Sundial/1.2.3 (+https://github.com/sundial-run/sundial)", egress.UserAgent("1.2.3"))
+}
