@@ -7,6 +7,9 @@
 // The check runs in the dialer's Control hook, on the address actually being
 // dialled after DNS resolution, so neither a DNS name pointing inside nor an
 // odd spelling of an IP address in the URL gets around it.
+//
+// It also words a failed exchange for the people who see it (describe.go),
+// the same for a hook's delivery and a channel's notification.
 package egress
 
 import (

@@ -57,12 +57,6 @@ type App struct {
 	results *report.Batcher
 }
 
-// userAgent is the User-Agent of every delivery: Sundial whatever the
-// header prefix, so receivers' logs show who called.
-func userAgent() string {
-	return "Sundial/" + Version + " (+https://github.com/sundial-run/sundial)"
-}
-
 // New checks cfg, connects to PostgreSQL and NATS and makes sure the
 // streams exist. It starts nothing that outlives it; on error it has
 // closed whatever it opened.
@@ -131,7 +125,7 @@ func newClient(cfg Config) (*delivery.Client, error) {
 		Timeout:      cfg.DeliveryTimeout,
 		ExcerptBytes: cfg.ResponseExcerptBytes,
 		HeaderPrefix: cfg.HeaderPrefix,
-		UserAgent:    userAgent(),
+		UserAgent:    egress.UserAgent(Version),
 		PublicURL:    cfg.PublicURL,
 		RootCAs:      roots,
 		Guard:        egress.NewGuard(cfg.AllowPrivate, cfg.AllowCIDRs),

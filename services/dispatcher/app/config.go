@@ -112,7 +112,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		DatabaseURL:          r.String("SUNDIAL_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"),
 		NATSURL:              r.String("SUNDIAL_NATS_URL", "nats://127.0.0.1:4222"),
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
-		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", "Sundial"),
+		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", signing.DefaultHeaderPrefix),
 		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
 		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 128),
 		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", 16),

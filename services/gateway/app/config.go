@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
@@ -70,7 +71,7 @@ const (
 	DefaultNATSURL          = "nats://127.0.0.1:4222"
 	DefaultHTTPAddr         = ":8080"
 	DefaultLogLevel         = "info"
-	DefaultHeaderPrefix     = "Sundial"
+	DefaultHeaderPrefix     = signing.DefaultHeaderPrefix
 	DefaultMaxDataBytes     = 1 << 20
 	DefaultShutdownTimeout  = 15 * time.Second
 	DefaultDatabaseMaxConns = 16

@@ -101,7 +101,7 @@ func (a *App) wire(roots *x509.CertPool) {
 		Guard:        egress.NewGuard(cfg.AllowPrivate, cfg.AllowCIDRs),
 		RootCAs:      roots,
 		Timeout:      cfg.SendTimeout,
-		UserAgent:    "Sundial/" + Version + " (+https://github.com/sundial-run/sundial)",
+		UserAgent:    egress.UserAgent(Version),
 		HeaderPrefix: cfg.HeaderPrefix,
 		OwnerSMTP:    cfg.SMTP.ownerSMTP(),
 	})

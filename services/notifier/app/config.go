@@ -126,7 +126,7 @@ const (
 	DefaultRetryMax         = time.Hour
 	DefaultGiveUp           = 24 * time.Hour
 	DefaultPublicURL        = "http://127.0.0.1:8080"
-	DefaultHeaderPrefix     = "Sundial"
+	DefaultHeaderPrefix     = signing.DefaultHeaderPrefix
 	DefaultSMTPPort         = 587
 )
 

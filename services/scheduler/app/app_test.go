@@ -16,11 +16,11 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/app"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
-	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 

@@ -48,17 +48,3 @@ func TestDescribe(t *testing.T) {
 		require.Equal(t, tc.want, delivery.Describe(tc.err, 10*time.Second), tc.err.Error())
 	}
 }
-
-func TestFormatDuration(t *testing.T) {
-	t.Parallel()
-	for d, want := range map[time.Duration]string{
-		10 * time.Second:        "10s",
-		300 * time.Millisecond:  "300ms",
-		1500 * time.Millisecond: "1.5s",
-		90 * time.Second:        "1m30s",
-		2 * time.Minute:         "2m",
-		time.Hour:               "1h",
-	} {
-		require.Equal(t, want, delivery.FormatDuration(d))
-	}
-}

@@ -63,18 +63,16 @@ const maxAsyncTimeout = 24 * 60 * 60
 
 // headerNames are the Sundial-named headers under the deployment's prefix.
 type headerNames struct {
-	id, timestamp, signature, legacySignature, asyncTimeout, ackURL, nackURL string
+	signed                        signing.Headers
+	asyncTimeout, ackURL, nackURL string
 }
 
 func newHeaderNames(prefix string) headerNames {
 	return headerNames{
-		id:              prefix + "-Id",
-		timestamp:       prefix + "-Timestamp",
-		signature:       prefix + "-Signature",
-		legacySignature: "X-" + prefix + "-Signature",
-		asyncTimeout:    prefix + "-Async-Timeout",
-		ackURL:          prefix + "-Ack-URL",
-		nackURL:         prefix + "-Nack-URL",
+		signed:       signing.NewHeaders(prefix),
+		asyncTimeout: prefix + "-Async-Timeout",
+		ackURL:       prefix + "-Ack-URL",
+		nackURL:      prefix + "-Nack-URL",
 	}
 }
 
@@ -196,10 +194,7 @@ func asyncTimeout(v string) int32 {
 func (c *Client) setHeaders(h http.Header, r Request, ts int64, body []byte) {
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", c.userAgent)
-	h.Set(c.header.id, r.HookID)
-	h.Set(c.header.timestamp, strconv.FormatInt(ts, 10))
-	h.Set(c.header.signature, signing.Header(r.Keys, ts, body))
-	h.Set(c.header.legacySignature, signing.Legacy(r.Keys[0], body))
+	c.header.signed.Set(h, r.HookID, r.Keys, ts, body)
 	if r.Authorization != "" {
 		h.Set("Authorization", r.Authorization)
 	}

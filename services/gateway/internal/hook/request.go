@@ -8,18 +8,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/sundial-run/sundial/pkg/retry"
 )
 
 // CreateRequest is the body of POST /v1/hooks. Pointers tell a field that
 // was left out from one given empty.
 type CreateRequest struct {
-	Path          *string               `json:"path"`
-	Data          json.RawMessage       `json:"data"`
-	PostAt        *string               `json:"postAt"`
-	PostAtLocal   *string               `json:"postAtLocal"`
-	Timezone      *string               `json:"timezone"`
-	PostIn        *string               `json:"postIn"`
-	RetryOverride *RetryOverrideRequest `json:"retryOverride"`
+	Path          *string         `json:"path"`
+	Data          json.RawMessage `json:"data"`
+	PostAt        *string         `json:"postAt"`
+	PostAtLocal   *string         `json:"postAtLocal"`
+	Timezone      *string         `json:"timezone"`
+	PostIn        *string         `json:"postIn"`
+	RetryOverride *retry.Request  `json:"retryOverride"`
 }
 
 // New is a validated hook, ready to be stored.
@@ -84,11 +86,21 @@ func (r CreateRequest) Validate(maxDataBytes int) (New, error) {
 	n := New{Data: data}
 	n.Path = validPath(r.Path, &p)
 	r.schedule(&n, &p)
-	n.RetryOverride = r.RetryOverride.validate(&p)
+	n.RetryOverride = r.validRetryOverride(&p)
 	if len(p) > 0 {
 		return New{}, &InvalidError{Problems: p}
 	}
 	return n, nil
+}
+
+// validRetryOverride returns the JSON the scheduler reads, or nil for none
+// or when it is at fault.
+func (r CreateRequest) validRetryOverride(p *problems) json.RawMessage {
+	raw, bad := r.RetryOverride.ValidateOverride()
+	for _, b := range bad {
+		p.add(b.Field, "%s", b.Message)
+	}
+	return raw
 }
 
 // validData requires a JSON object and returns it compacted: the size limit

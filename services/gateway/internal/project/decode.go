@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
 )
 
@@ -13,12 +14,12 @@ import (
 // read-only fields are named so that sending one back (say, after a GET)
 // is refused with a message that says why, not as an unknown field.
 type PatchRequest struct {
-	Name                *string             `json:"name"`
-	Domain              *string             `json:"domain"`
-	RetryPolicy         *RetryPolicyRequest `json:"retryPolicy"`
-	AsyncTimeoutSecs    *int                `json:"asyncTimeoutSecs"`
-	AuthorizationHeader *string             `json:"authorizationHeader"`
-	Alerts              *AlertsRequest      `json:"alerts"`
+	Name                *string        `json:"name"`
+	Domain              *string        `json:"domain"`
+	RetryPolicy         *retry.Request `json:"retryPolicy"`
+	AsyncTimeoutSecs    *int           `json:"asyncTimeoutSecs"`
+	AuthorizationHeader *string        `json:"authorizationHeader"`
+	Alerts              *AlertsRequest `json:"alerts"`
 
 	ID                     json.RawMessage `json:"id"`
 	AuthorizationHeaderSet json.RawMessage `json:"authorizationHeaderSet"`
@@ -37,16 +38,6 @@ type AlertsRequest struct {
 	FollowUpMinSecs *int      `json:"followUpMinSecs"`
 	FollowUpMaxSecs *int      `json:"followUpMaxSecs"`
 	OwnerEmails     *[]string `json:"ownerEmails"`
-}
-
-// RetryPolicyRequest is the retryPolicy member of a PatchRequest.
-type RetryPolicyRequest struct {
-	MinRetries    *int     `json:"minRetries"`
-	DelaySecs     *int     `json:"delaySecs"`
-	Strategy      *string  `json:"strategy"`
-	BackoffFactor *float64 `json:"backoffFactor"`
-	MaxDelaySecs  *int     `json:"maxDelaySecs"`
-	Jitter        *bool    `json:"jitter"`
 }
 
 // UnmarshalJSON decodes the fields and notes which members were given and

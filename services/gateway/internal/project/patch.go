@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sundial-run/sundial/pkg/channelconfig"
+	"github.com/sundial-run/sundial/pkg/retry"
 )
 
 // Field is one field of a change: left out (Set false), given as null
@@ -63,22 +64,16 @@ type RetryPolicyPatch struct {
 	Jitter        Field[bool]
 }
 
-// Bounds of the settings.
+// Bounds of the settings; those of the retry policy are
+// retry.ProjectBounds.
 const (
-	MaxMinRetries        = 15
-	MinRetryDelaySecs    = 5
-	MaxRetryDelaySecs    = 3600
-	MinBackoffFactor     = 1.1
-	MaxBackoffFactor     = 4.0
-	MinRetryMaxDelaySecs = 60
-	MaxRetryMaxDelaySecs = 86400
-	MinAsyncTimeoutSecs  = 1
-	MaxAsyncTimeoutSecs  = 86400
-	MaxAuthorizationLen  = 4096
-	MaxGroupWaitSecs     = 3600
-	MaxFollowUpMinSecs   = 86400
-	MaxFollowUpMaxSecs   = 604800
-	MaxOwnerEmails       = 20
+	MinAsyncTimeoutSecs = 1
+	MaxAsyncTimeoutSecs = 86400
+	MaxAuthorizationLen = 4096
+	MaxGroupWaitSecs    = 3600
+	MaxFollowUpMinSecs  = 86400
+	MaxFollowUpMaxSecs  = 604800
+	MaxOwnerEmails      = 20
 
 	maxNameLength   = 200
 	maxDomainLength = 253
@@ -197,21 +192,28 @@ func checkOwnerEmails(addrs []string, bad *problems) {
 
 func (r RetryPolicyPatch) check(bad *problems) {
 	const prefix = "retryPolicy."
+	b := retry.ProjectBounds
 	notNull(r.MinRetries, prefix+"minRetries", bad)
-	inRange(r.MinRetries, prefix+"minRetries", 0, MaxMinRetries, bad)
+	accepted(r.MinRetries, prefix+"minRetries", b.MinRetries.Check, bad)
 	notNull(r.DelaySecs, prefix+"delaySecs", bad)
-	inRange(r.DelaySecs, prefix+"delaySecs", MinRetryDelaySecs, MaxRetryDelaySecs, bad)
+	accepted(r.DelaySecs, prefix+"delaySecs", b.DelaySecs.Check, bad)
 	notNull(r.Strategy, prefix+"strategy", bad)
-	if v := r.Strategy.Ptr(); v != nil && *v != StrategyFixed && *v != StrategyExponential {
-		bad.add(prefix+"strategy", `must be "fixed" or "exponential"`)
-	}
+	accepted(r.Strategy, prefix+"strategy", retry.CheckStrategy, bad)
 	notNull(r.BackoffFactor, prefix+"backoffFactor", bad)
-	if v := r.BackoffFactor.Ptr(); v != nil && !(*v >= MinBackoffFactor && *v <= MaxBackoffFactor) {
-		bad.add(prefix+"backoffFactor", "must be from %.1f to %.1f", MinBackoffFactor, MaxBackoffFactor)
-	}
+	accepted(r.BackoffFactor, prefix+"backoffFactor", b.BackoffFactor.Check, bad)
 	notNull(r.MaxDelaySecs, prefix+"maxDelaySecs", bad)
-	inRange(r.MaxDelaySecs, prefix+"maxDelaySecs", MinRetryMaxDelaySecs, MaxRetryMaxDelaySecs, bad)
+	accepted(r.MaxDelaySecs, prefix+"maxDelaySecs", b.MaxDelaySecs.Check, bad)
 	notNull(r.Jitter, prefix+"jitter", bad)
+}
+
+// accepted records the error check returns for the field's value, if it is
+// given.
+func accepted[T any](f Field[T], field string, check func(T) error, bad *problems) {
+	if v := f.Ptr(); v != nil {
+		if err := check(*v); err != nil {
+			bad.add(field, "%s", err)
+		}
+	}
 }
 
 // checkValue checks the length of a value as given, before validate trims

@@ -10,25 +10,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
-)
-
-// Retry strategies.
-const (
-	StrategyFixed       = "fixed"
-	StrategyExponential = "exponential"
 )
 
 // RetryPolicy is a project's default retry settings; a hook's
 // retryOverride wins over them.
-type RetryPolicy struct {
-	MinRetries    int
-	DelaySecs     int
-	Strategy      string
-	BackoffFactor float64
-	MaxDelaySecs  int
-	Jitter        bool
-}
+type RetryPolicy = retry.Policy
 
 // Quota is the project's plan: hooks per billing period, and the hard cap
 // as a percentage of it. Only an operator changes it (SetPlan).
@@ -71,14 +59,10 @@ func fromRow(r settingsRow) Settings {
 		ID:     r.ID,
 		Name:   r.Name,
 		Domain: r.Domain,
-		RetryPolicy: RetryPolicy{
-			MinRetries:    int(r.RetryMinRetries),
-			DelaySecs:     int(r.RetryDelaySecs),
-			Strategy:      r.RetryStrategy,
-			BackoffFactor: r.RetryBackoffFactor,
-			MaxDelaySecs:  int(r.RetryMaxDelaySecs),
-			Jitter:        r.RetryJitter,
-		},
+		RetryPolicy: retry.Columns{
+			MinRetries: r.RetryMinRetries, DelaySecs: r.RetryDelaySecs, Strategy: r.RetryStrategy,
+			BackoffFactor: r.RetryBackoffFactor, MaxDelaySecs: r.RetryMaxDelaySecs, Jitter: r.RetryJitter,
+		}.Project(),
 		AsyncTimeoutSecs:       int(r.AsyncTimeoutSecs),
 		AuthorizationHeaderSet: r.AuthorizationHeaderSet,
 		Quota:                  Quota{Limit: r.PlanQuota, HardCapPercent: r.PlanHardCapPercent},

@@ -3,8 +3,6 @@ package channel
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/textproto"
 	"regexp"
 	"strconv"
@@ -17,41 +15,20 @@ import (
 )
 
 // describe puts a failed exchange in the words a user sees in a channel's
-// health: "timeout after 10s", "TLS: <reason>", "connection refused",
-// "DNS: no such host <host>", "destination <ip> is a loopback address",
-// "SMTP 550 mailbox unavailable", else "connection error: <short reason>".
-// It never names a URL: net/http's errors hold the full one.
+// health: egress's descriptions ("timeout after 10s", "destination <ip> is
+// a loopback address", ...), and what only a notification meets: "SMTP 550
+// mailbox unavailable", a send stopped by shutdown, a reset connection.
 func describe(err error, timeout time.Duration) string {
-	var refused *egress.RefusedError
-	var dnsErr *net.DNSError
-	var netErr net.Error
 	var smtpErr *textproto.Error
 	switch {
-	case errors.As(err, &refused):
-		return refused.Error()
 	case errors.As(err, &smtpErr):
 		return describeSMTP(smtpErr)
 	case errors.Is(err, context.Canceled):
 		return "stopped before the send finished"
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return "timeout after " + formatDuration(timeout)
-	case errors.As(err, &dnsErr):
-		if dnsErr.IsNotFound {
-			return "DNS: no such host " + dnsErr.Name
-		}
-		return "DNS: " + dnsErr.Err + " looking up " + dnsErr.Name
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):
 		return "connection reset by the server"
 	}
-	if reason, ok := egress.TLSReason(err); ok {
-		return "TLS: " + reason
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return "the server closed the connection without an answer"
-	}
-	return "connection error: " + egress.Clip(egress.InnerMessage(err))
+	return egress.Wording{}.Describe(err, timeout)
 }
 
 // enhancedCode is the RFC 3463 status ("5.1.1 ") many servers put before
@@ -71,16 +48,4 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s))
-}
-
-// formatDuration writes d the way people do: "10s", "300ms", "1m30s", "2m".
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -81,14 +81,10 @@ func (s *Sender) sendWebhook(ctx context.Context, t Target, m message.Message) e
 	}
 	// Signed at send time, like a delivery: receivers check the age.
 	ts := time.Now().Unix()
-	prefix := s.opts.HeaderPrefix
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", s.opts.UserAgent)
-	h.Set(prefix+"-Id", m.GroupID.String())
-	h.Set(prefix+"-Timestamp", strconv.FormatInt(ts, 10))
-	h.Set(prefix+"-Signature", signing.Header(t.SigningKeys, ts, body))
-	h.Set("X-"+prefix+"-Signature", signing.Legacy(t.SigningKeys[0], body))
+	signing.NewHeaders(s.opts.HeaderPrefix).Set(h, m.GroupID.String(), t.SigningKeys, ts, body)
 	return s.post(ctx, cfg.URL, body, h)
 }
 

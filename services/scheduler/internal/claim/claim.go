@@ -36,7 +36,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
+	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -301,12 +301,8 @@ func (c *Claimer) giveUp(ctx context.Context, r store.ClaimDueHooksRow) bus.Mess
 }
 
 func projectPolicy(r store.ClaimDueHooksRow) retry.Policy {
-	return retry.Policy{
-		MinRetries:    int(r.RetryMinRetries),
-		DelaySecs:     int(r.RetryDelaySecs),
-		Strategy:      r.RetryStrategy,
-		BackoffFactor: r.RetryBackoffFactor,
-		MaxDelaySecs:  int(r.RetryMaxDelaySecs),
-		Jitter:        r.RetryJitter,
-	}
+	return retry.Columns{
+		MinRetries: r.RetryMinRetries, DelaySecs: r.RetryDelaySecs, Strategy: r.RetryStrategy,
+		BackoffFactor: r.RetryBackoffFactor, MaxDelaySecs: r.RetryMaxDelaySecs, Jitter: r.RetryJitter,
+	}.Project()
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
-	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )

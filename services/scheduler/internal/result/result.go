@@ -39,8 +39,8 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/telemetry"
-	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 )
 
 // Hook statuses the applier sets. A hook waiting for an async answer is
@@ -249,10 +249,10 @@ type lockedHook struct {
 // projectPolicy is a project's default retry policy from the columns every
 // query that locks a hook for settling returns.
 func projectPolicy(minRetries, delaySecs int32, strategy string, factor float64, maxDelaySecs int32, jitter bool) retry.Policy {
-	return retry.Policy{
-		MinRetries: int(minRetries), DelaySecs: int(delaySecs), Strategy: strategy,
-		BackoffFactor: factor, MaxDelaySecs: int(maxDelaySecs), Jitter: jitter,
-	}
+	return retry.Columns{
+		MinRetries: minRetries, DelaySecs: delaySecs, Strategy: strategy,
+		BackoffFactor: factor, MaxDelaySecs: maxDelaySecs, Jitter: jitter,
+	}.Project()
 }
 
 // budget is the hook's retry budget: its retryOverride, or the project's

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
+	"github.com/sundial-run/sundial/pkg/retry"
 )
 
 // projectDefaults are every project's defaults (docs/product.md, "Statuses

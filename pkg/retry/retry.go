@@ -1,11 +1,12 @@
-// Package retry decides how many attempts a hook may make and how long to
-// wait before each retry. It is pure logic: the project's default policy and
-// a hook's retryOverride come in, numbers go out.
+// Package retry is the retry policy of hooks, the one contract the gateway
+// (which validates and stores it) and the scheduler (which applies it)
+// share: the policy and its bounds, the defaults, the JSON of a hook's
+// retryOverride, and the formulas for how many attempts a hook may make and
+// how long to wait before each retry. It is pure logic: a project's
+// settings and a hook's retryOverride come in, numbers go out.
 package retry
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -121,63 +122,4 @@ func (p Policy) Validate() error {
 		errs = append(errs, fmt.Errorf("strategy %q: want %q or %q", p.Strategy, StrategyFixed, StrategyExponential))
 	}
 	return errors.Join(errs...)
-}
-
-// override is a hook's retryOverride as the API stores it. Pointers tell a
-// missing field from a zero one.
-type override struct {
-	MinRetries    *int     `json:"minRetries"`
-	DelaySecs     *int     `json:"delaySecs"`
-	Strategy      *string  `json:"strategy"`
-	BackoffFactor *float64 `json:"backoffFactor"`
-	MaxDelaySecs  *int     `json:"maxDelaySecs"`
-	Jitter        *bool    `json:"jitter"`
-}
-
-// ParseOverride decodes a hook's retry_override column. ok is false when the
-// hook has none (SQL NULL or JSON null). Absent optional fields take their
-// defaults: backoffFactor 2.0, maxDelaySecs 3600, jitter off.
-func ParseOverride(raw json.RawMessage) (p Policy, ok bool, err error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
-		return Policy{}, false, nil
-	}
-	var o override
-	if err := json.Unmarshal(trimmed, &o); err != nil {
-		return Policy{}, false, fmt.Errorf("retry override: %w", err)
-	}
-	if o.MinRetries == nil || o.DelaySecs == nil || o.Strategy == nil {
-		return Policy{}, false, errors.New("retry override: minRetries, delaySecs and strategy are required")
-	}
-	p = Policy{
-		MinRetries:    *o.MinRetries,
-		DelaySecs:     *o.DelaySecs,
-		Strategy:      *o.Strategy,
-		BackoffFactor: valueOr(o.BackoffFactor, DefaultBackoffFactor),
-		MaxDelaySecs:  valueOr(o.MaxDelaySecs, DefaultMaxDelaySecs),
-		Jitter:        valueOr(o.Jitter, false),
-	}
-	if err := p.Validate(); err != nil {
-		return Policy{}, false, fmt.Errorf("retry override: %w", err)
-	}
-	return p, true, nil
-}
-
-func valueOr[T any](v *T, def T) T {
-	if v == nil {
-		return def
-	}
-	return *v
-}
-
-// Effective is the policy that governs a hook: its override when it has one,
-// which replaces the project's defaults entirely, else the project's. An
-// override that cannot be used yields the project's policy and the error, so
-// that the caller can report it and still schedule the hook.
-func Effective(project Policy, rawOverride json.RawMessage) (Policy, error) {
-	p, ok, err := ParseOverride(rawOverride)
-	if err != nil || !ok {
-		return project, err
-	}
-	return p, nil
 }
