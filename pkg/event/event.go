@@ -187,10 +187,11 @@ func MsgID(kind, id string, seq int64) string {
 }
 
 // TypeHeader names the message type of an event whose subject carries more
-// than one (Sundial-Type). The due subject carries single DueHooks, with no
-// header (what schedulers before batching send) or TypeDueHook, and
-// batches, with TypeDueHooks; the results subject likewise single
-// AttemptResults and batches, with TypeAttemptResults.
+// than one (Sundial-Type). This release publishes only the batch forms,
+// TypeDueHooks and TypeAttemptResults; the single forms (no header, or
+// TypeDueHook / TypeAttemptResult) are what the previous release still sends
+// during a rolling upgrade, and the consumers make each a batch of one where
+// they decode it (docs/architecture.md, "Rolling upgrades").
 const TypeHeader = "Sundial-Type"
 
 // Message types in TypeHeader: the protobuf full names.
