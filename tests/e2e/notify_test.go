@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/testkit/smtptest"
+	"github.com/sundial-run/sundial/testkit/smtptest"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/cli"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"

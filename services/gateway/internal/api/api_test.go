@@ -3,7 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/logtest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,7 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"

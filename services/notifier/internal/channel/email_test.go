@@ -18,7 +18,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/egress"
-	"github.com/sundial-run/sundial/pkg/testkit/smtptest"
+	"github.com/sundial-run/sundial/testkit/smtptest"
 	"github.com/sundial-run/sundial/services/notifier/internal/channel"
 	"github.com/sundial-run/sundial/services/notifier/internal/message"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/notifier/internal/channel"
 	"github.com/sundial-run/sundial/services/notifier/internal/intake"
 	"github.com/sundial-run/sundial/services/notifier/internal/message"
