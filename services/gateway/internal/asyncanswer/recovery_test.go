@@ -15,12 +15,13 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/testkit/logtest"
-	"github.com/sundial-run/sundial/testkit/natstest"
-	"github.com/sundial-run/sundial/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 const domain = "example.com"
@@ -32,6 +33,7 @@ type bundle struct {
 	t       *testing.T
 	svc     *asyncanswer.Service
 	q       *store.Queries
+	tq      *storetest.Queries
 	js      jetstream.JetStream
 	project uuid.UUID
 	secret  []byte
@@ -46,7 +48,7 @@ func setup(t *testing.T, bare bool) bundle {
 	created, err := project.Create(t.Context(), pool, "Acme", domain)
 	require.NoError(t, err)
 	q := store.New(pool)
-	secret, err := q.AsyncSecretForTest(t.Context(), created.ID)
+	secret, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
 	require.NoError(t, err)
 	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
 	if !bare {
@@ -54,7 +56,7 @@ func setup(t *testing.T, bare bool) bundle {
 	}
 	logs := &logtest.Buffer{}
 	svc := asyncanswer.NewService(pool, asyncanswer.WithAlerts(bus.NewPublisher(js), slog.New(slog.NewJSONHandler(logs, nil))))
-	return bundle{t: t, svc: svc, q: q, js: js, project: created.ID, secret: secret, logs: logs}
+	return bundle{t: t, svc: svc, q: q, tq: storetest.New(pool), js: js, project: created.ID, secret: secret, logs: logs}
 }
 
 // waiting returns a hook to path whose delivery under the returned lease was
@@ -67,7 +69,7 @@ func (b bundle) waiting(path string) (uuid.UUID, int64) {
 		Data: json.RawMessage(`{}`), PostAt: &now,
 	})
 	require.NoError(b.t, err)
-	lease, err := b.q.LeaseHookForTest(b.t.Context(), h.ID)
+	lease, err := b.tq.LeaseHookForTest(b.t.Context(), h.ID)
 	require.NoError(b.t, err)
 	_, err = b.q.StartWaitBeforeResult(b.t.Context(), store.StartWaitBeforeResultParams{HookID: h.ID, TimeoutSeconds: 300})
 	require.NoError(b.t, err)
@@ -87,7 +89,7 @@ func (b bundle) answer(kind asyncanswer.Kind, id uuid.UUID, lease int64) string 
 // run out of retries, and returns since when.
 func (b bundle) failing(path string, failedHooks int32) time.Time {
 	b.t.Helper()
-	since, err := b.q.MarkEndpointFailingForTest(b.t.Context(), store.MarkEndpointFailingForTestParams{
+	since, err := b.tq.MarkEndpointFailingForTest(b.t.Context(), storetest.MarkEndpointFailingForTestParams{
 		ProjectID: b.project, Domain: domain, Path: path, FailedHooks: failedHooks,
 	})
 	require.NoError(b.t, err)
@@ -96,7 +98,7 @@ func (b bundle) failing(path string, failedHooks int32) time.Time {
 
 func (b bundle) failingPaths() []string {
 	b.t.Helper()
-	rows, err := b.q.ListFailingEndpointsForTest(b.t.Context(), b.project)
+	rows, err := b.tq.ListFailingEndpointsForTest(b.t.Context(), b.project)
 	require.NoError(b.t, err)
 	paths := []string{}
 	for _, r := range rows {
@@ -105,9 +107,9 @@ func (b bundle) failingPaths() []string {
 	return paths
 }
 
-func (b bundle) alerts() []store.ListAlertsForTestRow {
+func (b bundle) alerts() []storetest.ListAlertsForTestRow {
 	b.t.Helper()
-	rows, err := b.q.ListAlertsForTest(b.t.Context(), b.project)
+	rows, err := b.tq.ListAlertsForTest(b.t.Context(), b.project)
 	require.NoError(b.t, err)
 	return rows
 }

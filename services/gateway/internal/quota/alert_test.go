@@ -16,8 +16,8 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 type alertBundle struct {

@@ -32,17 +32,6 @@ func (q *Queries) AckAttempt(ctx context.Context, arg AckAttemptParams) error {
 	return err
 }
 
-const asyncSecretForTest = `-- name: AsyncSecretForTest :one
-SELECT async_secret FROM projects WHERE id = $1
-`
-
-func (q *Queries) AsyncSecretForTest(ctx context.Context, id uuid.UUID) ([]byte, error) {
-	row := q.db.QueryRow(ctx, asyncSecretForTest, id)
-	var async_secret []byte
-	err := row.Scan(&async_secret)
-	return async_secret, err
-}
-
 const asyncSecretOfHook = `-- name: AsyncSecretOfHook :one
 
 SELECT p.async_secret
@@ -100,45 +89,6 @@ func (q *Queries) AttemptOfLease(ctx context.Context, arg AttemptOfLeaseParams) 
 	return i, err
 }
 
-const attemptsForTest = `-- name: AttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
-`
-
-func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
-	rows, err := q.db.Query(ctx, attemptsForTest, hookID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []HookAttempt
-	for rows.Next() {
-		var i HookAttempt
-		if err := rows.Scan(
-			&i.HookID,
-			&i.Attempt,
-			&i.LeaseSeq,
-			&i.StartedAt,
-			&i.DurationSeconds,
-			&i.Outcome,
-			&i.StatusCode,
-			&i.Error,
-			&i.ResponseExcerpt,
-			&i.CreatedAt,
-			&i.AsyncState,
-			&i.AsyncDeadline,
-			&i.AsyncTimeoutSecs,
-			&i.AckBody,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const completeAckedHook = `-- name: CompleteAckedHook :one
 UPDATE hooks
 SET status           = 'completed',
@@ -167,43 +117,6 @@ UPDATE hooks SET async_deadline = now(), updated_at = now() WHERE id = $1
 func (q *Queries) EndWaitNow(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, endWaitNow, id)
 	return err
-}
-
-const expireWaitForTest = `-- name: ExpireWaitForTest :execrows
-WITH hook AS (
-    UPDATE hooks AS h SET async_deadline = now() - interval '1 second'
-    WHERE h.id = $1 AND h.async_deadline IS NOT NULL
-    RETURNING h.id, h.lease_seq
-)
-UPDATE hook_attempts AS a SET async_deadline = now() - interval '1 second'
-FROM hook
-WHERE a.hook_id = hook.id AND a.lease_seq = hook.lease_seq AND a.async_state = 'waiting'
-`
-
-// Moves a waiting hook's deadline into the past (tests only).
-func (q *Queries) ExpireWaitForTest(ctx context.Context, id uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, expireWaitForTest, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const leaseHookForTest = `-- name: LeaseHookForTest :one
-UPDATE hooks
-SET lease_seq = lease_seq + 1, lease_expires_at = now() + interval '30 seconds',
-    run_at = now() + interval '30 seconds', status = 'pending'
-WHERE id = $1
-RETURNING lease_seq
-`
-
-// What a scheduler's claim does (tests only; the scheduler claims in
-// production): the hook is in flight under a new lease.
-func (q *Queries) LeaseHookForTest(ctx context.Context, id uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, leaseHookForTest, id)
-	var lease_seq int64
-	err := row.Scan(&lease_seq)
-	return lease_seq, err
 }
 
 const lockHookForAnswer = `-- name: LockHookForAnswer :one

@@ -16,14 +16,3 @@ WHERE h.id = @hook_id
     AND f.project_id = h.project_id AND f.domain = h.domain AND f.path = h.path
 RETURNING f.project_id, f.domain, f.path, f.failing_since, f.failed_hooks,
     now()::timestamptz AS recovered_at;
-
--- name: MarkEndpointFailingForTest :one
--- Test fixture: the endpoint is failing, as the scheduler marks it when a
--- hook to it runs out of retries.
-INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
-VALUES (@project_id, @domain, @path, now(), @failed_hooks)
-RETURNING failing_since;
-
--- name: ListFailingEndpointsForTest :many
--- Test fixture: a project's failing endpoints.
-SELECT * FROM failing_endpoints WHERE project_id = @project_id ORDER BY domain, path;

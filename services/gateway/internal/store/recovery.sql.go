@@ -12,64 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const listFailingEndpointsForTest = `-- name: ListFailingEndpointsForTest :many
-SELECT project_id, domain, path, failing_since, failed_hooks FROM failing_endpoints WHERE project_id = $1 ORDER BY domain, path
-`
-
-// Test fixture: a project's failing endpoints.
-func (q *Queries) ListFailingEndpointsForTest(ctx context.Context, projectID uuid.UUID) ([]FailingEndpoint, error) {
-	rows, err := q.db.Query(ctx, listFailingEndpointsForTest, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []FailingEndpoint
-	for rows.Next() {
-		var i FailingEndpoint
-		if err := rows.Scan(
-			&i.ProjectID,
-			&i.Domain,
-			&i.Path,
-			&i.FailingSince,
-			&i.FailedHooks,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const markEndpointFailingForTest = `-- name: MarkEndpointFailingForTest :one
-INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
-VALUES ($1, $2, $3, now(), $4)
-RETURNING failing_since
-`
-
-type MarkEndpointFailingForTestParams struct {
-	ProjectID   uuid.UUID
-	Domain      string
-	Path        string
-	FailedHooks int32
-}
-
-// Test fixture: the endpoint is failing, as the scheduler marks it when a
-// hook to it runs out of retries.
-func (q *Queries) MarkEndpointFailingForTest(ctx context.Context, arg MarkEndpointFailingForTestParams) (time.Time, error) {
-	row := q.db.QueryRow(ctx, markEndpointFailingForTest,
-		arg.ProjectID,
-		arg.Domain,
-		arg.Path,
-		arg.FailedHooks,
-	)
-	var failing_since time.Time
-	err := row.Scan(&failing_since)
-	return failing_since, err
-}
-
 const recoverEndpointOfHook = `-- name: RecoverEndpointOfHook :many
 
 DELETE FROM failing_endpoints AS f

@@ -20,13 +20,13 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/testkit/natstest"
-	"github.com/sundial-run/sundial/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
