@@ -11,26 +11,42 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
+	"sync"
 	"time"
 )
 
-// certificates are a throwaway CA and the server certificate it signed for
-// 127.0.0.1, ::1 and localhost. Deliveries are always HTTPS with verified
-// certificates, so the dispatcher is given the CA rather than told to skip
-// verification; the keys live only in memory and change every run.
-type certificates struct {
+// authority is the process's throwaway CA and the certificate it signed for
+// 127.0.0.1, ::1 and localhost, which every receiver serves. Deliveries are
+// always HTTPS with verified certificates, so the dispatcher is given the CA
+// rather than told to skip verification; the keys live only in memory and
+// change every run.
+type authority struct {
 	caPEM []byte
 	leaf  tls.Certificate
 }
 
-func newCertificates(now time.Time) (certificates, error) {
+var (
+	authorityOnce sync.Once
+	theAuthority  authority
+	authorityErr  error
+)
+
+// processAuthority makes the CA on first use.
+func processAuthority() (authority, error) {
+	authorityOnce.Do(func() { theAuthority, authorityErr = newAuthority(time.Now()) })
+	return theAuthority, authorityErr
+}
+
+func newAuthority(now time.Time) (authority, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return certificates{}, fmt.Errorf("demo receiver CA key: %w", err)
+		return authority{}, fmt.Errorf("receiver CA key: %w", err)
 	}
 	caTmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "Sundial local demo CA"},
+		Subject:               pkix.Name{CommonName: "Sundial throwaway receiver CA"},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(30 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
@@ -40,15 +56,15 @@ func newCertificates(now time.Time) (certificates, error) {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return certificates{}, fmt.Errorf("demo receiver CA: %w", err)
+		return authority{}, fmt.Errorf("receiver CA: %w", err)
 	}
 	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		return certificates{}, fmt.Errorf("demo receiver CA: %w", err)
+		return authority{}, fmt.Errorf("receiver CA: %w", err)
 	}
 	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return certificates{}, fmt.Errorf("demo receiver key: %w", err)
+		return authority{}, fmt.Errorf("receiver key: %w", err)
 	}
 	leafTmpl := &x509.Certificate{
 		SerialNumber: serial(),
@@ -62,16 +78,12 @@ func newCertificates(now time.Time) (certificates, error) {
 	}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
 	if err != nil {
-		return certificates{}, fmt.Errorf("demo receiver certificate: %w", err)
+		return authority{}, fmt.Errorf("receiver certificate: %w", err)
 	}
-	return certificates{
+	return authority{
 		caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		leaf:  tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: leafKey},
 	}, nil
-}
-
-func (c certificates) serverTLS() *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{c.leaf}, MinVersion: tls.VersionTLS12}
 }
 
 func serial() *big.Int {
@@ -81,4 +93,27 @@ func serial() *big.Int {
 		panic(err)
 	}
 	return n
+}
+
+// CAPEM is the PEM certificate of the CA that signed every receiver's
+// certificate in this process.
+func CAPEM() ([]byte, error) {
+	a, err := processAuthority()
+	return a.caPEM, err
+}
+
+// WriteCAFile writes CAPEM to path (creating its folder), for the
+// dispatcher to trust (SUNDIAL_DELIVERY_CA_FILE).
+func WriteCAFile(path string) error {
+	caPEM, err := CAPEM()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("receiver CA file: %w", err)
+	}
+	if err := os.WriteFile(path, caPEM, 0o644); err != nil {
+		return fmt.Errorf("receiver CA file: %w", err)
+	}
+	return nil
 }
