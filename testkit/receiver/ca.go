@@ -17,14 +17,18 @@ import (
 	"time"
 )
 
-// authority is the process's throwaway CA and the certificate it signed for
-// 127.0.0.1, ::1 and localhost, which every receiver serves. Deliveries are
+// authority is the process's throwaway CA and the two certificates it
+// signed, which the receivers serve. leaf names 127.0.0.1, ::1 and
+// example.com, as httptest's certificate does, and not localhost: a test
+// reaches a receiver as https://localhost:port to see a name check fail.
+// localhostLeaf names localhost too, for the local demo. Deliveries are
 // always HTTPS with verified certificates, so the dispatcher is given the CA
 // rather than told to skip verification; the keys live only in memory and
 // change every run.
 type authority struct {
-	caPEM []byte
-	leaf  tls.Certificate
+	caPEM         []byte
+	leaf          tls.Certificate
+	localhostLeaf tls.Certificate
 }
 
 var (
@@ -62,28 +66,38 @@ func newAuthority(now time.Time) (authority, error) {
 	if err != nil {
 		return authority{}, fmt.Errorf("receiver CA: %w", err)
 	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return authority{}, fmt.Errorf("receiver key: %w", err)
+	a := authority{caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
+	if a.leaf, err = newLeaf(now, ca, caKey, nil); err != nil {
+		return authority{}, err
 	}
-	leafTmpl := &x509.Certificate{
+	if a.localhostLeaf, err = newLeaf(now, ca, caKey, []string{"localhost"}); err != nil {
+		return authority{}, err
+	}
+	return a, nil
+}
+
+// newLeaf makes a server certificate signed by ca for 127.0.0.1, ::1,
+// example.com and the extra names.
+func newLeaf(now time.Time, ca *x509.Certificate, caKey *ecdsa.PrivateKey, extra []string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("receiver key: %w", err)
+	}
+	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		DNSNames:     []string{"localhost"},
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		DNSNames:     append([]string{"example.com"}, extra...),
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(30 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return authority{}, fmt.Errorf("receiver certificate: %w", err)
+		return tls.Certificate{}, fmt.Errorf("receiver certificate: %w", err)
 	}
-	return authority{
-		caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		leaf:  tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: leafKey},
-	}, nil
+	return tls.Certificate{Certificate: [][]byte{der, ca.Raw}, PrivateKey: key}, nil
 }
 
 func serial() *big.Int {

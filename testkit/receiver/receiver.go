@@ -22,6 +22,10 @@ import (
 type Options struct {
 	// HTTP2 offers HTTP/2 (ALPN h2) besides HTTP/1.1.
 	HTTP2 bool
+	// Localhost makes the certificate valid for the name localhost too
+	// (the local demo, where a person may type it); tests leave it out to
+	// see a name check fail.
+	Localhost bool
 	// ErrorLog gets the server's errors (refused handshakes among them);
 	// nil discards them: connection errors are the client's to report.
 	ErrorLog *log.Logger
@@ -51,13 +55,17 @@ func Start(handler http.Handler, opts Options) (*Receiver, error) {
 	if opts.ErrorLog == nil {
 		opts.ErrorLog = log.New(io.Discard, "", 0)
 	}
+	leaf := a.leaf
+	if opts.Localhost {
+		leaf = a.localhostLeaf
+	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(opts.HTTP2)
 	r := &Receiver{addr: ln.Addr().String(), served: make(chan struct{})}
 	r.srv = &http.Server{
 		Handler:           handler,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{a.leaf}, MinVersion: tls.VersionTLS12},
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12},
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          opts.ErrorLog,

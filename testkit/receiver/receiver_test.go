@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,4 +78,19 @@ func TestCloseThenShutdown(t *testing.T) {
 	require.NoError(t, r.Close())
 	_, err := client(t, false).Get(r.URL())
 	require.Error(t, err, "nothing listens any more")
+}
+
+// TestLocalhostOnlyWhenAsked: the certificate names localhost only with
+// Options.Localhost, so that tests can see a name check fail.
+func TestLocalhostOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	c := client(t, false)
+	localhost := func(r *receiver.Receiver) string { return strings.Replace(r.URL(), "127.0.0.1", "localhost", 1) }
+
+	_, err := c.Get(localhost(receiver.StartT(t, ok, receiver.Options{})))
+	require.ErrorContains(t, err, "not localhost")
+
+	resp, _ := get(t, c, localhost(receiver.StartT(t, ok, receiver.Options{Localhost: true})))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 }

@@ -59,7 +59,10 @@ func Start(opts Options) (*Receiver, error) {
 		return nil, fmt.Errorf("demo receiver: %w", err)
 	}
 	r := &Receiver{prefix: opts.HeaderPrefix, log: opts.Log}
-	srv, err := https.Start(r, https.Options{ErrorLog: slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug)})
+	srv, err := https.Start(r, https.Options{
+		Localhost: true,
+		ErrorLog:  slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("demo receiver: %w", err)
 	}
