@@ -109,6 +109,29 @@ func serial() *big.Int {
 	return n
 }
 
+// CAPool is a pool that trusts the CA, and so every receiver of this
+// process (and smtptest's servers, which serve Certificate).
+func CAPool() (*x509.CertPool, error) {
+	a, err := processAuthority()
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(a.caPEM)
+	return pool, nil
+}
+
+// Certificate is the server certificate the receivers serve (with
+// localhost among its names, or not), for another kind of test server
+// that is to be trusted through the same CA.
+func Certificate(localhost bool) (tls.Certificate, error) {
+	a, err := processAuthority()
+	if localhost {
+		return a.localhostLeaf, err
+	}
+	return a.leaf, err
+}
+
 // CAPEM is the PEM certificate of the CA that signed every receiver's
 // certificate in this process.
 func CAPEM() ([]byte, error) {

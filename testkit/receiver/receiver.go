@@ -44,7 +44,7 @@ type Receiver struct {
 
 // Start serves handler over HTTPS on a free port of 127.0.0.1.
 func Start(handler http.Handler, opts Options) (*Receiver, error) {
-	a, err := processAuthority()
+	leaf, err := Certificate(opts.Localhost)
 	if err != nil {
 		return nil, err
 	}
@@ -54,10 +54,6 @@ func Start(handler http.Handler, opts Options) (*Receiver, error) {
 	}
 	if opts.ErrorLog == nil {
 		opts.ErrorLog = log.New(io.Discard, "", 0)
-	}
-	leaf := a.leaf
-	if opts.Localhost {
-		leaf = a.localhostLeaf
 	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
