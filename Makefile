@@ -12,13 +12,14 @@ MAKEFLAGS += --no-print-directory
 
 SERVICES := gateway scheduler dispatcher notifier
 # Every Go module of the workspace (tools is separate: it pins the generators).
-MODULES := pkg migrations $(addprefix services/,$(SERVICES)) deploy/local tests tests/bench
+MODULES := pkg testkit migrations $(addprefix services/,$(SERVICES)) deploy/local tests tests/bench
 # In workspace mode a pattern must start at a module's root: ./... from the
 # repository root matches nothing, so each module gets its own pattern.
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
-GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' services/gateway/internal/api/gen
+GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' ':(glob)services/*/internal/storetest/*.go' \
+	services/gateway/internal/api/gen
 PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
 # The gateway's OpenAPI document, and the linter that checks it, at exact
 # versions: npx fetches them from the npm registry once, then from its cache.
@@ -92,12 +93,16 @@ bench-compare: withpg ## run the end-to-end benchmark on Sundial and the river b
 generate: generate-sqlc generate-proto generate-openapi ## regenerate sqlc, protobuf and OpenAPI code
 
 # After a successful run, output whose .sql source is gone (renamed or
-# deleted) is removed, so no stale Go stays behind. Nothing is removed when
+# deleted) is removed, and copyfrom.go where no :copyfrom query is left, so
+# no stale Go stays behind. Nothing is removed when
 # sqlc fails.
-generate-sqlc: ## regenerate each service's internal/store from its .sql files
+generate-sqlc: ## regenerate each service's internal/store and internal/storetest from their .sql files
 	cd tools && GOWORK=off go tool sqlc -f ../sqlc.yaml generate
-	for f in services/*/internal/store/*.sql.go; do \
+	for f in services/*/internal/store/*.sql.go services/*/internal/storetest/*.sql.go; do \
 		[ -e "$${f%.go}" ] || rm -v "$$f"; \
+	done
+	for f in services/*/internal/store/copyfrom.go services/*/internal/storetest/copyfrom.go; do \
+		[ ! -e "$$f" ] || grep -qs -- ':copyfrom' "$${f%/*}"/*.sql || rm -v "$$f"; \
 	done
 
 generate-proto: ## regenerate pkg/event/eventv1 from proto/

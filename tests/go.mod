@@ -9,17 +9,21 @@ replace (
 	github.com/sundial-run/sundial/services/gateway => ../services/gateway
 	github.com/sundial-run/sundial/services/notifier => ../services/notifier
 	github.com/sundial-run/sundial/services/scheduler => ../services/scheduler
+	github.com/sundial-run/sundial/testkit => ../testkit
 )
 
 require (
 	github.com/google/uuid v1.6.0
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
 	github.com/stretchr/testify v1.12.1
+	github.com/sundial-run/sundial/migrations v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/pkg v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/dispatcher v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/gateway v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/notifier v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/scheduler v0.0.0-00010101000000-000000000000
+	github.com/sundial-run/sundial/testkit v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
@@ -43,7 +47,6 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/labstack/echo/v4 v4.16.0 // indirect
@@ -62,7 +65,6 @@ require (
 	github.com/pressly/goose/v3 v3.29.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/sethvargo/go-retry v0.5.0 // indirect
-	github.com/sundial-run/sundial/migrations v0.0.0-00010101000000-000000000000 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect

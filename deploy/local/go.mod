@@ -9,6 +9,7 @@ replace (
 	github.com/sundial-run/sundial/services/gateway => ../../services/gateway
 	github.com/sundial-run/sundial/services/notifier => ../../services/notifier
 	github.com/sundial-run/sundial/services/scheduler => ../../services/scheduler
+	github.com/sundial-run/sundial/testkit => ../../testkit
 )
 
 require (
@@ -78,4 +79,5 @@ require (
 	github.com/sundial-run/sundial/services/gateway v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/notifier v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/scheduler v0.0.0-00010101000000-000000000000
+	github.com/sundial-run/sundial/testkit v0.0.0-00010101000000-000000000000
 )

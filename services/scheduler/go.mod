@@ -5,6 +5,7 @@ go 1.26.0
 replace (
 	github.com/sundial-run/sundial/migrations => ../../migrations
 	github.com/sundial-run/sundial/pkg => ../../pkg
+	github.com/sundial-run/sundial/testkit => ../../testkit
 )
 
 require (
@@ -13,6 +14,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/stretchr/testify v1.12.1
 	github.com/sundial-run/sundial/pkg v0.0.0-00010101000000-000000000000
+	github.com/sundial-run/sundial/testkit v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -2,6 +2,12 @@ module github.com/sundial-run/sundial/tests/bench
 
 go 1.26.0
 
+replace (
+	github.com/sundial-run/sundial/migrations => ../../migrations
+	github.com/sundial-run/sundial/pkg => ../../pkg
+	github.com/sundial-run/sundial/testkit => ../../testkit
+)
+
 require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
@@ -9,6 +15,7 @@ require (
 	github.com/riverqueue/river v0.51.1
 	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.1
 	github.com/stretchr/testify v1.12.1
+	github.com/sundial-run/sundial/testkit v0.0.0-00010101000000-000000000000
 )
 
 require (

@@ -12,10 +12,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/notifier/notifiertest"
+	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 // TestNotifierKilled kills notifier processes with SIGKILL between taking

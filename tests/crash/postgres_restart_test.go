@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/pgserver"
+	"github.com/sundial-run/sundial/testkit/pgserver"
 )
 
 // TestPostgresRestarted restarts PostgreSQL while hooks are being created,

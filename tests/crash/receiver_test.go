@@ -2,19 +2,14 @@ package crash
 
 import (
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
+	https "github.com/sundial-run/sundial/testkit/receiver"
 	"github.com/sundial-run/sundial/tests/internal/checker"
 )
 
@@ -22,7 +17,7 @@ import (
 // and answers 200. It can hold the first `hold` requests until released, so
 // that deliveries are in flight when a process dies.
 type receiver struct {
-	srv    *httptest.Server
+	srv    *https.Receiver
 	CAFile string
 
 	hold    int
@@ -47,14 +42,10 @@ func newReceiver(t *testing.T, hold int) *receiver {
 	if hold == 0 {
 		close(r.held)
 	}
-	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
-	r.srv.StartTLS()
-	// Close waits for running handlers: release the held ones first.
-	t.Cleanup(r.srv.Close)
+	r.srv = https.StartT(t, http.HandlerFunc(r.serve), https.Options{})
+	// Shutting down waits for running handlers: release the held ones first.
 	t.Cleanup(r.Release)
-	r.CAFile = filepath.Join(t.TempDir(), "receiver-ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
-	require.NoError(t, os.WriteFile(r.CAFile, pemBytes, 0o600))
+	r.CAFile = https.CAFile(t)
 	return r
 }
 
@@ -92,7 +83,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 func (r *receiver) Release() { r.relOnce.Do(func() { close(r.release) }) }
 
 // Domain is the receiver's host:port, the project's domain.
-func (r *receiver) Domain() string { return r.srv.Listener.Addr().String() }
+func (r *receiver) Domain() string { return r.srv.Addr() }
 
 // Arrivals returns a copy of every arrival so far.
 func (r *receiver) Arrivals() []checker.Arrival {

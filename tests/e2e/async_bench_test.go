@@ -19,12 +19,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/cli"
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,12 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event"
+	https "github.com/sundial-run/sundial/testkit/receiver"
 )
 
 // asyncReceiver is an HTTPS endpoint whose answers a test decides: answer
 // gets the delivery's number (from 1) and writes the response.
 type asyncReceiver struct {
-	srv    *httptest.Server
+	srv    *https.Receiver
 	answer func(n int, w http.ResponseWriter, r *http.Request)
 
 	mu  sync.Mutex
@@ -29,17 +29,16 @@ type asyncReceiver struct {
 func newAsyncReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) *asyncReceiver {
 	t.Helper()
 	r := &asyncReceiver{answer: answer}
-	// httptest's TLS servers share one certificate, which the suite's
-	// SUNDIAL_DELIVERY_CA_FILE already trusts.
-	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	// One CA signs every test receiver's certificate, and the suite's
+	// SUNDIAL_DELIVERY_CA_FILE already trusts it.
+	r.srv = https.StartT(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.got = append(r.got, received{Header: req.Header.Clone(), Body: body, At: time.Now()})
 		n := len(r.got)
 		r.mu.Unlock()
 		r.answer(n, w, req)
-	}))
-	t.Cleanup(r.srv.Close)
+	}), https.Options{})
 	return r
 }
 
@@ -56,7 +55,7 @@ func asyncSetup(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.
 	t.Helper()
 	b := setup(t, options{without: map[string]bool{"scheduler": true, "dispatcher": true}})
 	rcv := newAsyncReceiver(t, answer)
-	resp, raw := b.do(t, http.MethodPatch, "/v1/project", map[string]any{"domain": rcv.srv.Listener.Addr().String()})
+	resp, raw := b.do(t, http.MethodPatch, "/v1/project", map[string]any{"domain": rcv.srv.Addr()})
 	require.Equal(t, http.StatusOK, resp.StatusCode, "PATCH /v1/project: %s", raw)
 	b.env["SUNDIAL_PUBLIC_URL"] = b.baseURL
 	b.env["SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL"] = "100ms"

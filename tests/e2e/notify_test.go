@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/mail"
 	"slices"
 	"strconv"
@@ -20,16 +19,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/testkit/smtptest"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/cli"
+	https "github.com/sundial-run/sundial/testkit/receiver"
+	"github.com/sundial-run/sundial/testkit/smtptest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
 
 // Notifications end to end (docs/notifications.md): the scheduler and the
 // gateway write alerts, the notifier groups them and sends them to the
 // project's channels, which are HTTPS receivers and SMTP servers started
-// here. Every httptest TLS server shares one certificate, so the suite
+// here. One CA signs every test receiver's certificate, so the suite
 // receiver's CA file (SUNDIAL_DELIVERY_CA_FILE) trusts the channels' too.
 
 // notifySetup boots a suite whose notifier polls often and has extra
@@ -48,7 +48,7 @@ func notifySetup(t *testing.T, statuses []int, env map[string]string) *bundle {
 // inbox is an HTTPS receiver of alert messages (a chat webhook or a custom
 // webhook channel): it records every POST and answers 200.
 type inbox struct {
-	srv *httptest.Server
+	srv *https.Receiver
 	mu  sync.Mutex
 	got []received
 }
@@ -56,18 +56,17 @@ type inbox struct {
 func newInbox(t *testing.T) *inbox {
 	t.Helper()
 	in := &inbox{}
-	in.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	in.srv = https.StartT(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		in.mu.Lock()
 		in.got = append(in.got, received{Header: r.Header.Clone(), Body: body, At: time.Now()})
 		in.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(in.srv.Close)
+	}), https.Options{})
 	return in
 }
 
-func (in *inbox) URL(path string) string { return in.srv.URL + path }
+func (in *inbox) URL(path string) string { return in.srv.URL() + path }
 
 func (in *inbox) Received() []received {
 	in.mu.Lock()
@@ -79,14 +78,14 @@ func (in *inbox) Received() []received {
 func (in *inbox) wait(t *testing.T, n int, within time.Duration) []received {
 	t.Helper()
 	require.Eventually(t, func() bool { return len(in.Received()) >= n }, within, 50*time.Millisecond,
-		"%d messages expected at %s", n, in.srv.URL)
+		"%d messages expected at %s", n, in.srv.URL())
 	return in.Received()
 }
 
 // switchable is an HTTPS endpoint that answers every delivery with the
 // status it is set to.
 type switchable struct {
-	srv    *httptest.Server
+	srv    *https.Receiver
 	status atomic.Int32
 	hits   atomic.Int32
 }
@@ -95,15 +94,14 @@ func newSwitchable(t *testing.T, status int) *switchable {
 	t.Helper()
 	s := &switchable{}
 	s.status.Store(int32(status))
-	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	s.srv = https.StartT(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		s.hits.Add(1)
 		w.WriteHeader(int(s.status.Load()))
-	}))
-	t.Cleanup(s.srv.Close)
+	}), https.Options{})
 	return s
 }
 
-func (s *switchable) Domain() string { return s.srv.Listener.Addr().String() }
+func (s *switchable) Domain() string { return s.srv.Addr() }
 
 // notifiedHook is the API's view of a hook, as far as notifications go.
 type notifiedHook struct {

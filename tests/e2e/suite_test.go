@@ -3,16 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/sundial-run/sundial/tests/internal/apiclient"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -20,13 +16,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 	notifier "github.com/sundial-run/sundial/services/notifier/app"
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
+	https "github.com/sundial-run/sundial/testkit/receiver"
+	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -41,8 +39,9 @@ type received struct {
 // receiver is an HTTPS endpoint that records what it gets and answers with
 // the statuses it is told, in order (then 200).
 type receiver struct {
-	srv *httptest.Server
-	// CAFile trusts the receiver's certificate, for the dispatcher.
+	srv *https.Receiver
+	// CAFile trusts the receiver's certificate (and every other test
+	// receiver's: one CA signs them all), for the dispatcher.
 	CAFile string
 
 	mu       sync.Mutex
@@ -53,12 +52,8 @@ type receiver struct {
 func newReceiver(t *testing.T, statuses ...int) *receiver {
 	t.Helper()
 	r := &receiver{statuses: statuses}
-	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
-	r.srv.StartTLS()
-	t.Cleanup(r.srv.Close)
-	r.CAFile = filepath.Join(t.TempDir(), "receiver-ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
-	require.NoError(t, os.WriteFile(r.CAFile, pemBytes, 0o600))
+	r.srv = https.StartT(t, http.HandlerFunc(r.serve), https.Options{})
+	r.CAFile = https.CAFile(t)
 	return r
 }
 
@@ -76,7 +71,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 }
 
 // Domain is the receiver's host:port, the project's domain.
-func (r *receiver) Domain() string { return r.srv.Listener.Addr().String() }
+func (r *receiver) Domain() string { return r.srv.Addr() }
 
 // Received returns a copy of what arrived so far.
 func (r *receiver) Received() []received {

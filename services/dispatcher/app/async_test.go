@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"github.com/sundial-run/sundial/services/dispatcher/app"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+	"github.com/sundial-run/sundial/testkit/logtest"
 )
 
 // TestAppSendsVerifiableAsyncURLsAndNeverLogsThem: the dispatcher builds the

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func apiKeyRevoke(b bundle) (bool, error) {

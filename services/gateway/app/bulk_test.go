@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/app"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 )
 
 // bulkDay is the day of postAt the bulk tests select by range.
@@ -23,7 +23,7 @@ var bulkDay = time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC)
 // the scheduler would have left it, and returns its id.
 func (b bundle) stateHook(projectID, status string, postAt time.Time) string {
 	b.t.Helper()
-	p := store.InsertHookForBulkTestParams{
+	p := storetest.InsertHookForBulkTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: uuid.MustParse(projectID), Path: "/orders?id=1",
 		Domain: "hooks.example.com", Data: json.RawMessage(`{"order":1}`), PostAt: postAt, Status: status,
 	}
@@ -33,7 +33,7 @@ func (b bundle) stateHook(projectID, status string, postAt time.Time) string {
 	if status == "failed" || status == "retry" {
 		p.FailureError = ptr("HTTP 503")
 	}
-	h, err := b.q.InsertHookForBulkTest(b.ctx, p)
+	h, err := b.tq.InsertHookForBulkTest(b.ctx, p)
 	require.NoError(b.t, err)
 	return h.ID.String()
 }
@@ -175,7 +175,7 @@ func TestBulkActionsNeverReachAnotherProject(t *testing.T) {
 		fmt.Sprintf(`{"projectID":%q,"hookIDs":[%q]}`, b.creds.ProjectID, theirs["failed"])))
 	require.Zero(t, res.affected(t))
 	for s, id := range theirs {
-		h, err := b.q.GetHookForBulkTest(b.ctx, uuid.MustParse(id))
+		h, err := b.tq.GetHookForBulkTest(b.ctx, uuid.MustParse(id))
 		require.NoError(t, err)
 		require.Equal(t, s, h.Status, "untouched")
 	}
@@ -201,7 +201,7 @@ func TestBulkReplayPastTheHardCapIsRefusedWhole(t *testing.T) {
 	require.Equal(t, 3, res.affected(t), "what fits is replayed")
 	require.Equal(t, "3", res.header.Get("Sundial-HookQuota-Usage"))
 	require.Equal(t, "0", res.header.Get("Sundial-HookQuota-Remaining"))
-	hooks, err := b.q.ListProjectHooksForBulkTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
+	hooks, err := b.tq.ListProjectHooksForBulkTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
 	require.NoError(t, err)
 	require.Len(t, hooks, 7, "four originals and three replays")
 }

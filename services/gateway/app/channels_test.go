@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 )
 
 // channelJSON is the Channel resource, decoded strictly.
@@ -337,19 +338,19 @@ func TestChannelHealthIsDerivedFromTheNotifiersRecord(t *testing.T) {
 	errText := "receiver answered 500"
 	tests := []struct {
 		name     string
-		params   store.SetChannelHealthForTestParams
+		params   storetest.SetChannelHealthForTestParams
 		status   string
 		failures int
 	}{
-		{"never tried", store.SetChannelHealthForTestParams{}, "untested", 0},
-		{"failing", store.SetChannelHealthForTestParams{ConsecutiveFailures: 3, LastFailureAt: &at, LastError: &errText}, "failing", 3},
-		{"recovered", store.SetChannelHealthForTestParams{LastSuccessAt: &at, LastFailureAt: &at, LastError: &errText}, "ok", 0},
-		{"failing again", store.SetChannelHealthForTestParams{ConsecutiveFailures: 1, LastSuccessAt: &at, LastFailureAt: &at, LastError: &errText}, "failing", 1},
-		{"ok", store.SetChannelHealthForTestParams{LastSuccessAt: &at}, "ok", 0},
+		{"never tried", storetest.SetChannelHealthForTestParams{}, "untested", 0},
+		{"failing", storetest.SetChannelHealthForTestParams{ConsecutiveFailures: 3, LastFailureAt: &at, LastError: &errText}, "failing", 3},
+		{"recovered", storetest.SetChannelHealthForTestParams{LastSuccessAt: &at, LastFailureAt: &at, LastError: &errText}, "ok", 0},
+		{"failing again", storetest.SetChannelHealthForTestParams{ConsecutiveFailures: 1, LastSuccessAt: &at, LastFailureAt: &at, LastError: &errText}, "failing", 1},
+		{"ok", storetest.SetChannelHealthForTestParams{LastSuccessAt: &at}, "ok", 0},
 	}
 	for _, tt := range tests {
 		tt.params.ID = id
-		require.NoError(t, b.q.SetChannelHealthForTest(b.ctx, tt.params))
+		require.NoError(t, b.tq.SetChannelHealthForTest(b.ctx, tt.params))
 		h := b.channel(c.ID).Health
 		require.Equal(t, tt.status, h.Status, tt.name)
 		require.Equal(t, tt.failures, h.ConsecutiveFailures, tt.name)
@@ -378,7 +379,7 @@ func (b bundle) playNotifier(channelID, outcome string, errText *string) error {
 	defer tick.Stop()
 	deadline := time.After(10 * time.Second)
 	for {
-		alerts, err := b.q.ListAlertsForTest(b.ctx, projectID)
+		alerts, err := b.tq.ListAlertsForTest(b.ctx, projectID)
 		if err != nil {
 			return err
 		}
@@ -411,19 +412,19 @@ func (b bundle) storeTry(alertID, channelID, outcome string, errText *string, at
 // the alert, when one is named), the send and its attempt.
 func (b bundle) storeTryIn(group uuid.UUID, alertID, channelID, outcome string, errText *string, attempt int32) error {
 	ch := uuid.MustParse(channelID)
-	err := b.q.InsertAlertGroupForTest(b.ctx, store.InsertAlertGroupForTestParams{
+	err := b.tq.InsertAlertGroupForTest(b.ctx, storetest.InsertAlertGroupForTestParams{
 		ID: group, ProjectID: uuid.MustParse(b.creds.ProjectID), Kind: "channel.test", ChannelID: &ch,
 	})
 	if err != nil {
 		return err
 	}
 	if alertID != "" {
-		if err := b.q.SetAlertGroupForTest(b.ctx, store.SetAlertGroupForTestParams{ID: alertID, GroupID: &group}); err != nil {
+		if err := b.tq.SetAlertGroupForTest(b.ctx, storetest.SetAlertGroupForTestParams{ID: alertID, GroupID: &group}); err != nil {
 			return err
 		}
 	}
 	target := channelID // the notifier names a channel target by its id
-	err = b.q.InsertAlertSendForTest(b.ctx, store.InsertAlertSendForTestParams{
+	err = b.tq.InsertAlertSendForTest(b.ctx, storetest.InsertAlertSendForTestParams{
 		GroupID: group, Target: target, ChannelID: &ch, State: outcome, Attempts: attempt,
 	})
 	if err != nil {
@@ -433,7 +434,7 @@ func (b bundle) storeTryIn(group uuid.UUID, alertID, channelID, outcome string, 
 	if err != nil {
 		return err
 	}
-	return b.q.InsertAlertSendAttemptForTest(b.ctx, store.InsertAlertSendAttemptForTestParams{
+	return b.tq.InsertAlertSendAttemptForTest(b.ctx, storetest.InsertAlertSendAttemptForTestParams{
 		GroupID: group, Target: target, Attempt: attempt, ChannelID: &ch, StartedAt: now,
 		DurationSeconds: 0.25, Outcome: outcome, Error: errText,
 	})
@@ -489,7 +490,7 @@ func TestSendTestAnswersTheFirstTry(t *testing.T) {
 	require.InDelta(t, 0.25, *got.DurationSeconds, 1e-9)
 
 	// The alert is stored and its event published, named by the alert id.
-	alerts, err := b.q.ListAlertsForTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
+	alerts, err := b.tq.ListAlertsForTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
 	require.NoError(t, err)
 	require.Len(t, alerts, 1)
 	require.True(t, strings.HasPrefix(alerts[0].ID, "channel.test:"), alerts[0].ID)

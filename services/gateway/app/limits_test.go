@@ -20,10 +20,10 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 const limitsHook = `{"path":"/a","data":{"n":1},"postIn":"1m"}`
@@ -132,9 +132,9 @@ func (b bundle) secondGateway(cfg app.Config) bundle {
 }
 
 // storedAlerts lists the project's rows in the alerts table (the outbox).
-func (b bundle) storedAlerts() []store.ListAlertsForTestRow {
+func (b bundle) storedAlerts() []storetest.ListAlertsForTestRow {
 	b.t.Helper()
-	rows, err := b.q.ListAlertsForTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
+	rows, err := b.tq.ListAlertsForTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
 	require.NoError(b.t, err)
 	return rows
 }

@@ -53,7 +53,7 @@ func (b bundle) patchProject(body string, mods ...func(*http.Request)) response 
 
 func (b bundle) authorizationHeader() *string {
 	b.t.Helper()
-	v, err := b.q.GetAuthorizationHeaderForTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
+	v, err := b.tq.GetAuthorizationHeaderForTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
 	require.NoError(b.t, err)
 	return v
 }

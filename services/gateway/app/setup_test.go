@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/logtest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,11 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -32,6 +33,7 @@ type bundle struct {
 	base  string
 	dbURL string
 	q     *store.Queries
+	tq    *storetest.Queries
 	creds app.Credentials
 	logs  *logtest.Buffer
 	// client checks every exchange against the OpenAPI document; raw does
@@ -98,7 +100,7 @@ func setup(t *testing.T, configure ...func(*app.Config)) bundle {
 	t.Cleanup(transport.CloseIdleConnections)
 	return bundle{
 		t: t, ctx: t.Context(), app: a, base: "http://" + a.Addr(), dbURL: dbURL,
-		q: store.New(pool), creds: creds, logs: logs,
+		q: store.New(pool), tq: storetest.New(pool), creds: creds, logs: logs,
 		client: &http.Client{Transport: contract.Transport(t, transport, contract.WithHeaderPrefix(cfg.HeaderPrefix))},
 		raw:    &http.Client{Transport: transport},
 		prefix: cfg.HeaderPrefix,

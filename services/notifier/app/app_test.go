@@ -16,12 +16,12 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/event"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
-	"github.com/sundial-run/sundial/pkg/testkit/smtptest"
 	"github.com/sundial-run/sundial/services/notifier/app"
 	"github.com/sundial-run/sundial/services/notifier/notifiertest"
+	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/smtptest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -24,12 +24,14 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/notifier/internal/store"
+	"github.com/sundial-run/sundial/services/notifier/internal/storetest"
 )
 
 // DB writes and reads a test database.
 type DB struct {
 	Pool *pgxpool.Pool
 	q    *store.Queries
+	tq   *storetest.Queries
 }
 
 // Open connects to dbURL for the test's lifetime.
@@ -38,7 +40,7 @@ func Open(t testing.TB, dbURL string) *DB {
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	return &DB{Pool: pool, q: store.New(pool)}
+	return &DB{Pool: pool, q: store.New(pool), tq: storetest.New(pool)}
 }
 
 // Project is what a test project looks like.
@@ -58,7 +60,7 @@ func (db *DB) Project(t testing.TB, p Project) uuid.UUID {
 	if p.FollowupMax == 0 {
 		p.FollowupMax = 24 * time.Hour
 	}
-	err := db.q.InsertProjectForTest(context.Background(), store.InsertProjectForTestParams{
+	err := db.tq.InsertProjectForTest(context.Background(), storetest.InsertProjectForTestParams{
 		ID: id, Name: "notifier test", Domain: "example.com",
 		GroupWaitSecs:   int32(p.GroupWait / time.Second),
 		FollowupMinSecs: int32(p.FollowupMin / time.Second),
@@ -85,7 +87,7 @@ func (db *DB) Channel(t testing.TB, project uuid.UUID, kind string, cfg json.Raw
 		events = channelconfig.Events
 	}
 	id := uuid.Must(uuid.NewV7())
-	require.NoError(t, db.q.InsertChannelForTest(context.Background(), store.InsertChannelForTestParams{
+	require.NoError(t, db.tq.InsertChannelForTest(context.Background(), storetest.InsertChannelForTestParams{
 		ID: id, ProjectID: project, Name: kind + " channel", Kind: kind, Config: cfg, Events: events, Enabled: enabled,
 	}))
 	return id
@@ -94,7 +96,7 @@ func (db *DB) Channel(t testing.TB, project uuid.UUID, kind string, cfg json.Raw
 // SigningKey gives the project an active signing key.
 func (db *DB) SigningKey(t testing.TB, project uuid.UUID, secret string) {
 	t.Helper()
-	require.NoError(t, db.q.InsertSigningKeyForTest(context.Background(), store.InsertSigningKeyForTestParams{
+	require.NoError(t, db.tq.InsertSigningKeyForTest(context.Background(), storetest.InsertSigningKeyForTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: project, Secret: secret,
 	}))
 }
@@ -104,7 +106,7 @@ func (db *DB) SigningKey(t testing.TB, project uuid.UUID, secret string) {
 func (db *DB) FailedHook(t testing.TB, project uuid.UUID, path string) *eventv1.Alert {
 	t.Helper()
 	id := uuid.Must(uuid.NewV7())
-	require.NoError(t, db.q.InsertFailedHookForTest(context.Background(), store.InsertFailedHookForTestParams{
+	require.NoError(t, db.tq.InsertFailedHookForTest(context.Background(), storetest.InsertFailedHookForTestParams{
 		ID: id, ProjectID: project, Path: path, Domain: "example.com",
 	}))
 	return &eventv1.Alert{
@@ -186,55 +188,55 @@ func (db *DB) Produce(t testing.TB, js jetstream.JetStream, a *eventv1.Alert) {
 // Notified counts the project's hooks whose wasNotified is true, and all.
 func (db *DB) Notified(t testing.TB, project uuid.UUID) (notified, total int64) {
 	t.Helper()
-	row, err := db.q.CountNotifiedHooksForTest(context.Background(), project)
+	row, err := db.tq.CountNotifiedHooksForTest(context.Background(), project)
 	require.NoError(t, err)
 	return row.Notified, row.Total
 }
 
 // Groups lists the project's alert groups, oldest first.
-func (db *DB) Groups(t testing.TB, project uuid.UUID) []store.AlertGroup {
+func (db *DB) Groups(t testing.TB, project uuid.UUID) []storetest.AlertGroup {
 	t.Helper()
-	rows, err := db.q.ListGroupsForTest(context.Background(), project)
+	rows, err := db.tq.ListGroupsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }
 
 // Alerts lists the project's alerts, oldest first.
-func (db *DB) Alerts(t testing.TB, project uuid.UUID) []store.Alert {
+func (db *DB) Alerts(t testing.TB, project uuid.UUID) []storetest.Alert {
 	t.Helper()
-	rows, err := db.q.ListProjectAlertsForTest(context.Background(), project)
+	rows, err := db.tq.ListProjectAlertsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }
 
 // Sends lists the sends of the project's groups.
-func (db *DB) Sends(t testing.TB, project uuid.UUID) []store.AlertSend {
+func (db *DB) Sends(t testing.TB, project uuid.UUID) []storetest.AlertSend {
 	t.Helper()
-	rows, err := db.q.ListSendsForTest(context.Background(), project)
+	rows, err := db.tq.ListSendsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }
 
 // Attempts lists the send attempts of the project's groups, oldest first.
-func (db *DB) Attempts(t testing.TB, project uuid.UUID) []store.AlertSendAttempt {
+func (db *DB) Attempts(t testing.TB, project uuid.UUID) []storetest.AlertSendAttempt {
 	t.Helper()
-	rows, err := db.q.ListAttemptsForTest(context.Background(), project)
+	rows, err := db.tq.ListAttemptsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }
 
 // ChannelRow reads a channel, its health among the rest.
-func (db *DB) ChannelRow(t testing.TB, id uuid.UUID) store.NotificationChannel {
+func (db *DB) ChannelRow(t testing.TB, id uuid.UUID) storetest.NotificationChannel {
 	t.Helper()
-	row, err := db.q.GetChannelForTest(context.Background(), id)
+	row, err := db.tq.GetChannelForTest(context.Background(), id)
 	require.NoError(t, err)
 	return row
 }
 
 // Followup reads the project's follow-up state.
-func (db *DB) Followup(t testing.TB, project uuid.UUID) store.AlertFollowup {
+func (db *DB) Followup(t testing.TB, project uuid.UUID) storetest.AlertFollowup {
 	t.Helper()
-	row, err := db.q.GetFollowupForTest(context.Background(), project)
+	row, err := db.tq.GetFollowupForTest(context.Background(), project)
 	require.NoError(t, err)
 	return row
 }

@@ -2,17 +2,13 @@ package notifiertest
 
 import (
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/sundial-run/sundial/testkit/receiver"
 )
 
 // Request is one request a Receiver got.
@@ -29,7 +25,7 @@ type Request struct {
 // and answers with the status the test sets (200 by default). It can hold
 // requests until the test releases them.
 type Receiver struct {
-	srv *httptest.Server
+	srv *receiver.Receiver
 	// CAFile is a PEM file of the receiver's certificate, for
 	// SUNDIAL_DELIVERY_CA_FILE.
 	CAFile string
@@ -45,19 +41,15 @@ type Receiver struct {
 func NewReceiver(t testing.TB) *Receiver {
 	t.Helper()
 	r := &Receiver{status: http.StatusOK, arrived: make(chan struct{}, 1000)}
-	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
-	r.srv.StartTLS()
-	t.Cleanup(r.srv.Close)
-	// Close waits for running handlers: release the held ones first.
+	r.srv = receiver.StartT(t, http.HandlerFunc(r.serve), receiver.Options{})
+	// Shutting down waits for running handlers: release the held ones first.
 	t.Cleanup(r.Release)
-	r.CAFile = filepath.Join(t.TempDir(), "receiver-ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
-	require.NoError(t, os.WriteFile(r.CAFile, pemBytes, 0o600))
+	r.CAFile = receiver.CAFile(t)
 	return r
 }
 
 // URL is a chat incoming-webhook URL on the receiver, with a secret token.
-func (r *Receiver) URL() string { return r.srv.URL + "/services/T000/B000/secret-token" }
+func (r *Receiver) URL() string { return r.srv.URL() + "/services/T000/B000/secret-token" }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/sundial-run/sundial/deploy/local/internal/suite"
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/sundial-run/sundial/deploy/local/internal/child"
-	"github.com/sundial-run/sundial/pkg/testkit/pgserver"
+	"github.com/sundial-run/sundial/testkit/pgserver"
 )
 
 func main() {

@@ -1,5 +1,6 @@
-// Package receiver is the demo receiver of a local run: an HTTPS endpoint on
-// 127.0.0.1, with a certificate made at start, that logs every delivery it
+// Package receiver is the demo receiver of a local run: the test kit's HTTPS
+// endpoint on 127.0.0.1 (certificate and CA made at start) with a handler
+// that logs every delivery it
 // gets and whether its signature verifies, so that a person trying Sundial
 // sees a hook arrive without writing a receiver first.
 package receiver
@@ -7,18 +8,15 @@ package receiver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/signing"
+	https "github.com/sundial-run/sundial/testkit/receiver"
 )
 
 // Tolerance is how far a delivery's timestamp may be from now, as the
@@ -42,12 +40,10 @@ type Options struct {
 
 // Receiver is a running demo receiver.
 type Receiver struct {
-	srv    *http.Server
-	addr   string
+	srv    *https.Receiver
 	prefix string
 	log    *slog.Logger
 	key    atomic.Pointer[string]
-	served chan error
 }
 
 // Start writes the CA certificate and starts serving HTTPS on a free port
@@ -59,33 +55,23 @@ func Start(opts Options) (*Receiver, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	certs, err := newCertificates(time.Now())
-	if err != nil {
-		return nil, err
+	if err := https.WriteCAFile(opts.CAFile); err != nil {
+		return nil, fmt.Errorf("demo receiver: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(opts.CAFile), 0o755); err != nil {
-		return nil, fmt.Errorf("demo receiver CA file: %w", err)
-	}
-	if err := os.WriteFile(opts.CAFile, certs.caPEM, 0o644); err != nil {
-		return nil, fmt.Errorf("demo receiver CA file: %w", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	r := &Receiver{prefix: opts.HeaderPrefix, log: opts.Log}
+	srv, err := https.Start(r, https.Options{
+		Localhost: true,
+		ErrorLog:  slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("demo receiver: %w", err)
 	}
-	r := &Receiver{addr: ln.Addr().String(), prefix: opts.HeaderPrefix, log: opts.Log, served: make(chan error, 1)}
-	r.srv = &http.Server{
-		Handler:           r,
-		TLSConfig:         certs.serverTLS(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
-	}
-	go func() { r.served <- r.srv.ServeTLS(ln, "", "") }()
+	r.srv = srv
 	return r, nil
 }
 
 // Host is the receiver's host:port, the domain of the demo project.
-func (r *Receiver) Host() string { return r.addr }
+func (r *Receiver) Host() string { return r.srv.Addr() }
 
 // SetSigningKey sets the key that signatures are checked with; until it is
 // set, every delivery is logged as unverifiable.
@@ -93,11 +79,10 @@ func (r *Receiver) SetSigningKey(key string) { r.key.Store(&key) }
 
 // Shutdown stops accepting deliveries and waits for those in progress.
 func (r *Receiver) Shutdown(ctx context.Context) error {
-	err := r.srv.Shutdown(ctx)
-	if served := <-r.served; !errors.Is(served, http.ErrServerClosed) {
-		err = errors.Join(err, served)
+	if err := r.srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("demo receiver: %w", err)
 	}
-	return err
+	return nil
 }
 
 // ServeHTTP logs the delivery and accepts it.

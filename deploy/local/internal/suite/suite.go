@@ -21,7 +21,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
-	"github.com/sundial-run/sundial/pkg/testkit/pgserver"
+	"github.com/sundial-run/sundial/testkit/pgserver"
 )
 
 // DatabaseName is the database created on a server the runner found or

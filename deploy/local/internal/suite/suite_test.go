@@ -3,7 +3,7 @@ package suite
 import (
 	"context"
 	"errors"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/logtest"
 	"log/slog"
 	"maps"
 	"os"
@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -306,7 +306,7 @@ func TestSendChecksTheCertificateName(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
 	// The test certificate names 127.0.0.1, ::1 and example.com, not localhost.
-	_, port, err := net.SplitHostPort(b.receiver.Listener.Addr().String())
+	_, port, err := net.SplitHostPort(b.receiver.Addr())
 	require.NoError(t, err)
 	res := send(t, b.client, request("https://localhost:"+port+"/x", "k"))
 	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome)
@@ -330,7 +330,7 @@ func TestSendRefusesLoopbackUnlessAllowed(t *testing.T) {
 func TestSendRefusesNamesThatResolveInside(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{guard: egress.NewGuard(false, nil)})
-	_, port, err := net.SplitHostPort(b.receiver.Listener.Addr().String())
+	_, port, err := net.SplitHostPort(b.receiver.Addr())
 	require.NoError(t, err)
 	// "localhost" resolves without DNS; the guard sees the loopback address.
 	res := send(t, b.client, request("https://localhost:"+port+"/x", "k"))

@@ -26,13 +26,13 @@ import (
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

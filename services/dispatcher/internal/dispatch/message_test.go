@@ -15,10 +15,10 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // batch returns n DueHooks of one project and the delivery of a DueHooks

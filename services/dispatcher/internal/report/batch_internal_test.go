@@ -16,7 +16,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 type bundle struct {

@@ -3,7 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/logtest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,12 +21,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) {

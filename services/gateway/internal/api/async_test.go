@@ -16,13 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
+	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 // asyncBundle serves the API with the real async answers on a real
@@ -34,6 +35,7 @@ type asyncBundle struct {
 	client  *http.Client
 	raw     *http.Client
 	q       *store.Queries
+	tq      *storetest.Queries
 	project uuid.UUID
 	secret  []byte
 	logs    *logtest.Buffer
@@ -45,7 +47,7 @@ func asyncSetup(t testing.TB) asyncBundle {
 	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
-	secret, err := q.AsyncSecretForTest(t.Context(), created.ID)
+	secret, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
 	require.NoError(t, err)
 	logs := &logtest.Buffer{}
 	handler := api.New(api.Deps{
@@ -55,7 +57,7 @@ func asyncSetup(t testing.TB) asyncBundle {
 	})
 	server := httptest.NewServer(handler)
 	t.Cleanup(server.Close)
-	return asyncBundle{t: t, base: server.URL, client: contract.Client(t), raw: server.Client(), q: q,
+	return asyncBundle{t: t, base: server.URL, client: contract.Client(t), raw: server.Client(), q: q, tq: storetest.New(pool),
 		project: created.ID, secret: secret, logs: logs}
 }
 
@@ -74,7 +76,7 @@ func (b asyncBundle) hook() uuid.UUID {
 // lease puts the hook in flight under a new lease, as a claim does.
 func (b asyncBundle) lease(id uuid.UUID) int64 {
 	b.t.Helper()
-	lease, err := b.q.LeaseHookForTest(b.t.Context(), id)
+	lease, err := b.tq.LeaseHookForTest(b.t.Context(), id)
 	require.NoError(b.t, err)
 	return lease
 }
@@ -85,7 +87,7 @@ func (b asyncBundle) waiting() (uuid.UUID, int64) {
 	b.t.Helper()
 	id := b.hook()
 	lease := b.lease(id)
-	require.NoError(b.t, b.q.StartWaitForTest(b.t.Context(), store.StartWaitForTestParams{HookID: id, TimeoutSeconds: 300}))
+	require.NoError(b.t, b.tq.StartWaitForTest(b.t.Context(), storetest.StartWaitForTestParams{HookID: id, TimeoutSeconds: 300}))
 	return id, lease
 }
 
@@ -96,9 +98,9 @@ func (b asyncBundle) get(id uuid.UUID) store.Hook {
 	return h
 }
 
-func (b asyncBundle) attempts(id uuid.UUID) []store.HookAttempt {
+func (b asyncBundle) attempts(id uuid.UUID) []storetest.HookAttempt {
 	b.t.Helper()
-	rows, err := b.q.AttemptsForTest(b.t.Context(), id)
+	rows, err := b.tq.AttemptsForTest(b.t.Context(), id)
 	require.NoError(b.t, err)
 	return rows
 }
@@ -249,7 +251,7 @@ func TestAnswerAfterTheTimeoutIs410(t *testing.T) {
 	t.Parallel()
 	b := asyncSetup(t)
 	id, lease := b.waiting()
-	n, err := b.q.ExpireWaitForTest(t.Context(), id)
+	n, err := b.tq.ExpireWaitForTest(t.Context(), id)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	before := b.get(id)

@@ -17,9 +17,6 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
@@ -27,13 +24,17 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
+	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 type testBundle struct {
 	t       *testing.T
 	server  *httptest.Server
-	q       *store.Queries
+	q       *storetest.Queries
 	nats    *natstest.Server
 	js      jetstream.JetStream
 	logs    *logtest.Buffer
@@ -67,7 +68,7 @@ func setupSendTest(t *testing.T, wait time.Duration) testBundle {
 		Name: ptr("Ops"), Type: ptr("chat"), URL: ptr("https://chat.example.com/hooks/token"),
 	})
 	require.NoError(t, err)
-	return testBundle{t: t, server: server, q: q, nats: ns, js: js, logs: logs, project: created, channel: c.ID}
+	return testBundle{t: t, server: server, q: storetest.New(pool), nats: ns, js: js, logs: logs, project: created, channel: c.ID}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -137,20 +138,20 @@ func (b testBundle) recordFirstTry(alertID, outcome string, errText *string) err
 	target := b.channel.String() // the notifier names a channel target by its id
 	steps := []func() error{
 		func() error {
-			return b.q.InsertAlertGroupForTest(ctx, store.InsertAlertGroupForTestParams{
+			return b.q.InsertAlertGroupForTest(ctx, storetest.InsertAlertGroupForTestParams{
 				ID: group, ProjectID: b.project.ID, Kind: channel.TestKind, ChannelID: &b.channel,
 			})
 		},
 		func() error {
-			return b.q.SetAlertGroupForTest(ctx, store.SetAlertGroupForTestParams{ID: alertID, GroupID: &group})
+			return b.q.SetAlertGroupForTest(ctx, storetest.SetAlertGroupForTestParams{ID: alertID, GroupID: &group})
 		},
 		func() error {
-			return b.q.InsertAlertSendForTest(ctx, store.InsertAlertSendForTestParams{
+			return b.q.InsertAlertSendForTest(ctx, storetest.InsertAlertSendForTestParams{
 				GroupID: group, Target: target, ChannelID: &b.channel, State: outcome, Attempts: 1,
 			})
 		},
 		func() error {
-			return b.q.InsertAlertSendAttemptForTest(ctx, store.InsertAlertSendAttemptForTestParams{
+			return b.q.InsertAlertSendAttemptForTest(ctx, storetest.InsertAlertSendAttemptForTestParams{
 				GroupID: group, Target: target, Attempt: 1, ChannelID: &b.channel, StartedAt: time.Now(),
 				DurationSeconds: 0.5, Outcome: outcome, Error: errText,
 			})

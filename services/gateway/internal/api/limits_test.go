@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
@@ -25,6 +24,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 // manualClock is the rate limiter's clock in these tests: they move it

@@ -13,6 +13,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 )
 
 func TestValidateName(t *testing.T) {
@@ -198,7 +199,7 @@ func TestLastUsedIsRecordedAtMostOnceAMinute(t *testing.T) {
 	require.Equal(t, *first, *lastUsed(t, b, keyID), "not again within the minute")
 
 	// Two minutes later, by the database clock the record is due again.
-	require.NoError(t, b.q.SetAPIKeyLastUsedForTest(b.ctx, store.SetAPIKeyLastUsedForTestParams{ID: keyID, OffsetSeconds: -120}))
+	require.NoError(t, storetest.New(b.pool).SetAPIKeyLastUsedForTest(b.ctx, storetest.SetAPIKeyLastUsedForTestParams{ID: keyID, OffsetSeconds: -120}))
 	moved := lastUsed(t, b, keyID)
 	_, err = b.verifier.Verify(b.ctx, created.Plain)
 	require.NoError(t, err)
@@ -207,7 +208,7 @@ func TestLastUsedIsRecordedAtMostOnceAMinute(t *testing.T) {
 
 	// A refused key records nothing.
 	require.NoError(t, b.keys.Revoke(b.ctx, b.project.ID, keyID))
-	require.NoError(t, b.q.SetAPIKeyLastUsedForTest(b.ctx, store.SetAPIKeyLastUsedForTestParams{ID: keyID, OffsetSeconds: -120}))
+	require.NoError(t, storetest.New(b.pool).SetAPIKeyLastUsedForTest(b.ctx, storetest.SetAPIKeyLastUsedForTestParams{ID: keyID, OffsetSeconds: -120}))
 	moved = lastUsed(t, b, keyID)
 	_, err = b.verifier.Verify(b.ctx, created.Plain)
 	require.ErrorIs(t, err, apikey.ErrRevoked)

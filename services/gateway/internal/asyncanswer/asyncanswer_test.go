@@ -10,10 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -25,6 +26,7 @@ type bundle struct {
 	t       *testing.T
 	svc     *asyncanswer.Service
 	q       *store.Queries
+	tq      *storetest.Queries
 	listen  *pgx.Conn
 	project uuid.UUID
 	secret  []byte
@@ -36,13 +38,13 @@ func setup(t *testing.T) bundle {
 	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
-	secret, err := q.AsyncSecretForTest(t.Context(), created.ID)
+	secret, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
 	require.NoError(t, err)
 	conn, err := pgx.Connect(t.Context(), dbURL)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
-	require.NoError(t, store.New(conn).ListenAsyncForTest(t.Context()))
-	return bundle{t: t, svc: asyncanswer.NewService(pool), q: q, listen: conn, project: created.ID, secret: secret}
+	require.NoError(t, storetest.New(conn).ListenAsyncForTest(t.Context()))
+	return bundle{t: t, svc: asyncanswer.NewService(pool), q: q, tq: storetest.New(pool), listen: conn, project: created.ID, secret: secret}
 }
 
 // inFlight returns a hook being delivered under the returned lease.
@@ -54,7 +56,7 @@ func (b bundle) inFlight() (uuid.UUID, int64) {
 	})
 	require.NoError(b.t, err)
 	require.Len(b.t, hs, 1)
-	lease, err := b.q.LeaseHookForTest(b.t.Context(), hs[0].ID)
+	lease, err := b.tq.LeaseHookForTest(b.t.Context(), hs[0].ID)
 	require.NoError(b.t, err)
 	return hs[0].ID, lease
 }
@@ -86,7 +88,7 @@ func TestAnswersWakeTheScheduler(t *testing.T) {
 	b := setup(t)
 
 	id, lease := b.inFlight()
-	require.NoError(t, b.q.StartWaitForTest(t.Context(), store.StartWaitForTestParams{HookID: id, TimeoutSeconds: 300}))
+	require.NoError(t, b.tq.StartWaitForTest(t.Context(), storetest.StartWaitForTestParams{HookID: id, TimeoutSeconds: 300}))
 	require.Equal(t, asyncanswer.StatusAcked, b.answer(asyncanswer.Ack, id, lease))
 	require.Equal(t, id.String(), b.woken())
 

@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 // Hooks per bulk action in the benchmarks, the most one request may act on,
@@ -28,14 +28,14 @@ const (
 func BenchmarkBulk(b *testing.B) {
 	ctx := context.Background()
 	pool, _ := pgtest.NewPool(b)
-	q := store.New(pool)
+	q := storetest.New(pool)
 	svc := bulk.NewService(pool, nil)
 	project := uuid.Must(uuid.NewV7())
-	require.NoError(b, q.InsertProjectForBulkTest(ctx, store.InsertProjectForBulkTestParams{
+	require.NoError(b, q.InsertProjectForBulkTest(ctx, storetest.InsertProjectForBulkTestParams{
 		ID: project, Domain: "receiver.example.com", PlanQuota: 1 << 40, PlanHardCapPercent: 200,
 	}))
 	insert := func(status string, start time.Time, n int) {
-		_, err := q.InsertHooksForBulkBench(ctx, store.InsertHooksForBulkBenchParams{
+		_, err := q.InsertHooksForBulkBench(ctx, storetest.InsertHooksForBulkBenchParams{
 			ProjectID: project, Start: start, Status: status, N: int32(n),
 		})
 		require.NoError(b, err)
@@ -55,7 +55,7 @@ func BenchmarkBulk(b *testing.B) {
 			require.NoError(b, err)
 			require.EqualValues(b, benchBatch, n)
 			b.StopTimer()
-			_, err = q.FailHooksForBulkBench(ctx, store.FailHooksForBulkBenchParams{ProjectID: project, Start: day(-1), EndTime: day(0)})
+			_, err = q.FailHooksForBulkBench(ctx, storetest.FailHooksForBulkBenchParams{ProjectID: project, Start: day(-1), EndTime: day(0)})
 			require.NoError(b, err)
 			b.StartTimer()
 		}

@@ -15,10 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -67,7 +68,7 @@ func setup(t *testing.T) bundle {
 func (b bundle) project(t *testing.T, planQuota int64, capPercent int32) uuid.UUID {
 	t.Helper()
 	id := uuid.Must(uuid.NewV7())
-	require.NoError(t, b.q.InsertProjectForBulkTest(context.Background(), store.InsertProjectForBulkTestParams{
+	require.NoError(t, storetest.New(b.pool).InsertProjectForBulkTest(context.Background(), storetest.InsertProjectForBulkTestParams{
 		ID: id, Domain: "receiver.example.com", PlanQuota: planQuota, PlanHardCapPercent: capPercent,
 	}))
 	return id
@@ -84,7 +85,7 @@ type spec struct {
 	want bool
 }
 
-func (b bundle) hook(t *testing.T, projectID uuid.UUID, s spec) store.Hook {
+func (b bundle) hook(t *testing.T, projectID uuid.UUID, s spec) storetest.Hook {
 	t.Helper()
 	if s.path == "" {
 		s.path = "/hook"
@@ -92,7 +93,7 @@ func (b bundle) hook(t *testing.T, projectID uuid.UUID, s spec) store.Hook {
 	if s.postAt.IsZero() {
 		s.postAt = t0.Add(time.Hour)
 	}
-	p := store.InsertHookForBulkTestParams{
+	p := storetest.InsertHookForBulkTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: projectID, Path: s.path, Domain: "receiver.example.com",
 		Data: json.RawMessage(fmt.Sprintf(`{"n":%q}`, uuid.NewString())), PostAt: s.postAt, Status: s.status,
 		Attempts: s.attempts, SequenceID: s.sequenceID,
@@ -106,37 +107,37 @@ func (b bundle) hook(t *testing.T, projectID uuid.UUID, s spec) store.Hook {
 		p.TryAt = ptr(s.postAt)
 		p.Attempts = max(p.Attempts, 1)
 	}
-	h, err := b.q.InsertHookForBulkTest(context.Background(), p)
+	h, err := storetest.New(b.pool).InsertHookForBulkTest(context.Background(), p)
 	require.NoError(t, err)
 	return h
 }
 
 // get returns the hook, or false when it no longer exists.
-func (b bundle) get(t *testing.T, id uuid.UUID) (store.Hook, bool) {
+func (b bundle) get(t *testing.T, id uuid.UUID) (storetest.Hook, bool) {
 	t.Helper()
-	h, err := b.q.GetHookForBulkTest(context.Background(), id)
+	h, err := storetest.New(b.pool).GetHookForBulkTest(context.Background(), id)
 	if errors.Is(postgres.Translate(err), postgres.ErrNotFound) {
-		return store.Hook{}, false
+		return storetest.Hook{}, false
 	}
 	require.NoError(t, err)
 	return h, true
 }
 
-func (b bundle) projectHooks(t *testing.T, projectID uuid.UUID) []store.Hook {
+func (b bundle) projectHooks(t *testing.T, projectID uuid.UUID) []storetest.Hook {
 	t.Helper()
-	hooks, err := b.q.ListProjectHooksForBulkTest(context.Background(), projectID)
+	hooks, err := storetest.New(b.pool).ListProjectHooksForBulkTest(context.Background(), projectID)
 	require.NoError(t, err)
 	return hooks
 }
 
 func (b bundle) usage(t *testing.T, projectID uuid.UUID) int64 {
 	t.Helper()
-	n, err := b.q.GetUsageForBulkTest(context.Background(), projectID)
+	n, err := storetest.New(b.pool).GetUsageForBulkTest(context.Background(), projectID)
 	require.NoError(t, err)
 	return n
 }
 
-func selectIDs(t *testing.T, hooks ...store.Hook) bulk.Selection {
+func selectIDs(t *testing.T, hooks ...storetest.Hook) bulk.Selection {
 	t.Helper()
 	raw := make([]string, len(hooks))
 	for i, h := range hooks {
@@ -155,7 +156,7 @@ type action struct {
 	run   func(b bundle, projectID uuid.UUID, sel bulk.Selection) (int64, error)
 	// actedOn reports whether the action changed the hook, given the
 	// project's hooks before and after.
-	actedOn func(t *testing.T, b bundle, h store.Hook, after []store.Hook) bool
+	actedOn func(t *testing.T, b bundle, h storetest.Hook, after []storetest.Hook) bool
 }
 
 var actions = []action{
@@ -164,7 +165,7 @@ var actions = []action{
 		run: func(b bundle, p uuid.UUID, sel bulk.Selection) (int64, error) {
 			return b.svc.Retry(context.Background(), p, sel)
 		},
-		actedOn: func(t *testing.T, b bundle, h store.Hook, _ []store.Hook) bool {
+		actedOn: func(t *testing.T, b bundle, h storetest.Hook, _ []storetest.Hook) bool {
 			row, ok := b.get(t, h.ID)
 			require.True(t, ok)
 			if row.UpdatedAt.Equal(h.UpdatedAt) {
@@ -179,7 +180,7 @@ var actions = []action{
 		run: func(b bundle, p uuid.UUID, sel bulk.Selection) (int64, error) {
 			return b.svc.Cancel(context.Background(), p, sel)
 		},
-		actedOn: func(t *testing.T, b bundle, h store.Hook, _ []store.Hook) bool {
+		actedOn: func(t *testing.T, b bundle, h storetest.Hook, _ []storetest.Hook) bool {
 			_, ok := b.get(t, h.ID)
 			return !ok
 		},
@@ -190,7 +191,7 @@ var actions = []action{
 			out, err := b.svc.Replay(context.Background(), p, sel)
 			return out.Affected, err
 		},
-		actedOn: func(t *testing.T, b bundle, h store.Hook, after []store.Hook) bool {
+		actedOn: func(t *testing.T, b bundle, h storetest.Hook, after []storetest.Hook) bool {
 			copies := 0
 			for _, a := range after {
 				if a.ID != h.ID && string(a.Data) == string(h.Data) {
@@ -257,7 +258,7 @@ func TestRangeSelection(t *testing.T) {
 			t.Run(a.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				project := b.project(t, 100000, 200)
-				var hooks []store.Hook
+				var hooks []storetest.Hook
 				wanted := 0
 				for _, s := range tc.hooks {
 					s.status = a.state
@@ -297,7 +298,7 @@ func TestHooksInOtherStatesAreSkipped(t *testing.T) {
 				if a.name == "cancel" {
 					applicable = append(applicable, "retry")
 				}
-				var hooks []store.Hook
+				var hooks []storetest.Hook
 				for _, status := range []string{"pending", "retry", "completed", "failed"} {
 					hooks = append(hooks, b.hook(t, project, spec{status: status}))
 				}
@@ -334,7 +335,7 @@ func TestOtherProjectsHooksAreNeverTouched(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
 			mine, theirs := b.project(t, 100000, 200), b.project(t, 100000, 200)
-			hooks := []store.Hook{b.hook(t, theirs, spec{status: a.state}), b.hook(t, theirs, spec{status: a.state})}
+			hooks := []storetest.Hook{b.hook(t, theirs, spec{status: a.state}), b.hook(t, theirs, spec{status: a.state})}
 			before := b.projectHooks(t, theirs)
 			for _, sel := range []bulk.Selection{selectIDs(t, hooks...), rangeOver(t, 10)} {
 				n, err := a.run(b, mine, sel)
@@ -354,7 +355,7 @@ func TestRetryStartsAFreshBudgetDueNow(t *testing.T) {
 	project := b.project(t, 100000, 200)
 	failed := b.hook(t, project, spec{status: "failed", attempts: 3})
 	for i := int32(1); i <= 3; i++ {
-		require.NoError(t, b.q.InsertAttemptForBulkTest(context.Background(), store.InsertAttemptForBulkTestParams{HookID: failed.ID, Attempt: i}))
+		require.NoError(t, storetest.New(b.pool).InsertAttemptForBulkTest(context.Background(), storetest.InsertAttemptForBulkTestParams{HookID: failed.ID, Attempt: i}))
 	}
 	n, err := b.svc.Retry(context.Background(), project, selectIDs(t, failed, failed))
 	require.NoError(t, err)
@@ -373,7 +374,7 @@ func TestRetryStartsAFreshBudgetDueNow(t *testing.T) {
 	require.Equal(t, failed.FailureError, row.FailureError, "the last error stays until the next attempt")
 	require.Equal(t, failed.TryAt, row.TryAt, "tryAt still tells when the last attempt was made")
 	require.True(t, failed.PostAt.Equal(row.PostAt), "postAt is when it was first scheduled")
-	attempts, err := b.q.CountAttemptsForBulkTest(context.Background(), failed.ID)
+	attempts, err := storetest.New(b.pool).CountAttemptsForBulkTest(context.Background(), failed.ID)
 	require.NoError(t, err)
 	require.EqualValues(t, 3, attempts, "history is kept")
 
@@ -388,14 +389,14 @@ func TestCancelDeletesTheHookWithItsAttempts(t *testing.T) {
 	project := b.project(t, 100000, 200)
 	retrying := b.hook(t, project, spec{status: "retry", attempts: 2})
 	for i := int32(1); i <= 2; i++ {
-		require.NoError(t, b.q.InsertAttemptForBulkTest(context.Background(), store.InsertAttemptForBulkTestParams{HookID: retrying.ID, Attempt: i}))
+		require.NoError(t, storetest.New(b.pool).InsertAttemptForBulkTest(context.Background(), storetest.InsertAttemptForBulkTestParams{HookID: retrying.ID, Attempt: i}))
 	}
 	n, err := b.svc.Cancel(context.Background(), project, selectIDs(t, retrying))
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	_, ok := b.get(t, retrying.ID)
 	require.False(t, ok)
-	attempts, err := b.q.CountAttemptsForBulkTest(context.Background(), retrying.ID)
+	attempts, err := storetest.New(b.pool).CountAttemptsForBulkTest(context.Background(), retrying.ID)
 	require.NoError(t, err)
 	require.Zero(t, attempts)
 }
@@ -407,7 +408,7 @@ func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 	seq := uuid.Must(uuid.NewV7())
 	override := json.RawMessage(`{"minRetries": 1, "delaySecs": 10, "strategy": "fixed"}`)
 	first := b.hook(t, project, spec{status: "completed", path: "/a?x=1", sequenceID: &seq, postAt: t0.Add(2 * time.Hour)})
-	second, err := b.q.InsertHookForBulkTest(context.Background(), store.InsertHookForBulkTestParams{
+	second, err := storetest.New(b.pool).InsertHookForBulkTest(context.Background(), storetest.InsertHookForBulkTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: project, Path: "/b", Domain: "old.example.com",
 		Data: json.RawMessage(`{"nested":{"k":[1,2]}}`), PostAt: t0, Status: "completed", Attempts: 4,
 		TryAt: ptr(t0), RetryOverride: override,
@@ -423,13 +424,13 @@ func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 
 	hooks := b.projectHooks(t, project)
 	require.Len(t, hooks, 4)
-	copies := map[string]store.Hook{}
+	copies := map[string]storetest.Hook{}
 	for _, h := range hooks {
 		if h.ID != first.ID && h.ID != second.ID {
 			copies[string(h.Data)] = h
 		}
 	}
-	for _, src := range []store.Hook{first, second} {
+	for _, src := range []storetest.Hook{first, second} {
 		c, ok := copies[string(src.Data)]
 		require.True(t, ok, "a copy of %s", src.ID)
 		require.EqualValues(t, 7, c.ID.Version(), "a new time-ordered id")
@@ -469,7 +470,7 @@ func TestReplayPastTheHardCapCreatesNothing(t *testing.T) {
 	b := setup(t)
 	// A quota of 4 with a hard cap of 150 %: 6 hooks at most.
 	project := b.project(t, 4, 150)
-	var done []store.Hook
+	var done []storetest.Hook
 	for i := range 7 {
 		done = append(done, b.hook(t, project, spec{status: "completed", postAt: t0.Add(time.Duration(i) * time.Minute)}))
 	}
@@ -530,7 +531,7 @@ func TestConcurrentReplaysNeverPassTheHardCap(t *testing.T) {
 	const batches = 8
 	sels := make([]bulk.Selection, batches)
 	for i := range sels {
-		var done []store.Hook
+		var done []storetest.Hook
 		for range 3 {
 			done = append(done, b.hook(t, project, spec{status: "completed"}))
 		}

@@ -13,11 +13,11 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/channelconfig"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -14,11 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/batch"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/logtest"
 )
 
 // batchBundle is a createBundle with a second project and batchers on its
@@ -142,7 +143,7 @@ func TestBatcherCreatesEveryHookAndCountsEachProject(t *testing.T) {
 			want[i] = int64(i + 1)
 		}
 		require.Equal(t, want, usages[p], "each create saw its own count")
-		hooks, err := b.q.ListProjectHooksForBulkTest(b.ctx, p)
+		hooks, err := storetest.New(b.pool).ListProjectHooksForBulkTest(b.ctx, p)
 		require.NoError(t, err)
 		require.Len(t, hooks, 100)
 		l, err := quota.Read(b.ctx, b.q, p)
@@ -190,7 +191,7 @@ func TestBatcherHardCapIsExact(t *testing.T) {
 	}
 	require.Equal(t, 30, created)
 	require.Equal(t, int64(30), b.used())
-	hooks, err := b.q.ListProjectHooksForBulkTest(b.ctx, b.project)
+	hooks, err := storetest.New(b.pool).ListProjectHooksForBulkTest(b.ctx, b.project)
 	require.NoError(t, err)
 	require.Len(t, hooks, 30, "no refused hook was stored")
 }
@@ -226,7 +227,7 @@ func TestBatcherJudgesABatchInOrder(t *testing.T) {
 	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, used)
 	require.Equal(t, int64(12), b.used())
 	require.Equal(t, map[int32]int{75: 1, 100: 1, 150: 1}, b.recorder.got, "each threshold announced once")
-	alerts, err := b.q.ListAlertsForTest(b.ctx, b.project)
+	alerts, err := storetest.New(b.pool).ListAlertsForTest(b.ctx, b.project)
 	require.NoError(t, err)
 	require.Len(t, alerts, 3, "each threshold's alert stored once")
 	require.Contains(t, b.logs.String(), `"creates":20`, "one batch")
@@ -249,7 +250,7 @@ func TestBatcherClaimsThresholdsOnceUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int64(80), b.used())
 	require.Equal(t, map[int32]int{75: 1, 100: 1, 150: 1}, b.recorder.got)
-	alerts, err := b.q.ListAlertsForTest(b.ctx, b.project)
+	alerts, err := storetest.New(b.pool).ListAlertsForTest(b.ctx, b.project)
 	require.NoError(t, err)
 	require.Len(t, alerts, 3)
 }
@@ -289,7 +290,7 @@ func TestBatcherBadRequestFailsAlone(t *testing.T) {
 		require.NoError(t, r.err)
 	}
 	require.Equal(t, int64(9), b.used(), "the bad request is not counted")
-	hooks, err := b.q.ListProjectHooksForBulkTest(b.ctx, b.project)
+	hooks, err := storetest.New(b.pool).ListProjectHooksForBulkTest(b.ctx, b.project)
 	require.NoError(t, err)
 	require.Len(t, hooks, 9)
 	require.Contains(t, b.logs.String(), "created request by request")

@@ -266,10 +266,6 @@ func (p plannedPerRun) QueryRow(ctx context.Context, sql string, args ...any) pg
 	return p.db.QueryRow(ctx, sql, prepend(args)...)
 }
 
-func (p plannedPerRun) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error) {
-	return p.db.CopyFrom(ctx, table, columns, rows)
-}
-
 func prepend(args []any) []any {
 	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 }

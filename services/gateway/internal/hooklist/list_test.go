@@ -15,10 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist/hooklisttest"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

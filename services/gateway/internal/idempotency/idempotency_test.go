@@ -13,10 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -11,15 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 type bundle struct {
 	ctx      context.Context
-	q        *store.Queries
+	q        *storetest.Queries
 	settings *project.Service
 	id       uuid.UUID
 }
@@ -29,7 +29,7 @@ func setup(t *testing.T) bundle {
 	pool, _ := pgtest.NewPool(t)
 	created, err := project.Create(t.Context(), pool, "Acme", "hooks.example.com")
 	require.NoError(t, err)
-	return bundle{ctx: t.Context(), q: store.New(pool), settings: project.NewService(pool), id: created.ID}
+	return bundle{ctx: t.Context(), q: storetest.New(pool), settings: project.NewService(pool), id: created.ID}
 }
 
 func (b bundle) get(t *testing.T) project.Settings {

@@ -3,7 +3,7 @@ package quota_test
 import (
 	"context"
 	"errors"
-	"github.com/sundial-run/sundial/pkg/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/logtest"
 	"log/slog"
 	"strings"
 	"testing"
@@ -16,8 +16,8 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 type alertBundle struct {

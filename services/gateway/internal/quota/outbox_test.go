@@ -10,11 +10,12 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 )
 
-func (b bundle) alerts() []store.ListAlertsForTestRow {
+func (b bundle) alerts() []storetest.ListAlertsForTestRow {
 	b.t.Helper()
-	rows, err := b.q.ListAlertsForTest(b.ctx, b.project)
+	rows, err := storetest.New(b.pool).ListAlertsForTest(b.ctx, b.project)
 	require.NoError(b.t, err)
 	return rows
 }
@@ -29,7 +30,7 @@ func TestAClaimStoresItsAlertInTheSameTransaction(t *testing.T) {
 	charge, err := b.add(2)
 	require.NoError(t, err)
 	require.Equal(t, []int32{75, 100}, percents(charge.Crossed))
-	rows := map[string]store.ListAlertsForTestRow{}
+	rows := map[string]storetest.ListAlertsForTestRow{}
 	for _, row := range b.alerts() {
 		rows[row.ID] = row
 	}

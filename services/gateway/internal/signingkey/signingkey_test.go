@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/signingkey"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -47,7 +48,7 @@ func (b bundle) list(t *testing.T) []signingkey.Key {
 
 func (b bundle) stored(t *testing.T) int64 {
 	t.Helper()
-	n, err := b.q.CountSigningKeysForTest(b.ctx, b.project.ID)
+	n, err := storetest.New(b.pool).CountSigningKeysForTest(b.ctx, b.project.ID)
 	require.NoError(t, err)
 	return n
 }
@@ -166,7 +167,7 @@ func TestAnExpiredRetiringKeyIsLeftOutThenDeleted(t *testing.T) {
 	b := setup(t)
 	rotated, err := b.keys.Rotate(b.ctx, b.project.ID, time.Hour)
 	require.NoError(t, err)
-	require.NoError(t, b.q.SetSigningKeyExpiryForTest(b.ctx, store.SetSigningKeyExpiryForTestParams{ID: rotated[1].ID, OffsetSeconds: -1}))
+	require.NoError(t, storetest.New(b.pool).SetSigningKeyExpiryForTest(b.ctx, storetest.SetSigningKeyExpiryForTestParams{ID: rotated[1].ID, OffsetSeconds: -1}))
 
 	keys := b.list(t)
 	require.Len(t, keys, 1, "the expired key signs nothing and is not shown")

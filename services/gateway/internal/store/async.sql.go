@@ -33,17 +33,6 @@ func (q *Queries) AckAttempt(ctx context.Context, arg AckAttemptParams) error {
 	return err
 }
 
-const asyncSecretForTest = `-- name: AsyncSecretForTest :one
-SELECT async_secret FROM projects WHERE id = $1
-`
-
-func (q *Queries) AsyncSecretForTest(ctx context.Context, id uuid.UUID) ([]byte, error) {
-	row := q.db.QueryRow(ctx, asyncSecretForTest, id)
-	var async_secret []byte
-	err := row.Scan(&async_secret)
-	return async_secret, err
-}
-
 const asyncSecretOfHook = `-- name: AsyncSecretOfHook :one
 
 SELECT p.async_secret
@@ -101,93 +90,6 @@ func (q *Queries) AttemptOfLease(ctx context.Context, arg AttemptOfLeaseParams) 
 		&i.WaitEnded,
 	)
 	return i, err
-}
-
-const attemptsForTest = `-- name: AttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
-`
-
-func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
-	rows, err := q.db.Query(ctx, attemptsForTest, hookID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []HookAttempt
-	for rows.Next() {
-		var i HookAttempt
-		if err := rows.Scan(
-			&i.HookID,
-			&i.Attempt,
-			&i.LeaseSeq,
-			&i.StartedAt,
-			&i.DurationSeconds,
-			&i.Outcome,
-			&i.StatusCode,
-			&i.Error,
-			&i.ResponseExcerpt,
-			&i.CreatedAt,
-			&i.AsyncState,
-			&i.AsyncDeadline,
-			&i.AsyncTimeoutSecs,
-			&i.AckBody,
-			&i.AnswerPending,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const expireWaitForTest = `-- name: ExpireWaitForTest :execrows
-WITH hook AS (
-    UPDATE hooks AS h SET async_deadline = now() - interval '1 second'
-    WHERE h.id = $1 AND h.async_deadline IS NOT NULL
-    RETURNING h.id, h.lease_seq
-)
-UPDATE hook_attempts AS a SET async_deadline = now() - interval '1 second'
-FROM hook
-WHERE a.hook_id = hook.id AND a.lease_seq = hook.lease_seq AND a.async_state = 'waiting'
-`
-
-// Moves a waiting hook's deadline into the past (tests only).
-func (q *Queries) ExpireWaitForTest(ctx context.Context, id uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, expireWaitForTest, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const leaseHookForTest = `-- name: LeaseHookForTest :one
-UPDATE hooks
-SET lease_seq = lease_seq + 1, lease_expires_at = now() + interval '30 seconds',
-    run_at = now() + interval '30 seconds', status = 'pending'
-WHERE id = $1
-RETURNING lease_seq
-`
-
-// What a scheduler's claim does (tests only; the scheduler claims in
-// production): the hook is in flight under a new lease.
-func (q *Queries) LeaseHookForTest(ctx context.Context, id uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, leaseHookForTest, id)
-	var lease_seq int64
-	err := row.Scan(&lease_seq)
-	return lease_seq, err
-}
-
-const listenAsyncForTest = `-- name: ListenAsyncForTest :exec
-LISTEN sundial_async
-`
-
-// Subscribes the connection to what wakes the schedulers (tests only).
-func (q *Queries) ListenAsyncForTest(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, listenAsyncForTest)
-	return err
 }
 
 const lockHookForAnswer = `-- name: LockHookForAnswer :one
@@ -282,37 +184,4 @@ func (q *Queries) RecordAnswerBeforeResult(ctx context.Context, arg RecordAnswer
 	var attempt int32
 	err := row.Scan(&attempt)
 	return attempt, err
-}
-
-const startWaitForTest = `-- name: StartWaitForTest :exec
-WITH waiting AS (
-    UPDATE hooks AS h
-    SET attempts         = h.attempts + 1,
-        try_at           = now(),
-        post_duration_seconds = 0,
-        run_at           = NULL,
-        lease_expires_at = NULL,
-        async_deadline   = now() + make_interval(secs => $1::integer),
-        updated_at       = now()
-    WHERE h.id = $2
-    RETURNING h.id, h.attempts, h.lease_seq, h.async_deadline
-)
-INSERT INTO hook_attempts (
-    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code,
-    async_state, async_deadline, async_timeout_secs
-)
-SELECT w.id, w.attempts, w.lease_seq, now(), 0, 'async', 202, 'waiting', w.async_deadline, $1::integer
-FROM waiting AS w
-`
-
-type StartWaitForTestParams struct {
-	TimeoutSeconds int32
-	HookID         uuid.UUID
-}
-
-// What a scheduler does when it applies a 202 to the hook in flight (tests
-// only): the hook waits, with its attempt recorded as waiting.
-func (q *Queries) StartWaitForTest(ctx context.Context, arg StartWaitForTestParams) error {
-	_, err := q.db.Exec(ctx, startWaitForTest, arg.TimeoutSeconds, arg.HookID)
-	return err
 }

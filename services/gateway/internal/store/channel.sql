@@ -61,12 +61,3 @@ JOIN alert_groups AS g ON g.id = a.group_id
 WHERE a.channel_id = @channel_id
 ORDER BY a.started_at DESC, a.group_id, a.attempt DESC
 LIMIT @max_rows;
-
--- name: SetChannelHealthForTest :exec
--- Test fixture: what the notifier records after its tries.
-UPDATE notification_channels
-SET consecutive_failures = @consecutive_failures,
-    last_success_at      = @last_success_at,
-    last_failure_at      = @last_failure_at,
-    last_error           = @last_error
-WHERE id = @id;

@@ -274,35 +274,6 @@ func (q *Queries) LockProjectChannels(ctx context.Context, projectID uuid.UUID) 
 	return id, err
 }
 
-const setChannelHealthForTest = `-- name: SetChannelHealthForTest :exec
-UPDATE notification_channels
-SET consecutive_failures = $1,
-    last_success_at      = $2,
-    last_failure_at      = $3,
-    last_error           = $4
-WHERE id = $5
-`
-
-type SetChannelHealthForTestParams struct {
-	ConsecutiveFailures int32
-	LastSuccessAt       *time.Time
-	LastFailureAt       *time.Time
-	LastError           *string
-	ID                  uuid.UUID
-}
-
-// Test fixture: what the notifier records after its tries.
-func (q *Queries) SetChannelHealthForTest(ctx context.Context, arg SetChannelHealthForTestParams) error {
-	_, err := q.db.Exec(ctx, setChannelHealthForTest,
-		arg.ConsecutiveFailures,
-		arg.LastSuccessAt,
-		arg.LastFailureAt,
-		arg.LastError,
-		arg.ID,
-	)
-	return err
-}
-
 const updateChannel = `-- name: UpdateChannel :one
 UPDATE notification_channels
 SET name       = $1,

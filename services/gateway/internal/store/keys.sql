@@ -78,12 +78,6 @@ UPDATE api_keys
 SET revoked_at = now()
 WHERE project_id = @project_id AND id = @id AND revoked_at IS NULL;
 
--- name: SetAPIKeyLastUsedForTest :exec
--- Test fixture: only tests use the queries named ...ForTest.
-UPDATE api_keys
-SET last_used_at = now() + make_interval(secs => @offset_seconds::float8)
-WHERE id = @id;
-
 -- name: InsertActiveSigningKey :one
 INSERT INTO signing_keys (id, project_id, secret, state)
 VALUES (@id, @project_id, @secret, 'active')
@@ -120,13 +114,3 @@ DELETE FROM signing_keys WHERE project_id = @project_id AND id = @id AND state =
 
 -- name: GetSigningKeyState :one
 SELECT state FROM signing_keys WHERE project_id = @project_id AND id = @id;
-
--- name: SetSigningKeyExpiryForTest :exec
--- Test fixture: moves a retiring key's expiry offset_seconds from now.
-UPDATE signing_keys
-SET expires_at = now() + make_interval(secs => @offset_seconds::float8)
-WHERE id = @id AND state = 'retiring';
-
--- name: CountSigningKeysForTest :one
--- Test fixture: every stored key of a project, expired ones included.
-SELECT count(*) FROM signing_keys WHERE project_id = @project_id;

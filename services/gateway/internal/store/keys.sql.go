@@ -12,18 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const countSigningKeysForTest = `-- name: CountSigningKeysForTest :one
-SELECT count(*) FROM signing_keys WHERE project_id = $1
-`
-
-// Test fixture: every stored key of a project, expired ones included.
-func (q *Queries) CountSigningKeysForTest(ctx context.Context, projectID uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, countSigningKeysForTest, projectID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const countUsableAPIKeys = `-- name: CountUsableAPIKeys :one
 SELECT count(*) FROM api_keys WHERE project_id = $1 AND revoked_at IS NULL
 `
@@ -448,40 +436,6 @@ func (q *Queries) RevokeAPIKeyByID(ctx context.Context, arg RevokeAPIKeyByIDPara
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const setAPIKeyLastUsedForTest = `-- name: SetAPIKeyLastUsedForTest :exec
-UPDATE api_keys
-SET last_used_at = now() + make_interval(secs => $1::float8)
-WHERE id = $2
-`
-
-type SetAPIKeyLastUsedForTestParams struct {
-	OffsetSeconds float64
-	ID            uuid.UUID
-}
-
-// Test fixture: only tests use the queries named ...ForTest.
-func (q *Queries) SetAPIKeyLastUsedForTest(ctx context.Context, arg SetAPIKeyLastUsedForTestParams) error {
-	_, err := q.db.Exec(ctx, setAPIKeyLastUsedForTest, arg.OffsetSeconds, arg.ID)
-	return err
-}
-
-const setSigningKeyExpiryForTest = `-- name: SetSigningKeyExpiryForTest :exec
-UPDATE signing_keys
-SET expires_at = now() + make_interval(secs => $1::float8)
-WHERE id = $2 AND state = 'retiring'
-`
-
-type SetSigningKeyExpiryForTestParams struct {
-	OffsetSeconds float64
-	ID            uuid.UUID
-}
-
-// Test fixture: moves a retiring key's expiry offset_seconds from now.
-func (q *Queries) SetSigningKeyExpiryForTest(ctx context.Context, arg SetSigningKeyExpiryForTestParams) error {
-	_, err := q.db.Exec(ctx, setSigningKeyExpiryForTest, arg.OffsetSeconds, arg.ID)
-	return err
 }
 
 const touchAPIKey = `-- name: TouchAPIKey :execrows

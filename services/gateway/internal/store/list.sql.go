@@ -7,24 +7,10 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 )
-
-type CopyHooksForTestParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Path      string
-	Domain    string
-	Data      json.RawMessage
-	PostAt    time.Time
-	Status    string
-	RunAt     *time.Time
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
 
 const countHooks = `-- name: CountHooks :one
 SELECT count(*) FROM (
@@ -723,15 +709,4 @@ func (q *Queries) ListHooksPostAtDesc(ctx context.Context, arg ListHooksPostAtDe
 		return nil, err
 	}
 	return items, nil
-}
-
-const vacuumHooksForTest = `-- name: VacuumHooksForTest :exec
-VACUUM (ANALYZE) hooks
-`
-
-// After a bulk load: fresh statistics for the planner, and a visibility map
-// that lets counts read only the index, as autovacuum would do in a while.
-func (q *Queries) VacuumHooksForTest(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, vacuumHooksForTest)
-	return err
 }

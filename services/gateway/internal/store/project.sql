@@ -64,10 +64,6 @@ RETURNING id, name, domain,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
           created_at, updated_at;
 
--- name: GetAuthorizationHeaderForTest :one
--- Test fixture: the write-only value, to check what a change stored.
-SELECT authorization_header FROM projects WHERE id = @id;
-
 -- name: LockProjectPlan :one
 -- The plan and rate limit an operator's change (gateway admin set-plan) is
 -- merged into, locked until the change commits so that two concurrent

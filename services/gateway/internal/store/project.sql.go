@@ -12,18 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const getAuthorizationHeaderForTest = `-- name: GetAuthorizationHeaderForTest :one
-SELECT authorization_header FROM projects WHERE id = $1
-`
-
-// Test fixture: the write-only value, to check what a change stored.
-func (q *Queries) GetAuthorizationHeaderForTest(ctx context.Context, id uuid.UUID) (*string, error) {
-	row := q.db.QueryRow(ctx, getAuthorizationHeaderForTest, id)
-	var authorization_header *string
-	err := row.Scan(&authorization_header)
-	return authorization_header, err
-}
-
 const getProjectSettings = `-- name: GetProjectSettings :one
 SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,

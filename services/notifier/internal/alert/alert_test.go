@@ -17,9 +17,9 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/services/notifier/internal/alert"
 	"github.com/sundial-run/sundial/services/notifier/internal/intake"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // recorder is an Intake that remembers what it was given and can be told

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/notifier/internal/channel"
 	"github.com/sundial-run/sundial/services/notifier/internal/message"
+	https "github.com/sundial-run/sundial/testkit/receiver"
 )
 
 // chatToken is the secret part of the test chat URLs: no error may show it.
@@ -40,7 +40,7 @@ type received struct {
 // receiver is an HTTPS server answering with status and recording what it
 // got.
 type receiver struct {
-	srv      *httptest.Server
+	srv      *https.Receiver
 	got      chan received
 	requests atomic.Int64
 }
@@ -48,13 +48,12 @@ type receiver struct {
 func startReceiver(t *testing.T, handler func(w http.ResponseWriter, r *http.Request)) *receiver {
 	t.Helper()
 	rc := &receiver{got: make(chan received, 16)}
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rc.srv = https.StartT(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc.requests.Add(1)
 		body, _ := io.ReadAll(r.Body)
 		rc.got <- received{Header: r.Header.Clone(), Body: body}
 		handler(w, r)
-	}))
-	t.Cleanup(rc.srv.Close)
+	}), https.Options{})
 	return rc
 }
 
@@ -63,9 +62,10 @@ func answer(status int) func(http.ResponseWriter, *http.Request) {
 }
 
 // pool trusts the receiver's certificate.
-func (rc *receiver) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(rc.srv.Certificate())
+func (rc *receiver) pool(t *testing.T) *x509.CertPool {
+	t.Helper()
+	p, err := https.CAPool()
+	require.NoError(t, err)
 	return p
 }
 
@@ -148,9 +148,9 @@ func webhookTarget(url string, keys ...string) channel.Target {
 func TestChat(t *testing.T) {
 	t.Parallel()
 	rc := startReceiver(t, answer(http.StatusOK))
-	b := setup(t, setupOptions{roots: rc.pool()})
+	b := setup(t, setupOptions{roots: rc.pool(t)})
 
-	require.NoError(t, b.sender.Send(context.Background(), chatTarget(rc.srv.URL+chatToken), b.msg))
+	require.NoError(t, b.sender.Send(context.Background(), chatTarget(rc.srv.URL()+chatToken), b.msg))
 
 	got := rc.next(t)
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
@@ -176,11 +176,11 @@ func sign(key, ts string, body []byte) string {
 func TestWebhookSignedWithEveryKey(t *testing.T) {
 	t.Parallel()
 	rc := startReceiver(t, answer(http.StatusNoContent))
-	b := setup(t, setupOptions{roots: rc.pool()})
+	b := setup(t, setupOptions{roots: rc.pool(t)})
 	const active, retiring = "whsec_active_key", "whsec_retiring_key"
 	before := time.Now().Unix()
 
-	require.NoError(t, b.sender.Send(context.Background(), webhookTarget(rc.srv.URL+"/alerts", active, retiring), b.msg))
+	require.NoError(t, b.sender.Send(context.Background(), webhookTarget(rc.srv.URL()+"/alerts", active, retiring), b.msg))
 
 	got := rc.next(t)
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
@@ -217,8 +217,8 @@ func TestWebhookSignedWithEveryKey(t *testing.T) {
 func TestWebhookWithoutKeyFails(t *testing.T) {
 	t.Parallel()
 	rc := startReceiver(t, answer(http.StatusOK))
-	b := setup(t, setupOptions{roots: rc.pool()})
-	err := b.sender.Send(context.Background(), webhookTarget(rc.srv.URL+"/alerts"), b.msg)
+	b := setup(t, setupOptions{roots: rc.pool(t)})
+	err := b.sender.Send(context.Background(), webhookTarget(rc.srv.URL()+"/alerts"), b.msg)
 	require.EqualError(t, err, "the project has no signing key")
 	require.Zero(t, rc.requests.Load())
 }
@@ -249,10 +249,10 @@ func TestHTTPFailures(t *testing.T) {
 			t.Run(name+" "+kind, func(t *testing.T) {
 				t.Parallel()
 				rc := startReceiver(t, tc.handler)
-				b := setup(t, setupOptions{roots: rc.pool()})
-				target := chatTarget(rc.srv.URL + chatToken)
+				b := setup(t, setupOptions{roots: rc.pool(t)})
+				target := chatTarget(rc.srv.URL() + chatToken)
 				if kind == channelconfig.KindWebhook {
-					target = webhookTarget(rc.srv.URL+chatToken, "key")
+					target = webhookTarget(rc.srv.URL()+chatToken, "key")
 				}
 
 				err := b.sender.Send(context.Background(), target, b.msg)
@@ -272,9 +272,9 @@ func TestHTTPFailures(t *testing.T) {
 func TestGuardRefusesLoopback(t *testing.T) {
 	t.Parallel()
 	rc := startReceiver(t, answer(http.StatusOK))
-	b := setup(t, setupOptions{roots: rc.pool(), guard: egress.NewGuard(false, nil)})
+	b := setup(t, setupOptions{roots: rc.pool(t), guard: egress.NewGuard(false, nil)})
 
-	for _, target := range []channel.Target{chatTarget(rc.srv.URL + chatToken), webhookTarget(rc.srv.URL+"/x", "key")} {
+	for _, target := range []channel.Target{chatTarget(rc.srv.URL() + chatToken), webhookTarget(rc.srv.URL()+"/x", "key")} {
 		err := b.sender.Send(context.Background(), target, b.msg)
 		require.EqualError(t, err, "destination 127.0.0.1 is a loopback address")
 	}
@@ -285,8 +285,8 @@ func TestGuardAllowsListedNetwork(t *testing.T) {
 	t.Parallel()
 	rc := startReceiver(t, answer(http.StatusOK))
 	guard := egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")})
-	b := setup(t, setupOptions{roots: rc.pool(), guard: guard})
-	require.NoError(t, b.sender.Send(context.Background(), chatTarget(rc.srv.URL+chatToken), b.msg))
+	b := setup(t, setupOptions{roots: rc.pool(t), guard: guard})
+	require.NoError(t, b.sender.Send(context.Background(), chatTarget(rc.srv.URL()+chatToken), b.msg))
 	require.EqualValues(t, 1, rc.requests.Load())
 }
 
@@ -294,7 +294,7 @@ func TestUnknownAuthority(t *testing.T) {
 	t.Parallel()
 	rc := startReceiver(t, answer(http.StatusOK))
 	b := setup(t, setupOptions{roots: x509.NewCertPool()})
-	err := b.sender.Send(context.Background(), chatTarget(rc.srv.URL+chatToken), b.msg)
+	err := b.sender.Send(context.Background(), chatTarget(rc.srv.URL()+chatToken), b.msg)
 	require.EqualError(t, err, "TLS: certificate signed by unknown authority")
 	require.Zero(t, rc.requests.Load())
 }
@@ -305,9 +305,9 @@ func TestTimeout(t *testing.T) {
 	rc := startReceiver(t, func(http.ResponseWriter, *http.Request) { <-release })
 	// Unblock the handler before the server's Close waits for it.
 	t.Cleanup(func() { close(release) })
-	b := setup(t, setupOptions{roots: rc.pool(), timeout: 300 * time.Millisecond})
+	b := setup(t, setupOptions{roots: rc.pool(t), timeout: 300 * time.Millisecond})
 
-	err := b.sender.Send(context.Background(), chatTarget(rc.srv.URL+chatToken), b.msg)
+	err := b.sender.Send(context.Background(), chatTarget(rc.srv.URL()+chatToken), b.msg)
 
 	require.EqualError(t, err, "timeout after 300ms")
 }
@@ -317,14 +317,14 @@ func TestStoppedSendIsNotAFailure(t *testing.T) {
 	release := make(chan struct{})
 	rc := startReceiver(t, func(http.ResponseWriter, *http.Request) { <-release })
 	t.Cleanup(func() { close(release) })
-	b := setup(t, setupOptions{roots: rc.pool()})
+	b := setup(t, setupOptions{roots: rc.pool(t)})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-rc.got // the request arrived: stop as a SIGTERM would
 		cancel()
 	}()
 
-	err := b.sender.Send(ctx, chatTarget(rc.srv.URL+chatToken), b.msg)
+	err := b.sender.Send(ctx, chatTarget(rc.srv.URL()+chatToken), b.msg)
 
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotContains(t, err.Error(), "SECRETTOKEN")

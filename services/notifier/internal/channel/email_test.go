@@ -18,9 +18,9 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/egress"
-	"github.com/sundial-run/sundial/pkg/testkit/smtptest"
 	"github.com/sundial-run/sundial/services/notifier/internal/channel"
 	"github.com/sundial-run/sundial/services/notifier/internal/message"
+	"github.com/sundial-run/sundial/testkit/smtptest"
 )
 
 const (

@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/notifier/internal/channel"
 	"github.com/sundial-run/sundial/services/notifier/internal/intake"
 	"github.com/sundial-run/sundial/services/notifier/internal/message"
 	"github.com/sundial-run/sundial/services/notifier/notifiertest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

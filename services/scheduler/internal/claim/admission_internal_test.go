@@ -10,7 +10,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // withStreams starts a NATS server with Sundial's streams and connects.

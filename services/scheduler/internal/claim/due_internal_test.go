@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // A claim's messages published again (a retried publish) must be stored

@@ -19,11 +19,11 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 // latenessMode is one way of finding due hooks.

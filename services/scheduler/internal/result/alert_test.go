@@ -16,7 +16,6 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 )
 
@@ -57,16 +56,16 @@ func (b bundle) leasedTo(t *testing.T, project uuid.UUID, path string, n int) []
 	return hooks
 }
 
-func (b bundle) alertRows(t *testing.T, project uuid.UUID) []store.Alert {
+func (b bundle) alertRows(t *testing.T, project uuid.UUID) []storetest.Alert {
 	t.Helper()
-	rows, err := store.New(b.pool).ListAlertsForTest(context.Background(), project)
+	rows, err := storetest.New(b.pool).ListAlertsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }
 
-func (b bundle) failingEndpoints(t *testing.T, project uuid.UUID) []store.FailingEndpoint {
+func (b bundle) failingEndpoints(t *testing.T, project uuid.UUID) []storetest.FailingEndpoint {
 	t.Helper()
-	rows, err := store.New(b.pool).ListFailingEndpointsForTest(context.Background(), project)
+	rows, err := storetest.New(b.pool).ListFailingEndpointsForTest(context.Background(), project)
 	require.NoError(t, err)
 	return rows
 }
@@ -86,7 +85,7 @@ func (b bundle) alertEvents(t *testing.T) map[string]*eventv1.Alert {
 }
 
 // body decodes an alerts row's body.
-func body(t *testing.T, row store.Alert) *eventv1.Alert {
+func body(t *testing.T, row storetest.Alert) *eventv1.Alert {
 	t.Helper()
 	var a eventv1.Alert
 	require.NoError(t, proto.Unmarshal(row.Body, &a))
@@ -145,7 +144,7 @@ func TestFailureAndRecoveryAlerts(t *testing.T) {
 
 			endpoints := b.failingEndpoints(t, project)
 			require.Len(t, endpoints, 1)
-			require.Equal(t, store.FailingEndpoint{ProjectID: project, Domain: domain, Path: "/failing",
+			require.Equal(t, storetest.FailingEndpoint{ProjectID: project, Domain: domain, Path: "/failing",
 				FailingSince: endpoints[0].FailingSince, FailedHooks: 1}, endpoints[0])
 			require.True(t, failedAt.Equal(endpoints[0].FailingSince), "failing since the failure's transaction")
 
@@ -177,7 +176,7 @@ func TestFailureAndRecoveryAlerts(t *testing.T) {
 			require.Empty(t, b.failingEndpoints(t, project))
 			rows = b.alertRows(t, project)
 			require.Len(t, rows, 3)
-			var recovered []store.Alert
+			var recovered []storetest.Alert
 			for _, row := range rows {
 				if row.Kind == "endpoint.recovered" {
 					recovered = append(recovered, row)

@@ -21,10 +21,10 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/telemetry"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 // handleAll hands the results to handle at once, as the consumer's

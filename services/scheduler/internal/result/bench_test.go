@@ -18,10 +18,10 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 // BenchmarkApplySuccesses measures successful results applied per second,

@@ -55,9 +55,3 @@ DELETE FROM failing_endpoints AS f
 USING doomed AS d
 WHERE f.project_id = d.project_id AND f.domain = d.domain AND f.path = d.path
 RETURNING f.project_id, f.domain, f.path, f.failing_since, f.failed_hooks;
-
--- name: ListAlertsForTest :many
-SELECT * FROM alerts WHERE project_id = sqlc.arg(project_id) ORDER BY created_at, id;
-
--- name: ListFailingEndpointsForTest :many
-SELECT * FROM failing_endpoints WHERE project_id = sqlc.arg(project_id) ORDER BY domain, path;

@@ -52,68 +52,6 @@ func (q *Queries) InsertAlerts(ctx context.Context, arg InsertAlertsParams) erro
 	return err
 }
 
-const listAlertsForTest = `-- name: ListAlertsForTest :many
-SELECT id, project_id, kind, body, occurred_at, created_at, group_id FROM alerts WHERE project_id = $1 ORDER BY created_at, id
-`
-
-func (q *Queries) ListAlertsForTest(ctx context.Context, projectID uuid.UUID) ([]Alert, error) {
-	rows, err := q.db.Query(ctx, listAlertsForTest, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []Alert
-	for rows.Next() {
-		var i Alert
-		if err := rows.Scan(
-			&i.ID,
-			&i.ProjectID,
-			&i.Kind,
-			&i.Body,
-			&i.OccurredAt,
-			&i.CreatedAt,
-			&i.GroupID,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const listFailingEndpointsForTest = `-- name: ListFailingEndpointsForTest :many
-SELECT project_id, domain, path, failing_since, failed_hooks FROM failing_endpoints WHERE project_id = $1 ORDER BY domain, path
-`
-
-func (q *Queries) ListFailingEndpointsForTest(ctx context.Context, projectID uuid.UUID) ([]FailingEndpoint, error) {
-	rows, err := q.db.Query(ctx, listFailingEndpointsForTest, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []FailingEndpoint
-	for rows.Next() {
-		var i FailingEndpoint
-		if err := rows.Scan(
-			&i.ProjectID,
-			&i.Domain,
-			&i.Path,
-			&i.FailingSince,
-			&i.FailedHooks,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const markEndpointsFailing = `-- name: MarkEndpointsFailing :exec
 INSERT INTO failing_endpoints (project_id, domain, path, failing_since, failed_hooks)
 SELECT u.project_id, u.domain, u.path, now(), count(*)::integer

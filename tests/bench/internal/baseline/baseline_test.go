@@ -4,12 +4,9 @@ import (
 	"context"
 	"crypto/hmac"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	https "github.com/sundial-run/sundial/testkit/receiver"
 	"github.com/sundial-run/sundial/tests/bench/internal/baseline/delivery"
 )
 
@@ -36,7 +34,7 @@ type request struct {
 // recorder is a small TLS receiver (HTTP/1.1 and HTTP/2) that keeps every
 // request whole, so the test can check signatures.
 type recorder struct {
-	srv    *httptest.Server
+	srv    *https.Receiver
 	caFile string
 	mu     sync.Mutex
 	got    []request
@@ -45,20 +43,15 @@ type recorder struct {
 func startRecorder(t *testing.T) *recorder {
 	t.Helper()
 	r := &recorder{}
-	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.srv = https.StartT(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		at := time.Now()
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.got = append(r.got, request{at, req.Header.Get("Sundial-Id"), req.Header.Get("Sundial-Timestamp"),
 			req.Header.Get("Sundial-Signature"), req.ProtoMajor, body})
 		r.mu.Unlock()
-	}))
-	r.srv.EnableHTTP2 = true
-	r.srv.StartTLS()
-	t.Cleanup(r.srv.Close)
-	r.caFile = filepath.Join(t.TempDir(), "ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
-	require.NoError(t, os.WriteFile(r.caFile, pemBytes, 0o600))
+	}), https.Options{HTTP2: true})
+	r.caFile = https.CAFile(t)
 	return r
 }
 
@@ -101,7 +94,7 @@ func setup(t *testing.T) testBundle {
 	t.Cleanup(cancel)
 	rec := startRecorder(t)
 	b, err := Start(ctx, Options{
-		DatabaseURL: adminURL, CreateDatabase: true, ReceiverURL: rec.srv.URL, CAFile: rec.caFile,
+		DatabaseURL: adminURL, CreateDatabase: true, ReceiverURL: rec.srv.URL(), CAFile: rec.caFile,
 		SigningKey: testKey, Dir: t.TempDir(), Workers: 20, Binary: bin,
 		Env: map[string]string{"RIVERBASE_LOG_EVERY": "10"},
 	})
@@ -169,7 +162,7 @@ func TestStartReportsARiverbaseThatExits(t *testing.T) {
 	rec := startRecorder(t)
 	// River refuses a poll interval shorter than the fetch cooldown.
 	b, err := Start(context.Background(), Options{
-		DatabaseURL: adminURL, CreateDatabase: true, ReceiverURL: rec.srv.URL, CAFile: rec.caFile,
+		DatabaseURL: adminURL, CreateDatabase: true, ReceiverURL: rec.srv.URL(), CAFile: rec.caFile,
 		SigningKey: testKey, Dir: t.TempDir(), Binary: bin,
 		Env: map[string]string{"RIVERBASE_FETCH_COOLDOWN": "100ms", "RIVERBASE_FETCH_POLL_INTERVAL": "50ms"},
 	})

@@ -6,19 +6,16 @@ package receiver
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
-	"log"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
+
+	https "github.com/sundial-run/sundial/testkit/receiver"
 )
 
 // Arrival is one request that reached the receiver.
@@ -42,57 +39,40 @@ type Receiver struct {
 	// Base is the instant arrivals are measured from: arrival i happened at
 	// Base.Add(arrivals[i].Since) on the wall clock.
 	Base time.Time
-	// CAFile is the PEM file of the receiver's certificate, for
+	// CAFile is the PEM file of the CA of the receiver's certificate, for
 	// SUNDIAL_DELIVERY_CA_FILE.
 	CAFile string
 
-	srv      *http.Server
-	ln       net.Listener
+	srv      *https.Receiver
 	slots    []slot
 	next     atomic.Int64
 	overflow atomic.Int64
-	served   chan error
 }
 
 // Start listens on 127.0.0.1 (any free port) with room for capacity
 // arrivals; arrivals beyond it are counted, not recorded. dir receives the
 // CA file.
 func Start(capacity int, dir string) (*Receiver, error) {
-	cert, pemBytes, err := selfSigned()
-	if err != nil {
-		return nil, err
-	}
 	r := &Receiver{
 		CAFile: filepath.Join(dir, "receiver-ca.pem"),
 		slots:  make([]slot, capacity),
-		served: make(chan error, 1),
 	}
-	if err := os.WriteFile(r.CAFile, pemBytes, 0o600); err != nil {
-		return nil, fmt.Errorf("receiver CA file: %w", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("receiver listen: %w", err)
-	}
-	r.ln = ln
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(true)
-	r.srv = &http.Server{
-		Handler:           http.HandlerFunc(r.serve),
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-		Protocols:         &protocols,
-		ReadHeaderTimeout: 10 * time.Second,
-		// Connection errors are the dispatcher's to report, not ours to print.
-		ErrorLog: log.New(io.Discard, "", 0),
+	if err := https.WriteCAFile(r.CAFile); err != nil {
+		return nil, err
 	}
 	r.Base = time.Now()
-	go func() { r.served <- r.srv.ServeTLS(ln, "", "") }()
+	// Connection errors are the dispatcher's to report, not ours to print:
+	// the server's error log is left discarded.
+	srv, err := https.Start(http.HandlerFunc(r.serve), https.Options{HTTP2: true})
+	if err != nil {
+		return nil, err
+	}
+	r.srv = srv
 	return r, nil
 }
 
 // Domain is the receiver's host:port: the project's domain.
-func (r *Receiver) Domain() string { return r.ln.Addr().String() }
+func (r *Receiver) Domain() string { return r.srv.Addr() }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	since := time.Since(r.Base)
@@ -145,9 +125,8 @@ func (r *Receiver) At(a Arrival) time.Time { return r.Base.Add(a.Since) }
 
 // Close stops the server.
 func (r *Receiver) Close(ctx context.Context) error {
-	err := r.srv.Shutdown(ctx)
-	if serveErr := <-r.served; !errors.Is(serveErr, http.ErrServerClosed) {
-		err = errors.Join(err, serveErr)
+	if err := r.srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("receiver: %w", err)
 	}
-	return err
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 )
 
 // Hook is one hook to load, with what listing looks at.
@@ -30,7 +30,7 @@ const batchSize = 50_000
 
 // Load inserts the hooks into an existing project. Pending and retry hooks
 // get run_at = post_at, as the schema requires.
-func Load(ctx context.Context, db store.DBTX, projectID uuid.UUID, hooks []Hook) error {
+func Load(ctx context.Context, db storetest.DBTX, projectID uuid.UUID, hooks []Hook) error {
 	for start := 0; start < len(hooks); start += batchSize {
 		if err := loadBatch(ctx, db, projectID, start, hooks[start:min(start+batchSize, len(hooks))]); err != nil {
 			return err
@@ -39,8 +39,8 @@ func Load(ctx context.Context, db store.DBTX, projectID uuid.UUID, hooks []Hook)
 	return nil
 }
 
-func row(projectID uuid.UUID, n int, h Hook) store.CopyHooksForTestParams {
-	r := store.CopyHooksForTestParams{
+func row(projectID uuid.UUID, n int, h Hook) storetest.CopyHooksForTestParams {
+	r := storetest.CopyHooksForTestParams{
 		ID:        h.ID,
 		ProjectID: projectID,
 		Path:      "/load/" + strconv.Itoa(n),
@@ -68,7 +68,7 @@ func row(projectID uuid.UUID, n int, h Hook) store.CopyHooksForTestParams {
 //   - ids are version 7 uuids of the creation time, as the gateway makes.
 //
 // Call Vacuum afterwards, as autovacuum would do in a while.
-func LoadRealistic(ctx context.Context, db store.DBTX, projectID uuid.UUID, n int, span time.Duration, end time.Time, seed uint64) error {
+func LoadRealistic(ctx context.Context, db storetest.DBTX, projectID uuid.UUID, n int, span time.Duration, end time.Time, seed uint64) error {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	step := span / time.Duration(max(n, 1))
 	batch := make([]Hook, 0, batchSize)
@@ -86,12 +86,12 @@ func LoadRealistic(ctx context.Context, db store.DBTX, projectID uuid.UUID, n in
 	return nil
 }
 
-func loadBatch(ctx context.Context, db store.DBTX, projectID uuid.UUID, first int, hooks []Hook) error {
-	rows := make([]store.CopyHooksForTestParams, len(hooks))
+func loadBatch(ctx context.Context, db storetest.DBTX, projectID uuid.UUID, first int, hooks []Hook) error {
+	rows := make([]storetest.CopyHooksForTestParams, len(hooks))
 	for i, h := range hooks {
 		rows[i] = row(projectID, first+i, h)
 	}
-	if _, err := store.New(db).CopyHooksForTest(ctx, rows); err != nil {
+	if _, err := storetest.New(db).CopyHooksForTest(ctx, rows); err != nil {
 		return fmt.Errorf("copy hooks: %w", err)
 	}
 	return nil
@@ -126,8 +126,8 @@ func v7(t time.Time, rng *rand.Rand) uuid.UUID {
 
 // Vacuum refreshes the planner's statistics and the visibility map of the
 // hooks table after a load.
-func Vacuum(ctx context.Context, db store.DBTX) error {
-	if err := store.New(db).VacuumHooksForTest(ctx); err != nil {
+func Vacuum(ctx context.Context, db storetest.DBTX) error {
+	if err := storetest.New(db).VacuumHooksForTest(ctx); err != nil {
 		return fmt.Errorf("vacuum hooks: %w", err)
 	}
 	return nil

@@ -3,7 +3,7 @@
 //   sqlc v1.30.0
 // source: fixture.sql
 
-package store
+package storetest
 
 import (
 	"context"

@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 func TestRestart(t *testing.T) {

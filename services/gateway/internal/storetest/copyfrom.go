@@ -3,7 +3,7 @@
 //   sqlc v1.30.0
 // source: copyfrom.go
 
-package store
+package storetest
 
 import (
 	"context"
@@ -46,6 +46,8 @@ func (r iteratorForCopyHooksForTest) Err() error {
 	return nil
 }
 
+// Test fixtures and read-backs beside store/list.sql: only tests and
+// benchmarks use them.
 // Loads many hooks at once (COPY) for tests and benchmarks of the listing.
 func (q *Queries) CopyHooksForTest(ctx context.Context, arg []CopyHooksForTestParams) (int64, error) {
 	return q.db.CopyFrom(ctx, []string{"hooks"}, []string{"id", "project_id", "path", "domain", "data", "post_at", "status", "run_at", "created_at", "updated_at"}, &iteratorForCopyHooksForTest{rows: arg})

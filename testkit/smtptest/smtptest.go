@@ -1,28 +1,24 @@
 // Package smtptest runs a real SMTP server (github.com/emersion/go-smtp)
-// inside the test process, with a self-signed certificate for implicit TLS
-// and STARTTLS and optional AUTH PLAIN, and keeps the messages it receives.
+// inside the test process, with the test kit's certificate (signed by the
+// CA that also signs the HTTPS receivers') for implicit TLS and STARTTLS and optional AUTH PLAIN, and keeps the messages it receives.
 package smtptest
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"github.com/sundial-run/sundial/testkit/receiver"
 )
 
 // TLS modes of the server; the same words as an e-mail channel's tls.
@@ -62,8 +58,8 @@ type Server struct {
 	Addr string
 	Host string
 	Port int
-	// CertPool holds the server's self-signed certificate: trust it to
-	// verify the server.
+	// CertPool trusts the server's certificate (the test kit's CA, which
+	// signs the HTTPS receivers' too): trust it to verify the server.
 	CertPool *x509.CertPool
 
 	opts     Options
@@ -75,7 +71,7 @@ type Server struct {
 // Start runs a server and stops it when t ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	cert, pool := selfSigned(t)
+	cert, pool := certificate(t)
 	s := &Server{CertPool: pool, opts: opts, arrived: make(chan struct{}, 1)}
 	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
 		return &session{server: s}, nil
@@ -217,39 +213,17 @@ func (se *session) Reset() { se.from, se.to = "", nil }
 
 func (se *session) Logout() error { return nil }
 
-// selfSigned makes a certificate for 127.0.0.1 and localhost, valid for a
-// day, and a pool that trusts it.
-func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
+// certificate is the test kit's server certificate for 127.0.0.1 and
+// localhost, and a pool that trusts its CA.
+func certificate(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, err := receiver.Certificate(true)
 	if err != nil {
-		t.Fatalf("smtptest: key: %v", err)
+		t.Fatalf("smtptest: %v", err)
 	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	pool, err := receiver.CAPool()
 	if err != nil {
-		t.Fatalf("smtptest: serial: %v", err)
+		t.Fatalf("smtptest: %v", err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "smtptest " + strconv.FormatInt(serial.Int64(), 16)},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatalf("smtptest: certificate: %v", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatalf("smtptest: parse certificate: %v", err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+	return cert, pool
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // TestMain installs the W3C propagator once: services get it from

@@ -22,7 +22,7 @@ import (
 
 	"github.com/sundial-run/sundial/migrations"
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/pkg/testkit/smtptest"
+	"github.com/sundial-run/sundial/testkit/smtptest"
 )
 
 // dial connects a standard library client to srv, speaking TLS from the

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event"
-	"github.com/sundial-run/sundial/pkg/testkit/natstest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 func TestMsgIDFormat(t *testing.T) {

@@ -1,0 +1,17 @@
+-- Test fixtures and read-backs beside store/queries.sql: only tests and
+-- benchmarks use them.
+
+-- name: InsertProjectForTest :exec
+-- Test fixture (the gateway creates projects in production); only tests use
+-- the queries named ...ForTest.
+INSERT INTO projects (id, name, domain, authorization_header)
+VALUES (sqlc.arg(id), sqlc.arg(name), sqlc.arg(domain), sqlc.narg(authorization_header));
+
+-- name: InsertSigningKeyForTest :exec
+-- A signing key that expires expires_in_seconds from the database's now
+-- (negative: already expired); NULL for the active key.
+INSERT INTO signing_keys (id, project_id, secret, state, expires_at)
+VALUES (
+    sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(secret), sqlc.arg(state),
+    now() + make_interval(secs => sqlc.narg(expires_in_seconds)::float8)
+);

@@ -1,0 +1,56 @@
+-- Test fixtures and read-backs beside store/bulk.sql: only tests and
+-- benchmarks use them.
+
+-- name: InsertProjectForBulkTest :exec
+-- Test fixtures: only tests use the queries named ...ForBulkTest.
+INSERT INTO projects (id, name, domain, plan_quota, plan_hard_cap_percent)
+VALUES (@id, 'bulk test', @domain, @plan_quota, @plan_hard_cap_percent);
+
+-- name: InsertHookForBulkTest :one
+-- A hook in any state, as the scheduler would have left it.
+INSERT INTO hooks (
+    id, project_id, path, domain, data, post_at, status, attempts, failure_error, try_at,
+    was_notified, retry_override, sequence_id, run_at
+) VALUES (
+    @id, @project_id, @path, @domain, @data, @post_at, @status, @attempts, sqlc.narg(failure_error),
+    sqlc.narg(try_at), @was_notified, sqlc.narg(retry_override), sqlc.narg(sequence_id),
+    CASE WHEN @status::text IN ('pending', 'retry') THEN @post_at::timestamptz END
+)
+RETURNING *;
+
+-- name: GetHookForBulkTest :one
+SELECT * FROM hooks WHERE id = @id;
+
+-- name: ListProjectHooksForBulkTest :many
+SELECT * FROM hooks WHERE project_id = @project_id ORDER BY created_at, id;
+
+-- name: InsertAttemptForBulkTest :exec
+INSERT INTO hook_attempts (hook_id, attempt, lease_seq, started_at, duration_seconds, outcome)
+VALUES (@hook_id, @attempt, 1, now(), 0.1, 'failure');
+
+-- name: CountAttemptsForBulkTest :one
+SELECT count(*) FROM hook_attempts WHERE hook_id = @hook_id;
+
+-- name: GetUsageForBulkTest :one
+SELECT COALESCE(sum(hooks_created), 0)::bigint AS hooks_created
+FROM usage_periods WHERE project_id = @project_id;
+
+-- name: InsertHooksForBulkBench :execrows
+-- Benchmark fixture: n hooks of one status, one second apart from start.
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, status, attempts, run_at)
+SELECT gen_random_uuid(), @project_id, '/bench', 'receiver.example.com', '{"n":1}'::jsonb,
+       sqlc.arg(start)::timestamptz + make_interval(secs => g.i::float8), @status::text,
+       CASE WHEN @status::text = 'pending' THEN 0 ELSE 1 END,
+       CASE WHEN @status::text IN ('pending', 'retry') THEN sqlc.arg(start)::timestamptz + make_interval(secs => g.i::float8) END
+FROM generate_series(1, @n::integer) AS g (i);
+
+-- name: FailHooksForBulkBench :execrows
+-- Benchmark fixture: the project's pending hooks of a range failed again.
+UPDATE hooks
+SET status = 'failed', run_at = NULL, retry_budget_base = 0
+WHERE project_id = @project_id AND status = 'pending' AND post_at >= @start AND post_at < @end_time;
+
+-- name: AnalyzeHooksForBulkBench :exec
+-- Benchmark fixture: fresh statistics after a bulk insert, as autovacuum
+-- would have them in a running deployment.
+ANALYZE hooks;

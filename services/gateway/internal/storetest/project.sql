@@ -1,0 +1,6 @@
+-- Test fixtures and read-backs beside store/project.sql: only tests and
+-- benchmarks use them.
+
+-- name: GetAuthorizationHeaderForTest :one
+-- Test fixture: the write-only value, to check what a change stored.
+SELECT authorization_header FROM projects WHERE id = @id;

@@ -1,0 +1,5 @@
+// Package event tests pkg/event's streams and consumers against a real
+// JetStream server (natstest). The tests live here, outside the pkg module,
+// so that pkg does not depend on the test kit and, through it, on
+// nats-server.
+package event
