@@ -1,5 +1,5 @@
 -- The scheduler is the one writer of hook state (docs/architecture.md,
--- "Async deliveries"): the ack and nack URLs only record the receiver's
+-- "Async answers"): the ack and nack URLs only record the receiver's
 -- answer on its attempt, with answer_pending set, and the scheduler applies
 -- it (completes, retries or fails the hook) and clears the flag.
 --

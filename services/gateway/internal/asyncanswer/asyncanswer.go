@@ -10,7 +10,7 @@
 // endpoint's failing spell, with the endpoint.recovered alert), a nack is a
 // failed attempt (retried, or failed when the retry budget is spent)
 // (services/scheduler/internal/result/async.go; docs/architecture.md,
-// "Async deliveries").
+// "Async answers").
 //
 // The answer may come before the scheduler has applied the 202 (a receiver
 // may call the URL before it answers the delivery): the attempt in flight
