@@ -50,26 +50,23 @@ const (
 	MaxLinger    = time.Second
 )
 
-// ErrStopped answers a result handed to a Batcher whose Run has returned:
-// the bus hands the message back.
-var ErrStopped = errors.New("result batcher stopped")
-
 // Batcher applies attempt results in batches. Its Handle is the bus.Handler
 // of the scheduler's result consumer; Run must be running for Handle to
 // make progress.
 type Batcher struct {
-	a       *Applier
-	cfg     BatchConfig
-	in      chan *pending
-	stopped chan struct{}
+	a     *Applier
+	cfg   BatchConfig
+	queue *batch.Queue[pending, reply]
 }
 
-// pending is a result waiting in a batch for its outcome.
+// pending is a result on its way into a batch.
 type pending struct {
-	in    attempt
-	link  trace.Link // the result's span, linked from the batch's
-	reply chan reply // buffered: the batch never waits for its handler
+	in   attempt
+	link trace.Link // the result's span, linked from the batch's
 }
+
+// job is a result waiting in a batch for its outcome.
+type job = batch.Job[pending, reply]
 
 type reply struct {
 	out *applied // nil: stale
@@ -82,7 +79,7 @@ func (a *Applier) NewBatcher(cfg BatchConfig) (*Batcher, error) {
 		return nil, fmt.Errorf("result batcher: want a batch of 1 to %d, a linger of 0 to %s and at least one batch in flight, got %d, %s, %d",
 			MaxBatchSize, MaxLinger, cfg.MaxBatch, cfg.Linger, cfg.InFlight)
 	}
-	return &Batcher{a: a, cfg: cfg, in: make(chan *pending), stopped: make(chan struct{})}, nil
+	return &Batcher{a: a, cfg: cfg, queue: batch.NewQueue[pending, reply]()}, nil
 }
 
 // Handle is the bus.Handler of the scheduler's result consumer: it decodes
@@ -129,7 +126,7 @@ func (b *Batcher) handleResults(ctx context.Context, results []*eventv1.AttemptR
 	type waiting struct {
 		ctx  context.Context
 		span trace.Span
-		p    *pending
+		j    *job // nil: not handed over
 	}
 	ws := make([]waiting, 0, n)
 	// stop ends the spans of the results from ws[from] on, when the
@@ -152,27 +149,21 @@ func (b *Batcher) handleResults(ctx context.Context, results []*eventv1.AttemptR
 			dropped = append(dropped, err)
 			continue
 		}
-		ws = append(ws, waiting{ctx: rctx, span: span,
-			p: &pending{in: in, link: trace.LinkFromContext(rctx), reply: make(chan reply, 1)}})
-		select {
-		case b.in <- ws[len(ws)-1].p:
-		case <-b.stopped:
-			return stop(0, ErrStopped)
-		case <-ctx.Done():
-			return stop(0, ctx.Err())
+		j, err := b.queue.Submit(ctx, pending{in: in, link: trace.LinkFromContext(rctx)})
+		ws = append(ws, waiting{ctx: rctx, span: span, j: j})
+		if err != nil {
+			return stop(0, err)
 		}
 	}
 	var firstErr error
 	for i, w := range ws {
-		var rep reply
-		select {
-		case rep = <-w.p.reply:
-		case <-ctx.Done():
+		rep, err := w.j.Wait(ctx)
+		if err != nil {
 			// The batches may still commit: the redelivered message is
 			// then stale, which changes nothing.
-			return stop(i, ctx.Err())
+			return stop(i, err)
 		}
-		err := b.a.finish(w.ctx, w.p.in, rep.out, rep.err, time.Since(start), slog.LevelDebug)
+		err = b.a.finish(w.ctx, w.j.Item.in, rep.out, rep.err, time.Since(start), slog.LevelDebug)
 		endApply(w.span, err)
 		switch {
 		case err == nil:
@@ -193,12 +184,12 @@ func (b *Batcher) handleResults(ctx context.Context, results []*eventv1.AttemptR
 
 // Run gathers and applies batches until ctx is done, then applies what it
 // has gathered, waits for the batches in flight and returns; Handle then
-// answers ErrStopped. Cancelling ctx also cancels the batches in flight
+// answers batch.ErrStopped. Cancelling ctx also cancels the batches in flight
 // (their handlers get the error), so cancel it only once the consumer has
 // drained: in-flight work finishes first. Call it once.
 func (b *Batcher) Run(ctx context.Context) {
-	g := batch.Gatherer[*pending]{In: b.in, Max: b.cfg.MaxBatch, Linger: b.cfg.Linger}
-	g.Run(ctx, b.cfg.InFlight, b.stopped, func(batch []*pending) { b.applyBatch(ctx, batch) })
+	g := batch.Gatherer[*job]{Max: b.cfg.MaxBatch, Linger: b.cfg.Linger}
+	b.queue.Run(ctx, g, b.cfg.InFlight, func(jobs []*job) { b.applyBatch(ctx, jobs) })
 }
 
 // applyBatch applies a batch in one transaction and answers every handler.
@@ -206,14 +197,14 @@ func (b *Batcher) Run(ctx context.Context) {
 // result) is applied again result by result, each a batch of one, so that
 // only the bad one is dropped; any other failure (a lost connection) is every handler's error,
 // and the bus redelivers them.
-func (b *Batcher) applyBatch(ctx context.Context, batch []*pending) {
+func (b *Batcher) applyBatch(ctx context.Context, jobs []*job) {
 	start := time.Now()
-	ctx, span := b.startBatch(ctx, batch)
-	ins := make([]attempt, len(batch))
-	for i, p := range batch {
-		ins[i] = p.in
+	ctx, span := b.startBatch(ctx, jobs)
+	ins := make([]attempt, len(jobs))
+	for i, j := range jobs {
+		ins[i] = j.Item.in
 	}
-	replies := make([]reply, len(batch))
+	replies := make([]reply, len(jobs))
 	outs, err := b.a.applyBatchTx(ctx, ins)
 	fallback := err != nil && permanent(err)
 	switch {
@@ -227,7 +218,7 @@ func (b *Batcher) applyBatch(ctx context.Context, batch []*pending) {
 	case err != nil:
 		span.SetStatus(codes.Error, "batch not applied")
 		for i := range replies {
-			replies[i].err = fmt.Errorf("batch of %d results: %w", len(batch), err)
+			replies[i].err = fmt.Errorf("batch of %d results: %w", len(jobs), err)
 		}
 	default:
 		for i, out := range outs {
@@ -236,23 +227,23 @@ func (b *Batcher) applyBatch(ctx context.Context, batch []*pending) {
 	}
 	// The batch's work is done before any handler hears of it.
 	span.End()
-	for i, p := range batch {
-		p.reply <- replies[i]
+	for i, j := range jobs {
+		j.Answer(replies[i])
 	}
 	b.logBatch(ctx, replies, fallback, err, time.Since(start))
 }
 
-func (b *Batcher) startBatch(ctx context.Context, batch []*pending) (context.Context, trace.Span) {
-	links := make([]trace.Link, 0, len(batch))
-	for _, p := range batch {
-		if p.link.SpanContext.IsValid() {
-			links = append(links, p.link)
+func (b *Batcher) startBatch(ctx context.Context, jobs []*job) (context.Context, trace.Span) {
+	links := make([]trace.Link, 0, len(jobs))
+	for _, j := range jobs {
+		if j.Item.link.SpanContext.IsValid() {
+			links = append(links, j.Item.link)
 		}
 	}
 	// A batch serves many traces: it starts its own and links each
 	// result's scheduler.apply_result span.
 	return b.a.tracer.Start(ctx, "scheduler.apply_results", trace.WithNewRoot(), trace.WithLinks(links...),
-		trace.WithAttributes(attribute.Int("batch.size", len(batch))))
+		trace.WithAttributes(attribute.Int("batch.size", len(jobs))))
 }
 
 // logBatch writes the batch's one line: count is the results applied

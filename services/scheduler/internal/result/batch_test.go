@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
@@ -309,7 +310,7 @@ func TestStoppedBatcherHandsResultsBack(t *testing.T) {
 	batcher.Run(ctx) // returns: its context is done
 	hook := b.leased(t, fixed30, time.Minute)
 	errs := handleAll(t, batcher.Handle, resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
-	require.ErrorIs(t, errs[0], result.ErrStopped)
+	require.ErrorIs(t, errs[0], batch.ErrStopped)
 	require.Equal(t, "pending", fixture.Get(t, b.q, hook.ID).Status)
 }
 
