@@ -148,7 +148,7 @@ func TestAsyncAckCompletesTheHook(t *testing.T) {
 	// The gateway records the ack; the scheduler completes the hook.
 	status, body := b.answerURL(t, ackURL, `{"report": "done", "rows": 3}`)
 	require.Equal(t, http.StatusOK, status)
-	require.JSONEq(t, `{"data": {"status": "acked"}}`, body)
+	require.JSONEq(t, `{"data": {"status": "completed"}}`, body)
 
 	done := b.waitStatus(t, h.ID, "completed", 10*time.Second)
 	require.Equal(t, 1, done.Attempts)
@@ -188,7 +188,7 @@ func TestAsyncAckBeforeTheAnswer(t *testing.T) {
 		status, body := b.answerURL(t, url, `{"early": true}`)
 		release()
 		require.Equal(t, http.StatusOK, status)
-		require.JSONEq(t, `{"data": {"status": "acked"}}`, body)
+		require.JSONEq(t, `{"data": {"status": "completed"}}`, body)
 	case <-time.After(30 * time.Second):
 		t.Fatal("never delivered")
 	}

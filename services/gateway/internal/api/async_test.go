@@ -168,7 +168,7 @@ func TestAckIsRecordedForTheScheduler(t *testing.T) {
 	require.Equal(t, "pending", before.Status)
 
 	got := b.post(b.url("ack", id, lease), jsonType, `{"processed": 42, "note": "ok"}`)
-	require.Equal(t, answer{status: 200, data: "acked"}, got)
+	require.Equal(t, answer{status: 200, data: "completed"}, got)
 	require.Equal(t, before, b.get(id), "the hook is the scheduler's to complete")
 	attempts := b.attempts(id)
 	require.Len(t, attempts, 1)
@@ -177,9 +177,10 @@ func TestAckIsRecordedForTheScheduler(t *testing.T) {
 	require.EqualValues(t, 202, *attempts[0].StatusCode)
 	require.JSONEq(t, `{"processed": 42, "note": "ok"}`, string(attempts[0].AckBody))
 
-	// Repeats change nothing and report the hook's status: the first answer wins.
-	require.Equal(t, answer{status: 200, data: "pending"}, b.post(b.url("ack", id, lease), jsonType, `{"again": true}`))
-	require.Equal(t, answer{status: 200, data: "pending"}, b.post(b.url("nack", id, lease), "", ""))
+	// Repeats change nothing: the first answer wins, and until a scheduler
+	// has applied it they report what it decided (completed).
+	require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("ack", id, lease), jsonType, `{"again": true}`))
+	require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("nack", id, lease), "", ""))
 	require.Equal(t, attempts, b.attempts(id))
 	require.Equal(t, before, b.get(id))
 }
@@ -277,7 +278,7 @@ func TestAnswerBeforeTheResult(t *testing.T) {
 	id := b.hook()
 	lease := b.lease(id)
 	before := b.get(id)
-	require.Equal(t, answer{status: 200, data: "acked"}, b.post(b.url("ack", id, lease), jsonType, `[1, 2]`))
+	require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("ack", id, lease), jsonType, `[1, 2]`))
 	require.Equal(t, before, b.get(id), "the hook is the scheduler's to change")
 	attempts := b.attempts(id)
 	require.Len(t, attempts, 1)
@@ -287,7 +288,7 @@ func TestAnswerBeforeTheResult(t *testing.T) {
 	require.EqualValues(t, 202, *attempts[0].StatusCode)
 	require.True(t, attempts[0].AnswerPending)
 	require.JSONEq(t, `[1, 2]`, string(attempts[0].AckBody))
-	require.Equal(t, answer{status: 200, data: "pending"}, b.post(b.url("nack", id, lease), "", ""),
+	require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("nack", id, lease), "", ""),
 		"a repeat: the first answer wins")
 
 	id = b.hook()
@@ -330,7 +331,7 @@ func TestAnswerBodies(t *testing.T) {
 		{"", ``, ``},
 	} {
 		id, lease := b.waiting()
-		require.Equal(t, answer{status: 200, data: "acked"}, b.post(b.url("ack", id, lease), tc.contentType, tc.body), tc.body)
+		require.Equal(t, answer{status: 200, data: "completed"}, b.post(b.url("ack", id, lease), tc.contentType, tc.body), tc.body)
 		kept := b.attempts(id)[0].AckBody
 		if tc.kept == "" {
 			require.Nil(t, kept)

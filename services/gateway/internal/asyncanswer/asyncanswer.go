@@ -53,11 +53,14 @@ func (k Kind) String() string {
 	return "nack"
 }
 
-// Statuses an answer reports besides the hook's status: the answer is
-// recorded, and a scheduler applies it.
+// Statuses a first answer reports (docs/product.md, "Async answers"). An
+// ack reports completed: once recorded, it decides the attempt, and a
+// scheduler writes the hook's completed status within moments (the ack's
+// transaction wakes it); a nack reports nacked, and a scheduler retries or
+// fails the hook.
 const (
-	StatusAcked  = "acked"
-	StatusNacked = "nacked"
+	StatusCompleted = "completed"
+	StatusNacked    = "nacked"
 )
 
 // Errors of Apply. A wrong token is ErrNotFound, exactly like a hook that
@@ -151,6 +154,10 @@ func apply(ctx context.Context, q *store.Queries, a Answer) (string, error) {
 		state = *attempt.AsyncState
 	}
 	switch {
+	case state == "acked" && a.Lease == hook.LeaseSeq && hook.Status == "pending":
+		// A repeat before a scheduler applied the first ack: the ack
+		// decides the hook, which is completed within moments.
+		return StatusCompleted, nil
 	case state == "acked" || state == "nacked":
 		return hook.Status, nil
 	case state == "expired" || (state == "waiting" && attempt.WaitEnded):
@@ -184,7 +191,7 @@ func beforeResult(ctx context.Context, q *store.Queries, a Answer, hook store.Lo
 	if err != nil {
 		return "", bodyError(fmt.Errorf("record answer: %w", err))
 	}
-	return answeredState(a.Kind), nil
+	return answerStatus(a.Kind), nil
 }
 
 // answer records an ack or nack on the waiting attempt.
@@ -198,14 +205,21 @@ func answer(ctx context.Context, q *store.Queries, a Answer, attempt int32) (str
 	if err != nil {
 		return "", bodyError(fmt.Errorf("%s attempt: %w", a.Kind, err))
 	}
-	return answeredState(a.Kind), nil
+	return answerStatus(a.Kind), nil
 }
 
-// answeredState is the attempt's async state after the answer, which is
-// also what the answer reports.
+// answeredState is the attempt's async state after the answer.
 func answeredState(k Kind) string {
 	if k == Ack {
-		return StatusAcked
+		return "acked"
+	}
+	return "nacked"
+}
+
+// answerStatus is what a first answer reports.
+func answerStatus(k Kind) string {
+	if k == Ack {
+		return StatusCompleted
 	}
 	return StatusNacked
 }

@@ -89,7 +89,7 @@ func TestAnswersWakeTheScheduler(t *testing.T) {
 
 	id, lease := b.inFlight()
 	require.NoError(t, b.tq.StartWaitForTest(t.Context(), storetest.StartWaitForTestParams{HookID: id, TimeoutSeconds: 300}))
-	require.Equal(t, asyncanswer.StatusAcked, b.answer(asyncanswer.Ack, id, lease))
+	require.Equal(t, asyncanswer.StatusCompleted, b.answer(asyncanswer.Ack, id, lease))
 	require.Equal(t, id.String(), b.woken())
 
 	early, earlyLease := b.inFlight()
@@ -98,8 +98,8 @@ func TestAnswersWakeTheScheduler(t *testing.T) {
 
 	// A repeat records nothing and wakes no one: the next notification is
 	// the next answer's.
-	require.Equal(t, "pending", b.answer(asyncanswer.Ack, id, lease))
+	require.Equal(t, asyncanswer.StatusCompleted, b.answer(asyncanswer.Ack, id, lease), "a repeat before the scheduler applied the ack")
 	next, nextLease := b.inFlight()
-	require.Equal(t, asyncanswer.StatusAcked, b.answer(asyncanswer.Ack, next, nextLease))
+	require.Equal(t, asyncanswer.StatusCompleted, b.answer(asyncanswer.Ack, next, nextLease))
 	require.Equal(t, next.String(), b.woken())
 }

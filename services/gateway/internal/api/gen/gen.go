@@ -105,7 +105,6 @@ func (e AlertNotificationItemThresholdPercent) Valid() bool {
 
 // Defines values for AsyncAnswerResponseDataStatus.
 const (
-	AsyncAnswerResponseDataStatusAcked     AsyncAnswerResponseDataStatus = "acked"
 	AsyncAnswerResponseDataStatusCompleted AsyncAnswerResponseDataStatus = "completed"
 	AsyncAnswerResponseDataStatusFailed    AsyncAnswerResponseDataStatus = "failed"
 	AsyncAnswerResponseDataStatusNacked    AsyncAnswerResponseDataStatus = "nacked"
@@ -116,8 +115,6 @@ const (
 // Valid indicates whether the value is a known member of the AsyncAnswerResponseDataStatus enum.
 func (e AsyncAnswerResponseDataStatus) Valid() bool {
 	switch e {
-	case AsyncAnswerResponseDataStatusAcked:
-		return true
 	case AsyncAnswerResponseDataStatusCompleted:
 		return true
 	case AsyncAnswerResponseDataStatusFailed:
@@ -611,14 +608,14 @@ type AsyncAnswerBody = json.RawMessage
 // AsyncAnswerResponse defines model for AsyncAnswerResponse.
 type AsyncAnswerResponse struct {
 	Data struct {
-		// Status `acked` after an ack, `nacked` after a nack (the scheduler then completes,
-		// retries or fails the hook); for a repeated answer, the hook's current status.
+		// Status `completed` after an ack, `nacked` after a nack (a scheduler then retries or
+		// fails the hook); for a repeated answer, the hook's current status.
 		Status AsyncAnswerResponseDataStatus `json:"status"`
 	} `json:"data"`
 }
 
-// AsyncAnswerResponseDataStatus `acked` after an ack, `nacked` after a nack (the scheduler then completes,
-// retries or fails the hook); for a repeated answer, the hook's current status.
+// AsyncAnswerResponseDataStatus `completed` after an ack, `nacked` after a nack (a scheduler then retries or
+// fails the hook); for a repeated answer, the hook's current status.
 type AsyncAnswerResponseDataStatus string
 
 // BulkActionRequest Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
