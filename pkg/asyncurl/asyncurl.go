@@ -1,5 +1,6 @@
 // Package asyncurl makes and checks the ack and nack URLs of async hooks:
 // the dispatcher sends them with every delivery, the gateway answers them.
+// It also holds the bounds of an async wait (timeout.go).
 //
 // A URL names the hook and the lease of the delivery it came with, plus a
 // token, base64url(HMAC-SHA256(project's async secret, "<hook id>.<lease>")),

@@ -43,3 +43,10 @@ func TestURLs(t *testing.T) {
 		require.Equal(t, prefix+"/nack", nack)
 	}
 }
+
+func TestValidTimeoutIsOneSecondToADay(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int64]bool{0: false, 1: true, 86400: true, 86401: false, -5: false} {
+		require.Equal(t, want, asyncurl.ValidTimeout(n), n)
+	}
+}

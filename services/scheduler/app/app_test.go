@@ -176,7 +176,7 @@ func TestHookThatKeepsFailingRaisesAnAlert(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return fixture.CountMessages(b.js, event.StreamAlerts) == 1
 	}, 10*time.Second, 10*time.Millisecond)
-	alert := fixture.Alert(t, fixture.StreamMessages(t, b.js, event.StreamAlerts)[0])
+	alert := fixture.Alert(t, natstest.StreamMessages(t, b.js, event.StreamAlerts)[0])
 	require.Equal(t, hook.ID.String(), alert.GetHookId())
 	require.Equal(t, "timeout after 10s", alert.GetError())
 	require.Equal(t, "failed", fixture.Get(t, b.q, hook.ID).Status)

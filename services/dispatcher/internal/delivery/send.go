@@ -57,10 +57,6 @@ type Result struct {
 	AsyncTimeoutSeconds int32
 }
 
-// maxAsyncTimeout is the longest async wait a receiver may ask for (24 h).
-// A valid value replaces the project's async timeout for this attempt.
-const maxAsyncTimeout = 24 * 60 * 60
-
 // headerNames are the Sundial-named headers under the deployment's prefix.
 type headerNames struct {
 	signed                        signing.Headers
@@ -183,9 +179,12 @@ func (c *Client) classify(res *Result, resp *http.Response) {
 	}
 }
 
+// asyncTimeout is the wait a 202's Sundial-Async-Timeout asks for, 0 when
+// it is missing or out of bounds; a valid value replaces the project's
+// async timeout for this attempt.
 func asyncTimeout(v string) int32 {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n <= 0 || n > maxAsyncTimeout {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || !asyncurl.ValidTimeout(n) {
 		return 0
 	}
 	return int32(n)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sundial-run/sundial/pkg/asyncurl"
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/retry"
 )
@@ -67,8 +68,8 @@ type RetryPolicyPatch struct {
 // Bounds of the settings; those of the retry policy are
 // retry.ProjectBounds.
 const (
-	MinAsyncTimeoutSecs = 1
-	MaxAsyncTimeoutSecs = 86400
+	MinAsyncTimeoutSecs = asyncurl.MinTimeoutSecs
+	MaxAsyncTimeoutSecs = asyncurl.MaxTimeoutSecs
 	MaxAuthorizationLen = 4096
 	MaxGroupWaitSecs    = 3600
 	MaxFollowUpMinSecs  = 86400

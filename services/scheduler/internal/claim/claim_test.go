@@ -105,7 +105,7 @@ func TestDueHookIsClaimedOnceAndPublished(t *testing.T) {
 	require.WithinDuration(t, fixture.DBNow(t, b.q).Add(30*time.Second), *row.LeaseExpiresAt, 2*time.Second)
 	require.Equal(t, hook.UpdatedAt, row.UpdatedAt, "a claim is not a user-visible update")
 
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
 	require.Equal(t, event.SubjectDue, msgs[0].Subject)
 	require.Equal(t, event.TypeDueHooks, msgs[0].Header.Get(event.TypeHeader), "a hook alone is a DueHooks batch of one")
@@ -136,7 +136,7 @@ func TestMaxAttemptsComesFromTheOverride(t *testing.T) {
 	n, err := b.claimer(t, claim.Config{}).ClaimOnce(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
 	due := fixture.DueHook(t, msgs[0])
 	require.Equal(t, hook.ID.String(), due.GetHookId())
@@ -153,7 +153,7 @@ func TestFutureHookIsNotClaimed(t *testing.T) {
 	row := fixture.Get(t, b.q, hook.ID)
 	require.Zero(t, row.LeaseSeq)
 	require.Nil(t, row.LeaseExpiresAt)
-	require.Empty(t, fixture.StreamMessages(t, b.js, event.StreamDue))
+	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue))
 }
 
 func TestBatchSizeBoundsAClaim(t *testing.T) {
@@ -168,7 +168,7 @@ func TestBatchSizeBoundsAClaim(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, n)
 	}
-	require.Len(t, fixture.StreamMessages(t, b.js, event.StreamDue), 5)
+	require.Len(t, natstest.StreamMessages(t, b.js, event.StreamDue), 5)
 }
 
 func TestConcurrentClaimersNeverClaimTheSameHook(t *testing.T) {
@@ -204,7 +204,7 @@ func TestConcurrentClaimersNeverClaimTheSameHook(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, hooks)
 	got := map[string]bool{}
 	for _, m := range msgs {
@@ -238,7 +238,7 @@ func TestExpiredLeaseIsReclaimedWithTheSameAttempt(t *testing.T) {
 	require.EqualValues(t, 2, row.LeaseSeq)
 	require.Zero(t, row.Attempts)
 	require.Equal(t, "pending", row.Status)
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 2)
 	for i, m := range msgs {
 		seq := int64(i + 1)
@@ -265,12 +265,12 @@ func TestAttemptRedrivenTooOftenIsRecordedAsFailed(t *testing.T) {
 		return fixture.CountMessages(b.js, event.StreamResults) == 1
 	}, 20*time.Second, 20*time.Millisecond)
 
-	dues := fixture.StreamMessages(t, b.js, event.StreamDue)
+	dues := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, dues, 3, "one delivery and MaxRedrives re-drives")
 	for i, m := range dues {
 		require.EqualValues(t, i+1, fixture.DueHook(t, m).GetLeaseSeq())
 	}
-	results := fixture.StreamMessages(t, b.js, event.StreamResults)
+	results := natstest.StreamMessages(t, b.js, event.StreamResults)
 	require.Equal(t, event.MsgID(event.KindResult, hook.ID.String(), 4), fixture.MsgID(results[0]))
 	res := fixture.AttemptResult(t, results[0])
 	require.Equal(t, hook.ID.String(), res.GetHookId())
@@ -337,7 +337,7 @@ func TestLostStreamIsRecreatedAndLeaseRedrives(t *testing.T) {
 		_, err := c.ClaimOnce(ctx)
 		return err == nil && fixture.CountMessages(b.js, event.StreamDue) == 1
 	}, 10*time.Second, 20*time.Millisecond)
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
 	require.Equal(t, dueMsgID(hook.ID, 2), fixture.MsgID(msgs[0]))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 func TestDueBatchCarriesAClaimsHooksTogether(t *testing.T) {
@@ -26,7 +27,7 @@ func TestDueBatchCarriesAClaimsHooksTogether(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
 
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 3, "two batches of 2, and the last hook in a batch of its own")
 	got := map[string]bool{}
 	for i, m := range msgs {
@@ -56,7 +57,7 @@ func TestDueBatchOfOnePublishesEachHookInABatchOfItsOwn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, n)
 
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 3)
 	got := map[string]bool{}
 	for _, m := range msgs {
@@ -79,7 +80,7 @@ func TestDueBatchBoundsTheDataOfOneMessage(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, n)
 
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 2, "two hooks of 100 KiB fill a batch's 256 KiB; the third goes in another")
 	require.Len(t, fixture.DueHooks(t, msgs[0]), 2)
 	require.Len(t, fixture.DueHooks(t, msgs[1]), 1)

@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // startWindow runs a just-in-time window (and no poll) until the test ends,
@@ -53,7 +54,7 @@ func (b bundle) waitDue(t *testing.T, n int) map[string]int64 {
 	require.Eventually(t, func() bool { return fixture.CountMessages(b.js, event.StreamDue) >= n },
 		15*time.Second, 5*time.Millisecond)
 	out := map[string]int64{}
-	for _, m := range fixture.StreamMessages(t, b.js, event.StreamDue) {
+	for _, m := range natstest.StreamMessages(t, b.js, event.StreamDue) {
 		d := fixture.DueHook(t, m)
 		out[d.GetHookId()] = d.GetLeaseSeq()
 	}
@@ -68,9 +69,9 @@ func TestWindowClaimsJustInTimeNeverBeforePostAt(t *testing.T) {
 	hook := b.hook(t, time.Second)
 	b.startWindow(t, c, claim.WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second})
 
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Eventually(t, func() bool {
-		msgs = fixture.StreamMessages(t, b.js, event.StreamDue)
+		msgs = natstest.StreamMessages(t, b.js, event.StreamDue)
 		return len(msgs) == 1
 	}, 15*time.Second, 5*time.Millisecond)
 	due := fixture.DueHook(t, msgs[0])
@@ -211,7 +212,7 @@ func TestClaimsInFlightClaimEachHookOnceNeverEarly(t *testing.T) {
 	require.NoError(t, err)
 	seen := map[string]int{}
 	require.Eventually(t, func() bool {
-		msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+		msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 		for _, m := range msgs {
 			due := fixture.DueHook(t, m)
 			seen[due.GetHookId()]++
@@ -246,7 +247,7 @@ func TestDatabaseClockDecidesWhenTheLocalClockRunsAhead(t *testing.T) {
 	hook := b.hook(t, time.Second)
 
 	require.Len(t, b.waitDue(t, 1), 1)
-	due := fixture.DueHook(t, fixture.StreamMessages(t, b.js, event.StreamDue)[0])
+	due := fixture.DueHook(t, natstest.StreamMessages(t, b.js, event.StreamDue)[0])
 	require.Equal(t, hook.ID.String(), due.GetHookId())
 	claimedAt := due.GetLeaseExpiresAt().AsTime().Add(-lease)
 	require.False(t, claimedAt.Before(hook.PostAt), "claimed at %s, before its post_at %s", claimedAt, hook.PostAt)
@@ -308,7 +309,7 @@ func TestWindowClaimsAheadButPublishesOnlyWhenDue(t *testing.T) {
 	// Stopped while it holds the claimed hook: Run returns only once the
 	// DueHook is out, not before its time.
 	stop()
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
 	due := fixture.DueHook(t, msgs[0])
 	require.Equal(t, hook.ID.String(), due.GetHookId())
@@ -334,7 +335,7 @@ func TestClaimAheadIsBoundedByTheDatabaseClock(t *testing.T) {
 	hook := b.hook(t, 1500*time.Millisecond)
 
 	require.Len(t, b.waitDue(t, 1), 1)
-	msg := fixture.StreamMessages(t, b.js, event.StreamDue)[0]
+	msg := natstest.StreamMessages(t, b.js, event.StreamDue)[0]
 	claimedAt := fixture.DueHook(t, msg).GetLeaseExpiresAt().AsTime().Add(-lease)
 	require.False(t, claimedAt.Before(hook.PostAt.Add(-ahead)),
 		"claimed at %s, more than %s before its post_at %s", claimedAt, ahead, hook.PostAt)

@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // applyPath applies one result in one of the messages that carry results.
@@ -75,7 +76,7 @@ func (b bundle) failingEndpoints(t *testing.T, project uuid.UUID) []storetest.Fa
 func (b bundle) alertEvents(t *testing.T) map[string]*eventv1.Alert {
 	t.Helper()
 	out := map[string]*eventv1.Alert{}
-	for _, msg := range fixture.StreamMessages(t, b.js, event.StreamAlerts) {
+	for _, msg := range natstest.StreamMessages(t, b.js, event.StreamAlerts) {
 		a := fixture.Alert(t, msg)
 		require.NotContains(t, out, a.GetAlertId(), "one event per alert")
 		require.Equal(t, event.MsgID(event.KindAlert, a.GetAlertId(), 0), fixture.MsgID(msg))

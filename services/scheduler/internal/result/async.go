@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sundial-run/sundial/pkg/asyncurl"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -48,7 +49,7 @@ func AsyncTimeoutError(seconds int32) string {
 func (a *Applier) startWait(ctx context.Context, q *store.Queries, in attempt, h lockedHook) (out *applied, answered bool, err error) {
 	wait, err := q.StartAsyncWait(ctx, store.StartAsyncWaitParams{
 		ID: in.hookID, Attempts: in.attempt, PostDurationSeconds: in.duration,
-		StartedAt: in.startedAt, AskedSeconds: in.asyncTimeout,
+		StartedAt: in.startedAt, AskedSeconds: askedTimeout(in.asyncTimeout),
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("start async wait: %w", err)
@@ -171,4 +172,13 @@ func endedAttempt(row store.LockEndedAsyncWaitsRow) attempt {
 		in.reported, in.errText = "async_timeout", AsyncTimeoutError(secs)
 	}
 	return in
+}
+
+// askedTimeout is the wait a 202 asked for when it is within the bounds,
+// else 0, which gives the hook its project's async timeout.
+func askedTimeout(seconds int32) int32 {
+	if !asyncurl.ValidTimeout(int64(seconds)) {
+		return 0
+	}
+	return seconds
 }

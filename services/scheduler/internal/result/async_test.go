@@ -15,6 +15,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 var noRetries = retry.Policy{MinRetries: 0, DelaySecs: 30, Strategy: retry.StrategyFixed, BackoffFactor: 2, MaxDelaySecs: 3600}
@@ -83,6 +84,8 @@ func TestAsyncAnswerHoldsTheHookPendingUntilItsDeadline(t *testing.T) {
 	}{
 		{"the project's timeout", 0, 300 * time.Second},
 		{"the receiver's Sundial-Async-Timeout", 40, 40 * time.Second},
+		{"a day, the longest a receiver may ask for", 86400, 24 * time.Hour},
+		{"the project's timeout, when the receiver asks for more than a day", 86401, 300 * time.Second},
 	} {
 		hook := b.leased(t, fixed30, time.Minute)
 		row := b.accepted(t, hook, tc.asked)
@@ -177,7 +180,7 @@ func TestAsyncTimeoutIsAFailedAttemptThatRetries(t *testing.T) {
 	n, err := b.claimer(t, time.Minute).ClaimOnce(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.EqualValues(t, 2, fixture.DueHook(t, msgs[len(msgs)-1]).GetAttempt())
 	require.Zero(t, fixture.CountMessages(b.js, event.StreamAlerts))
 }
@@ -195,7 +198,7 @@ func TestAsyncTimeoutOfTheLastAttemptFailsTheHookAndAlerts(t *testing.T) {
 	require.Equal(t, "async timeout: no ack or nack within 300 s", *row.FailureError)
 	require.Nil(t, row.RunAt)
 	require.Nil(t, row.AsyncDeadline)
-	msgs := fixture.StreamMessages(t, b.js, event.StreamAlerts)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamAlerts)
 	require.Len(t, msgs, 1)
 	alert := fixture.Alert(t, msgs[0])
 	require.Equal(t, eventv1.AlertKind_ALERT_KIND_HOOK_FAILED, alert.GetKind())
@@ -225,7 +228,7 @@ func TestNackRetriesOrFails(t *testing.T) {
 		require.Equal(t, "nacked", *a.AsyncState, "a repeated nack is told it was nacked")
 		require.Equal(t, result.ErrNacked, *a.Error)
 	}
-	require.Len(t, fixture.StreamMessages(t, b.js, event.StreamAlerts), 1, "the hook out of retries alerts")
+	require.Len(t, natstest.StreamMessages(t, b.js, event.StreamAlerts), 1, "the hook out of retries alerts")
 }
 
 func TestAckCompletesTheHook(t *testing.T) {
@@ -266,14 +269,14 @@ func TestAckRecoversTheFailingEndpoint(t *testing.T) {
 	}
 	other := b.leasedTo(t, project, "/other", 1)[0]
 	require.NoError(t, b.handle(t, resultFor(other, eventv1.Outcome_OUTCOME_FAILURE, 500, "HTTP 500")))
-	failing := fixture.StreamMessages(t, b.js, event.StreamAlerts)
+	failing := natstest.StreamMessages(t, b.js, event.StreamAlerts)
 	require.Len(t, failing, 3)
 
 	hook := b.leasedTo(t, project, "/p", 1)[0]
 	b.ack(t, b.accepted(t, hook, 0))
 	require.True(t, b.endWait(t, hook.ID))
 	require.Equal(t, "completed", fixture.Get(t, b.q, hook.ID).Status)
-	msgs := fixture.StreamMessages(t, b.js, event.StreamAlerts)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamAlerts)
 	require.Len(t, msgs, 4, "only the acked hook's endpoint recovers")
 	got := fixture.Alert(t, msgs[3])
 	require.Equal(t, eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED, got.GetKind())
@@ -285,9 +288,9 @@ func TestAckRecoversTheFailingEndpoint(t *testing.T) {
 	nacked := b.leasedTo(t, project, "/other", 1)[0]
 	b.nack(t, b.accepted(t, nacked, 0))
 	require.True(t, b.endWait(t, nacked.ID))
-	require.Len(t, fixture.StreamMessages(t, b.js, event.StreamAlerts), 5, "its hook.failed alert only")
+	require.Len(t, natstest.StreamMessages(t, b.js, event.StreamAlerts), 5, "its hook.failed alert only")
 	require.Equal(t, eventv1.AlertKind_ALERT_KIND_HOOK_FAILED,
-		fixture.Alert(t, fixture.StreamMessages(t, b.js, event.StreamAlerts)[4]).GetKind())
+		fixture.Alert(t, natstest.StreamMessages(t, b.js, event.StreamAlerts)[4]).GetKind())
 }
 
 // TestAnswerBeforeTheResult: the receiver acks or nacks before the

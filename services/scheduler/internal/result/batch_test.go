@@ -25,6 +25,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
@@ -97,7 +98,7 @@ func TestBatchAppliesEveryKindInOneTransaction(t *testing.T) {
 	require.Equal(t, "HTTP 500", *row.FailureError)
 	require.Nil(t, row.RunAt)
 	require.True(t, txTime.Equal(row.UpdatedAt))
-	msgs := fixture.StreamMessages(t, b.js, event.StreamAlerts)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamAlerts)
 	require.Len(t, msgs, 1, "one hook.failed alert, after the commit")
 	alert := fixture.Alert(t, msgs[0])
 	require.Equal(t, last.ID.String(), alert.GetHookId())
@@ -216,7 +217,7 @@ func TestConcurrentBatchesOverOverlappingHooks(t *testing.T) {
 		claimed += n
 	}
 	var results []*eventv1.AttemptResult
-	for _, msg := range fixture.StreamMessages(t, b.js, event.StreamDue) {
+	for _, msg := range natstest.StreamMessages(t, b.js, event.StreamDue) {
 		due := fixture.DueHook(t, msg)
 		id := uuid.MustParse(due.GetHookId())
 		results = append(results, resultFor(fixture.Get(t, b.q, id), eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))

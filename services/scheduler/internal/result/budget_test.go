@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // claimAndFail claims the hook's next attempt, checks the DueHook the
@@ -21,7 +22,7 @@ func (b bundle) claimAndFail(t *testing.T, hook storetest.Hook, wantAttempt, wan
 	n, err := b.claimer(t, time.Minute).ClaimOnce(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	due := fixture.DueHook(t, msgs[len(msgs)-1])
 	require.Equal(t, wantAttempt, due.GetAttempt())
 	require.Equal(t, wantMax, due.GetMaxAttempts())
@@ -56,7 +57,7 @@ func TestBulkRetriedHookGetsAFreshBudgetAndKeepsItsHistory(t *testing.T) {
 	b.makeDue(t, hook)
 	row = b.claimAndFail(t, hook, 3, 3)
 	require.Equal(t, "failed", row.Status)
-	require.Len(t, fixture.StreamMessages(t, b.js, event.StreamAlerts), 1)
+	require.Len(t, natstest.StreamMessages(t, b.js, event.StreamAlerts), 1)
 
 	// The gateway's bulk retry: a fresh budget from attempt 3, due now.
 	n, err := b.q.RetryFailedHookForTest(context.Background(), hook.ID)
@@ -82,7 +83,7 @@ func TestBulkRetriedHookGetsAFreshBudgetAndKeepsItsHistory(t *testing.T) {
 	row = b.claimAndFail(t, hook, 6, 6)
 	require.Equal(t, "failed", row.Status)
 	require.EqualValues(t, 6, row.Attempts)
-	require.Len(t, fixture.StreamMessages(t, b.js, event.StreamAlerts), 2, "the new budget's failure alerts again")
+	require.Len(t, natstest.StreamMessages(t, b.js, event.StreamAlerts), 2, "the new budget's failure alerts again")
 
 	attempts := fixture.Attempts(t, b.q, hook.ID)
 	require.Len(t, attempts, 6, "the whole history is kept")

@@ -223,7 +223,7 @@ func TestLastFailureFailsTheHookAndAlerts(t *testing.T) {
 	require.True(t, r.GetStartedAt().AsTime().Equal(*row.TryAt))
 	require.Len(t, fixture.Attempts(t, b.q, hook.ID), 1)
 
-	msgs := fixture.StreamMessages(t, b.js, event.StreamAlerts)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamAlerts)
 	require.Len(t, msgs, 1)
 	require.Equal(t, event.SubjectAlert, msgs[0].Subject)
 	alertID := "hook.failed:" + hook.ID.String() + ":" + strconv.FormatInt(r.GetLeaseSeq(), 10)
@@ -364,7 +364,7 @@ func TestLostAlertStreamIsRecreatedForTheAlert(t *testing.T) {
 	// applier re-creates it and the retry delivers the alert.
 	require.NoError(t, b.handle(t, resultFor(hook, eventv1.Outcome_OUTCOME_FAILURE, 500, "HTTP 500")))
 	require.Equal(t, "failed", fixture.Get(t, b.q, hook.ID).Status)
-	msgs := fixture.StreamMessages(t, b.js, event.StreamAlerts)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamAlerts)
 	require.Len(t, msgs, 1)
 	require.Equal(t, hook.ID.String(), fixture.Alert(t, msgs[0]).GetHookId())
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // The services install the W3C propagator in telemetry.Setup; the tests
@@ -44,7 +45,7 @@ func TestOneTraceFromClaimToAppliedResult(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 
-	msgs := fixture.StreamMessages(t, b.js, event.StreamDue)
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
 	dueCtx := telemetry.ExtractNATS(context.Background(), msgs[0].Header)
 	deliverCtx, deliver := tp.Tracer("test").Start(dueCtx, "dispatcher.deliver")

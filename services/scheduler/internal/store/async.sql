@@ -4,7 +4,8 @@
 -- name: StartAsyncWait :one
 -- The hook's current attempt was answered 202: the hook stays pending with no
 -- run_at (no claim re-drives it) until async_deadline, now plus the 202's
--- Sundial-Async-Timeout when it gave one (1 to 86400 s) or else the project's
+-- Sundial-Async-Timeout when it gave one (asked_seconds above 0: the caller
+-- passes 0 for a value outside pkg/asyncurl's bounds) or else the project's
 -- async_timeout_secs. lease_expires_at is cleared, so any further result of
 -- this lease is stale. The attempt counts from now on (attempts, tryAt).
 UPDATE hooks AS h
@@ -14,14 +15,14 @@ SET attempts              = sqlc.arg(attempts),
     run_at                = NULL,
     lease_expires_at      = NULL,
     async_deadline        = now() + make_interval(secs => (
-        CASE WHEN sqlc.arg(asked_seconds)::integer BETWEEN 1 AND 86400
+        CASE WHEN sqlc.arg(asked_seconds)::integer > 0
              THEN sqlc.arg(asked_seconds)::integer
              ELSE p.async_timeout_secs END)::float8),
     updated_at            = now()
 FROM projects AS p
 WHERE h.id = sqlc.arg(id) AND p.id = h.project_id
 RETURNING h.async_deadline::timestamptz AS async_deadline,
-    (CASE WHEN sqlc.arg(asked_seconds)::integer BETWEEN 1 AND 86400
+    (CASE WHEN sqlc.arg(asked_seconds)::integer > 0
           THEN sqlc.arg(asked_seconds)::integer
           ELSE p.async_timeout_secs END)::integer AS timeout_seconds;
 

@@ -267,14 +267,14 @@ SET attempts              = $1,
     run_at                = NULL,
     lease_expires_at      = NULL,
     async_deadline        = now() + make_interval(secs => (
-        CASE WHEN $4::integer BETWEEN 1 AND 86400
+        CASE WHEN $4::integer > 0
              THEN $4::integer
              ELSE p.async_timeout_secs END)::float8),
     updated_at            = now()
 FROM projects AS p
 WHERE h.id = $5 AND p.id = h.project_id
 RETURNING h.async_deadline::timestamptz AS async_deadline,
-    (CASE WHEN $4::integer BETWEEN 1 AND 86400
+    (CASE WHEN $4::integer > 0
           THEN $4::integer
           ELSE p.async_timeout_secs END)::integer AS timeout_seconds
 `
@@ -296,7 +296,8 @@ type StartAsyncWaitRow struct {
 // receiver's ack or nack, or for its timeout.
 // The hook's current attempt was answered 202: the hook stays pending with no
 // run_at (no claim re-drives it) until async_deadline, now plus the 202's
-// Sundial-Async-Timeout when it gave one (1 to 86400 s) or else the project's
+// Sundial-Async-Timeout when it gave one (asked_seconds above 0: the caller
+// passes 0 for a value outside pkg/asyncurl's bounds) or else the project's
 // async_timeout_secs. lease_expires_at is cleared, so any further result of
 // this lease is stale. The attempt counts from now on (attempts, tryAt).
 func (q *Queries) StartAsyncWait(ctx context.Context, arg StartAsyncWaitParams) (StartAsyncWaitRow, error) {
