@@ -8,6 +8,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// DefaultURL is the NATS server every service uses when SUNDIAL_NATS_URL is
+// not set: one on this machine.
+const DefaultURL = "nats://127.0.0.1:4222"
+
 // Connect opens a NATS connection that reconnects for as long as the process
 // lives (a service outlives a NATS restart) and returns its JetStream context.
 func Connect(url, clientName string) (*nats.Conn, jetstream.JetStream, error) {

@@ -20,6 +20,10 @@ import (
 	"github.com/sundial-run/sundial/migrations"
 )
 
+// DefaultURL is the database every service uses when SUNDIAL_DATABASE_URL is
+// not set: a server on this machine, as `make run` and the tests start one.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
+
 // ErrNotFound says that a row asked for does not exist.
 var ErrNotFound = errors.New("not found")
 

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
@@ -109,8 +111,8 @@ const (
 func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 	r := envconf.New(lookup)
 	cfg := Config{
-		DatabaseURL:          r.String("SUNDIAL_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"),
-		NATSURL:              r.String("SUNDIAL_NATS_URL", "nats://127.0.0.1:4222"),
+		DatabaseURL:          r.String("SUNDIAL_DATABASE_URL", postgres.DefaultURL),
+		NATSURL:              r.String("SUNDIAL_NATS_URL", bus.DefaultURL),
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", signing.DefaultHeaderPrefix),
 		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),

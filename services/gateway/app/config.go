@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
@@ -67,8 +69,8 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultDatabaseURL      = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
-	DefaultNATSURL          = "nats://127.0.0.1:4222"
+	DefaultDatabaseURL      = postgres.DefaultURL
+	DefaultNATSURL          = bus.DefaultURL
 	DefaultHTTPAddr         = ":8080"
 	DefaultLogLevel         = "info"
 	DefaultHeaderPrefix     = signing.DefaultHeaderPrefix

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
@@ -112,8 +114,8 @@ type SMTPConfig struct {
 
 // Defaults.
 const (
-	DefaultNATSURL          = "nats://127.0.0.1:4222"
-	DefaultDatabaseURL      = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
+	DefaultNATSURL          = bus.DefaultURL
+	DefaultDatabaseURL      = postgres.DefaultURL
 	DefaultDatabaseMaxConns = 4
 	DefaultLogLevel         = "info"
 	DefaultConcurrency      = 8

@@ -5,7 +5,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
@@ -117,8 +119,8 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultDatabaseURL        = "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable"
-	DefaultNATSURL            = "nats://127.0.0.1:4222"
+	DefaultDatabaseURL        = postgres.DefaultURL
+	DefaultNATSURL            = bus.DefaultURL
 	DefaultLogLevel           = "info"
 	DefaultPollInterval       = time.Second
 	DefaultPrefetchWindow     = 5 * time.Second
