@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sundial-run/sundial/services/scheduler/internal/pgnotify"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -122,44 +123,15 @@ func (s *Sweeper) nudge() {
 	}
 }
 
-// listen wakes Run for every notification, reconnecting after the
-// interval when the connection fails. Each (re)connection wakes Run too,
+// listen wakes Run for every notification, and after each (re)connection
 // for the answers recorded while nobody listened.
 func (s *Sweeper) listen(ctx context.Context) {
-	for ctx.Err() == nil {
-		err := s.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.WarnContext(ctx, "listening for async answers failed; reconnecting", "err", err, "retry_in", s.cfg.Interval)
-		t := time.NewTimer(s.cfg.Interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (s *Sweeper) listenOnce(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, s.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx)
-	}()
-	if err := store.New(conn).ListenAsync(ctx); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	s.nudge()
-	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
-			return fmt.Errorf("wait for notification: %w", err)
-		}
-		s.nudge()
-	}
+	pgnotify.Listener{
+		Conn:      s.cfg.Listen,
+		Listen:    func(ctx context.Context, q *store.Queries) error { return q.ListenAsync(ctx) },
+		Connected: s.nudge,
+		Note:      func(string) { s.nudge() },
+		What:      "async answers",
+		Log:       s.log,
+	}.Run(ctx)
 }

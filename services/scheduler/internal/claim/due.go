@@ -2,7 +2,6 @@ package claim
 
 import (
 	"github.com/sundial-run/sundial/pkg/bus"
-	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 )
 
@@ -49,16 +48,5 @@ func (b *dueBatch) add(due *eventv1.DueHook) bool {
 func (b *dueBatch) take() bus.Message {
 	hooks := b.hooks
 	b.hooks, b.bytes = nil, 0
-	ids := make([]string, len(hooks))
-	seqs := make([]int64, len(hooks))
-	for i, h := range hooks {
-		ids[i], seqs[i] = h.GetHookId(), h.GetLeaseSeq()
-	}
-	return bus.Message{
-		Subject: event.SubjectDue,
-		MsgID:   event.DuesMsgID(ids, seqs),
-		Body:    &eventv1.DueHooks{Hooks: hooks},
-		Type:    event.TypeDueHooks,
-		Items:   len(hooks),
-	}
+	return bus.DueHooks(hooks)
 }
