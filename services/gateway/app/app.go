@@ -21,8 +21,10 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
 	"github.com/sundial-run/sundial/services/gateway/internal/attempt"
+	"github.com/sundial-run/sundial/services/gateway/internal/auththrottle"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
+	"github.com/sundial-run/sundial/services/gateway/internal/connlimit"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
@@ -35,12 +37,12 @@ import (
 )
 
 // Timeouts of the HTTP server. They bound what a slow or stalled client
-// can hold: a connection, a goroutine, a body buffer.
+// can hold: a connection, a goroutine, a body buffer. The idle timeout of
+// keep-alive connections is configured (Config.IdleTimeout).
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
 	writeTimeout      = 30 * time.Second
-	idleTimeout       = 120 * time.Second
 )
 
 // streamsTimeout bounds the creation of the NATS streams at start-up.
@@ -62,7 +64,7 @@ type App struct {
 	alerts   *quota.Alerts
 	batcher  *hook.Batcher // nil when creates are not batched
 	sweeper  *idempotency.Sweeper
-	listener net.Listener
+	listener *connlimit.Limiter
 	server   *http.Server
 }
 
@@ -97,14 +99,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		pool.Close()
 		return nil, err
 	}
+	maxConns, fileLimit := connlimit.Cap(cfg.MaxConnections)
+	if maxConns < cfg.MaxConnections {
+		log.Warn("connections capped below SUNDIAL_GATEWAY_MAX_CONNECTIONS to fit the open file limit",
+			"max_connections", maxConns, "configured", cfg.MaxConnections, "rlimit_nofile", fileLimit)
+	}
+	limited := connlimit.New(listener, maxConns)
+	proxies, _ := cfg.trustedProxies() // Validate checked them
 	handler := api.New(api.Deps{
-		Config:   api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes},
-		Log:      log,
-		Keys:     apikey.NewVerifier(queries),
-		KeyCache: keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax),
-		Hooks:    hooks,
-		Attempts: attempt.NewLister(pool),
-		Limits:   api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
+		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes, TrustedProxies: proxies},
+		Log:          log,
+		Keys:         apikey.NewVerifier(queries),
+		KeyCache:     keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax),
+		AuthThrottle: authThrottle(cfg.AuthFailuresPerMinute),
+		Hooks:        hooks,
+		Attempts:     attempt.NewLister(pool),
+		Limits:       api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
 		Bulk:    api.BulkDeps{Bulk: bulk.NewService(pool, alerts)},
@@ -124,14 +134,24 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ConnState:         limited.Track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return &App{
 		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts, batcher: batcher,
 		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
-		listener: listener, server: server,
+		listener: limited, server: server,
 	}, nil
+}
+
+// authThrottle is the throttle of failed authentications, or none when
+// perMinute is 0.
+func authThrottle(perMinute int) *auththrottle.Throttle {
+	if perMinute == 0 {
+		return nil
+	}
+	return auththrottle.New(auththrottle.Options{Failures: perMinute})
 }
 
 // batchTimeout bounds a batch of creates' transaction.

@@ -43,6 +43,10 @@ func TestConfigDefaults(t *testing.T) {
 		CreateLinger:     time.Millisecond,
 		CreateInFlight:   1,
 		KeyCacheTTL:      time.Second,
+
+		MaxConnections:        10_000,
+		IdleTimeout:           time.Minute,
+		AuthFailuresPerMinute: 20,
 	}, cfg)
 }
 
@@ -61,12 +65,19 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_GATEWAY_CREATE_LINGER":    "2ms",
 		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "2",
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL":    "250ms",
+
+		"SUNDIAL_GATEWAY_MAX_CONNECTIONS":          "500",
+		"SUNDIAL_GATEWAY_IDLE_TIMEOUT":             "5s",
+		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE": "0",
+		"SUNDIAL_GATEWAY_TRUSTED_PROXIES":          "10.0.0.0/8, 192.0.2.1",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", HTTPAddr: "127.0.0.1:9000", LogLevel: "debug", HeaderPrefix: "Acme",
 		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
 		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2, KeyCacheTTL: 250 * time.Millisecond,
+		MaxConnections: 500, IdleTimeout: 5 * time.Second, AuthFailuresPerMinute: 0,
+		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.1"},
 	}, cfg)
 }
 
@@ -93,12 +104,18 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_GATEWAY_CREATE_LINGER":    "1s",
 		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "0",
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL":    "11s",
+
+		"SUNDIAL_GATEWAY_MAX_CONNECTIONS":          "0",
+		"SUNDIAL_GATEWAY_IDLE_TIMEOUT":             "0s",
+		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE": "-1",
+		"SUNDIAL_GATEWAY_TRUSTED_PROXIES":          "10.0.0.0/33",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{"SUNDIAL_HTTP_ADDR", "SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX",
 		"SUNDIAL_MAX_DATA_BYTES", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_DATABASE_MAX_CONNS",
 		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT",
-		"SUNDIAL_GATEWAY_KEY_CACHE_TTL"} {
+		"SUNDIAL_GATEWAY_KEY_CACHE_TTL", "SUNDIAL_GATEWAY_MAX_CONNECTIONS", "SUNDIAL_GATEWAY_IDLE_TIMEOUT",
+		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", "SUNDIAL_GATEWAY_TRUSTED_PROXIES"} {
 		require.ErrorContains(t, err, name)
 	}
 }

@@ -5,7 +5,9 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"net/netip"
 	"regexp"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/gateway/internal/auththrottle"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 )
@@ -65,6 +68,23 @@ type Config struct {
 	// a change of the project's rate limit, take up to this long to reach
 	// this gateway. Refused keys are never cached.
 	KeyCacheTTL time.Duration
+	// MaxConnections caps the client connections open at once
+	// (SUNDIAL_GATEWAY_MAX_CONNECTIONS), and is itself capped at three
+	// quarters of the process's open file limit. At the cap a new
+	// connection closes the one idle the longest (package connlimit).
+	MaxConnections int
+	// IdleTimeout is how long a keep-alive connection may wait for its
+	// next request (SUNDIAL_GATEWAY_IDLE_TIMEOUT).
+	IdleTimeout time.Duration
+	// AuthFailuresPerMinute is how many failed authentications a client
+	// address may have in a minute before it is refused with 429 until the
+	// minute ends (SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE; 0 turns the
+	// throttle off).
+	AuthFailuresPerMinute int
+	// TrustedProxies are the CIDRs of reverse proxies whose
+	// X-Forwarded-For names the client (SUNDIAL_GATEWAY_TRUSTED_PROXIES,
+	// comma-separated); without them the connection's peer is the client.
+	TrustedProxies []string
 }
 
 // Defaults.
@@ -81,6 +101,9 @@ const (
 	DefaultCreateLinger     = time.Millisecond
 	DefaultCreateInFlight   = 1
 	DefaultKeyCacheTTL      = time.Second
+	DefaultMaxConnections   = 10_000
+	DefaultIdleTimeout      = 60 * time.Second
+	DefaultAuthFailures     = auththrottle.DefaultFailures
 )
 
 // Upper bounds that catch a misplaced digit.
@@ -89,6 +112,9 @@ const (
 	maxShutdownTimeout    = 10 * time.Minute
 	maxDatabaseMaxConns   = 1000
 	maxHeaderPrefixLength = 64
+	maxMaxConnections     = 1_000_000
+	maxIdleTimeout        = 10 * time.Minute
+	maxAuthFailures       = 100_000
 )
 
 // headerToken is what an HTTP header name may be made of (RFC 9110 tchar).
@@ -111,6 +137,11 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		CreateLinger:     r.Duration("SUNDIAL_GATEWAY_CREATE_LINGER", DefaultCreateLinger),
 		CreateInFlight:   r.Int("SUNDIAL_GATEWAY_CREATE_IN_FLIGHT", DefaultCreateInFlight),
 		KeyCacheTTL:      r.Duration("SUNDIAL_GATEWAY_KEY_CACHE_TTL", DefaultKeyCacheTTL),
+
+		MaxConnections:        r.Int("SUNDIAL_GATEWAY_MAX_CONNECTIONS", DefaultMaxConnections),
+		IdleTimeout:           r.Duration("SUNDIAL_GATEWAY_IDLE_TIMEOUT", DefaultIdleTimeout),
+		AuthFailuresPerMinute: r.Int("SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", DefaultAuthFailures),
+		TrustedProxies:        r.List("SUNDIAL_GATEWAY_TRUSTED_PROXIES"),
 	}
 	// A variable that failed to parse keeps its default, so Validate reports
 	// only the other problems, and the two lists do not overlap.
@@ -139,10 +170,36 @@ func (c Config) Validate() error {
 		"SUNDIAL_GATEWAY_CREATE_LINGER=%s: want 0 to %s", c.CreateLinger, hook.MaxLinger)
 	check.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= keycache.MaxTTL,
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL=%s: want 0 (no cache) to %s", c.KeyCacheTTL, keycache.MaxTTL)
+	check.That(c.MaxConnections >= 1 && c.MaxConnections <= maxMaxConnections,
+		"SUNDIAL_GATEWAY_MAX_CONNECTIONS=%d: want 1 to %d", c.MaxConnections, maxMaxConnections)
+	check.That(c.IdleTimeout >= time.Second && c.IdleTimeout <= maxIdleTimeout,
+		"SUNDIAL_GATEWAY_IDLE_TIMEOUT=%s: want 1s to %s", c.IdleTimeout, maxIdleTimeout)
+	check.That(c.AuthFailuresPerMinute >= 0 && c.AuthFailuresPerMinute <= maxAuthFailures,
+		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE=%d: want 0 (no throttle) to %d", c.AuthFailuresPerMinute, maxAuthFailures)
+	_, err = c.trustedProxies()
+	check.That(err == nil, "SUNDIAL_GATEWAY_TRUSTED_PROXIES: %v", err)
 	if c.CreateBatch > 0 {
 		check.That(c.CreateInFlight >= 1 && c.CreateInFlight <= c.DatabaseMaxConns,
 			"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT=%d: want 1 to SUNDIAL_DATABASE_MAX_CONNS (%d) while creates are batched",
 			c.CreateInFlight, c.DatabaseMaxConns)
 	}
 	return check.Err()
+}
+
+// trustedProxies parses TrustedProxies; a bare address is its own /32 or
+// /128.
+func (c Config) trustedProxies() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(c.TrustedProxies))
+	for _, s := range c.TrustedProxies {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return nil, fmt.Errorf("%q: want a CIDR such as 10.0.0.0/8, or an address", s)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

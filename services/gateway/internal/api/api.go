@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/auththrottle"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
@@ -37,6 +39,9 @@ type Config struct {
 	HeaderPrefix string
 	// MaxDataBytes bounds a hook's data payload.
 	MaxDataBytes int
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// (clientAddr); none by default.
+	TrustedProxies []netip.Prefix
 }
 
 // KeyVerifier resolves an API key to its project.
@@ -79,7 +84,10 @@ type Deps struct {
 	// KeyCache caches valid keys; nil caches nothing. Revoking a key
 	// through the API forgets it at once.
 	KeyCache KeyCache
-	Hooks    Hooks
+	// AuthThrottle refuses client addresses that failed to authenticate
+	// too often; nil throttles nothing.
+	AuthThrottle AuthThrottle
+	Hooks        Hooks
 	// Attempts lists a hook's attempts.
 	Attempts AttemptLister
 	// Ready reports whether the service can do its work (the database
@@ -129,6 +137,9 @@ func New(d Deps) *echo.Echo {
 	if d.KeyCache == nil {
 		d.KeyCache = (*keycache.Cache)(nil)
 	}
+	if d.AuthThrottle == nil {
+		d.AuthThrottle = (*auththrottle.Throttle)(nil)
+	}
 	document, err := openapi.JSON(d.Config.HeaderPrefix)
 	if err != nil {
 		// The document is embedded at build time and its tests convert it:
@@ -158,12 +169,15 @@ func New(d Deps) *echo.Echo {
 
 	// keepQuery: listing validates the raw query string (list.go).
 	strict := gen.NewStrictHandler(s, []gen.StrictMiddlewareFunc{keepQuery})
-	gen.RegisterHandlersWithBaseURL(routeMiddleware{e: e, use: []echo.MiddlewareFunc{s.authenticate, s.enforceLimits}}, strict, "/v1")
+	// checkQuery after authentication, so that its 400 carries the quota
+	// and rate-limit headers like any other authenticated answer.
+	gen.RegisterHandlersWithBaseURL(routeMiddleware{e: e, use: []echo.MiddlewareFunc{s.authenticate, s.enforceLimits, checkQuery}}, strict, "/v1")
 	return e
 }
 
 // routeMiddleware registers each generated route with the API's route
-// middleware (authentication, then the quota and rate limits). Route middleware, not group middleware: echo
+// middleware (authentication, then the quota and rate limits, then the
+// query string's check). Route middleware, not group middleware: echo
 // gives a group with middleware a catch-all route, which would turn a wrong
 // method on a known route into a 404 instead of a 405.
 type routeMiddleware struct {
@@ -177,7 +191,7 @@ func (r routeMiddleware) add(method, path string, h echo.HandlerFunc, m []echo.M
 	if strings.HasPrefix(path, asyncRoutes) {
 		// The ack and nack URLs carry their own credential, a token per
 		// delivery (async.go): receivers call them without an API key.
-		return r.e.Add(method, path, h, m...)
+		return r.e.Add(method, path, h, append([]echo.MiddlewareFunc{checkQuery}, m...)...)
 	}
 	return r.e.Add(method, path, h, append(append([]echo.MiddlewareFunc{}, r.use...), m...)...)
 }

@@ -2,8 +2,13 @@ package api
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -16,20 +21,44 @@ import (
 // HeaderAPIKey carries the project's API key on every /v1 request.
 const HeaderAPIKey = "X-API-Key"
 
+// AuthThrottle counts failed authentications per client address
+// (auththrottle.Throttle; a nil *auththrottle.Throttle throttles nothing).
+type AuthThrottle interface {
+	Blocked(addr netip.Addr) (time.Duration, bool)
+	Failed(addr netip.Addr)
+}
+
 // authenticate admits requests with a valid API key and records its
 // project; everything a handler does is scoped to that project.
+//
+// A client address that failed to authenticate too often is refused with
+// a 429 before its key is looked up: guessing keys costs the guesser a
+// minute per few attempts instead of costing the database a query each.
+// A key found in the cache of valid keys is admitted even then (it costs
+// nothing to check), so that a valid client sharing an address (a NAT, a
+// proxy) with a guesser keeps working while its key is cached. Missing
+// and malformed keys are refused without any look-up.
 func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		key := req.Header.Get(HeaderAPIKey)
+		addr := clientAddr(req, s.Config.TrustedProxies)
+		if wait, blocked := s.AuthThrottle.Blocked(addr); blocked {
+			if _, cached := s.KeyCache.Get(key); !cached {
+				return tooManyFailures(c, wait)
+			}
+		}
 		if key == "" {
+			s.AuthThrottle.Failed(addr)
 			return missingKey(req.Header.Get("Authorization"))
 		}
 		projectID, err := s.verify(c, key)
 		switch {
 		case errors.Is(err, apikey.ErrRevoked):
+			s.AuthThrottle.Failed(addr)
 			return newError(http.StatusUnauthorized, CodeUnauthorized, "API key has been revoked")
 		case errors.Is(err, apikey.ErrInvalid):
+			s.AuthThrottle.Failed(addr)
 			return newError(http.StatusUnauthorized, CodeUnauthorized, "invalid API key")
 		case err != nil:
 			return internal(err)
@@ -37,6 +66,15 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		withProject(c, projectID)
 		return next(c)
 	}
+}
+
+// tooManyFailures answers a client address that failed to authenticate
+// too often, until its window ends.
+func tooManyFailures(c echo.Context, wait time.Duration) *Error {
+	secs := int(math.Ceil(wait.Seconds()))
+	responseHeaders(c.Request().Context()).Set("Retry-After", strconv.Itoa(secs))
+	return newError(http.StatusTooManyRequests, CodeRateLimited, fmt.Sprintf(
+		"too many failed authentications from this address; retry after %d seconds", secs))
 }
 
 // verify resolves the key, with its project's limits when the verifier

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/sundial-run/sundial/pkg/postgres"
 )
 
 // Error codes: the machine-readable half of an error response.
@@ -53,10 +55,21 @@ func newError(status int, code, message string, details ...Detail) *Error {
 	return &Error{Status: status, Code: code, Message: message, Details: details}
 }
 
-// internal hides a fault of the service behind a plain 500.
+// internal hides a fault of the service behind a plain 500, except when
+// the fault is that PostgreSQL cannot be reached: that is a 503 with
+// Retry-After (handleError sets it), which tells clients to come back
+// rather than that the request is wrong or the service broken.
 func internal(cause error) *Error {
+	if postgres.Unavailable(cause) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "the database is unavailable; retry later", Cause: cause}
+	}
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal server error", Cause: cause}
 }
+
+// unavailableRetryAfter is the Retry-After of a 503: long enough not to
+// hammer a database coming back, short enough that clients notice soon.
+const unavailableRetryAfter = "5"
 
 // notImplemented answers an operation of the document that has no handler
 // yet.
@@ -93,6 +106,9 @@ func (s *server) handleError(err error, c echo.Context) {
 	e := asError(err)
 	if e.Status >= 500 {
 		c.Set(keyFault, err)
+	}
+	if e.Status == http.StatusServiceUnavailable {
+		responseHeaders(c.Request().Context()).Set("Retry-After", unavailableRetryAfter)
 	}
 	body := errorBody{Error: e.Message, Code: e.Code, Details: e.Details, RequestID: requestIDOf(c)}
 	if werr := c.JSON(e.Status, body); werr != nil {

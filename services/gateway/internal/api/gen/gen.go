@@ -1216,6 +1216,9 @@ type PayloadTooLarge = Error
 // ProjectSettings defines model for ProjectSettings.
 type ProjectSettings = ProjectResponse
 
+// ServiceUnavailable defines model for ServiceUnavailable.
+type ServiceUnavailable = Error
+
 // SigningKeyList defines model for SigningKeyList.
 type SigningKeyList = SigningKeyListResponse
 
@@ -2300,6 +2303,16 @@ type ProjectSettingsJSONResponse struct {
 	Headers ProjectSettingsResponseHeaders
 }
 
+type ServiceUnavailableResponseHeaders struct {
+	RetryAfter int
+	XRequestId openapi_types.UUID
+}
+type ServiceUnavailableJSONResponse struct {
+	Body Error
+
+	Headers ServiceUnavailableResponseHeaders
+}
+
 type SigningKeyListResponseHeaders struct {
 	RateLimitLimit            *int
 	RateLimitRemaining        *int
@@ -2415,6 +2428,42 @@ func (response ListApiKeys200JSONResponse) VisitListApiKeysResponse(w http.Respo
 	return err
 }
 
+type ListApiKeys400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListApiKeys400JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListApiKeys401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response ListApiKeys401JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
@@ -2499,6 +2548,22 @@ func (response ListApiKeys500JSONResponse) VisitListApiKeysResponse(w http.Respo
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListApiKeys503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListApiKeys503JSONResponse) VisitListApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2759,6 +2824,22 @@ func (response CreateApiKey500JSONResponse) VisitCreateApiKeyResponse(w http.Res
 	return err
 }
 
+type CreateApiKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateApiKey503JSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeApiKeyRequestObject struct {
 	Id string `json:"id"`
 }
@@ -2799,6 +2880,42 @@ func (response RevokeApiKey200JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeApiKey400JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2959,6 +3076,22 @@ func (response RevokeApiKey500JSONResponse) VisitRevokeApiKeyResponse(w http.Res
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeApiKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RevokeApiKey503JSONResponse) VisitRevokeApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3286,6 +3419,42 @@ func (response ListChannels200JSONResponse) VisitListChannelsResponse(w http.Res
 	return err
 }
 
+type ListChannels400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListChannels400JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListChannels401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response ListChannels401JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
@@ -3370,6 +3539,22 @@ func (response ListChannels500JSONResponse) VisitListChannelsResponse(w http.Res
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannels503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListChannels503JSONResponse) VisitListChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3666,6 +3851,22 @@ func (response CreateChannel500JSONResponse) VisitCreateChannelResponse(w http.R
 	return err
 }
 
+type CreateChannel503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateChannel503JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteChannelRequestObject struct {
 	Id ChannelID `json:"id"`
 }
@@ -3714,6 +3915,42 @@ func (response DeleteChannel204Response) VisitDeleteChannelResponse(w http.Respo
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(204)
 	return nil
+}
+
+type DeleteChannel400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteChannel400JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type DeleteChannel401JSONResponse struct{ UnauthorizedJSONResponse }
@@ -3840,6 +4077,22 @@ func (response DeleteChannel500JSONResponse) VisitDeleteChannelResponse(w http.R
 	return err
 }
 
+type DeleteChannel503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DeleteChannel503JSONResponse) VisitDeleteChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetChannelRequestObject struct {
 	Id ChannelID `json:"id"`
 }
@@ -3880,6 +4133,42 @@ func (response GetChannel200JSONResponse) VisitGetChannelResponse(w http.Respons
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetChannel400JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4004,6 +4293,22 @@ func (response GetChannel500JSONResponse) VisitGetChannelResponse(w http.Respons
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetChannel503JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4287,6 +4592,22 @@ func (response PatchChannel500JSONResponse) VisitPatchChannelResponse(w http.Res
 	return err
 }
 
+type PatchChannel503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response PatchChannel503JSONResponse) VisitPatchChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListChannelSendsRequestObject struct {
 	Id     ChannelID `json:"id"`
 	Params ListChannelSendsParams
@@ -4506,6 +4827,22 @@ func (response ListChannelSends500JSONResponse) VisitListChannelSendsResponse(w 
 	return err
 }
 
+type ListChannelSends503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListChannelSends503JSONResponse) VisitListChannelSendsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TestChannelRequestObject struct {
 	Id ChannelID `json:"id"`
 }
@@ -4610,6 +4947,42 @@ func (response TestChannel202JSONResponse) VisitTestChannelResponse(w http.Respo
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestChannel400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response TestChannel400JSONResponse) VisitTestChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4734,6 +5107,22 @@ func (response TestChannel500JSONResponse) VisitTestChannelResponse(w http.Respo
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestChannel503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response TestChannel503JSONResponse) VisitTestChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4916,6 +5305,22 @@ func (response ListHooks500JSONResponse) VisitListHooksResponse(w http.ResponseW
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHooks503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListHooks503JSONResponse) VisitListHooksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5213,6 +5618,22 @@ func (response CreateHook500JSONResponse) VisitCreateHookResponse(w http.Respons
 	return err
 }
 
+type CreateHook503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateHook503JSONResponse) VisitCreateHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type BulkCancelRequestObject struct {
 	Body *BulkCancelJSONRequestBody
 }
@@ -5487,6 +5908,22 @@ func (response BulkCancel500JSONResponse) VisitBulkCancelResponse(w http.Respons
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BulkCancel503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response BulkCancel503JSONResponse) VisitBulkCancelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5769,6 +6206,22 @@ func (response BulkReplay500JSONResponse) VisitBulkReplayResponse(w http.Respons
 	return err
 }
 
+type BulkReplay503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response BulkReplay503JSONResponse) VisitBulkReplayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type BulkRetryRequestObject struct {
 	Body *BulkRetryJSONRequestBody
 }
@@ -6043,6 +6496,22 @@ func (response BulkRetry500JSONResponse) VisitBulkRetryResponse(w http.ResponseW
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BulkRetry503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response BulkRetry503JSONResponse) VisitBulkRetryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6325,6 +6794,22 @@ func (response RetryIDs500JSONResponse) VisitRetryIDsResponse(w http.ResponseWri
 	return err
 }
 
+type RetryIDs503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RetryIDs503JSONResponse) VisitRetryIDsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteHookRequestObject struct {
 	Id HookID `json:"id"`
 }
@@ -6379,6 +6864,42 @@ func (response DeleteHook200JSONResponse) VisitDeleteHookResponse(w http.Respons
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHook400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteHook400JSONResponse) VisitDeleteHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6507,6 +7028,22 @@ func (response DeleteHook500JSONResponse) VisitDeleteHookResponse(w http.Respons
 	return err
 }
 
+type DeleteHook503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DeleteHook503JSONResponse) VisitDeleteHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHookRequestObject struct {
 	Id HookID `json:"id"`
 }
@@ -6561,6 +7098,42 @@ func (response GetHook200JSONResponse) VisitGetHookResponse(w http.ResponseWrite
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHook400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetHook400JSONResponse) VisitGetHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6689,6 +7262,22 @@ func (response GetHook500JSONResponse) VisitGetHookResponse(w http.ResponseWrite
 	return err
 }
 
+type GetHook503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetHook503JSONResponse) VisitGetHookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListHookAttemptsRequestObject struct {
 	Id HookID `json:"id"`
 }
@@ -6743,6 +7332,42 @@ func (response ListHookAttempts200JSONResponse) VisitListHookAttemptsResponse(w 
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHookAttempts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListHookAttempts400JSONResponse) VisitListHookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6871,6 +7496,22 @@ func (response ListHookAttempts500JSONResponse) VisitListHookAttemptsResponse(w 
 	return err
 }
 
+type ListHookAttempts503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListHookAttempts503JSONResponse) VisitListHookAttemptsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProjectRequestObject struct {
 }
 
@@ -6910,6 +7551,42 @@ func (response GetProject200JSONResponse) VisitGetProjectResponse(w http.Respons
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProject400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetProject400JSONResponse) VisitGetProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6998,6 +7675,22 @@ func (response GetProject500JSONResponse) VisitGetProjectResponse(w http.Respons
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProject503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetProject503JSONResponse) VisitGetProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7244,6 +7937,22 @@ func (response PatchProject500JSONResponse) VisitPatchProjectResponse(w http.Res
 	return err
 }
 
+type PatchProject503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response PatchProject503JSONResponse) VisitPatchProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSigningKeysRequestObject struct {
 }
 
@@ -7283,6 +7992,42 @@ func (response ListSigningKeys200JSONResponse) VisitListSigningKeysResponse(w ht
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSigningKeys400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListSigningKeys400JSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7371,6 +8116,22 @@ func (response ListSigningKeys500JSONResponse) VisitListSigningKeysResponse(w ht
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSigningKeys503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListSigningKeys503JSONResponse) VisitListSigningKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7631,6 +8392,22 @@ func (response RotateSigningKey500JSONResponse) VisitRotateSigningKeyResponse(w 
 	return err
 }
 
+type RotateSigningKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RotateSigningKey503JSONResponse) VisitRotateSigningKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeSigningKeyRequestObject struct {
 	Id string `json:"id"`
 }
@@ -7671,6 +8448,42 @@ func (response RevokeSigningKey200JSONResponse) VisitRevokeSigningKeyResponse(w 
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSigningKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeSigningKey400JSONResponse) VisitRevokeSigningKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7831,6 +8644,22 @@ func (response RevokeSigningKey500JSONResponse) VisitRevokeSigningKeyResponse(w 
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSigningKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response RevokeSigningKey503JSONResponse) VisitRevokeSigningKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }

@@ -1,0 +1,38 @@
+package postgres
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Unavailable reports whether err says that the database could not be
+// reached or dropped the connection (refused, reset, shutting down,
+// starting up), as opposed to a statement that failed. Callers answer the
+// first with "try again later" (the gateway's 503 with Retry-After) and the
+// second as a fault of their own.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08 is connection exception; 57P01-57P03 are the server
+		// shutting down (admin, crash) or not accepting connections yet.
+		return strings.HasPrefix(pgErr.Code, "08") ||
+			pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	// A connection cut mid-conversation surfaces as an unexpected EOF.
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
