@@ -215,3 +215,38 @@ func (p *pgProxy) up() {
 	require.NoError(p.t, err)
 	p.serve(l)
 }
+
+// A page also ends at the byte budget (hooklist.MaxPageBytes, 4 MiB),
+// however high the limit, and the cursor continues after it: every hook
+// is listed once. 6 hooks of 1,000,000 bytes of data fit four to a page.
+func TestListPagesEndAtTheByteBudget(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	data := `{"blob":"` + strings.Repeat("x", 1_000_000) + `"}`
+	created := map[string]bool{}
+	for range 6 {
+		res := b.post(`{"path":"/big","postAt":"2099-01-01T00:00:00Z","data":` + data + `}`)
+		require.Equal(t, http.StatusCreated, res.status, string(res.body))
+		created[res.hook(t).ID] = true
+	}
+	seen := map[string]bool{}
+	var sizes []int
+	query := "limit=1000"
+	for range 10 {
+		res, page := b.list(query)
+		require.Equal(t, http.StatusOK, res.status, string(res.body))
+		require.Equal(t, int64(6), page.Meta.TotalItems)
+		sizes = append(sizes, len(page.Data))
+		for _, h := range page.Data {
+			require.False(t, seen[h.ID], "hook %s listed twice", h.ID)
+			seen[h.ID] = true
+			require.Len(t, h.Data, len(data))
+		}
+		if page.Meta.NextCursor == nil {
+			break
+		}
+		query = "limit=1000&cursor=" + url.QueryEscape(*page.Meta.NextCursor)
+	}
+	require.Equal(t, []int{4, 2}, sizes)
+	require.Equal(t, created, seen)
+}

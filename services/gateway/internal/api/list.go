@@ -1,9 +1,12 @@
 package api
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 
 	"github.com/google/uuid"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
 // HookLister lists a project's hooks a page at a time.
@@ -47,15 +51,46 @@ func (l hookList) ListHooks(ctx context.Context, _ gen.ListHooksRequestObject) (
 	if err != nil {
 		return nil, listError(err)
 	}
-	data := make([]gen.Hook, len(page.Hooks))
-	for i, h := range page.Hooks {
-		data[i] = toHook(h)
-	}
 	meta := gen.ListMeta{TotalItems: page.TotalItems, TotalItemsCapped: page.TotalCapped}
 	if page.NextCursor != "" {
 		meta.NextCursor = &page.NextCursor
 	}
-	return gen.ListHooks200JSONResponse{Body: gen.ListHooksResponse{Data: data, Meta: meta}}, nil
+	return hookPage{hooks: page.Hooks, meta: meta}, nil
+}
+
+// hookPage writes a page of hooks as gen.ListHooksResponse, one hook at a
+// time: the generated response encodes the whole body into a buffer
+// first, a second copy of a page that may hold hooklist.MaxPageBytes. Each
+// hook is let go once written, so a slow reader holds less and less.
+type hookPage struct {
+	hooks []store.Hook
+	meta  gen.ListMeta
+}
+
+// writeBuffer is how much of the page is written to the connection at once.
+const writeBuffer = 32 << 10
+
+func (p hookPage) VisitListHooksResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, writeBuffer)
+	enc := json.NewEncoder(bw)
+	_, _ = bw.WriteString(`{"data":[`)
+	for i := range p.hooks {
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		if err := enc.Encode(toHook(p.hooks[i])); err != nil {
+			return err
+		}
+		p.hooks[i] = store.Hook{}
+	}
+	_, _ = bw.WriteString(`],"meta":`)
+	if err := enc.Encode(p.meta); err != nil {
+		return err
+	}
+	_, _ = bw.WriteString("}\n")
+	return bw.Flush()
 }
 
 // listError answers the parameters at fault with a 400 naming each one.

@@ -30,13 +30,15 @@ type Page struct {
 
 // Lister lists hooks from PostgreSQL.
 type Lister struct {
-	q *store.Queries
+	db store.DBTX
+	q  *store.Queries
 }
 
 // NewLister returns a Lister on pool. A page and its count may run at the
 // same time, on two connections.
 func NewLister(pool *pgxpool.Pool) *Lister {
-	return &Lister{q: store.New(plannedPerRun{pool})}
+	db := plannedPerRun{pool}
+	return &Lister{db: db, q: store.New(db)}
 }
 
 // List returns a page of the project's hooks. A cursor made for another
@@ -58,22 +60,25 @@ func (l *Lister) List(ctx context.Context, projectID uuid.UUID, q Query) (Page, 
 			"of the request that returned it (only limit may change), or start again without cursor")
 	}
 	var (
-		hooks []store.Hook
-		n     int64
-		err   error
+		pg  page
+		n   int64
+		err error
 	)
 	if q.filtersOtherColumn() {
-		hooks, n, err = l.countThenPage(ctx, projectID, q)
+		pg, n, err = l.countThenPage(ctx, projectID, q)
 	} else {
-		hooks, n, err = l.pageAndCount(ctx, projectID, q)
+		pg, n, err = l.pageAndCount(ctx, projectID, q)
 	}
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Hooks: hooks, TotalItems: min(n, CountCap), TotalCapped: n > CountCap}
-	if len(hooks) > q.Limit {
-		p.Hooks = hooks[:q.Limit]
-		last := p.Hooks[q.Limit-1]
+	p := Page{Hooks: pg.hooks, TotalItems: min(n, CountCap), TotalCapped: n > CountCap}
+	if len(p.Hooks) > q.Limit {
+		p.Hooks = p.Hooks[:q.Limit]
+		pg.more = true
+	}
+	if pg.more {
+		last := p.Hooks[len(p.Hooks)-1]
 		p.NextCursor = Cursor{At: sortValue(q.SortBy, last), ID: last.ID, query: h}.encode()
 	}
 	return p, nil
@@ -88,7 +93,7 @@ func (q Query) filtersOtherColumn() bool {
 	return q.PostAtAfter != nil || q.PostAtBefore != nil
 }
 
-func (l *Lister) pageAndCount(ctx context.Context, projectID uuid.UUID, q Query) ([]store.Hook, int64, error) {
+func (l *Lister) pageAndCount(ctx context.Context, projectID uuid.UUID, q Query) (page, int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	counted := make(chan countResult, 1)
@@ -96,15 +101,15 @@ func (l *Lister) pageAndCount(ctx context.Context, projectID uuid.UUID, q Query)
 		n, err := l.count(ctx, projectID, q)
 		counted <- countResult{n, err}
 	}()
-	hooks, err := l.page(ctx, projectID, q, false)
+	pg, err := l.page(ctx, projectID, q, false)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list hooks: %w", err)
+		return page{}, 0, fmt.Errorf("list hooks: %w", err)
 	}
 	c := <-counted
 	if c.err != nil {
-		return nil, 0, fmt.Errorf("count hooks: %w", c.err)
+		return page{}, 0, fmt.Errorf("count hooks: %w", c.err)
 	}
-	return hooks, c.n, nil
+	return pg, c.n, nil
 }
 
 type countResult struct {
@@ -112,41 +117,87 @@ type countResult struct {
 	err error
 }
 
-func (l *Lister) countThenPage(ctx context.Context, projectID uuid.UUID, q Query) ([]store.Hook, int64, error) {
+func (l *Lister) countThenPage(ctx context.Context, projectID uuid.UUID, q Query) (page, int64, error) {
 	n, err := l.count(ctx, projectID, q)
 	if err != nil {
-		return nil, 0, fmt.Errorf("count hooks: %w", err)
+		return page{}, 0, fmt.Errorf("count hooks: %w", err)
 	}
-	hooks, err := l.page(ctx, projectID, q, n <= CountCap)
+	pg, err := l.page(ctx, projectID, q, n <= CountCap)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list hooks: %w", err)
+		return page{}, 0, fmt.Errorf("list hooks: %w", err)
 	}
-	return hooks, n, nil
+	return pg, n, nil
 }
 
-// page reads one row more than the limit, to know whether a next page
-// exists without counting. few selects the matching hooks before sorting
-// them (see List).
-func (l *Lister) page(ctx context.Context, projectID uuid.UUID, q Query, few bool) ([]store.Hook, error) {
-	a := scanArgs(projectID, q)
+// page is what a page's queries read: up to limit+1 hooks (one more than
+// the limit tells that a next page exists without counting), fewer when
+// the byte budget ended the page first (more is then set).
+type page struct {
+	hooks []store.Hook
+	more  bool
+}
+
+// firstChunk is how many rows the first query of a page reads: few, so
+// that a page of large hooks reads little past its byte budget (with 1 MB
+// hooks: four rows, then one that does not fit). The next query reads as
+// many rows as the rest of the budget holds at the largest row seen so
+// far, so a page of small hooks takes two queries.
+const firstChunk = 4
+
+// page reads the page's hooks in one or more queries, each continuing
+// after the last row of the one before (the keyset, as a next page does),
+// and stops at limit+1 rows or at MaxPageBytes, whichever comes first.
+// The rows of a query beyond the budget are discarded as they arrive
+// (rowBudget), so the memory a page takes is bounded by the budget plus
+// one row, not by limit rows. few selects the matching hooks before
+// sorting them (see List).
+func (l *Lister) page(ctx context.Context, projectID uuid.UUID, q Query, few bool) (page, error) {
+	want := q.Limit + 1
+	b := &rowBudget{left: MaxPageBytes}
+	qs := store.New(budgeted{db: l.db, b: b})
+	var hooks []store.Hook
+	for len(hooks) < want && !b.cut {
+		a := scanArgs(projectID, q)
+		n := min(want-len(hooks), firstChunk)
+		if len(hooks) > 0 {
+			n = min(want-len(hooks), b.left/max(1, b.largest)+1)
+		}
+		a.RowLimit = int32(n)
+		got, err := pageQuery(ctx, qs, a, q, few)
+		if err != nil {
+			return page{}, err
+		}
+		hooks = append(hooks, got...)
+		if len(got) < n && !b.cut {
+			break // no more hooks match
+		}
+		if len(hooks) > 0 {
+			last := hooks[len(hooks)-1]
+			q.Cursor = &Cursor{At: sortValue(q.SortBy, last), ID: last.ID}
+		}
+	}
+	return page{hooks: hooks, more: b.cut}, nil
+}
+
+func pageQuery(ctx context.Context, qs *store.Queries, a listArgs, q Query, few bool) ([]store.Hook, error) {
 	byPostAt, desc := q.SortBy == SortByPostAt, q.Order == Desc
 	switch {
 	case few && byPostAt && desc:
-		return l.q.ListFewHooksPostAtDesc(ctx, store.ListFewHooksPostAtDescParams(a))
+		return qs.ListFewHooksPostAtDesc(ctx, store.ListFewHooksPostAtDescParams(a))
 	case few && byPostAt:
-		return l.q.ListFewHooksPostAtAsc(ctx, store.ListFewHooksPostAtAscParams(a))
+		return qs.ListFewHooksPostAtAsc(ctx, store.ListFewHooksPostAtAscParams(a))
 	case few && desc:
-		return l.q.ListFewHooksCreatedDesc(ctx, store.ListFewHooksCreatedDescParams(a))
+		return qs.ListFewHooksCreatedDesc(ctx, store.ListFewHooksCreatedDescParams(a))
 	case few:
-		return l.q.ListFewHooksCreatedAsc(ctx, store.ListFewHooksCreatedAscParams(a))
+		return qs.ListFewHooksCreatedAsc(ctx, store.ListFewHooksCreatedAscParams(a))
 	case byPostAt && desc:
-		return l.q.ListHooksPostAtDesc(ctx, store.ListHooksPostAtDescParams(a))
+		return qs.ListHooksPostAtDesc(ctx, store.ListHooksPostAtDescParams(a))
 	case byPostAt:
-		return l.q.ListHooksPostAtAsc(ctx, store.ListHooksPostAtAscParams(a))
+		return qs.ListHooksPostAtAsc(ctx, store.ListHooksPostAtAscParams(a))
 	case desc:
-		return l.q.ListHooksCreatedDesc(ctx, store.ListHooksCreatedDescParams(a))
+		return qs.ListHooksCreatedDesc(ctx, store.ListHooksCreatedDescParams(a))
 	default:
-		return l.q.ListHooksCreatedAsc(ctx, store.ListHooksCreatedAscParams(a))
+		return qs.ListHooksCreatedAsc(ctx, store.ListHooksCreatedAscParams(a))
 	}
 }
 

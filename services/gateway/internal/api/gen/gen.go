@@ -1254,7 +1254,7 @@ type ListHooksParams struct {
 	// Status Only hooks in this status.
 	Status *HookStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// Limit Page size.
+	// Limit Page size; a page also ends at 4 MiB of hooks (see Paging).
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor The `meta.nextCursor` of the previous page, with the same other parameters (`limit`
