@@ -23,6 +23,8 @@ type Hook struct {
 	Status    string
 	CreatedAt time.Time
 	PostAt    time.Time
+	// Data is the payload; nil gives a small document.
+	Data json.RawMessage
 }
 
 // batchSize bounds the rows of one COPY, and so the memory a load holds.
@@ -50,6 +52,9 @@ func row(projectID uuid.UUID, n int, h Hook) storetest.CopyHooksForTestParams {
 		Status:    h.Status,
 		CreatedAt: h.CreatedAt,
 		UpdatedAt: h.CreatedAt,
+	}
+	if h.Data != nil {
+		r.Data = h.Data
 	}
 	if h.Status == "pending" || h.Status == "retry" {
 		at := h.PostAt
