@@ -31,11 +31,11 @@ func TestIdleSocketsDoNotLockOutOtherClients(t *testing.T) {
 	useBinary(t)
 	t.Parallel()
 	const (
-		want         = 20_000
-		gatewayFiles = 4_096
-		reserve      = 500 // descriptors the test process keeps for everything else
-		requests     = 20
-		bound        = 5 * time.Second
+		want            = 20_000
+		maxGatewayFiles = 4_096
+		reserve         = 500 // descriptors the test process keeps for everything else
+		requests        = 20
+		bound           = 5 * time.Second
 		// maxDialErrors ends the attack early: a gateway that stopped
 		// accepting (it ran out of descriptors and its backlog is full) is
 		// as saturated as the attack can make it.
@@ -46,7 +46,14 @@ func TestIdleSocketsDoNotLockOutOtherClients(t *testing.T) {
 	if hold < want {
 		t.Logf("holding %d sockets, not %d: this process's open file limit is %d and could not be raised", hold, want, limit)
 	}
-	require.Greater(t, hold, gatewayFiles, "the attack must exceed the gateway's open file limit to mean anything")
+	// The attack must exceed the gateway's open file limit to mean
+	// anything: on a machine whose limit is low, the gateway's is lowered
+	// with it.
+	require.Greater(t, hold, 200, "this process may open too few files for the attack to mean anything")
+	gatewayFiles := min(maxGatewayFiles, hold/2)
+	if gatewayFiles < maxGatewayFiles {
+		t.Logf("the gateway runs with an open file limit of %d, not %d, to stay below the %d sockets held", gatewayFiles, maxGatewayFiles, hold)
+	}
 
 	g := startGateway(t, gatewayFiles)
 	baseline := g.openFiles(t)
