@@ -82,6 +82,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		pool.Close()
 		return nil, err
 	}
+	maxData, err := dataLimit(cfg, nc, log)
+	if err != nil {
+		nc.Close()
+		pool.Close()
+		return nil, err
+	}
 	var lc net.ListenConfig
 	listener, err := lc.Listen(ctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -98,7 +104,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	handler := api.New(api.Deps{
-		Config:   api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes},
+		Config:   api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData},
 		Log:      log,
 		Keys:     apikey.NewVerifier(queries),
 		KeyCache: keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax),
