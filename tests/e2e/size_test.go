@@ -74,6 +74,8 @@ func TestManyLargeHooksDueTogetherAreAllDelivered(t *testing.T) {
 		env: map[string]string{
 			"SUNDIAL_SCHEDULER_DUE_BATCH":  "1000",
 			"SUNDIAL_SCHEDULER_BATCH_SIZE": "1000",
+			// One claim by the poll takes every hook at once.
+			"SUNDIAL_SCHEDULER_PREFETCH": "0",
 			// Deliveries of a megabyte each may take longer than the
 			// suite's short lease on a busy machine.
 			"SUNDIAL_LEASE_DURATION": "30s",
@@ -81,12 +83,14 @@ func TestManyLargeHooksDueTogetherAreAllDelivered(t *testing.T) {
 	})
 	limit := int(bus.MaxHookData(defaultMaxPayload))
 	path := "/" + strings.Repeat("p", 2047)
-	at := time.Now().Add(15 * time.Second).UTC().Format(time.RFC3339Nano)
+	at := time.Now().Add(20 * time.Second).UTC().Format(time.RFC3339Nano)
 	want := map[string]bool{}
-	const hooks = 300
+	// 400 hooks of 4 KiB besides their data make a claim of 1.7 MB, then
+	// three of the largest data.
+	const hooks = 403
 	for i := range hooks {
 		data := dataOf(64)
-		if i%100 == 0 {
+		if i >= hooks-3 {
 			data = dataOf(limit)
 		}
 		h := b.schedule(t, map[string]any{"path": path, "postAt": at, "data": data})
