@@ -97,8 +97,12 @@ func TestManyLargeHooksDueTogetherAreAllDelivered(t *testing.T) {
 		want[h.ID] = true
 	}
 	require.Len(t, want, hooks)
-	require.Eventually(t, func() bool { return len(b.receiver.Received()) >= hooks }, 90*time.Second, 100*time.Millisecond,
-		"delivered %d of %d", len(b.receiver.Received()), hooks)
+	delivered := 0
+	require.Eventually(t, func() bool {
+		delivered = len(b.receiver.Received())
+		return delivered >= hooks
+	}, 90*time.Second, 100*time.Millisecond, "delivered only some of %d hooks (see the log)", hooks)
+	t.Logf("delivered %d of %d", delivered, hooks)
 	for _, r := range b.receiver.Received() {
 		var body struct{ ID string }
 		require.NoError(t, json.Unmarshal(r.Body, &body))
