@@ -11,6 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/envconf"
+	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
+	gateway "github.com/sundial-run/sundial/services/gateway/app"
+	notifier "github.com/sundial-run/sundial/services/notifier/app"
+	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
 )
 
 // nats-server's own default max_payload, 1 MiB, which a deployment that
@@ -110,4 +115,38 @@ func TestManyLargeHooksDueTogetherAreAllDelivered(t *testing.T) {
 		delete(want, body.ID)
 	}
 	require.Empty(t, want)
+}
+
+// TestServicesRefuseASmallMaxPayload starts each service against a NATS
+// server whose max_payload is under nats-server's default: each refuses,
+// saying what to change.
+func TestServicesRefuseASmallMaxPayload(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{natsMaxPayload: 512 << 10, without: map[string]bool{
+		"gateway": true, "scheduler": true, "dispatcher": true, "notifier": true,
+	}})
+	lookup := envconf.Map(b.env)
+	log := b.logger("refused")
+	gw, err := gateway.ConfigFromEnv(lookup)
+	require.NoError(t, err)
+	sc, err := scheduler.ConfigFromEnv(lookup)
+	require.NoError(t, err)
+	di, err := dispatcher.ConfigFromEnv(lookup)
+	require.NoError(t, err)
+	no, err := notifier.ConfigFromEnv(lookup)
+	require.NoError(t, err)
+	var errs []error
+	_, err = gateway.New(b.ctx, gw, log)
+	errs = append(errs, err)
+	_, err = scheduler.New(b.ctx, sc, log)
+	errs = append(errs, err)
+	_, err = dispatcher.New(b.ctx, di, log)
+	errs = append(errs, err)
+	_, err = notifier.New(b.ctx, no, log)
+	errs = append(errs, err)
+	require.Len(t, errs, 4)
+	for _, err := range errs {
+		require.ErrorContains(t, err, "max_payload 524288 bytes")
+		require.ErrorContains(t, err, "raise max_payload in the nats-server configuration")
+	}
 }
