@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Standard Webhooks (https://www.standardwebhooks.com, specification 1.0.0,
@@ -113,4 +115,27 @@ func StandardHeader(keys []string, id string, timestamp int64, body []byte) stri
 		entries[i] = StandardEntry(k, id, timestamp, body)
 	}
 	return strings.Join(entries, " ")
+}
+
+// VerifyStandard reports whether h carries a valid Standard Webhooks
+// signature of body under key (a Sundial signing key): any "v1" entry of
+// webhook-signature over webhook-id and webhook-timestamp, the timestamp
+// within tolerance of now. It is what the demo receiver of make run does
+// for a project whose scheme is standard.
+func VerifyStandard(key string, h http.Header, body []byte, now time.Time, tolerance time.Duration) bool {
+	id, ts := h.Get(StandardID), h.Get(StandardTimestamp)
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || id == "" {
+		return false
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > tolerance || d < -tolerance {
+		return false
+	}
+	want := []byte(StandardEntry(key, id, sec, body))
+	for _, e := range strings.Fields(h.Get(StandardSignature)) {
+		if hmac.Equal([]byte(e), want) {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -119,4 +120,20 @@ func TestParseSignatureScheme(t *testing.T) {
 		_, err := ParseSignatureScheme(bad)
 		require.ErrorContains(t, err, `"sundial", "standard" or "both"`, bad)
 	}
+}
+
+func TestVerifyStandard(t *testing.T) {
+	t.Parallel()
+	keys := []string{"sdsig_" + strings.Repeat("B", 43), "sdsig_" + strings.Repeat("C", 43)}
+	body := []byte(`{"a":1}`)
+	now := time.Unix(1700000000, 0)
+	h := http.Header{}
+	NewHeaders(DefaultHeaderPrefix).SetScheme(h, SchemeStandard, "hook-1", keys, now.Unix(), body)
+	for _, k := range keys {
+		require.True(t, VerifyStandard(k, h, body, now, 5*time.Minute), "each key of a rotation")
+	}
+	require.False(t, VerifyStandard(keys[0], h, []byte(`{"a":2}`), now, 5*time.Minute), "another body")
+	require.False(t, VerifyStandard("sdsig_"+strings.Repeat("D", 43), h, body, now, 5*time.Minute), "another key")
+	require.False(t, VerifyStandard(keys[0], h, body, now.Add(6*time.Minute), 5*time.Minute), "stale")
+	require.False(t, VerifyStandard(keys[0], http.Header{}, body, now, 5*time.Minute), "no headers")
 }
