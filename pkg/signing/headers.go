@@ -50,10 +50,27 @@ func NewHeaders(prefix string) Headers {
 // Set signs body at timestamp (Unix seconds) and sets the headers on h: the
 // request's id, the timestamp, the signature by each key (Header) and the
 // legacy signature by the first, the active key (Legacy). keys must not be
-// empty.
+// empty. It is SetScheme with SchemeSundial.
 func (n Headers) Set(h http.Header, id string, keys []string, timestamp int64, body []byte) {
-	h.Set(n.ID, id)
-	h.Set(n.Timestamp, strconv.FormatInt(timestamp, 10))
-	h.Set(n.Signature, Header(keys, timestamp, body))
-	h.Set(n.LegacySignature, Legacy(keys[0], body))
+	n.SetScheme(h, SchemeSundial, id, keys, timestamp, body)
+}
+
+// SetScheme signs body at timestamp (Unix seconds) with each key and sets
+// the headers of scheme on h: Sundial's (as Set) unless the scheme is
+// SchemeStandard, and the Standard Webhooks headers (webhook-id = id,
+// webhook-timestamp, webhook-signature by each key, StandardHeader) when
+// it is SchemeStandard or SchemeBoth. keys must not be empty.
+func (n Headers) SetScheme(h http.Header, scheme SignatureScheme, id string, keys []string, timestamp int64, body []byte) {
+	ts := strconv.FormatInt(timestamp, 10)
+	if scheme.sundial() {
+		h.Set(n.ID, id)
+		h.Set(n.Timestamp, ts)
+		h.Set(n.Signature, Header(keys, timestamp, body))
+		h.Set(n.LegacySignature, Legacy(keys[0], body))
+	}
+	if scheme.standard() {
+		h.Set(StandardID, id)
+		h.Set(StandardTimestamp, ts)
+		h.Set(StandardSignature, StandardHeader(keys, id, timestamp, body))
+	}
 }

@@ -18,6 +18,8 @@ import (
 type Server struct {
 	*server.Server
 	StoreDir string
+	// maxPayload is kept across restarts.
+	maxPayload int32
 }
 
 // Options for Start.
@@ -27,7 +29,15 @@ type Options struct {
 	StoreDir string
 	// Port to listen on; 0 picks a free one (-1 in nats-server terms).
 	Port int
+	// MaxPayload is the server's max_payload in bytes; 0 means
+	// DefaultMaxPayload. Pass server.MAX_PAYLOAD_SIZE (1 MiB) for
+	// nats-server's own default.
+	MaxPayload int32
 }
+
+// DefaultMaxPayload is the max_payload of a test server unless Options say
+// otherwise: that of make run and docker-compose.
+const DefaultMaxPayload = 8 << 20
 
 // Start runs a JetStream server on 127.0.0.1 and shuts it down when t ends.
 func Start(t testing.TB, opts Options) *Server {
@@ -39,12 +49,16 @@ func Start(t testing.TB, opts Options) *Server {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
+	maxPayload := opts.MaxPayload
+	if maxPayload == 0 {
+		maxPayload = DefaultMaxPayload
+	}
 	s, err := server.NewServer(&server.Options{
 		Host:       "127.0.0.1",
 		Port:       port,
 		JetStream:  true,
 		StoreDir:   opts.StoreDir,
-		MaxPayload: 8 << 20,
+		MaxPayload: maxPayload,
 		NoLog:      true,
 		NoSigs:     true,
 	})
@@ -56,7 +70,7 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatal("natstest: server not ready within 10s")
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return &Server{Server: s, StoreDir: opts.StoreDir}
+	return &Server{Server: s, StoreDir: opts.StoreDir, maxPayload: maxPayload}
 }
 
 // Restart shuts the server down and starts a new one on the same port, so
@@ -77,7 +91,7 @@ func (s *Server) Restart(t testing.TB, wipe bool) *Server {
 			t.Fatalf("natstest: wipe store: %v", err)
 		}
 	}
-	return Start(t, Options{StoreDir: s.StoreDir, Port: addr.Port})
+	return Start(t, Options{StoreDir: s.StoreDir, Port: addr.Port, MaxPayload: s.maxPayload})
 }
 
 // Connect opens a client connection and its JetStream context, closed when t ends.

@@ -44,3 +44,14 @@ func TestRestart(t *testing.T) {
 		})
 	}
 }
+
+func TestMaxPayload(t *testing.T) {
+	t.Parallel()
+	nc, _ := natstest.Start(t, natstest.Options{}).Connect(t)
+	require.Equal(t, int64(natstest.DefaultMaxPayload), nc.MaxPayload())
+	s := natstest.Start(t, natstest.Options{MaxPayload: 1 << 20})
+	nc, _ = s.Connect(t)
+	require.Equal(t, int64(1<<20), nc.MaxPayload(), "nats-server's default")
+	nc, _ = s.Restart(t, false).Connect(t)
+	require.Equal(t, int64(1<<20), nc.MaxPayload(), "kept across a restart")
+}

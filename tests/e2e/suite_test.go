@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"sync"
@@ -100,6 +101,10 @@ type options struct {
 	statuses []int
 	// without lists services not started by setup (start them with start).
 	without map[string]bool
+	// natsMaxPayload is the NATS server's max_payload (0: natstest's).
+	natsMaxPayload int32
+	// env adds to or overrides the services' environment.
+	env map[string]string
 }
 
 // setup boots a suite on a fresh database and NATS server with a project
@@ -108,7 +113,7 @@ func setup(t *testing.T, opts options) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	dbURL := pgtest.NewDB(t)
-	ns := natstest.Start(t, natstest.Options{})
+	ns := natstest.Start(t, natstest.Options{MaxPayload: opts.natsMaxPayload})
 	rcv := newReceiver(t, opts.statuses...)
 	b := &bundle{
 		ctx:      ctx,
@@ -126,6 +131,7 @@ func setup(t *testing.T, opts options) *bundle {
 			"SUNDIAL_LOG_LEVEL":               "warn",
 		},
 	}
+	maps.Copy(b.env, opts.env)
 	b.client = contract.Client(t)
 	t.Cleanup(b.stopAll)
 	creds, err := gateway.CreateProject(ctx, dbURL, "e2e", rcv.Domain())

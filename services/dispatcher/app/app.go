@@ -143,6 +143,11 @@ func connectNATS(ctx context.Context, url string) (*nats.Conn, jetstream.JetStre
 		nc.Close()
 		return nil, nil, fmt.Errorf("nats %s: %w", url, err)
 	}
+	// Sizes agree end to end: refuse a server too small for Sundial.
+	if _, err := bus.CheckMaxPayload(nc); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
 	return nc, js, nil
 }
 

@@ -84,6 +84,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		pool.Close()
 		return nil, err
 	}
+	maxData, err := dataLimit(cfg, nc, log)
+	if err != nil {
+		nc.Close()
+		pool.Close()
+		return nil, err
+	}
 	var lc net.ListenConfig
 	listener, err := lc.Listen(ctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -107,7 +113,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	limited := connlimit.New(listener, maxConns)
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	handler := api.New(api.Deps{
-		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: cfg.MaxDataBytes, TrustedProxies: proxies},
+		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies},
 		Log:          log,
 		Keys:         apikey.NewVerifier(queries),
 		KeyCache:     keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax),

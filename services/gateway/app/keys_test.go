@@ -24,11 +24,13 @@ type apiKeyJSON struct {
 
 // signingKeyJSON is the SigningKey resource.
 type signingKeyJSON struct {
-	ID        string `json:"id"`
-	State     string `json:"state"`
-	Key       string `json:"key"`
-	CreatedAt string `json:"createdAt"`
-	ExpiresAt string `json:"expiresAt"`
+	ID    string `json:"id"`
+	State string `json:"state"`
+	Key   string `json:"key"`
+	// StandardSecret is the key as Standard Webhooks receivers take it.
+	StandardSecret string `json:"standardSecret"`
+	CreatedAt      string `json:"createdAt"`
+	ExpiresAt      string `json:"expiresAt"`
 }
 
 func data[T any](t *testing.T, r response, status int) T {

@@ -34,8 +34,9 @@ type projectJSON struct {
 		FollowUpMaxSecs int      `json:"followUpMaxSecs"`
 		OwnerEmails     []string `json:"ownerEmails"`
 	} `json:"alerts"`
-	CreatedAt string `json:"createdAt"`
-	UpdatedAt string `json:"updatedAt"`
+	SignatureScheme string `json:"signatureScheme"`
+	CreatedAt       string `json:"createdAt"`
+	UpdatedAt       string `json:"updatedAt"`
 }
 
 func (r response) project(t *testing.T) projectJSON {

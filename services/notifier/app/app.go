@@ -88,6 +88,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		pool.Close()
 		return nil, err
 	}
+	// Sizes agree end to end: refuse a server too small for Sundial.
+	if _, err := bus.CheckMaxPayload(nc); err != nil {
+		nc.Close()
+		pool.Close()
+		return nil, err
+	}
 	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js,
 		groupsDue: make(chan struct{}, 1), sendsDue: make(chan struct{}, 1)}
 	a.wire(roots)

@@ -96,6 +96,10 @@ func (a *App) connect(ctx context.Context) error {
 	if err := event.EnsureStreams(streamCtx, a.js); err != nil {
 		return err
 	}
+	// Sizes agree end to end: refuse a server too small for Sundial.
+	if _, err := bus.CheckMaxPayload(a.nc); err != nil {
+		return err
+	}
 	a.claimer, err = claim.New(a.pool, a.js, claim.Config{
 		BatchSize:      a.cfg.ClaimBatchSize,
 		Lease:          a.cfg.LeaseDuration,

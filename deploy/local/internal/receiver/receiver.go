@@ -114,16 +114,21 @@ func bodyValue(body []byte) any {
 
 // verdict says whether the delivery is signed with the project's key:
 // valid, invalid (wrong key, altered body or stale timestamp), missing, or
-// unchecked (no key known yet).
+// unchecked (no key known yet). Sundial's signature is checked when present,
+// else the Standard Webhooks one (a project whose signatureScheme is
+// standard).
 func (r *Receiver) verdict(h http.Header, body []byte) string {
 	sig := h.Get(r.prefix + "-Signature")
+	std := h.Get(signing.StandardSignature)
 	key := r.key.Load()
 	switch {
-	case sig == "":
+	case sig == "" && std == "":
 		return "missing"
 	case key == nil:
 		return "unchecked"
-	case signing.Verify(*key, sig, h.Get(r.prefix+"-Timestamp"), body, time.Now(), Tolerance):
+	case sig != "" && signing.Verify(*key, sig, h.Get(r.prefix+"-Timestamp"), body, time.Now(), Tolerance):
+		return "valid"
+	case sig == "" && signing.VerifyStandard(*key, h, body, time.Now(), Tolerance):
 		return "valid"
 	default:
 		return "invalid"

@@ -1,6 +1,6 @@
 // Package credential loads what a project's deliveries are signed and
-// authorised with, its signing keys, custom Authorization header and async
-// URL secret, and keeps it in a short cache so that a busy project does not
+// authorised with, its signing keys and signature scheme, custom
+// Authorization header and async URL secret, and keeps it in a short cache so that a busy project does not
 // cost a database query per delivery.
 package credential
 
@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/store"
 )
 
@@ -24,6 +25,8 @@ type Set struct {
 	// AsyncSecret makes the tokens of the ack and nack URLs sent with
 	// every delivery (package asyncurl).
 	AsyncSecret []byte
+	// Scheme is the project's choice of signature headers.
+	Scheme signing.SignatureScheme
 }
 
 // Store reads credentials from PostgreSQL.
@@ -46,7 +49,7 @@ func (s *Store) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 	if len(rows) == 0 {
 		return Set{}, fmt.Errorf("project %s: %w", projectID, postgres.ErrNotFound)
 	}
-	set := Set{AsyncSecret: rows[0].AsyncSecret}
+	set := Set{AsyncSecret: rows[0].AsyncSecret, Scheme: signing.SignatureScheme(rows[0].SignatureScheme)}
 	if a := rows[0].AuthorizationHeader; a != nil {
 		set.Authorization = *a
 	}

@@ -31,6 +31,8 @@ type Request struct {
 	UpdatedAt time.Time
 	// Keys sign the delivery: the active key first, then retiring keys.
 	Keys []string
+	// Scheme is the project's choice of signature headers (empty: Sundial's).
+	Scheme signing.SignatureScheme
 	// Authorization, when set, is sent as the Authorization header.
 	Authorization string
 	// LeaseSeq is the lease the hook is delivered under, and AsyncSecret the
@@ -193,7 +195,7 @@ func asyncTimeout(v string) int32 {
 func (c *Client) setHeaders(h http.Header, r Request, ts int64, body []byte) {
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", c.userAgent)
-	c.header.signed.Set(h, r.HookID, r.Keys, ts, body)
+	c.header.signed.SetScheme(h, r.Scheme, r.HookID, r.Keys, ts, body)
 	if r.Authorization != "" {
 		h.Set("Authorization", r.Authorization)
 	}

@@ -130,6 +130,7 @@ func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set
 		CreatedAt:     m.GetCreatedAt().AsTime(),
 		UpdatedAt:     m.GetUpdatedAt().AsTime(),
 		Keys:          creds.Keys,
+		Scheme:        creds.Scheme,
 		Authorization: creds.Authorization,
 		LeaseSeq:      m.GetLeaseSeq(),
 		AsyncSecret:   creds.AsyncSecret,

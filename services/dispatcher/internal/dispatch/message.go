@@ -153,9 +153,12 @@ func check(msg *eventv1.DueHook) (dueHook, error) {
 	return dueHook{msg: msg, hookID: hookID, projectID: projectID, host: host(msg.GetUrl())}, nil
 }
 
-// handBack publishes the failed hooks of a message again, in a DueHooks
-// message of their own. It runs even when shutdown cancelled ctx: that is
-// when it is needed.
+// handBack publishes the failed hooks of a message again, in DueHooks
+// messages of their own, split by bus.SplitDue's rule so that none exceeds
+// the NATS server's max_payload (docs/security.md, "Sizes agree end to
+// end"). It runs even when shutdown cancelled ctx: that is when it is
+// needed. It stops at the first publish that fails: the message then comes
+// back whole, and is handed back again.
 func (h *Handler) handBack(ctx context.Context, failed []failure) error {
 	if len(failed) == 0 {
 		return nil
@@ -165,12 +168,13 @@ func (h *Handler) handBack(ctx context.Context, failed []failure) error {
 	for i, f := range failed {
 		hooks[i] = f.hook
 	}
-	msg := bus.DueHooks(hooks)
-	err := h.cfg.HandBack.Publish(ctx, msg)
-	h.log.LogAttrs(ctx, slog.LevelInfo, "hooks not delivered now handed back in a message of their own",
-		slog.Int("count", len(hooks)), slog.String("msg_id", msg.MsgID), slog.Bool("published", err == nil))
-	if err != nil {
-		return fmt.Errorf("hand back %d hooks: %w", len(hooks), err)
+	for _, msg := range bus.SplitDue(hooks, 0) {
+		err := h.cfg.HandBack.Publish(ctx, msg)
+		h.log.LogAttrs(ctx, slog.LevelInfo, "hooks not delivered now handed back in a message of their own",
+			slog.Int("count", msg.Items), slog.String("msg_id", msg.MsgID), slog.Bool("published", err == nil))
+		if err != nil {
+			return fmt.Errorf("hand back %d hooks: %w", msg.Items, err)
+		}
 	}
 	return nil
 }

@@ -1,11 +1,12 @@
 -- name: GetDeliveryCredentials :many
 -- What a delivery of the project's hooks is signed and authorised with: the
 -- project's Authorization header value, the secret its async ack and nack
--- URLs' tokens are made with (package asyncurl), and its usable signing keys, the
+-- URLs' tokens are made with (package asyncurl), its signature scheme
+-- (pkg/signing's SignatureScheme), and its usable signing keys, the
 -- active key first, then retiring keys still inside their grace period
 -- (newest first). A project without usable keys gives one row with NULL key
 -- columns; no row at all means the project does not exist.
-SELECT p.authorization_header, p.async_secret, k.secret, k.state
+SELECT p.authorization_header, p.async_secret, p.signature_scheme, k.secret, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id

@@ -12,7 +12,7 @@ import (
 )
 
 const getDeliveryCredentials = `-- name: GetDeliveryCredentials :many
-SELECT p.authorization_header, p.async_secret, k.secret, k.state
+SELECT p.authorization_header, p.async_secret, p.signature_scheme, k.secret, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id
@@ -24,13 +24,15 @@ ORDER BY (k.state = 'active') DESC, k.expires_at DESC
 type GetDeliveryCredentialsRow struct {
 	AuthorizationHeader *string
 	AsyncSecret         []byte
+	SignatureScheme     string
 	Secret              *string
 	State               *string
 }
 
 // What a delivery of the project's hooks is signed and authorised with: the
 // project's Authorization header value, the secret its async ack and nack
-// URLs' tokens are made with (package asyncurl), and its usable signing keys, the
+// URLs' tokens are made with (package asyncurl), its signature scheme
+// (pkg/signing's SignatureScheme), and its usable signing keys, the
 // active key first, then retiring keys still inside their grace period
 // (newest first). A project without usable keys gives one row with NULL key
 // columns; no row at all means the project does not exist.
@@ -46,6 +48,7 @@ func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUI
 		if err := rows.Scan(
 			&i.AuthorizationHeader,
 			&i.AsyncSecret,
+			&i.SignatureScheme,
 			&i.Secret,
 			&i.State,
 		); err != nil {

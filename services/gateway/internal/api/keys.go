@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/signingkey"
@@ -178,11 +179,12 @@ func signingKeyList(keys []signingkey.Key) gen.SigningKeyListResponse {
 	data := make([]gen.SigningKey, len(keys))
 	for i, k := range keys {
 		data[i] = gen.SigningKey{
-			Id:        k.ID,
-			State:     gen.SigningKeyState(k.State),
-			Key:       k.Secret,
-			CreatedAt: k.CreatedAt.UTC(),
-			ExpiresAt: utc(k.ExpiresAt),
+			Id:             k.ID,
+			State:          gen.SigningKeyState(k.State),
+			Key:            k.Secret,
+			StandardSecret: signing.StandardSecret(k.Secret),
+			CreatedAt:      k.CreatedAt.UTC(),
+			ExpiresAt:      utc(k.ExpiresAt),
 		}
 	}
 	return gen.SigningKeyListResponse{Data: data}

@@ -58,13 +58,14 @@ func (e *InvalidError) Error() string {
 	return fmt.Sprintf("%d fields are invalid", len(e.Problems))
 }
 
-// TooLargeError is a data payload over the configured maximum.
+// TooLargeError is a data payload over the configured maximum, measured as
+// stored (storedSize).
 type TooLargeError struct {
 	Size, Max int
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("data is %d bytes, more than the maximum of %d", e.Size, e.Max)
+	return fmt.Sprintf("data is %d bytes as stored (compacted, with a space after each comma and colon, numbers written out), more than the maximum of %d", e.Size, e.Max)
 }
 
 // problems collects FieldErrors.
@@ -119,8 +120,10 @@ func validData(raw json.RawMessage, maxBytes int, p *problems) (json.RawMessage,
 		p.add("data", "malformed JSON: %s", err)
 		return nil, nil
 	}
-	if buf.Len() > maxBytes {
-		return nil, &TooLargeError{Size: buf.Len(), Max: maxBytes}
+	// The limit applies to the data as it is stored and sent, which is
+	// what must fit in a NATS message (storedSize).
+	if size := storedSize(buf.Bytes()); size > maxBytes {
+		return nil, &TooLargeError{Size: size, Max: maxBytes}
 	}
 	return buf.Bytes(), nil
 }

@@ -192,19 +192,20 @@ func TestValidateData(t *testing.T) {
 	})
 }
 
-// dataOf is a data object of exactly n bytes once compacted.
+// dataOf is a data object of exactly n bytes as stored and sent: one byte
+// more than compacted, the space jsonb puts after its colon.
 func dataOf(n int) string {
-	return `{"s":"` + strings.Repeat("x", n-8) + `"}`
+	return `{"s":"` + strings.Repeat("x", n-9) + `"}`
 }
 
 func TestValidateDataSize(t *testing.T) {
 	t.Parallel()
 	body := func(data string) string { return `{"path":"/a","postIn":"1m","data":` + data + `}` }
-	require.Len(t, dataOf(oneMiB), oneMiB)
+	require.Len(t, dataOf(oneMiB), oneMiB-1)
 
 	n, err := validate(t, body(dataOf(oneMiB)))
-	require.NoError(t, err, "exactly 1 MiB is accepted")
-	require.Len(t, n.Data, oneMiB)
+	require.NoError(t, err, "exactly 1 MiB as stored is accepted")
+	require.Len(t, n.Data, oneMiB-1, "stored compacted")
 
 	_, err = validate(t, body(dataOf(oneMiB+1)))
 	var tooLarge *hook.TooLargeError
@@ -214,10 +215,21 @@ func TestValidateDataSize(t *testing.T) {
 
 	// The limit applies to the payload, not the client's whitespace: the
 	// data is stored compacted.
-	spaced := `{"s" : "` + strings.Repeat("x", oneMiB-8) + `"` + strings.Repeat(" ", 4096) + "\n}"
+	spaced := `{"s" : "` + strings.Repeat("x", oneMiB-9) + `"` + strings.Repeat(" ", 4096) + "\n}"
 	n, err = validate(t, body(spaced))
 	require.NoError(t, err, "indentation does not count")
-	require.Len(t, n.Data, oneMiB)
+	require.Len(t, n.Data, oneMiB-1)
+
+	// But it counts what PostgreSQL's jsonb gives back, which is what is
+	// published and sent: a space after every comma, numbers written out.
+	commas := `{"a":[0` + strings.Repeat(",0", (oneMiB-10)/2) + `]}`
+	require.Less(t, len(commas), oneMiB)
+	_, err = validate(t, body(commas))
+	require.True(t, errors.As(err, &tooLarge), "got %v", err)
+	require.Greater(t, tooLarge.Size, oneMiB*3/2-64)
+	huge := `{"x":[1e131071` + strings.Repeat(",1e131071", 8) + `]}`
+	_, err = validate(t, body(huge))
+	require.True(t, errors.As(err, &tooLarge), "%d bytes written out in 9 x 131,072 digits, got %v", len(huge), err)
 
 	// A payload too large is reported before, and instead of, other
 	// problems: the client must shrink it first.

@@ -20,6 +20,7 @@ type PatchRequest struct {
 	AsyncTimeoutSecs    *int           `json:"asyncTimeoutSecs"`
 	AuthorizationHeader *string        `json:"authorizationHeader"`
 	Alerts              *AlertsRequest `json:"alerts"`
+	SignatureScheme     *string        `json:"signatureScheme"`
 
 	ID                     json.RawMessage `json:"id"`
 	AuthorizationHeaderSet json.RawMessage `json:"authorizationHeaderSet"`
@@ -105,6 +106,7 @@ func (r *PatchRequest) Patch() (Patch, error) {
 		Domain:              field(r.given, "domain", r.Domain),
 		AsyncTimeoutSecs:    field(r.given, "asyncTimeoutSecs", r.AsyncTimeoutSecs),
 		AuthorizationHeader: field(r.given, "authorizationHeader", r.AuthorizationHeader),
+		SignatureScheme:     field(r.given, "signatureScheme", r.SignatureScheme),
 	}
 	if null, ok := r.given["retryPolicy"]; ok {
 		p.RetryPolicy = Null[RetryPolicyPatch]()

@@ -9,6 +9,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/asyncurl"
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/retry"
+	"github.com/sundial-run/sundial/pkg/signing"
 )
 
 // Field is one field of a change: left out (Set false), given as null
@@ -44,6 +45,8 @@ type Patch struct {
 	AsyncTimeoutSecs    Field[int]
 	AuthorizationHeader Field[string]
 	Alerts              Field[AlertsPatch]
+	// SignatureScheme is one of pkg/signing's SignatureSchemes.
+	SignatureScheme Field[string]
 }
 
 // AlertsPatch changes some of the alert settings; the others stay.
@@ -122,7 +125,7 @@ func (p problems) err() error {
 
 func (p Patch) empty() bool {
 	return !p.Name.Set && !p.Domain.Set && !p.RetryPolicy.Set && !p.AsyncTimeoutSecs.Set && !p.AuthorizationHeader.Set &&
-		!p.Alerts.Set
+		!p.Alerts.Set && !p.SignatureScheme.Set
 }
 
 // check applies the rules of each field on its own, before anything is
@@ -150,6 +153,8 @@ func (p Patch) check() error {
 	if v := p.Alerts.Ptr(); v != nil {
 		v.check(&bad)
 	}
+	notNull(p.SignatureScheme, "signatureScheme", &bad)
+	accepted(p.SignatureScheme, "signatureScheme", checkSignatureScheme, &bad)
 	return bad.err()
 }
 
@@ -241,6 +246,13 @@ func inRange(f Field[int], field string, lo, hi int, bad *problems) {
 	}
 }
 
+// checkSignatureScheme accepts the words of signing.SignatureSchemes, and
+// nothing else (not another case, not surrounding spaces).
+func checkSignatureScheme(v string) error {
+	_, err := signing.ParseSignatureScheme(v)
+	return err
+}
+
 // checkAuthorization accepts 1 to 4096 printable ASCII characters (space
 // to tilde) without surrounding spaces: what an HTTP field value carries
 // unchanged through every proxy. The value is a secret and is never
@@ -271,6 +283,9 @@ func (p Patch) apply(cur Settings) (Settings, error) {
 	}
 	if v := p.AsyncTimeoutSecs.Ptr(); v != nil {
 		next.AsyncTimeoutSecs = *v
+	}
+	if v := p.SignatureScheme.Ptr(); v != nil {
+		next.SignatureScheme = *v
 	}
 	if v := p.AuthorizationHeader.Ptr(); v != nil || p.AuthorizationHeader.Null {
 		next.AuthorizationHeaderSet = v != nil

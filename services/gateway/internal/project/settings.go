@@ -46,8 +46,11 @@ type Settings struct {
 	AuthorizationHeaderSet bool
 	Quota                  Quota
 	Alerts                 Alerts
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
+	// SignatureScheme is the delivery signature headers, one of
+	// signing.SignatureSchemes.
+	SignatureScheme string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // settingsRow is every query's view of a project's settings (sqlc makes
@@ -72,8 +75,9 @@ func fromRow(r settingsRow) Settings {
 			FollowUpMaxSecs: int(r.AlertFollowupMaxSecs),
 			OwnerEmails:     r.OwnerEmails,
 		},
-		CreatedAt: r.CreatedAt,
-		UpdatedAt: r.UpdatedAt,
+		SignatureScheme: r.SignatureScheme,
+		CreatedAt:       r.CreatedAt,
+		UpdatedAt:       r.UpdatedAt,
 	}
 }
 
@@ -145,6 +149,7 @@ func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch)
 		AlertFollowupMinSecs:   int32(next.Alerts.FollowUpMinSecs),
 		AlertFollowupMaxSecs:   int32(next.Alerts.FollowUpMaxSecs),
 		OwnerEmails:            nonNil(next.Alerts.OwnerEmails),
+		SignatureScheme:        next.SignatureScheme,
 		SetAuthorizationHeader: p.AuthorizationHeader.Set,
 		AuthorizationHeader:    p.AuthorizationHeader.Ptr(),
 	})

@@ -78,11 +78,11 @@ func TestAdmissionCountsTheHooksOfDueBatches(t *testing.T) {
 	a := &admission{js: js, limit: 100}
 	// Two messages in the due queue, each a batch of 10 hooks, as this
 	// scheduler published them.
-	b := dueBatch{max: 10}
+	b := bus.DueBatch{Max: 10}
 	var msgs []bus.Message
 	for i := range 20 {
-		if b.add(&eventv1.DueHook{HookId: fmt.Sprint("h", i), LeaseSeq: 1, Data: []byte(`{}`)}) {
-			msgs = append(msgs, b.take())
+		if b.Add(&eventv1.DueHook{HookId: fmt.Sprint("h", i), LeaseSeq: 1, Data: []byte(`{}`)}) {
+			msgs = append(msgs, b.Take())
 		}
 	}
 	require.Len(t, msgs, 2)

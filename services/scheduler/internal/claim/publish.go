@@ -38,22 +38,22 @@ func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, st
 // attempts given up.
 func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow) []bus.Message {
 	msgs := make([]bus.Message, 0, len(rows)/c.cfg.DueBatch+1)
-	batch := dueBatch{max: c.cfg.DueBatch}
+	batch := bus.DueBatch{Max: c.cfg.DueBatch}
 	for _, r := range rows {
 		if c.givenUp(r) {
 			msgs = append(msgs, c.giveUp(ctx, r))
 			continue
 		}
 		due := c.dueHook(r)
-		if !batch.fits(due) {
-			msgs = append(msgs, batch.take())
+		if !batch.Fits(due) {
+			msgs = append(msgs, batch.Take())
 		}
-		if batch.add(due) {
-			msgs = append(msgs, batch.take())
+		if batch.Add(due) {
+			msgs = append(msgs, batch.Take())
 		}
 	}
-	if len(batch.hooks) > 0 {
-		msgs = append(msgs, batch.take())
+	if batch.Len() > 0 {
+		msgs = append(msgs, batch.Take())
 	}
 	c.admit.perDue.count(msgs)
 	return msgs

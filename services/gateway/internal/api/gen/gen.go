@@ -454,6 +454,27 @@ func (e RetryPolicyPatchStrategy) Valid() bool {
 	}
 }
 
+// Defines values for SignatureScheme.
+const (
+	Both     SignatureScheme = "both"
+	Standard SignatureScheme = "standard"
+	Sundial  SignatureScheme = "sundial"
+)
+
+// Valid indicates whether the value is a known member of the SignatureScheme enum.
+func (e SignatureScheme) Valid() bool {
+	switch e {
+	case Both:
+		return true
+	case Standard:
+		return true
+	case Sundial:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SigningKeyState.
 const (
 	Active   SigningKeyState = "active"
@@ -1041,7 +1062,19 @@ type Project struct {
 	// RetryPolicy The project's default retry settings; a hook's `retryOverride` wins over them.
 	// Defaults: 5 retries, 30 s, exponential with factor 2.0 up to 3600 s, jitter on.
 	RetryPolicy RetryPolicy `json:"retryPolicy"`
-	UpdatedAt   time.Time   `json:"updatedAt"`
+
+	// SignatureScheme The signature headers of the project's deliveries. `sundial` (the default):
+	// `Sundial-Id`, `Sundial-Timestamp`, `Sundial-Signature` (hex HMAC-SHA256 of
+	// `timestamp.body` keyed with the signing key string's bytes) and the legacy
+	// `X-Sundial-Signature`. `standard`: instead of those, `webhook-id` (the hook id),
+	// `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of
+	// `id.timestamp.body` keyed with the bytes of the key's `standardSecret`), as the
+	// Standard Webhooks specification 1.0.0 defines them, so that its verification
+	// libraries accept deliveries with the `standardSecret` of `GET /v1/signing-keys`.
+	// `both`: all of them. During a key rotation each signature header carries one
+	// space-separated entry per key. Any other value is a 400 naming `signatureScheme`.
+	SignatureScheme SignatureScheme `json:"signatureScheme"`
+	UpdatedAt       time.Time       `json:"updatedAt"`
 }
 
 // ProjectPatch The settings to change; fields left out keep their value. Only `authorizationHeader`
@@ -1123,6 +1156,18 @@ type RotateSigningKeyRequest struct {
 // only used with `postAtLocal`.
 type ScheduleHookRequest = hook.CreateRequest
 
+// SignatureScheme The signature headers of the project's deliveries. `sundial` (the default):
+// `Sundial-Id`, `Sundial-Timestamp`, `Sundial-Signature` (hex HMAC-SHA256 of
+// `timestamp.body` keyed with the signing key string's bytes) and the legacy
+// `X-Sundial-Signature`. `standard`: instead of those, `webhook-id` (the hook id),
+// `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of
+// `id.timestamp.body` keyed with the bytes of the key's `standardSecret`), as the
+// Standard Webhooks specification 1.0.0 defines them, so that its verification
+// libraries accept deliveries with the `standardSecret` of `GET /v1/signing-keys`.
+// `both`: all of them. During a key rotation each signature header carries one
+// space-separated entry per key. Any other value is a 400 naming `signatureScheme`.
+type SignatureScheme string
+
 // SigningKey defines model for SigningKey.
 type SigningKey struct {
 	CreatedAt time.Time `json:"createdAt"`
@@ -1132,8 +1177,17 @@ type SigningKey struct {
 	Id        openapi_types.UUID `json:"id"`
 
 	// Key The key; deliveries are signed with its bytes as the HMAC-SHA256 key.
-	Key   string          `json:"key"`
-	State SigningKeyState `json:"state"`
+	Key string `json:"key"`
+
+	// StandardSecret The same key as Standard Webhooks receivers take it: `whsec_` + base64 of the
+	// key's 32 random bytes (the part of `key` after `sdsig_`, base64url-decoded), the
+	// HMAC key of `webhook-signature` when the project's `signatureScheme` is
+	// `standard` or `both`.
+	//
+	//
+	// Examples: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=
+	StandardSecret string          `json:"standardSecret"`
+	State          SigningKeyState `json:"state"`
 }
 
 // SigningKeyState defines model for SigningKey.State.
