@@ -62,12 +62,18 @@ func (a *Applier) recordBreakers(ctx context.Context, q *store.Queries, ins []at
 
 // breakerOutcome is what a delivery result says of its server: failing
 // when there was no answer, a 429 or a 5xx; healthy for any other answer,
-// a 202 included. Results that are not a delivery's answer say nothing.
+// a 202 included. Results that are not a delivery's answer say nothing:
+// neither the claim's record of an attempt whose leases all expired (no
+// exchange: a dispatcher crashed, not the receiver) nor anything but a
+// success, a 202 or a failure.
 func breakerOutcome(in attempt) (breaker.Outcome, bool) {
 	switch in.reported {
 	case "success", "async":
 		return breaker.Outcome{HookID: in.hookID}, true
 	case "failure":
+		if !in.exchanged {
+			return breaker.Outcome{}, false
+		}
 		code := in.statusCode
 		failing := code == 0 || code == http.StatusTooManyRequests || code >= 500
 		return breaker.Outcome{HookID: in.hookID, Failing: failing, Error: in.errText, RetryAfter: in.retryAfter}, true

@@ -207,6 +207,22 @@ func TestHealthyAnswersCostNoBreakerRow(t *testing.T) {
 	require.Zero(t, b.breakerRow(t, project).ConsecutiveFailures)
 }
 
+func TestAnAttemptWhoseLeasesAllExpiredSaysNothingOfTheReceiver(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.NoError(t, b.applier.SetBreakerPolicy(tripAfter3))
+	project := fixture.Project(t, b.q, domain, manyRetries)
+	for _, h := range b.leasedTo(t, project, "/x", 3) {
+		// What the claim reports when it gives an attempt up: no exchange.
+		r := resultFor(h, eventv1.Outcome_OUTCOME_FAILURE, 0, "no result after 6 deliveries of this attempt")
+		r.Duration = nil
+		require.NoError(t, b.handle(t, r))
+		require.Equal(t, "retry", fixture.Get(t, b.q, h.ID).Status, "the attempt itself is recorded")
+	}
+	_, err := b.q.GetBreakerForTest(context.Background(), storetest.GetBreakerForTestParams{ProjectID: project, Domain: domain})
+	require.Error(t, err, "no failure of the receiver was counted")
+}
+
 func TestResumeRequestEndsThePauseAndReleasesTheHooks(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -164,6 +164,10 @@ type attempt struct {
 	// retryAfter is the wait a 429 or 503 asked for (0: none): the hook's
 	// retry is no sooner, and its endpoint pauses until then (breaker.go).
 	retryAfter time.Duration
+	// exchanged: the result says what a delivery's exchange did (it has a
+	// duration). The claim's record of an attempt whose every lease
+	// expired has none: it says nothing of the receiver (breaker.go).
+	exchanged bool
 }
 
 func parse(r *eventv1.AttemptResult) (attempt, error) {
@@ -187,6 +191,7 @@ func parse(r *eventv1.AttemptResult) (attempt, error) {
 		excerpt:      cleanText(r.GetResponseExcerpt()),
 		startedAt:    r.GetStartedAt().AsTime(),
 		duration:     max(r.GetDuration().AsDuration().Seconds(), 0),
+		exchanged:    r.GetDuration() != nil,
 	}
 	if r.GetRetryAfter() != nil && r.GetRetryAfter().AsDuration() > 0 {
 		in.retryAfter = retry.BoundRetryAfter(r.GetRetryAfter().AsDuration())
