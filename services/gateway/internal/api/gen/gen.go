@@ -288,16 +288,16 @@ func (e ChannelType) Valid() bool {
 
 // Defines values for EndpointCause.
 const (
-	Failures   EndpointCause = "failures"
-	RetryAfter EndpointCause = "retry_after"
+	EndpointCauseFailures   EndpointCause = "failures"
+	EndpointCauseRetryAfter EndpointCause = "retry_after"
 )
 
 // Valid indicates whether the value is a known member of the EndpointCause enum.
 func (e EndpointCause) Valid() bool {
 	switch e {
-	case Failures:
+	case EndpointCauseFailures:
 		return true
-	case RetryAfter:
+	case EndpointCauseRetryAfter:
 		return true
 	default:
 		return false
@@ -306,16 +306,16 @@ func (e EndpointCause) Valid() bool {
 
 // Defines values for EndpointState.
 const (
-	EndpointStateActive EndpointState = "active"
-	EndpointStatePaused EndpointState = "paused"
+	EndpointStateEndpointActive EndpointState = "active"
+	EndpointStateEndpointPaused EndpointState = "paused"
 )
 
 // Valid indicates whether the value is a known member of the EndpointState enum.
 func (e EndpointState) Valid() bool {
 	switch e {
-	case EndpointStateActive:
+	case EndpointStateEndpointActive:
 		return true
-	case EndpointStatePaused:
+	case EndpointStateEndpointPaused:
 		return true
 	default:
 		return false
@@ -501,16 +501,16 @@ func (e RetryPolicyPatchStrategy) Valid() bool {
 
 // Defines values for SigningKeyState.
 const (
-	SigningKeyStateActive   SigningKeyState = "active"
-	SigningKeyStateRetiring SigningKeyState = "retiring"
+	Active   SigningKeyState = "active"
+	Retiring SigningKeyState = "retiring"
 )
 
 // Valid indicates whether the value is a known member of the SigningKeyState enum.
 func (e SigningKeyState) Valid() bool {
 	switch e {
-	case SigningKeyStateActive:
+	case Active:
 		return true
-	case SigningKeyStateRetiring:
+	case Retiring:
 		return true
 	default:
 		return false
