@@ -26,12 +26,13 @@ const (
 const (
 	EventHookFailed        = "hook.failed"
 	EventEndpointRecovered = "endpoint.recovered"
+	EventEndpointPaused    = "endpoint.paused"
 	EventQuotaThreshold    = "quota.threshold"
 )
 
 // Events lists every alert kind a channel can subscribe to; a new channel
 // subscribes to all of them.
-var Events = []string{EventHookFailed, EventEndpointRecovered, EventQuotaThreshold}
+var Events = []string{EventHookFailed, EventEndpointRecovered, EventEndpointPaused, EventQuotaThreshold}
 
 // TLS policies of an e-mail channel.
 const (

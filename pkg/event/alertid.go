@@ -14,6 +14,7 @@ import (
 const (
 	AlertKindHookFailed        = "hook.failed"
 	AlertKindEndpointRecovered = "endpoint.recovered"
+	AlertKindEndpointPaused    = "endpoint.paused"
 )
 
 // HookFailedAlertID is the alert_id of a hook's hook.failed alert. The lease
@@ -33,4 +34,13 @@ func EndpointRecoveredAlertID(projectID uuid.UUID, domain, path string, failingS
 	sum := sha256.Sum256([]byte(domain + " " + path))
 	return AlertKindEndpointRecovered + ":" + projectID.String() + ":" +
 		strconv.FormatInt(failingSince.UnixNano(), 10) + ":" + hex.EncodeToString(sum[:])[:16]
+}
+
+// EndpointPausedAlertID is the alert_id of the endpoint.paused alert of one
+// pause of a unit (a project's domain): the pause is identified by when it
+// began, so writing it again is one alert, and the next pause is another.
+func EndpointPausedAlertID(projectID uuid.UUID, domain string, pausedAt time.Time) string {
+	sum := sha256.Sum256([]byte(domain))
+	return AlertKindEndpointPaused + ":" + projectID.String() + ":" +
+		strconv.FormatInt(pausedAt.UnixNano(), 10) + ":" + hex.EncodeToString(sum[:])[:16]
 }

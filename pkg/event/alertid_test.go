@@ -1,6 +1,7 @@
 package event_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -33,4 +34,15 @@ func TestEndpointRecoveredAlertID(t *testing.T) {
 	require.NotEqual(t, got, event.EndpointRecoveredAlertID(project, "other.example.com", "/hooks/a", since))
 	require.NotEqual(t, got, event.EndpointRecoveredAlertID(project, "api.example.com", "/hooks/a", since.Add(time.Microsecond)),
 		"the next failing spell of the endpoint is another alert")
+}
+
+func TestEndpointPausedAlertID(t *testing.T) {
+	t.Parallel()
+	p := uuid.MustParse("0196a0e0-0000-7000-8000-000000000001")
+	at := time.Unix(1700000000, 5)
+	id := event.EndpointPausedAlertID(p, "api.example.com", at)
+	require.Equal(t, id, event.EndpointPausedAlertID(p, "api.example.com", at))
+	require.True(t, strings.HasPrefix(id, "endpoint.paused:"+p.String()+":1700000000000000005:"), id)
+	require.NotEqual(t, id, event.EndpointPausedAlertID(p, "api.example.com", at.Add(time.Nanosecond)))
+	require.NotEqual(t, id, event.EndpointPausedAlertID(p, "other.example.com", at))
 }

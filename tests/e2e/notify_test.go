@@ -32,15 +32,16 @@ import (
 // here. One CA signs every test receiver's certificate, so the suite
 // receiver's CA file (SUNDIAL_DELIVERY_CA_FILE) trusts the channels' too.
 
-// notifySetup boots a suite whose notifier polls often and has extra
-// environment (the operator's SMTP server, say).
+// notifySetup boots a suite whose notifier polls often and whose scheduler
+// and notifier have extra environment (the operator's SMTP server, say).
 func notifySetup(t *testing.T, statuses []int, env map[string]string) *bundle {
 	t.Helper()
-	b := setup(t, options{statuses: statuses, without: map[string]bool{"notifier": true}})
+	b := setup(t, options{statuses: statuses, without: map[string]bool{"scheduler": true, "notifier": true}})
 	b.env["SUNDIAL_NOTIFIER_POLL_INTERVAL"] = "100ms"
 	for k, v := range env {
 		b.env[k] = v
 	}
+	b.start(t, "scheduler")
 	b.start(t, "notifier")
 	return b
 }
@@ -224,7 +225,10 @@ func chatText(t *testing.T, r received) string {
 
 func TestFailuresOnOneEndpointAreOneChatMessageThenOneRecovery(t *testing.T) {
 	t.Parallel()
-	b := notifySetup(t, nil, nil)
+	// 50 failures within the breaker's span of 3 s are not a pause; on a
+	// loaded machine they could span more, and a pause would add its own
+	// messages (breaker_test.go tests those).
+	b := notifySetup(t, nil, map[string]string{"SUNDIAL_SCHEDULER_BREAKER_FAILURES": "1000"})
 	endpoint := newSwitchable(t, http.StatusInternalServerError)
 	chat := newInbox(t)
 	api, creds := b.newProject(t, "notify-chat", endpoint.Domain())

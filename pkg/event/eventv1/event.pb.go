@@ -97,6 +97,11 @@ const (
 	AlertKind_ALERT_KIND_QUOTA_THRESHOLD AlertKind = 3
 	// A "send test" of one channel (channel_id), asked for through the API.
 	AlertKind_ALERT_KIND_CHANNEL_TEST AlertKind = 4
+	// An endpoint (a project's domain) was paused by its circuit breaker or
+	// by a long Retry-After: its hooks wait, without spending attempts, until
+	// it is resumed. domain names it, error says why, paused_until is when the
+	// next probe delivery may go, attempts is the consecutive failures.
+	AlertKind_ALERT_KIND_ENDPOINT_PAUSED AlertKind = 5
 )
 
 // Enum value maps for AlertKind.
@@ -107,6 +112,7 @@ var (
 		2: "ALERT_KIND_ENDPOINT_RECOVERED",
 		3: "ALERT_KIND_QUOTA_THRESHOLD",
 		4: "ALERT_KIND_CHANNEL_TEST",
+		5: "ALERT_KIND_ENDPOINT_PAUSED",
 	}
 	AlertKind_value = map[string]int32{
 		"ALERT_KIND_UNSPECIFIED":        0,
@@ -114,6 +120,7 @@ var (
 		"ALERT_KIND_ENDPOINT_RECOVERED": 2,
 		"ALERT_KIND_QUOTA_THRESHOLD":    3,
 		"ALERT_KIND_CHANNEL_TEST":       4,
+		"ALERT_KIND_ENDPOINT_PAUSED":    5,
 	}
 )
 
@@ -374,7 +381,13 @@ type AttemptResult struct {
 	// this result reports, set when the result travels in an AttemptResults
 	// batch: the batch's message headers cannot carry one per result. A
 	// result published on its own carries it in its headers instead.
-	TraceContext  map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	TraceContext map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// For a 429 or 503 answer with a Retry-After header (seconds or an
+	// HTTP-date): how long the receiver asked Sundial to wait, bounded to
+	// 1 s .. 1 h (pkg/retry, RetryAfter). Unset when there was none. The
+	// scheduler pauses the endpoint until then and retries the hook no sooner
+	// (docs/security.md, "Circuit breaker and Retry-After").
+	RetryAfter    *durationpb.Duration `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -493,6 +506,13 @@ func (x *AttemptResult) GetTraceContext() map[string]string {
 	return nil
 }
 
+func (x *AttemptResult) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return nil
+}
+
 // AttemptResults carries many AttemptResults in one message: a dispatcher
 // gathers the results of its deliveries for a few milliseconds and
 // publishes them together, which saves a publish, a stored message and an
@@ -567,7 +587,10 @@ type Alert struct {
 	// (with path, the endpoint).
 	Domain string `protobuf:"bytes,13,opt,name=domain,proto3" json:"domain,omitempty"`
 	// For ALERT_KIND_CHANNEL_TEST: the channel to test.
-	ChannelId     string `protobuf:"bytes,14,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	ChannelId string `protobuf:"bytes,14,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	// For ALERT_KIND_ENDPOINT_PAUSED: until when the endpoint is paused (the
+	// first probe), as decided when the pause began.
+	PausedUntil   *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=paused_until,json=pausedUntil,proto3" json:"paused_until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -700,6 +723,13 @@ func (x *Alert) GetChannelId() string {
 	return ""
 }
 
+func (x *Alert) GetPausedUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PausedUntil
+	}
+	return nil
+}
+
 var File_sundial_event_v1_event_proto protoreflect.FileDescriptor
 
 const file_sundial_event_v1_event_proto_rawDesc = "" +
@@ -724,7 +754,7 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\x12@\n" +
 	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\";\n" +
 	"\bDueHooks\x12/\n" +
-	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xd4\x04\n" +
+	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\x90\x05\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -741,12 +771,14 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\x10response_excerpt\x18\n" +
 	" \x01(\tR\x0fresponseExcerpt\x122\n" +
 	"\x15async_timeout_seconds\x18\v \x01(\x05R\x13asyncTimeoutSeconds\x12V\n" +
-	"\rtrace_context\x18\f \x03(\v21.sundial.event.v1.AttemptResult.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\rtrace_context\x18\f \x03(\v21.sundial.event.v1.AttemptResult.TraceContextEntryR\ftraceContext\x12:\n" +
+	"\vretry_after\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfter\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"K\n" +
 	"\x0eAttemptResults\x129\n" +
-	"\aresults\x18\x01 \x03(\v2\x1f.sundial.event.v1.AttemptResultR\aresults\"\xdd\x03\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.sundial.event.v1.AttemptResultR\aresults\"\x9c\x04\n" +
 	"\x05Alert\x12\x19\n" +
 	"\balert_id\x18\x01 \x01(\tR\aalertId\x12/\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1b.sundial.event.v1.AlertKindR\x04kind\x12\x1d\n" +
@@ -765,18 +797,20 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\fperiod_start\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vperiodStart\x12\x16\n" +
 	"\x06domain\x18\r \x01(\tR\x06domain\x12\x1d\n" +
 	"\n" +
-	"channel_id\x18\x0e \x01(\tR\tchannelId*_\n" +
+	"channel_id\x18\x0e \x01(\tR\tchannelId\x12=\n" +
+	"\fpaused_until\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\vpausedUntil*_\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fOUTCOME_SUCCESS\x10\x01\x12\x13\n" +
 	"\x0fOUTCOME_FAILURE\x10\x02\x12\x11\n" +
-	"\rOUTCOME_ASYNC\x10\x03*\xa3\x01\n" +
+	"\rOUTCOME_ASYNC\x10\x03*\xc3\x01\n" +
 	"\tAlertKind\x12\x1a\n" +
 	"\x16ALERT_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ALERT_KIND_HOOK_FAILED\x10\x01\x12!\n" +
 	"\x1dALERT_KIND_ENDPOINT_RECOVERED\x10\x02\x12\x1e\n" +
 	"\x1aALERT_KIND_QUOTA_THRESHOLD\x10\x03\x12\x1b\n" +
-	"\x17ALERT_KIND_CHANNEL_TEST\x10\x04B:Z8github.com/sundial-run/sundial/pkg/event/eventv1;eventv1b\x06proto3"
+	"\x17ALERT_KIND_CHANNEL_TEST\x10\x04\x12\x1e\n" +
+	"\x1aALERT_KIND_ENDPOINT_PAUSED\x10\x05B:Z8github.com/sundial-run/sundial/pkg/event/eventv1;eventv1b\x06proto3"
 
 var (
 	file_sundial_event_v1_event_proto_rawDescOnce sync.Once
@@ -815,15 +849,17 @@ var file_sundial_event_v1_event_proto_depIdxs = []int32{
 	8,  // 7: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
 	9,  // 8: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
 	7,  // 9: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
-	4,  // 10: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
-	1,  // 11: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	8,  // 12: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	8,  // 13: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	9,  // 10: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
+	4,  // 11: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	1,  // 12: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	8,  // 13: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	8,  // 14: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	8,  // 15: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }

@@ -25,6 +25,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/connlimit"
+	"github.com/sundial-run/sundial/services/gateway/internal/endpoint"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
@@ -123,11 +124,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Limits:       api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
-		Bulk:    api.BulkDeps{Bulk: bulk.NewService(pool, alerts)},
-		Project: api.ProjectDeps{Settings: project.NewService(pool)},
-		KeyMgmt: api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool)},
-		List:    api.ListDeps{Hooks: hooklist.NewLister(pool)},
-		Async:   api.AsyncDeps{Answers: asyncanswer.NewService(pool)},
+		Bulk:      api.BulkDeps{Bulk: bulk.NewService(pool, alerts)},
+		Project:   api.ProjectDeps{Settings: project.NewService(pool)},
+		KeyMgmt:   api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool)},
+		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},
+		Endpoints: api.EndpointDeps{Endpoints: endpoint.NewService(pool)},
+		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool)},
 		// Send tests store their alert, then publish it like quota alerts.
 		Channels: api.ChannelDeps{Channels: channel.NewService(pool, bus.NewPublisher(js))},
 		Ready: func(ctx context.Context) error {

@@ -104,7 +104,7 @@ func TestChannelsCreateListGetAndDelete(t *testing.T) {
 	chat := b.createChannel(chatBody)
 	require.Equal(t, "Ops chat", chat.Name)
 	require.Equal(t, "chat", chat.Type)
-	require.Equal(t, []string{"hook.failed", "endpoint.recovered", "quota.threshold"}, chat.Events, "all three by default")
+	require.Equal(t, []string{"hook.failed", "endpoint.recovered", "endpoint.paused", "quota.threshold"}, chat.Events, "every kind by default")
 	require.True(t, chat.Enabled)
 	require.Equal(t, "https://hooks.slack.example.com/…", chat.URL, "the token is not shown")
 	require.Nil(t, chat.Email)

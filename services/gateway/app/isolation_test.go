@@ -44,6 +44,9 @@ func TestIsolationWalk(t *testing.T) {
 	require.Len(t, aSigning, 1)
 	aProject := a.do(http.MethodGet, "/v1/project", nil).project(t)
 	aChannel := a.createChannel(emailBody)
+	a.pauseEndpoint(a.creds.ProjectID, "hooks.example.com")
+	aEndpoints := a.endpoints()
+	require.Len(t, aEndpoints, 1)
 	rangeBody := func() string {
 		return fmt.Sprintf(`{"startTime":%q,"endTime":%q,"limit":1000}`,
 			day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
@@ -167,6 +170,13 @@ func TestIsolationWalk(t *testing.T) {
 	walk("testChannel", func() {
 		a.do(http.MethodPost, "/v1/channels/"+aChannel.ID+"/test", nil, as).requireError(t, http.StatusNotFound, "not_found")
 	})
+	walk("listEndpoints", func() {
+		require.Empty(t, a.endpoints(as), "another project's endpoints are not listed")
+	})
+	walk("resumeEndpoint", func() {
+		a.do(http.MethodPost, "/v1/endpoints/resume", strings.NewReader(`{"domain":"hooks.example.com"}`), as).
+			requireError(t, http.StatusNotFound, "not_found")
+	})
 
 	// Every operation of the document was walked.
 	spec, err := contract.Load("Sundial")
@@ -188,6 +198,7 @@ func TestIsolationWalk(t *testing.T) {
 	require.Equal(t, aSigning, a.signingKeys())
 	require.Equal(t, aProject, a.do(http.MethodGet, "/v1/project", nil).project(t))
 	require.Equal(t, aChannel, a.channel(aChannel.ID))
+	require.Equal(t, aEndpoints, a.endpoints(), "no resume was requested")
 	res := a.do(http.MethodGet, "/v1/hooks?limit=1000", nil)
 	for _, id := range ids {
 		require.Contains(t, string(res.body), id)

@@ -158,6 +158,7 @@ func (db *DB) Store(t testing.TB, a *eventv1.Alert) {
 	kind := map[eventv1.AlertKind]string{
 		eventv1.AlertKind_ALERT_KIND_HOOK_FAILED:        "hook.failed",
 		eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED: "endpoint.recovered",
+		eventv1.AlertKind_ALERT_KIND_ENDPOINT_PAUSED:    "endpoint.paused",
 		eventv1.AlertKind_ALERT_KIND_QUOTA_THRESHOLD:    "quota.threshold",
 		eventv1.AlertKind_ALERT_KIND_CHANNEL_TEST:       "channel.test",
 	}[a.GetKind()]

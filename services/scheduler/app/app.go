@@ -134,6 +134,9 @@ func (a *App) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := a.results.SetBreakerPolicy(a.cfg.breakerPolicy()); err != nil {
+		return err
+	}
 	a.batches, err = a.results.NewBatcher(result.BatchConfig{
 		MaxBatch: min(a.cfg.ResultBatch, a.cfg.ResultConcurrency),
 		Linger:   a.cfg.ResultLinger,
@@ -180,6 +183,9 @@ func (a *App) Run(ctx context.Context) error {
 		wg.Go(func() { a.window.Run(ctx) })
 	}
 	wg.Go(func() { a.waits.Run(ctx) })
+	// Resume requests of the API are few and not urgent to the millisecond:
+	// the poll interval is soon enough.
+	wg.Go(func() { a.results.RunResumes(ctx, a.cfg.PollInterval) })
 	// The batcher outlives ctx until the consumer has drained: the results
 	// still being handled after SIGTERM are applied, not failed.
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))

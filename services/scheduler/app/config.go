@@ -9,6 +9,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 )
@@ -115,6 +116,20 @@ type Config struct {
 	// being applied; after it their messages are handed back to NATS.
 	// SUNDIAL_SHUTDOWN_TIMEOUT, default 15s.
 	ShutdownTimeout time.Duration
+	// BreakerFailures is how many failures in a row (no answer, 429, 5xx)
+	// open an endpoint's circuit breaker, once they span BreakerSpan
+	// (docs/security.md, "Circuit breaker and Retry-After").
+	// SUNDIAL_SCHEDULER_BREAKER_FAILURES, default 10.
+	BreakerFailures int
+	// BreakerSpan is how long a run of failures must last to open the
+	// breaker. SUNDIAL_SCHEDULER_BREAKER_SPAN, default 3s.
+	BreakerSpan time.Duration
+	// BreakerCooldown is the first pause of an opened breaker; each failed
+	// probe doubles it up to BreakerMaxCooldown.
+	// SUNDIAL_SCHEDULER_BREAKER_COOLDOWN, default 30s;
+	// SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN, default 10m.
+	BreakerCooldown    time.Duration
+	BreakerMaxCooldown time.Duration
 }
 
 // Defaults.
@@ -138,6 +153,10 @@ const (
 	DefaultAsyncSweepInterval = time.Second
 	DefaultDatabaseMaxConns   = 16
 	DefaultShutdownTimeout    = 15 * time.Second
+	DefaultBreakerFailures    = breaker.DefaultFailures
+	DefaultBreakerSpan        = breaker.DefaultMinSpan
+	DefaultBreakerCooldown    = breaker.DefaultCooldown
+	DefaultBreakerMaxCooldown = breaker.DefaultMaxCooldown
 )
 
 // Bounds checked by Validate.
@@ -170,6 +189,10 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		AsyncSweepInterval: r.Duration("SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL", DefaultAsyncSweepInterval),
 		DatabaseMaxConns:   r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
 		ShutdownTimeout:    r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
+		BreakerFailures:    r.Int("SUNDIAL_SCHEDULER_BREAKER_FAILURES", DefaultBreakerFailures),
+		BreakerSpan:        r.Duration("SUNDIAL_SCHEDULER_BREAKER_SPAN", DefaultBreakerSpan),
+		BreakerCooldown:    r.Duration("SUNDIAL_SCHEDULER_BREAKER_COOLDOWN", DefaultBreakerCooldown),
+		BreakerMaxCooldown: r.Duration("SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN", DefaultBreakerMaxCooldown),
 	}
 	return cfg, errors.Join(r.Err(), cfg.Validate())
 }
@@ -210,5 +233,17 @@ func (c Config) Validate() error {
 	ch.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= math.MaxInt32,
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: must be at least 1", c.DatabaseMaxConns)
 	ch.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: must be positive", c.ShutdownTimeout)
+	ch.That(c.BreakerFailures >= 1, "SUNDIAL_SCHEDULER_BREAKER_FAILURES=%d: must be at least 1", c.BreakerFailures)
+	ch.That(c.BreakerSpan >= 0, "SUNDIAL_SCHEDULER_BREAKER_SPAN=%s: must not be negative", c.BreakerSpan)
+	ch.That(c.BreakerCooldown >= time.Second, "SUNDIAL_SCHEDULER_BREAKER_COOLDOWN=%s: must be at least 1s", c.BreakerCooldown)
+	ch.That(c.BreakerMaxCooldown >= c.BreakerCooldown,
+		"SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN=%s: must be at least SUNDIAL_SCHEDULER_BREAKER_COOLDOWN (%s)", c.BreakerMaxCooldown, c.BreakerCooldown)
 	return ch.Err()
+}
+
+// breakerPolicy is the circuit breakers' policy of the configuration.
+func (c Config) breakerPolicy() breaker.Policy {
+	p := breaker.DefaultPolicy
+	p.Failures, p.MinSpan, p.Cooldown, p.MaxCooldown = c.BreakerFailures, c.BreakerSpan, c.BreakerCooldown, c.BreakerMaxCooldown
+	return p
 }

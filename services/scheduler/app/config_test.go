@@ -34,6 +34,10 @@ func TestConfigDefaults(t *testing.T) {
 		AsyncSweepInterval: time.Second,
 		DatabaseMaxConns:   16,
 		ShutdownTimeout:    15 * time.Second,
+		BreakerFailures:    10,
+		BreakerSpan:        3 * time.Second,
+		BreakerCooldown:    30 * time.Second,
+		BreakerMaxCooldown: 10 * time.Minute,
 	}, cfg)
 }
 
@@ -59,6 +63,10 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL": "200ms",
 		"SUNDIAL_DATABASE_MAX_CONNS":             "4",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":               "1m",
+		"SUNDIAL_SCHEDULER_BREAKER_FAILURES":     "3",
+		"SUNDIAL_SCHEDULER_BREAKER_SPAN":         "0s",
+		"SUNDIAL_SCHEDULER_BREAKER_COOLDOWN":     "2s",
+		"SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN": "1m",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
@@ -78,6 +86,9 @@ func TestConfigFromEnv(t *testing.T) {
 		AsyncSweepInterval: 200 * time.Millisecond,
 		DatabaseMaxConns:   4,
 		ShutdownTimeout:    time.Minute,
+		BreakerFailures:    3,
+		BreakerCooldown:    2 * time.Second,
+		BreakerMaxCooldown: time.Minute,
 	}, cfg)
 }
 
@@ -100,6 +111,9 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_SCHEDULER_RESULT_LINGER":      "2s",
 		"SUNDIAL_DATABASE_MAX_CONNS":           "many",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":             "-1s",
+		"SUNDIAL_SCHEDULER_BREAKER_FAILURES":   "0",
+		"SUNDIAL_SCHEDULER_BREAKER_SPAN":       "-1s",
+		"SUNDIAL_SCHEDULER_BREAKER_COOLDOWN":   "10ms",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{
@@ -108,6 +122,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SCHEDULER_PREFETCH", "SUNDIAL_SCHEDULER_MAX_REDRIVES",
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", "SUNDIAL_SCHEDULER_RESULT_BATCH", "SUNDIAL_SCHEDULER_RESULT_LINGER",
 		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY", "SUNDIAL_SCHEDULER_CLAIM_AHEAD", "SUNDIAL_SCHEDULER_DUE_BATCH",
+		"SUNDIAL_SCHEDULER_BREAKER_FAILURES", "SUNDIAL_SCHEDULER_BREAKER_SPAN", "SUNDIAL_SCHEDULER_BREAKER_COOLDOWN",
 	} {
 		require.ErrorContains(t, err, name)
 	}

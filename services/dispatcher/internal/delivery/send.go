@@ -15,6 +15,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/signing"
 )
 
@@ -57,6 +58,9 @@ type Result struct {
 	Excerpt string
 	// AsyncTimeoutSeconds is what a 202 asked for, 0 if nothing valid.
 	AsyncTimeoutSeconds int32
+	// RetryAfter is the wait a 429 or 503 asked for in its Retry-After
+	// header, bounded (pkg/retry); 0 when there was none.
+	RetryAfter time.Duration
 }
 
 // headerNames are the Sundial-named headers under the deployment's prefix.
@@ -178,6 +182,11 @@ func (c *Client) classify(res *Result, resp *http.Response) {
 	default:
 		res.Outcome = eventv1.Outcome_OUTCOME_FAILURE
 		res.Error = "HTTP " + strconv.Itoa(code)
+		if retry.RetryAfterStatus(code) {
+			if wait, ok := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+				res.RetryAfter = wait
+			}
+		}
 	}
 }
 

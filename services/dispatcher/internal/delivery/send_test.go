@@ -209,6 +209,7 @@ func TestSendClassifiesAnswers(t *testing.T) {
 		outcome eventv1.Outcome
 		err     string
 		async   int32
+		wait    time.Duration
 	}{
 		{name: "200", status: 200, outcome: eventv1.Outcome_OUTCOME_SUCCESS},
 		{name: "201", status: 201, outcome: eventv1.Outcome_OUTCOME_SUCCESS},
@@ -222,6 +223,11 @@ func TestSendClassifiesAnswers(t *testing.T) {
 		{name: "400", status: 400, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 400"},
 		{name: "500", status: 500, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 500"},
 		{name: "503", status: 503, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 503"},
+		{name: "503 with Retry-After", status: 503, header: map[string]string{"Retry-After": "7"}, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 503", wait: 7 * time.Second},
+		{name: "429 with Retry-After", status: 429, header: map[string]string{"Retry-After": "2"}, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 429", wait: 2 * time.Second},
+		{name: "429 with a day of Retry-After", status: 429, header: map[string]string{"Retry-After": "86400"}, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 429", wait: time.Hour},
+		{name: "429 with bad Retry-After", status: 429, header: map[string]string{"Retry-After": "soon"}, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 429"},
+		{name: "500 ignores Retry-After", status: 500, header: map[string]string{"Retry-After": "7"}, outcome: eventv1.Outcome_OUTCOME_FAILURE, err: "HTTP 500"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,6 +243,7 @@ func TestSendClassifiesAnswers(t *testing.T) {
 			require.Equal(t, tc.status, res.StatusCode)
 			require.Equal(t, tc.err, res.Error)
 			require.Equal(t, tc.async, res.AsyncTimeoutSeconds)
+			require.Equal(t, tc.wait, res.RetryAfter)
 		})
 	}
 }

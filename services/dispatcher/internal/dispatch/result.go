@@ -29,7 +29,7 @@ func (h *Handler) publish(ctx context.Context, log deliveryLog, due dueHook, res
 }
 
 func attemptResult(due dueHook, res delivery.Result) *eventv1.AttemptResult {
-	return &eventv1.AttemptResult{
+	r := &eventv1.AttemptResult{
 		HookId:              due.hookID.String(),
 		ProjectId:           due.projectID.String(),
 		Attempt:             due.msg.GetAttempt(),
@@ -42,6 +42,10 @@ func attemptResult(due dueHook, res delivery.Result) *eventv1.AttemptResult {
 		ResponseExcerpt:     res.Excerpt,
 		AsyncTimeoutSeconds: res.AsyncTimeoutSeconds,
 	}
+	if res.RetryAfter > 0 {
+		r.RetryAfter = durationpb.New(res.RetryAfter)
+	}
+	return r
 }
 
 // outcomeName is the outcome as logs and metrics show it: "success", ...

@@ -105,6 +105,8 @@ type Deps struct {
 	KeyMgmt  KeyDeps
 	Limits   LimitsDeps
 	Channels ChannelDeps
+	// Endpoints serves /v1/endpoints (endpoints.go).
+	Endpoints EndpointDeps
 }
 
 // readyTimeout bounds a readiness check, so that a hung database makes the
@@ -125,6 +127,7 @@ type server struct {
 	projectSettings
 	keyManagement
 	channelManagement
+	endpointManagement
 }
 
 var _ gen.StrictServerInterface = (*server)(nil)
@@ -147,13 +150,14 @@ func New(d Deps) *echo.Echo {
 		panic(fmt.Sprintf("api: %v", err))
 	}
 	s := &server{
-		Deps:              d,
-		asyncAnswers:      asyncAnswers{AsyncDeps: d.Async},
-		hookList:          hookList{ListDeps: d.List, cfg: d.Config},
-		bulkActions:       bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
-		projectSettings:   projectSettings{ProjectDeps: d.Project, cfg: d.Config},
-		keyManagement:     keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config, cache: d.KeyCache},
-		channelManagement: channelManagement{ChannelDeps: d.Channels, log: d.Log},
+		Deps:               d,
+		asyncAnswers:       asyncAnswers{AsyncDeps: d.Async},
+		hookList:           hookList{ListDeps: d.List, cfg: d.Config},
+		bulkActions:        bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
+		projectSettings:    projectSettings{ProjectDeps: d.Project, cfg: d.Config},
+		keyManagement:      keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config, cache: d.KeyCache},
+		channelManagement:  channelManagement{ChannelDeps: d.Channels, log: d.Log},
+		endpointManagement: endpointManagement{EndpointDeps: d.Endpoints},
 	}
 	e := echo.New()
 	e.HideBanner = true

@@ -80,6 +80,8 @@ func Kind(k eventv1.AlertKind) (string, bool) {
 		return message.KindHookFailed, true
 	case eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED:
 		return message.KindEndpointRecovered, true
+	case eventv1.AlertKind_ALERT_KIND_ENDPOINT_PAUSED:
+		return message.KindEndpointPaused, true
 	case eventv1.AlertKind_ALERT_KIND_QUOTA_THRESHOLD:
 		return message.KindQuotaThreshold, true
 	case eventv1.AlertKind_ALERT_KIND_CHANNEL_TEST:

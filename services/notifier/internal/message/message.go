@@ -15,6 +15,7 @@ import (
 const (
 	KindHookFailed        = "hook.failed"
 	KindEndpointRecovered = "endpoint.recovered"
+	KindEndpointPaused    = "endpoint.paused"
 	KindQuotaThreshold    = "quota.threshold"
 	KindChannelTest       = "channel.test"
 )

@@ -311,3 +311,35 @@ func TestWebhookChannelTest(t *testing.T) {
 	}`, string(raw))
 	require.NotContains(t, m.Text(), "http")
 }
+
+func paused() message.Message {
+	return base(message.KindEndpointPaused, &eventv1.Alert{
+		AlertId:     "endpoint.paused:p:t:abc",
+		Kind:        eventv1.AlertKind_ALERT_KIND_ENDPOINT_PAUSED,
+		ProjectId:   projectID.String(),
+		OccurredAt:  timestamppb.New(occurred),
+		Domain:      "api.acme.com",
+		Error:       "10 failures in a row since 2026-11-21T11:57:00Z; last: HTTP 503",
+		Attempts:    10,
+		PausedUntil: timestamppb.New(time.Date(2026, 11, 21, 11, 58, 30, 0, time.UTC)),
+	})
+}
+
+func TestEndpointPausedAndResumed(t *testing.T) {
+	t.Parallel()
+	m := paused()
+	require.Equal(t, "[Sundial] acme: api.acme.com paused", m.Subject())
+	text := m.Text()
+	require.Contains(t, text, "until 2026-11-21T11:58:30Z")
+	require.Contains(t, text, "HTTP 503")
+	raw, err := m.Webhook()
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"type":"endpoint.paused"`)
+	require.Contains(t, string(raw), `"pausedUntil":"2026-11-21T11:58:30Z"`)
+	require.Contains(t, string(raw), `"attempts":10`)
+
+	resumed := recovered()
+	resumed.Alerts[0].Path = ""
+	require.Equal(t, "[Sundial] acme: api.acme.com recovered", resumed.Subject())
+	require.Contains(t, resumed.Text(), "its pause ended")
+}

@@ -44,7 +44,7 @@ func (m Message) build() view {
 	}
 	alerts := m.listed()
 	v.More = max(m.Total-len(alerts), 0)
-	if m.Kind == KindHookFailed || m.Kind == KindEndpointRecovered {
+	if m.Kind == KindHookFailed || m.Kind == KindEndpointRecovered || m.Kind == KindEndpointPaused {
 		for _, a := range alerts {
 			v.Items = append(v.Items, m.item(a))
 		}
@@ -65,6 +65,11 @@ func (m Message) what(alerts []*eventv1.Alert) string {
 			return "an endpoint recovered"
 		}
 		return endpoint(alerts[0]) + " recovered"
+	case KindEndpointPaused:
+		if len(alerts) == 0 {
+			return "an endpoint paused"
+		}
+		return endpoint(alerts[0]) + " paused"
 	case KindQuotaThreshold:
 		if len(alerts) == 0 {
 			return "hook quota threshold reached"
@@ -98,6 +103,10 @@ func (m Message) sentences(what string, alerts []*eventv1.Alert) (string, []stri
 	case KindHookFailed:
 		return oneLine(name + ": " + what + ". Their retries ran out."), nil
 	case KindEndpointRecovered:
+		if len(alerts) > 0 && alerts[0].GetPath() == "" {
+			// A domain's pause ended (docs/notifications.md).
+			return oneLine(name + ": " + what + ": its pause ended and its hooks are delivered again."), nil
+		}
 		// The recovered alert's Attempts counts the hooks that ran out of
 		// retries on the endpoint while it was failing.
 		failed := "hooks to it failed"
@@ -115,6 +124,13 @@ func (m Message) sentences(what string, alerts []*eventv1.Alert) (string, []stri
 			detail += " (since " + ps.AsTime().UTC().Format("2006-01-02") + ")"
 		}
 		return oneLine(name + ": " + what + "."), []string{detail + "."}
+	case KindEndpointPaused:
+		until := "its next probe"
+		if len(alerts) > 0 && alerts[0].GetPausedUntil() != nil {
+			until = alerts[0].GetPausedUntil().AsTime().UTC().Format(time.RFC3339)
+		}
+		return oneLine(name + ": " + what + ": its hooks wait, without spending attempts, until " + until +
+			"; then one delivery probes it. Resume it early with POST /v1/endpoints/resume."), nil
 	case KindChannelTest:
 		return oneLine(name + ": test message from Sundial."),
 			[]string{"This channel works: alerts about this project will arrive here."}

@@ -43,6 +43,8 @@ type webhookAlert struct {
 	Usage            int64  `json:"usage,omitempty"`
 	Quota            int64  `json:"quota,omitempty"`
 	PeriodStart      string `json:"periodStart,omitempty"`
+	// endpoint.paused: until when (the first probe).
+	PausedUntil string `json:"pausedUntil,omitempty"`
 }
 
 // Webhook is the versioned JSON document a custom webhook receives.
@@ -79,6 +81,13 @@ func (m Message) webhookAlert(a *eventv1.Alert) webhookAlert {
 		if w.HookID != "" {
 			w.DashboardURL = m.link("/hooks/" + w.HookID)
 		}
+	case KindEndpointPaused:
+		w.Domain = a.GetDomain()
+		w.Error = a.GetError()
+		w.Attempts = a.GetAttempts()
+		if t := a.GetPausedUntil(); t != nil {
+			w.PausedUntil = timestamp(t.AsTime())
+		}
 	case KindQuotaThreshold:
 		w.ThresholdPercent = a.GetThresholdPercent()
 		w.Usage = a.GetUsage()
@@ -97,6 +106,8 @@ func (m Message) alertKind(a *eventv1.Alert) string {
 		return KindHookFailed
 	case eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED:
 		return KindEndpointRecovered
+	case eventv1.AlertKind_ALERT_KIND_ENDPOINT_PAUSED:
+		return KindEndpointPaused
 	case eventv1.AlertKind_ALERT_KIND_QUOTA_THRESHOLD:
 		return KindQuotaThreshold
 	case eventv1.AlertKind_ALERT_KIND_CHANNEL_TEST:

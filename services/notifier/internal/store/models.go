@@ -73,6 +73,24 @@ type ApiKey struct {
 	RevokedAt  *time.Time
 }
 
+type EndpointBreaker struct {
+	ProjectID           uuid.UUID
+	Domain              string
+	ConsecutiveFailures int32
+	FailingSince        *time.Time
+	LastError           *string
+	PausedAt            *time.Time
+	PausedUntil         *time.Time
+	PauseCause          *string
+	PauseReason         *string
+	CooldownSecs        int32
+	HeldUntil           *time.Time
+	ProbeHookID         *uuid.UUID
+	Alerted             bool
+	ResumeRequested     bool
+	UpdatedAt           time.Time
+}
+
 type FailingEndpoint struct {
 	ProjectID    uuid.UUID
 	Domain       string

@@ -178,9 +178,11 @@ func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 		c.release(batch)
 		return 0, false, fmt.Errorf("claim due hooks: %w", err)
 	}
+	full = len(rows) == batch
+	rows, _ = c.leaveOutDeferred(ctx, rows)
 	c.release(batch - len(rows))
 	c.publish(ctx, rows, start, viaPoll)
-	return len(rows), len(rows) == batch, nil
+	return len(rows), full, nil
 }
 
 // reserve takes room for up to a batch of hooks under MaxInFlight
@@ -204,6 +206,7 @@ func (c *Claimer) claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Dura
 		c.release(len(ids))
 		return 0, nil, err
 	}
+	rows, _ = c.leaveOutDeferred(ctx, rows)
 	c.release(len(ids) - len(rows))
 	if !mustHold(rows) {
 		c.publish(ctx, rows, start, viaWindow)

@@ -30,6 +30,7 @@ var latenessBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 type instruments struct {
 	tracer          trace.Tracer
 	claimed         metric.Int64Counter
+	deferred        metric.Int64Counter
 	publishFailures metric.Int64Counter
 	lateness        metric.Float64Histogram
 }
@@ -48,6 +49,11 @@ func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) (instrumen
 	var err error
 	in.claimed, err = meter.Int64Counter("sundial.scheduler.hooks_claimed",
 		metric.WithDescription("Hooks claimed under a lease (first deliveries, retries and re-drives)."))
+	if err != nil {
+		return in, fmt.Errorf("claimer metrics: %w", err)
+	}
+	in.deferred, err = meter.Int64Counter("sundial.scheduler.hooks_deferred",
+		metric.WithDescription("Due hooks of paused endpoints moved to the pause's end instead of being leased (no attempt spent)."))
 	if err != nil {
 		return in, fmt.Errorf("claimer metrics: %w", err)
 	}

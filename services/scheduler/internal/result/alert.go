@@ -37,6 +37,7 @@ const (
 const (
 	kindHookFailed        = event.AlertKindHookFailed
 	kindEndpointRecovered = event.AlertKindEndpointRecovered
+	kindEndpointPaused    = event.AlertKindEndpointPaused
 )
 
 // hookFailure is a hook whose retries ran out.
@@ -91,8 +92,11 @@ func (r recovery) alert() *eventv1.Alert {
 
 // kindName is the alerts table's name of an alert's kind.
 func kindName(k eventv1.AlertKind) string {
-	if k == eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED {
+	switch k {
+	case eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED:
 		return kindEndpointRecovered
+	case eventv1.AlertKind_ALERT_KIND_ENDPOINT_PAUSED:
+		return kindEndpointPaused
 	}
 	return kindHookFailed
 }

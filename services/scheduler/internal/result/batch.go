@@ -340,6 +340,9 @@ func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attemp
 	if err := a.startWaits(ctx, q, ins, plan, outs); err != nil {
 		return nil, err
 	}
+	if err := a.recordBreakers(ctx, q, ins, plan, outs); err != nil {
+		return nil, err
+	}
 	return outs, nil
 }
 
@@ -542,7 +545,8 @@ func (a *Applier) settleFailures(ctx context.Context, q *store.Queries, ins []at
 		out := &applied{projectID: h.projectID, path: h.path, status: StatusRetry, maxAttempts: budget.MaxAttempts()}
 		var delay float64
 		if int(in.attempt) < out.maxAttempts {
-			delay = budget.DelayAfter(int(in.attempt), a.rnd).Seconds()
+			// A receiver's Retry-After is a floor under the policy's delay.
+			delay = max(budget.DelayAfter(int(in.attempt), a.rnd).Seconds(), in.retryAfter.Seconds())
 		} else {
 			out.status = StatusFailed
 		}

@@ -41,6 +41,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 )
 
 // Hook statuses the applier sets. A hook waiting for an async answer is
@@ -63,6 +64,8 @@ type Applier struct {
 	alerts *alerter
 	log    *slog.Logger
 	rnd    retry.Rand
+	// breaker moves the endpoints' circuit breakers (breaker.go).
+	breaker breaker.Policy
 
 	applied metric.Int64Counter
 	stale   metric.Int64Counter
@@ -90,8 +93,8 @@ func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand
 	if err != nil {
 		return nil, err
 	}
-	return &Applier{db: db, alerts: alerts, log: log, rnd: rnd, applied: applied, stale: stale,
-		tracer: o.Tracer.Tracer(TracerName)}, nil
+	return &Applier{db: db, alerts: alerts, log: log, rnd: rnd, breaker: breaker.DefaultPolicy,
+		applied: applied, stale: stale, tracer: o.Tracer.Tracer(TracerName)}, nil
 }
 
 // finish turns what applying a result did into the handler's answer,
@@ -158,6 +161,13 @@ type attempt struct {
 	// Sundial-Async-Timeout asked for (0: the project's setting).
 	async        bool
 	asyncTimeout int32
+	// retryAfter is the wait a 429 or 503 asked for (0: none): the hook's
+	// retry is no sooner, and its endpoint pauses until then (breaker.go).
+	retryAfter time.Duration
+	// exchanged: the result says what a delivery's exchange did (it has a
+	// duration). The claim's record of an attempt whose every lease
+	// expired has none: it says nothing of the receiver (breaker.go).
+	exchanged bool
 }
 
 func parse(r *eventv1.AttemptResult) (attempt, error) {
@@ -181,6 +191,10 @@ func parse(r *eventv1.AttemptResult) (attempt, error) {
 		excerpt:      cleanText(r.GetResponseExcerpt()),
 		startedAt:    r.GetStartedAt().AsTime(),
 		duration:     max(r.GetDuration().AsDuration().Seconds(), 0),
+		exchanged:    r.GetDuration() != nil,
+	}
+	if r.GetRetryAfter() != nil && r.GetRetryAfter().AsDuration() > 0 {
+		in.retryAfter = retry.BoundRetryAfter(r.GetRetryAfter().AsDuration())
 	}
 	switch r.GetOutcome() {
 	case eventv1.Outcome_OUTCOME_SUCCESS:

@@ -14,31 +14,62 @@ import (
 )
 
 const claimDueHooks = `-- name: ClaimDueHooks :many
-UPDATE hooks AS h
-SET lease_seq        = h.lease_seq + 1,
-    lease_expires_at = now() + make_interval(secs => $1::float8),
-    run_at           = now() + make_interval(secs => $1::float8),
-    -- A pending hook that still has a lease expiry lost its previous lease.
-    redrives         = CASE WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
-                            THEN h.redrives + 1 ELSE 0 END,
-    status           = 'pending'
-FROM (
-    SELECT d.id, d.run_at
+WITH due AS (
+    SELECT d.id, d.run_at, d.project_id, d.domain
     FROM hooks AS d
     WHERE d.status IN ('pending', 'retry') AND d.run_at <= now()
     ORDER BY d.run_at
     LIMIT $2::integer
     FOR UPDATE SKIP LOCKED
-) AS due, projects AS p
-WHERE h.id = due.id AND p.id = h.project_id
+),
+probe AS (
+    UPDATE endpoint_breakers AS b
+    SET paused_until  = now() + make_interval(secs => $1::float8),
+        held_until    = GREATEST(b.held_until, now() + make_interval(secs => $1::float8)),
+        probe_hook_id = c.id,
+        updated_at    = now()
+    FROM (
+        SELECT DISTINCT ON (o.project_id, o.domain) o.project_id, o.domain, due.id
+        FROM due
+        JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
+        WHERE o.paused_until <= now()
+        ORDER BY o.project_id, o.domain, due.run_at, due.id
+    ) AS c
+    WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
+    RETURNING b.project_id, b.domain, b.paused_until, c.id AS probe_id
+),
+paused AS (
+    SELECT due.id, COALESCE(pr.paused_until, GREATEST(o.paused_until, now() + interval '1 second')) AS until
+    FROM due
+    JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
+    LEFT JOIN probe AS pr ON pr.project_id = o.project_id AND pr.domain = o.domain
+    WHERE o.paused_until IS NOT NULL AND due.id IS DISTINCT FROM pr.probe_id
+)
+UPDATE hooks AS h
+SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
+    lease_expires_at = CASE WHEN held.until IS NULL
+                            THEN now() + make_interval(secs => $1::float8) END,
+    run_at           = COALESCE(held.until, now() + make_interval(secs => $1::float8)),
+    -- A pending hook that still has a lease expiry lost its previous lease.
+    redrives         = CASE WHEN held.until IS NOT NULL THEN h.redrives
+                            WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
+                            THEN h.redrives + 1 ELSE 0 END,
+    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END
+FROM due
+JOIN projects AS p ON p.id = due.project_id
+LEFT JOIN paused AS held ON held.id = due.id
+WHERE h.id = due.id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
-    h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
+    h.attempts, h.retry_budget_base, h.lease_seq,
+    -- A deferred hook has no lease: its value is not used.
+    COALESCE(h.lease_expires_at, now())::timestamptz AS lease_expires_at,
     h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter,
     -- The run_at the hook was claimed for, and the database clock as the
     -- row was returned: the caller publishes the DueHook no sooner than
     -- due_at - db_now after the answer reached it (see claim.releaseAt).
-    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now
+    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
+    (held.until IS NOT NULL)::boolean AS deferred
 `
 
 type ClaimDueHooksParams struct {
@@ -69,6 +100,7 @@ type ClaimDueHooksRow struct {
 	RetryJitter        bool
 	DueAt              time.Time
 	DbNow              time.Time
+	Deferred           bool
 }
 
 // Claims up to batch_size hooks due by the database clock (new, retrying, or
@@ -78,6 +110,17 @@ type ClaimDueHooksRow struct {
 // other's rows; run_at moves to the lease expiry, so the row is due again
 // only if its result never comes. updated_at is left alone: it is the hook's
 // user-visible update time.
+// Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
+// Retry-After"): probe takes, for each paused unit whose pause has ended,
+// its first due hook as the probe and moves the pause to the probe's lease
+// expiry (a concurrent claim that took the probe first makes the row fail
+// the re-checked condition, so one probe per pause). held is, for every
+// other due hook of a paused unit, where its run_at goes instead of being
+// leased: the pause's end (the probe's lease expiry once a probe is out),
+// or a second from now when another claim's probe raced this one. Such a
+// hook gets no lease, no attempt and no re-drive, keeps its status, and is
+// returned with deferred set, for the caller to leave out. With no paused
+// endpoint both are an index probe per distinct unit that finds nothing.
 func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([]ClaimDueHooksRow, error) {
 	rows, err := q.db.Query(ctx, claimDueHooks, arg.LeaseSeconds, arg.BatchSize)
 	if err != nil {
@@ -110,6 +153,7 @@ func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([
 			&i.RetryJitter,
 			&i.DueAt,
 			&i.DbNow,
+			&i.Deferred,
 		); err != nil {
 			return nil, err
 		}
@@ -122,31 +166,62 @@ func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([
 }
 
 const claimHooksByID = `-- name: ClaimHooksByID :many
-UPDATE hooks AS h
-SET lease_seq        = h.lease_seq + 1,
-    lease_expires_at = now() + make_interval(secs => $1::float8),
-    run_at           = now() + make_interval(secs => $1::float8),
-    -- A pending hook that still has a lease expiry lost its previous lease.
-    redrives         = CASE WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
-                            THEN h.redrives + 1 ELSE 0 END,
-    status           = 'pending'
-FROM (
-    SELECT d.id, d.run_at
+WITH due AS (
+    SELECT d.id, d.run_at, d.project_id, d.domain
     FROM hooks AS d
     WHERE d.id = ANY($2::uuid[])
       AND d.status IN ('pending', 'retry')
       AND d.run_at <= now() + make_interval(secs => $3::float8)
     FOR UPDATE SKIP LOCKED
-) AS due, projects AS p
-WHERE h.id = due.id AND p.id = h.project_id
+),
+probe AS (
+    UPDATE endpoint_breakers AS b
+    SET paused_until  = now() + make_interval(secs => $1::float8),
+        held_until    = GREATEST(b.held_until, now() + make_interval(secs => $1::float8)),
+        probe_hook_id = c.id,
+        updated_at    = now()
+    FROM (
+        SELECT DISTINCT ON (o.project_id, o.domain) o.project_id, o.domain, due.id
+        FROM due
+        JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
+        WHERE o.paused_until <= now()
+        ORDER BY o.project_id, o.domain, due.run_at, due.id
+    ) AS c
+    WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
+    RETURNING b.project_id, b.domain, b.paused_until, c.id AS probe_id
+),
+paused AS (
+    SELECT due.id, COALESCE(pr.paused_until, GREATEST(o.paused_until, now() + interval '1 second')) AS until
+    FROM due
+    JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
+    LEFT JOIN probe AS pr ON pr.project_id = o.project_id AND pr.domain = o.domain
+    WHERE o.paused_until IS NOT NULL AND due.id IS DISTINCT FROM pr.probe_id
+)
+UPDATE hooks AS h
+SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
+    lease_expires_at = CASE WHEN held.until IS NULL
+                            THEN now() + make_interval(secs => $1::float8) END,
+    run_at           = COALESCE(held.until, now() + make_interval(secs => $1::float8)),
+    -- A pending hook that still has a lease expiry lost its previous lease.
+    redrives         = CASE WHEN held.until IS NOT NULL THEN h.redrives
+                            WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
+                            THEN h.redrives + 1 ELSE 0 END,
+    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END
+FROM due
+JOIN projects AS p ON p.id = due.project_id
+LEFT JOIN paused AS held ON held.id = due.id
+WHERE h.id = due.id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
-    h.attempts, h.retry_budget_base, h.lease_seq, h.lease_expires_at::timestamptz AS lease_expires_at,
+    h.attempts, h.retry_budget_base, h.lease_seq,
+    -- A deferred hook has no lease: its value is not used.
+    COALESCE(h.lease_expires_at, now())::timestamptz AS lease_expires_at,
     h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter,
     -- The run_at the hook was claimed for, and the database clock as the
     -- row was returned: the caller publishes the DueHook no sooner than
     -- due_at - db_now after the answer reached it (see claim.releaseAt).
-    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now
+    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
+    (held.until IS NOT NULL)::boolean AS deferred
 `
 
 type ClaimHooksByIDParams struct {
@@ -178,6 +253,7 @@ type ClaimHooksByIDRow struct {
 	RetryJitter        bool
 	DueAt              time.Time
 	DbNow              time.Time
+	Deferred           bool
 }
 
 // ClaimDueHooks restricted to the given ids: the just-in-time claim of hooks
@@ -187,6 +263,17 @@ type ClaimHooksByIDRow struct {
 // its due_at by the same clock. A hook deleted, finished, rescheduled or
 // claimed by another scheduler meanwhile is skipped. Same columns as
 // ClaimDueHooks.
+// Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
+// Retry-After"): probe takes, for each paused unit whose pause has ended,
+// its first due hook as the probe and moves the pause to the probe's lease
+// expiry (a concurrent claim that took the probe first makes the row fail
+// the re-checked condition, so one probe per pause). held is, for every
+// other due hook of a paused unit, where its run_at goes instead of being
+// leased: the pause's end (the probe's lease expiry once a probe is out),
+// or a second from now when another claim's probe raced this one. Such a
+// hook gets no lease, no attempt and no re-drive, keeps its status, and is
+// returned with deferred set, for the caller to leave out. With no paused
+// endpoint both are an index probe per distinct unit that finds nothing.
 func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) ([]ClaimHooksByIDRow, error) {
 	rows, err := q.db.Query(ctx, claimHooksByID, arg.LeaseSeconds, arg.Ids, arg.AheadSeconds)
 	if err != nil {
@@ -219,6 +306,7 @@ func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) 
 			&i.RetryJitter,
 			&i.DueAt,
 			&i.DbNow,
+			&i.Deferred,
 		); err != nil {
 			return nil, err
 		}

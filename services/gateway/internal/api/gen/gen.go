@@ -24,6 +24,7 @@ import (
 
 // Defines values for AlertEvent.
 const (
+	AlertEventEndpointPaused    AlertEvent = "endpoint.paused"
 	AlertEventEndpointRecovered AlertEvent = "endpoint.recovered"
 	AlertEventHookFailed        AlertEvent = "hook.failed"
 	AlertEventQuotaThreshold    AlertEvent = "quota.threshold"
@@ -32,6 +33,8 @@ const (
 // Valid indicates whether the value is a known member of the AlertEvent enum.
 func (e AlertEvent) Valid() bool {
 	switch e {
+	case AlertEventEndpointPaused:
+		return true
 	case AlertEventEndpointRecovered:
 		return true
 	case AlertEventHookFailed:
@@ -46,6 +49,7 @@ func (e AlertEvent) Valid() bool {
 // Defines values for AlertNotificationType.
 const (
 	AlertNotificationTypeChannelTest       AlertNotificationType = "channel.test"
+	AlertNotificationTypeEndpointPaused    AlertNotificationType = "endpoint.paused"
 	AlertNotificationTypeEndpointRecovered AlertNotificationType = "endpoint.recovered"
 	AlertNotificationTypeHookFailed        AlertNotificationType = "hook.failed"
 	AlertNotificationTypeQuotaThreshold    AlertNotificationType = "quota.threshold"
@@ -55,6 +59,8 @@ const (
 func (e AlertNotificationType) Valid() bool {
 	switch e {
 	case AlertNotificationTypeChannelTest:
+		return true
+	case AlertNotificationTypeEndpointPaused:
 		return true
 	case AlertNotificationTypeEndpointRecovered:
 		return true
@@ -196,6 +202,7 @@ func (e ChannelHealthStatus) Valid() bool {
 // Defines values for ChannelSendKind.
 const (
 	ChannelSendKindChannelTest       ChannelSendKind = "channel.test"
+	ChannelSendKindEndpointPaused    ChannelSendKind = "endpoint.paused"
 	ChannelSendKindEndpointRecovered ChannelSendKind = "endpoint.recovered"
 	ChannelSendKindHookFailed        ChannelSendKind = "hook.failed"
 	ChannelSendKindQuotaThreshold    ChannelSendKind = "quota.threshold"
@@ -205,6 +212,8 @@ const (
 func (e ChannelSendKind) Valid() bool {
 	switch e {
 	case ChannelSendKindChannelTest:
+		return true
+	case ChannelSendKindEndpointPaused:
 		return true
 	case ChannelSendKindEndpointRecovered:
 		return true
@@ -271,6 +280,42 @@ func (e ChannelType) Valid() bool {
 	case Email:
 		return true
 	case Webhook:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointCause.
+const (
+	EndpointCauseFailures   EndpointCause = "failures"
+	EndpointCauseRetryAfter EndpointCause = "retry_after"
+)
+
+// Valid indicates whether the value is a known member of the EndpointCause enum.
+func (e EndpointCause) Valid() bool {
+	switch e {
+	case EndpointCauseFailures:
+		return true
+	case EndpointCauseRetryAfter:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointState.
+const (
+	EndpointStateEndpointActive EndpointState = "active"
+	EndpointStateEndpointPaused EndpointState = "paused"
+)
+
+// Valid indicates whether the value is a known member of the EndpointState enum.
+func (e EndpointState) Valid() bool {
+	switch e {
+	case EndpointStateEndpointActive:
+		return true
+	case EndpointStateEndpointPaused:
 		return true
 	default:
 		return false
@@ -513,7 +558,9 @@ func (e ListHooksParamsSortBy) Valid() bool {
 
 // AlertEvent `hook.failed`: a hook's retries ran out (failures within the project's
 // `alerts.groupWaitSecs` go out as one message, follow-ups back off).
-// `endpoint.recovered`: the first success on an endpoint after a hook to it failed.
+// `endpoint.recovered`: the first success on an endpoint after a hook to it failed, or
+// (no path) the end of an announced pause of a domain.
+// `endpoint.paused`: a domain was paused by its circuit breaker or a long `Retry-After`.
 // `quota.threshold`: usage reached 75, 100 or 150 % of the plan's quota.
 type AlertEvent string
 
@@ -551,7 +598,9 @@ type AlertNotificationType string
 type AlertNotificationVersion int
 
 // AlertNotificationItem One alert of the group. Hook alerts (`hook.failed`, `endpoint.recovered`) carry
-// `hookId`, `domain`, `path`, `error`, `attempts` and `dashboardUrl`; quota alerts carry
+// `hookId`, `domain`, `path`, `error`, `attempts` and `dashboardUrl`; `endpoint.paused`
+// carries `domain`, `error` (the reason), `attempts` (failures in a row) and
+// `pausedUntil`; quota alerts carry
 // `thresholdPercent`, `usage`, `quota` and `periodStart`; a `channel.test` only `id` and
 // `occurredAt`.
 type AlertNotificationItem struct {
@@ -564,9 +613,12 @@ type AlertNotificationItem struct {
 	HookId       *openapi_types.UUID `json:"hookId,omitempty"`
 
 	// Id The alert's deterministic id.
-	Id               string                                 `json:"id"`
-	OccurredAt       time.Time                              `json:"occurredAt"`
-	Path             *string                                `json:"path,omitempty"`
+	Id         string    `json:"id"`
+	OccurredAt time.Time `json:"occurredAt"`
+	Path       *string   `json:"path,omitempty"`
+
+	// PausedUntil For `endpoint.paused`, when the next probe delivery may go.
+	PausedUntil      *time.Time                             `json:"pausedUntil,omitempty"`
 	PeriodStart      *time.Time                             `json:"periodStart,omitempty"`
 	Quota            *int64                                 `json:"quota,omitempty"`
 	ThresholdPercent *AlertNotificationItemThresholdPercent `json:"thresholdPercent,omitempty"`
@@ -841,6 +893,48 @@ type EmptyResponse struct {
 	Data map[string]interface{} `json:"data"`
 }
 
+// Endpoint A destination server (the project's domain) and its circuit breaker
+// (see the Endpoints tag). While `paused`, its hooks wait without spending attempts.
+type Endpoint struct {
+	// Cause What paused it (set while paused).
+	Cause               *EndpointCause `json:"cause,omitempty"`
+	ConsecutiveFailures int            `json:"consecutiveFailures"`
+	Domain              string         `json:"domain"`
+	LastError           *string        `json:"lastError,omitempty"`
+	PausedAt            *time.Time     `json:"pausedAt,omitempty"`
+
+	// PausedUntil When the next probe delivery may go (set while paused).
+	PausedUntil *time.Time `json:"pausedUntil,omitempty"`
+
+	// Probing A probe delivery is in flight (set while paused).
+	Probing *bool `json:"probing,omitempty"`
+
+	// Reason Why it is paused, in words (set while paused).
+	Reason *string `json:"reason,omitempty"`
+
+	// ResumeRequested A resumption was asked for and is not applied yet.
+	ResumeRequested bool          `json:"resumeRequested"`
+	State           EndpointState `json:"state"`
+}
+
+// EndpointCause What paused it (set while paused).
+type EndpointCause string
+
+// EndpointState defines model for Endpoint.State.
+type EndpointState string
+
+// EndpointListResponse defines model for EndpointListResponse.
+type EndpointListResponse struct {
+	Data []Endpoint `json:"data"`
+}
+
+// EndpointResponse defines model for EndpointResponse.
+type EndpointResponse struct {
+	// Data A destination server (the project's domain) and its circuit breaker
+	// (see the Endpoints tag). While `paused`, its hooks wait without spending attempts.
+	Data Endpoint `json:"data"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	// Code What went wrong, for programs.
@@ -1093,6 +1187,12 @@ type ProjectQuota struct {
 // ProjectResponse defines model for ProjectResponse.
 type ProjectResponse struct {
 	Data Project `json:"data"`
+}
+
+// ResumeEndpointRequest defines model for ResumeEndpointRequest.
+type ResumeEndpointRequest struct {
+	// Domain The endpoint's domain, as `GET /endpoints` lists it.
+	Domain string `json:"domain"`
 }
 
 // RetryIDsRequest defines model for RetryIDsRequest.
@@ -1383,6 +1483,9 @@ type CreateChannelJSONRequestBody = ChannelCreate
 // PatchChannelJSONRequestBody defines body for PatchChannel for application/json ContentType.
 type PatchChannelJSONRequestBody = ChannelPatch
 
+// ResumeEndpointJSONRequestBody defines body for ResumeEndpoint for application/json ContentType.
+type ResumeEndpointJSONRequestBody = ResumeEndpointRequest
+
 // CreateHookJSONRequestBody defines body for CreateHook for application/json ContentType.
 type CreateHookJSONRequestBody = ScheduleHookRequest
 
@@ -1445,6 +1548,12 @@ type ServerInterface interface {
 	// TestChannel Send a test message to a channel
 	// (POST /channels/{id}/test)
 	TestChannel(ctx echo.Context, id ChannelID) error
+	// ListEndpoints List endpoints and their pauses
+	// (GET /endpoints)
+	ListEndpoints(ctx echo.Context) error
+	// ResumeEndpoint Resume a paused endpoint now
+	// (POST /endpoints/resume)
+	ResumeEndpoint(ctx echo.Context) error
 	// ListHooks List hooks
 	// (GET /hooks)
 	ListHooks(ctx echo.Context, params ListHooksParams) error
@@ -1696,6 +1805,24 @@ func (w *ServerInterfaceWrapper) TestChannel(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.TestChannel(ctx, id)
+	return err
+}
+
+// ListEndpoints converts echo context to params.
+func (w *ServerInterfaceWrapper) ListEndpoints(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListEndpoints(ctx)
+	return err
+}
+
+// ResumeEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) ResumeEndpoint(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResumeEndpoint(ctx)
 	return err
 }
 
@@ -2009,6 +2136,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/signing-keys", wrapper.ListSigningKeys, options.OperationMiddlewares["listSigningKeys"]...)
 	router.POST(options.BaseURL+"/signing-keys/rotate", wrapper.RotateSigningKey, options.OperationMiddlewares["rotateSigningKey"]...)
 	router.DELETE(options.BaseURL+"/signing-keys/:id", wrapper.RevokeSigningKey, options.OperationMiddlewares["revokeSigningKey"]...)
+	router.GET(options.BaseURL+"/endpoints", wrapper.ListEndpoints, options.OperationMiddlewares["listEndpoints"]...)
+	router.POST(options.BaseURL+"/endpoints/resume", wrapper.ResumeEndpoint, options.OperationMiddlewares["resumeEndpoint"]...)
 	router.GET(options.BaseURL+"/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
 	router.DELETE(options.BaseURL+"/channels/:id", wrapper.DeleteChannel, options.OperationMiddlewares["deleteChannel"]...)
@@ -5177,6 +5306,443 @@ func (response TestChannel503JSONResponse) VisitTestChannelResponse(w http.Respo
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEndpointsRequestObject struct {
+}
+
+type ListEndpointsResponseObject interface {
+	VisitListEndpointsResponse(w http.ResponseWriter) error
+}
+
+type ListEndpoints200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type ListEndpoints200JSONResponse struct {
+	Body    EndpointListResponse
+	Headers ListEndpoints200ResponseHeaders
+}
+
+func (response ListEndpoints200JSONResponse) VisitListEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEndpoints401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListEndpoints401JSONResponse) VisitListEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEndpoints429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListEndpoints429JSONResponse) VisitListEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEndpoints500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListEndpoints500JSONResponse) VisitListEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeEndpointRequestObject struct {
+	Body *ResumeEndpointJSONRequestBody
+}
+
+type ResumeEndpointResponseObject interface {
+	VisitResumeEndpointResponse(w http.ResponseWriter) error
+}
+
+type ResumeEndpoint202ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type ResumeEndpoint202JSONResponse struct {
+	Body    EndpointResponse
+	Headers ResumeEndpoint202ResponseHeaders
+}
+
+func (response ResumeEndpoint202JSONResponse) VisitResumeEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResumeEndpoint400JSONResponse) VisitResumeEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResumeEndpoint401JSONResponse) VisitResumeEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResumeEndpoint404JSONResponse) VisitResumeEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ResumeEndpoint413JSONResponse) VisitResumeEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeEndpoint415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ResumeEndpoint415JSONResponse) VisitResumeEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeEndpoint429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ResumeEndpoint429JSONResponse) VisitResumeEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ResumeEndpoint500JSONResponse) VisitResumeEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8756,6 +9322,12 @@ type StrictServerInterface interface {
 	// TestChannel Send a test message to a channel
 	// (POST /channels/{id}/test)
 	TestChannel(ctx context.Context, request TestChannelRequestObject) (TestChannelResponseObject, error)
+	// ListEndpoints List endpoints and their pauses
+	// (GET /endpoints)
+	ListEndpoints(ctx context.Context, request ListEndpointsRequestObject) (ListEndpointsResponseObject, error)
+	// ResumeEndpoint Resume a paused endpoint now
+	// (POST /endpoints/resume)
+	ResumeEndpoint(ctx context.Context, request ResumeEndpointRequestObject) (ResumeEndpointResponseObject, error)
 	// ListHooks List hooks
 	// (GET /hooks)
 	ListHooks(ctx context.Context, request ListHooksRequestObject) (ListHooksResponseObject, error)
@@ -9224,6 +9796,75 @@ func (sh *strictHandler) TestChannel(ctx echo.Context, id ChannelID) error {
 		return err
 	} else if validResponse, ok := response.(TestChannelResponseObject); ok {
 		return validResponse.VisitTestChannelResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListEndpoints operation middleware
+func (sh *strictHandler) ListEndpoints(ctx echo.Context) error {
+	var request ListEndpointsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEndpoints(ctx.Request().Context(), request.(ListEndpointsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEndpoints")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListEndpointsResponseObject); ok {
+		return validResponse.VisitListEndpointsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResumeEndpoint operation middleware
+func (sh *strictHandler) ResumeEndpoint(ctx echo.Context) error {
+	var request ResumeEndpointRequestObject
+
+	var body ResumeEndpointJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeEndpoint(ctx.Request().Context(), request.(ResumeEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResumeEndpointResponseObject); ok {
+		return validResponse.VisitResumeEndpointResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

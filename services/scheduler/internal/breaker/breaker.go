@@ -1,0 +1,241 @@
+// Package breaker is the circuit breaker of the scheduler's endpoints
+// (docs/security.md, "Circuit breaker and Retry-After"): the state of each
+// unit that fails together, a project's domain, and how delivery outcomes
+// move it. A run of failures (no answer, 429, 5xx) opens it; a 429 or 503
+// with Retry-After pauses it at once until then. While it is paused the
+// claim leases none of its hooks (it moves their run_at to the pause's end,
+// spending no attempt); when the pause ends the claim lets one hook through,
+// the probe, whose answer closes the breaker or opens it again for longer.
+//
+// This file is the state machine, pure: outcomes and the database's now in,
+// the next state and the events to announce out. record.go keeps the state
+// in PostgreSQL, in the transaction that applies a batch of results.
+package breaker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Causes of a pause, as endpoint_breakers.pause_cause and the API name them.
+const (
+	CauseFailures   = "failures"
+	CauseRetryAfter = "retry_after"
+)
+
+// Policy is when the breaker opens and for how long.
+type Policy struct {
+	// Failures in a row that open the breaker, once they span MinSpan.
+	Failures int
+	// MinSpan is how long a run of failures must last before it opens the
+	// breaker: a burst of failures that all end in the same instant (one
+	// network blip under many deliveries) is not yet a failing server.
+	MinSpan time.Duration
+	// Cooldown is the first pause after the breaker opens; each failed
+	// probe of the same pause doubles it, up to MaxCooldown.
+	Cooldown    time.Duration
+	MaxCooldown time.Duration
+	// AlertRetryAfter is the shortest Retry-After pause that raises an
+	// endpoint.paused alert: shorter ones are a receiver's routine flow
+	// control, visible in the API but not worth waking anyone.
+	AlertRetryAfter time.Duration
+}
+
+// Defaults of Policy.
+const (
+	DefaultFailures        = 10
+	DefaultMinSpan         = 3 * time.Second
+	DefaultCooldown        = 30 * time.Second
+	DefaultMaxCooldown     = 10 * time.Minute
+	DefaultAlertRetryAfter = time.Minute
+)
+
+// DefaultPolicy is the policy with every default.
+var DefaultPolicy = Policy{
+	Failures: DefaultFailures, MinSpan: DefaultMinSpan, Cooldown: DefaultCooldown,
+	MaxCooldown: DefaultMaxCooldown, AlertRetryAfter: DefaultAlertRetryAfter,
+}
+
+// Validate reports a policy the breaker cannot run with.
+func (p Policy) Validate() error {
+	var errs []error
+	if p.Failures < 1 {
+		errs = append(errs, fmt.Errorf("breaker failures %d: must be at least 1", p.Failures))
+	}
+	if p.MinSpan < 0 {
+		errs = append(errs, fmt.Errorf("breaker span %s: must not be negative", p.MinSpan))
+	}
+	if p.Cooldown < time.Second || p.MaxCooldown < p.Cooldown {
+		errs = append(errs, fmt.Errorf("breaker cooldown %s up to %s: want at least 1s, and a maximum no less", p.Cooldown, p.MaxCooldown))
+	}
+	if p.AlertRetryAfter < 0 {
+		errs = append(errs, fmt.Errorf("breaker alert threshold %s: must not be negative", p.AlertRetryAfter))
+	}
+	return errors.Join(errs...)
+}
+
+// State is one unit's breaker. The zero State is active with no failure.
+type State struct {
+	// Failures counts the failures since the last healthy answer, and
+	// FailingSince is when the first of them was applied.
+	Failures     int32
+	FailingSince time.Time
+	LastError    string
+	// PausedAt is when the pause began (zero: active); PausedUntil is when
+	// the next probe may go.
+	PausedAt    time.Time
+	PausedUntil time.Time
+	Cause       string
+	Reason      string
+	// Cooldown is the last opening's cooldown (doubles per failed probe).
+	Cooldown time.Duration
+	// HeldUntil is the latest run_at a hook of this pause was deferred to.
+	HeldUntil time.Time
+	// Probe is the hook let through as the probe, uuid.Nil when none.
+	Probe uuid.UUID
+	// Alerted: this pause raised endpoint.paused.
+	Alerted bool
+	// ResumeRequested: the API asked to resume (the gateway's only write).
+	ResumeRequested bool
+}
+
+// Paused reports whether the unit is paused.
+func (s State) Paused() bool { return !s.PausedAt.IsZero() }
+
+// Outcome is what one applied delivery result says about its unit.
+type Outcome struct {
+	HookID uuid.UUID
+	// Failing: no answer (timeout, connection or TLS error), 429 or 5xx.
+	// Any other answer shows the server up, whatever it said of the hook.
+	Failing bool
+	Error   string
+	// RetryAfter is the wait a 429 or 503 asked for (0: none).
+	RetryAfter time.Duration
+}
+
+// EventKind is what an event announces.
+type EventKind int
+
+// Event kinds.
+const (
+	// Paused: a pause that deserves an alert began (once per pause).
+	Paused EventKind = iota + 1
+	// Resumed: a pause ended (by a probe or the API). Release the hooks it
+	// held; announce it if the pause was announced.
+	Resumed
+)
+
+// Event is a change to announce; State is the unit's state that the event
+// describes (for Resumed, the pause that ended).
+type Event struct {
+	Kind  EventKind
+	State State
+}
+
+// Apply moves s by one outcome applied at now (the database clock).
+func (p Policy) Apply(s State, o Outcome, now time.Time) (State, []Event) {
+	probe := s.Paused() && s.Probe != uuid.Nil && o.HookID == s.Probe
+	switch {
+	case !o.Failing && probe:
+		return s.close()
+	case !o.Failing && s.Paused():
+		// Only the probe decides: an answer to a delivery sent before the
+		// pause says nothing of the server since.
+		return s, nil
+	case !o.Failing:
+		s.Failures, s.FailingSince, s.LastError = 0, time.Time{}, ""
+		return s, nil
+	}
+	if s.Failures == 0 {
+		s.FailingSince = now
+	}
+	s.Failures++
+	s.LastError = o.Error
+	tripped := int(s.Failures) >= p.Failures && now.Sub(s.FailingSince) >= p.MinSpan
+	switch {
+	case s.Paused() && !probe:
+		// A delivery sent before the pause: it can only lengthen it.
+		if o.RetryAfter > 0 {
+			s = s.pauseUntil(now.Add(o.RetryAfter))
+		}
+		return s, nil
+	case tripped || probe && o.RetryAfter == 0:
+		cooldown := p.nextCooldown(s)
+		s.Cooldown = cooldown
+		s = s.pauseAt(now, now.Add(max(cooldown, o.RetryAfter)), CauseFailures,
+			fmt.Sprintf("%d failures in a row since %s; last: %s", s.Failures, s.FailingSince.UTC().Format(time.RFC3339), o.Error))
+	case o.RetryAfter > 0:
+		s = s.pauseAt(now, now.Add(o.RetryAfter), CauseRetryAfter,
+			fmt.Sprintf("the receiver answered %s with Retry-After: %s", o.Error, o.RetryAfter))
+	default:
+		return s, nil
+	}
+	return p.announce(s)
+}
+
+// Resume ends a pause the API asked to end; an active unit only loses the
+// request.
+func (p Policy) Resume(s State) (State, []Event) {
+	s.ResumeRequested = false
+	if !s.Paused() {
+		return s, nil
+	}
+	return s.close()
+}
+
+// nextCooldown is the cooldown of an opening: the first of a pause is
+// Cooldown, each later one (a failed probe) doubles the last.
+func (p Policy) nextCooldown(s State) time.Duration {
+	if !s.Paused() || s.Cooldown == 0 {
+		return p.Cooldown
+	}
+	return min(2*s.Cooldown, p.MaxCooldown)
+}
+
+// announce raises the pause's alert the first time it deserves one.
+func (p Policy) announce(s State) (State, []Event) {
+	if s.Alerted || !s.Paused() {
+		return s, nil
+	}
+	if s.Cause == CauseRetryAfter && s.PausedUntil.Sub(s.PausedAt) < p.AlertRetryAfter {
+		return s, nil
+	}
+	s.Alerted = true
+	return s, []Event{{Kind: Paused, State: s}}
+}
+
+// pauseAt (re)opens the breaker until until; a pause in progress keeps its
+// start (one pause, one alert) and loses its probe, which has answered.
+func (s State) pauseAt(now, until time.Time, cause, reason string) State {
+	if !s.Paused() {
+		s.PausedAt = now
+	}
+	s.PausedUntil = until
+	s.HeldUntil = later(s.HeldUntil, until)
+	s.Cause, s.Reason = cause, reason
+	s.Probe = uuid.Nil
+	return s
+}
+
+// pauseUntil lengthens a pause in progress to until, if that is later.
+func (s State) pauseUntil(until time.Time) State {
+	s.PausedUntil = later(s.PausedUntil, until)
+	s.HeldUntil = later(s.HeldUntil, until)
+	return s
+}
+
+// close ends the pause: the unit is active with no failure.
+func (s State) close() (State, []Event) {
+	ended := s
+	return State{}, []Event{{Kind: Resumed, State: ended}}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,36 @@
+package claim
+
+import (
+	"context"
+
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+// Paused endpoints (docs/security.md, "Circuit breaker and Retry-After").
+// The claim statements do not lease a due hook whose endpoint is paused:
+// they move its run_at to the pause's end in the same statement and return
+// it with Deferred set. Such a hook spends no attempt and holds no lease;
+// the claimer only leaves it out of what it publishes, and gives its room
+// under MaxInFlight back. The one hook of an endpoint whose pause has ended
+// that the statement lets through is the probe: an ordinary delivery whose
+// result decides (package breaker).
+
+// leaveOutDeferred returns the rows that were leased, in order, and how
+// many were deferred instead.
+func (c *Claimer) leaveOutDeferred(ctx context.Context, rows []store.ClaimDueHooksRow) ([]store.ClaimDueHooksRow, int) {
+	leased := rows[:0:0]
+	deferred := 0
+	for _, r := range rows {
+		if r.Deferred {
+			deferred++
+			continue
+		}
+		leased = append(leased, r)
+	}
+	if deferred == 0 {
+		return rows, 0
+	}
+	c.instruments.deferred.Add(ctx, int64(deferred))
+	c.log.DebugContext(ctx, "hooks of paused endpoints deferred to the end of the pause", "count", deferred)
+	return leased, deferred
+}

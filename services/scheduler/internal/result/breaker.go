@@ -1,0 +1,82 @@
+package result
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+// Circuit breakers (package breaker, docs/security.md "Circuit breaker and
+// Retry-After"): the transaction that applies a batch of delivery results
+// also moves the breakers of their endpoints, so that a pause, its reason
+// and its alert exist exactly when the results that caused them do.
+
+// SetBreakerPolicy replaces the breaker policy (breaker.DefaultPolicy
+// until then); call it before the applier is used.
+func (a *Applier) SetBreakerPolicy(p breaker.Policy) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("breaker policy: %w", err)
+	}
+	a.breaker = p
+	return nil
+}
+
+// recordBreakers moves the breakers of the units the batch's applied
+// delivery results went to, and writes the alerts that raises; each alert
+// is published after the commit with the first result of its unit.
+func (a *Applier) recordBreakers(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+	outcomes := map[breaker.Unit][]breaker.Outcome{}
+	first := map[breaker.Unit]int{}
+	for i, in := range ins {
+		h, ok := plan.hooks[i]
+		if !ok || outs[i] == nil {
+			continue
+		}
+		o, ok := breakerOutcome(in)
+		if !ok {
+			continue
+		}
+		u := breaker.Unit{ProjectID: h.projectID, Domain: h.domain}
+		if _, seen := first[u]; !seen {
+			first[u] = i
+		}
+		outcomes[u] = append(outcomes[u], o)
+	}
+	alerts, err := a.breaker.Record(ctx, q, outcomes)
+	if err != nil || len(alerts) == 0 {
+		return err
+	}
+	for _, al := range alerts {
+		for u, i := range first {
+			if u.ProjectID.String() == al.GetProjectId() && u.Domain == al.GetDomain() {
+				outs[i].alerts = append(outs[i].alerts, al)
+				break
+			}
+		}
+	}
+	return insertAlerts(ctx, q, alerts)
+}
+
+// breakerOutcome is what a delivery result says of its server: failing
+// when there was no answer, a 429 or a 5xx; healthy for any other answer,
+// a 202 included. Results that are not a delivery's answer say nothing:
+// neither the claim's record of an attempt whose leases all expired (no
+// exchange: a dispatcher crashed, not the receiver) nor anything but a
+// success, a 202 or a failure.
+func breakerOutcome(in attempt) (breaker.Outcome, bool) {
+	switch in.reported {
+	case "success", "async":
+		return breaker.Outcome{HookID: in.hookID}, true
+	case "failure":
+		if !in.exchanged {
+			return breaker.Outcome{}, false
+		}
+		code := in.statusCode
+		failing := code == 0 || code == http.StatusTooManyRequests || code >= 500
+		return breaker.Outcome{HookID: in.hookID, Failing: failing, Error: in.errText, RetryAfter: in.retryAfter}, true
+	}
+	return breaker.Outcome{}, false
+}
