@@ -141,10 +141,17 @@ func NewClient(opts Options) (*Client, error) {
 		Protocols:           &protocols,
 		TLSClientConfig:     &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout: opts.Timeout,
-		// Enough idle connections for a host at its ceiling to keep every
-		// one of them alive between deliveries: fewer, and each delivery
-		// over the count would close its connection and the next would
-		// open one (a TLS handshake per delivery).
+		// A host has at most as many connections as deliveries in flight
+		// to it, and all of them are kept alive between deliveries. With
+		// fewer idle ones, each delivery over the count closed its
+		// connection and the next opened one (a TLS handshake per
+		// delivery). Without the cap, a delivery that found no idle
+		// connection in the instant between an answer and its
+		// connection's return to the pool dialled a new one, and the
+		// surplus was closed again: a healthy receiver at 64 deliveries in
+		// flight cost a steady trickle of handshakes and used up its
+		// connect rate (BenchmarkSendToOneHost).
+		MaxConnsPerHost:        perHost,
 		MaxIdleConns:           max(1024, perHost),
 		MaxIdleConnsPerHost:    perHost,
 		IdleConnTimeout:        idleConnTimeout,
