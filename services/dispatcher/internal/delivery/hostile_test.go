@@ -219,10 +219,12 @@ func TestAServerThatClosesEveryConnectionGetsBoundedConnects(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	good := fixture.StartReceiver(t, nil)
-	// A burst of 4, then 20 a second: 32 deliveries at a time would wait
-	// up to 1.6 s for a connection, so those beyond a second's wait are
+	// 24 connections at once, then 20 a second. The dispatcher has at
+	// most the host's ceiling (here 24) in flight to a host, and so does
+	// this test: once the first 24 are spent, 24 deliveries at a time wait
+	// up to 1.2 s for a connection, and those beyond a second's wait are
 	// handed back (ErrConnectionRate).
-	const burst, rate, workers, each = 4, 20, 32, 4
+	const burst, rate, workers, each = 24, 20, 24, 5
 	client := limitedClient(t, fixture.CAFile(t, hostile), burst, rate)
 
 	var hostileSent, deferred atomic.Int64
