@@ -93,6 +93,9 @@ const (
 	maxRateHosts = 10000
 )
 
+// maxSessions bounds the hosts whose TLS sessions are kept for resumption.
+const maxSessions = 1024
+
 // maxConnectWait is the longest a delivery waits for its host's next new
 // connection (connrate.go) before it is handed back unsent: long enough
 // that a burst over a host's allowance is spread out rather than handed
@@ -136,10 +139,16 @@ func NewClient(opts Options) (*Client, error) {
 	transport := &http.Transport{
 		// Nil: HTTPS_PROXY and friends would route deliveries around the
 		// egress guard (the guard would check the proxy, not the receiver).
-		Proxy:               nil,
-		DialContext:         connects.dial(dialer.DialContext),
-		Protocols:           &protocols,
-		TLSClientConfig:     &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
+		Proxy:       nil,
+		DialContext: connects.dial(dialer.DialContext),
+		Protocols:   &protocols,
+		TLSClientConfig: &tls.Config{
+			RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12,
+			// Over HTTP/1.1 a busy host has many connections: resuming
+			// the session of an earlier one skips the certificate
+			// checks, about 40 % of a handshake's CPU on either side.
+			ClientSessionCache: tls.NewLRUClientSessionCache(maxSessions),
+		},
 		TLSHandshakeTimeout: opts.Timeout,
 		// A host has at most as many connections as deliveries in flight
 		// to it, and all of them are kept alive between deliveries. With

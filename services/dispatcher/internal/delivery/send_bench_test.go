@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -59,6 +60,41 @@ func cpuTime(b *testing.B) time.Duration {
 	var ru syscall.Rusage
 	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkBurstToAColdHost is 64 deliveries at once through a new client
+// (no connection yet) to the same receiver: what a burst to a quiet host
+// costs in connections and handshakes.
+func BenchmarkBurstToAColdHost(b *testing.B) {
+	r := receiver.StartT(b, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_, _ = io.WriteString(w, "ok")
+	}), receiver.Options{HTTP2: true})
+	roots, err := egress.LoadRoots(receiver.CAFile(b))
+	require.NoError(b, err)
+	req := request(r.URL()+"/hooks", "whsec_k")
+	before := cpuTime(b)
+	b.ResetTimer()
+	for range b.N {
+		client, err := delivery.NewClient(delivery.Options{
+			Timeout: 10 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: userAgent,
+			RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
+		})
+		require.NoError(b, err)
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Go(func() {
+				res, err := client.Send(context.Background(), req)
+				if err != nil || res.Outcome != eventv1.Outcome_OUTCOME_SUCCESS {
+					b.Errorf("delivery: %+v, %v", res, err)
+				}
+			})
+		}
+		wg.Wait()
+		client.Close()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime(b)-before).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 // testingProcs is GOMAXPROCS, by which RunParallel multiplies its
