@@ -129,6 +129,10 @@ func newClient(cfg Config) (*delivery.Client, error) {
 		PublicURL:    cfg.PublicURL,
 		RootCAs:      roots,
 		Guard:        egress.NewGuard(cfg.AllowPrivate, cfg.AllowCIDRs),
+		// The per-host ceiling: as many connections kept alive and opened
+		// at once per host as deliveries may be in flight to it.
+		HostConcurrency: cfg.HostConcurrency,
+		ConnectRate:     cfg.HostConnectRate,
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
@@ -70,6 +71,14 @@ type Config struct {
 	// ResponseExcerptBytes is how much of a response body is kept with the
 	// attempt (SUNDIAL_RESPONSE_EXCERPT_BYTES, default 1024, at most 65536).
 	ResponseExcerptBytes int
+	// HostConnectRate bounds the new connections (each a TCP connect and a
+	// TLS handshake) this replica opens to one destination host per
+	// second, once a first burst of HostConcurrency is spent: a receiver
+	// that closes every connection costs at most this many handshakes a
+	// second, and a delivery that would wait more than a second for one is
+	// handed back unsent (SUNDIAL_DISPATCHER_HOST_CONNECT_RATE, default 50,
+	// 1 to 10000; docs/security.md, "One response, one delivery").
+	HostConnectRate int
 	// KeyCacheTTL is how long a project's signing keys and Authorization
 	// value are cached: a rotation or revocation takes effect within it
 	// (SUNDIAL_DISPATCHER_KEY_CACHE_TTL, default 5s, 0 disables the cache,
@@ -104,6 +113,7 @@ const (
 	maxExcerptBytes    = 64 << 10
 	maxKeyCacheTTL     = 5 * time.Minute
 	maxConcurrency     = 10000
+	maxConnectRate     = 10000
 )
 
 // ConfigFromEnv reads the Config from lookup (nil: the process environment)
@@ -122,6 +132,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		AllowPrivate:         r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),
 		CAFile:               r.String("SUNDIAL_DELIVERY_CA_FILE", ""),
 		ResponseExcerptBytes: r.Int("SUNDIAL_RESPONSE_EXCERPT_BYTES", 1024),
+		HostConnectRate:      r.Int("SUNDIAL_DISPATCHER_HOST_CONNECT_RATE", delivery.DefaultConnectRate),
 		KeyCacheTTL:          r.Duration("SUNDIAL_DISPATCHER_KEY_CACHE_TTL", 5*time.Second),
 		ResultBatch:          r.Int("SUNDIAL_DISPATCHER_RESULT_BATCH", 256),
 		ResultLinger:         r.Duration("SUNDIAL_DISPATCHER_RESULT_LINGER", 2*time.Millisecond),
@@ -149,6 +160,7 @@ func (c Config) Validate() error {
 	v.That(c.HostConcurrency >= 1 && c.HostConcurrency <= maxConcurrency, "SUNDIAL_DISPATCHER_HOST_CONCURRENCY=%d: want 1 to %d", c.HostConcurrency, maxConcurrency)
 	v.That(c.DeliveryTimeout > 0 && c.DeliveryTimeout <= maxDeliveryTimeout, "SUNDIAL_DELIVERY_TIMEOUT=%s: want more than 0 and at most %s", c.DeliveryTimeout, maxDeliveryTimeout)
 	v.That(c.ResponseExcerptBytes >= 0 && c.ResponseExcerptBytes <= maxExcerptBytes, "SUNDIAL_RESPONSE_EXCERPT_BYTES=%d: want 0 to %d", c.ResponseExcerptBytes, maxExcerptBytes)
+	v.That(c.HostConnectRate >= 1 && c.HostConnectRate <= maxConnectRate, "SUNDIAL_DISPATCHER_HOST_CONNECT_RATE=%d: want 1 to %d", c.HostConnectRate, maxConnectRate)
 	v.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= maxKeyCacheTTL, "SUNDIAL_DISPATCHER_KEY_CACHE_TTL=%s: want 0 to %s", c.KeyCacheTTL, maxKeyCacheTTL)
 	v.That(c.ResultBatch >= 1 && c.ResultBatch <= report.MaxBatchSize, "SUNDIAL_DISPATCHER_RESULT_BATCH=%d: want 1 to %d", c.ResultBatch, report.MaxBatchSize)
 	v.That(c.ResultLinger >= 0 && c.ResultLinger <= report.MaxLinger, "SUNDIAL_DISPATCHER_RESULT_LINGER=%s: want 0 to %s", c.ResultLinger, report.MaxLinger)

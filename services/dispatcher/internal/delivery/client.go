@@ -5,9 +5,18 @@
 // passes the egress guard on the address actually dialled, proxies from the
 // environment are ignored, redirects are never followed, certificates are
 // verified, and one deadline bounds the whole exchange.
+//
+// It also bounds what a hostile receiver can do to the dispatcher and to
+// other deliveries (docs/security.md, "One response, one delivery"):
+// deliveries go over HTTP/1.1 only, one request per connection at a time,
+// so one answer can only fail its own delivery and no HTTP/2 control frame
+// ever reaches the dispatcher; response headers are read up to
+// MaxResponseHeaderBytes; and new connections to one host are rate-limited
+// (connrate.go).
 package delivery
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -39,7 +48,27 @@ type Options struct {
 	// Resolver looks up receivers' names (nil: the system's); tests point
 	// it at a DNS server of their own.
 	Resolver *net.Resolver
+	// HostConcurrency is the most deliveries in flight to one host (the
+	// dispatcher's per-host ceiling; 0: DefaultHostConcurrency). As many
+	// idle connections per host are kept, so that keep-alive holds at
+	// that concurrency, and as many new connections may open at once.
+	HostConcurrency int
+	// ConnectRate is how many new connections per second one host gets
+	// once that burst is spent (0: DefaultConnectRate).
+	ConnectRate int
 }
+
+// Defaults of the Options that may be left zero.
+const (
+	DefaultHostConcurrency = 64
+	DefaultConnectRate     = 50
+)
+
+// MaxResponseHeaderBytes bounds a response's status line and headers; a
+// receiver sending more fails its delivery with "response headers larger
+// than 64 KiB" and the connection is closed after reading at most that much
+// (and a read buffer) of it.
+const MaxResponseHeaderBytes = 64 << 10
 
 // Client delivers hooks. It is safe for concurrent use and keeps
 // connections to receivers alive between deliveries.
@@ -57,8 +86,22 @@ type Client struct {
 // idleConnTimeout is how long an unused connection to a receiver is kept.
 const idleConnTimeout = 90 * time.Second
 
-// maxWarmHosts bounds the hosts whose first connection is gated (warm.go).
-const maxWarmHosts = 10000
+// maxWarmHosts bounds the hosts whose first connection is gated (warm.go),
+// and maxRateHosts those whose new connections are counted (connrate.go).
+const (
+	maxWarmHosts = 10000
+	maxRateHosts = 10000
+)
+
+// maxSessions bounds the hosts whose TLS sessions are kept for resumption.
+const maxSessions = 1024
+
+// maxConnectWait is the longest a delivery waits for its host's next new
+// connection (connrate.go) before it is handed back unsent: long enough
+// that a burst over a host's allowance is spread out rather than handed
+// back, short enough not to hold a delivery slot for a host that keeps
+// closing its connections.
+const maxConnectWait = time.Second
 
 // maxDrain is how much of a response body beyond the excerpt is read and
 // thrown away so that the connection can be reused; a longer body costs a
@@ -73,33 +116,58 @@ func NewClient(opts Options) (*Client, error) {
 	if opts.Guard == nil {
 		return nil, errors.New("delivery: an egress guard is required")
 	}
+	if opts.HostConcurrency < 0 || opts.ConnectRate < 0 {
+		return nil, errors.New("delivery: host concurrency and connect rate must not be negative")
+	}
+	perHost := cmp.Or(opts.HostConcurrency, DefaultHostConcurrency)
+	connects := newConnRate(cmp.Or(opts.ConnectRate, DefaultConnectRate), perHost, maxConnectWait, maxRateHosts)
 	dialer := &net.Dialer{
 		Timeout:   opts.Timeout,
 		KeepAlive: 30 * time.Second,
 		Control:   opts.Guard.Control,
 		Resolver:  opts.Resolver,
 	}
+	// HTTP/1.1 only: over HTTP/2 every delivery to a host shares one
+	// connection, so one hostile answer (a header over the decoder's
+	// limit, a GOAWAY, a RST flood) failed every delivery on it, and the
+	// receiver could make the dispatcher answer PING, SETTINGS and
+	// WINDOW_UPDATE floods. Over HTTP/1.1 a connection carries one
+	// delivery at a time and nothing else; the benchmarks found it no
+	// slower (docs/choices.md, "Delivery details").
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
 	transport := &http.Transport{
 		// Nil: HTTPS_PROXY and friends would route deliveries around the
 		// egress guard (the guard would check the proxy, not the receiver).
-		Proxy:               nil,
-		DialContext:         dialer.DialContext,
-		ForceAttemptHTTP2:   true,
-		TLSClientConfig:     &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
+		Proxy:       nil,
+		DialContext: connects.dial(dialer.DialContext),
+		Protocols:   &protocols,
+		TLSClientConfig: &tls.Config{
+			RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12,
+			// Over HTTP/1.1 a busy host has many connections: resuming
+			// the session of an earlier one skips the certificate
+			// checks, about 40 % of a handshake's CPU on either side.
+			ClientSessionCache: tls.NewLRUClientSessionCache(maxSessions),
+		},
 		TLSHandshakeTimeout: opts.Timeout,
-		MaxIdleConns:        1024,
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     idleConnTimeout,
+		// A host has at most as many connections as deliveries in flight
+		// to it, and all of them are kept alive between deliveries. With
+		// fewer idle ones, each delivery over the count closed its
+		// connection and the next opened one (a TLS handshake per
+		// delivery). Without the cap, a delivery that found no idle
+		// connection in the instant between an answer and its
+		// connection's return to the pool dialled a new one, and the
+		// surplus was closed again: a healthy receiver at 64 deliveries in
+		// flight cost a steady trickle of handshakes and used up its
+		// connect rate (BenchmarkSendToOneHost).
+		MaxConnsPerHost:        perHost,
+		MaxIdleConns:           max(1024, perHost),
+		MaxIdleConnsPerHost:    perHost,
+		IdleConnTimeout:        idleConnTimeout,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 		// Receivers get exactly the headers of the delivery contract; Go
 		// would otherwise add Accept-Encoding and decompress the answer.
 		DisableCompression: true,
-		// Most of a delivery's headers are new every time (its id,
-		// timestamp, signatures, ack and nack URLs): in HPACK's dynamic
-		// table they only evict one another, and that churn (hashing and
-		// map updates per header) was a visible share of the
-		// dispatcher's CPU. A table this small indexes nothing; the few
-		// repeated headers go out literally, a few dozen bytes more.
-		HTTP2: &http.HTTP2Config{MaxEncoderHeaderTableSize: 1},
 	}
 	return &Client{
 		http: &http.Client{

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"strings"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/egress"
@@ -14,8 +15,24 @@ var wording = egress.Wording{RefusedPrefix: "refused: ", ClosedPrefix: "connecti
 // Describe puts a failed exchange in the words customers see in a hook's
 // failureError (docs/product.md, "Hooks"): "timeout after 10s",
 // "TLS: <reason>", "connection refused", "DNS: no such host <host>",
-// "refused: destination <ip> is a loopback address", else
+// "refused: destination <ip> is a loopback address",
+// "response headers larger than 64 KiB", else
 // "connection error: <short reason>".
 func Describe(err error, timeout time.Duration) string {
+	if headersTooLarge(err) {
+		return tooLargeHeaders
+	}
 	return wording.Describe(err, timeout)
+}
+
+// tooLargeHeaders is the failure of an answer whose headers went over
+// MaxResponseHeaderBytes.
+const tooLargeHeaders = "response headers larger than 64 KiB"
+
+// headersTooLarge recognises Go's transport refusing an answer over
+// MaxResponseHeaderBytes, which it reports only in words
+// ("net/http: server response headers exceeded 65536 bytes; aborted");
+// TestTenMegabyteHeadersAreReadOnlyTo64KiB keeps the wording checked.
+func headersTooLarge(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "server response headers exceeded")
 }

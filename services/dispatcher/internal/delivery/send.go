@@ -79,8 +79,15 @@ func newHeaderNames(prefix string) headerNames {
 }
 
 // Send delivers r once. Every outcome of the exchange, failures included, is
-// a Result; the error is non-nil only when ctx ended first, in which case
-// the attempt did not count and should be handed back.
+// a Result; the error is non-nil only when nothing counts as an attempt and
+// the hook should be handed back: ctx ended first, or the host's new
+// connections are spent for now (ErrConnectionRate, before anything was
+// sent).
+//
+// Once the status line and headers have arrived, the status decides the
+// outcome: the receiver has the delivery and answered. A body that then
+// breaks off (the connection closed, or the deadline hit) only cuts the
+// excerpt short, which says so.
 func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -107,6 +114,9 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 
 	res := Result{StartedAt: sentAt}
 	resp, err := c.do(exchangeCtx, req)
+	if errors.Is(err, ErrConnectionRate) && ctx.Err() == nil {
+		return Result{}, err
+	}
 	if err != nil {
 		return c.failed(ctx, exchangeCtx, res, err)
 	}
@@ -120,7 +130,6 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	res.StatusCode = resp.StatusCode
 	excerpt, readErr := c.readExcerpt(resp.Body)
 	res.Duration = time.Since(sentAt)
-	res.Excerpt = excerpt
 	drainAndClose(resp.Body)
 	if readErr == nil && exchangeCtx.Err() != nil {
 		// The limit covers the whole exchange, and a transport cut off by
@@ -128,10 +137,37 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 		readErr = exchangeCtx.Err()
 	}
 	if readErr != nil {
-		return c.failed(ctx, exchangeCtx, res, readErr)
+		if ctx.Err() != nil {
+			// Shutting down: hand back, as for any exchange cut short.
+			return Result{}, ctx.Err()
+		}
+		excerpt = cutShort(excerpt, c.bodyError(exchangeCtx, readErr))
 	}
+	res.Excerpt = excerpt
 	c.classify(&res, resp)
 	return res, nil
+}
+
+// cutShort adds to the excerpt of a body that broke off after the status
+// and headers arrived why it did: "... [response body cut short: timeout
+// after 10s]".
+func cutShort(excerpt, why string) string {
+	note := "[response body cut short: " + why + "]"
+	if excerpt == "" {
+		return note
+	}
+	return excerpt + " " + note
+}
+
+// bodyError puts an error reading a response body in words.
+func (c *Client) bodyError(exchangeCtx context.Context, err error) string {
+	switch {
+	case errors.Is(exchangeCtx.Err(), context.DeadlineExceeded):
+		return Describe(context.DeadlineExceeded, c.timeout)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "connection closed"
+	}
+	return Describe(err, c.timeout)
 }
 
 // do sends req, as the first to open a connection to a cold host, or

@@ -9,16 +9,19 @@ import (
 )
 
 // Cold hosts. Asked for many requests at once to a host it has no
-// connection to, Go's transport dials and handshakes once per request, even
-// when the host speaks HTTP/2 and one connection would carry them all: a
-// burst to a quiet receiver cost up to SUNDIAL_DISPATCHER_CONCURRENCY TLS
-// handshakes, CPU on both sides and a visible delay before the first
-// deliveries arrived. So while a host has had no connection lately, one
-// delivery at a time opens one and the others to that host wait until it
-// has it (httptrace's GotConn); then they go, over that connection when it
-// is HTTP/2, or opening their own over HTTP/1.1. The wait is part of the
-// delivery's one deadline. A first connection that fails releases the
-// waiters to try for themselves.
+// connection to, Go's transport dials and handshakes once per request at
+// the same instant: a burst to a quiet receiver cost up to
+// SUNDIAL_DISPATCHER_CONCURRENCY full TLS handshakes at once, CPU on both
+// sides and a visible delay before the first deliveries arrived. So while a
+// host has had no connection lately, one delivery at a time opens one and
+// the others to that host wait until it has it (httptrace's GotConn). Then
+// they go, each opening its own connection (deliveries are HTTP/1.1 only,
+// client.go), and their handshakes resume the first one's TLS session
+// when its ticket has been read by then, as it usually has: no
+// certificate checks on either side. (The gate was built when deliveries spoke HTTP/2
+// and the others shared the first connection: docs/benchmarks.md.) The
+// wait is part of the delivery's one deadline. A first connection that
+// fails releases the waiters to try for themselves.
 
 // warmHosts tracks which hosts have had a connection lately. Every delivery
 // asks it, so the common case (a warm host) takes no lock: hosts is a

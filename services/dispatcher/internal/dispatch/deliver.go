@@ -57,7 +57,7 @@ func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (ha
 	// The host is done with; publishing the result must not hold its slot.
 	release()
 	if err != nil {
-		return handled{outcome: "interrupted"}, err
+		return handled{outcome: "interrupted"}, notSent(err, delivered)
 	}
 	log.delivery(ctx, res)
 	h.publish(ctx, log, due, res)

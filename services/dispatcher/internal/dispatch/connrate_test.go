@@ -1,0 +1,69 @@
+package dispatch_test
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/egress"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+)
+
+func TestHandleHandsBackAHookWhoseHostUsedUpItsNewConnections(t *testing.T) {
+	t.Parallel()
+	// The receiver closes every connection; its host may open 8 at once
+	// and then one a second, and a delivery waits at most a second for
+	// one.
+	b := setup(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusOK)
+	})
+	roots, err := egress.LoadRoots(fixture.CAFile(t, b.receiver))
+	require.NoError(t, err)
+	b.client, err = delivery.NewClient(delivery.Options{
+		Timeout: 15 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: "Sundial/test",
+		RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
+		HostConcurrency: 8, ConnectRate: 1,
+	})
+	require.NoError(t, err)
+	t.Cleanup(b.client.Close)
+	h := b.handlerWith(t, dispatch.Config{})
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+
+	// Twice 8 at once: the first 8 spend the burst. Of the next 8, unless
+	// 7 s passed in between, some would wait more than a second for a
+	// connection: they are handed back unsent.
+	handle := func() []error {
+		errs := make([]error, 8)
+		var wg sync.WaitGroup
+		for i := range errs {
+			wg.Go(func() {
+				errs[i] = h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1})
+			})
+		}
+		wg.Wait()
+		return errs
+	}
+	for _, err := range handle() {
+		require.NoError(t, err)
+	}
+	handedBack := 0
+	for _, err := range handle() {
+		if err != nil {
+			require.ErrorIs(t, err, delivery.ErrConnectionRate)
+			require.False(t, bus.IsDrop(err))
+			handedBack++
+		}
+	}
+	require.Positive(t, handedBack)
+	require.Len(t, b.receiver.Received(), 16-handedBack, "a handed-back delivery was not sent")
+}
