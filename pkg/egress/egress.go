@@ -77,3 +77,9 @@ func (g *Guard) Control(_, address string, _ syscall.RawConn) error {
 	}
 	return g.Check(ap.Addr())
 }
+
+// MaxResponseHeaderBytes bounds the status line and headers of an answer
+// from an untrusted destination (a delivery's receiver, a webhook or chat
+// channel): Go's default is 10 MB, which 16 hostile answers at once turned
+// into 170 MB read (docs/security.md, "One response, one delivery").
+const MaxResponseHeaderBytes = 64 << 10

@@ -68,7 +68,7 @@ const (
 // receiver sending more fails its delivery with "response headers larger
 // than 64 KiB" and the connection is closed after reading at most that much
 // (and a read buffer) of it.
-const MaxResponseHeaderBytes = 64 << 10
+const MaxResponseHeaderBytes = egress.MaxResponseHeaderBytes
 
 // Client delivers hooks. It is safe for concurrent use and keeps
 // connections to receivers alive between deliveries.

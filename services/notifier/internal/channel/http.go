@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sundial-run/sundial/pkg/channelconfig"
+	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/services/notifier/internal/message"
 )
@@ -38,17 +39,23 @@ func newTransport(opts Options) *http.Transport {
 		KeepAlive: 30 * time.Second,
 		Control:   opts.Guard.Control,
 	}
+	// HTTP/1.1 only and headers bounded, as deliveries: a channel's URL is
+	// the customer's, so its answers are as untrusted as a receiver's
+	// (docs/security.md, "One response, one delivery").
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
 	return &http.Transport{
 		// Nil: HTTPS_PROXY would route sends around the egress guard.
-		Proxy:               nil,
-		DialContext:         dialer.DialContext,
-		ForceAttemptHTTP2:   true,
-		TLSClientConfig:     &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout: opts.Timeout,
-		MaxIdleConns:        64,
-		MaxIdleConnsPerHost: 4,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		Protocols:              &protocols,
+		MaxResponseHeaderBytes: egress.MaxResponseHeaderBytes,
+		TLSClientConfig:        &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    opts.Timeout,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        90 * time.Second,
+		DisableCompression:     true,
 	}
 }
 
