@@ -30,6 +30,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 	"github.com/sundial-run/sundial/tests/internal/checker"
 )
@@ -118,7 +119,7 @@ func setup(t *testing.T, opts options) *bundle {
 	}
 	t.Cleanup(b.stopAll)
 	for i := range opts.projects {
-		creds, err := gateway.CreateProject(ctx, opts.dbURL, fmt.Sprintf("crash-%d", i), rcv.Domain())
+		creds, err := gateway.CreateProject(ctx, gateway.Database{URL: opts.dbURL, SecretKeys: secrettest.Keys}, fmt.Sprintf("crash-%d", i), rcv.Domain())
 		require.NoError(t, err)
 		b.setPlan(t, creds.ProjectID, opts.quota)
 		b.projects = append(b.projects, creds)

@@ -24,6 +24,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
 	https "github.com/sundial-run/sundial/testkit/receiver"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
 
@@ -128,7 +129,7 @@ func setup(t *testing.T, opts options) *bundle {
 	}
 	b.client = contract.Client(t)
 	t.Cleanup(b.stopAll)
-	creds, err := gateway.CreateProject(ctx, dbURL, "e2e", rcv.Domain())
+	creds, err := gateway.CreateProject(ctx, gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "e2e", rcv.Domain())
 	require.NoError(t, err)
 	b.creds = creds
 	for _, name := range []string{"gateway", "scheduler", "dispatcher", "notifier"} {

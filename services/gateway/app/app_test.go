@@ -16,6 +16,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func apiKeyRevoke(b bundle) (bool, error) {
@@ -28,7 +29,8 @@ func apiKeyRevoke(b bundle) (bool, error) {
 
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
-	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
+	// SUNDIAL_SECRET_KEYS has no default: it is the one required variable.
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": secrettest.Keys}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
@@ -43,6 +45,7 @@ func TestConfigDefaults(t *testing.T) {
 		CreateLinger:     time.Millisecond,
 		CreateInFlight:   1,
 		KeyCacheTTL:      time.Second,
+		SecretKeys:       secrettest.Keys,
 	}, cfg)
 }
 
@@ -61,12 +64,14 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_GATEWAY_CREATE_LINGER":    "2ms",
 		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "2",
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL":    "250ms",
+		"SUNDIAL_SECRET_KEYS":              secrettest.Keys,
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", HTTPAddr: "127.0.0.1:9000", LogLevel: "debug", HeaderPrefix: "Acme",
 		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
 		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2, KeyCacheTTL: 250 * time.Millisecond,
+		SecretKeys: secrettest.Keys,
 	}, cfg)
 }
 
@@ -75,6 +80,7 @@ func TestConfigBatchingOffIgnoresInFlight(t *testing.T) {
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_GATEWAY_CREATE_BATCH":     "0",
 		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "0",
+		"SUNDIAL_SECRET_KEYS":              secrettest.Keys,
 	}))
 	require.NoError(t, err)
 	require.Zero(t, cfg.CreateBatch)
@@ -98,8 +104,19 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 	for _, name := range []string{"SUNDIAL_HTTP_ADDR", "SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX",
 		"SUNDIAL_MAX_DATA_BYTES", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_DATABASE_MAX_CONNS",
 		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT",
-		"SUNDIAL_GATEWAY_KEY_CACHE_TTL"} {
+		"SUNDIAL_GATEWAY_KEY_CACHE_TTL", "SUNDIAL_SECRET_KEYS"} {
 		require.ErrorContains(t, err, name)
+	}
+}
+
+func TestConfigRefusesAMissingOrShortSecretKeyAndSaysHowToMakeOne(t *testing.T) {
+	t.Parallel()
+	short := "k1:c2l4dGVlbiBieXRlIGtleQ==" // 16 bytes
+	for _, value := range []string{"", short} {
+		_, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": value}))
+		require.ErrorContains(t, err, "SUNDIAL_SECRET_KEYS")
+		require.ErrorContains(t, err, "openssl rand -base64 32")
+		require.NotContains(t, err.Error(), "c2l4dGVlbiBieXRlIGtleQ", "the key is never printed")
 	}
 }
 
@@ -170,8 +187,8 @@ func TestNewFailsCleanly(t *testing.T) {
 
 func TestCreateProjectRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	_, err := app.CreateProject(t.Context(), "postgres://unused", "", "example.com")
+	_, err := app.CreateProject(t.Context(), app.Database{URL: "postgres://unused", SecretKeys: secrettest.Keys}, "", "example.com")
 	require.ErrorIs(t, err, app.ErrInvalidProject)
-	_, err = app.CreateProject(t.Context(), "postgres://unused", "Acme", "https://example.com")
+	_, err = app.CreateProject(t.Context(), app.Database{URL: "postgres://unused", SecretKeys: secrettest.Keys}, "Acme", "https://example.com")
 	require.ErrorIs(t, err, app.ErrInvalidProject)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
@@ -65,6 +66,10 @@ type Config struct {
 	// a change of the project's rate limit, take up to this long to reach
 	// this gateway. Refused keys are never cached.
 	KeyCacheTTL time.Duration
+	// SecretKeys seal the secrets stored in PostgreSQL (SUNDIAL_SECRET_KEYS,
+	// required): "id:base64key[,...]", the first sealing, every one
+	// opening (package secretbox). Never log it.
+	SecretKeys string
 }
 
 // Defaults.
@@ -111,6 +116,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		CreateLinger:     r.Duration("SUNDIAL_GATEWAY_CREATE_LINGER", DefaultCreateLinger),
 		CreateInFlight:   r.Int("SUNDIAL_GATEWAY_CREATE_IN_FLIGHT", DefaultCreateInFlight),
 		KeyCacheTTL:      r.Duration("SUNDIAL_GATEWAY_KEY_CACHE_TTL", DefaultKeyCacheTTL),
+		SecretKeys:       r.String(secretbox.EnvVar, ""),
 	}
 	// A variable that failed to parse keeps its default, so Validate reports
 	// only the other problems, and the two lists do not overlap.
@@ -139,6 +145,8 @@ func (c Config) Validate() error {
 		"SUNDIAL_GATEWAY_CREATE_LINGER=%s: want 0 to %s", c.CreateLinger, hook.MaxLinger)
 	check.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= keycache.MaxTTL,
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL=%s: want 0 (no cache) to %s", c.KeyCacheTTL, keycache.MaxTTL)
+	secretsErr := secretbox.CheckEnv(c.SecretKeys)
+	check.That(secretsErr == nil, "%v", secretsErr)
 	if c.CreateBatch > 0 {
 		check.That(c.CreateInFlight >= 1 && c.CreateInFlight <= c.DatabaseMaxConns,
 			"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT=%d: want 1 to SUNDIAL_DATABASE_MAX_CONNS (%d) while creates are batched",

@@ -49,7 +49,7 @@ VALUES (
 type InsertSigningKeyForTestParams struct {
 	ID               uuid.UUID
 	ProjectID        uuid.UUID
-	Secret           string
+	Secret           *string
 	State            string
 	ExpiresInSeconds *float64
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -80,11 +81,14 @@ func fromRow(r settingsRow) Settings {
 // Service reads and changes project settings.
 type Service struct {
 	pool *pgxpool.Pool
+	// keys seal the Authorization header value.
+	keys *secretbox.Keyring
 }
 
-// NewService returns a Service on pool.
-func NewService(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool}
+// NewService returns a Service on pool, sealing the Authorization header
+// value with keys.
+func NewService(pool *pgxpool.Pool, keys *secretbox.Keyring) *Service {
+	return &Service{pool: pool, keys: keys}
 }
 
 // Get returns the project's settings, or postgres.ErrNotFound.
@@ -111,7 +115,7 @@ func (s *Service) Update(ctx context.Context, projectID uuid.UUID, p Patch) (Set
 	var updated Settings
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		updated, err = update(ctx, store.New(tx), projectID, p)
+		updated, err = update(ctx, store.New(tx), s.keys, projectID, p)
 		return err
 	})
 	if err != nil {
@@ -120,7 +124,7 @@ func (s *Service) Update(ctx context.Context, projectID uuid.UUID, p Patch) (Set
 	return updated, nil
 }
 
-func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch) (Settings, error) {
+func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, projectID uuid.UUID, p Patch) (Settings, error) {
 	row, err := q.LockProjectSettings(ctx, projectID)
 	if err != nil {
 		return Settings{}, fmt.Errorf("project %s: %w", projectID, postgres.Translate(err))
@@ -128,6 +132,14 @@ func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch)
 	next, err := p.apply(fromRow(settingsRow(row)))
 	if err != nil {
 		return Settings{}, err
+	}
+	var authorization *string
+	if v := p.AuthorizationHeader.Ptr(); v != nil {
+		sealed, err := keys.SealString(secretbox.Label(secretbox.ProjectAuthorization, projectID), *v)
+		if err != nil {
+			return Settings{}, fmt.Errorf("authorizationHeader: %w", err)
+		}
+		authorization = &sealed
 	}
 	rp := next.RetryPolicy
 	updated, err := q.UpdateProjectSettings(ctx, store.UpdateProjectSettingsParams{
@@ -146,7 +158,7 @@ func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch)
 		AlertFollowupMaxSecs:   int32(next.Alerts.FollowUpMaxSecs),
 		OwnerEmails:            nonNil(next.Alerts.OwnerEmails),
 		SetAuthorizationHeader: p.AuthorizationHeader.Set,
-		AuthorizationHeader:    p.AuthorizationHeader.Ptr(),
+		AuthorizationHeaderSealed: authorization,
 	})
 	if err != nil {
 		return Settings{}, fmt.Errorf("store: %w", postgres.Translate(err))

@@ -30,7 +30,7 @@ func (q *Queries) CountNotifiedHooksForTest(ctx context.Context, projectID uuid.
 }
 
 const getChannelForTest = `-- name: GetChannelForTest :one
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at FROM notification_channels WHERE id = $1
+SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed FROM notification_channels WHERE id = $1
 `
 
 func (q *Queries) GetChannelForTest(ctx context.Context, id uuid.UUID) (NotificationChannel, error) {
@@ -50,6 +50,7 @@ func (q *Queries) GetChannelForTest(ctx context.Context, id uuid.UUID) (Notifica
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConfigSealed,
 	)
 	return i, err
 }
@@ -156,7 +157,7 @@ INSERT INTO signing_keys (id, project_id, secret, state) VALUES ($1, $2, $3, 'ac
 type InsertSigningKeyForTestParams struct {
 	ID        uuid.UUID
 	ProjectID uuid.UUID
-	Secret    string
+	Secret    *string
 }
 
 func (q *Queries) InsertSigningKeyForTest(ctx context.Context, arg InsertSigningKeyForTestParams) error {
