@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
-	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/retry"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -143,21 +143,21 @@ func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, proj
 	}
 	rp := next.RetryPolicy
 	updated, err := q.UpdateProjectSettings(ctx, store.UpdateProjectSettingsParams{
-		ID:                     projectID,
-		Name:                   next.Name,
-		Domain:                 next.Domain,
-		RetryMinRetries:        int32(rp.MinRetries),
-		RetryDelaySecs:         int32(rp.DelaySecs),
-		RetryStrategy:          rp.Strategy,
-		RetryBackoffFactor:     rp.BackoffFactor,
-		RetryMaxDelaySecs:      int32(rp.MaxDelaySecs),
-		RetryJitter:            rp.Jitter,
-		AsyncTimeoutSecs:       int32(next.AsyncTimeoutSecs),
-		AlertGroupWaitSecs:     int32(next.Alerts.GroupWaitSecs),
-		AlertFollowupMinSecs:   int32(next.Alerts.FollowUpMinSecs),
-		AlertFollowupMaxSecs:   int32(next.Alerts.FollowUpMaxSecs),
-		OwnerEmails:            nonNil(next.Alerts.OwnerEmails),
-		SetAuthorizationHeader: p.AuthorizationHeader.Set,
+		ID:                        projectID,
+		Name:                      next.Name,
+		Domain:                    next.Domain,
+		RetryMinRetries:           int32(rp.MinRetries),
+		RetryDelaySecs:            int32(rp.DelaySecs),
+		RetryStrategy:             rp.Strategy,
+		RetryBackoffFactor:        rp.BackoffFactor,
+		RetryMaxDelaySecs:         int32(rp.MaxDelaySecs),
+		RetryJitter:               rp.Jitter,
+		AsyncTimeoutSecs:          int32(next.AsyncTimeoutSecs),
+		AlertGroupWaitSecs:        int32(next.Alerts.GroupWaitSecs),
+		AlertFollowupMinSecs:      int32(next.Alerts.FollowUpMinSecs),
+		AlertFollowupMaxSecs:      int32(next.Alerts.FollowUpMaxSecs),
+		OwnerEmails:               nonNil(next.Alerts.OwnerEmails),
+		SetAuthorizationHeader:    p.AuthorizationHeader.Set,
 		AuthorizationHeaderSealed: authorization,
 	})
 	if err != nil {
