@@ -103,6 +103,7 @@ func setup(t *testing.T, opts options) *bundle {
 		accepted: map[string]time.Time{},
 		env: map[string]string{
 			"SUNDIAL_DATABASE_URL":                opts.dbURL,
+			"SUNDIAL_SECRET_KEYS":                 secrettest.Keys,
 			"SUNDIAL_NATS_URL":                    ns.ClientURL(),
 			"SUNDIAL_HTTP_ADDR":                   "127.0.0.1:0",
 			"SUNDIAL_DELIVERY_ALLOW_PRIVATE":      "true",

@@ -108,6 +108,7 @@ func bootForBench(b *testing.B, rcv *httptest.Server) apiclient.Client {
 	require.NoError(b, err)
 	env := map[string]string{
 		"SUNDIAL_DATABASE_URL":                   dbURL,
+		"SUNDIAL_SECRET_KEYS":                    secrettest.Keys,
 		"SUNDIAL_NATS_URL":                       ns.ClientURL(),
 		"SUNDIAL_HTTP_ADDR":                      "127.0.0.1:0",
 		"SUNDIAL_DELIVERY_ALLOW_PRIVATE":         "true",

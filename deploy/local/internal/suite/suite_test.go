@@ -117,7 +117,7 @@ func (b *bundle) start(t *testing.T, services ...*fake) {
 	b.cancel = cancel
 	opts := Options{
 		Services: list,
-		CreateProject: func(_ context.Context, _, name, domain string) (Credentials, error) {
+		CreateProject: func(_ context.Context, _, _, name, domain string) (Credentials, error) {
 			b.projects <- [2]string{name, domain}
 			return Credentials{ProjectID: "p-1", APIKey: "sk_demo", SigningKey: "whsec_demo"}, nil
 		},
