@@ -41,9 +41,15 @@ type result struct {
 
 func (b bundle) run(args ...string) result {
 	b.t.Helper()
+	return b.runWithKeys(secrettest.Keys, args...)
+}
+
+// runWithKeys runs a command with SUNDIAL_SECRET_KEYS set to keys.
+func (b bundle) runWithKeys(keys string, args ...string) result {
+	b.t.Helper()
 	var stdout, stderr bytes.Buffer
 	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Lookup: envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL": b.dbURL, "SUNDIAL_SECRET_KEYS": secrettest.Keys,
+		"SUNDIAL_DATABASE_URL": b.dbURL, "SUNDIAL_SECRET_KEYS": keys,
 	})}
 	code := cli.Run(b.t.Context(), args, env)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
