@@ -92,6 +92,8 @@ type bundle struct {
 	// client checks every exchange with the gateway against its OpenAPI
 	// document.
 	client *http.Client
+	// logs, when set, gets every service's log lines at debug level (JSON).
+	logs io.Writer
 	// stops holds the cancel-and-wait functions of running services.
 	mu    sync.Mutex
 	stops []func()
@@ -101,6 +103,9 @@ type options struct {
 	statuses []int
 	// without lists services not started by setup (start them with start).
 	without map[string]bool
+	// logs, when set, gets every service's log lines at debug level (JSON)
+	// instead of stderr at warn.
+	logs io.Writer
 }
 
 // setup boots a suite on a fresh database and NATS server with a project
@@ -115,6 +120,7 @@ func setup(t *testing.T, opts options) *bundle {
 		ctx:      ctx,
 		nats:     ns,
 		receiver: rcv,
+		logs:     opts.logs,
 		env: map[string]string{
 			"SUNDIAL_DATABASE_URL":            dbURL,
 			"SUNDIAL_SECRET_KEYS":             secrettest.Keys,
@@ -142,6 +148,9 @@ func setup(t *testing.T, opts options) *bundle {
 }
 
 func (b *bundle) logger(name string) *slog.Logger {
+	if b.logs != nil {
+		return slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("service", name)
+	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("service", name)
 }
 
