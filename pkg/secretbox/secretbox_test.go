@@ -117,3 +117,17 @@ func TestParseRefusesBadKeyringsWithoutPrintingKeys(t *testing.T) {
 		}
 	}
 }
+
+// What opening costs a reader (the dispatcher opens a project's secrets
+// once per key cache TTL; the gateway once per async answer).
+func BenchmarkOpen(b *testing.B) {
+	k, err := secretbox.Parse("a:" + base64.StdEncoding.EncodeToString(make([]byte, secretbox.KeyBytes)))
+	require.NoError(b, err)
+	sealed, err := k.SealString("signing_keys.secret:1", "sdsig_0123456789012345678901234567890123456789012")
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, err := k.Open("signing_keys.secret:1", sealed); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
