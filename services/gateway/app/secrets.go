@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
@@ -23,13 +22,14 @@ func (a *App) resealSecrets(ctx context.Context) {
 	defer cancel()
 	start := time.Now()
 	counts, err := reseal.Run(ctx, a.pool, a.keys)
-	level := slog.LevelInfo
-	if err != nil {
-		level = slog.LevelError
-	}
-	if err != nil || counts.Sealed > 0 || counts.Changed > 0 {
-		a.log.Log(ctx, level, "secrets resealed", "sealed", counts.Sealed, "changed_meanwhile", counts.Changed,
-			"failed", counts.Failed, "key", a.keys.Primary(), "duration", time.Since(start).String(), "error", err)
+	attrs := []any{"sealed", counts.Sealed, "changed_meanwhile", counts.Changed, "failed", counts.Failed,
+		"key", a.keys.Primary(), "duration", time.Since(start).String()}
+	switch {
+	case err != nil:
+		// Names rows and key ids, never a value (package secretbox).
+		a.log.Error("secrets resealed", append(attrs, "error", err)...)
+	case counts.Sealed > 0 || counts.Changed > 0:
+		a.log.Info("secrets resealed", attrs...)
 	}
 }
 
