@@ -16,6 +16,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // TestNotifierKilled kills notifier processes with SIGKILL between taking
@@ -116,6 +117,7 @@ func newNotifierSuite(t *testing.T, bin string) *notifierSuite {
 		receiver: rcv,
 		env: map[string]string{
 			"SUNDIAL_DATABASE_URL":           dbURL,
+			"SUNDIAL_SECRET_KEYS":            secrettest.Keys,
 			"SUNDIAL_NATS_URL":               ns.ClientURL(),
 			"SUNDIAL_DELIVERY_ALLOW_PRIVATE": "true",
 			"SUNDIAL_DELIVERY_CA_FILE":       rcv.CAFile,

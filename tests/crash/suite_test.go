@@ -30,6 +30,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 	"github.com/sundial-run/sundial/tests/internal/checker"
 )
@@ -102,6 +103,7 @@ func setup(t *testing.T, opts options) *bundle {
 		accepted: map[string]time.Time{},
 		env: map[string]string{
 			"SUNDIAL_DATABASE_URL":                opts.dbURL,
+			"SUNDIAL_SECRET_KEYS":                 secrettest.Keys,
 			"SUNDIAL_NATS_URL":                    ns.ClientURL(),
 			"SUNDIAL_HTTP_ADDR":                   "127.0.0.1:0",
 			"SUNDIAL_DELIVERY_ALLOW_PRIVATE":      "true",
@@ -118,7 +120,7 @@ func setup(t *testing.T, opts options) *bundle {
 	}
 	t.Cleanup(b.stopAll)
 	for i := range opts.projects {
-		creds, err := gateway.CreateProject(ctx, opts.dbURL, fmt.Sprintf("crash-%d", i), rcv.Domain())
+		creds, err := gateway.CreateProject(ctx, gateway.Database{URL: opts.dbURL, SecretKeys: secrettest.Keys}, fmt.Sprintf("crash-%d", i), rcv.Domain())
 		require.NoError(t, err)
 		b.setPlan(t, creds.ProjectID, opts.quota)
 		b.projects = append(b.projects, creds)

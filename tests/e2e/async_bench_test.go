@@ -25,6 +25,7 @@ import (
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
 
@@ -103,10 +104,11 @@ func bootForBench(b *testing.B, rcv *httptest.Server) apiclient.Client {
 	ns := natstest.Start(b, natstest.Options{})
 	caFile := filepath.Join(b.TempDir(), "receiver-ca.pem")
 	require.NoError(b, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rcv.Certificate().Raw}), 0o600))
-	creds, err := gateway.CreateProject(ctx, dbURL, "bench", rcv.Listener.Addr().String())
+	creds, err := gateway.CreateProject(ctx, gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "bench", rcv.Listener.Addr().String())
 	require.NoError(b, err)
 	env := map[string]string{
 		"SUNDIAL_DATABASE_URL":                   dbURL,
+		"SUNDIAL_SECRET_KEYS":                    secrettest.Keys,
 		"SUNDIAL_NATS_URL":                       ns.ClientURL(),
 		"SUNDIAL_HTTP_ADDR":                      "127.0.0.1:0",
 		"SUNDIAL_DELIVERY_ALLOW_PRIVATE":         "true",

@@ -22,6 +22,7 @@ import (
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/cli"
 	https "github.com/sundial-run/sundial/testkit/receiver"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/testkit/smtptest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
@@ -135,7 +136,7 @@ type channelSend struct {
 // client of the suite's gateway and its credentials.
 func (b *bundle) newProject(t *testing.T, name, domain string) (apiclient.Client, gateway.Credentials) {
 	t.Helper()
-	creds, err := gateway.CreateProject(b.ctx, b.env["SUNDIAL_DATABASE_URL"], name, domain)
+	creds, err := gateway.CreateProject(b.ctx, gateway.Database{URL: b.env["SUNDIAL_DATABASE_URL"], SecretKeys: secrettest.Keys}, name, domain)
 	require.NoError(t, err)
 	return apiclient.Client{BaseURL: b.baseURL, APIKey: creds.APIKey, HTTP: b.client}, creds
 }

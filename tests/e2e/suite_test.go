@@ -25,6 +25,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
 	https "github.com/sundial-run/sundial/testkit/receiver"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
 
@@ -92,6 +93,8 @@ type bundle struct {
 	// client checks every exchange with the gateway against its OpenAPI
 	// document.
 	client *http.Client
+	// logs, when set, gets every service's log lines at debug level (JSON).
+	logs io.Writer
 	// stops holds the cancel-and-wait functions of running services.
 	mu    sync.Mutex
 	stops []func()
@@ -105,6 +108,9 @@ type options struct {
 	natsMaxPayload int32
 	// env adds to or overrides the services' environment.
 	env map[string]string
+	// logs, when set, gets every service's log lines at debug level (JSON)
+	// instead of stderr at warn.
+	logs io.Writer
 }
 
 // setup boots a suite on a fresh database and NATS server with a project
@@ -119,8 +125,10 @@ func setup(t *testing.T, opts options) *bundle {
 		ctx:      ctx,
 		nats:     ns,
 		receiver: rcv,
+		logs:     opts.logs,
 		env: map[string]string{
 			"SUNDIAL_DATABASE_URL":            dbURL,
+			"SUNDIAL_SECRET_KEYS":             secrettest.Keys,
 			"SUNDIAL_NATS_URL":                ns.ClientURL(),
 			"SUNDIAL_HTTP_ADDR":               "127.0.0.1:0",
 			"SUNDIAL_DELIVERY_ALLOW_PRIVATE":  "true",
@@ -134,7 +142,7 @@ func setup(t *testing.T, opts options) *bundle {
 	maps.Copy(b.env, opts.env)
 	b.client = contract.Client(t)
 	t.Cleanup(b.stopAll)
-	creds, err := gateway.CreateProject(ctx, dbURL, "e2e", rcv.Domain())
+	creds, err := gateway.CreateProject(ctx, gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "e2e", rcv.Domain())
 	require.NoError(t, err)
 	b.creds = creds
 	for _, name := range []string{"gateway", "scheduler", "dispatcher", "notifier"} {
@@ -146,6 +154,9 @@ func setup(t *testing.T, opts options) *bundle {
 }
 
 func (b *bundle) logger(name string) *slog.Logger {
+	if b.logs != nil {
+		return slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("service", name)
+	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("service", name)
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -58,8 +59,9 @@ func startGateway(t *testing.T, nofile int) *gatewayProcess {
 		"SUNDIAL_DATABASE_MAX_CONNS": "8",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":   "5s",
 		"SUNDIAL_LOG_LEVEL":          "warn",
+		"SUNDIAL_SECRET_KEYS":        secrettest.Keys,
 	}
-	creds, err := gateway.CreateProject(ctx, dbURL, "exhaustion", "hooks.example.com")
+	creds, err := gateway.CreateProject(ctx, gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "exhaustion", "hooks.example.com")
 	require.NoError(t, err)
 	// Lift the per-key rate limit: the tests create hooks as fast as they can.
 	var out strings.Builder

@@ -21,6 +21,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
@@ -71,6 +72,10 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	keys, err := secretbox.Parse(cfg.SecretKeys)
+	if err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.Default()
 	}
@@ -102,7 +107,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		return nil, err
 	}
 	a.handler = dispatch.NewHandler(dispatch.Config{
-		Credentials:     credential.NewCache(credential.NewStore(pool), cfg.KeyCacheTTL, maxCachedProjects),
+		Credentials:     credential.NewCache(credential.NewStore(pool, keys), cfg.KeyCacheTTL, maxCachedProjects),
 		Sender:          client,
 		Results:         a.results,
 		HandBack:        sender,

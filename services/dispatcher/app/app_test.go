@@ -22,6 +22,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -45,6 +46,7 @@ func setup(t *testing.T, answer http.HandlerFunc) bundle {
 		"SUNDIAL_DELIVERY_CA_FILE":     fixture.CAFile(t, receiver),
 		"SUNDIAL_DELIVERY_ALLOW_CIDRS": "127.0.0.0/8",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":     "5s",
+		"SUNDIAL_SECRET_KEYS":          secrettest.Keys,
 	}))
 	require.NoError(t, err)
 	return bundle{cfg: cfg, pool: pool, js: js, receiver: receiver}
@@ -257,7 +259,7 @@ func TestNewRejectsABadCAFile(t *testing.T) {
 
 func TestNewRejectsAnInvalidConfig(t *testing.T) {
 	t.Parallel()
-	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": secrettest.Keys}))
 	require.NoError(t, err)
 	cfg.Concurrency = 0
 	_, err = app.New(context.Background(), cfg, quiet())

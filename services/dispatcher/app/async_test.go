@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // TestAppSendsVerifiableAsyncURLsAndNeverLogsThem: the dispatcher builds the
@@ -42,7 +43,7 @@ func TestAppSendsVerifiableAsyncURLsAndNeverLogsThem(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 
-	creds, err := credential.NewStore(b.pool).Get(context.Background(), projectID)
+	creds, err := credential.NewStore(b.pool, secrettest.Keyring()).Get(context.Background(), projectID)
 	require.NoError(t, err)
 	hookID := uuid.MustParse(due.GetHookId())
 	token := asyncurl.Token(creds.AsyncSecret, hookID, due.GetLeaseSeq())

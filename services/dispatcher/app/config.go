@@ -11,6 +11,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
@@ -101,6 +102,10 @@ type Config struct {
 	// a shutdown signal before they are handed back
 	// (SUNDIAL_SHUTDOWN_TIMEOUT, default 15s).
 	ShutdownTimeout time.Duration
+	// SecretKeys open the signing keys, Authorization values and async
+	// secrets stored sealed in PostgreSQL (SUNDIAL_SECRET_KEYS, required,
+	// the gateway's keyring: package secretbox). Never log it.
+	SecretKeys string
 }
 
 // DefaultPublicURL is the gateway's default address (SUNDIAL_HTTP_ADDR :8080)
@@ -138,6 +143,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		ResultLinger:         r.Duration("SUNDIAL_DISPATCHER_RESULT_LINGER", 2*time.Millisecond),
 		DatabaseMaxConns:     r.Int("SUNDIAL_DATABASE_MAX_CONNS", 8),
 		ShutdownTimeout:      r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", 15*time.Second),
+		SecretKeys:           r.String(secretbox.EnvVar, ""),
 	}
 	cidrs, cidrErr := egress.ParseAllowList(r.List("SUNDIAL_DELIVERY_ALLOW_CIDRS"))
 	cfg.AllowCIDRs = cidrs
@@ -166,6 +172,8 @@ func (c Config) Validate() error {
 	v.That(c.ResultLinger >= 0 && c.ResultLinger <= report.MaxLinger, "SUNDIAL_DISPATCHER_RESULT_LINGER=%s: want 0 to %s", c.ResultLinger, report.MaxLinger)
 	v.That(c.DatabaseMaxConns >= 1, "SUNDIAL_DATABASE_MAX_CONNS=%d: want at least 1", c.DatabaseMaxConns)
 	v.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: want more than 0", c.ShutdownTimeout)
+	secretsErr := secretbox.CheckEnv(c.SecretKeys)
+	v.That(secretsErr == nil, "%v", secretsErr)
 	for _, p := range c.AllowCIDRs {
 		v.That(p.IsValid(), "SUNDIAL_DELIVERY_ALLOW_CIDRS: invalid network %s", p)
 	}

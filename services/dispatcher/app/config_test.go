@@ -11,11 +11,12 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/services/dispatcher/app"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
-	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": secrettest.Keys}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		DatabaseURL:          "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
@@ -33,6 +34,7 @@ func TestConfigDefaults(t *testing.T) {
 		ResultLinger:         2 * time.Millisecond,
 		DatabaseMaxConns:     8,
 		ShutdownTimeout:      15 * time.Second,
+		SecretKeys:           secrettest.Keys,
 	}, cfg)
 }
 
@@ -57,6 +59,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		"SUNDIAL_DISPATCHER_RESULT_LINGER":     "5ms",
 		"SUNDIAL_DATABASE_MAX_CONNS":           "4",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":             "30s",
+		"SUNDIAL_SECRET_KEYS":                  secrettest.Keys,
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
@@ -80,6 +83,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		ResultLinger:         5 * time.Millisecond,
 		DatabaseMaxConns:     4,
 		ShutdownTimeout:      30 * time.Second,
+		SecretKeys:           secrettest.Keys,
 	}, cfg)
 }
 
@@ -102,7 +106,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX", "SUNDIAL_DISPATCHER_CONCURRENCY", "SUNDIAL_DELIVERY_TIMEOUT",
 		"SUNDIAL_DISPATCHER_HOST_CONCURRENCY",
 		"SUNDIAL_DELIVERY_ALLOW_PRIVATE", "SUNDIAL_DELIVERY_ALLOW_CIDRS", "SUNDIAL_RESPONSE_EXCERPT_BYTES",
-		"SUNDIAL_DISPATCHER_HOST_CONNECT_RATE", "SUNDIAL_SHUTDOWN_TIMEOUT",
+		"SUNDIAL_DISPATCHER_HOST_CONNECT_RATE", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SECRET_KEYS",
 	} {
 		require.ErrorContains(t, err, name)
 	}
@@ -111,7 +115,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	valid, err := app.ConfigFromEnv(envconf.Map(nil))
+	valid, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": secrettest.Keys}))
 	require.NoError(t, err)
 	cases := map[string]func(*app.Config){
 		"SUNDIAL_DATABASE_URL":                 func(c *app.Config) { c.DatabaseURL = "" },
@@ -128,6 +132,7 @@ func TestValidate(t *testing.T) {
 		"SUNDIAL_DATABASE_MAX_CONNS":           func(c *app.Config) { c.DatabaseMaxConns = 0 },
 		"SUNDIAL_SHUTDOWN_TIMEOUT":             func(c *app.Config) { c.ShutdownTimeout = 0 },
 		"SUNDIAL_DELIVERY_ALLOW_CIDRS":         func(c *app.Config) { c.AllowCIDRs = []netip.Prefix{{}} },
+		"SUNDIAL_SECRET_KEYS":                  func(c *app.Config) { c.SecretKeys = "k1:c2hvcnQ=" },
 	}
 	for i, bad := range []string{"", "sundial.example.com", "ftp://sundial.example.com", "https://",
 		"https://sundial.example.com/?x=1", "https://sundial.example.com/#top", "https://sundial.example.com/v1",

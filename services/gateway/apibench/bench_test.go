@@ -27,6 +27,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -114,7 +115,7 @@ func setup(b *testing.B, s settings) *bundle {
 // project creates a project whose quota and rate limit a benchmark cannot
 // reach: they are not what is measured.
 func (bb *bundle) project(name string) (string, uuid.UUID) {
-	creds, err := app.CreateProject(bb.ctx, bb.dbURL, name, "hooks.example.com")
+	creds, err := app.CreateProject(bb.ctx, app.Database{URL: bb.dbURL, SecretKeys: secrettest.Keys}, name, "hooks.example.com")
 	require.NoError(bb.b, err)
 	id := uuid.MustParse(creds.ProjectID)
 	q := store.New(bb.pool)
@@ -130,6 +131,7 @@ func (bb *bundle) start() {
 		"SUNDIAL_DATABASE_URL": bb.dbURL,
 		"SUNDIAL_HTTP_ADDR":    "127.0.0.1:0",
 		"SUNDIAL_LOG_LEVEL":    "info",
+		"SUNDIAL_SECRET_KEYS":  secrettest.Keys,
 	}))
 	require.NoError(bb.b, err)
 	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
@@ -67,6 +68,7 @@ type App struct {
 	sweeper  *idempotency.Sweeper
 	listener *connlimit.Limiter
 	server   *http.Server
+	keys     *secretbox.Keyring
 }
 
 // New connects to the database and NATS (creating the streams) and binds
@@ -74,6 +76,10 @@ type App struct {
 // goroutine of its own.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	keys, err := secretbox.Parse(cfg.SecretKeys)
+	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DatabaseMaxConns))
@@ -125,13 +131,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
 		Bulk:      api.BulkDeps{Bulk: bulk.NewService(pool, alerts)},
-		Project:   api.ProjectDeps{Settings: project.NewService(pool)},
-		KeyMgmt:   api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool)},
+		Project:   api.ProjectDeps{Settings: project.NewService(pool, keys)},
+		KeyMgmt:   api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool, keys)},
 		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},
 		Endpoints: api.EndpointDeps{Endpoints: endpoint.NewService(pool)},
-		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool)},
+		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
 		// Send tests store their alert, then publish it like quota alerts.
-		Channels: api.ChannelDeps{Channels: channel.NewService(pool, bus.NewPublisher(js))},
+		Channels: api.ChannelDeps{Channels: channel.NewService(pool, bus.NewPublisher(js), keys)},
 		Ready: func(ctx context.Context) error {
 			_, err := queries.DatabaseNow(ctx)
 			return err
@@ -149,7 +155,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return &App{
 		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts, batcher: batcher,
 		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
-		listener: limited, server: server,
+		listener: limited, server: server, keys: keys,
 	}, nil
 }
 
@@ -220,6 +226,7 @@ func (a *App) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.alerts.Run(background) })
 	wg.Go(func() { a.sweeper.Run(background) })
+	wg.Go(func() { a.resealSecrets(background) })
 	if a.batcher != nil {
 		// Stopped with the background work, once the server has answered
 		// the last request: until then its creates need it.

@@ -16,6 +16,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func apiKeyRevoke(b bundle) (bool, error) {
@@ -28,7 +29,8 @@ func apiKeyRevoke(b bundle) (bool, error) {
 
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
-	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
+	// SUNDIAL_SECRET_KEYS has no default: it is the one required variable.
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": secrettest.Keys}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
@@ -47,6 +49,7 @@ func TestConfigDefaults(t *testing.T) {
 		MaxConnections:        10_000,
 		IdleTimeout:           time.Minute,
 		AuthFailuresPerMinute: 20,
+		SecretKeys:            secrettest.Keys,
 	}, cfg)
 }
 
@@ -70,6 +73,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_GATEWAY_IDLE_TIMEOUT":             "5s",
 		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE": "0",
 		"SUNDIAL_GATEWAY_TRUSTED_PROXIES":          "10.0.0.0/8, 192.0.2.1",
+		"SUNDIAL_SECRET_KEYS":                      secrettest.Keys,
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
@@ -78,6 +82,7 @@ func TestConfigFromEnv(t *testing.T) {
 		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2, KeyCacheTTL: 250 * time.Millisecond,
 		MaxConnections: 500, IdleTimeout: 5 * time.Second, AuthFailuresPerMinute: 0,
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.1"},
+		SecretKeys:     secrettest.Keys,
 	}, cfg)
 }
 
@@ -86,6 +91,7 @@ func TestConfigBatchingOffIgnoresInFlight(t *testing.T) {
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_GATEWAY_CREATE_BATCH":     "0",
 		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "0",
+		"SUNDIAL_SECRET_KEYS":              secrettest.Keys,
 	}))
 	require.NoError(t, err)
 	require.Zero(t, cfg.CreateBatch)
@@ -115,8 +121,19 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_MAX_DATA_BYTES", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_DATABASE_MAX_CONNS",
 		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT",
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL", "SUNDIAL_GATEWAY_MAX_CONNECTIONS", "SUNDIAL_GATEWAY_IDLE_TIMEOUT",
-		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", "SUNDIAL_GATEWAY_TRUSTED_PROXIES"} {
+		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", "SUNDIAL_GATEWAY_TRUSTED_PROXIES", "SUNDIAL_SECRET_KEYS"} {
 		require.ErrorContains(t, err, name)
+	}
+}
+
+func TestConfigRefusesAMissingOrShortSecretKeyAndSaysHowToMakeOne(t *testing.T) {
+	t.Parallel()
+	short := "k1:c2l4dGVlbiBieXRlIGtleQ==" // 16 bytes
+	for _, value := range []string{"", short} {
+		_, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": value}))
+		require.ErrorContains(t, err, "SUNDIAL_SECRET_KEYS")
+		require.ErrorContains(t, err, "openssl rand -base64 32")
+		require.NotContains(t, err.Error(), "c2l4dGVlbiBieXRlIGtleQ", "the key is never printed")
 	}
 }
 
@@ -187,8 +204,8 @@ func TestNewFailsCleanly(t *testing.T) {
 
 func TestCreateProjectRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	_, err := app.CreateProject(t.Context(), "postgres://unused", "", "example.com")
+	_, err := app.CreateProject(t.Context(), app.Database{URL: "postgres://unused", SecretKeys: secrettest.Keys}, "", "example.com")
 	require.ErrorIs(t, err, app.ErrInvalidProject)
-	_, err = app.CreateProject(t.Context(), "postgres://unused", "Acme", "https://example.com")
+	_, err = app.CreateProject(t.Context(), app.Database{URL: "postgres://unused", SecretKeys: secrettest.Keys}, "Acme", "https://example.com")
 	require.ErrorIs(t, err, app.ErrInvalidProject)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // bulkDay is the day of postAt the bulk tests select by range.
@@ -159,7 +160,7 @@ func TestBulkRequestValidation(t *testing.T) {
 func TestBulkActionsNeverReachAnotherProject(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	other, err := app.CreateProject(b.ctx, b.dbURL, "Other", "other.example.com")
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
 	require.NoError(t, err)
 	theirs := map[string]string{}
 	for _, s := range []string{"pending", "completed", "failed"} {
@@ -218,7 +219,7 @@ func TestRetryIDs(t *testing.T) {
 		return b.do(http.MethodPost, "/v1/hooks/retryIDs", strings.NewReader(body))
 	}
 
-	other, err := app.CreateProject(b.ctx, b.dbURL, "Other", "other.example.com")
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
 	require.NoError(t, err)
 	retryIDs(body(other.ProjectID)).requireError(t, http.StatusForbidden, "forbidden", "projectID")
 	require.Equal(t, "failed", b.status(failed), "nothing changed")

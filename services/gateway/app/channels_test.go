@@ -15,9 +15,11 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // channelJSON is the Channel resource, decoded strictly.
@@ -149,7 +151,7 @@ func TestChannelsCreateListGetAndDelete(t *testing.T) {
 func TestChannelsOfAnotherProjectAreNotFound(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	other, err := app.CreateProject(b.ctx, b.dbURL, "Other", "other.example.com")
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
 	require.NoError(t, err)
 	c := b.createChannel(chatBody)
 	as := as(other.APIKey)
@@ -253,7 +255,10 @@ func TestPatchChannelMergesAndKeepsSecrets(t *testing.T) {
 	storedConfig := func(id string) string {
 		row, err := b.q.GetChannel(b.ctx, store.GetChannelParams{ProjectID: projectID, ID: uuid.MustParse(id)})
 		require.NoError(t, err)
-		return string(row.Config)
+		require.Nil(t, row.Config, "never stored in plain text")
+		plain, err := secrettest.Keyring().OpenString(secretbox.Label(secretbox.ChannelConfig, row.ID), *row.ConfigSealed)
+		require.NoError(t, err)
+		return plain
 	}
 
 	res := b.patchChannel(mail.ID, `{"name":"On call (EU)","email":{"port":465,"tls":"tls"},"events":["quota.threshold"],"enabled":false}`)

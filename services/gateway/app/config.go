@@ -14,6 +14,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/gateway/internal/auththrottle"
@@ -85,6 +86,10 @@ type Config struct {
 	// X-Forwarded-For names the client (SUNDIAL_GATEWAY_TRUSTED_PROXIES,
 	// comma-separated); without them the connection's peer is the client.
 	TrustedProxies []string
+	// SecretKeys seal the secrets stored in PostgreSQL (SUNDIAL_SECRET_KEYS,
+	// required): "id:base64key[,...]", the first sealing, every one
+	// opening (package secretbox). Never log it.
+	SecretKeys string
 }
 
 // Defaults.
@@ -142,6 +147,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		IdleTimeout:           r.Duration("SUNDIAL_GATEWAY_IDLE_TIMEOUT", DefaultIdleTimeout),
 		AuthFailuresPerMinute: r.Int("SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", DefaultAuthFailures),
 		TrustedProxies:        r.List("SUNDIAL_GATEWAY_TRUSTED_PROXIES"),
+		SecretKeys:            r.String(secretbox.EnvVar, ""),
 	}
 	// A variable that failed to parse keeps its default, so Validate reports
 	// only the other problems, and the two lists do not overlap.
@@ -178,6 +184,8 @@ func (c Config) Validate() error {
 		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE=%d: want 0 (no throttle) to %d", c.AuthFailuresPerMinute, maxAuthFailures)
 	_, err = c.trustedProxies()
 	check.That(err == nil, "SUNDIAL_GATEWAY_TRUSTED_PROXIES: %v", err)
+	secretsErr := secretbox.CheckEnv(c.SecretKeys)
+	check.That(secretsErr == nil, "%v", secretsErr)
 	if c.CreateBatch > 0 {
 		check.That(c.CreateInFlight >= 1 && c.CreateInFlight <= c.DatabaseMaxConns,
 			"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT=%d: want 1 to SUNDIAL_DATABASE_MAX_CONNS (%d) while creates are batched",

@@ -24,6 +24,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // benchClients is how many clients send POST /v1/hooks at once, as in the
@@ -79,7 +80,7 @@ func startBenchGateway(b *testing.B, configure func(*app.Config)) (string, strin
 		require.NoError(b, <-done)
 	})
 
-	creds, err := app.CreateProject(b.Context(), dbURL, "Bench", "hooks.example.com")
+	creds, err := app.CreateProject(b.Context(), app.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "Bench", "hooks.example.com")
 	require.NoError(b, err)
 	pool, err := postgres.Connect(b.Context(), dbURL, 1)
 	require.NoError(b, err)

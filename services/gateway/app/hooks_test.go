@@ -15,6 +15,7 @@ import (
 
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestCreateWithPostInUsesTheDatabaseClock(t *testing.T) {
@@ -259,7 +260,7 @@ func TestAuthentication(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	body := `{"path":"/a","data":{},"postIn":"1m"}`
-	other, err := app.CreateProject(b.ctx, b.dbURL, "Other", "other.example.com")
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
 	require.NoError(t, err)
 	wrongSecret := b.creds.APIKey[:13] + other.APIKey[13:]
 
@@ -327,7 +328,7 @@ func TestHooksOfAnotherProjectAreNotFound(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	h := b.post(`{"path":"/a","data":{},"postIn":"1h"}`).hook(t)
-	other, err := app.CreateProject(b.ctx, b.dbURL, "Other", "other.example.com")
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
 	require.NoError(t, err)
 	asOther := header("X-API-Key", other.APIKey)
 

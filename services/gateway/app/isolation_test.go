@@ -12,6 +12,7 @@ import (
 
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // TestIsolationWalk calls every operation of the OpenAPI document with a
@@ -21,7 +22,7 @@ import (
 func TestIsolationWalk(t *testing.T) {
 	t.Parallel()
 	a := setup(t)
-	other, err := app.CreateProject(t.Context(), a.dbURL, "Intruder", "intruder.example.com")
+	other, err := app.CreateProject(t.Context(), app.Database{URL: a.dbURL, SecretKeys: secrettest.Keys}, "Intruder", "intruder.example.com")
 	require.NoError(t, err)
 	as := as(other.APIKey)
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/app"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // apiKeyJSON is the ApiKey resource; key is only in a creation's answer.
@@ -201,7 +202,7 @@ func TestRotateWithoutABodyUsesTheDefaultGrace(t *testing.T) {
 func TestKeysOfAnotherProjectAreInvisible(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	other, err := app.CreateProject(b.ctx, b.dbURL, "Other", "other.example.com")
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
 	require.NoError(t, err)
 	mine := b.apiKeys()
 	mySigning := b.signingKeys()

@@ -16,6 +16,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist/hooklisttest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // listJSON is a page of GET /v1/hooks, decoded strictly.
@@ -70,7 +71,7 @@ func TestListHooksPages(t *testing.T) {
 	b := setup(t)
 	hooks := listFixture(23)
 	b.loadHooks(b.creds.ProjectID, hooks)
-	other, err := app.CreateProject(b.ctx, b.dbURL, "Other", "other.example.com")
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
 	require.NoError(t, err)
 	b.loadHooks(other.ProjectID, listFixture(10))
 
@@ -153,7 +154,7 @@ func TestListHooksFilters(t *testing.T) {
 func TestListHooksNeverShowsAnotherProject(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	other, err := app.CreateProject(b.ctx, b.dbURL, "Other", "other.example.com")
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
 	require.NoError(t, err)
 	b.loadHooks(other.ProjectID, listFixture(15))
 	for _, query := range []string{"", "status=failed", "sortBy=postAt&sortOrder=asc", "limit=1000"} {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"github.com/sundial-run/sundial/pkg/secretbox"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // projectJSON is the Project resource.
@@ -54,9 +56,16 @@ func (b bundle) patchProject(body string, mods ...func(*http.Request)) response 
 
 func (b bundle) authorizationHeader() *string {
 	b.t.Helper()
-	v, err := b.tq.GetAuthorizationHeaderForTest(b.ctx, uuid.MustParse(b.creds.ProjectID))
+	id := uuid.MustParse(b.creds.ProjectID)
+	v, err := b.tq.GetAuthorizationHeaderForTest(b.ctx, id)
 	require.NoError(b.t, err)
-	return v
+	require.Nil(b.t, v.AuthorizationHeader, "never stored in plain text")
+	if v.AuthorizationHeaderSealed == nil {
+		return nil
+	}
+	plain, err := secrettest.Keyring().OpenString(secretbox.Label(secretbox.ProjectAuthorization, id), *v.AuthorizationHeaderSealed)
+	require.NoError(b.t, err)
+	return &plain
 }
 
 func TestGetProject(t *testing.T) {

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/sundial-run/sundial/testkit/logtest"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -64,6 +66,7 @@ func testConfig(t testing.TB, dbURL string) app.Config {
 		IdleTimeout:      app.DefaultIdleTimeout,
 		// Tests send bad keys on purpose, many from the one address.
 		AuthFailuresPerMinute: 0,
+		SecretKeys:            secrettest.Keys,
 	}
 }
 
@@ -86,7 +89,7 @@ func setup(t *testing.T, configure ...func(*app.Config)) bundle {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 
-	creds, err := app.CreateProject(t.Context(), dbURL, "Acme", "hooks.example.com")
+	creds, err := app.CreateProject(t.Context(), app.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "Acme", "hooks.example.com")
 	require.NoError(t, err)
 	pool, err := postgres.Connect(t.Context(), dbURL, 2)
 	require.NoError(t, err)

@@ -36,11 +36,13 @@ func migrate(ctx context.Context, args []string, env Env) error {
 
 func admin(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
-		return usagef("admin: missing command (create-project, set-plan)")
+		return usagef("admin: missing command (create-project, set-plan, reseal-secrets)")
 	}
 	switch args[0] {
 	case "create-project":
 		return createProject(ctx, args[1:], env)
+	case "reseal-secrets":
+		return resealSecrets(ctx, args[1:], env)
 	case "set-plan":
 		return setPlan(ctx, args[1:], env)
 	default:
@@ -63,7 +65,7 @@ func createProject(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	creds, err := app.CreateProject(ctx, cfg.DatabaseURL, *name, *domain)
+	creds, err := app.CreateProject(ctx, cfg.Database(), *name, *domain)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,10 @@ const usage = `Usage:
   gateway admin create-project --name NAME --domain HOST[:PORT] [--json]
   gateway admin set-plan --project ID [--quota N] [--hard-cap-percent P]
                          [--rate-limit PER_SECOND] [--rate-burst BURST] [--json]
+  gateway admin reseal-secrets
+                        seal every stored secret with the first key of
+                        SUNDIAL_SECRET_KEYS (after adding a key, before
+                        removing the old one)
 
 Configuration comes from SUNDIAL_* environment variables.
 `

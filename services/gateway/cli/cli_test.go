@@ -19,6 +19,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -40,8 +41,16 @@ type result struct {
 
 func (b bundle) run(args ...string) result {
 	b.t.Helper()
+	return b.runWithKeys(secrettest.Keys, args...)
+}
+
+// runWithKeys runs a command with SUNDIAL_SECRET_KEYS set to keys.
+func (b bundle) runWithKeys(keys string, args ...string) result {
+	b.t.Helper()
 	var stdout, stderr bytes.Buffer
-	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Lookup: envconf.Map(map[string]string{"SUNDIAL_DATABASE_URL": b.dbURL})}
+	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Lookup: envconf.Map(map[string]string{
+		"SUNDIAL_DATABASE_URL": b.dbURL, "SUNDIAL_SECRET_KEYS": keys,
+	})}
 	code := cli.Run(b.t.Context(), args, env)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
@@ -57,7 +66,7 @@ func (b bundle) requireWorking(c app.Credentials) {
 	projectID, err := apikey.NewVerifier(q).Verify(b.t.Context(), c.APIKey)
 	require.NoError(b.t, err)
 	require.Equal(b.t, c.ProjectID, projectID.String())
-	secret, err := project.ActiveSigningKey(b.t.Context(), q, projectID)
+	secret, err := project.ActiveSigningKey(b.t.Context(), q, secrettest.Keyring(), projectID)
 	require.NoError(b.t, err)
 	require.Equal(b.t, c.SigningKey, secret)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/notifier/internal/alert"
 	"github.com/sundial-run/sundial/services/notifier/internal/channel"
 	"github.com/sundial-run/sundial/services/notifier/internal/closer"
@@ -68,6 +69,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("notifier config: %w", err)
 	}
+	keys, err := secretbox.Parse(cfg.SecretKeys)
+	if err != nil {
+		return nil, fmt.Errorf("notifier config: %w", err)
+	}
 	roots, err := egress.LoadRoots(cfg.CAFile)
 	if err != nil {
 		return nil, err
@@ -96,12 +101,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js,
 		groupsDue: make(chan struct{}, 1), sendsDue: make(chan struct{}, 1)}
-	a.wire(roots)
+	a.wire(roots, keys)
 	return a, nil
 }
 
 // wire builds the parts of the notifier on the open connections.
-func (a *App) wire(roots *x509.CertPool) {
+func (a *App) wire(roots *x509.CertPool, keys *secretbox.Keyring) {
 	cfg := a.cfg
 	a.channel = channel.New(channel.Options{
 		Guard:        egress.NewGuard(cfg.AllowPrivate, cfg.AllowCIDRs),
@@ -125,6 +130,7 @@ func (a *App) wire(roots *x509.CertPool) {
 		Timeout:  cfg.SendTimeout + time.Second, // the channel's own bound says it first
 		RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, GiveUp: cfg.GiveUp,
 		DashboardURL:    cfg.DashboardURL,
+		Keys:            keys,
 		Concurrency:     cfg.Concurrency,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/testkit/smtptest"
 )
 
@@ -56,6 +57,7 @@ func setup(t *testing.T, extra map[string]string) fixture {
 		"SUNDIAL_NOTIFIER_POLL_INTERVAL": "100ms",
 		"SUNDIAL_DELIVERY_ALLOW_PRIVATE": "true",
 		"SUNDIAL_DELIVERY_CA_FILE":       rcv.CAFile,
+		"SUNDIAL_SECRET_KEYS":            secrettest.Keys,
 	}
 	for k, v := range extra {
 		env[k] = v

@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
@@ -91,6 +92,11 @@ type Config struct {
 	// owner addresses (quota alerts); Host empty means none, and then no
 	// owner e-mail is sent.
 	SMTP SMTPConfig
+
+	// SecretKeys open the channels' configs and the signing keys stored
+	// sealed in PostgreSQL (SUNDIAL_SECRET_KEYS, required, the gateway's
+	// keyring: package secretbox). Never log it.
+	SecretKeys string
 }
 
 // SMTPConfig is the operator's SMTP server. It is trusted: the egress guard
@@ -162,6 +168,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 			TLS:      r.String("SUNDIAL_NOTIFIER_SMTP_TLS", channelconfig.TLSStartTLS),
 			From:     r.String("SUNDIAL_NOTIFIER_SMTP_FROM", ""),
 		},
+		SecretKeys: r.String(secretbox.EnvVar, ""),
 	}
 	cfg.DashboardURL = r.String("SUNDIAL_DASHBOARD_URL", strings.TrimSuffix(cfg.PublicURL, "/")+"/dashboard")
 	cidrs, cidrErr := egress.ParseAllowList(r.List("SUNDIAL_DELIVERY_ALLOW_CIDRS"))
@@ -193,6 +200,8 @@ func (c Config) Validate() error {
 		check.That(p.IsValid(), "SUNDIAL_DELIVERY_ALLOW_CIDRS: invalid network %s", p)
 	}
 	c.SMTP.validate(&check)
+	secretsErr := secretbox.CheckEnv(c.SecretKeys)
+	check.That(secretsErr == nil, "%v", secretsErr)
 	return check.Err()
 }
 

@@ -9,11 +9,12 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/services/notifier/app"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
-	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": secrettest.Keys}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		NATSURL:          "nats://127.0.0.1:4222",
@@ -33,6 +34,7 @@ func TestConfigDefaults(t *testing.T) {
 		DashboardURL:     "http://127.0.0.1:8080/dashboard",
 		HeaderPrefix:     "Sundial",
 		SMTP:             app.SMTPConfig{Port: 587, TLS: "starttls"},
+		SecretKeys:       secrettest.Keys,
 	}, cfg)
 }
 
@@ -63,6 +65,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_NOTIFIER_SMTP_PASSWORD": "hunter2",
 		"SUNDIAL_NOTIFIER_SMTP_TLS":      "tls",
 		"SUNDIAL_NOTIFIER_SMTP_FROM":     "alerts@example.com",
+		"SUNDIAL_SECRET_KEYS":            secrettest.Keys,
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
@@ -89,6 +92,7 @@ func TestConfigFromEnv(t *testing.T) {
 			Host: "smtp.example.com", Port: 465, Username: "ops", Password: "hunter2",
 			TLS: "tls", From: "alerts@example.com",
 		},
+		SecretKeys: secrettest.Keys,
 	}, cfg)
 }
 
@@ -97,11 +101,12 @@ func TestConfigDashboardURLOverride(t *testing.T) {
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_PUBLIC_URL":    "https://api.example.com/",
 		"SUNDIAL_DASHBOARD_URL": "https://app.example.com",
+		"SUNDIAL_SECRET_KEYS":   secrettest.Keys,
 	}))
 	require.NoError(t, err)
 	require.Equal(t, "https://app.example.com", cfg.DashboardURL)
 
-	cfg, err = app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_PUBLIC_URL": "https://api.example.com/"}))
+	cfg, err = app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_PUBLIC_URL": "https://api.example.com/", "SUNDIAL_SECRET_KEYS": secrettest.Keys}))
 	require.NoError(t, err)
 	require.Equal(t, "https://api.example.com/dashboard", cfg.DashboardURL)
 }
@@ -128,7 +133,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_NOTIFIER_CONCURRENCY", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_LOG_LEVEL",
 		"SUNDIAL_DATABASE_MAX_CONNS", "SUNDIAL_NOTIFIER_SEND_LEASE", "SUNDIAL_NOTIFIER_RETRY_MAX",
 		"SUNDIAL_NOTIFIER_POLL_INTERVAL", "SUNDIAL_DELIVERY_ALLOW_CIDRS", "SUNDIAL_PUBLIC_URL",
-		"SUNDIAL_NOTIFIER_SMTP_TLS", "SUNDIAL_NOTIFIER_SMTP_FROM",
+		"SUNDIAL_NOTIFIER_SMTP_TLS", "SUNDIAL_NOTIFIER_SMTP_FROM", "SUNDIAL_SECRET_KEYS",
 	} {
 		require.Contains(t, err.Error(), name)
 	}
@@ -137,7 +142,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	cfg, err := app.ConfigFromEnv(envconf.Map(nil))
+	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{"SUNDIAL_SECRET_KEYS": secrettest.Keys}))
 	require.NoError(t, err)
 	require.NoError(t, cfg.Validate())
 

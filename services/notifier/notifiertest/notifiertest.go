@@ -23,8 +23,10 @@ import (
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/notifier/internal/store"
 	"github.com/sundial-run/sundial/services/notifier/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // DB writes and reads a test database.
@@ -87,8 +89,10 @@ func (db *DB) Channel(t testing.TB, project uuid.UUID, kind string, cfg json.Raw
 		events = channelconfig.Events
 	}
 	id := uuid.Must(uuid.NewV7())
+	sealed, err := secrettest.Keyring().Seal(secretbox.Label(secretbox.ChannelConfig, id), cfg)
+	require.NoError(t, err)
 	require.NoError(t, db.tq.InsertChannelForTest(context.Background(), storetest.InsertChannelForTestParams{
-		ID: id, ProjectID: project, Name: kind + " channel", Kind: kind, Config: cfg, Events: events, Enabled: enabled,
+		ID: id, ProjectID: project, Name: kind + " channel", Kind: kind, ConfigSealed: &sealed, Events: events, Enabled: enabled,
 	}))
 	return id
 }
@@ -96,8 +100,11 @@ func (db *DB) Channel(t testing.TB, project uuid.UUID, kind string, cfg json.Raw
 // SigningKey gives the project an active signing key.
 func (db *DB) SigningKey(t testing.TB, project uuid.UUID, secret string) {
 	t.Helper()
+	id := uuid.Must(uuid.NewV7())
+	sealed, err := secrettest.Keyring().SealString(secretbox.Label(secretbox.SigningKeySecret, id), secret)
+	require.NoError(t, err)
 	require.NoError(t, db.tq.InsertSigningKeyForTest(context.Background(), storetest.InsertSigningKeyForTestParams{
-		ID: uuid.Must(uuid.NewV7()), ProjectID: project, Secret: secret,
+		ID: id, ProjectID: project, SecretSealed: &sealed,
 	}))
 }
 

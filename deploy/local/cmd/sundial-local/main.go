@@ -33,7 +33,9 @@ the file to get a new project.
 
 Environment:
   SUNDIAL_LOCAL_DATA_DIR  data folder: PostgreSQL cluster, NATS store, demo CA
-                          certificate, demo project keys (default .data)
+                          certificate, demo project keys, and secret-keys, the
+                          SUNDIAL_SECRET_KEYS made on the first run unless set
+                          (default .data)
   SUNDIAL_DEMO            false: no demo project (default true)
   SUNDIAL_*               every service's own variables (README.md, "Configuration");
                           SUNDIAL_DELIVERY_ALLOW_PRIVATE defaults to true here, so

@@ -21,7 +21,7 @@ func services() []suite.Service {
 	}
 }
 
-func createProject(ctx context.Context, databaseURL, name, domain string) (suite.Credentials, error) {
-	c, err := gateway.CreateProject(ctx, databaseURL, name, domain)
+func createProject(ctx context.Context, databaseURL, secretKeys, name, domain string) (suite.Credentials, error) {
+	c, err := gateway.CreateProject(ctx, gateway.Database{URL: databaseURL, SecretKeys: secretKeys}, name, domain)
 	return suite.Credentials{ProjectID: c.ProjectID, APIKey: c.APIKey, SigningKey: c.SigningKey}, err
 }

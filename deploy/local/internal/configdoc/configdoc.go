@@ -26,6 +26,10 @@ type Row struct {
 // Unset is what a default cell says when the variable has no value.
 const Unset = "unset"
 
+// Required is what a default cell says when the variable has no default
+// and the service refuses to start without it.
+const Required = "required"
+
 // Rows returns the rows of every configuration table in markdown.
 func Rows(markdown string) []Row {
 	var rows []Row
@@ -71,7 +75,7 @@ func configRow(header, c []string) (Row, bool) {
 // not check it against the code.
 func (r Row) Value() (value string, unset bool, err error) {
 	d := r.Default
-	if d == Unset {
+	if d == Unset || d == Required {
 		return "", true, nil
 	}
 	if len(d) >= 2 && strings.HasPrefix(d, "`") && strings.HasSuffix(d, "`") && strings.Count(d, "`") == 2 {
@@ -79,6 +83,9 @@ func (r Row) Value() (value string, unset bool, err error) {
 	}
 	return "", false, fmt.Errorf("line %d: default %q of %v: want one `value` or %q", r.Line, d, r.Variables, Unset)
 }
+
+// Required reports whether the row's variable has no default and must be set.
+func (r Row) Required() bool { return r.Default == Required }
 
 // UsedByService reports whether a row of a table with a "used by" column
 // applies to service ("all", or a comma-separated list naming it).

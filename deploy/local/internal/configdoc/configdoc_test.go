@@ -15,6 +15,7 @@ import (
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	notifier "github.com/sundial-run/sundial/services/notifier/app"
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // root is the repository, from this package's folder.
@@ -30,6 +31,26 @@ var services = map[string]loader{
 	"scheduler":  func(l envconf.Lookup) (any, error) { return scheduler.ConfigFromEnv(l) },
 	"dispatcher": func(l envconf.Lookup) (any, error) { return dispatcher.ConfigFromEnv(l) },
 	"notifier":   func(l envconf.Lookup) (any, error) { return notifier.ConfigFromEnv(l) },
+}
+
+// examples are valid values of the variables the tables mark required (no
+// default: a service refuses to start without them), which every load of
+// these tests is given unless it sets them itself.
+var examples = map[string]string{
+	"SUNDIAL_SECRET_KEYS": secrettest.Keys,
+}
+
+// withExamples gives load the examples of the required variables.
+func withExamples(load loader) loader {
+	return func(l envconf.Lookup) (any, error) {
+		return load(func(name string) (string, bool) {
+			if v, ok := l(name); ok {
+				return v, ok
+			}
+			v, ok := examples[name]
+			return v, ok
+		})
+	}
 }
 
 // documented is what a table says a service reads: each variable and its
@@ -101,6 +122,15 @@ func read(t *testing.T, load loader) []string {
 // variable to its documented default changes nothing).
 func check(t *testing.T, load loader, table documented) {
 	t.Helper()
+	for v, row := range table {
+		if !row.Required() {
+			continue
+		}
+		require.Contains(t, examples, v, "%s is marked required (line %d): add a valid example value to examples", v, row.Line)
+		_, err := load(envconf.Map(nil))
+		require.ErrorContains(t, err, v, "%s is marked required (line %d), but the service starts without it", v, row.Line)
+	}
+	load = withExamples(load)
 	listed := make([]string, 0, len(table))
 	for v := range table {
 		listed = append(listed, v)

@@ -29,7 +29,7 @@ var errUnknownKey = errors.New("the gateway does not know the kept API key")
 // when this database still has it (pointed at this run's receiver, whose
 // port changes from run to run, with its current signing key, which a
 // rotation may have changed), else a new one, kept for the next run.
-func demoProject(ctx context.Context, opts Options, dataDir, dbURL, apiBase, domain string, log *slog.Logger) (creds Credentials, reused bool, err error) {
+func demoProject(ctx context.Context, opts Options, dataDir, dbURL, secretKeys, apiBase, domain string, log *slog.Logger) (creds Credentials, reused bool, err error) {
 	path := filepath.Join(dataDir, DemoFile)
 	kept, err := loadDemo(path)
 	switch {
@@ -45,7 +45,7 @@ func demoProject(ctx context.Context, opts Options, dataDir, dbURL, apiBase, dom
 		}
 		log.Info("the kept demo project is not in this database: creating another", "file", path, "project_id", kept.ProjectID)
 	}
-	creds, err = opts.CreateProject(ctx, dbURL, "demo", domain)
+	creds, err = opts.CreateProject(ctx, dbURL, secretKeys, "demo", domain)
 	if err != nil {
 		return creds, false, fmt.Errorf("create the demo project: %w", err)
 	}

@@ -14,12 +14,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sundial-run/sundial/deploy/local/internal/broker"
 	"github.com/sundial-run/sundial/deploy/local/internal/receiver"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/testkit/pgserver"
 )
@@ -35,9 +37,9 @@ type Credentials struct {
 	SigningKey string `json:"signingKey"`
 }
 
-// CreateProject creates a project delivering to domain (the gateway's
-// app.CreateProject).
-type CreateProject func(ctx context.Context, databaseURL, name, domain string) (Credentials, error)
+// CreateProject creates a project delivering to domain, its secrets sealed
+// with secretKeys (SUNDIAL_SECRET_KEYS): the gateway's app.CreateProject.
+type CreateProject func(ctx context.Context, databaseURL, secretKeys, name, domain string) (Credentials, error)
 
 // Options say what to run; only Services and CreateProject are required.
 type Options struct {
@@ -87,7 +89,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	g := run(ctx, services)
 	if set.demo {
-		if err := demo(ctx, opts, set, recv, &info, log); err != nil {
+		if err := demo(ctx, opts, set, env, recv, &info, log); err != nil {
 			return errors.Join(err, g.stop(opts.Grace))
 		}
 	}
@@ -126,6 +128,13 @@ func prepare(ctx context.Context, opts Options, set settings, log *slog.Logger, 
 		return info, nil, nil, err
 	}
 	env.decide("SUNDIAL_DATABASE_URL", dbURL)
+	if v, ok := opts.Lookup(secretbox.EnvVar); !ok || strings.TrimSpace(v) == "" {
+		keys, err := localSecretKeys(set.dataDir)
+		if err != nil {
+			return info, nil, nil, err
+		}
+		env.decide(secretbox.EnvVar, keys)
+	}
 	natsURL, err := natsServer(opts, set, log, down, &info)
 	if err != nil {
 		return info, nil, nil, err
@@ -153,8 +162,9 @@ func prepare(ctx context.Context, opts Options, set settings, log *slog.Logger, 
 
 // demo sets up the demo project once the services run (reusing one needs
 // the gateway) and gives the receiver its signing key.
-func demo(ctx context.Context, opts Options, set settings, recv *receiver.Receiver, info *Info, log *slog.Logger) error {
-	creds, reused, err := demoProject(ctx, opts, set.dataDir, info.DatabaseURL, info.APIBase, recv.Host(), log)
+func demo(ctx context.Context, opts Options, set settings, env *environment, recv *receiver.Receiver, info *Info, log *slog.Logger) error {
+	keys, _ := env.lookup(secretbox.EnvVar)
+	creds, reused, err := demoProject(ctx, opts, set.dataDir, info.DatabaseURL, keys, info.APIBase, recv.Host(), log)
 	if err != nil {
 		return err
 	}

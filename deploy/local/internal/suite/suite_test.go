@@ -3,19 +3,22 @@ package suite
 import (
 	"context"
 	"errors"
-	"github.com/sundial-run/sundial/testkit/logtest"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sundial-run/sundial/testkit/logtest"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
 )
@@ -25,7 +28,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // watched are the variables a fake service records from its environment.
 var watched = []string{
 	"SUNDIAL_DATABASE_URL", "SUNDIAL_NATS_URL", "SUNDIAL_DELIVERY_ALLOW_PRIVATE",
-	"SUNDIAL_DELIVERY_CA_FILE", "SUNDIAL_LOG_LEVEL", "SUNDIAL_PUBLIC_URL",
+	"SUNDIAL_DELIVERY_CA_FILE", "SUNDIAL_LOG_LEVEL", "SUNDIAL_PUBLIC_URL", "SUNDIAL_SECRET_KEYS",
 }
 
 // fake is a service that records how it was built and run.
@@ -117,7 +120,7 @@ func (b *bundle) start(t *testing.T, services ...*fake) {
 	b.cancel = cancel
 	opts := Options{
 		Services: list,
-		CreateProject: func(_ context.Context, _, name, domain string) (Credentials, error) {
+		CreateProject: func(_ context.Context, _, _, name, domain string) (Credentials, error) {
 			b.projects <- [2]string{name, domain}
 			return Credentials{ProjectID: "p-1", APIKey: "sk_demo", SigningKey: "whsec_demo"}, nil
 		},
@@ -172,6 +175,10 @@ func TestServicesGetTheDecidedEnvironment(t *testing.T) {
 	require.Equal(t, "true", env["SUNDIAL_DELIVERY_ALLOW_PRIVATE"])
 	require.Equal(t, caFile, env["SUNDIAL_DELIVERY_CA_FILE"])
 	require.FileExists(t, caFile)
+	kept, err := os.ReadFile(filepath.Join(b.dataDir, SecretKeysFile))
+	require.NoError(t, err, "the keyring made for the services is kept")
+	require.Equal(t, strings.TrimSpace(string(kept)), env["SUNDIAL_SECRET_KEYS"])
+	require.NoError(t, secretbox.CheckEnv(env["SUNDIAL_SECRET_KEYS"]))
 	workerEnv := maps.Clone(b.worker.env)
 	require.Equal(t, "http://localhost:18080", workerEnv["SUNDIAL_PUBLIC_URL"],
 		"the services after the gateway build the async URLs on its address")
@@ -291,4 +298,25 @@ func TestEmbeddedNATSKeepsItsStoreInTheDataFolder(t *testing.T) {
 
 	_, err := os.Stat(filepath.Join(dir, "nats"))
 	require.NoError(t, err, "the embedded NATS server keeps its store in the data folder")
+}
+
+// The keyring made on the first run is the one of every later run (the
+// kept database's secrets are sealed with it), and private to its user.
+func TestTheSecretKeysAreMadeOnceAndKept(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first, err := localSecretKeys(dir)
+	require.NoError(t, err)
+	require.NoError(t, secretbox.CheckEnv(first))
+	info, err := os.Stat(filepath.Join(dir, SecretKeysFile))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	again, err := localSecretKeys(dir)
+	require.NoError(t, err)
+	require.Equal(t, first, again)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, SecretKeysFile), []byte("k1:short\n"), 0o600))
+	_, err = localSecretKeys(dir)
+	require.ErrorContains(t, err, "damaged")
+	require.NotContains(t, err.Error(), "short")
 }

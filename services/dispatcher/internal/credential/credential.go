@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/store"
 )
@@ -29,14 +30,16 @@ type Set struct {
 	Scheme signing.SignatureScheme
 }
 
-// Store reads credentials from PostgreSQL.
+// Store reads credentials from PostgreSQL and opens them (they are stored
+// sealed: package secretbox).
 type Store struct {
-	q *store.Queries
+	q    *store.Queries
+	keys *secretbox.Keyring
 }
 
-// NewStore returns a Store on db (a pool).
-func NewStore(db store.DBTX) *Store {
-	return &Store{q: store.New(db)}
+// NewStore returns a Store on db (a pool), opening the secrets with keys.
+func NewStore(db store.DBTX, keys *secretbox.Keyring) *Store {
+	return &Store{q: store.New(db), keys: keys}
 }
 
 // Get returns the project's credentials, or an error wrapping
@@ -49,19 +52,38 @@ func (s *Store) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 	if len(rows) == 0 {
 		return Set{}, fmt.Errorf("project %s: %w", projectID, postgres.ErrNotFound)
 	}
-	set := Set{AsyncSecret: rows[0].AsyncSecret, Scheme: signing.SignatureScheme(rows[0].SignatureScheme)}
-	if a := rows[0].AuthorizationHeader; a != nil {
-		set.Authorization = *a
+	p := rows[0]
+	async, err := s.keys.OpenOr(secretbox.Label(secretbox.ProjectAsyncSecret, projectID), p.AsyncSecretSealed, p.AsyncSecret)
+	if err != nil {
+		return Set{}, fmt.Errorf("project %s: %w", projectID, err)
 	}
+	var legacy []byte
+	if p.AuthorizationHeader != nil {
+		legacy = []byte(*p.AuthorizationHeader)
+	}
+	auth, err := s.keys.OpenOr(secretbox.Label(secretbox.ProjectAuthorization, projectID), p.AuthorizationHeaderSealed, legacy)
+	if err != nil {
+		return Set{}, fmt.Errorf("project %s: %w", projectID, err)
+	}
+	set := Set{AsyncSecret: async, Authorization: string(auth), Scheme: signing.SignatureScheme(p.SignatureScheme)}
 	// The query orders the active key first; without one there is nothing
 	// to sign with, and retiring keys alone must not stand in for it.
-	if rows[0].State == nil || *rows[0].State != "active" {
+	if p.State == nil || *p.State != "active" {
 		return set, nil
 	}
 	for _, r := range rows {
-		if r.Secret != nil {
-			set.Keys = append(set.Keys, *r.Secret)
+		if r.KeyID == nil {
+			continue
 		}
+		var legacy []byte
+		if r.Secret != nil {
+			legacy = []byte(*r.Secret)
+		}
+		key, err := s.keys.OpenOr(secretbox.Label(secretbox.SigningKeySecret, *r.KeyID), r.SecretSealed, legacy)
+		if err != nil {
+			return Set{}, fmt.Errorf("project %s: %w", projectID, err)
+		}
+		set.Keys = append(set.Keys, string(key))
 	}
 	return set, nil
 }

@@ -2,6 +2,7 @@ package credential_test
 
 import (
 	"context"
+	"encoding/base64"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,9 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -26,7 +29,7 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	return bundle{pool: pool, store: credential.NewStore(pool)}
+	return bundle{pool: pool, store: credential.NewStore(pool, secrettest.Keyring())}
 }
 
 func TestStoreGivesActiveKeyFirstThenLiveRetiringKeys(t *testing.T) {
@@ -137,4 +140,35 @@ func TestCacheDisabledLoadsEveryTime(t *testing.T) {
 	}
 	require.EqualValues(t, 3, loader.loads.Load())
 	require.Zero(t, cache.Len())
+}
+
+// Rows written before migration 00013 (plain text) are read as they are
+// until the gateway seals them, so an upgrade loses no delivery.
+func TestStoreReadsSecretsStoredBeforeSealing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := fixture.InsertProject(t, b.pool, fixture.Project{
+		ActiveKey: "whsec_plain", Retiring: []fixture.Key{{Secret: "whsec_plain_old", ExpiresIn: time.Hour}},
+		Authorization: "Bearer plain", Plaintext: true,
+	})
+	set, err := b.store.Get(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, []string{"whsec_plain", "whsec_plain_old"}, set.Keys)
+	require.Equal(t, "Bearer plain", set.Authorization)
+	require.Len(t, set.AsyncSecret, 32)
+}
+
+// A dispatcher without the key its project's secrets were sealed with
+// fails the load with an error naming the key id, never a secret.
+func TestStoreWithoutTheSealingKeyNamesIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "whsec_sealed", Authorization: "Bearer sealed"})
+	other, err := secretbox.Parse("other:" + base64.StdEncoding.EncodeToString(make([]byte, secretbox.KeyBytes)))
+	require.NoError(t, err)
+	_, err = credential.NewStore(b.pool, other).Get(context.Background(), id)
+	require.ErrorIs(t, err, secretbox.ErrUnknownKey)
+	require.ErrorContains(t, err, `key "test"`)
+	require.NotContains(t, err.Error(), "whsec_sealed")
+	require.NotContains(t, err.Error(), "Bearer sealed")
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -94,7 +95,7 @@ func (b bundle) newHandler(t *testing.T, js jetstream.JetStream, retry bus.Retry
 	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(b.reader)).Meter(dispatch.MeterName)
 	send := sender(js, retry)
 	return dispatch.NewHandler(dispatch.Config{
-		Credentials: credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
+		Credentials: credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
 		Sender:      b.client,
 		Results:     runReporter(t, send),
 		HandBack:    send,

@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func (b bundle) limitedHandler(t *testing.T, hosts *hostlimit.Limiter) *dispatch.Handler {
@@ -26,7 +27,7 @@ func (b bundle) limitedHandler(t *testing.T, hosts *hostlimit.Limiter) *dispatch
 // handlerWith returns a handler of cfg, its credentials, sender, result
 // and hand-back publishers and log filled in.
 func (b bundle) handlerWith(t *testing.T, cfg dispatch.Config) *dispatch.Handler {
-	cfg.Credentials = credential.NewCache(credential.NewStore(b.pool), time.Minute, 100)
+	cfg.Credentials = credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100)
 	cfg.Sender = b.client
 	cfg.HandBack = bus.Retrying{Publisher: bus.NewPublisher(b.js)}
 	cfg.Results = runReporter(t, sender(b.js, report.DefaultRetry))

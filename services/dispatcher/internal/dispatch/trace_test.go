@@ -28,6 +28,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // The services install the W3C propagator in telemetry.Setup; the tests
@@ -41,7 +42,7 @@ func TestHandleTracesTheDeliveryAndRecordsLateness(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
 	reader := sdkmetric.NewManualReader()
 	h := dispatch.NewHandler(dispatch.Config{
-		Credentials:    credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
+		Credentials:    credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
 		Sender:         b.client,
 		Results:        runReporter(t, sender(b.js, report.DefaultRetry)),
 		HandBack:       bus.Retrying{Publisher: bus.NewPublisher(b.js)},
@@ -138,7 +139,7 @@ func TestBatchedResultCarriesTheDeliverSpan(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
 	rep := reporter{got: make(chan *eventv1.AttemptResult, 1)}
 	h := dispatch.NewHandler(dispatch.Config{
-		Credentials:    credential.NewCache(credential.NewStore(b.pool), time.Minute, 100),
+		Credentials:    credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
 		Sender:         b.client,
 		Results:        rep,
 		HandBack:       bus.Retrying{Publisher: bus.NewPublisher(b.js)},

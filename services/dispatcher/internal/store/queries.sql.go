@@ -12,7 +12,8 @@ import (
 )
 
 const getDeliveryCredentials = `-- name: GetDeliveryCredentials :many
-SELECT p.authorization_header, p.async_secret, p.signature_scheme, k.secret, k.state
+SELECT p.authorization_header, p.authorization_header_sealed, p.async_secret, p.async_secret_sealed,
+       p.signature_scheme, k.id AS key_id, k.secret, k.secret_sealed, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id
@@ -22,11 +23,15 @@ ORDER BY (k.state = 'active') DESC, k.expires_at DESC
 `
 
 type GetDeliveryCredentialsRow struct {
-	AuthorizationHeader *string
-	AsyncSecret         []byte
-	SignatureScheme     string
-	Secret              *string
-	State               *string
+	AuthorizationHeader       *string
+	AuthorizationHeaderSealed *string
+	AsyncSecret               []byte
+	AsyncSecretSealed         *string
+	SignatureScheme           string
+	KeyID                     *uuid.UUID
+	Secret                    *string
+	SecretSealed              *string
+	State                     *string
 }
 
 // What a delivery of the project's hooks is signed and authorised with: the
@@ -35,7 +40,9 @@ type GetDeliveryCredentialsRow struct {
 // (pkg/signing's SignatureScheme), and its usable signing keys, the
 // active key first, then retiring keys still inside their grace period
 // (newest first). A project without usable keys gives one row with NULL key
-// columns; no row at all means the project does not exist.
+// columns; no row at all means the project does not exist. Each secret is
+// sealed (package secretbox) or, if the gateway has not sealed it yet, in
+// its plaintext column (migration 00013).
 func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUID) ([]GetDeliveryCredentialsRow, error) {
 	rows, err := q.db.Query(ctx, getDeliveryCredentials, projectID)
 	if err != nil {
@@ -47,9 +54,13 @@ func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUI
 		var i GetDeliveryCredentialsRow
 		if err := rows.Scan(
 			&i.AuthorizationHeader,
+			&i.AuthorizationHeaderSealed,
 			&i.AsyncSecret,
+			&i.AsyncSecretSealed,
 			&i.SignatureScheme,
+			&i.KeyID,
 			&i.Secret,
+			&i.SecretSealed,
 			&i.State,
 		); err != nil {
 			return nil, err

@@ -3,12 +3,14 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/sundial-run/sundial/testkit/logtest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -48,7 +50,7 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, dbURL := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	closed, err := postgres.Connect(t.Context(), dbURL, 1)
 	require.NoError(t, err)

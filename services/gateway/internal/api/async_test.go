@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
@@ -24,6 +25,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // asyncBundle serves the API with the real async answers on a real
@@ -44,16 +46,20 @@ type asyncBundle struct {
 func asyncSetup(t testing.TB) asyncBundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
-	secret, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
+	stored, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
+	require.NoError(t, err)
+	require.Nil(t, stored.AsyncSecret, "never stored in plain text")
+	require.NotNil(t, stored.AsyncSecretSealed)
+	secret, err := secrettest.Keyring().Open(secretbox.Label(secretbox.ProjectAsyncSecret, created.ID), *stored.AsyncSecretSealed)
 	require.NoError(t, err)
 	logs := &logtest.Buffer{}
 	handler := api.New(api.Deps{
 		Config: api.Config{HeaderPrefix: "Sundial", MaxDataBytes: 1024},
 		Log:    slog.New(slog.NewJSONHandler(logs, nil)),
-		Async:  api.AsyncDeps{Answers: asyncanswer.NewService(pool)},
+		Async:  api.AsyncDeps{Answers: asyncanswer.NewService(pool, secrettest.Keyring())},
 	})
 	server := httptest.NewServer(handler)
 	t.Cleanup(server.Close)

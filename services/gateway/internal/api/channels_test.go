@@ -29,6 +29,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 type testBundle struct {
@@ -47,14 +48,14 @@ type testBundle struct {
 func setupSendTest(t *testing.T, wait time.Duration) testBundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	ns := natstest.Start(t, natstest.Options{})
 	_, js := ns.Connect(t)
 	require.NoError(t, event.EnsureStreams(t.Context(), js))
 	q := store.New(pool)
 	logs := &logtest.Buffer{}
-	channels := channel.NewService(pool, bus.NewPublisher(js))
+	channels := channel.NewService(pool, bus.NewPublisher(js), secrettest.Keyring())
 	handler := api.New(api.Deps{
 		Config:   api.Config{HeaderPrefix: "Sundial", MaxDataBytes: 1024},
 		Log:      slog.New(slog.NewJSONHandler(logs, nil)),

@@ -25,6 +25,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // manualClock is the rate limiter's clock in these tests: they move it
@@ -61,7 +62,7 @@ type limitsBundle struct {
 func setupLimits(t *testing.T, configure ...func(*api.Deps)) limitsBundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
 	clock := &manualClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}

@@ -18,6 +18,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -89,7 +90,7 @@ func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
 	ctx := t.Context()
-	created, err := project.Create(ctx, pool, "Acme", "hooks.example.com")
+	created, err := project.Create(ctx, pool, secrettest.Keyring(), "Acme", "hooks.example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
 	verifier := apikey.NewVerifier(q)

@@ -14,6 +14,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestValidateName(t *testing.T) {
@@ -99,7 +100,7 @@ func TestRevokeByIDRefusesTheKeyAtOnce(t *testing.T) {
 func TestRevokeByIDFindsOnlyTheProjectsKeys(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	other, err := project.Create(b.ctx, b.pool, "Other", "other.example.com")
+	other, err := project.Create(b.ctx, b.pool, secrettest.Keyring(), "Other", "other.example.com")
 	require.NoError(t, err)
 	extra, err := b.keys.Create(b.ctx, other.ID, "extra") // other has two keys: not its last
 	require.NoError(t, err)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -95,11 +96,13 @@ type Answer struct {
 // Service records answers.
 type Service struct {
 	pool *pgxpool.Pool
+	// keys open the projects' async secrets.
+	keys *secretbox.Keyring
 }
 
 // NewService returns a Service on pool.
-func NewService(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool}
+func NewService(pool *pgxpool.Pool, keys *secretbox.Keyring) *Service {
+	return &Service{pool: pool, keys: keys}
 }
 
 // Apply records the answer in one transaction and returns the status to
@@ -112,7 +115,7 @@ func (s *Service) Apply(ctx context.Context, a Answer) (string, error) {
 		return "", fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	status, err := apply(ctx, store.New(tx), a)
+	status, err := apply(ctx, store.New(tx), s.keys, a)
 	if err != nil {
 		return "", err
 	}
@@ -122,14 +125,18 @@ func (s *Service) Apply(ctx context.Context, a Answer) (string, error) {
 	return status, nil
 }
 
-func apply(ctx context.Context, q *store.Queries, a Answer) (string, error) {
+func apply(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, a Answer) (string, error) {
 	// The token first, before any lock: without it the URL says nothing
 	// about the hook.
-	secret, err := q.AsyncSecretOfHook(ctx, a.HookID)
+	row, err := q.AsyncSecretOfHook(ctx, a.HookID)
 	if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
 		return "", ErrNotFound
 	} else if err != nil {
 		return "", fmt.Errorf("read secret: %w", err)
+	}
+	secret, err := keys.OpenOr(secretbox.Label(secretbox.ProjectAsyncSecret, row.ProjectID), row.AsyncSecretSealed, row.AsyncSecret)
+	if err != nil {
+		return "", fmt.Errorf("async secret of project %s: %w", row.ProjectID, err)
 	}
 	if !asyncurl.Valid(secret, a.HookID, a.Lease, a.Token) {
 		return "", ErrNotFound

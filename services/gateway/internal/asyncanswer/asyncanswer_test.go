@@ -10,11 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -35,16 +37,20 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, dbURL := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
-	secret, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
+	stored, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
+	require.NoError(t, err)
+	require.Nil(t, stored.AsyncSecret, "never stored in plain text")
+	require.NotNil(t, stored.AsyncSecretSealed)
+	secret, err := secrettest.Keyring().Open(secretbox.Label(secretbox.ProjectAsyncSecret, created.ID), *stored.AsyncSecretSealed)
 	require.NoError(t, err)
 	conn, err := pgx.Connect(t.Context(), dbURL)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	require.NoError(t, storetest.New(conn).ListenAsyncForTest(t.Context()))
-	return bundle{t: t, svc: asyncanswer.NewService(pool), q: q, tq: storetest.New(pool), listen: conn, project: created.ID, secret: secret}
+	return bundle{t: t, svc: asyncanswer.NewService(pool, secrettest.Keyring()), q: q, tq: storetest.New(pool), listen: conn, project: created.ID, secret: secret}
 }
 
 // inFlight returns a hook being delivered under the returned lease.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -95,12 +96,14 @@ type Channel struct {
 type Service struct {
 	pool *pgxpool.Pool
 	pub  Publisher
+	// keys seal and open the channels' configs, which hold secrets.
+	keys *secretbox.Keyring
 }
 
 // NewService returns a Service on pool publishing send tests' alerts with
-// pub.
-func NewService(pool *pgxpool.Pool, pub Publisher) *Service {
-	return &Service{pool: pool, pub: pub}
+// pub, storing the channels' configs sealed with keys.
+func NewService(pool *pgxpool.Pool, pub Publisher, keys *secretbox.Keyring) *Service {
+	return &Service{pool: pool, pub: pub, keys: keys}
 }
 
 // Create checks and stores a new channel. A bad request is an
@@ -111,13 +114,13 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, r CreateReque
 	if err != nil {
 		return Channel{}, err
 	}
-	config, err := json.Marshal(set.config)
-	if err != nil {
-		return Channel{}, fmt.Errorf("encode channel config: %w", err)
-	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return Channel{}, fmt.Errorf("channel id: %w", err)
+	}
+	config, err := seal(s.keys, id, set.config)
+	if err != nil {
+		return Channel{}, err
 	}
 	var row store.NotificationChannel
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -135,7 +138,7 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, r CreateReque
 			return ErrLimit
 		}
 		row, err = q.InsertChannel(ctx, store.InsertChannelParams{
-			ID: id, ProjectID: projectID, Name: set.name, Kind: set.kind, Config: config,
+			ID: id, ProjectID: projectID, Name: set.name, Kind: set.kind, ConfigSealed: &config,
 			Events: set.events, Enabled: set.enabled,
 		})
 		if err != nil {
@@ -146,7 +149,7 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, r CreateReque
 	if err != nil {
 		return Channel{}, fmt.Errorf("create channel: %w", err)
 	}
-	return view(row)
+	return view(s.keys, row)
 }
 
 // List returns the project's channels, newest first.
@@ -157,7 +160,7 @@ func (s *Service) List(ctx context.Context, projectID uuid.UUID) ([]Channel, err
 	}
 	out := make([]Channel, len(rows))
 	for i, row := range rows {
-		if out[i], err = view(row); err != nil {
+		if out[i], err = view(s.keys, row); err != nil {
 			return nil, err
 		}
 	}
@@ -170,7 +173,7 @@ func (s *Service) Get(ctx context.Context, projectID, id uuid.UUID) (Channel, er
 	if err != nil {
 		return Channel{}, fmt.Errorf("channel %s: %w", id, postgres.Translate(err))
 	}
-	return view(row)
+	return view(s.keys, row)
 }
 
 // Update merges r into the channel (postgres.ErrNotFound when the project
@@ -181,21 +184,25 @@ func (s *Service) Update(ctx context.Context, projectID, id uuid.UUID, r *PatchR
 	var row store.NotificationChannel
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		row, err = update(ctx, store.New(tx), projectID, id, r)
+		row, err = update(ctx, store.New(tx), s.keys, projectID, id, r)
 		return err
 	})
 	if err != nil {
 		return Channel{}, fmt.Errorf("update channel: %w", err)
 	}
-	return view(row)
+	return view(s.keys, row)
 }
 
-func update(ctx context.Context, q *store.Queries, projectID, id uuid.UUID, r *PatchRequest) (store.NotificationChannel, error) {
+func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, projectID, id uuid.UUID, r *PatchRequest) (store.NotificationChannel, error) {
 	cur, err := q.LockChannel(ctx, store.LockChannelParams{ProjectID: projectID, ID: id})
 	if err != nil {
 		return cur, fmt.Errorf("channel %s: %w", id, postgres.Translate(err))
 	}
-	config, err := channelconfig.Parse(cur.Kind, cur.Config)
+	stored, err := open(keys, cur)
+	if err != nil {
+		return cur, err
+	}
+	config, err := channelconfig.Parse(cur.Kind, stored)
 	if err != nil {
 		// The stored config was checked when it was written; a rule that
 		// has grown stricter since is for this change to fix, so only a
@@ -209,12 +216,12 @@ func update(ctx context.Context, q *store.Queries, projectID, id uuid.UUID, r *P
 	if err != nil {
 		return cur, err
 	}
-	raw, err := json.Marshal(next.config)
+	sealed, err := seal(keys, id, next.config)
 	if err != nil {
-		return cur, fmt.Errorf("encode channel config: %w", err)
+		return cur, err
 	}
 	row, err := q.UpdateChannel(ctx, store.UpdateChannelParams{
-		ProjectID: projectID, ID: id, Name: next.name, Config: raw, Events: next.events, Enabled: next.enabled,
+		ProjectID: projectID, ID: id, Name: next.name, ConfigSealed: &sealed, Events: next.events, Enabled: next.enabled,
 	})
 	if err != nil {
 		return cur, fmt.Errorf("store channel: %w", postgres.Translate(err))
@@ -235,8 +242,31 @@ func (s *Service) Delete(ctx context.Context, projectID, id uuid.UUID) error {
 	return nil
 }
 
+// seal encodes a channel's config and seals it for the channel's row.
+func seal(keys *secretbox.Keyring, id uuid.UUID, config any) (string, error) {
+	raw, err := json.Marshal(config)
+	if err != nil {
+		return "", fmt.Errorf("encode channel config: %w", err)
+	}
+	sealed, err := keys.Seal(secretbox.Label(secretbox.ChannelConfig, id), raw)
+	if err != nil {
+		return "", fmt.Errorf("channel %s config: %w", id, err)
+	}
+	return sealed, nil
+}
+
+// open returns a stored channel's config: sealed, or in plain text if the
+// gateway has not sealed it yet (migration 00013).
+func open(keys *secretbox.Keyring, row store.NotificationChannel) (json.RawMessage, error) {
+	raw, err := keys.OpenOr(secretbox.Label(secretbox.ChannelConfig, row.ID), row.ConfigSealed, row.Config)
+	if err != nil {
+		return nil, fmt.Errorf("stored config of channel %s: %w", row.ID, err)
+	}
+	return raw, nil
+}
+
 // view is what the API shows of a stored channel: never a secret.
-func view(row store.NotificationChannel) (Channel, error) {
+func view(keys *secretbox.Keyring, row store.NotificationChannel) (Channel, error) {
 	c := Channel{
 		ID: row.ID, Name: row.Name, Kind: row.Kind, Events: row.Events, Enabled: row.Enabled,
 		Health: health(row), CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
@@ -244,7 +274,11 @@ func view(row store.NotificationChannel) (Channel, error) {
 	if c.Events == nil {
 		c.Events = []string{}
 	}
-	config, err := channelconfig.Parse(row.Kind, row.Config)
+	stored, err := open(keys, row)
+	if err != nil {
+		return Channel{}, err
+	}
+	config, err := channelconfig.Parse(row.Kind, stored)
 	var fe *channelconfig.FieldError
 	if err != nil && !errors.As(err, &fe) {
 		return Channel{}, fmt.Errorf("stored config of channel %s: %w", row.ID, err)

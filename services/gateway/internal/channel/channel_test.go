@@ -13,11 +13,13 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/channelconfig"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -40,9 +42,9 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
-	return bundle{t: t, ctx: t.Context(), pool: pool, channels: channel.NewService(pool, noPublisher{}), project: created.ID}
+	return bundle{t: t, ctx: t.Context(), pool: pool, channels: channel.NewService(pool, noPublisher{}, secrettest.Keyring()), project: created.ID}
 }
 
 func decode[T any](t *testing.T, body string) *T {
@@ -59,6 +61,18 @@ func (b bundle) stored(id uuid.UUID) store.NotificationChannel {
 	return row
 }
 
+// storedConfig is the channel's stored config, opened: it is stored sealed,
+// never in plain text.
+func (b bundle) storedConfig(id uuid.UUID) []byte {
+	b.t.Helper()
+	row := b.stored(id)
+	require.Nil(b.t, row.Config, "never stored in plain text")
+	require.NotNil(b.t, row.ConfigSealed)
+	config, err := secrettest.Keyring().Open(secretbox.Label(secretbox.ChannelConfig, row.ID), *row.ConfigSealed)
+	require.NoError(b.t, err)
+	return config
+}
+
 // The notifier reads the stored config with channelconfig.Parse: what the
 // gateway stores must parse and validate there.
 func TestTheStoredConfigIsWhatTheNotifierReads(t *testing.T) {
@@ -69,7 +83,7 @@ func TestTheStoredConfigIsWhatTheNotifierReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Mail", c.Name, "trimmed")
 	row := b.stored(c.ID)
-	parsed, err := channelconfig.Parse(row.Kind, row.Config)
+	parsed, err := channelconfig.Parse(row.Kind, b.storedConfig(c.ID))
 	require.NoError(t, err)
 	require.Equal(t, channelconfig.Email{
 		Host: "smtp.example.com", Port: 465, Username: "u", Password: "p", TLS: "tls",
@@ -80,7 +94,7 @@ func TestTheStoredConfigIsWhatTheNotifierReads(t *testing.T) {
 	w, err := b.channels.Create(b.ctx, b.project, *decode[channel.CreateRequest](t, `{"name":"W","type":"webhook","url":"https://example.com/a"}`))
 	require.NoError(t, err)
 	var cfg map[string]any
-	require.NoError(t, json.Unmarshal(b.stored(w.ID).Config, &cfg))
+	require.NoError(t, json.Unmarshal(b.storedConfig(w.ID), &cfg))
 	require.Equal(t, map[string]any{"url": "https://example.com/a"}, cfg)
 }
 

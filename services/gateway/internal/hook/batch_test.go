@@ -20,6 +20,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/testkit/logtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // batchBundle is a createBundle with a second project and batchers on its
@@ -35,7 +36,7 @@ type batchBundle struct {
 func setupBatch(t *testing.T) batchBundle {
 	t.Helper()
 	b := batchBundle{createBundle: setupCreate(t), logs: &logtest.Buffer{}}
-	other, err := project.Create(b.ctx, b.pool, "Other", "other.example.com")
+	other, err := project.Create(b.ctx, b.pool, secrettest.Keyring(), "Other", "other.example.com")
 	require.NoError(t, err)
 	b.other = other.ID
 	b.recorder = &recorder{next: discard{}, got: map[int32]int{}}

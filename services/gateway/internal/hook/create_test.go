@@ -25,6 +25,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -41,7 +42,7 @@ type createBundle struct {
 func setupCreate(t *testing.T, opts ...hook.Option) createBundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	return createBundle{
 		t: t, ctx: t.Context(), pool: pool, q: store.New(pool), project: created.ID,

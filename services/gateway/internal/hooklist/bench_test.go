@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist/hooklisttest"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // benchHooks is the size of each of the two projects the benchmark loads.
@@ -127,10 +128,9 @@ func percentile(took []time.Duration, p float64) float64 {
 }
 
 func benchProject(b *testing.B, pool *pgxpool.Pool) uuid.UUID {
-	id := uuid.New()
-	require.NoError(b, store.New(pool).InsertProject(b.Context(),
-		store.InsertProjectParams{ID: id, Name: "listing benchmark", Domain: "hooks.example.com"}))
-	return id
+	created, err := project.Create(b.Context(), pool, secrettest.Keyring(), "listing benchmark", "hooks.example.com")
+	require.NoError(b, err)
+	return created.ID
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

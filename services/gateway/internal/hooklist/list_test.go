@@ -17,8 +17,10 @@ import (
 
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist/hooklisttest"
+	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -43,10 +45,9 @@ func setup(t *testing.T) env {
 
 func newProject(t testing.TB, pool *pgxpool.Pool) uuid.UUID {
 	t.Helper()
-	id := uuid.New()
-	require.NoError(t, store.New(pool).InsertProject(t.Context(),
-		store.InsertProjectParams{ID: id, Name: "listing " + id.String()[:8], Domain: "hooks.example.com"}))
-	return id
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "listing "+uuid.NewString()[:8], "hooks.example.com")
+	require.NoError(t, err)
+	return created.ID
 }
 
 func (e env) load(t *testing.T, project uuid.UUID, hooks []hooklisttest.Hook) {

@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -65,7 +66,7 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	return bundle{t: t, ctx: t.Context(), pool: pool, q: store.New(pool), project: created.ID}
 }
@@ -109,7 +110,7 @@ func TestClaim(t *testing.T) {
 	_, _, _, err = b.claim(b.project, "K", fingerprint("b"), idempotency.TTL)
 	require.NoError(t, err, "keys are case-sensitive")
 
-	other, err := project.Create(b.ctx, b.pool, "Other", "example.org")
+	other, err := project.Create(b.ctx, b.pool, secrettest.Keyring(), "Other", "example.org")
 	require.NoError(t, err)
 	second, got, repeat, err := b.claim(other.ID, "k", fingerprint("b"), idempotency.TTL)
 	require.NoError(t, err)

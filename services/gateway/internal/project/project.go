@@ -8,6 +8,7 @@ package project
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/signingkey"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
@@ -35,7 +37,8 @@ const keyAttempts = 3
 // Create validates name and domain and creates the project with an API key
 // and an active signing key, all in one transaction: a project without a
 // key would be unusable, and a key without its project meaningless.
-func Create(ctx context.Context, pool *pgxpool.Pool, name, domain string) (Created, error) {
+// Its secrets (signing key, async secret) are stored sealed with keys.
+func Create(ctx context.Context, pool *pgxpool.Pool, keys *secretbox.Keyring, name, domain string) (Created, error) {
 	name, err := ValidateName(name)
 	if err != nil {
 		return Created{}, err
@@ -45,7 +48,7 @@ func Create(ctx context.Context, pool *pgxpool.Pool, name, domain string) (Creat
 		return Created{}, err
 	}
 	for attempt := 1; ; attempt++ {
-		created, err := createOnce(ctx, pool, name, domain)
+		created, err := createOnce(ctx, pool, keys, name, domain)
 		if errors.Is(err, postgres.ErrConflict) && attempt < keyAttempts {
 			continue
 		}
@@ -53,11 +56,11 @@ func Create(ctx context.Context, pool *pgxpool.Pool, name, domain string) (Creat
 	}
 }
 
-func createOnce(ctx context.Context, pool *pgxpool.Pool, name, domain string) (Created, error) {
+func createOnce(ctx context.Context, pool *pgxpool.Pool, keys *secretbox.Keyring, name, domain string) (Created, error) {
 	var created Created
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var err error
-		created, err = insert(ctx, store.New(tx), name, domain)
+		created, err = insert(ctx, store.New(tx), keys, name, domain)
 		return err
 	})
 	if err != nil {
@@ -66,12 +69,25 @@ func createOnce(ctx context.Context, pool *pgxpool.Pool, name, domain string) (C
 	return created, nil
 }
 
-func insert(ctx context.Context, q *store.Queries, name, domain string) (Created, error) {
+// asyncSecretBytes is the size of a project's async secret, which makes
+// its ack and nack URLs' tokens (package asyncurl): at least 32
+// (projects_async_secret_check).
+const asyncSecretBytes = 32
+
+func insert(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, name, domain string) (Created, error) {
 	projectID, err := uuid.NewV7()
 	if err != nil {
 		return Created{}, err
 	}
-	if err := q.InsertProject(ctx, store.InsertProjectParams{ID: projectID, Name: name, Domain: domain}); err != nil {
+	asyncSecret := make([]byte, asyncSecretBytes)
+	if _, err := rand.Read(asyncSecret); err != nil {
+		return Created{}, fmt.Errorf("async secret: %w", err)
+	}
+	sealed, err := keys.Seal(secretbox.Label(secretbox.ProjectAsyncSecret, projectID), asyncSecret)
+	if err != nil {
+		return Created{}, fmt.Errorf("async secret: %w", err)
+	}
+	if err := q.InsertProject(ctx, store.InsertProjectParams{ID: projectID, Name: name, Domain: domain, AsyncSecretSealed: &sealed}); err != nil {
 		return Created{}, fmt.Errorf("insert project: %w", postgres.Translate(err))
 	}
 	key, err := apikey.New()
@@ -81,7 +97,7 @@ func insert(ctx context.Context, q *store.Queries, name, domain string) (Created
 	if _, err := apikey.Store(ctx, q, projectID, "", key); err != nil {
 		return Created{}, err
 	}
-	signingKey, err := signingkey.InsertActive(ctx, q, projectID)
+	signingKey, err := signingkey.InsertActive(ctx, q, keys, projectID)
 	if err != nil {
 		return Created{}, err
 	}
@@ -111,10 +127,14 @@ func SetPlan(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Plan)
 }
 
 // ActiveSigningKey returns the key that signs the project's deliveries.
-func ActiveSigningKey(ctx context.Context, q *store.Queries, projectID uuid.UUID) (string, error) {
-	secret, err := q.GetActiveSigningKey(ctx, projectID)
+func ActiveSigningKey(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, projectID uuid.UUID) (string, error) {
+	row, err := q.GetActiveSigningKey(ctx, projectID)
 	if err != nil {
 		return "", fmt.Errorf("active signing key: %w", postgres.Translate(err))
 	}
-	return secret, nil
+	key, err := signingkey.FromRow(keys, row)
+	if err != nil {
+		return "", err
+	}
+	return key.Secret, nil
 }

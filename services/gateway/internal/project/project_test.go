@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -88,7 +89,7 @@ func TestCreateStoresTheProjectAndItsKeys(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewPool(t)
 	ctx := t.Context()
-	created, err := project.Create(ctx, pool, "Acme", "Hooks.Example.com:8443")
+	created, err := project.Create(ctx, pool, secrettest.Keyring(), "Acme", "Hooks.Example.com:8443")
 	require.NoError(t, err)
 	require.Regexp(t, regexp.MustCompile(`^sdsig_[A-Za-z0-9_-]{43}$`), created.SigningKey)
 
@@ -96,7 +97,7 @@ func TestCreateStoresTheProjectAndItsKeys(t *testing.T) {
 	projectID, err := apikey.NewVerifier(q).Verify(ctx, created.APIKey)
 	require.NoError(t, err)
 	require.Equal(t, created.ID, projectID)
-	secret, err := project.ActiveSigningKey(ctx, q, created.ID)
+	secret, err := project.ActiveSigningKey(ctx, q, secrettest.Keyring(), created.ID)
 	require.NoError(t, err)
 	require.Equal(t, created.SigningKey, secret)
 	plan, err := q.GetProjectPlan(ctx, created.ID)
@@ -104,7 +105,7 @@ func TestCreateStoresTheProjectAndItsKeys(t *testing.T) {
 	require.Equal(t, "hooks.example.com:8443", plan.Domain, "stored in lower case")
 	require.Equal(t, int64(100000), plan.PlanQuota)
 
-	_, err = project.Create(ctx, pool, "", "example.com")
+	_, err = project.Create(ctx, pool, secrettest.Keyring(), "", "example.com")
 	require.ErrorIs(t, err, project.ErrInvalid)
 }
 
@@ -112,7 +113,7 @@ func TestSetPlan(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewPool(t)
 	ctx := t.Context()
-	created, err := project.Create(ctx, pool, "Acme", "example.com")
+	created, err := project.Create(ctx, pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
 	require.NoError(t, project.SetPlan(ctx, q, created.ID, project.Plan{Quota: 10, HardCapPercent: 150}))
@@ -122,7 +123,7 @@ func TestSetPlan(t *testing.T) {
 	require.Equal(t, int32(150), plan.PlanHardCapPercent)
 
 	require.Error(t, project.SetPlan(ctx, q, created.ID, project.Plan{Quota: 10, HardCapPercent: 99}))
-	other, err := project.Create(ctx, pool, "Other", "example.org")
+	other, err := project.Create(ctx, pool, secrettest.Keyring(), "Other", "example.org")
 	require.NoError(t, err)
 	other.ID[0] ^= 0xff
 	require.ErrorIs(t, project.SetPlan(ctx, q, other.ID, project.Plan{Quota: 1, HardCapPercent: 100}), postgres.ErrNotFound)

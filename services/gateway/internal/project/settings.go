@@ -11,6 +11,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/retry"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -84,11 +85,14 @@ func fromRow(r settingsRow) Settings {
 // Service reads and changes project settings.
 type Service struct {
 	pool *pgxpool.Pool
+	// keys seal the Authorization header value.
+	keys *secretbox.Keyring
 }
 
-// NewService returns a Service on pool.
-func NewService(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool}
+// NewService returns a Service on pool, sealing the Authorization header
+// value with keys.
+func NewService(pool *pgxpool.Pool, keys *secretbox.Keyring) *Service {
+	return &Service{pool: pool, keys: keys}
 }
 
 // Get returns the project's settings, or postgres.ErrNotFound.
@@ -115,7 +119,7 @@ func (s *Service) Update(ctx context.Context, projectID uuid.UUID, p Patch) (Set
 	var updated Settings
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		updated, err = update(ctx, store.New(tx), projectID, p)
+		updated, err = update(ctx, store.New(tx), s.keys, projectID, p)
 		return err
 	})
 	if err != nil {
@@ -124,7 +128,7 @@ func (s *Service) Update(ctx context.Context, projectID uuid.UUID, p Patch) (Set
 	return updated, nil
 }
 
-func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch) (Settings, error) {
+func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, projectID uuid.UUID, p Patch) (Settings, error) {
 	row, err := q.LockProjectSettings(ctx, projectID)
 	if err != nil {
 		return Settings{}, fmt.Errorf("project %s: %w", projectID, postgres.Translate(err))
@@ -133,25 +137,33 @@ func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch)
 	if err != nil {
 		return Settings{}, err
 	}
+	var authorization *string
+	if v := p.AuthorizationHeader.Ptr(); v != nil {
+		sealed, err := keys.SealString(secretbox.Label(secretbox.ProjectAuthorization, projectID), *v)
+		if err != nil {
+			return Settings{}, fmt.Errorf("authorizationHeader: %w", err)
+		}
+		authorization = &sealed
+	}
 	rp := next.RetryPolicy
 	updated, err := q.UpdateProjectSettings(ctx, store.UpdateProjectSettingsParams{
-		ID:                     projectID,
-		Name:                   next.Name,
-		Domain:                 next.Domain,
-		RetryMinRetries:        int32(rp.MinRetries),
-		RetryDelaySecs:         int32(rp.DelaySecs),
-		RetryStrategy:          rp.Strategy,
-		RetryBackoffFactor:     rp.BackoffFactor,
-		RetryMaxDelaySecs:      int32(rp.MaxDelaySecs),
-		RetryJitter:            rp.Jitter,
-		AsyncTimeoutSecs:       int32(next.AsyncTimeoutSecs),
-		AlertGroupWaitSecs:     int32(next.Alerts.GroupWaitSecs),
-		AlertFollowupMinSecs:   int32(next.Alerts.FollowUpMinSecs),
-		AlertFollowupMaxSecs:   int32(next.Alerts.FollowUpMaxSecs),
-		OwnerEmails:            nonNil(next.Alerts.OwnerEmails),
-		SignatureScheme:        next.SignatureScheme,
-		SetAuthorizationHeader: p.AuthorizationHeader.Set,
-		AuthorizationHeader:    p.AuthorizationHeader.Ptr(),
+		ID:                        projectID,
+		Name:                      next.Name,
+		Domain:                    next.Domain,
+		RetryMinRetries:           int32(rp.MinRetries),
+		RetryDelaySecs:            int32(rp.DelaySecs),
+		RetryStrategy:             rp.Strategy,
+		RetryBackoffFactor:        rp.BackoffFactor,
+		RetryMaxDelaySecs:         int32(rp.MaxDelaySecs),
+		RetryJitter:               rp.Jitter,
+		AsyncTimeoutSecs:          int32(next.AsyncTimeoutSecs),
+		AlertGroupWaitSecs:        int32(next.Alerts.GroupWaitSecs),
+		AlertFollowupMinSecs:      int32(next.Alerts.FollowUpMinSecs),
+		AlertFollowupMaxSecs:      int32(next.Alerts.FollowUpMaxSecs),
+		OwnerEmails:               nonNil(next.Alerts.OwnerEmails),
+		SignatureScheme:           next.SignatureScheme,
+		SetAuthorizationHeader:    p.AuthorizationHeader.Set,
+		AuthorizationHeaderSealed: authorization,
 	})
 	if err != nil {
 		return Settings{}, fmt.Errorf("store: %w", postgres.Translate(err))

@@ -11,10 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 type bundle struct {
@@ -27,9 +29,9 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "hooks.example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "hooks.example.com")
 	require.NoError(t, err)
-	return bundle{ctx: t.Context(), q: storetest.New(pool), settings: project.NewService(pool), id: created.ID}
+	return bundle{ctx: t.Context(), q: storetest.New(pool), settings: project.NewService(pool, secrettest.Keyring()), id: created.ID}
 }
 
 func (b bundle) get(t *testing.T) project.Settings {
@@ -53,7 +55,13 @@ func (b bundle) authorization(t *testing.T) *string {
 	t.Helper()
 	v, err := b.q.GetAuthorizationHeaderForTest(b.ctx, b.id)
 	require.NoError(t, err)
-	return v
+	require.Nil(t, v.AuthorizationHeader, "never stored in plain text")
+	if v.AuthorizationHeaderSealed == nil {
+		return nil
+	}
+	plain, err := secrettest.Keyring().OpenString(secretbox.Label(secretbox.ProjectAuthorization, b.id), *v.AuthorizationHeaderSealed)
+	require.NoError(t, err)
+	return &plain
 }
 
 func TestGetShowsTheDefaults(t *testing.T) {

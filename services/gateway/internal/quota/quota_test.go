@@ -20,6 +20,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -88,7 +89,7 @@ type bundle struct {
 func setup(t *testing.T, planQuota int64, hardCapPercent int32) bundle {
 	t.Helper()
 	pool, dbURL := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
 	require.NoError(t, project.SetPlan(t.Context(), q, created.ID, project.Plan{Quota: planQuota, HardCapPercent: hardCapPercent}))
@@ -335,7 +336,7 @@ func TestSetRateLimit(t *testing.T) {
 // quota and rate-limit headers.
 func BenchmarkRead(b *testing.B) {
 	pool, _ := pgtest.NewPool(b)
-	created, err := project.Create(b.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(b.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(b, err)
 	q := store.New(pool)
 	b.ResetTimer()
@@ -353,7 +354,7 @@ func BenchmarkRead(b *testing.B) {
 // project's usage row being the point where its creates queue.
 func BenchmarkAdd(b *testing.B) {
 	pool, _ := pgtest.NewPool(b)
-	created, err := project.Create(b.Context(), pool, "Acme", "example.com")
+	created, err := project.Create(b.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(b, err)
 	require.NoError(b, project.SetPlan(b.Context(), store.New(pool), created.ID, project.Plan{Quota: 1 << 40, HardCapPercent: 200}))
 	for b.Loop() {

@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -60,8 +61,18 @@ type Key struct {
 	ExpiresAt *time.Time
 }
 
-func fromRow(r store.SigningKey) Key {
-	return Key{ID: r.ID, State: r.State, Secret: r.Secret, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
+// FromRow opens a stored key: sealed, or in plain text if the gateway has
+// not sealed it yet (migration 00013).
+func FromRow(keys *secretbox.Keyring, r store.SigningKey) (Key, error) {
+	var legacy []byte
+	if r.Secret != nil {
+		legacy = []byte(*r.Secret)
+	}
+	secret, err := keys.OpenOr(secretbox.Label(secretbox.SigningKeySecret, r.ID), r.SecretSealed, legacy)
+	if err != nil {
+		return Key{}, fmt.Errorf("signing key %s: %w", r.ID, err)
+	}
+	return Key{ID: r.ID, State: r.State, Secret: string(secret), CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}, nil
 }
 
 // New returns a new secret: sdsig_ and 32 random bytes in base64url.
@@ -74,9 +85,10 @@ func New() (string, error) {
 	return "sdsig_" + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// InsertActive makes a new active key for the project in q's transaction.
-// The project must have no active key (signing_keys_one_active_idx).
-func InsertActive(ctx context.Context, q *store.Queries, projectID uuid.UUID) (Key, error) {
+// InsertActive makes a new active key for the project in q's transaction,
+// stored sealed with keys. The project must have no active key
+// (signing_keys_one_active_idx).
+func InsertActive(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, projectID uuid.UUID) (Key, error) {
 	secret, err := New()
 	if err != nil {
 		return Key{}, err
@@ -85,11 +97,15 @@ func InsertActive(ctx context.Context, q *store.Queries, projectID uuid.UUID) (K
 	if err != nil {
 		return Key{}, fmt.Errorf("signing key id: %w", err)
 	}
-	row, err := q.InsertActiveSigningKey(ctx, store.InsertActiveSigningKeyParams{ID: id, ProjectID: projectID, Secret: secret})
+	sealed, err := keys.SealString(secretbox.Label(secretbox.SigningKeySecret, id), secret)
+	if err != nil {
+		return Key{}, fmt.Errorf("signing key: %w", err)
+	}
+	row, err := q.InsertActiveSigningKey(ctx, store.InsertActiveSigningKeyParams{ID: id, ProjectID: projectID, SecretSealed: &sealed})
 	if err != nil {
 		return Key{}, fmt.Errorf("insert signing key: %w", postgres.Translate(err))
 	}
-	return fromRow(row), nil
+	return FromRow(keys, row)
 }
 
 // Grace returns the grace period for gracePeriodSecs: DefaultGrace when nil,
@@ -107,11 +123,12 @@ func Grace(secs *int) (time.Duration, error) {
 // Service lists, rotates and revokes signing keys.
 type Service struct {
 	pool *pgxpool.Pool
+	keys *secretbox.Keyring
 }
 
-// NewService returns a Service on pool.
-func NewService(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool}
+// NewService returns a Service on pool, sealing and opening the keys' secrets with keys.
+func NewService(pool *pgxpool.Pool, keys *secretbox.Keyring) *Service {
+	return &Service{pool: pool, keys: keys}
 }
 
 // List returns the project's keys that sign deliveries: the active key
@@ -123,7 +140,9 @@ func (s *Service) List(ctx context.Context, projectID uuid.UUID) ([]Key, error) 
 	}
 	keys := make([]Key, len(rows))
 	for i, r := range rows {
-		keys[i] = fromRow(r)
+		if keys[i], err = FromRow(s.keys, r); err != nil {
+			return nil, err
+		}
 	}
 	return keys, nil
 }
@@ -141,7 +160,7 @@ func (s *Service) Rotate(ctx context.Context, projectID uuid.UUID, grace time.Du
 	var keys []Key
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		keys, err = rotate(ctx, store.New(tx), projectID, grace)
+		keys, err = rotate(ctx, store.New(tx), s.keys, projectID, grace)
 		return err
 	})
 	if err != nil {
@@ -150,7 +169,7 @@ func (s *Service) Rotate(ctx context.Context, projectID uuid.UUID, grace time.Du
 	return keys, nil
 }
 
-func rotate(ctx context.Context, q *store.Queries, projectID uuid.UUID, grace time.Duration) ([]Key, error) {
+func rotate(ctx context.Context, q *store.Queries, box *secretbox.Keyring, projectID uuid.UUID, grace time.Duration) ([]Key, error) {
 	if _, err := q.LockProjectKeys(ctx, projectID); err != nil {
 		return nil, fmt.Errorf("project %s: %w", projectID, postgres.Translate(err))
 	}
@@ -166,14 +185,18 @@ func rotate(ctx context.Context, q *store.Queries, projectID uuid.UUID, grace ti
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("retire active key: %w", err)
 	}
-	active, err := InsertActive(ctx, q, projectID)
+	active, err := InsertActive(ctx, q, box, projectID)
 	if err != nil {
 		return nil, err
 	}
 	if !hadActive {
 		return []Key{active}, nil
 	}
-	return []Key{active, fromRow(retired)}, nil
+	old, err := FromRow(box, retired)
+	if err != nil {
+		return nil, err
+	}
+	return []Key{active, old}, nil
 }
 
 // Revoke deletes a retiring key before its grace period ends; deliveries

@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -34,9 +35,9 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	created, err := project.Create(t.Context(), pool, "Acme", "hooks.example.com")
+	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "hooks.example.com")
 	require.NoError(t, err)
-	return bundle{ctx: t.Context(), pool: pool, q: store.New(pool), keys: signingkey.NewService(pool), project: created}
+	return bundle{ctx: t.Context(), pool: pool, q: store.New(pool), keys: signingkey.NewService(pool, secrettest.Keyring()), project: created}
 }
 
 func (b bundle) list(t *testing.T) []signingkey.Key {
@@ -131,7 +132,7 @@ func TestRotateRetiresTheActiveKeyForTheGracePeriod(t *testing.T) {
 	require.False(t, retiring.ExpiresAt.After(after.Add(2*time.Hour)))
 
 	require.Equal(t, keys, b.list(t), "the list shows the same, active first")
-	secret, err := project.ActiveSigningKey(b.ctx, b.q, b.project.ID)
+	secret, err := project.ActiveSigningKey(b.ctx, b.q, secrettest.Keyring(), b.project.ID)
 	require.NoError(t, err)
 	require.Equal(t, active.Secret, secret)
 }
@@ -206,7 +207,7 @@ func TestRevokeRefusesTheActiveKey(t *testing.T) {
 func TestRevokeFindsOnlyTheProjectsKeys(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	other, err := project.Create(b.ctx, b.pool, "Other", "other.example.com")
+	other, err := project.Create(b.ctx, b.pool, secrettest.Keyring(), "Other", "other.example.com")
 	require.NoError(t, err)
 	rotated, err := b.keys.Rotate(b.ctx, other.ID, time.Hour)
 	require.NoError(t, err)

@@ -35,11 +35,17 @@ func (q *Queries) AckAttempt(ctx context.Context, arg AckAttemptParams) error {
 
 const asyncSecretOfHook = `-- name: AsyncSecretOfHook :one
 
-SELECT p.async_secret
+SELECT p.id AS project_id, p.async_secret, p.async_secret_sealed
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
 WHERE h.id = $1
 `
+
+type AsyncSecretOfHookRow struct {
+	ProjectID         uuid.UUID
+	AsyncSecret       []byte
+	AsyncSecretSealed *string
+}
 
 // Async hooks (migrations 00007 and 00010): the receiver's POST to a
 // delivery's ack or nack URL. The gateway only records the answer on its
@@ -49,12 +55,13 @@ WHERE h.id = $1
 // scheduler does before applying a result, so the two never interleave.
 // The async secret of the project of the hook an ack or nack URL names: the
 // URL's token is checked against it before anything is locked, so a wrong
-// token costs one read and holds up no one.
-func (q *Queries) AsyncSecretOfHook(ctx context.Context, id uuid.UUID) ([]byte, error) {
+// token costs one read and holds up no one. It is sealed (or, before the
+// gateway's start-up sealed it, in plain text: migration 00013).
+func (q *Queries) AsyncSecretOfHook(ctx context.Context, id uuid.UUID) (AsyncSecretOfHookRow, error) {
 	row := q.db.QueryRow(ctx, asyncSecretOfHook, id)
-	var async_secret []byte
-	err := row.Scan(&async_secret)
-	return async_secret, err
+	var i AsyncSecretOfHookRow
+	err := row.Scan(&i.ProjectID, &i.AsyncSecret, &i.AsyncSecretSealed)
+	return i, err
 }
 
 const attemptOfLease = `-- name: AttemptOfLease :one

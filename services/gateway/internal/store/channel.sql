@@ -1,7 +1,9 @@
 -- Notification channels (internal/channel) and what the API shows of their
 -- sends. Every query is scoped by project_id, so that another project's
--- channel id is simply not found. config holds secrets (the chat URL's
--- token, the SMTP password): the channel package decides what is shown.
+-- channel id is simply not found. The config holds secrets (the chat URL's
+-- token, the SMTP password): it is stored sealed (config_sealed; config
+-- only before the gateway's start-up sealed it, migration 00013), and the
+-- channel package decides what is shown.
 
 -- name: LockProjectChannels :one
 -- Serialises the creations of one project's channels, so that two at once
@@ -13,8 +15,8 @@ SELECT id FROM projects WHERE id = @project_id FOR NO KEY UPDATE;
 SELECT count(*) FROM notification_channels WHERE project_id = @project_id;
 
 -- name: InsertChannel :one
-INSERT INTO notification_channels (id, project_id, name, kind, config, events, enabled)
-VALUES (@id, @project_id, @name, @kind, @config, @events::text[], @enabled)
+INSERT INTO notification_channels (id, project_id, name, kind, config_sealed, events, enabled)
+VALUES (@id, @project_id, @name, @kind, @config_sealed, @events::text[], @enabled)
 RETURNING *;
 
 -- name: ListChannels :many
@@ -42,7 +44,8 @@ FOR NO KEY UPDATE;
 -- Writes the merged settings; the health columns are the notifier's.
 UPDATE notification_channels
 SET name       = @name,
-    config     = @config,
+    config     = NULL,
+    config_sealed = @config_sealed,
     events     = @events::text[],
     enabled    = @enabled,
     updated_at = now()

@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,7 +41,7 @@ func (q *Queries) DeleteChannel(ctx context.Context, arg DeleteChannelParams) (i
 }
 
 const getChannel = `-- name: GetChannel :one
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at
+SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 FROM notification_channels
 WHERE project_id = $1 AND id = $2
 `
@@ -69,24 +68,25 @@ func (q *Queries) GetChannel(ctx context.Context, arg GetChannelParams) (Notific
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConfigSealed,
 	)
 	return i, err
 }
 
 const insertChannel = `-- name: InsertChannel :one
-INSERT INTO notification_channels (id, project_id, name, kind, config, events, enabled)
+INSERT INTO notification_channels (id, project_id, name, kind, config_sealed, events, enabled)
 VALUES ($1, $2, $3, $4, $5, $6::text[], $7)
-RETURNING id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at
+RETURNING id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 `
 
 type InsertChannelParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Name      string
-	Kind      string
-	Config    json.RawMessage
-	Events    []string
-	Enabled   bool
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	Name         string
+	Kind         string
+	ConfigSealed *string
+	Events       []string
+	Enabled      bool
 }
 
 func (q *Queries) InsertChannel(ctx context.Context, arg InsertChannelParams) (NotificationChannel, error) {
@@ -95,7 +95,7 @@ func (q *Queries) InsertChannel(ctx context.Context, arg InsertChannelParams) (N
 		arg.ProjectID,
 		arg.Name,
 		arg.Kind,
-		arg.Config,
+		arg.ConfigSealed,
 		arg.Events,
 		arg.Enabled,
 	)
@@ -114,6 +114,7 @@ func (q *Queries) InsertChannel(ctx context.Context, arg InsertChannelParams) (N
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConfigSealed,
 	)
 	return i, err
 }
@@ -173,7 +174,7 @@ func (q *Queries) ListChannelSendAttempts(ctx context.Context, arg ListChannelSe
 }
 
 const listChannels = `-- name: ListChannels :many
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at
+SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 FROM notification_channels
 WHERE project_id = $1
 ORDER BY created_at DESC, id DESC
@@ -209,6 +210,7 @@ func (q *Queries) ListChannels(ctx context.Context, arg ListChannelsParams) ([]N
 			&i.LastError,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ConfigSealed,
 		); err != nil {
 			return nil, err
 		}
@@ -221,7 +223,7 @@ func (q *Queries) ListChannels(ctx context.Context, arg ListChannelsParams) ([]N
 }
 
 const lockChannel = `-- name: LockChannel :one
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at
+SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 FROM notification_channels
 WHERE project_id = $1 AND id = $2
 FOR NO KEY UPDATE
@@ -251,6 +253,7 @@ func (q *Queries) LockChannel(ctx context.Context, arg LockChannelParams) (Notif
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConfigSealed,
 	)
 	return i, err
 }
@@ -262,8 +265,10 @@ SELECT id FROM projects WHERE id = $1 FOR NO KEY UPDATE
 
 // Notification channels (internal/channel) and what the API shows of their
 // sends. Every query is scoped by project_id, so that another project's
-// channel id is simply not found. config holds secrets (the chat URL's
-// token, the SMTP password): the channel package decides what is shown.
+// channel id is simply not found. The config holds secrets (the chat URL's
+// token, the SMTP password): it is stored sealed (config_sealed; config
+// only before the gateway's start-up sealed it, migration 00013), and the
+// channel package decides what is shown.
 // Serialises the creations of one project's channels, so that two at once
 // cannot both pass the per-project limit. FOR NO KEY UPDATE leaves hooks
 // free to be inserted meanwhile.
@@ -277,28 +282,29 @@ func (q *Queries) LockProjectChannels(ctx context.Context, projectID uuid.UUID) 
 const updateChannel = `-- name: UpdateChannel :one
 UPDATE notification_channels
 SET name       = $1,
-    config     = $2,
+    config     = NULL,
+    config_sealed = $2,
     events     = $3::text[],
     enabled    = $4,
     updated_at = now()
 WHERE project_id = $5 AND id = $6
-RETURNING id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at
+RETURNING id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 `
 
 type UpdateChannelParams struct {
-	Name      string
-	Config    json.RawMessage
-	Events    []string
-	Enabled   bool
-	ProjectID uuid.UUID
-	ID        uuid.UUID
+	Name         string
+	ConfigSealed *string
+	Events       []string
+	Enabled      bool
+	ProjectID    uuid.UUID
+	ID           uuid.UUID
 }
 
 // Writes the merged settings; the health columns are the notifier's.
 func (q *Queries) UpdateChannel(ctx context.Context, arg UpdateChannelParams) (NotificationChannel, error) {
 	row := q.db.QueryRow(ctx, updateChannel,
 		arg.Name,
-		arg.Config,
+		arg.ConfigSealed,
 		arg.Events,
 		arg.Enabled,
 		arg.ProjectID,
@@ -319,6 +325,7 @@ func (q *Queries) UpdateChannel(ctx context.Context, arg UpdateChannelParams) (N
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConfigSealed,
 	)
 	return i, err
 }

@@ -79,12 +79,13 @@ SET revoked_at = now()
 WHERE project_id = @project_id AND id = @id AND revoked_at IS NULL;
 
 -- name: InsertActiveSigningKey :one
-INSERT INTO signing_keys (id, project_id, secret, state)
-VALUES (@id, @project_id, @secret, 'active')
+-- The secret is stored sealed (package secretbox), never in plain text.
+INSERT INTO signing_keys (id, project_id, secret_sealed, state)
+VALUES (@id, @project_id, @secret_sealed, 'active')
 RETURNING *;
 
 -- name: GetActiveSigningKey :one
-SELECT secret FROM signing_keys WHERE project_id = @project_id AND state = 'active';
+SELECT * FROM signing_keys WHERE project_id = @project_id AND state = 'active';
 
 -- name: ListSigningKeys :many
 -- The keys that sign deliveries: the active one, then a retiring one still

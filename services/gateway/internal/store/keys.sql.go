@@ -180,14 +180,22 @@ func (q *Queries) GetAPIKeyWithLimits(ctx context.Context, prefix string) (GetAP
 }
 
 const getActiveSigningKey = `-- name: GetActiveSigningKey :one
-SELECT secret FROM signing_keys WHERE project_id = $1 AND state = 'active'
+SELECT id, project_id, secret, state, expires_at, created_at, secret_sealed FROM signing_keys WHERE project_id = $1 AND state = 'active'
 `
 
-func (q *Queries) GetActiveSigningKey(ctx context.Context, projectID uuid.UUID) (string, error) {
+func (q *Queries) GetActiveSigningKey(ctx context.Context, projectID uuid.UUID) (SigningKey, error) {
 	row := q.db.QueryRow(ctx, getActiveSigningKey, projectID)
-	var secret string
-	err := row.Scan(&secret)
-	return secret, err
+	var i SigningKey
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Secret,
+		&i.State,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+		&i.SecretSealed,
+	)
+	return i, err
 }
 
 const getSigningKeyState = `-- name: GetSigningKeyState :one
@@ -251,19 +259,20 @@ func (q *Queries) InsertAPIKey(ctx context.Context, arg InsertAPIKeyParams) (Ins
 }
 
 const insertActiveSigningKey = `-- name: InsertActiveSigningKey :one
-INSERT INTO signing_keys (id, project_id, secret, state)
+INSERT INTO signing_keys (id, project_id, secret_sealed, state)
 VALUES ($1, $2, $3, 'active')
-RETURNING id, project_id, secret, state, expires_at, created_at
+RETURNING id, project_id, secret, state, expires_at, created_at, secret_sealed
 `
 
 type InsertActiveSigningKeyParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Secret    string
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	SecretSealed *string
 }
 
+// The secret is stored sealed (package secretbox), never in plain text.
 func (q *Queries) InsertActiveSigningKey(ctx context.Context, arg InsertActiveSigningKeyParams) (SigningKey, error) {
-	row := q.db.QueryRow(ctx, insertActiveSigningKey, arg.ID, arg.ProjectID, arg.Secret)
+	row := q.db.QueryRow(ctx, insertActiveSigningKey, arg.ID, arg.ProjectID, arg.SecretSealed)
 	var i SigningKey
 	err := row.Scan(
 		&i.ID,
@@ -272,6 +281,7 @@ func (q *Queries) InsertActiveSigningKey(ctx context.Context, arg InsertActiveSi
 		&i.State,
 		&i.ExpiresAt,
 		&i.CreatedAt,
+		&i.SecretSealed,
 	)
 	return i, err
 }
@@ -321,7 +331,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context, projectID uuid.UUID) ([]ListA
 }
 
 const listSigningKeys = `-- name: ListSigningKeys :many
-SELECT id, project_id, secret, state, expires_at, created_at
+SELECT id, project_id, secret, state, expires_at, created_at, secret_sealed
 FROM signing_keys
 WHERE project_id = $1
   AND (state = 'active' OR expires_at > now())
@@ -347,6 +357,7 @@ func (q *Queries) ListSigningKeys(ctx context.Context, projectID uuid.UUID) ([]S
 			&i.State,
 			&i.ExpiresAt,
 			&i.CreatedAt,
+			&i.SecretSealed,
 		); err != nil {
 			return nil, err
 		}
@@ -381,7 +392,7 @@ UPDATE signing_keys
 SET state = 'retiring',
     expires_at = now() + make_interval(secs => $1::float8)
 WHERE project_id = $2 AND state = 'active'
-RETURNING id, project_id, secret, state, expires_at, created_at
+RETURNING id, project_id, secret, state, expires_at, created_at, secret_sealed
 `
 
 type RetireActiveSigningKeyParams struct {
@@ -401,6 +412,7 @@ func (q *Queries) RetireActiveSigningKey(ctx context.Context, arg RetireActiveSi
 		&i.State,
 		&i.ExpiresAt,
 		&i.CreatedAt,
+		&i.SecretSealed,
 	)
 	return i, err
 }

@@ -16,7 +16,7 @@ const getProjectSettings = `-- name: GetProjectSettings :one
 SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
-       (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
+       (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
        signature_scheme, created_at, updated_at
@@ -77,22 +77,30 @@ func (q *Queries) GetProjectSettings(ctx context.Context, id uuid.UUID) (GetProj
 
 const insertProject = `-- name: InsertProject :exec
 
-INSERT INTO projects (id, name, domain)
-VALUES ($1, $2, $3)
+INSERT INTO projects (id, name, domain, async_secret, async_secret_sealed)
+VALUES ($1, $2, $3, NULL, $4)
 `
 
 type InsertProjectParams struct {
-	ID     uuid.UUID
-	Name   string
-	Domain string
+	ID                uuid.UUID
+	Name              string
+	Domain            string
+	AsyncSecretSealed *string
 }
 
 // Projects and their settings (internal/project). The custom Authorization
 // header is write-only: these queries say whether it is set, never what it
 // is (the dispatcher reads the value to send it).
 // A project is created in one transaction with its API key and signing key.
+// Its async secret is made by the gateway and stored sealed; the plaintext
+// column's default (for the previous release's gateways) is overridden.
 func (q *Queries) InsertProject(ctx context.Context, arg InsertProjectParams) error {
-	_, err := q.db.Exec(ctx, insertProject, arg.ID, arg.Name, arg.Domain)
+	_, err := q.db.Exec(ctx, insertProject,
+		arg.ID,
+		arg.Name,
+		arg.Domain,
+		arg.AsyncSecretSealed,
+	)
 	return err
 }
 
@@ -129,7 +137,7 @@ const lockProjectSettings = `-- name: LockProjectSettings :one
 SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
-       (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
+       (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
        signature_scheme, created_at, updated_at
@@ -210,37 +218,40 @@ SET name                 = $1,
     owner_emails            = $13::text[],
     signature_scheme        = $14,
     authorization_header = CASE WHEN $15::boolean
-                                THEN $16::text
+                                THEN NULL
                                 ELSE authorization_header END,
+    authorization_header_sealed = CASE WHEN $15::boolean
+                                THEN $16::text
+                                ELSE authorization_header_sealed END,
     updated_at           = now()
 WHERE id = $17
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
-          (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
+          (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
           signature_scheme, created_at, updated_at
 `
 
 type UpdateProjectSettingsParams struct {
-	Name                   string
-	Domain                 string
-	RetryMinRetries        int32
-	RetryDelaySecs         int32
-	RetryStrategy          string
-	RetryBackoffFactor     float64
-	RetryMaxDelaySecs      int32
-	RetryJitter            bool
-	AsyncTimeoutSecs       int32
-	AlertGroupWaitSecs     int32
-	AlertFollowupMinSecs   int32
-	AlertFollowupMaxSecs   int32
-	OwnerEmails            []string
-	SignatureScheme        string
-	SetAuthorizationHeader bool
-	AuthorizationHeader    *string
-	ID                     uuid.UUID
+	Name                      string
+	Domain                    string
+	RetryMinRetries           int32
+	RetryDelaySecs            int32
+	RetryStrategy             string
+	RetryBackoffFactor        float64
+	RetryMaxDelaySecs         int32
+	RetryJitter               bool
+	AsyncTimeoutSecs          int32
+	AlertGroupWaitSecs        int32
+	AlertFollowupMinSecs      int32
+	AlertFollowupMaxSecs      int32
+	OwnerEmails               []string
+	SignatureScheme           string
+	SetAuthorizationHeader    bool
+	AuthorizationHeaderSealed *string
+	ID                        uuid.UUID
 }
 
 type UpdateProjectSettingsRow struct {
@@ -267,7 +278,8 @@ type UpdateProjectSettingsRow struct {
 }
 
 // Writes the merged settings. The Authorization header changes only when
-// set_authorization_header is true (to NULL: cleared).
+// set_authorization_header is true (to NULL: cleared); it is stored sealed,
+// and a plaintext value left from before migration 00013 goes with it.
 func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSettingsParams) (UpdateProjectSettingsRow, error) {
 	row := q.db.QueryRow(ctx, updateProjectSettings,
 		arg.Name,
@@ -285,7 +297,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		arg.OwnerEmails,
 		arg.SignatureScheme,
 		arg.SetAuthorizationHeader,
-		arg.AuthorizationHeader,
+		arg.AuthorizationHeaderSealed,
 		arg.ID,
 	)
 	var i UpdateProjectSettingsRow

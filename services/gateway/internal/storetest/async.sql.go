@@ -12,14 +12,19 @@ import (
 )
 
 const asyncSecretForTest = `-- name: AsyncSecretForTest :one
-SELECT async_secret FROM projects WHERE id = $1
+SELECT async_secret, async_secret_sealed FROM projects WHERE id = $1
 `
 
-func (q *Queries) AsyncSecretForTest(ctx context.Context, id uuid.UUID) ([]byte, error) {
+type AsyncSecretForTestRow struct {
+	AsyncSecret       []byte
+	AsyncSecretSealed *string
+}
+
+func (q *Queries) AsyncSecretForTest(ctx context.Context, id uuid.UUID) (AsyncSecretForTestRow, error) {
 	row := q.db.QueryRow(ctx, asyncSecretForTest, id)
-	var async_secret []byte
-	err := row.Scan(&async_secret)
-	return async_secret, err
+	var i AsyncSecretForTestRow
+	err := row.Scan(&i.AsyncSecret, &i.AsyncSecretSealed)
+	return i, err
 }
 
 const attemptsForTest = `-- name: AttemptsForTest :many

@@ -26,6 +26,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/notifier/internal/channel"
 	"github.com/sundial-run/sundial/services/notifier/internal/message"
 	"github.com/sundial-run/sundial/services/notifier/internal/store"
@@ -60,6 +61,9 @@ type Config struct {
 	GiveUp time.Duration
 	// DashboardURL is the base of the messages' links.
 	DashboardURL string
+	// Keys open the channels' configs and the signing keys, stored sealed
+	// (package secretbox).
+	Keys *secretbox.Keyring
 	// ShutdownTimeout bounds how long sends in flight may finish once Run's
 	// context is done; after it they are abandoned to lease expiry.
 	ShutdownTimeout time.Duration
@@ -228,10 +232,27 @@ func (w *Worker) target(ctx context.Context, q *store.Queries, c claim, g store.
 	if err != nil {
 		return channel.Target{}, err
 	}
-	t := channel.Target{Kind: ch.Kind, Config: ch.Config}
+	// Sealed, or in plain text until the gateway seals it (migration 00013).
+	config, err := w.cfg.Keys.OpenOr(secretbox.Label(secretbox.ChannelConfig, *c.ChannelID), ch.ConfigSealed, ch.Config)
+	if err != nil {
+		return channel.Target{}, fmt.Errorf("channel %s: %w", *c.ChannelID, err)
+	}
+	t := channel.Target{Kind: ch.Kind, Config: config}
 	if ch.Kind == channelconfig.KindWebhook {
-		if t.SigningKeys, err = q.ListSigningKeys(ctx, g.ProjectID); err != nil {
+		keys, err := q.ListSigningKeys(ctx, g.ProjectID)
+		if err != nil {
 			return channel.Target{}, err
+		}
+		for _, k := range keys {
+			var legacy []byte
+			if k.Secret != nil {
+				legacy = []byte(*k.Secret)
+			}
+			secret, err := w.cfg.Keys.OpenOr(secretbox.Label(secretbox.SigningKeySecret, k.ID), k.SecretSealed, legacy)
+			if err != nil {
+				return channel.Target{}, fmt.Errorf("project %s: %w", g.ProjectID, err)
+			}
+			t.SigningKeys = append(t.SigningKeys, string(secret))
 		}
 	}
 	return t, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/services/notifier/internal/message"
 	"github.com/sundial-run/sundial/services/notifier/notifiertest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -73,6 +74,7 @@ func setup(t *testing.T, lease time.Duration) bundle {
 	require.Equal(t, 1, res.Sends, "a group of one goes out at once")
 	rec := &recorder{}
 	w := New(Config{
+		Keys: secrettest.Keyring(),
 		Pool: db.Pool, Log: log, Channel: rec, Concurrency: 1, Lease: lease, Timeout: time.Second,
 		RetryMin: time.Minute, RetryMax: time.Hour, GiveUp: 24 * time.Hour, DashboardURL: "https://app.example.com",
 		ShutdownTimeout: time.Second,

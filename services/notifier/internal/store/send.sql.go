@@ -101,18 +101,19 @@ func (q *Queries) ClaimSends(ctx context.Context, arg ClaimSendsParams) ([]Claim
 }
 
 const getChannelForSend = `-- name: GetChannelForSend :one
-SELECT kind, config FROM notification_channels WHERE id = $1
+SELECT kind, config, config_sealed FROM notification_channels WHERE id = $1
 `
 
 type GetChannelForSendRow struct {
-	Kind   string
-	Config json.RawMessage
+	Kind         string
+	Config       json.RawMessage
+	ConfigSealed *string
 }
 
 func (q *Queries) GetChannelForSend(ctx context.Context, id uuid.UUID) (GetChannelForSendRow, error) {
 	row := q.db.QueryRow(ctx, getChannelForSend, id)
 	var i GetChannelForSendRow
-	err := row.Scan(&i.Kind, &i.Config)
+	err := row.Scan(&i.Kind, &i.Config, &i.ConfigSealed)
 	return i, err
 }
 
@@ -218,28 +219,34 @@ func (q *Queries) ListGroupAlerts(ctx context.Context, arg ListGroupAlertsParams
 }
 
 const listSigningKeys = `-- name: ListSigningKeys :many
-SELECT secret
+SELECT id, secret, secret_sealed
 FROM signing_keys
 WHERE project_id = $1
   AND (state = 'active' OR (state = 'retiring' AND expires_at > now()))
 ORDER BY (state = 'active') DESC, expires_at DESC
 `
 
+type ListSigningKeysRow struct {
+	ID           uuid.UUID
+	Secret       *string
+	SecretSealed *string
+}
+
 // The project's usable signing keys: the active one first, then retiring
 // keys still inside their grace period, newest first.
-func (q *Queries) ListSigningKeys(ctx context.Context, projectID uuid.UUID) ([]string, error) {
+func (q *Queries) ListSigningKeys(ctx context.Context, projectID uuid.UUID) ([]ListSigningKeysRow, error) {
 	rows, err := q.db.Query(ctx, listSigningKeys, projectID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []string
+	var items []ListSigningKeysRow
 	for rows.Next() {
-		var secret string
-		if err := rows.Scan(&secret); err != nil {
+		var i ListSigningKeysRow
+		if err := rows.Scan(&i.ID, &i.Secret, &i.SecretSealed); err != nil {
 			return nil, err
 		}
-		items = append(items, secret)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -8,12 +8,14 @@ VALUES (sqlc.arg(id), sqlc.arg(name), sqlc.arg(domain), sqlc.arg(group_wait_secs
         sqlc.arg(followup_min_secs), sqlc.arg(followup_max_secs), sqlc.arg(owner_emails)::text[]);
 
 -- name: InsertChannelForTest :exec
-INSERT INTO notification_channels (id, project_id, name, kind, config, events, enabled)
-VALUES (sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(name), sqlc.arg(kind), sqlc.arg(config),
+-- The config is sealed, as the gateway stores it.
+INSERT INTO notification_channels (id, project_id, name, kind, config_sealed, events, enabled)
+VALUES (sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(name), sqlc.arg(kind), sqlc.arg(config_sealed),
         sqlc.arg(events)::text[], sqlc.arg(enabled));
 
 -- name: InsertSigningKeyForTest :exec
-INSERT INTO signing_keys (id, project_id, secret, state) VALUES (sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(secret), 'active');
+-- The secret is sealed, as the gateway stores it.
+INSERT INTO signing_keys (id, project_id, secret_sealed, state) VALUES (sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(secret_sealed), 'active');
 
 -- name: InsertFailedHookForTest :exec
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, status, attempts, failure_error)

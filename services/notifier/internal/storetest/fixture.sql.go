@@ -7,7 +7,6 @@ package storetest
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/uuid"
 )
@@ -30,7 +29,7 @@ func (q *Queries) CountNotifiedHooksForTest(ctx context.Context, projectID uuid.
 }
 
 const getChannelForTest = `-- name: GetChannelForTest :one
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at FROM notification_channels WHERE id = $1
+SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed FROM notification_channels WHERE id = $1
 `
 
 func (q *Queries) GetChannelForTest(ctx context.Context, id uuid.UUID) (NotificationChannel, error) {
@@ -50,6 +49,7 @@ func (q *Queries) GetChannelForTest(ctx context.Context, id uuid.UUID) (Notifica
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ConfigSealed,
 	)
 	return i, err
 }
@@ -66,28 +66,29 @@ func (q *Queries) GetFollowupForTest(ctx context.Context, projectID uuid.UUID) (
 }
 
 const insertChannelForTest = `-- name: InsertChannelForTest :exec
-INSERT INTO notification_channels (id, project_id, name, kind, config, events, enabled)
+INSERT INTO notification_channels (id, project_id, name, kind, config_sealed, events, enabled)
 VALUES ($1, $2, $3, $4, $5,
         $6::text[], $7)
 `
 
 type InsertChannelForTestParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Name      string
-	Kind      string
-	Config    json.RawMessage
-	Events    []string
-	Enabled   bool
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	Name         string
+	Kind         string
+	ConfigSealed *string
+	Events       []string
+	Enabled      bool
 }
 
+// The config is sealed, as the gateway stores it.
 func (q *Queries) InsertChannelForTest(ctx context.Context, arg InsertChannelForTestParams) error {
 	_, err := q.db.Exec(ctx, insertChannelForTest,
 		arg.ID,
 		arg.ProjectID,
 		arg.Name,
 		arg.Kind,
-		arg.Config,
+		arg.ConfigSealed,
 		arg.Events,
 		arg.Enabled,
 	)
@@ -150,17 +151,18 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 }
 
 const insertSigningKeyForTest = `-- name: InsertSigningKeyForTest :exec
-INSERT INTO signing_keys (id, project_id, secret, state) VALUES ($1, $2, $3, 'active')
+INSERT INTO signing_keys (id, project_id, secret_sealed, state) VALUES ($1, $2, $3, 'active')
 `
 
 type InsertSigningKeyForTestParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Secret    string
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	SecretSealed *string
 }
 
+// The secret is sealed, as the gateway stores it.
 func (q *Queries) InsertSigningKeyForTest(ctx context.Context, arg InsertSigningKeyForTestParams) error {
-	_, err := q.db.Exec(ctx, insertSigningKeyForTest, arg.ID, arg.ProjectID, arg.Secret)
+	_, err := q.db.Exec(ctx, insertSigningKeyForTest, arg.ID, arg.ProjectID, arg.SecretSealed)
 	return err
 }
 

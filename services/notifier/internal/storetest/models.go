@@ -166,41 +166,45 @@ type NotificationChannel struct {
 	LastError           *string
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	ConfigSealed        *string
 }
 
 type Project struct {
-	ID                   uuid.UUID
-	Name                 string
-	Domain               string
-	RetryMinRetries      int32
-	RetryDelaySecs       int32
-	RetryStrategy        string
-	RetryBackoffFactor   float64
-	RetryMaxDelaySecs    int32
-	RetryJitter          bool
-	AsyncTimeoutSecs     int32
-	AuthorizationHeader  *string
-	PlanQuota            int64
-	PlanHardCapPercent   int32
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
-	RateLimitPerSecond   int32
-	RateLimitBurst       int32
-	AsyncSecret          []byte
-	AlertGroupWaitSecs   int32
-	AlertFollowupMinSecs int32
-	AlertFollowupMaxSecs int32
-	OwnerEmails          []string
-	SignatureScheme      string
+	ID                        uuid.UUID
+	Name                      string
+	Domain                    string
+	RetryMinRetries           int32
+	RetryDelaySecs            int32
+	RetryStrategy             string
+	RetryBackoffFactor        float64
+	RetryMaxDelaySecs         int32
+	RetryJitter               bool
+	AsyncTimeoutSecs          int32
+	AuthorizationHeader       *string
+	PlanQuota                 int64
+	PlanHardCapPercent        int32
+	CreatedAt                 time.Time
+	UpdatedAt                 time.Time
+	RateLimitPerSecond        int32
+	RateLimitBurst            int32
+	AsyncSecret               []byte
+	AlertGroupWaitSecs        int32
+	AlertFollowupMinSecs      int32
+	AlertFollowupMaxSecs      int32
+	OwnerEmails               []string
+	AuthorizationHeaderSealed *string
+	AsyncSecretSealed         *string
+	SignatureScheme           string
 }
 
 type SigningKey struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Secret    string
-	State     string
-	ExpiresAt *time.Time
-	CreatedAt time.Time
+	ID           uuid.UUID
+	ProjectID    uuid.UUID
+	Secret       *string
+	State        string
+	ExpiresAt    *time.Time
+	CreatedAt    time.Time
+	SecretSealed *string
 }
 
 type UsagePeriod struct {

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/tests/bench/internal/receiver"
 )
 
@@ -176,6 +177,8 @@ func (s *Suite) env(extra map[string]string) []string {
 	all := map[string]string{
 		"SUNDIAL_DATABASE_URL":     s.DBURL,
 		"SUNDIAL_DELIVERY_CA_FILE": s.Receiver.CAFile,
+		// The services seal secrets at rest with it (package secretbox).
+		"SUNDIAL_SECRET_KEYS": secrettest.Keys,
 	}
 	if s.NATS != nil {
 		all["SUNDIAL_NATS_URL"] = s.natsURL

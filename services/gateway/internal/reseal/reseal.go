@@ -1,0 +1,190 @@
+// Package reseal keeps the secrets at rest sealed with the keyring's
+// current key (docs/security.md, "Secrets at rest"): it seals the values
+// still stored in plain text (written before migration 00013, or by a
+// gateway of the previous release during an upgrade) and re-seals the
+// values sealed with another key of the keyring (after a rotation), so that
+// the old key can then be removed. The gateway runs it at start-up, and
+// `gateway admin reseal-secrets` runs it on demand.
+//
+// It walks each table in batches by id, so its work and its memory are
+// bounded by the tables' size and BatchSize, and each write is conditional
+// on the values it replaces: a row changed meanwhile (a rotation, a new
+// Authorization value) is left as the change made it, already sealed with
+// the current key.
+package reseal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/pkg/secretbox"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// BatchSize is how many rows one query reads.
+const BatchSize = 200
+
+// maxErrors bounds the failures a pass reports (and keeps in memory).
+const maxErrors = 20
+
+// Counts is what a pass did.
+type Counts struct {
+	// Sealed is how many secrets it wrote sealed with the current key.
+	Sealed int
+	// Changed is how many rows changed between its read and its write,
+	// and were left as the change made them.
+	Changed int
+	// Failed is how many secrets it could not open (see the error).
+	Failed int
+}
+
+// Run makes one pass over every sealed column. A secret it cannot open
+// (sealed with a key no longer in the keyring, or altered) is counted,
+// reported in the returned error by row and key id, never by value, and
+// left as it is; the pass goes on with the others.
+func Run(ctx context.Context, db store.DBTX, keys *secretbox.Keyring) (Counts, error) {
+	p := pass{q: store.New(db), keys: keys, prefix: keys.CurrentPrefix()}
+	for _, table := range []func(context.Context) error{p.signingKeys, p.projects, p.channels} {
+		if err := table(ctx); err != nil {
+			return p.counts, err
+		}
+	}
+	return p.counts, errors.Join(p.errs...)
+}
+
+type pass struct {
+	q      *store.Queries
+	keys   *secretbox.Keyring
+	prefix string
+	counts Counts
+	errs   []error
+}
+
+// fail records a secret that did not open.
+func (p *pass) fail(err error) {
+	p.counts.Failed++
+	if len(p.errs) < maxErrors {
+		p.errs = append(p.errs, err)
+	}
+}
+
+// wrote counts a conditional write's outcome.
+func (p *pass) wrote(n int64, err error) error {
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		p.counts.Sealed++
+	} else {
+		p.counts.Changed++
+	}
+	return nil
+}
+
+// reseal opens a stored value (sealed, or legacy plain text) and seals it
+// with the current key. ok is false when it did not open (recorded).
+func (p *pass) reseal(label string, sealed *string, legacy []byte) (out *string, ok bool) {
+	plain, err := p.keys.OpenOr(label, sealed, legacy)
+	if err != nil {
+		p.fail(err)
+		return nil, false
+	}
+	if plain == nil {
+		return nil, true
+	}
+	s, err := p.keys.Seal(label, plain)
+	if err != nil {
+		p.fail(err)
+		return nil, false
+	}
+	return &s, true
+}
+
+func (p *pass) signingKeys(ctx context.Context) error {
+	for after := uuid.Nil; ; {
+		rows, err := p.q.SigningKeysToSeal(ctx, store.SigningKeysToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
+		if err != nil {
+			return fmt.Errorf("signing keys to seal: %w", err)
+		}
+		for _, r := range rows {
+			var legacy []byte
+			if r.Secret != nil {
+				legacy = []byte(*r.Secret)
+			}
+			sealed, ok := p.reseal(secretbox.Label(secretbox.SigningKeySecret, r.ID), r.SecretSealed, legacy)
+			if !ok {
+				continue
+			}
+			if err := p.wrote(p.q.SealSigningKey(ctx, store.SealSigningKeyParams{
+				ID: r.ID, SecretSealed: sealed, OldSecret: r.Secret, OldSecretSealed: r.SecretSealed,
+			})); err != nil {
+				return fmt.Errorf("seal signing key %s: %w", r.ID, err)
+			}
+		}
+		if len(rows) < BatchSize {
+			return nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+}
+
+func (p *pass) projects(ctx context.Context) error {
+	for after := uuid.Nil; ; {
+		rows, err := p.q.ProjectsToSeal(ctx, store.ProjectsToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
+		if err != nil {
+			return fmt.Errorf("projects to seal: %w", err)
+		}
+		for _, r := range rows {
+			var legacy []byte
+			if r.AuthorizationHeader != nil {
+				legacy = []byte(*r.AuthorizationHeader)
+			}
+			auth, ok := p.reseal(secretbox.Label(secretbox.ProjectAuthorization, r.ID), r.AuthorizationHeaderSealed, legacy)
+			if !ok {
+				continue
+			}
+			async, ok := p.reseal(secretbox.Label(secretbox.ProjectAsyncSecret, r.ID), r.AsyncSecretSealed, r.AsyncSecret)
+			if !ok {
+				continue
+			}
+			if err := p.wrote(p.q.SealProject(ctx, store.SealProjectParams{
+				ID: r.ID, AuthorizationHeaderSealed: auth, AsyncSecretSealed: async,
+				OldAuthorizationHeader: r.AuthorizationHeader, OldAuthorizationHeaderSealed: r.AuthorizationHeaderSealed,
+				OldAsyncSecret: r.AsyncSecret, OldAsyncSecretSealed: r.AsyncSecretSealed,
+			})); err != nil {
+				return fmt.Errorf("seal project %s: %w", r.ID, err)
+			}
+		}
+		if len(rows) < BatchSize {
+			return nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+}
+
+func (p *pass) channels(ctx context.Context) error {
+	for after := uuid.Nil; ; {
+		rows, err := p.q.ChannelsToSeal(ctx, store.ChannelsToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
+		if err != nil {
+			return fmt.Errorf("channels to seal: %w", err)
+		}
+		for _, r := range rows {
+			sealed, ok := p.reseal(secretbox.Label(secretbox.ChannelConfig, r.ID), r.ConfigSealed, r.Config)
+			if !ok {
+				continue
+			}
+			if err := p.wrote(p.q.SealChannel(ctx, store.SealChannelParams{
+				ID: r.ID, ConfigSealed: sealed, OldConfig: r.Config, OldConfigSealed: r.ConfigSealed,
+			})); err != nil {
+				return fmt.Errorf("seal channel %s: %w", r.ID, err)
+			}
+		}
+		if len(rows) < BatchSize {
+			return nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+}
