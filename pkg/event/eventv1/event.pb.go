@@ -39,6 +39,12 @@ const (
 	Outcome_OUTCOME_FAILURE Outcome = 2
 	// A 202 answer: the receiver reports completion later (async hooks).
 	Outcome_OUTCOME_ASYNC Outcome = 3
+	// Nothing was sent: the dispatcher could not start the delivery now (its
+	// host or project at its concurrency limit, the dispatcher's delivery
+	// pool busy). The scheduler puts the hook back, due again after
+	// defer_for, without counting an attempt (docs/security.md, "Waiting is
+	// not an attempt").
+	Outcome_OUTCOME_DEFERRED Outcome = 4
 )
 
 // Enum value maps for Outcome.
@@ -48,12 +54,14 @@ var (
 		1: "OUTCOME_SUCCESS",
 		2: "OUTCOME_FAILURE",
 		3: "OUTCOME_ASYNC",
+		4: "OUTCOME_DEFERRED",
 	}
 	Outcome_value = map[string]int32{
 		"OUTCOME_UNSPECIFIED": 0,
 		"OUTCOME_SUCCESS":     1,
 		"OUTCOME_FAILURE":     2,
 		"OUTCOME_ASYNC":       3,
+		"OUTCOME_DEFERRED":    4,
 	}
 )
 
@@ -374,7 +382,10 @@ type AttemptResult struct {
 	// this result reports, set when the result travels in an AttemptResults
 	// batch: the batch's message headers cannot carry one per result. A
 	// result published on its own carries it in its headers instead.
-	TraceContext  map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	TraceContext map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// For OUTCOME_DEFERRED: how long the dispatcher suggests the hook wait
+	// before it is handed out again; the scheduler bounds it (result.DeferBounds).
+	DeferFor      *durationpb.Duration `protobuf:"bytes,13,opt,name=defer_for,json=deferFor,proto3" json:"defer_for,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -489,6 +500,13 @@ func (x *AttemptResult) GetAsyncTimeoutSeconds() int32 {
 func (x *AttemptResult) GetTraceContext() map[string]string {
 	if x != nil {
 		return x.TraceContext
+	}
+	return nil
+}
+
+func (x *AttemptResult) GetDeferFor() *durationpb.Duration {
+	if x != nil {
+		return x.DeferFor
 	}
 	return nil
 }
@@ -724,7 +742,7 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\x12@\n" +
 	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\";\n" +
 	"\bDueHooks\x12/\n" +
-	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xd4\x04\n" +
+	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\x8c\x05\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -741,7 +759,8 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\x10response_excerpt\x18\n" +
 	" \x01(\tR\x0fresponseExcerpt\x122\n" +
 	"\x15async_timeout_seconds\x18\v \x01(\x05R\x13asyncTimeoutSeconds\x12V\n" +
-	"\rtrace_context\x18\f \x03(\v21.sundial.event.v1.AttemptResult.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\rtrace_context\x18\f \x03(\v21.sundial.event.v1.AttemptResult.TraceContextEntryR\ftraceContext\x126\n" +
+	"\tdefer_for\x18\r \x01(\v2\x19.google.protobuf.DurationR\bdeferFor\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"K\n" +
@@ -765,12 +784,13 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\fperiod_start\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vperiodStart\x12\x16\n" +
 	"\x06domain\x18\r \x01(\tR\x06domain\x12\x1d\n" +
 	"\n" +
-	"channel_id\x18\x0e \x01(\tR\tchannelId*_\n" +
+	"channel_id\x18\x0e \x01(\tR\tchannelId*u\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fOUTCOME_SUCCESS\x10\x01\x12\x13\n" +
 	"\x0fOUTCOME_FAILURE\x10\x02\x12\x11\n" +
-	"\rOUTCOME_ASYNC\x10\x03*\xa3\x01\n" +
+	"\rOUTCOME_ASYNC\x10\x03\x12\x14\n" +
+	"\x10OUTCOME_DEFERRED\x10\x04*\xa3\x01\n" +
 	"\tAlertKind\x12\x1a\n" +
 	"\x16ALERT_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ALERT_KIND_HOOK_FAILED\x10\x01\x12!\n" +
@@ -815,15 +835,16 @@ var file_sundial_event_v1_event_proto_depIdxs = []int32{
 	8,  // 7: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
 	9,  // 8: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
 	7,  // 9: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
-	4,  // 10: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
-	1,  // 11: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	8,  // 12: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	8,  // 13: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	9,  // 10: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
+	4,  // 11: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	1,  // 12: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	8,  // 13: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	8,  // 14: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }
