@@ -24,6 +24,9 @@ type Set struct {
 	// AsyncSecret makes the tokens of the ack and nack URLs sent with
 	// every delivery (package asyncurl).
 	AsyncSecret []byte
+	// MaxConcurrency is the project's cap on its deliveries in flight to
+	// one host (package hostlimit); 0 when it has none.
+	MaxConcurrency int
 }
 
 // Store reads credentials from PostgreSQL.
@@ -47,6 +50,9 @@ func (s *Store) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 		return Set{}, fmt.Errorf("project %s: %w", projectID, postgres.ErrNotFound)
 	}
 	set := Set{AsyncSecret: rows[0].AsyncSecret}
+	if c := rows[0].MaxConcurrency; c != nil {
+		set.MaxConcurrency = int(*c)
+	}
 	if a := rows[0].AuthorizationHeader; a != nil {
 		set.Authorization = *a
 	}

@@ -3,9 +3,10 @@
 -- project's Authorization header value, the secret its async ack and nack
 -- URLs' tokens are made with (package asyncurl), and its usable signing keys, the
 -- active key first, then retiring keys still inside their grace period
--- (newest first). A project without usable keys gives one row with NULL key
--- columns; no row at all means the project does not exist.
-SELECT p.authorization_header, p.async_secret, k.secret, k.state
+-- (newest first), and its cap on deliveries in flight per host (NULL: none).
+-- A project without usable keys gives one row with NULL key columns; no row
+-- at all means the project does not exist.
+SELECT p.authorization_header, p.async_secret, p.max_concurrency, k.secret, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id

@@ -12,7 +12,7 @@ import (
 )
 
 const getDeliveryCredentials = `-- name: GetDeliveryCredentials :many
-SELECT p.authorization_header, p.async_secret, k.secret, k.state
+SELECT p.authorization_header, p.async_secret, p.max_concurrency, k.secret, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id
@@ -24,6 +24,7 @@ ORDER BY (k.state = 'active') DESC, k.expires_at DESC
 type GetDeliveryCredentialsRow struct {
 	AuthorizationHeader *string
 	AsyncSecret         []byte
+	MaxConcurrency      *int32
 	Secret              *string
 	State               *string
 }
@@ -32,8 +33,9 @@ type GetDeliveryCredentialsRow struct {
 // project's Authorization header value, the secret its async ack and nack
 // URLs' tokens are made with (package asyncurl), and its usable signing keys, the
 // active key first, then retiring keys still inside their grace period
-// (newest first). A project without usable keys gives one row with NULL key
-// columns; no row at all means the project does not exist.
+// (newest first), and its cap on deliveries in flight per host (NULL: none).
+// A project without usable keys gives one row with NULL key columns; no row
+// at all means the project does not exist.
 func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUID) ([]GetDeliveryCredentialsRow, error) {
 	rows, err := q.db.Query(ctx, getDeliveryCredentials, projectID)
 	if err != nil {
@@ -46,6 +48,7 @@ func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUI
 		if err := rows.Scan(
 			&i.AuthorizationHeader,
 			&i.AsyncSecret,
+			&i.MaxConcurrency,
 			&i.Secret,
 			&i.State,
 		); err != nil {

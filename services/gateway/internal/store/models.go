@@ -173,6 +173,7 @@ type Project struct {
 	AlertFollowupMinSecs int32
 	AlertFollowupMaxSecs int32
 	OwnerEmails          []string
+	MaxConcurrency       *int32
 }
 
 type SigningKey struct {
