@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"sync"
@@ -100,6 +101,8 @@ type options struct {
 	statuses []int
 	// without lists services not started by setup (start them with start).
 	without map[string]bool
+	// env overrides and adds to the services' settings.
+	env map[string]string
 }
 
 // setup boots a suite on a fresh database and NATS server with a project
@@ -126,6 +129,7 @@ func setup(t *testing.T, opts options) *bundle {
 			"SUNDIAL_LOG_LEVEL":               "warn",
 		},
 	}
+	maps.Copy(b.env, opts.env)
 	b.client = contract.Client(t)
 	t.Cleanup(b.stopAll)
 	creds, err := gateway.CreateProject(ctx, dbURL, "e2e", rcv.Domain())
