@@ -107,3 +107,23 @@ func TestHandleGivesTheHostSlotBackWhenTheProjectIsGone(t *testing.T) {
 	require.NoError(t, b.handle(t, h, due))
 	require.Zero(t, hosts.HostInFlight(hostlimit.Host(due.GetUrl())))
 }
+
+func TestHandleDefersOverTheProjectsCap(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hosts := hostlimit.New(hostlimit.Config{Ceiling: 10})
+	h := b.limitedHandler(t, hosts)
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k", MaxConcurrency: 1})
+	key := hostlimit.Key{Project: due.GetProjectId(), Host: hostlimit.Host(due.GetUrl())}
+	busy, _ := hosts.Acquire(context.Background(), key, 0, 0)
+	require.NotNil(t, busy)
+	defer busy.Done(hostlimit.Sample{})
+
+	// The host has room, the project's cap of 1 has not.
+	require.NoError(t, b.handle(t, h, due))
+	require.Empty(t, b.receiver.Received())
+	last := fixture.LastResult(t, b.js)
+	require.NotNil(t, last)
+	requireDeferred(t, due, last.AttemptResult)
+	require.Equal(t, 1, hosts.Flow(key).Limit)
+}

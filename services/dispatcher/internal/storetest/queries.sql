@@ -4,8 +4,9 @@
 -- name: InsertProjectForTest :exec
 -- Test fixture (the gateway creates projects in production); only tests use
 -- the queries named ...ForTest.
-INSERT INTO projects (id, name, domain, authorization_header)
-VALUES (sqlc.arg(id), sqlc.arg(name), sqlc.arg(domain), sqlc.narg(authorization_header));
+INSERT INTO projects (id, name, domain, authorization_header, max_concurrency)
+VALUES (sqlc.arg(id), sqlc.arg(name), sqlc.arg(domain), sqlc.narg(authorization_header),
+    sqlc.narg(max_concurrency));
 
 -- name: InsertSigningKeyForTest :exec
 -- A signing key that expires expires_in_seconds from the database's now

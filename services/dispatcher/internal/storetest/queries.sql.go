@@ -13,8 +13,9 @@ import (
 
 const insertProjectForTest = `-- name: InsertProjectForTest :exec
 
-INSERT INTO projects (id, name, domain, authorization_header)
-VALUES ($1, $2, $3, $4)
+INSERT INTO projects (id, name, domain, authorization_header, max_concurrency)
+VALUES ($1, $2, $3, $4,
+    $5)
 `
 
 type InsertProjectForTestParams struct {
@@ -22,6 +23,7 @@ type InsertProjectForTestParams struct {
 	Name                string
 	Domain              string
 	AuthorizationHeader *string
+	MaxConcurrency      *int32
 }
 
 // Test fixtures and read-backs beside store/queries.sql: only tests and
@@ -34,6 +36,7 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 		arg.Name,
 		arg.Domain,
 		arg.AuthorizationHeader,
+		arg.MaxConcurrency,
 	)
 	return err
 }

@@ -96,8 +96,9 @@ func projectResponse(s project.Settings) gen.ProjectSettingsJSONResponse {
 			FollowUpMaxSecs: s.Alerts.FollowUpMaxSecs,
 			OwnerEmails:     nonNil(s.Alerts.OwnerEmails),
 		},
-		CreatedAt: s.CreatedAt.UTC(),
-		UpdatedAt: s.UpdatedAt.UTC(),
+		MaxConcurrency: s.MaxConcurrency,
+		CreatedAt:      s.CreatedAt.UTC(),
+		UpdatedAt:      s.UpdatedAt.UTC(),
 	}}}
 }
 

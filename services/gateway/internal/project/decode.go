@@ -20,6 +20,7 @@ type PatchRequest struct {
 	AsyncTimeoutSecs    *int           `json:"asyncTimeoutSecs"`
 	AuthorizationHeader *string        `json:"authorizationHeader"`
 	Alerts              *AlertsRequest `json:"alerts"`
+	MaxConcurrency      *int           `json:"maxConcurrency"`
 
 	ID                     json.RawMessage `json:"id"`
 	AuthorizationHeaderSet json.RawMessage `json:"authorizationHeaderSet"`
@@ -105,6 +106,7 @@ func (r *PatchRequest) Patch() (Patch, error) {
 		Domain:              field(r.given, "domain", r.Domain),
 		AsyncTimeoutSecs:    field(r.given, "asyncTimeoutSecs", r.AsyncTimeoutSecs),
 		AuthorizationHeader: field(r.given, "authorizationHeader", r.AuthorizationHeader),
+		MaxConcurrency:      field(r.given, "maxConcurrency", r.MaxConcurrency),
 	}
 	if null, ok := r.given["retryPolicy"]; ok {
 		p.RetryPolicy = Null[RetryPolicyPatch]()

@@ -46,8 +46,12 @@ type Settings struct {
 	AuthorizationHeaderSet bool
 	Quota                  Quota
 	Alerts                 Alerts
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
+	// MaxConcurrency is the project's cap on its deliveries in flight to
+	// one host from one dispatcher; nil: none (the dispatcher's adaptive
+	// limit under its ceiling decides).
+	MaxConcurrency *int
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // settingsRow is every query's view of a project's settings (sqlc makes
@@ -72,9 +76,28 @@ func fromRow(r settingsRow) Settings {
 			FollowUpMaxSecs: int(r.AlertFollowupMaxSecs),
 			OwnerEmails:     r.OwnerEmails,
 		},
-		CreatedAt: r.CreatedAt,
-		UpdatedAt: r.UpdatedAt,
+		MaxConcurrency: intPtr(r.MaxConcurrency),
+		CreatedAt:      r.CreatedAt,
+		UpdatedAt:      r.UpdatedAt,
 	}
+}
+
+// intPtr converts a nullable column.
+func intPtr(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
+
+// int32Ptr converts to a nullable column.
+func int32Ptr(v *int) *int32 {
+	if v == nil {
+		return nil
+	}
+	n := int32(*v)
+	return &n
 }
 
 // Service reads and changes project settings.
@@ -145,6 +168,7 @@ func update(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Patch)
 		AlertFollowupMinSecs:   int32(next.Alerts.FollowUpMinSecs),
 		AlertFollowupMaxSecs:   int32(next.Alerts.FollowUpMaxSecs),
 		OwnerEmails:            nonNil(next.Alerts.OwnerEmails),
+		MaxConcurrency:         int32Ptr(next.MaxConcurrency),
 		SetAuthorizationHeader: p.AuthorizationHeader.Set,
 		AuthorizationHeader:    p.AuthorizationHeader.Ptr(),
 	})

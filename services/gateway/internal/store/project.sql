@@ -14,7 +14,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       created_at, updated_at
+       max_concurrency, created_at, updated_at
 FROM projects
 WHERE id = @id;
 
@@ -29,7 +29,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       created_at, updated_at
+       max_concurrency, created_at, updated_at
 FROM projects
 WHERE id = @id
 FOR NO KEY UPDATE;
@@ -51,6 +51,7 @@ SET name                 = @name,
     alert_followup_min_secs = @alert_followup_min_secs,
     alert_followup_max_secs = @alert_followup_max_secs,
     owner_emails            = @owner_emails::text[],
+    max_concurrency         = sqlc.narg(max_concurrency)::integer,
     authorization_header = CASE WHEN @set_authorization_header::boolean
                                 THEN sqlc.narg(authorization_header)::text
                                 ELSE authorization_header END,
@@ -62,7 +63,7 @@ RETURNING id, name, domain,
           (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          created_at, updated_at;
+          max_concurrency, created_at, updated_at;
 
 -- name: LockProjectPlan :one
 -- The plan and rate limit an operator's change (gateway admin set-plan) is

@@ -19,7 +19,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       created_at, updated_at
+       max_concurrency, created_at, updated_at
 FROM projects
 WHERE id = $1
 `
@@ -42,6 +42,7 @@ type GetProjectSettingsRow struct {
 	AlertFollowupMinSecs   int32
 	AlertFollowupMaxSecs   int32
 	OwnerEmails            []string
+	MaxConcurrency         *int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -67,6 +68,7 @@ func (q *Queries) GetProjectSettings(ctx context.Context, id uuid.UUID) (GetProj
 		&i.AlertFollowupMinSecs,
 		&i.AlertFollowupMaxSecs,
 		&i.OwnerEmails,
+		&i.MaxConcurrency,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -130,7 +132,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       created_at, updated_at
+       max_concurrency, created_at, updated_at
 FROM projects
 WHERE id = $1
 FOR NO KEY UPDATE
@@ -154,6 +156,7 @@ type LockProjectSettingsRow struct {
 	AlertFollowupMinSecs   int32
 	AlertFollowupMaxSecs   int32
 	OwnerEmails            []string
+	MaxConcurrency         *int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -183,6 +186,7 @@ func (q *Queries) LockProjectSettings(ctx context.Context, id uuid.UUID) (LockPr
 		&i.AlertFollowupMinSecs,
 		&i.AlertFollowupMaxSecs,
 		&i.OwnerEmails,
+		&i.MaxConcurrency,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -204,18 +208,19 @@ SET name                 = $1,
     alert_followup_min_secs = $11,
     alert_followup_max_secs = $12,
     owner_emails            = $13::text[],
-    authorization_header = CASE WHEN $14::boolean
-                                THEN $15::text
+    max_concurrency         = $14::integer,
+    authorization_header = CASE WHEN $15::boolean
+                                THEN $16::text
                                 ELSE authorization_header END,
     updated_at           = now()
-WHERE id = $16
+WHERE id = $17
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
           (authorization_header IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          created_at, updated_at
+          max_concurrency, created_at, updated_at
 `
 
 type UpdateProjectSettingsParams struct {
@@ -232,6 +237,7 @@ type UpdateProjectSettingsParams struct {
 	AlertFollowupMinSecs   int32
 	AlertFollowupMaxSecs   int32
 	OwnerEmails            []string
+	MaxConcurrency         *int32
 	SetAuthorizationHeader bool
 	AuthorizationHeader    *string
 	ID                     uuid.UUID
@@ -255,6 +261,7 @@ type UpdateProjectSettingsRow struct {
 	AlertFollowupMinSecs   int32
 	AlertFollowupMaxSecs   int32
 	OwnerEmails            []string
+	MaxConcurrency         *int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -276,6 +283,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		arg.AlertFollowupMinSecs,
 		arg.AlertFollowupMaxSecs,
 		arg.OwnerEmails,
+		arg.MaxConcurrency,
 		arg.SetAuthorizationHeader,
 		arg.AuthorizationHeader,
 		arg.ID,
@@ -299,6 +307,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		&i.AlertFollowupMinSecs,
 		&i.AlertFollowupMaxSecs,
 		&i.OwnerEmails,
+		&i.MaxConcurrency,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
