@@ -219,3 +219,40 @@ func TestConcurrencyBoundsTheDeliveriesOfABatch(t *testing.T) {
 	require.Len(t, b.receiver.Received(), 8)
 	require.LessOrEqual(t, peak.Load(), int32(2))
 }
+
+// TestHandleHandsBackAHookWhoseDeliveryShutdownCutShort: a fault, not
+// flow control, still goes back to JetStream: with one hook of a batch
+// delivered and the other cut short by shutdown, the message is done with
+// and the cut one is published again in a DueHooks message of its own.
+func TestHandleHandsBackAHookWhoseDeliveryShutdownCutShort(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hanging := fixture.StartReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	})
+	h := b.handlerWith(t, dispatch.Config{DeliveryTimeout: 10 * time.Second})
+	t.Cleanup(h.Close)
+	hooks, _ := b.batch(t, 2)
+	hooks[1].Url = hanging.URL + "/hang"
+	d := batchDelivery(t, hooks)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Handle(ctx, d) }()
+	hanging.WaitFor(t, 1)
+	require.Eventually(t, func() bool { return len(results(t, b)) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the first hook's result")
+	cancel() // shutdown
+	require.NoError(t, <-done)
+
+	res := results(t, b)
+	require.Len(t, res, 1, "the cut delivery has no result")
+	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res[hooks[0].GetHookId()].GetOutcome())
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
+	require.Len(t, msgs, 1)
+	require.Equal(t, event.TypeDueHooks, msgs[0].Header.Get(event.TypeHeader))
+	var back eventv1.DueHooks
+	require.NoError(t, proto.Unmarshal(msgs[0].Data, &back))
+	require.Len(t, back.GetHooks(), 1)
+	require.True(t, proto.Equal(hooks[1], back.GetHooks()[0]), "handed back as it came")
+}
