@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
@@ -126,4 +127,40 @@ func TestHandleDefersOverTheProjectsCap(t *testing.T) {
 	require.NotNil(t, last)
 	requireDeferred(t, due, last.AttemptResult)
 	require.Equal(t, 1, hosts.Flow(key).Limit)
+}
+
+func TestHandleTeachesTheFlowsLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		status int
+		want   int
+	}{
+		{"an answer grows it", http.StatusOK, hostlimit.DefaultInitial + 1},
+		{"a 4xx is an answer", http.StatusNotFound, hostlimit.DefaultInitial + 1},
+		{"a 503 halves it", http.StatusServiceUnavailable, hostlimit.DefaultInitial / 2},
+		{"a 429 halves it", http.StatusTooManyRequests, hostlimit.DefaultInitial / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) })
+			hosts := hostlimit.New(hostlimit.Config{Ceiling: 256})
+			h := b.limitedHandler(t, hosts)
+			due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+			key := hostlimit.Key{Project: due.GetProjectId(), Host: hostlimit.Host(due.GetUrl())}
+			// Hold half the limit, so the flow counts as using it.
+			var held []*hostlimit.Slot
+			for range hostlimit.DefaultInitial/2 - 1 {
+				s, _ := hosts.Acquire(context.Background(), key, 0, 0)
+				require.NotNil(t, s)
+				held = append(held, s)
+			}
+			require.NoError(t, b.handle(t, h, due))
+			require.Len(t, b.receiver.Received(), 1)
+			require.Equal(t, tc.want, hosts.Flow(key).Limit)
+			for _, s := range held {
+				s.Done(hostlimit.Sample{})
+			}
+		})
+	}
 }
