@@ -102,15 +102,14 @@ func setup(t *testing.T, opts options) *bundle {
 		http:     &http.Client{Transport: transport, Timeout: 30 * time.Second},
 		accepted: map[string]time.Time{},
 		env: map[string]string{
-			"SUNDIAL_DATABASE_URL":                opts.dbURL,
-			"SUNDIAL_SECRET_KEYS":                 secrettest.Keys,
-			"SUNDIAL_NATS_URL":                    ns.ClientURL(),
-			"SUNDIAL_HTTP_ADDR":                   "127.0.0.1:0",
-			"SUNDIAL_DELIVERY_ALLOW_PRIVATE":      "true",
-			"SUNDIAL_DELIVERY_CA_FILE":            rcv.CAFile,
-			"SUNDIAL_LEASE_DURATION":              opts.lease,
-			"SUNDIAL_SCHEDULER_POLL_INTERVAL":     "50ms",
-			"SUNDIAL_DISPATCHER_HOST_CONCURRENCY": "64",
+			"SUNDIAL_DATABASE_URL":            opts.dbURL,
+			"SUNDIAL_SECRET_KEYS":             secrettest.Keys,
+			"SUNDIAL_NATS_URL":                ns.ClientURL(),
+			"SUNDIAL_HTTP_ADDR":               "127.0.0.1:0",
+			"SUNDIAL_DELIVERY_ALLOW_PRIVATE":  "true",
+			"SUNDIAL_DELIVERY_CA_FILE":        rcv.CAFile,
+			"SUNDIAL_LEASE_DURATION":          opts.lease,
+			"SUNDIAL_SCHEDULER_POLL_INTERVAL": "50ms",
 			// The shared test server allows 100 connections for every
 			// package and engineer using it; small pools leave room.
 			"SUNDIAL_DATABASE_MAX_CONNS": "4",

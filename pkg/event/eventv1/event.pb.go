@@ -39,6 +39,12 @@ const (
 	Outcome_OUTCOME_FAILURE Outcome = 2
 	// A 202 answer: the receiver reports completion later (async hooks).
 	Outcome_OUTCOME_ASYNC Outcome = 3
+	// Nothing was sent: the dispatcher could not start the delivery now (its
+	// host or project at its concurrency limit, the dispatcher's delivery
+	// pool busy). The scheduler puts the hook back, due again after
+	// defer_for, without counting an attempt (docs/security.md, "Waiting is
+	// not an attempt").
+	Outcome_OUTCOME_DEFERRED Outcome = 4
 )
 
 // Enum value maps for Outcome.
@@ -48,12 +54,14 @@ var (
 		1: "OUTCOME_SUCCESS",
 		2: "OUTCOME_FAILURE",
 		3: "OUTCOME_ASYNC",
+		4: "OUTCOME_DEFERRED",
 	}
 	Outcome_value = map[string]int32{
 		"OUTCOME_UNSPECIFIED": 0,
 		"OUTCOME_SUCCESS":     1,
 		"OUTCOME_FAILURE":     2,
 		"OUTCOME_ASYNC":       3,
+		"OUTCOME_DEFERRED":    4,
 	}
 )
 
@@ -382,6 +390,9 @@ type AttemptResult struct {
 	// batch: the batch's message headers cannot carry one per result. A
 	// result published on its own carries it in its headers instead.
 	TraceContext map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// For OUTCOME_DEFERRED: how long the dispatcher suggests the hook wait
+	// before it is handed out again; the scheduler bounds it (result.DeferBounds).
+	DeferFor *durationpb.Duration `protobuf:"bytes,13,opt,name=defer_for,json=deferFor,proto3" json:"defer_for,omitempty"`
 	// For a 429 or 503 answer with a Retry-After header (seconds or an
 	// HTTP-date): how long the receiver asked Sundial to wait, bounded to
 	// 1 s .. 1 h (pkg/retry, RetryAfter). Unset when there was none. The
@@ -502,6 +513,13 @@ func (x *AttemptResult) GetAsyncTimeoutSeconds() int32 {
 func (x *AttemptResult) GetTraceContext() map[string]string {
 	if x != nil {
 		return x.TraceContext
+	}
+	return nil
+}
+
+func (x *AttemptResult) GetDeferFor() *durationpb.Duration {
+	if x != nil {
+		return x.DeferFor
 	}
 	return nil
 }
@@ -754,7 +772,7 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\x12@\n" +
 	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\";\n" +
 	"\bDueHooks\x12/\n" +
-	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\x90\x05\n" +
+	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xc8\x05\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -771,7 +789,8 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\x10response_excerpt\x18\n" +
 	" \x01(\tR\x0fresponseExcerpt\x122\n" +
 	"\x15async_timeout_seconds\x18\v \x01(\x05R\x13asyncTimeoutSeconds\x12V\n" +
-	"\rtrace_context\x18\f \x03(\v21.sundial.event.v1.AttemptResult.TraceContextEntryR\ftraceContext\x12:\n" +
+	"\rtrace_context\x18\f \x03(\v21.sundial.event.v1.AttemptResult.TraceContextEntryR\ftraceContext\x126\n" +
+	"\tdefer_for\x18\r \x01(\v2\x19.google.protobuf.DurationR\bdeferFor\x12:\n" +
 	"\vretry_after\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
@@ -798,12 +817,13 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\x06domain\x18\r \x01(\tR\x06domain\x12\x1d\n" +
 	"\n" +
 	"channel_id\x18\x0e \x01(\tR\tchannelId\x12=\n" +
-	"\fpaused_until\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\vpausedUntil*_\n" +
+	"\fpaused_until\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\vpausedUntil*u\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fOUTCOME_SUCCESS\x10\x01\x12\x13\n" +
 	"\x0fOUTCOME_FAILURE\x10\x02\x12\x11\n" +
-	"\rOUTCOME_ASYNC\x10\x03*\xc3\x01\n" +
+	"\rOUTCOME_ASYNC\x10\x03\x12\x14\n" +
+	"\x10OUTCOME_DEFERRED\x10\x04*\xc3\x01\n" +
 	"\tAlertKind\x12\x1a\n" +
 	"\x16ALERT_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ALERT_KIND_HOOK_FAILED\x10\x01\x12!\n" +
@@ -849,17 +869,18 @@ var file_sundial_event_v1_event_proto_depIdxs = []int32{
 	8,  // 7: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
 	9,  // 8: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
 	7,  // 9: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
-	9,  // 10: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
-	4,  // 11: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
-	1,  // 12: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	8,  // 13: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	8,  // 14: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	8,  // 15: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	9,  // 10: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
+	9,  // 11: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
+	4,  // 12: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	1,  // 13: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	8,  // 14: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	8,  // 15: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	8,  // 16: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }

@@ -113,7 +113,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		HandBack:        sender,
 		Log:             log,
 		Metrics:         dispatch.NewMetrics(tel.Meter.Meter(dispatch.MeterName)),
-		Hosts:           hostlimit.New(cfg.HostConcurrency),
+		Hosts:           hostlimit.New(hostlimit.Config{Ceiling: cfg.HostConcurrency}),
 		Concurrency:     cfg.Concurrency,
 		DeliveryTimeout: cfg.DeliveryTimeout,
 		TracerProvider:  tel.Tracer,

@@ -47,11 +47,15 @@ type Config struct {
 	// so the default leaves about 64 on the wire while as many wait
 	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
 	Concurrency int
-	// HostConcurrency bounds this replica's deliveries in flight to one
-	// destination host (host:port), so one slow receiver cannot take every
-	// slot; a delivery over the bound is handed back to JetStream for a
-	// moment (SUNDIAL_DISPATCHER_HOST_CONCURRENCY, default 16, at most
-	// Concurrency's bound).
+	// HostConcurrency is the ceiling on this replica's deliveries in flight
+	// to one destination host (host:port), all projects together. Under it
+	// each project's deliveries to the host follow a limit that adapts to
+	// the receiver (starting at 16, growing while it answers quickly,
+	// halving on timeouts, connection errors, 5xx and 429), and projects
+	// contending for a host at the ceiling get fair shares of it; a hook
+	// that finds no slot is deferred, not counted as an attempt
+	// (SUNDIAL_DISPATCHER_HOST_CONCURRENCY, default 256; deliveries are also
+	// bounded by SUNDIAL_DISPATCHER_CONCURRENCY).
 	HostConcurrency int
 	// DeliveryTimeout bounds one delivery's whole exchange: connect, TLS,
 	// request, response headers and the excerpt read
@@ -108,6 +112,11 @@ type Config struct {
 	SecretKeys string
 }
 
+// DefaultHostConcurrency is HostConcurrency's default: a ceiling, not a
+// target; the adaptive limit stays below it for a receiver that cannot
+// keep up.
+const DefaultHostConcurrency = 256
+
 // DefaultPublicURL is the gateway's default address (SUNDIAL_HTTP_ADDR :8080)
 // as this machine reaches it.
 const DefaultPublicURL = "http://127.0.0.1:8080"
@@ -132,7 +141,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", signing.DefaultHeaderPrefix),
 		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
 		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 128),
-		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", 16),
+		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", DefaultHostConcurrency),
 		DeliveryTimeout:      r.Duration("SUNDIAL_DELIVERY_TIMEOUT", 10*time.Second),
 		AllowPrivate:         r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),
 		CAFile:               r.String("SUNDIAL_DELIVERY_CA_FILE", ""),

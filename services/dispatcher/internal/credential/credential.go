@@ -28,6 +28,9 @@ type Set struct {
 	AsyncSecret []byte
 	// Scheme is the project's choice of signature headers.
 	Scheme signing.SignatureScheme
+	// MaxConcurrency is the project's cap on its deliveries in flight to
+	// one host (package hostlimit); 0 when it has none.
+	MaxConcurrency int
 }
 
 // Store reads credentials from PostgreSQL and opens them (they are stored
@@ -66,6 +69,9 @@ func (s *Store) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 		return Set{}, fmt.Errorf("project %s: %w", projectID, err)
 	}
 	set := Set{AsyncSecret: async, Authorization: string(auth), Scheme: signing.SignatureScheme(p.SignatureScheme)}
+	if c := p.MaxConcurrency; c != nil {
+		set.MaxConcurrency = int(*c)
+	}
 	// The query orders the active key first; without one there is nothing
 	// to sign with, and retiring keys alone must not stand in for it.
 	if p.State == nil || *p.State != "active" {

@@ -58,6 +58,16 @@ func TestStoreWithoutRotation(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"whsec_only"}, set.Keys)
 	require.Empty(t, set.Authorization)
+	require.Zero(t, set.MaxConcurrency, "no cap")
+}
+
+func TestStoreGivesTheProjectsConcurrencyCap(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "whsec_only", MaxConcurrency: 3})
+	set, err := b.store.Get(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, 3, set.MaxConcurrency)
 }
 
 func TestStoreWithoutAnActiveKeyHasNoKeys(t *testing.T) {

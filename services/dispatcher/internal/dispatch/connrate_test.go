@@ -9,16 +9,19 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
-func TestHandleHandsBackAHookWhoseHostUsedUpItsNewConnections(t *testing.T) {
+func TestHandleDefersAHookWhoseHostUsedUpItsNewConnections(t *testing.T) {
 	t.Parallel()
 	// The receiver closes every connection; its host may open 8 at once
 	// and then one a second, and a delivery waits at most a second for
@@ -41,29 +44,29 @@ func TestHandleHandsBackAHookWhoseHostUsedUpItsNewConnections(t *testing.T) {
 
 	// Twice 8 at once: the first 8 spend the burst. Of the next 8, unless
 	// 7 s passed in between, some would wait more than a second for a
-	// connection: they are handed back unsent.
-	handle := func() []error {
-		errs := make([]error, 8)
+	// connection: they are deferred unsent (OUTCOME_DEFERRED, no attempt).
+	handle := func() {
 		var wg sync.WaitGroup
-		for i := range errs {
+		for range 8 {
 			wg.Go(func() {
-				errs[i] = h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1})
+				require.NoError(t, h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1}))
 			})
 		}
 		wg.Wait()
-		return errs
 	}
-	for _, err := range handle() {
-		require.NoError(t, err)
-	}
-	handedBack := 0
-	for _, err := range handle() {
-		if err != nil {
-			require.ErrorIs(t, err, delivery.ErrConnectionRate)
-			require.False(t, bus.IsDrop(err))
-			handedBack++
+	handle()
+	handle()
+	deferred := 0
+	for _, m := range natstest.StreamMessages(t, b.js, event.StreamResults) {
+		var rs eventv1.AttemptResults
+		require.NoError(t, proto.Unmarshal(m.Data, &rs))
+		for _, r := range rs.GetResults() {
+			if r.GetOutcome() == eventv1.Outcome_OUTCOME_DEFERRED {
+				requireDeferred(t, due, r)
+				deferred++
+			}
 		}
 	}
-	require.Positive(t, handedBack)
-	require.Len(t, b.receiver.Received(), 16-handedBack, "a handed-back delivery was not sent")
+	require.Positive(t, deferred)
+	require.Len(t, b.receiver.Received(), 16-deferred, "a deferred delivery was sent")
 }

@@ -3,11 +3,10 @@ package dispatch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
-	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
@@ -16,9 +15,9 @@ import (
 )
 
 // deliverOne handles one decoded DueHook under its delivery span.
-func (h *Handler) deliverOne(ctx context.Context, due dueHook, delivered uint64) error {
+func (h *Handler) deliverOne(ctx context.Context, due dueHook) error {
 	ctx, span := h.startDeliver(ctx, due)
-	res, err := h.handle(ctx, due, delivered)
+	res, err := h.handle(ctx, due)
 	endDeliver(span, res.outcome, res.statusCode, err)
 	return err
 }
@@ -30,21 +29,24 @@ type handled struct {
 }
 
 // handle is one checked hook's handling; ctx carries its span, so the
-// result is published with that span's trace context.
-func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (handled, error) {
+// result is published with that span's trace context. A hook that cannot
+// be delivered now (its lease too near its end, its flow or host at its
+// limit) is deferred: reported as OUTCOME_DEFERRED, nothing sent, no
+// attempt counted (deferral.go).
+func (h *Handler) handle(ctx context.Context, due dueHook) (handled, error) {
 	log := deliveryLog{h: h, due: due}
-	if h.leaseTooShort(due.msg) {
-		// The scheduler re-drives the hook under a new lease; a result for
-		// this one might come after that and be ignored as stale, the hook
-		// delivered twice.
-		log.info(ctx, "lease too close to its end to deliver; skipped", slog.Time("lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime()))
-		return handled{outcome: "lease_expired"}, nil
+	if expired, short := h.leaseTooShort(due.msg); short {
+		if expired {
+			// Too late even to defer: the scheduler re-drives the hook
+			// under a new lease.
+			log.info(ctx, "lease expired before delivery; skipped", slog.Time("lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime()))
+			return handled{outcome: "lease_expired"}, nil
+		}
+		// A result for this lease might come after the scheduler has
+		// re-driven the hook and be ignored as stale, the hook delivered
+		// twice: hand the hook back to the scheduler instead.
+		return h.deferHook(ctx, log, due, 0, "lease too close to its end to deliver")
 	}
-	release, err := h.takeHostSlot(ctx, due, delivered)
-	if err != nil {
-		return handled{outcome: outcomeHostBusy}, err
-	}
-	defer release()
 	creds, err := h.cfg.Credentials.Get(ctx, due.projectID)
 	if errors.Is(err, postgres.ErrNotFound) {
 		log.info(ctx, "project no longer exists; skipped")
@@ -53,43 +55,57 @@ func (h *Handler) handle(ctx context.Context, due dueHook, delivered uint64) (ha
 	if err != nil {
 		return handled{outcome: "error"}, err
 	}
+	slot, wait := h.takeHostSlot(ctx, due, creds.MaxConcurrency)
+	if slot == nil {
+		return h.deferHook(ctx, log, due, wait, "host at its concurrency limit")
+	}
 	res, err := h.deliver(ctx, due, creds)
 	// The host is done with; publishing the result must not hold its slot.
-	release()
+	slot.Done(sample(res, err))
+	if connectionsSpent(err) {
+		return h.deferHook(ctx, log, due, connectWait, "host's new connections spent")
+	}
 	if err != nil {
-		return handled{outcome: "interrupted"}, notSent(err, delivered)
+		return handled{outcome: "interrupted"}, err
 	}
 	log.delivery(ctx, res)
 	h.publish(ctx, log, due, res)
 	return handled{outcome: outcomeName(res.Outcome), statusCode: res.StatusCode}, nil
 }
 
-// errHostBusy is handed to bus.Retry when the destination host already has
-// its limit of deliveries in flight.
-var errHostBusy = errors.New("destination host at its concurrency limit")
-
-// hostWait is how long a delivery waits for a slot on its busy host before
-// handing its hook back. A fast receiver at its limit frees a slot
+// hostWait is how long a delivery waits for a slot on its busy flow
+// before its hook is deferred. A fast receiver at its limit frees a slot
 // within a few milliseconds, so the wait serves it at the pace it answers;
-// a slow one holds the process's slot no longer than this.
+// a slow one holds the process's slot no longer than this (and a flow
+// whose deliveries take longer is not waited for at all: hostlimit).
 const hostWait = 100 * time.Millisecond
 
-// takeHostSlot reserves a delivery slot on the hook's host, waiting up to
-// hostWait, or returns a bus.Retry error that hands the hook back (with
-// its message, or in a message of its own: deliverAll) after a short delay: waiting longer would hold one of the process's delivery
-// slots for a host that is already slow. The lease check above runs again
-// on every redelivery, so a message handed back until its lease expired is
-// never delivered.
-func (h *Handler) takeHostSlot(ctx context.Context, due dueHook, delivered uint64) (func(), error) {
+// takeHostSlot reserves a delivery slot for the hook's project on its host,
+// under the project's cap (0: none), waiting up to hostWait; or returns nil
+// and how long to defer the hook.
+func (h *Handler) takeHostSlot(ctx context.Context, due dueHook, projectCap int) (*hostlimit.Slot, time.Duration) {
 	if h.cfg.Hosts == nil {
-		return func() {}, nil
+		return noLimit, 0
 	}
-	key := hostlimit.Key(due.msg.GetUrl())
-	release, ok := h.cfg.Hosts.Acquire(ctx, key, hostWait)
-	if !ok {
-		return nil, bus.Retry(fmt.Errorf("%w (%s, %d in flight)", errHostBusy, key, h.cfg.Hosts.Limit()), hostlimit.Backoff(delivered))
+	key := hostlimit.Key{Project: due.msg.GetProjectId(), Host: hostlimit.Host(due.msg.GetUrl())}
+	return h.cfg.Hosts.Acquire(ctx, key, projectCap, hostWait)
+}
+
+// noLimit is the slot of a handler without a per-host bound.
+var noLimit = &hostlimit.Slot{}
+
+// sample is what a delivery teaches its flow's limit: an answer, or a sign
+// of overload (a timeout, a connection error, a 429 or 5xx answer). A
+// delivery cut short (shutdown) teaches nothing.
+func sample(res delivery.Result, err error) hostlimit.Sample {
+	if err != nil {
+		return hostlimit.Sample{}
 	}
-	return release, nil
+	s := hostlimit.Sample{Signal: hostlimit.Answered, Latency: res.Duration}
+	if res.StatusCode == 0 || res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500 {
+		s.Signal = hostlimit.Overloaded
+	}
+	return s
 }
 
 // resultMargin is the time a delivery's result needs, after the exchange,
@@ -97,16 +113,18 @@ func (h *Handler) takeHostSlot(ctx context.Context, due dueHook, delivered uint6
 const resultMargin = 2 * time.Second
 
 // leaseTooShort reports whether the hook's lease could end before a
-// delivery started now is reported: then the scheduler would re-drive it
-// while this delivery is still in flight, and the hook would arrive twice.
-// The time needed is the delivery timeout plus resultMargin, but at most
-// half the lease, so that a short lease (tests, a deployment that chose
-// one) still lets the queue's first half deliver. A message of a scheduler
-// that sends no lease duration is checked against expiry alone.
-func (h *Handler) leaseTooShort(msg *eventv1.DueHook) bool {
+// delivery started now is reported (short): then the scheduler would
+// re-drive it while this delivery is still in flight, and the hook would
+// arrive twice; and whether it has already ended (expired). The time
+// needed is the delivery timeout plus resultMargin, but at most half the
+// lease, so that a short lease (tests, a deployment that chose one) still
+// lets the queue's first half deliver. A message of a scheduler that sends
+// no lease duration is checked against expiry alone.
+func (h *Handler) leaseTooShort(msg *eventv1.DueHook) (expired, short bool) {
 	// An unknown lease (zero) makes the need zero: expiry alone.
 	need := min(h.cfg.DeliveryTimeout+resultMargin, msg.GetLeaseDuration().AsDuration()/2)
-	return time.Until(msg.GetLeaseExpiresAt().AsTime()) <= need
+	left := time.Until(msg.GetLeaseExpiresAt().AsTime())
+	return left <= 0, left <= need
 }
 
 // deliver sends the hook, or fails the attempt without sending when the

@@ -48,8 +48,8 @@ type Config struct {
 	HandBack bus.Retrying
 	Log      *slog.Logger
 	Metrics  *Metrics
-	// Hosts bounds the deliveries in flight per destination host; nil
-	// means no per-host bound.
+	// Hosts bounds the deliveries in flight per project and destination
+	// host, adapting to each receiver; nil means no per-host bound.
 	Hosts *hostlimit.Limiter
 	// Concurrency bounds the deliveries in flight, whatever message they
 	// came in (default 128).
@@ -71,9 +71,10 @@ type Handler struct {
 	cfg    Config
 	log    *slog.Logger
 	tracer trace.Tracer
-	// deliveries runs every delivery, so that Concurrency bounds them
-	// across messages.
+	// deliveries runs every delivery, and slots (of Concurrency) bound
+	// them across messages (message.go).
 	deliveries *bus.Pool
+	slots      chan struct{}
 }
 
 // NewHandler returns a Handler.
@@ -97,7 +98,7 @@ func NewHandler(cfg Config) *Handler {
 		cfg.Concurrency = DefaultConcurrency
 	}
 	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
-		deliveries: bus.NewPool(cfg.Concurrency)}
+		deliveries: bus.NewPool(cfg.Concurrency), slots: make(chan struct{}, cfg.Concurrency)}
 }
 
 // Close ends the goroutines that ran deliveries.

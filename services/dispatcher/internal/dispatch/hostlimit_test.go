@@ -4,10 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -35,55 +37,131 @@ func (b bundle) handlerWith(t *testing.T, cfg dispatch.Config) *dispatch.Handler
 	return dispatch.NewHandler(cfg)
 }
 
-func TestHandleHandsBackAHookWhoseHostIsBusy(t *testing.T) {
+func TestHandleDefersAHookWhoseHostIsBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	hosts := hostlimit.New(1)
+	hosts := hostlimit.New(hostlimit.Config{Ceiling: 1})
 	h := b.limitedHandler(t, hosts)
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
-	busy, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
-	require.True(t, ok)
+	key := hostlimit.Key{Project: due.GetProjectId(), Host: hostlimit.Host(due.GetUrl())}
+	busy, _ := hosts.Acquire(context.Background(), key, 0, 0)
+	require.NotNil(t, busy)
 
+	// Done with (acknowledged): the hook goes back to the scheduler as a
+	// deferred result, nothing sent, and not to JetStream.
 	err := h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 3})
-	require.ErrorContains(t, err, "destination host at its concurrency limit")
+	require.NoError(t, err)
 	require.Empty(t, b.receiver.Received())
-	require.Nil(t, fixture.LastResult(t, b.js))
+	last := fixture.LastResult(t, b.js)
+	require.NotNil(t, last)
+	requireDeferred(t, due, last.AttemptResult)
 
-	// Once the host has a free slot the same message is delivered, and the
+	// Once the host has a free slot the same hook is delivered, and the
 	// slot is given back afterwards.
-	busy()
+	busy.Done(hostlimit.Sample{})
 	require.NoError(t, b.handle(t, h, due))
 	require.Len(t, b.receiver.Received(), 1)
-	release, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
-	require.True(t, ok, "the delivery kept its host slot")
-	release()
+	require.Zero(t, hosts.HostInFlight(key.Host), "the delivery gave its host slot back")
+	require.Equal(t, 1, hosts.Flow(key).Limit, "never above the ceiling")
 }
 
 func TestHandleSkipsAnExpiredLeaseEvenWhenTheHostIsBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	hosts := hostlimit.New(1)
+	hosts := hostlimit.New(hostlimit.Config{Ceiling: 1})
 	h := b.limitedHandler(t, hosts)
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	due.LeaseExpiresAt = timestamppb.New(time.Now().Add(-time.Second))
-	busy, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
-	require.True(t, ok)
-	defer busy()
+	busy, _ := hosts.Acquire(context.Background(), hostlimit.Key{Project: due.GetProjectId(), Host: hostlimit.Host(due.GetUrl())}, 0, 0)
+	require.NotNil(t, busy)
+	defer busy.Done(hostlimit.Sample{})
 
-	// Acknowledged, not handed back again: the scheduler re-drives it.
+	// Acknowledged, nothing reported: the scheduler re-drives it.
 	require.NoError(t, b.handle(t, h, due))
 	require.Empty(t, b.receiver.Received())
+	require.Nil(t, fixture.LastResult(t, b.js))
+}
+
+func TestHandleDefersAHookWhoseLeaseIsTooShortToDeliver(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	h := b.handlerWith(t, dispatch.Config{DeliveryTimeout: 10 * time.Second})
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	due.LeaseExpiresAt = timestamppb.New(time.Now().Add(3 * time.Second))
+	due.LeaseDuration = durationpb.New(30 * time.Second)
+
+	// 3 s left of a 30 s lease, a delivery may take 12: given back to the
+	// scheduler now instead of being re-driven, later, as a loss.
+	require.NoError(t, b.handle(t, h, due))
+	require.Empty(t, b.receiver.Received())
+	last := fixture.LastResult(t, b.js)
+	require.NotNil(t, last)
+	requireDeferred(t, due, last.AttemptResult)
 }
 
 func TestHandleGivesTheHostSlotBackWhenTheProjectIsGone(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	hosts := hostlimit.New(1)
+	hosts := hostlimit.New(hostlimit.Config{Ceiling: 1})
 	h := b.limitedHandler(t, hosts)
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	due.ProjectId = "00000000-0000-0000-0000-000000000001"
 	require.NoError(t, b.handle(t, h, due))
-	release, ok := hosts.TryAcquire(hostlimit.Key(due.GetUrl()))
-	require.True(t, ok)
-	release()
+	require.Zero(t, hosts.HostInFlight(hostlimit.Host(due.GetUrl())))
+}
+
+func TestHandleDefersOverTheProjectsCap(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hosts := hostlimit.New(hostlimit.Config{Ceiling: 10})
+	h := b.limitedHandler(t, hosts)
+	due := b.dueHook(t, fixture.Project{ActiveKey: "k", MaxConcurrency: 1})
+	key := hostlimit.Key{Project: due.GetProjectId(), Host: hostlimit.Host(due.GetUrl())}
+	busy, _ := hosts.Acquire(context.Background(), key, 0, 0)
+	require.NotNil(t, busy)
+	defer busy.Done(hostlimit.Sample{})
+
+	// The host has room, the project's cap of 1 has not.
+	require.NoError(t, b.handle(t, h, due))
+	require.Empty(t, b.receiver.Received())
+	last := fixture.LastResult(t, b.js)
+	require.NotNil(t, last)
+	requireDeferred(t, due, last.AttemptResult)
+	require.Equal(t, 1, hosts.Flow(key).Limit)
+}
+
+func TestHandleTeachesTheFlowsLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		status int
+		want   int
+	}{
+		{"an answer grows it", http.StatusOK, hostlimit.DefaultInitial + 1},
+		{"a 4xx is an answer", http.StatusNotFound, hostlimit.DefaultInitial + 1},
+		{"a 503 halves it", http.StatusServiceUnavailable, hostlimit.DefaultInitial / 2},
+		{"a 429 halves it", http.StatusTooManyRequests, hostlimit.DefaultInitial / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) })
+			hosts := hostlimit.New(hostlimit.Config{Ceiling: 256})
+			h := b.limitedHandler(t, hosts)
+			due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+			key := hostlimit.Key{Project: due.GetProjectId(), Host: hostlimit.Host(due.GetUrl())}
+			// Hold half the limit, so the flow counts as using it.
+			var held []*hostlimit.Slot
+			for range hostlimit.DefaultInitial/2 - 1 {
+				s, _ := hosts.Acquire(context.Background(), key, 0, 0)
+				require.NotNil(t, s)
+				held = append(held, s)
+			}
+			require.NoError(t, b.handle(t, h, due))
+			require.Len(t, b.receiver.Received(), 1)
+			require.Equal(t, tc.want, hosts.Flow(key).Limit)
+			for _, s := range held {
+				s.Done(hostlimit.Sample{})
+			}
+		})
+	}
 }

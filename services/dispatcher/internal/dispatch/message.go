@@ -66,30 +66,42 @@ type failure struct {
 }
 
 // deliverAll delivers the hooks of a message, each with deliverOne, and
-// returns once each is reported, skipped or handed back.
+// returns once each is reported, deferred, skipped or handed back.
 //
-// A hook that cannot be delivered now (its host busy, the database away,
-// shutdown cutting the delivery short) goes back to JetStream. When none
-// of the message's hooks was delivered or skipped, the message itself goes
-// back: deliverAll returns their errors, which say when (bus.Retry).
-// Otherwise the message is done with, and those hooks are published again
-// in a DueHooks message of their own (handBack); deliverAll then returns
-// an error (the message comes back, and with it hooks already delivered)
-// only when that publish fails.
+// A hook waits for one of the handler's delivery slots (Concurrency) at
+// most poolWait; when the pool stays busy that long, it and the rest of the
+// message are deferred (deferral.go), so that they wait in the database,
+// where any dispatcher can take them, and not here with their leases
+// running.
+//
+// A hook that cannot be delivered because of a fault (the database away,
+// shutdown cutting the delivery short, a deferral that could not be
+// reported) goes back to JetStream. When none of the message's hooks was
+// delivered, deferred or skipped, the message itself goes back: deliverAll
+// returns their errors, which say when (bus.Retry). Otherwise the message
+// is done with, and those hooks are published again in a DueHooks message
+// of their own (handBack); deliverAll then returns an error (the message
+// comes back, and with it hooks already delivered) only when that publish
+// fails.
 //
 // A message without one well-formed hook is dropped (bus.Drop); a
 // malformed hook beside well-formed ones, a scheduler bug, is skipped: the
 // lease re-drives it, if it is a hook.
 func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, hooks []*eventv1.DueHook) error {
 	defer keepAlive(d)()
-	delivered := d.NumDelivered
 	var (
 		wg        sync.WaitGroup
 		mu        sync.Mutex
 		failed    []failure
 		malformed []error
 		started   int
+		poolBusy  bool
 	)
+	fail := func(msg *eventv1.DueHook, err error) {
+		mu.Lock()
+		failed = append(failed, failure{hook: msg, err: err})
+		mu.Unlock()
+	}
 	for _, msg := range hooks {
 		due, err := check(msg)
 		if err != nil {
@@ -98,12 +110,22 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, hooks []*event
 		}
 		started++
 		wg.Add(1)
+		if poolBusy || !h.takeDeliverySlot(ctx) {
+			poolBusy = true
+			// Each deferral waits for its result's batch: side by side.
+			go func() {
+				defer wg.Done()
+				if err := h.deferOne(ctx, due); err != nil {
+					fail(msg, err)
+				}
+			}()
+			continue
+		}
 		h.deliveries.Go(func() {
 			defer wg.Done()
-			if err := h.deliverOne(ctx, due, delivered); err != nil {
-				mu.Lock()
-				failed = append(failed, failure{hook: msg, err: err})
-				mu.Unlock()
+			defer h.freeDeliverySlot()
+			if err := h.deliverOne(ctx, due); err != nil {
+				fail(msg, err)
 			}
 		})
 	}
@@ -122,6 +144,46 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, hooks []*event
 		return errors.Join(errs...)
 	}
 	return h.handBack(ctx, failed)
+}
+
+// poolWait bounds a hook's wait for a delivery slot: a pool busy that long
+// is busy with slow deliveries, and the hook is better deferred (another
+// dispatcher may have room) than held with its lease running. Longer than
+// a burst's hooks wait for a fast receiver (the due messages in hand are
+// delivered in well under a second), so a healthy burst is not deferred.
+const poolWait = 2 * time.Second
+
+// poolDefer is the suggested deferral of a hook that found the pool busy.
+const poolDefer = time.Second
+
+// takeDeliverySlot takes one of the handler's Concurrency delivery slots,
+// waiting up to poolWait; false when none freed (or ctx ended).
+func (h *Handler) takeDeliverySlot(ctx context.Context) bool {
+	select {
+	case h.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(poolWait)
+	defer t.Stop()
+	select {
+	case h.slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (h *Handler) freeDeliverySlot() { <-h.slots }
+
+// deferOne defers a hook that found the delivery pool busy, under its
+// deliver span like any other handling.
+func (h *Handler) deferOne(ctx context.Context, due dueHook) error {
+	ctx, span := h.startDeliver(ctx, due)
+	res, err := h.deferHook(ctx, deliveryLog{h: h, due: due}, due, poolDefer, "delivery pool busy")
+	endDeliver(span, res.outcome, 0, err)
+	return err
 }
 
 // dueHook is a decoded and checked DueHook.

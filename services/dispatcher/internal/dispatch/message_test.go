@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
@@ -86,18 +87,33 @@ func TestHandleDeliversEveryHookOfABatch(t *testing.T) {
 // host, whose one slot on url's host is taken until the test ends.
 func (b bundle) busyHostHandler(t *testing.T, url string) *dispatch.Handler {
 	t.Helper()
-	hosts := hostlimit.New(1)
+	hosts := hostlimit.New(hostlimit.Config{Ceiling: 1})
 	h := b.limitedHandler(t, hosts)
 	t.Cleanup(h.Close)
-	busy, ok := hosts.TryAcquire(hostlimit.Key(url))
-	require.True(t, ok)
-	t.Cleanup(busy)
+	// Another project's delivery holds the host's only slot.
+	busy, _ := hosts.Acquire(context.Background(), hostlimit.Key{Project: "another", Host: hostlimit.Host(url)}, 0, 0)
+	require.NotNil(t, busy)
+	t.Cleanup(func() { busy.Done(hostlimit.Sample{}) })
 	return h
 }
 
-// TestHandleHandsBackTheHooksOfABatchWhoseHostIsBusy: two hooks of a
-// batch find their host busy, the third is delivered elsewhere.
-func TestHandleHandsBackTheHooksOfABatchWhoseHostIsBusy(t *testing.T) {
+// requireDeferred checks that r defers due: same attempt and lease,
+// nothing sent, a delay within the bounds.
+func requireDeferred(t *testing.T, due *eventv1.DueHook, r *eventv1.AttemptResult) {
+	t.Helper()
+	require.NotNil(t, r, "no result for hook %s", due.GetHookId())
+	require.Equal(t, eventv1.Outcome_OUTCOME_DEFERRED, r.GetOutcome())
+	require.Equal(t, due.GetAttempt(), r.GetAttempt())
+	require.Equal(t, due.GetLeaseSeq(), r.GetLeaseSeq())
+	require.Equal(t, due.GetProjectId(), r.GetProjectId())
+	require.Zero(t, r.GetStatusCode())
+	require.GreaterOrEqual(t, r.GetDeferFor().AsDuration(), event.MinDefer)
+	require.LessOrEqual(t, r.GetDeferFor().AsDuration(), event.MaxDefer)
+}
+
+// TestHandleDefersTheHooksOfABatchWhoseHostIsBusy: two hooks of a batch
+// find their host busy, the third is delivered elsewhere.
+func TestHandleDefersTheHooksOfABatchWhoseHostIsBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	h := b.busyHostHandler(t, b.receiver.URL)
@@ -106,42 +122,73 @@ func TestHandleHandsBackTheHooksOfABatchWhoseHostIsBusy(t *testing.T) {
 	hooks[2].Url = other.URL + "/hooks/x?y=1"
 	d := batchDelivery(t, hooks)
 
-	// The batch is done with; its busy host's hooks wait in a message of
-	// their own, which JetStream can hand back until the host has room.
+	// The batch is done with; its busy host's hooks go back to the
+	// scheduler as deferred results, through the results stream like
+	// every result, not back to JetStream.
 	require.NoError(t, h.Handle(context.Background(), d))
 	require.Empty(t, b.receiver.Received())
 	require.Len(t, other.Received(), 1)
 	res := results(t, b)
-	require.Len(t, res, 1)
+	require.Len(t, res, 3)
 	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res[hooks[2].GetHookId()].GetOutcome())
-	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
-	require.Len(t, msgs, 1)
-	require.Equal(t, event.TypeDueHooks, msgs[0].Header.Get(event.TypeHeader), "a DueHooks message")
-	var back eventv1.DueHooks
-	require.NoError(t, proto.Unmarshal(msgs[0].Data, &back))
-	want := map[string]*eventv1.DueHook{hooks[0].GetHookId(): hooks[0], hooks[1].GetHookId(): hooks[1]}
-	require.Len(t, back.GetHooks(), 2)
-	for _, due := range back.GetHooks() {
-		require.True(t, proto.Equal(want[due.GetHookId()], due), "handed back as it came")
-		delete(want, due.GetHookId())
-	}
-	require.Equal(t, bus.DueHooks(back.GetHooks()).MsgID, msgs[0].Header.Get("Nats-Msg-Id"))
+	requireDeferred(t, hooks[0], res[hooks[0].GetHookId()])
+	requireDeferred(t, hooks[1], res[hooks[1].GetHookId()])
+	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue), "nothing handed back")
 }
 
-// TestHandleHandsBackABatchWhoseHooksAllFindTheirHostBusy: with nothing
-// delivered, the message itself goes back, as a DueHook alone does.
-func TestHandleHandsBackABatchWhoseHooksAllFindTheirHostBusy(t *testing.T) {
+// TestHandleDefersABatchWhoseHooksAllFindTheirHostBusy: with nothing
+// delivered, the message is still done with.
+func TestHandleDefersABatchWhoseHooksAllFindTheirHostBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	h := b.busyHostHandler(t, b.receiver.URL)
-	_, d := b.batch(t, 2)
+	hooks, d := b.batch(t, 2)
 
-	err := h.Handle(context.Background(), d)
-	require.ErrorContains(t, err, "destination host at its concurrency limit")
-	require.False(t, bus.IsDrop(err))
+	require.NoError(t, h.Handle(context.Background(), d))
 	require.Empty(t, b.receiver.Received())
-	require.Empty(t, results(t, b))
+	res := results(t, b)
+	require.Len(t, res, 2)
+	for _, due := range hooks {
+		requireDeferred(t, due, res[due.GetHookId()])
+	}
 	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue), "nothing published again")
+}
+
+// TestHandleDefersHooksWhileTheDeliveryPoolStaysBusy: with the handler's
+// one delivery slot held by a receiver that does not answer, a batch's
+// hooks are deferred once the pool has stayed busy for its bound, not held
+// until their leases expire.
+func TestHandleDefersHooksWhileTheDeliveryPoolStaysBusy(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := setup(t, nil)
+	slow := fixture.StartReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	h := b.handlerWith(t, dispatch.Config{Concurrency: 1, DeliveryTimeout: 10 * time.Second})
+	t.Cleanup(h.Close)
+	t.Cleanup(func() { close(release) })
+
+	blocker := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	blocker.Url = slow.URL + "/slow"
+	first := make(chan error, 1)
+	go func() { first <- b.handle(t, h, blocker) }()
+	slow.WaitFor(t, 1)
+
+	hooks, d := b.batch(t, 3)
+	require.NoError(t, h.Handle(context.Background(), d))
+	require.Empty(t, b.receiver.Received())
+	res := results(t, b)
+	require.Len(t, res, 3)
+	for _, due := range hooks {
+		requireDeferred(t, due, res[due.GetHookId()])
+	}
+	release <- struct{}{}
+	require.NoError(t, <-first)
 }
 
 func TestHandleDropsABatchThatDoesNotDecode(t *testing.T) {
@@ -171,4 +218,41 @@ func TestConcurrencyBoundsTheDeliveriesOfABatch(t *testing.T) {
 	require.NoError(t, h.Handle(context.Background(), d))
 	require.Len(t, b.receiver.Received(), 8)
 	require.LessOrEqual(t, peak.Load(), int32(2))
+}
+
+// TestHandleHandsBackAHookWhoseDeliveryShutdownCutShort: a fault, not
+// flow control, still goes back to JetStream: with one hook of a batch
+// delivered and the other cut short by shutdown, the message is done with
+// and the cut one is published again in a DueHooks message of its own.
+func TestHandleHandsBackAHookWhoseDeliveryShutdownCutShort(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hanging := fixture.StartReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	})
+	h := b.handlerWith(t, dispatch.Config{DeliveryTimeout: 10 * time.Second})
+	t.Cleanup(h.Close)
+	hooks, _ := b.batch(t, 2)
+	hooks[1].Url = hanging.URL + "/hang"
+	d := batchDelivery(t, hooks)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Handle(ctx, d) }()
+	hanging.WaitFor(t, 1)
+	require.Eventually(t, func() bool { return len(results(t, b)) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the first hook's result")
+	cancel() // shutdown
+	require.NoError(t, <-done)
+
+	res := results(t, b)
+	require.Len(t, res, 1, "the cut delivery has no result")
+	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res[hooks[0].GetHookId()].GetOutcome())
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
+	require.Len(t, msgs, 1)
+	require.Equal(t, event.TypeDueHooks, msgs[0].Header.Get(event.TypeHeader))
+	var back eventv1.DueHooks
+	require.NoError(t, proto.Unmarshal(msgs[0].Data, &back))
+	require.Len(t, back.GetHooks(), 1)
+	require.True(t, proto.Equal(hooks[1], back.GetHooks()[0]), "handed back as it came")
 }

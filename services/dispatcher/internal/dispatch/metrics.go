@@ -21,6 +21,7 @@ type Metrics struct {
 	duration   metric.Float64Histogram
 	inFlight   metric.Int64UpDownCounter
 	lateness   metric.Float64Histogram
+	deferrals  metric.Int64Counter
 }
 
 // latenessBuckets suit a service that aims at a few milliseconds late: fine
@@ -55,7 +56,17 @@ func NewMetrics(meter metric.Meter) *Metrics {
 		metric.WithExplicitBucketBoundaries(latenessBuckets...)); err != nil {
 		m.lateness, _ = fallback.Float64Histogram("lateness")
 	}
+	if m.deferrals, err = meter.Int64Counter("sundial.dispatcher.deferrals",
+		metric.WithDescription("Hooks deferred without a request: their host or project at its limit, or the delivery pool busy."),
+		metric.WithUnit("{hook}")); err != nil {
+		m.deferrals, _ = fallback.Int64Counter("deferrals")
+	}
 	return m
+}
+
+// recordDeferral counts a hook deferred.
+func (m *Metrics) recordDeferral(ctx context.Context) {
+	m.deferrals.Add(ctx, 1)
 }
 
 // start counts a delivery in flight; the function it returns records how

@@ -17,10 +17,6 @@ const (
 	spanPost    = "HTTP POST"
 )
 
-// outcomeHostBusy is the deliver span's outcome for a message handed back
-// because its destination host had its limit of deliveries in flight.
-const outcomeHostBusy = "host_busy"
-
 // startDeliver starts the span of one DueHook's handling, a child of the
 // trace context the scheduler put in the message headers (bus.Consume has
 // extracted it into ctx). Only ids go in: the URL's path and query, like
@@ -42,9 +38,9 @@ func endDeliver(span trace.Span, outcome string, statusCode int, err error) {
 	if statusCode != 0 {
 		span.SetAttributes(attribute.Int("http.status_code", statusCode))
 	}
-	// A message handed back because its host is busy is flow control,
-	// not a fault.
-	if err != nil && outcome != outcomeHostBusy {
+	// A hook deferred is flow control, not a fault, even when its
+	// deferral could not be reported.
+	if err != nil && outcome != outcomeDeferred {
 		span.SetStatus(codes.Error, "handling failed; the message comes back")
 	}
 	span.End()

@@ -1,153 +1,349 @@
 // Package hostlimit bounds the deliveries in flight to each destination
-// host, so that one slow receiver cannot take every delivery slot of a
-// dispatcher.
+// host, per project, with a limit that adapts to the receiver (adaptive.go),
+// so that one slow receiver cannot take a dispatcher's delivery slots, one
+// project's slow endpoint cannot take a shared host from another project,
+// and a healthy receiver gets the throughput it can take without tuning.
 //
-// A caller waits for a host's slot only briefly (Acquire's wait): long
-// enough that a fast receiver at its limit is served at the pace its
-// answers free slots, short enough that a slow one cannot hold the
-// process's delivery slots. After that the caller hands the message back to
-// JetStream with a delay (see Backoff), and other hosts' messages are taken
-// meanwhile.
+// A flow is one project's deliveries to one host. Each flow has its own
+// adaptive limit, under the project's cap (maxConcurrency) and the
+// operator's ceiling; all flows to one host together stay under the
+// ceiling too, and when they contend for it a flow at or above its fair
+// share (the ceiling divided among the flows in flight or waiting) gives
+// way to a waiting flow below its share.
+//
+// A caller that finds no slot waits only briefly (Acquire's wait), and not
+// at all for a flow whose deliveries take longer than that wait: then it
+// defers the hook, with the suggested delay Acquire returns, and the
+// scheduler hands it out again later without counting an attempt
+// (docs/security.md, "Waiting is not an attempt").
 package hostlimit
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sundial-run/sundial/pkg/event"
 )
 
-// Limiter counts deliveries in flight per host. The zero value is not
-// usable; call New.
-type Limiter struct {
-	limit int
-	mu    sync.Mutex
-	hosts map[string]*host
+// Config tunes a Limiter.
+type Config struct {
+	// Ceiling bounds the deliveries in flight to one host, all projects
+	// together, and so every flow's limit (at least 1).
+	Ceiling int
+	// Initial is a new flow's limit (default min(DefaultInitial, Ceiling)).
+	Initial int
+	// Now is the clock (default time.Now); tests pass a fake one.
+	Now func() time.Time
 }
 
-// host is one destination's state; it exists while deliveries to it are in
-// flight or waited for.
+// DefaultInitial is Config.Initial's default: the fixed per-host limit of
+// earlier releases, so that no receiver gets more at first than it did.
+const DefaultInitial = 16
+
+// flowIdleTTL is how long a flow's learnt limit is kept once it has
+// nothing in flight: a burst that comes back within it starts where the
+// last one ended.
+const flowIdleTTL = 5 * time.Minute
+
+// unknownService is the deferral base of a flow with no finished delivery
+// yet.
+const unknownService = time.Second
+
+// Limiter counts deliveries in flight per flow and host. The zero value is
+// not usable; call New.
+type Limiter struct {
+	cfg Config
+	mu  sync.Mutex
+	// hosts exist while a delivery to them is in flight or waited for, or
+	// a flow of theirs is remembered.
+	hosts     map[string]*host
+	lastSweep time.Time
+}
+
+// host is one destination's state.
 type host struct {
 	busy    int
 	waiting int
+	flows   map[string]*flow
 	// freed is closed (and replaced) when a slot is given back while
-	// someone waits, waking every waiter to try again.
+	// someone waits, waking every waiter of the host to try again.
 	freed chan struct{}
 }
 
-// New returns a Limiter allowing limit deliveries at once to each host.
-func New(limit int) *Limiter {
-	return &Limiter{limit: max(limit, 1), hosts: make(map[string]*host)}
+// flow is one project's deliveries to one host.
+type flow struct {
+	busy    int
+	waiting int
+	// cap is the project's cap at the last acquire (0: none).
+	cap int
+	// deferred estimates the flow's hooks deferred and not yet served
+	// again: a deferral adds one, a delivery finished takes one off.
+	deferred int
+	lim      *adaptive
+	idle     time.Time // when busy and waiting last reached 0
 }
 
-// TryAcquire takes a slot for key without waiting. It returns the function
-// that gives the slot back and true, or nil and false when the host is at
-// its limit.
-func (l *Limiter) TryAcquire(key string) (release func(), ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.take(key)
+// New returns a Limiter.
+func New(cfg Config) *Limiter {
+	cfg.Ceiling = max(cfg.Ceiling, 1)
+	if cfg.Initial <= 0 {
+		cfg.Initial = DefaultInitial
+	}
+	cfg.Initial = min(cfg.Initial, cfg.Ceiling)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Limiter{cfg: cfg, hosts: make(map[string]*host)}
 }
 
-// Acquire takes a slot for key, waiting up to wait (or until ctx is done)
-// for one to be given back. It returns false when none was.
-func (l *Limiter) Acquire(ctx context.Context, key string, wait time.Duration) (release func(), ok bool) {
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
+// Key names a flow: a project's deliveries to a host (Host).
+type Key struct {
+	Project string
+	Host    string
+}
+
+// Slot is a delivery's place in its flow; call Done once it is finished.
+type Slot struct {
+	l       *Limiter
+	key     Key
+	started time.Time
+	// inFlight is the flow's deliveries in flight when the slot was taken.
+	inFlight int
+	once     sync.Once
+}
+
+// Acquire takes a slot for key under the project's cap (0: none), waiting
+// up to wait (or until ctx is done) for one to be given back, unless the
+// flow's deliveries take longer than wait anyway. It returns the slot, or
+// nil and how long the caller should defer the hook.
+func (l *Limiter) Acquire(ctx context.Context, key Key, cap int, wait time.Duration) (*Slot, time.Duration) {
+	var timer *time.Timer
 	for {
 		l.mu.Lock()
-		if release, ok := l.take(key); ok {
+		h, f := l.flow(key, cap)
+		if s := l.take(key, h, f); s != nil {
 			l.mu.Unlock()
-			return release, true
+			return s, 0
 		}
-		h := l.hosts[key]
+		if timer == nil && f.lim.service > wait {
+			// A slot frees only when one of this flow's slow deliveries
+			// ends: waiting would hold a delivery goroutine for nothing.
+			d := l.deferLocked(key, h, f)
+			l.mu.Unlock()
+			return nil, d
+		}
 		h.waiting++
+		f.waiting++
 		freed := h.freed
 		l.mu.Unlock()
-
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		}
 		select {
 		case <-freed:
 			l.stopWaiting(key)
 		case <-timer.C:
-			l.stopWaiting(key)
-			return nil, false
+			return nil, l.stopWaitingDeferred(key)
 		case <-ctx.Done():
-			l.stopWaiting(key)
-			return nil, false
+			return nil, l.stopWaitingDeferred(key)
 		}
 	}
 }
 
-// take takes a slot if one is free; l.mu is held.
-func (l *Limiter) take(key string) (release func(), ok bool) {
-	h := l.hosts[key]
+// flow returns key's host and flow, creating them; l.mu is held.
+func (l *Limiter) flow(key Key, cap int) (*host, *flow) {
+	h := l.hosts[key.Host]
 	if h == nil {
-		h = &host{freed: make(chan struct{})}
-		l.hosts[key] = h
+		h = &host{flows: make(map[string]*flow), freed: make(chan struct{})}
+		l.hosts[key.Host] = h
 	}
-	if h.busy >= l.limit {
-		return nil, false
+	f := h.flows[key.Project]
+	if f == nil {
+		f = &flow{lim: newAdaptive(l.cfg.Initial, l.cfg.Ceiling)}
+		h.flows[key.Project] = f
 	}
-	h.busy++
-	var once sync.Once
-	return func() { once.Do(func() { l.release(key) }) }, true
+	if cap != f.cap {
+		f.cap = cap
+		ceiling := l.cfg.Ceiling
+		if cap > 0 {
+			ceiling = min(ceiling, cap)
+		}
+		f.lim.setCeiling(ceiling)
+	}
+	return h, f
 }
 
-func (l *Limiter) stopWaiting(key string) {
+// take takes a slot if the flow, its host and fairness allow; l.mu is held.
+func (l *Limiter) take(key Key, h *host, f *flow) *Slot {
+	if f.busy >= f.lim.Limit() || h.busy >= l.cfg.Ceiling {
+		return nil
+	}
+	share := l.share(h, f)
+	if f.busy >= share && l.starved(h, f, share) {
+		return nil
+	}
+	h.busy++
+	f.busy++
+	return &Slot{l: l, key: key, started: l.cfg.Now(), inFlight: f.busy}
+}
+
+// share is a flow's fair share of its host's ceiling: the ceiling divided
+// among the flows in flight or waiting, f included.
+func (l *Limiter) share(h *host, f *flow) int {
+	n := 0
+	for _, g := range h.flows {
+		if g == f || g.busy > 0 || g.waiting > 0 {
+			n++
+		}
+	}
+	return max(l.cfg.Ceiling/n, 1)
+}
+
+// starved reports whether a flow of h other than f waits for a slot while
+// below both its fair share and its own limit: f, at its share, gives way.
+func (l *Limiter) starved(h *host, f *flow, share int) bool {
+	for _, g := range h.flows {
+		if g != f && g.waiting > 0 && g.busy < min(share, g.lim.Limit()) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Limiter) stopWaiting(key Key) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	h := l.hosts[key]
+	h := l.hosts[key.Host]
 	h.waiting--
+	h.flows[key.Project].waiting--
 	l.forgetIdle(key, h)
 }
 
-func (l *Limiter) release(key string) {
+func (l *Limiter) stopWaitingDeferred(key Key) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	h := l.hosts[key]
+	h := l.hosts[key.Host]
+	f := h.flows[key.Project]
+	h.waiting--
+	f.waiting--
+	d := l.deferLocked(key, h, f)
+	l.forgetIdle(key, h)
+	return d
+}
+
+// deferLocked counts a deferral and suggests its delay: about how long the
+// hooks already deferred ahead of it take to be served at the flow's pace
+// (its limit per delivery time), with ±20% jitter so that they do not all
+// come back at once; event.ClampDefer bounds it. l.mu is held.
+func (l *Limiter) deferLocked(key Key, h *host, f *flow) time.Duration {
+	f.deferred++
+	if f.busy == 0 && f.waiting == 0 {
+		f.idle = l.cfg.Now()
+	}
+	service := f.lim.service
+	if service == 0 {
+		service = unknownService
+	}
+	ahead := float64(f.deferred) / float64(f.lim.Limit())
+	d := time.Duration(float64(service) * (1 + ahead) * (0.8 + 0.4*rand.Float64()))
+	return event.ClampDefer(d)
+}
+
+// Done gives the slot back and teaches the flow's limit what the delivery
+// showed; a sample with Signal 0 (nothing was sent) teaches nothing. A
+// second call does nothing.
+func (s *Slot) Done(sample Sample) {
+	if s.l == nil {
+		return // a Slot of no Limiter
+	}
+	s.once.Do(func() { s.l.done(s, sample) })
+}
+
+func (l *Limiter) done(s *Slot, sample Sample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.hosts[s.key.Host]
+	f := h.flows[s.key.Project]
 	h.busy--
+	f.busy--
+	if sample.Signal != 0 {
+		sample.Started, sample.InFlight = s.started, s.inFlight
+		f.lim.observe(sample, l.cfg.Now())
+		f.deferred = max(f.deferred-1, 0)
+	}
 	if h.waiting > 0 {
 		close(h.freed)
 		h.freed = make(chan struct{})
 	}
-	l.forgetIdle(key, h)
+	l.forgetIdle(s.key, h)
 }
 
-// forgetIdle deletes a host nobody uses or waits for, which keeps the map
-// as small as the hosts in flight.
-func (l *Limiter) forgetIdle(key string, h *host) {
-	if h.busy == 0 && h.waiting == 0 {
-		delete(l.hosts, key)
+// forgetIdle marks when a flow became idle, and now and then forgets the
+// flows idle for flowIdleTTL and the hosts left without flows, which keeps
+// the maps as small as the recent traffic. l.mu is held.
+func (l *Limiter) forgetIdle(key Key, h *host) {
+	now := l.cfg.Now()
+	if f := h.flows[key.Project]; f != nil && f.busy == 0 && f.waiting == 0 {
+		f.idle = now
+	}
+	if now.Sub(l.lastSweep) < flowIdleTTL/10 {
+		return
+	}
+	l.lastSweep = now
+	for name, h := range l.hosts {
+		for p, f := range h.flows {
+			if f.busy == 0 && f.waiting == 0 && now.Sub(f.idle) >= flowIdleTTL {
+				delete(h.flows, p)
+			}
+		}
+		if len(h.flows) == 0 {
+			delete(l.hosts, name)
+		}
 	}
 }
 
-// Waiting is the number of callers waiting for a slot on key.
-func (l *Limiter) Waiting(key string) int {
+// Stats is a snapshot of one flow.
+type Stats struct {
+	Limit, InFlight, Waiting int
+}
+
+// Flow returns key's current limit and counts (the zero Stats when the
+// flow is unknown).
+func (l *Limiter) Flow(key Key) Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if h := l.hosts[key]; h != nil {
-		return h.waiting
+	if h := l.hosts[key.Host]; h != nil {
+		if f := h.flows[key.Project]; f != nil {
+			return Stats{Limit: f.lim.Limit(), InFlight: f.busy, Waiting: f.waiting}
+		}
+	}
+	return Stats{}
+}
+
+// HostInFlight is the deliveries in flight to host, all projects.
+func (l *Limiter) HostInFlight(host string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.hosts[host]; h != nil {
+		return h.busy
 	}
 	return 0
 }
 
-// Hosts is the number of hosts with deliveries in flight or awaited.
-func (l *Limiter) Hosts() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.hosts)
-}
+// Ceiling is the most deliveries allowed at once to one host.
+func (l *Limiter) Ceiling() int { return l.cfg.Ceiling }
 
-// Limit is the number of deliveries allowed at once to one host.
-func (l *Limiter) Limit() int { return l.limit }
-
-// Key is the host a delivery URL counts against: its lower-cased host and
+// Host is the host a delivery URL counts against: its lower-cased host and
 // port (443 when absent), so https://A.example/ and https://a.example:443/
 // share one limit while two ports of one machine are two receivers. A URL
-// that does not parse has the key "" (the delivery fails on it anyway).
-func Key(rawURL string) string {
+// that does not parse has the host "" (the delivery fails on it anyway).
+func Host(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""
@@ -157,16 +353,4 @@ func Key(rawURL string) string {
 		port = "443"
 	}
 	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
-}
-
-// Backoff is how long a message waits before it comes back when its host
-// was busy on its delivered-th delivery: 250 ms, doubling, at most 2 s.
-// Short, because a slot usually frees within one delivery; growing, because
-// a host that stays busy should not cost a redelivery every few ms.
-func Backoff(delivered uint64) time.Duration {
-	d := 250 * time.Millisecond
-	for i := uint64(1); i < delivered && d < 2*time.Second; i++ {
-		d *= 2
-	}
-	return min(d, 2*time.Second)
 }

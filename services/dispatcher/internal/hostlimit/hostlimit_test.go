@@ -2,107 +2,217 @@ package hostlimit_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
 
-func TestTryAcquireBoundsEachHost(t *testing.T) {
+// clock is a fake clock the tests move by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Unix(1_700_000_000, 0)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+var (
+	projectA = hostlimit.Key{Project: "a", Host: "h.example:443"}
+	projectB = hostlimit.Key{Project: "b", Host: "h.example:443"}
+	otherA   = hostlimit.Key{Project: "a", Host: "other.example:443"}
+)
+
+// take acquires without waiting and requires a slot.
+func take(t *testing.T, l *hostlimit.Limiter, k hostlimit.Key, cap int) *hostlimit.Slot {
+	t.Helper()
+	s, _ := l.Acquire(context.Background(), k, cap, 0)
+	require.NotNil(t, s, "no slot for %v", k)
+	return s
+}
+
+// refused acquires without waiting and requires a deferral.
+func refused(t *testing.T, l *hostlimit.Limiter, k hostlimit.Key, cap int) time.Duration {
+	t.Helper()
+	s, d := l.Acquire(context.Background(), k, cap, 0)
+	require.Nil(t, s, "a slot for %v", k)
+	require.GreaterOrEqual(t, d, event.MinDefer)
+	require.LessOrEqual(t, d, event.MaxDefer)
+	return d
+}
+
+var answered = hostlimit.Sample{Signal: hostlimit.Answered, Latency: time.Millisecond}
+
+func TestEachFlowHasItsOwnLimit(t *testing.T) {
 	t.Parallel()
-	l := hostlimit.New(2)
-	r1, ok := l.TryAcquire("a:443")
-	require.True(t, ok)
-	r2, ok := l.TryAcquire("a:443")
-	require.True(t, ok)
-	_, ok = l.TryAcquire("a:443")
-	require.False(t, ok, "a third delivery to a busy host")
+	l := hostlimit.New(hostlimit.Config{Ceiling: 10, Initial: 2})
+	a1, a2 := take(t, l, projectA, 0), take(t, l, projectA, 0)
+	refused(t, l, projectA, 0)
 
-	// Another host is not affected.
-	rb, ok := l.TryAcquire("b:443")
-	require.True(t, ok)
-	rb()
+	// Another project on the same host, and the same project on another
+	// host, are not held back by a's limit.
+	b := take(t, l, projectB, 0)
+	o := take(t, l, otherA, 0)
+	require.Equal(t, 3, l.HostInFlight(projectA.Host))
 
-	r1()
-	r1() // a second release changes nothing
-	r3, ok := l.TryAcquire("a:443")
-	require.True(t, ok)
-	_, ok = l.TryAcquire("a:443")
-	require.False(t, ok)
-	r2()
-	r3()
+	a1.Done(hostlimit.Sample{})
+	a1.Done(hostlimit.Sample{}) // a second Done changes nothing
+	a3 := take(t, l, projectA, 0)
+	refused(t, l, projectA, 0)
+	for _, s := range []*hostlimit.Slot{a2, a3, b, o} {
+		s.Done(hostlimit.Sample{})
+	}
+	require.Zero(t, l.HostInFlight(projectA.Host))
+}
+
+func TestProjectCapBoundsItsFlows(t *testing.T) {
+	t.Parallel()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 10, Initial: 8})
+	s := take(t, l, projectA, 1)
+	refused(t, l, projectA, 1)
+	require.Equal(t, 1, l.Flow(projectA).Limit)
+	s.Done(answered)
+	// The cap lifted: the flow may grow again from where it is.
+	take(t, l, projectA, 0).Done(hostlimit.Sample{})
+	require.Equal(t, 8, l.Flow(projectA).Limit, "bounded by the cap, not cut by it")
+}
+
+func TestTheCeilingIsSharedFairlyAtTheHost(t *testing.T) {
+	t.Parallel()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 4, Initial: 4})
+	var slots []*hostlimit.Slot
+	for range 4 {
+		slots = append(slots, take(t, l, projectA, 0))
+	}
+	refused(t, l, projectB, 0) // the host is at its ceiling
+
+	// b waits for a slot; a frees one and at once asks for it again: a,
+	// above its fair share of 2 while b waits below it, gives way.
+	got := make(chan *hostlimit.Slot)
+	go func() {
+		s, _ := l.Acquire(context.Background(), projectB, 0, time.Minute)
+		got <- s
+	}()
+	require.Eventually(t, func() bool { return l.Flow(projectB).Waiting == 1 }, 10*time.Second, time.Millisecond)
+	slots[0].Done(hostlimit.Sample{})
+	refused(t, l, projectA, 0)
+	b := <-got
+	require.NotNil(t, b, "the waiting project took the freed slot")
+
+	// a at 3 of 4, b at 1: b may take its share as a frees slots, a may
+	// not take them back while b waits.
+	slots[1].Done(hostlimit.Sample{})
+	b2 := take(t, l, projectB, 0)
+	refused(t, l, projectB, 0) // at the ceiling again
+	for _, s := range append(slots[2:], b, b2) {
+		s.Done(hostlimit.Sample{})
+	}
 }
 
 func TestAcquireWaitsForAFreedSlot(t *testing.T) {
 	t.Parallel()
-	l := hostlimit.New(1)
-	busy, ok := l.TryAcquire("a:443")
-	require.True(t, ok)
-
-	got := make(chan bool)
+	l := hostlimit.New(hostlimit.Config{Ceiling: 1})
+	busy := take(t, l, projectA, 0)
+	got := make(chan *hostlimit.Slot)
 	go func() {
-		release, ok := l.Acquire(context.Background(), "a:443", time.Minute)
-		if ok {
-			release()
-		}
-		got <- ok
+		s, _ := l.Acquire(context.Background(), projectA, 0, time.Minute)
+		got <- s
 	}()
-	// The waiter is registered once the host counts it; then the freed
-	// slot goes to it.
-	require.Eventually(t, func() bool { return l.Waiting("a:443") == 1 }, 10*time.Second, time.Millisecond)
-	busy()
-	require.True(t, <-got, "the waiter took the freed slot")
-	require.Zero(t, l.Hosts(), "an idle host is forgotten")
+	require.Eventually(t, func() bool { return l.Flow(projectA).Waiting == 1 }, 10*time.Second, time.Millisecond)
+	busy.Done(answered)
+	s := <-got
+	require.NotNil(t, s, "the waiter took the freed slot")
+	s.Done(answered)
 }
 
 func TestAcquireGivesUpAfterItsWaitOrWithItsContext(t *testing.T) {
 	t.Parallel()
-	l := hostlimit.New(1)
-	busy, ok := l.TryAcquire("a:443")
-	require.True(t, ok)
-
-	_, ok = l.Acquire(context.Background(), "a:443", 10*time.Millisecond)
-	require.False(t, ok, "the host stayed busy for the whole wait")
+	l := hostlimit.New(hostlimit.Config{Ceiling: 1})
+	busy := take(t, l, projectA, 0)
+	s, d := l.Acquire(context.Background(), projectA, 0, 10*time.Millisecond)
+	require.Nil(t, s, "the flow stayed busy for the whole wait")
+	require.Positive(t, d)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, ok = l.Acquire(ctx, "a:443", time.Minute)
-	require.False(t, ok, "a cancelled context stops the wait")
+	s, _ = l.Acquire(ctx, projectA, 0, time.Minute)
+	require.Nil(t, s, "a cancelled context stops the wait")
+	require.Zero(t, l.Flow(projectA).Waiting)
+	busy.Done(hostlimit.Sample{})
+}
 
-	// Another host never waits for this one.
-	other, ok := l.Acquire(context.Background(), "b:443", time.Minute)
-	require.True(t, ok)
-	other()
-	busy()
-	require.Zero(t, l.Hosts())
+func TestASlowFlowDefersWithoutWaiting(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 8, Initial: 2, Now: c.Now})
+	a1, a2 := take(t, l, projectA, 0), take(t, l, projectA, 0)
+	c.Add(2 * time.Second)
+	// Its deliveries time out after 2 s: the limit halves, and a wait of
+	// a minute would be for nothing.
+	a1.Done(hostlimit.Sample{Signal: hostlimit.Overloaded, Latency: 2 * time.Second})
+	require.Equal(t, 1, l.Flow(projectA).Limit)
+
+	// A wait shorter than its deliveries take is not waited.
+	start := time.Now()
+	s, d := l.Acquire(context.Background(), projectA, 0, 1900*time.Millisecond)
+	require.Nil(t, s)
+	require.Less(t, time.Since(start), time.Second, "deferred at once")
+	require.GreaterOrEqual(t, d, time.Second, "about a delivery time or more")
+
+	// The more are deferred, the longer the next waits, up to the bound.
+	for range 20 {
+		d = refused(t, l, projectA, 0)
+	}
+	require.Equal(t, event.MaxDefer, d)
+	a2.Done(hostlimit.Sample{})
+}
+
+func TestIdleFlowsAreForgotten(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 8, Now: c.Now})
+	s := take(t, l, projectA, 0)
+	c.Add(time.Second)
+	s.Done(hostlimit.Sample{Signal: hostlimit.Overloaded, Latency: time.Second})
+	require.Equal(t, 4, l.Flow(projectA).Limit, "8 halved")
+
+	// Within the idle time the learnt limit is kept.
+	c.Add(time.Minute)
+	take(t, l, otherA, 0).Done(hostlimit.Sample{})
+	require.Equal(t, 4, l.Flow(projectA).Limit)
+	// After it, the flow starts afresh.
+	c.Add(10 * time.Minute)
+	take(t, l, otherA, 0).Done(hostlimit.Sample{})
+	require.Equal(t, hostlimit.Stats{}, l.Flow(projectA))
 }
 
 func TestNewAllowsAtLeastOne(t *testing.T) {
 	t.Parallel()
-	l := hostlimit.New(0)
-	require.Equal(t, 1, l.Limit())
-	release, ok := l.TryAcquire("a:443")
-	require.True(t, ok)
-	release()
+	l := hostlimit.New(hostlimit.Config{})
+	require.Equal(t, 1, l.Ceiling())
+	take(t, l, projectA, 0).Done(hostlimit.Sample{})
 }
 
-func TestKey(t *testing.T) {
+func TestHost(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "a.example:443", hostlimit.Key("https://A.Example/x?y=1"))
-	require.Equal(t, "a.example:443", hostlimit.Key("https://a.example:443/"))
-	require.Equal(t, "127.0.0.1:8443", hostlimit.Key("https://127.0.0.1:8443/x"))
-	require.Equal(t, "[::1]:443", hostlimit.Key("https://[::1]/"))
-	require.Equal(t, "", hostlimit.Key("https://a b/%zz"))
-}
-
-func TestBackoffGrowsToACap(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, 250*time.Millisecond, hostlimit.Backoff(0))
-	require.Equal(t, 250*time.Millisecond, hostlimit.Backoff(1))
-	require.Equal(t, 500*time.Millisecond, hostlimit.Backoff(2))
-	require.Equal(t, time.Second, hostlimit.Backoff(3))
-	require.Equal(t, 2*time.Second, hostlimit.Backoff(4))
-	require.Equal(t, 2*time.Second, hostlimit.Backoff(50))
+	require.Equal(t, "a.example:443", hostlimit.Host("https://A.Example/x?y=1"))
+	require.Equal(t, "a.example:443", hostlimit.Host("https://a.example:443/"))
+	require.Equal(t, "127.0.0.1:8443", hostlimit.Host("https://127.0.0.1:8443/x"))
+	require.Equal(t, "[::1]:443", hostlimit.Host("https://[::1]/"))
+	require.Equal(t, "", hostlimit.Host("https://a b/%zz"))
 }

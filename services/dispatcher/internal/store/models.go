@@ -192,6 +192,7 @@ type Project struct {
 	AlertFollowupMinSecs      int32
 	AlertFollowupMaxSecs      int32
 	OwnerEmails               []string
+	MaxConcurrency            *int32
 	AuthorizationHeaderSealed *string
 	AsyncSecretSealed         *string
 	SignatureScheme           string

@@ -13,7 +13,7 @@ import (
 
 const getDeliveryCredentials = `-- name: GetDeliveryCredentials :many
 SELECT p.authorization_header, p.authorization_header_sealed, p.async_secret, p.async_secret_sealed,
-       p.signature_scheme, k.id AS key_id, k.secret, k.secret_sealed, k.state
+       p.signature_scheme, p.max_concurrency, k.id AS key_id, k.secret, k.secret_sealed, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id
@@ -28,6 +28,7 @@ type GetDeliveryCredentialsRow struct {
 	AsyncSecret               []byte
 	AsyncSecretSealed         *string
 	SignatureScheme           string
+	MaxConcurrency            *int32
 	KeyID                     *uuid.UUID
 	Secret                    *string
 	SecretSealed              *string
@@ -39,10 +40,11 @@ type GetDeliveryCredentialsRow struct {
 // URLs' tokens are made with (package asyncurl), its signature scheme
 // (pkg/signing's SignatureScheme), and its usable signing keys, the
 // active key first, then retiring keys still inside their grace period
-// (newest first). A project without usable keys gives one row with NULL key
-// columns; no row at all means the project does not exist. Each secret is
-// sealed (package secretbox) or, if the gateway has not sealed it yet, in
-// its plaintext column (migration 00013).
+// (newest first), and its cap on deliveries in flight per host (NULL: none).
+// A project without usable keys gives one row with NULL key columns; no row
+// at all means the project does not exist. Each secret is sealed (package
+// secretbox) or, if the gateway has not sealed it yet, in its plaintext
+// column (migration 00013).
 func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUID) ([]GetDeliveryCredentialsRow, error) {
 	rows, err := q.db.Query(ctx, getDeliveryCredentials, projectID)
 	if err != nil {
@@ -58,6 +60,7 @@ func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUI
 			&i.AsyncSecret,
 			&i.AsyncSecretSealed,
 			&i.SignatureScheme,
+			&i.MaxConcurrency,
 			&i.KeyID,
 			&i.Secret,
 			&i.SecretSealed,

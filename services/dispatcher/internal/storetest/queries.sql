@@ -5,9 +5,10 @@
 -- Test fixture (the gateway creates projects in production); only tests use
 -- the queries named ...ForTest.
 -- Each secret is given either sealed or in plain text (as before migration 00013).
-INSERT INTO projects (id, name, domain, authorization_header, authorization_header_sealed, async_secret, async_secret_sealed)
+INSERT INTO projects (id, name, domain, authorization_header, authorization_header_sealed, async_secret, async_secret_sealed,
+                      max_concurrency)
 VALUES (sqlc.arg(id), sqlc.arg(name), sqlc.arg(domain), sqlc.narg(authorization_header), sqlc.narg(authorization_header_sealed),
-        sqlc.narg(async_secret), sqlc.narg(async_secret_sealed));
+        sqlc.narg(async_secret), sqlc.narg(async_secret_sealed), sqlc.narg(max_concurrency));
 
 -- name: InsertSigningKeyForTest :exec
 -- A signing key that expires expires_in_seconds from the database's now

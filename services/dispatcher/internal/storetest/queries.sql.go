@@ -13,9 +13,10 @@ import (
 
 const insertProjectForTest = `-- name: InsertProjectForTest :exec
 
-INSERT INTO projects (id, name, domain, authorization_header, authorization_header_sealed, async_secret, async_secret_sealed)
+INSERT INTO projects (id, name, domain, authorization_header, authorization_header_sealed, async_secret, async_secret_sealed,
+                      max_concurrency)
 VALUES ($1, $2, $3, $4, $5,
-        $6, $7)
+        $6, $7, $8)
 `
 
 type InsertProjectForTestParams struct {
@@ -26,6 +27,7 @@ type InsertProjectForTestParams struct {
 	AuthorizationHeaderSealed *string
 	AsyncSecret               []byte
 	AsyncSecretSealed         *string
+	MaxConcurrency            *int32
 }
 
 // Test fixtures and read-backs beside store/queries.sql: only tests and
@@ -42,6 +44,7 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 		arg.AuthorizationHeaderSealed,
 		arg.AsyncSecret,
 		arg.AsyncSecretSealed,
+		arg.MaxConcurrency,
 	)
 	return err
 }

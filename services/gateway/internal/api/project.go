@@ -97,6 +97,7 @@ func projectResponse(s project.Settings) gen.ProjectSettingsJSONResponse {
 			OwnerEmails:     nonNil(s.Alerts.OwnerEmails),
 		},
 		SignatureScheme: gen.SignatureScheme(s.SignatureScheme),
+		MaxConcurrency:  s.MaxConcurrency,
 		CreatedAt:       s.CreatedAt.UTC(),
 		UpdatedAt:       s.UpdatedAt.UTC(),
 	}}}

@@ -21,6 +21,7 @@ type PatchRequest struct {
 	AuthorizationHeader *string        `json:"authorizationHeader"`
 	Alerts              *AlertsRequest `json:"alerts"`
 	SignatureScheme     *string        `json:"signatureScheme"`
+	MaxConcurrency      *int           `json:"maxConcurrency"`
 
 	ID                     json.RawMessage `json:"id"`
 	AuthorizationHeaderSet json.RawMessage `json:"authorizationHeaderSet"`
@@ -107,6 +108,7 @@ func (r *PatchRequest) Patch() (Patch, error) {
 		AsyncTimeoutSecs:    field(r.given, "asyncTimeoutSecs", r.AsyncTimeoutSecs),
 		AuthorizationHeader: field(r.given, "authorizationHeader", r.AuthorizationHeader),
 		SignatureScheme:     field(r.given, "signatureScheme", r.SignatureScheme),
+		MaxConcurrency:      field(r.given, "maxConcurrency", r.MaxConcurrency),
 	}
 	if null, ok := r.given["retryPolicy"]; ok {
 		p.RetryPolicy = Null[RetryPolicyPatch]()

@@ -47,6 +47,9 @@ type Patch struct {
 	Alerts              Field[AlertsPatch]
 	// SignatureScheme is one of pkg/signing's SignatureSchemes.
 	SignatureScheme Field[string]
+	// MaxConcurrency caps the project's deliveries in flight to one host
+	// from one dispatcher; null clears the cap.
+	MaxConcurrency Field[int]
 }
 
 // AlertsPatch changes some of the alert settings; the others stay.
@@ -78,6 +81,9 @@ const (
 	MaxFollowUpMinSecs  = 86400
 	MaxFollowUpMaxSecs  = 604800
 	MaxOwnerEmails      = 20
+	// MaxConcurrency's bounds; migration 00011 checks the same.
+	MinMaxConcurrency = 1
+	MaxMaxConcurrency = 10000
 
 	maxNameLength   = 200
 	maxDomainLength = 253
@@ -125,7 +131,7 @@ func (p problems) err() error {
 
 func (p Patch) empty() bool {
 	return !p.Name.Set && !p.Domain.Set && !p.RetryPolicy.Set && !p.AsyncTimeoutSecs.Set && !p.AuthorizationHeader.Set &&
-		!p.Alerts.Set && !p.SignatureScheme.Set
+		!p.Alerts.Set && !p.SignatureScheme.Set && !p.MaxConcurrency.Set
 }
 
 // check applies the rules of each field on its own, before anything is
@@ -149,6 +155,7 @@ func (p Patch) check() error {
 	if v := p.AuthorizationHeader.Ptr(); v != nil {
 		checkAuthorization(*v, &bad)
 	}
+	inRange(p.MaxConcurrency, "maxConcurrency", MinMaxConcurrency, MaxMaxConcurrency, &bad)
 	notNull(p.Alerts, "alerts", &bad)
 	if v := p.Alerts.Ptr(); v != nil {
 		v.check(&bad)
@@ -289,6 +296,9 @@ func (p Patch) apply(cur Settings) (Settings, error) {
 	}
 	if v := p.AuthorizationHeader.Ptr(); v != nil || p.AuthorizationHeader.Null {
 		next.AuthorizationHeaderSet = v != nil
+	}
+	if p.MaxConcurrency.Set {
+		next.MaxConcurrency = p.MaxConcurrency.Ptr()
 	}
 	if v := p.RetryPolicy.Ptr(); v != nil {
 		next.RetryPolicy = v.apply(cur.RetryPolicy)

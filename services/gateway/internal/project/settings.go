@@ -50,8 +50,12 @@ type Settings struct {
 	// SignatureScheme is the delivery signature headers, one of
 	// signing.SignatureSchemes.
 	SignatureScheme string
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	// MaxConcurrency is the project's cap on its deliveries in flight to
+	// one host from one dispatcher; nil: none (the dispatcher's adaptive
+	// limit under its ceiling decides).
+	MaxConcurrency *int
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // settingsRow is every query's view of a project's settings (sqlc makes
@@ -77,9 +81,28 @@ func fromRow(r settingsRow) Settings {
 			OwnerEmails:     r.OwnerEmails,
 		},
 		SignatureScheme: r.SignatureScheme,
+		MaxConcurrency:  intPtr(r.MaxConcurrency),
 		CreatedAt:       r.CreatedAt,
 		UpdatedAt:       r.UpdatedAt,
 	}
+}
+
+// intPtr converts a nullable column.
+func intPtr(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
+
+// int32Ptr converts to a nullable column.
+func int32Ptr(v *int) *int32 {
+	if v == nil {
+		return nil
+	}
+	n := int32(*v)
+	return &n
 }
 
 // Service reads and changes project settings.
@@ -162,6 +185,7 @@ func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, proj
 		AlertFollowupMaxSecs:      int32(next.Alerts.FollowUpMaxSecs),
 		OwnerEmails:               nonNil(next.Alerts.OwnerEmails),
 		SignatureScheme:           next.SignatureScheme,
+		MaxConcurrency:            int32Ptr(next.MaxConcurrency),
 		SetAuthorizationHeader:    p.AuthorizationHeader.Set,
 		AuthorizationHeaderSealed: authorization,
 	})

@@ -185,6 +185,8 @@ func TestUpdateValidatesEveryField(t *testing.T) {
 		{"asyncTimeoutSecs low", `{"asyncTimeoutSecs":0}`, "asyncTimeoutSecs", "from 1 to 86400"},
 		{"asyncTimeoutSecs high", `{"asyncTimeoutSecs":86401}`, "asyncTimeoutSecs", "from 1 to 86400"},
 		{"asyncTimeoutSecs null", `{"asyncTimeoutSecs":null}`, "asyncTimeoutSecs", "must not be null"},
+		{"maxConcurrency low", `{"maxConcurrency":0}`, "maxConcurrency", "from 1 to 10000"},
+		{"maxConcurrency high", `{"maxConcurrency":10001}`, "maxConcurrency", "from 1 to 10000"},
 		{"authorization empty", `{"authorizationHeader":""}`, "authorizationHeader", "must not be empty"},
 		{"authorization too long", `{"authorizationHeader":"` + long + `"}`, "authorizationHeader", "at most 4096"},
 		{"authorization CR LF", `{"authorizationHeader":"Bearer x\r\nX-Evil: 1"}`, "authorizationHeader", "printable ASCII"},
@@ -336,4 +338,25 @@ func TestConcurrentUpdatesDoNotUndoEachOther(t *testing.T) {
 	require.Equal(t, 9, s.RetryPolicy.MinRetries)
 	require.Equal(t, "fixed", s.RetryPolicy.Strategy)
 	require.True(t, s.AuthorizationHeaderSet)
+}
+
+func TestAbsentNullAndValueOfMaxConcurrency(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.Nil(t, b.get(t).MaxConcurrency, "no cap by default")
+
+	s, err := b.patch(t, `{"maxConcurrency":8}`)
+	require.NoError(t, err)
+	require.NotNil(t, s.MaxConcurrency)
+	require.Equal(t, 8, *s.MaxConcurrency)
+	require.Equal(t, s, b.get(t), "stored as returned")
+
+	s, err = b.patch(t, `{"name":"Renamed"}`)
+	require.NoError(t, err)
+	require.Equal(t, 8, *s.MaxConcurrency, "absent: unchanged")
+
+	s, err = b.patch(t, `{"maxConcurrency":null}`)
+	require.NoError(t, err)
+	require.Nil(t, s.MaxConcurrency, "null: no cap")
+	require.Equal(t, s, b.get(t))
 }

@@ -16,7 +16,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, created_at, updated_at
+       signature_scheme, max_concurrency, created_at, updated_at
 FROM projects
 WHERE id = @id;
 
@@ -31,7 +31,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, created_at, updated_at
+       signature_scheme, max_concurrency, created_at, updated_at
 FROM projects
 WHERE id = @id
 FOR NO KEY UPDATE;
@@ -55,6 +55,7 @@ SET name                 = @name,
     alert_followup_max_secs = @alert_followup_max_secs,
     owner_emails            = @owner_emails::text[],
     signature_scheme        = @signature_scheme,
+    max_concurrency         = sqlc.narg(max_concurrency)::integer,
     authorization_header = CASE WHEN @set_authorization_header::boolean
                                 THEN NULL
                                 ELSE authorization_header END,
@@ -69,7 +70,7 @@ RETURNING id, name, domain,
           (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          signature_scheme, created_at, updated_at;
+          signature_scheme, max_concurrency, created_at, updated_at;
 
 -- name: LockProjectPlan :one
 -- The plan and rate limit an operator's change (gateway admin set-plan) is

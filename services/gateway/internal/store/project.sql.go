@@ -19,7 +19,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, created_at, updated_at
+       signature_scheme, max_concurrency, created_at, updated_at
 FROM projects
 WHERE id = $1
 `
@@ -43,6 +43,7 @@ type GetProjectSettingsRow struct {
 	AlertFollowupMaxSecs   int32
 	OwnerEmails            []string
 	SignatureScheme        string
+	MaxConcurrency         *int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -69,6 +70,7 @@ func (q *Queries) GetProjectSettings(ctx context.Context, id uuid.UUID) (GetProj
 		&i.AlertFollowupMaxSecs,
 		&i.OwnerEmails,
 		&i.SignatureScheme,
+		&i.MaxConcurrency,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -140,7 +142,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, created_at, updated_at
+       signature_scheme, max_concurrency, created_at, updated_at
 FROM projects
 WHERE id = $1
 FOR NO KEY UPDATE
@@ -165,6 +167,7 @@ type LockProjectSettingsRow struct {
 	AlertFollowupMaxSecs   int32
 	OwnerEmails            []string
 	SignatureScheme        string
+	MaxConcurrency         *int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -195,6 +198,7 @@ func (q *Queries) LockProjectSettings(ctx context.Context, id uuid.UUID) (LockPr
 		&i.AlertFollowupMaxSecs,
 		&i.OwnerEmails,
 		&i.SignatureScheme,
+		&i.MaxConcurrency,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -217,21 +221,22 @@ SET name                 = $1,
     alert_followup_max_secs = $12,
     owner_emails            = $13::text[],
     signature_scheme        = $14,
-    authorization_header = CASE WHEN $15::boolean
+    max_concurrency         = $15::integer,
+    authorization_header = CASE WHEN $16::boolean
                                 THEN NULL
                                 ELSE authorization_header END,
-    authorization_header_sealed = CASE WHEN $15::boolean
-                                THEN $16::text
+    authorization_header_sealed = CASE WHEN $16::boolean
+                                THEN $17::text
                                 ELSE authorization_header_sealed END,
     updated_at           = now()
-WHERE id = $17
+WHERE id = $18
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
           (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          signature_scheme, created_at, updated_at
+          signature_scheme, max_concurrency, created_at, updated_at
 `
 
 type UpdateProjectSettingsParams struct {
@@ -249,6 +254,7 @@ type UpdateProjectSettingsParams struct {
 	AlertFollowupMaxSecs      int32
 	OwnerEmails               []string
 	SignatureScheme           string
+	MaxConcurrency            *int32
 	SetAuthorizationHeader    bool
 	AuthorizationHeaderSealed *string
 	ID                        uuid.UUID
@@ -273,6 +279,7 @@ type UpdateProjectSettingsRow struct {
 	AlertFollowupMaxSecs   int32
 	OwnerEmails            []string
 	SignatureScheme        string
+	MaxConcurrency         *int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -296,6 +303,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		arg.AlertFollowupMaxSecs,
 		arg.OwnerEmails,
 		arg.SignatureScheme,
+		arg.MaxConcurrency,
 		arg.SetAuthorizationHeader,
 		arg.AuthorizationHeaderSealed,
 		arg.ID,
@@ -320,6 +328,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		&i.AlertFollowupMaxSecs,
 		&i.OwnerEmails,
 		&i.SignatureScheme,
+		&i.MaxConcurrency,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)

@@ -246,8 +246,9 @@ func (b *Batcher) startBatch(ctx context.Context, jobs []*job) (context.Context,
 		trace.WithAttributes(attribute.Int("batch.size", len(jobs))))
 }
 
-// logBatch writes the batch's one line: count is the results applied
-// (tests/bench reads it), the other counts split the batch by what it did.
+// logBatch writes the batch's one line: count is the results applied,
+// deferrals aside (tests/bench reads it), the other counts split the batch
+// by what it did.
 // A batch the database refused and that was applied result by result says
 // so at warn; one that failed as a whole is logged at warn with its error
 // (the handlers log each dropped result).
@@ -264,13 +265,15 @@ func (b *Batcher) logBatch(ctx context.Context, replies []reply, fallback bool, 
 			counts["not_applied"]++
 		case rep.out == nil:
 			counts["stale"]++
+		case rep.out.deferred:
+			counts["deferred"]++
 		default:
 			counts[rep.out.status]++
 		}
 	}
-	attrs := []any{"count", n - counts["stale"] - counts["not_applied"], "results", n,
+	attrs := []any{"count", n - counts["stale"] - counts["not_applied"] - counts["deferred"], "results", n,
 		"completed", counts[StatusCompleted], "retry", counts[StatusRetry], "failed", counts[StatusFailed],
-		"async", counts[StatusPending], "stale", counts["stale"], "duration", took}
+		"async", counts[StatusPending], "deferred", counts["deferred"], "stale", counts["stale"], "duration", took}
 	if fallback {
 		b.a.log.WarnContext(ctx, "applied attempt results", append(attrs, "not_applied", counts["not_applied"],
 			"fallback", "batch refused by the database; applied result by result", "batch_err", err)...)
@@ -311,11 +314,15 @@ type batchPlan struct {
 	successes []int
 	failures  []int
 	waits     []int
+	// defers are the results that sent nothing (deferral.go).
+	defers []int
 }
 
 // add sorts the result at i, whose hook is locked, by kind.
 func (p *batchPlan) add(i int, in attempt) {
 	switch {
+	case in.deferred:
+		p.defers = append(p.defers, i)
 	case in.async:
 		p.waits = append(p.waits, i)
 	case in.success:
@@ -338,6 +345,9 @@ func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attemp
 		return nil, err
 	}
 	if err := a.startWaits(ctx, q, ins, plan, outs); err != nil {
+		return nil, err
+	}
+	if err := a.deferAll(ctx, q, ins, plan, outs); err != nil {
 		return nil, err
 	}
 	if err := a.recordBreakers(ctx, q, ins, plan, outs); err != nil {

@@ -38,6 +38,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/telemetry"
@@ -125,10 +126,12 @@ func (a *Applier) logApplied(ctx context.Context, in attempt, out *applied, took
 	attrs := []any{"hook_id", in.hookID, "project_id", out.projectID, "lease_seq", in.leaseSeq,
 		"attempt", in.attempt, "max_attempts", out.maxAttempts, "outcome", in.reported,
 		"status_code", in.statusCode, "status", out.status, "duration", took}
-	switch out.status {
-	case StatusRetry:
+	switch {
+	case out.deferred:
+		attrs = append(attrs, "deferred_until", out.at)
+	case out.status == StatusRetry:
 		attrs = append(attrs, "retry_at", out.at)
-	case StatusPending:
+	case out.status == StatusPending:
 		attrs = append(attrs, "async_deadline", out.at)
 	}
 	if len(out.alerts) > 0 {
@@ -168,6 +171,11 @@ type attempt struct {
 	// duration). The claim's record of an attempt whose every lease
 	// expired has none: it says nothing of the receiver (breaker.go).
 	exchanged bool
+	// deferred: nothing was sent (OUTCOME_DEFERRED); the hook waits
+	// deferFor, clamped by event.ClampDefer, and no attempt is counted
+	// (deferral.go).
+	deferred bool
+	deferFor time.Duration
 }
 
 func parse(r *eventv1.AttemptResult) (attempt, error) {
@@ -207,6 +215,9 @@ func parse(r *eventv1.AttemptResult) (attempt, error) {
 	case eventv1.Outcome_OUTCOME_ASYNC:
 		// The receiver answers later, at the ack or nack URL (async.go).
 		in.reported, in.recorded, in.async, in.errText = "async", "async", true, ""
+	case eventv1.Outcome_OUTCOME_DEFERRED:
+		in.reported, in.deferred, in.errText = "deferred", true, ""
+		in.deferFor = event.ClampDefer(r.GetDeferFor().AsDuration())
 	default:
 		return attempt{}, fmt.Errorf("attempt result for hook %s: unknown outcome %v", id, r.GetOutcome())
 	}
@@ -246,6 +257,9 @@ type applied struct {
 	// alerts are the alerts the transaction wrote, published after it
 	// commits.
 	alerts []*eventv1.Alert
+	// deferred: the hook went back to waiting without an attempt
+	// (deferral.go); status is the one it went back to, at its new run_at.
+	deferred bool
 }
 
 // lockedHook is what settling an attempt needs of its hook, locked by the

@@ -81,15 +81,10 @@ func (c Config) Sizes() map[string]int {
 	}
 }
 
-// DefaultServiceEnv is the benchmark's tuning of the services, what an
-// operator whose hooks all go to one fast endpoint would set: every hook of
-// the benchmark goes to the one receiver, and the default per-host bound
-// (16 of the 64 delivery slots) hands the other deliveries back to
-// JetStream for 250 ms to 2 s each. BENCH_SERVICE_ENV overrides it
-// (SUNDIAL_DISPATCHER_HOST_CONCURRENCY=16 measures the defaults).
-var DefaultServiceEnv = map[string]string{
-	"SUNDIAL_DISPATCHER_HOST_CONCURRENCY": "64",
-}
+// DefaultServiceEnv is empty: the benchmark measures Sundial's defaults
+// (issue 14). A tuned run may stand beside a default one, through
+// BENCH_SERVICE_ENV, never instead of it.
+var DefaultServiceEnv = map[string]string{}
 
 // ConfigFromEnv reads the Config, reporting every bad value at once.
 func ConfigFromEnv(root string) (Config, error) {

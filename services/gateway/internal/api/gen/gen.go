@@ -1148,7 +1148,13 @@ type Project struct {
 	// Domain Where hooks are delivered, `HOST[:PORT]` (no scheme, no path).
 	Domain string             `json:"domain"`
 	Id     openapi_types.UUID `json:"id"`
-	Name   string             `json:"name"`
+
+	// MaxConcurrency The project's cap on its deliveries in flight to any one host from one dispatcher;
+	// `null`: none. Under it, and under the operator's ceiling, each dispatcher adapts the
+	// limit to the receiver (grows while it answers quickly, halves on timeouts, connection
+	// errors, 5xx and 429); a hook over the limit waits without spending an attempt.
+	MaxConcurrency *int   `json:"maxConcurrency,omitempty"`
+	Name           string `json:"name"`
 
 	// Quota The plan's hooks per billing period and the hard cap; set by the operator.
 	Quota ProjectQuota `json:"quota"`
@@ -1172,7 +1178,7 @@ type Project struct {
 }
 
 // ProjectPatch The settings to change; fields left out keep their value. Only `authorizationHeader`
-// may be `null`; `null` for any other field is a 400. The read-only fields of Project
+// and `maxConcurrency` may be `null`; `null` for any other field is a 400. The read-only fields of Project
 // (`id`, `authorizationHeaderSet`, `quota`, `createdAt`, `updatedAt`) are refused with a
 // 400 saying so.
 type ProjectPatch = project.PatchRequest

@@ -1,0 +1,126 @@
+package hostlimit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// run feeds a flow rounds of samples as a receiver would produce them: each
+// round, limit deliveries start together at t and end latency later.
+type run struct {
+	a *adaptive
+	t time.Time
+}
+
+func newRun(initial, ceiling int) *run {
+	return &run{a: newAdaptive(initial, ceiling), t: time.Unix(1_700_000_000, 0)}
+}
+
+// round runs one round trip at the current limit, every delivery ending
+// with signal after latency.
+func (r *run) round(signal Signal, latency time.Duration) {
+	started, n := r.t, r.a.Limit()
+	r.t = r.t.Add(latency)
+	for range n {
+		r.a.observe(Sample{Signal: signal, Started: started, Latency: latency, InFlight: n}, r.t)
+	}
+}
+
+func TestLimitGrowsWhileTheReceiverKeepsUp(t *testing.T) {
+	t.Parallel()
+	r := newRun(16, 256)
+	// Slow start: one more per answer doubles the limit each round trip.
+	r.round(Answered, 20*time.Millisecond)
+	require.Equal(t, 32, r.a.Limit())
+	r.round(Answered, 20*time.Millisecond)
+	require.Equal(t, 64, r.a.Limit())
+	for range 10 {
+		r.round(Answered, 20*time.Millisecond)
+	}
+	require.Equal(t, 256, r.a.Limit(), "never above the ceiling")
+}
+
+func TestLimitHalvesOncePerRoundTripOnOverload(t *testing.T) {
+	t.Parallel()
+	r := newRun(16, 256)
+	r.round(Answered, 10*time.Millisecond) // 32
+	// A round of 32 timeouts, all started before the first of them ends:
+	// one cut, not 32.
+	r.round(Overloaded, 2*time.Second)
+	require.Equal(t, 16, r.a.Limit())
+	r.round(Overloaded, 2*time.Second)
+	require.Equal(t, 8, r.a.Limit())
+	for range 10 {
+		r.round(Overloaded, 2*time.Second)
+	}
+	require.Equal(t, 1, r.a.Limit(), "never below one")
+
+	// Recovery after the cut is additive: about one per round trip.
+	for range 4 {
+		r.round(Answered, 10*time.Millisecond)
+	}
+	require.InDelta(t, 5, r.a.Limit(), 1)
+}
+
+func TestLimitStopsGrowingWhenLatencyRises(t *testing.T) {
+	t.Parallel()
+	r := newRun(16, 256)
+	r.round(Answered, 40*time.Millisecond) // minimum 40 ms; 32
+	// Near the minimum: 2 x 40 ms + 25 ms = 105 ms still grows.
+	r.round(Answered, 100*time.Millisecond)
+	require.Equal(t, 64, r.a.Limit())
+	// A queue builds: the smoothed latency climbs past 105 ms, growth stops.
+	for range 3 {
+		r.round(Answered, 200*time.Millisecond)
+	}
+	held := r.a.Limit()
+	require.Less(t, held, 256)
+	r.round(Answered, 200*time.Millisecond)
+	require.Equal(t, held, r.a.Limit(), "held while latency is above its tolerance")
+	// Far above (over 210 ms smoothed): a tenth off per round trip.
+	for range 10 {
+		r.round(Answered, time.Second)
+	}
+	require.Less(t, r.a.Limit(), held)
+	require.GreaterOrEqual(t, r.a.Limit(), 1)
+}
+
+func TestLimitGrowsOnlyWhenUsed(t *testing.T) {
+	t.Parallel()
+	a := newAdaptive(16, 256)
+	now := time.Unix(1_700_000_000, 0)
+	for range 100 {
+		a.observe(Sample{Signal: Answered, Started: now, Latency: time.Millisecond, InFlight: 2}, now.Add(time.Millisecond))
+		now = now.Add(10 * time.Millisecond)
+	}
+	require.Equal(t, 16, a.Limit(), "two in flight of 16: the limit is not what holds the flow back")
+}
+
+func TestMinimumLatencyIsForgottenAfterTwoWindows(t *testing.T) {
+	t.Parallel()
+	a := newAdaptive(16, 256)
+	now := time.Unix(1_700_000_000, 0)
+	a.observe(Sample{Signal: Answered, Started: now, Latency: 5 * time.Millisecond, InFlight: 1}, now)
+	require.Equal(t, 5*time.Millisecond, a.minLatency())
+	// The receiver moved: 80 ms from now on.
+	for i := range 3 {
+		now = now.Add(minRTTWindow)
+		a.observe(Sample{Signal: Answered, Started: now, Latency: 80 * time.Millisecond, InFlight: 1}, now)
+		if i == 0 {
+			require.Equal(t, 5*time.Millisecond, a.minLatency(), "the previous window still counts")
+		}
+	}
+	require.Equal(t, 80*time.Millisecond, a.minLatency())
+}
+
+func TestCeilingChangeBoundsTheLimit(t *testing.T) {
+	t.Parallel()
+	r := newRun(16, 256)
+	r.round(Answered, 10*time.Millisecond)
+	r.a.setCeiling(4)
+	require.Equal(t, 4, r.a.Limit())
+	r.round(Answered, 10*time.Millisecond)
+	require.Equal(t, 4, r.a.Limit())
+}
