@@ -92,9 +92,9 @@ func listHooks(t *testing.T, c apiclient.Client) []hook {
 	return nil
 }
 
-// scheduleAll creates n hooks to path, each due postIn after its creation,
+// scheduleConcurrently creates n hooks to path, each due postIn after its creation,
 // from a few clients at once.
-func scheduleAll(t *testing.T, c apiclient.Client, n int, path string, postIn time.Duration) {
+func scheduleConcurrently(t *testing.T, c apiclient.Client, n int, path string, postIn time.Duration) {
 	t.Helper()
 	const clients = 8
 	var wg sync.WaitGroup
@@ -161,9 +161,9 @@ func TestBusyHostDoesNotBurnOtherHooksAttempts(t *testing.T) {
 	apiB := apiclient.Client{BaseURL: b.baseURL, APIKey: credsB.APIKey, HTTP: b.client}
 
 	// A's hooks fall due as they are created; B's 2 s after the last.
-	scheduleAll(t, apiA, hangs, "/hang", time.Second)
+	scheduleConcurrently(t, apiA, hangs, "/hang", time.Second)
 	dueA := time.Now()
-	scheduleAll(t, apiB, fast, "/fast", 2*time.Second)
+	scheduleConcurrently(t, apiB, fast, "/fast", 2*time.Second)
 
 	// B's hooks complete, each on its first attempt.
 	var hooksB []hook
