@@ -152,13 +152,8 @@ func TestBusyHostDoesNotBurnOtherHooksAttempts(t *testing.T) {
 	}})
 	host := startSharedHost(t)
 	domain := host.srv.Addr()
-	dbURL := b.env["SUNDIAL_DATABASE_URL"]
-	credsA, err := gateway.CreateProject(b.ctx, dbURL, "project-a", domain)
-	require.NoError(t, err)
-	credsB, err := gateway.CreateProject(b.ctx, dbURL, "project-b", domain)
-	require.NoError(t, err)
-	apiA := apiclient.Client{BaseURL: b.baseURL, APIKey: credsA.APIKey, HTTP: b.client}
-	apiB := apiclient.Client{BaseURL: b.baseURL, APIKey: credsB.APIKey, HTTP: b.client}
+	apiA, _ := b.newProject(t, "project-a", domain)
+	apiB, _ := b.newProject(t, "project-b", domain)
 
 	// A's hooks fall due as they are created; B's 2 s after the last.
 	scheduleConcurrently(t, apiA, hangs, "/hang", time.Second)
