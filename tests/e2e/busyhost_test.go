@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	https "github.com/sundial-run/sundial/testkit/receiver"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 )
