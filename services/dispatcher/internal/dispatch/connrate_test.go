@@ -40,29 +40,35 @@ func TestHandleDefersAHookWhoseHostUsedUpItsNewConnections(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(b.client.Close)
 	h := b.handlerWith(t, dispatch.Config{})
-	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	// Sixteen hooks of one project (results of one hook would share a
+	// Nats-Msg-Id).
+	hooks, _ := b.batch(t, 16)
 
 	// Twice 8 at once: the first 8 spend the burst. Of the next 8, unless
 	// 7 s passed in between, some would wait more than a second for a
 	// connection: they are deferred unsent (OUTCOME_DEFERRED, no attempt).
-	handle := func() {
+	handle := func(hooks []*eventv1.DueHook) {
 		var wg sync.WaitGroup
-		for range 8 {
+		for _, due := range hooks {
 			wg.Go(func() {
 				require.NoError(t, h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1}))
 			})
 		}
 		wg.Wait()
 	}
-	handle()
-	handle()
+	handle(hooks[:8])
+	handle(hooks[8:])
+	byID := map[string]*eventv1.DueHook{}
+	for _, due := range hooks {
+		byID[due.GetHookId()] = due
+	}
 	deferred := 0
 	for _, m := range natstest.StreamMessages(t, b.js, event.StreamResults) {
 		var rs eventv1.AttemptResults
 		require.NoError(t, proto.Unmarshal(m.Data, &rs))
 		for _, r := range rs.GetResults() {
 			if r.GetOutcome() == eventv1.Outcome_OUTCOME_DEFERRED {
-				requireDeferred(t, due, r)
+				requireDeferred(t, byID[r.GetHookId()], r)
 				deferred++
 			}
 		}
