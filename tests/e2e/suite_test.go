@@ -137,6 +137,12 @@ func setup(t *testing.T, opts options) *bundle {
 			"SUNDIAL_SCHEDULER_POLL_INTERVAL": "50ms",
 			"SUNDIAL_SHUTDOWN_TIMEOUT":        "5s",
 			"SUNDIAL_LOG_LEVEL":               "warn",
+			// Each service's pool small: tests run side by side (and
+			// beside other packages) against one PostgreSQL, whose
+			// max_connections may be the default 100; the services'
+			// defaults together (16+16+8+4 and two listeners) would
+			// exhaust it with two suites and a second gateway.
+			"SUNDIAL_DATABASE_MAX_CONNS": "6",
 		},
 	}
 	maps.Copy(b.env, opts.env)
