@@ -103,88 +103,84 @@ func (p *pass) reseal(label string, sealed *string, legacy []byte) (out *string,
 	return &s, true
 }
 
-func (p *pass) signingKeys(ctx context.Context) error {
+// eachPage walks a table by id, BatchSize rows at a time: read gives the
+// rows after an id, id names a row, and each handles one row.
+func eachPage[R any](what string, read func(after uuid.UUID) ([]R, error), id func(R) uuid.UUID, each func(R) error) error {
 	for after := uuid.Nil; ; {
-		rows, err := p.q.SigningKeysToSeal(ctx, store.SigningKeysToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
+		rows, err := read(after)
 		if err != nil {
-			return fmt.Errorf("signing keys to seal: %w", err)
+			return fmt.Errorf("%s to seal: %w", what, err)
 		}
 		for _, r := range rows {
+			if err := each(r); err != nil {
+				return fmt.Errorf("seal %s %s: %w", what, id(r), err)
+			}
+		}
+		if len(rows) < BatchSize {
+			return nil
+		}
+		after = id(rows[len(rows)-1])
+	}
+}
+
+func (p *pass) signingKeys(ctx context.Context) error {
+	read := func(after uuid.UUID) ([]store.SigningKeysToSealRow, error) {
+		return p.q.SigningKeysToSeal(ctx, store.SigningKeysToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
+	}
+	return eachPage("signing key", read, func(r store.SigningKeysToSealRow) uuid.UUID { return r.ID },
+		func(r store.SigningKeysToSealRow) error {
 			var legacy []byte
 			if r.Secret != nil {
 				legacy = []byte(*r.Secret)
 			}
 			sealed, ok := p.reseal(secretbox.Label(secretbox.SigningKeySecret, r.ID), r.SecretSealed, legacy)
 			if !ok {
-				continue
+				return nil
 			}
-			if err := p.wrote(p.q.SealSigningKey(ctx, store.SealSigningKeyParams{
+			return p.wrote(p.q.SealSigningKey(ctx, store.SealSigningKeyParams{
 				ID: r.ID, SecretSealed: sealed, OldSecret: r.Secret, OldSecretSealed: r.SecretSealed,
-			})); err != nil {
-				return fmt.Errorf("seal signing key %s: %w", r.ID, err)
-			}
-		}
-		if len(rows) < BatchSize {
-			return nil
-		}
-		after = rows[len(rows)-1].ID
-	}
+			}))
+		})
 }
 
 func (p *pass) projects(ctx context.Context) error {
-	for after := uuid.Nil; ; {
-		rows, err := p.q.ProjectsToSeal(ctx, store.ProjectsToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
-		if err != nil {
-			return fmt.Errorf("projects to seal: %w", err)
-		}
-		for _, r := range rows {
+	read := func(after uuid.UUID) ([]store.ProjectsToSealRow, error) {
+		return p.q.ProjectsToSeal(ctx, store.ProjectsToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
+	}
+	return eachPage("project", read, func(r store.ProjectsToSealRow) uuid.UUID { return r.ID },
+		func(r store.ProjectsToSealRow) error {
 			var legacy []byte
 			if r.AuthorizationHeader != nil {
 				legacy = []byte(*r.AuthorizationHeader)
 			}
 			auth, ok := p.reseal(secretbox.Label(secretbox.ProjectAuthorization, r.ID), r.AuthorizationHeaderSealed, legacy)
 			if !ok {
-				continue
+				return nil
 			}
 			async, ok := p.reseal(secretbox.Label(secretbox.ProjectAsyncSecret, r.ID), r.AsyncSecretSealed, r.AsyncSecret)
 			if !ok {
-				continue
+				return nil
 			}
-			if err := p.wrote(p.q.SealProject(ctx, store.SealProjectParams{
+			return p.wrote(p.q.SealProject(ctx, store.SealProjectParams{
 				ID: r.ID, AuthorizationHeaderSealed: auth, AsyncSecretSealed: async,
 				OldAuthorizationHeader: r.AuthorizationHeader, OldAuthorizationHeaderSealed: r.AuthorizationHeaderSealed,
 				OldAsyncSecret: r.AsyncSecret, OldAsyncSecretSealed: r.AsyncSecretSealed,
-			})); err != nil {
-				return fmt.Errorf("seal project %s: %w", r.ID, err)
-			}
-		}
-		if len(rows) < BatchSize {
-			return nil
-		}
-		after = rows[len(rows)-1].ID
-	}
+			}))
+		})
 }
 
 func (p *pass) channels(ctx context.Context) error {
-	for after := uuid.Nil; ; {
-		rows, err := p.q.ChannelsToSeal(ctx, store.ChannelsToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
-		if err != nil {
-			return fmt.Errorf("channels to seal: %w", err)
-		}
-		for _, r := range rows {
+	read := func(after uuid.UUID) ([]store.ChannelsToSealRow, error) {
+		return p.q.ChannelsToSeal(ctx, store.ChannelsToSealParams{After: after, CurrentPrefix: p.prefix, MaxRows: BatchSize})
+	}
+	return eachPage("channel", read, func(r store.ChannelsToSealRow) uuid.UUID { return r.ID },
+		func(r store.ChannelsToSealRow) error {
 			sealed, ok := p.reseal(secretbox.Label(secretbox.ChannelConfig, r.ID), r.ConfigSealed, r.Config)
 			if !ok {
-				continue
+				return nil
 			}
-			if err := p.wrote(p.q.SealChannel(ctx, store.SealChannelParams{
+			return p.wrote(p.q.SealChannel(ctx, store.SealChannelParams{
 				ID: r.ID, ConfigSealed: sealed, OldConfig: r.Config, OldConfigSealed: r.ConfigSealed,
-			})); err != nil {
-				return fmt.Errorf("seal channel %s: %w", r.ID, err)
-			}
-		}
-		if len(rows) < BatchSize {
-			return nil
-		}
-		after = rows[len(rows)-1].ID
-	}
+			}))
+		})
 }
