@@ -78,7 +78,7 @@ type failure struct {
 // shutdown cutting the delivery short, a deferral that could not be
 // reported) goes back to JetStream. When none of the message's hooks was
 // delivered, deferred or skipped, the message itself goes back: deliverAll
-// returns their errors, which say when (bus.Retry). Otherwise the message
+// returns their errors, and bus settles it with its backoff. Otherwise the message
 // is done with, and those hooks are published again in a DueHooks message
 // of their own (handBack); deliverAll then returns an error (the message
 // comes back, and with it hooks already delivered) only when that publish
