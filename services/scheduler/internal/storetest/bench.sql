@@ -22,3 +22,14 @@ UPDATE hooks AS h SET run_at = b.paused_until
 FROM endpoint_breakers AS b
 WHERE b.project_id = h.project_id AND b.domain = h.domain
   AND h.project_id = sqlc.arg(project_id) AND h.domain = sqlc.arg(domain);
+
+-- name: ShiftHooksForTest :exec
+-- Moves every unfinished hook's due time by seconds (a burst still ahead).
+UPDATE hooks
+SET run_at = run_at + make_interval(secs => sqlc.arg(seconds)::float8),
+    post_at = post_at + make_interval(secs => sqlc.arg(seconds)::float8)
+WHERE run_at IS NOT NULL;
+
+-- name: AnalyzeHooksForTest :exec
+-- Takes the hooks table's statistics now, as autovacuum would.
+ANALYZE hooks;

@@ -11,6 +11,16 @@ import (
 	"github.com/google/uuid"
 )
 
+const analyzeHooksForTest = `-- name: AnalyzeHooksForTest :exec
+ANALYZE hooks
+`
+
+// Takes the hooks table's statistics now, as autovacuum would.
+func (q *Queries) AnalyzeHooksForTest(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, analyzeHooksForTest)
+	return err
+}
+
 const deferPausedForTest = `-- name: DeferPausedForTest :exec
 UPDATE hooks AS h SET run_at = b.paused_until
 FROM endpoint_breakers AS b
@@ -67,5 +77,18 @@ type PausedDomainForTestParams struct {
 // A domain paused for an hour, as an opened breaker leaves it.
 func (q *Queries) PausedDomainForTest(ctx context.Context, arg PausedDomainForTestParams) error {
 	_, err := q.db.Exec(ctx, pausedDomainForTest, arg.ProjectID, arg.Domain)
+	return err
+}
+
+const shiftHooksForTest = `-- name: ShiftHooksForTest :exec
+UPDATE hooks
+SET run_at = run_at + make_interval(secs => $1::float8),
+    post_at = post_at + make_interval(secs => $1::float8)
+WHERE run_at IS NOT NULL
+`
+
+// Moves every unfinished hook's due time by seconds (a burst still ahead).
+func (q *Queries) ShiftHooksForTest(ctx context.Context, seconds float64) error {
+	_, err := q.db.Exec(ctx, shiftHooksForTest, seconds)
 	return err
 }

@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/pkg/retry"
+	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
+	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
+)
+
+// The claim statements' work must grow with the hooks they claim, not with
+// its square or with every due hook: in a 100,000-hook burst an inlined CTE
+// made each claim of 500 probe the breakers 500 x 500 times, and a plan
+// that read hooks_due_idx instead of the primary key read every due hook
+// for each claim by id (both about 1,000 buffers per claimed hook). These
+// tests run each statement under EXPLAIN ANALYZE, in a transaction rolled
+// back, and bound the buffers it touched per claimed hook.
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// maxBuffersPerClaimedHook is about three times what a claim reads and
+// writes per hook (the row, its lock, and an entry in each index): ~35.
+const maxBuffersPerClaimedHook = 100
+
+type costBundle struct {
+	pool *pgxpool.Pool
+	q    *Queries
+}
+
+// setupCost makes a database where 2,000 hooks of one domain are due, with
+// the statistics autovacuum took while they were still an hour ahead: what
+// the claims of a burst meet in its first minute.
+func setupCost(t *testing.T) costBundle {
+	t.Helper()
+	ctx := context.Background()
+	pool, _ := pgtest.NewPool(t)
+	tq := storetest.New(pool)
+	domain := "receiver.example.com"
+	project := fixture.Project(t, tq, domain, retry.Policy{MinRetries: 5, DelaySecs: 30,
+		Strategy: retry.StrategyExponential, BackoffFactor: 2, MaxDelaySecs: 3600, Jitter: true})
+	require.NoError(t, tq.InsertDueHooksForTest(ctx, storetest.InsertDueHooksForTestParams{
+		ProjectID: project, Domain: domain, N: 300,
+	}))
+	require.NoError(t, tq.ShiftHooksForTest(ctx, 3600))
+	require.NoError(t, tq.AnalyzeHooksForTest(ctx))
+	require.NoError(t, tq.ShiftHooksForTest(ctx, -3600))
+	require.NoError(t, tq.InsertDueHooksForTest(ctx, storetest.InsertDueHooksForTestParams{
+		ProjectID: project, Domain: domain, N: 1700,
+	}))
+	return costBundle{pool: pool, q: New(pool)}
+}
+
+// explainedCost runs query under EXPLAIN (ANALYZE, BUFFERS) in a
+// transaction it rolls back, and returns the rows the statement produced
+// and the shared buffers it touched.
+func (b costBundle) explainedCost(t *testing.T, query string, args ...any) (rows, buffers float64) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{})
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	var raw []byte
+	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(&raw))
+	var out []struct {
+		Plan struct {
+			Rows    float64 `json:"Actual Rows"`
+			Hit     float64 `json:"Shared Hit Blocks"`
+			Read    float64 `json:"Shared Read Blocks"`
+		} `json:"Plan"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &out))
+	require.Len(t, out, 1)
+	return out[0].Plan.Rows, out[0].Plan.Hit + out[0].Plan.Read
+}
+
+func TestClaimDueHooksCostIsLinearInTheHooksClaimed(t *testing.T) {
+	t.Parallel()
+	b := setupCost(t)
+	rows, buffers := b.explainedCost(t, claimDueHooks, 30.0, int32(500))
+	require.EqualValues(t, 500, rows)
+	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+}
+
+func TestClaimHooksByIDCostIsLinearInTheHooksClaimed(t *testing.T) {
+	t.Parallel()
+	b := setupCost(t)
+	due, err := b.q.PrefetchDueHooks(context.Background(), PrefetchDueHooksParams{WindowSeconds: 1, MaxHooks: 2000})
+	require.NoError(t, err)
+	require.Len(t, due, 2000)
+	ids := make([]uuid.UUID, 0, 500)
+	for i := 0; i < len(due); i += 4 {
+		ids = append(ids, due[i].ID)
+	}
+	rows, buffers := b.explainedCost(t, claimHooksByID, 30.0, ids, 1.0)
+	require.EqualValues(t, 500, rows)
+	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+}
