@@ -5,6 +5,7 @@ go 1.26.0
 replace (
 	github.com/sundial-run/sundial/migrations => ../migrations
 	github.com/sundial-run/sundial/pkg => ../pkg
+	github.com/sundial-run/sundial/sdk => ../sdk
 	github.com/sundial-run/sundial/services/dispatcher => ../services/dispatcher
 	github.com/sundial-run/sundial/services/gateway => ../services/gateway
 	github.com/sundial-run/sundial/services/notifier => ../services/notifier
@@ -19,6 +20,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/sundial-run/sundial/migrations v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/pkg v0.0.0-00010101000000-000000000000
+	github.com/sundial-run/sundial/sdk v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/dispatcher v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/gateway v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/notifier v0.0.0-00010101000000-000000000000
