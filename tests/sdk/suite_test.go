@@ -29,12 +29,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // bundle is a gateway (and, with deliveries, a scheduler and a dispatcher)
 // for one project, and the SDK's client of it.
 type bundle struct {
-	ctx    context.Context
-	env    map[string]string
-	creds  gateway.Credentials
+	ctx   context.Context
+	env   map[string]string
+	creds gateway.Credentials
 	// baseURL is the gateway's address.
 	baseURL string
-	client *sundial.Client
+	client  *sundial.Client
 	// receiver is the project's domain: an HTTPS server whose handler the
 	// test sets (receive).
 	receiver *https.Receiver
