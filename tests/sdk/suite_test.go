@@ -34,7 +34,9 @@ type bundle struct {
 	creds gateway.Credentials
 	// baseURL is the gateway's address.
 	baseURL string
-	client  *sundial.Client
+	// httpClient checks every exchange against the OpenAPI document.
+	httpClient *http.Client
+	client     *sundial.Client
 	// receiver is the project's domain: an HTTPS server whose handler the
 	// test sets (receive).
 	receiver *https.Receiver
@@ -75,7 +77,8 @@ func setup(t *testing.T, deliveries bool) *bundle {
 	require.NoError(t, err)
 	b.creds = creds
 	b.baseURL = b.startGateway(t)
-	b.client = sundial.NewClient(creds.APIKey, sundial.WithBaseURL(b.baseURL), sundial.WithHTTPClient(contract.Client(t)))
+	b.httpClient = contract.Client(t)
+	b.client = sundial.NewClient(creds.APIKey, sundial.WithBaseURL(b.baseURL), sundial.WithHTTPClient(b.httpClient))
 	if deliveries {
 		b.env["SUNDIAL_PUBLIC_URL"] = b.baseURL
 		b.env["SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL"] = "100ms"
