@@ -1,6 +1,9 @@
 package sundial
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // AsyncService answers deliveries that were answered 202, through the ack
 // and nack URLs each delivery carries (Delivery.AckURL, Delivery.NackURL).
@@ -22,6 +25,9 @@ type AsyncAnswer struct {
 // Errors: 404 (hook gone), 409 (the URL is an older delivery's), 410 (the
 // async timeout passed), as *APIError.
 func (s *AsyncService) Ack(ctx context.Context, ackURL string, body any) (AsyncAnswer, error) {
+	if ackURL == "" {
+		return AsyncAnswer{}, fmt.Errorf("%w: ackURL is empty (the delivery had no Sundial-Ack-URL)", ErrMissingID)
+	}
 	return get[AsyncAnswer](ctx, s.c, call{method: "POST", absolute: ackURL, body: body, idempotent: true})
 }
 
@@ -29,6 +35,9 @@ func (s *AsyncService) Ack(ctx context.Context, ackURL string, body any) (AsyncA
 // is retried with its retry settings, or fails. reason, when not empty, is
 // kept with the attempt as {"reason": reason}.
 func (s *AsyncService) Nack(ctx context.Context, nackURL string, reason string) (AsyncAnswer, error) {
+	if nackURL == "" {
+		return AsyncAnswer{}, fmt.Errorf("%w: nackURL is empty (the delivery had no Sundial-Nack-URL)", ErrMissingID)
+	}
 	var body any
 	if reason != "" {
 		body = map[string]string{"reason": reason}

@@ -118,8 +118,16 @@ type ChannelTestResult struct {
 // ChannelService is the notification channels part of the API.
 type ChannelService struct{ c *Client }
 
-func channelPath(id string, rest string) string {
-	return "/channels/" + url.PathEscape(id) + rest
+// channel sends a call on one channel's path (plus rest) and returns the
+// answer's data.
+func channel[T any](ctx context.Context, s *ChannelService, cl call, id, rest string) (T, error) {
+	p, err := pathOf("/channels", "id", id)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	cl.path = p + rest
+	return get[T](ctx, s.c, cl)
 }
 
 // List returns the project's channels, newest first (GET /v1/channels).
@@ -134,17 +142,18 @@ func (s *ChannelService) Create(ctx context.Context, req CreateChannelRequest) (
 
 // Get returns one channel (GET /v1/channels/{id}).
 func (s *ChannelService) Get(ctx context.Context, id string) (Channel, error) {
-	return get[Channel](ctx, s.c, call{method: "GET", path: channelPath(id, "")})
+	return channel[Channel](ctx, s, call{method: "GET"}, id, "")
 }
 
 // Update changes the fields set in p (PATCH /v1/channels/{id}).
 func (s *ChannelService) Update(ctx context.Context, id string, p ChannelPatch) (Channel, error) {
-	return get[Channel](ctx, s.c, call{method: "PATCH", path: channelPath(id, ""), body: p})
+	return channel[Channel](ctx, s, call{method: "PATCH", body: p}, id, "")
 }
 
 // Delete deletes a channel (DELETE /v1/channels/{id}).
 func (s *ChannelService) Delete(ctx context.Context, id string) error {
-	return s.c.do(ctx, call{method: "DELETE", path: channelPath(id, "")}, nil)
+	_, err := channel[struct{}](ctx, s, call{method: "DELETE"}, id, "")
+	return err
 }
 
 // Sends lists the channel's latest send attempts, newest first; limit is
@@ -154,11 +163,11 @@ func (s *ChannelService) Sends(ctx context.Context, id string, limit int) ([]Cha
 	if limit != 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	return get[[]ChannelSend](ctx, s.c, call{method: "GET", path: channelPath(id, "/sends"), query: q})
+	return channel[[]ChannelSend](ctx, s, call{method: "GET", query: q}, id, "/sends")
 }
 
 // Test sends a test message to the channel and waits up to 10 s for its
 // first try (POST /v1/channels/{id}/test). Each call sends one more.
 func (s *ChannelService) Test(ctx context.Context, id string) (ChannelTestResult, error) {
-	return get[ChannelTestResult](ctx, s.c, call{method: "POST", path: channelPath(id, "/test")})
+	return channel[ChannelTestResult](ctx, s, call{method: "POST"}, id, "/test")
 }

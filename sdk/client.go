@@ -253,6 +253,19 @@ func (e *NetworkError) Error() string {
 
 func (e *NetworkError) Unwrap() error { return e.Err }
 
+// ErrMissingID is an empty id or URL given to a method that needs one; the
+// error wrapping it names the argument.
+var ErrMissingID = errors.New("sundial: missing argument")
+
+// pathOf is base + "/" + the escaped id, or an error naming the argument
+// when id is empty (the request would name another route).
+func pathOf(base, name, id string) (string, error) {
+	if id == "" {
+		return "", fmt.Errorf("%w: %s is empty", ErrMissingID, name)
+	}
+	return base + "/" + url.PathEscape(id), nil
+}
+
 // envelope is the API's {"data": ...} wrapper of a single object.
 type envelope[T any] struct {
 	Data T `json:"data"`

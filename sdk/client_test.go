@@ -377,3 +377,32 @@ func TestDelay(t *testing.T) {
 		}
 	}
 }
+
+func TestEmptyIDsAreRefusedBeforeSending(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	ctx := context.Background()
+	calls := map[string]func() error{
+		"Hooks.Get":          func() error { _, err := s.client.Hooks.Get(ctx, ""); return err },
+		"Hooks.Delete":       func() error { return s.client.Hooks.Delete(ctx, "") },
+		"Hooks.Attempts":     func() error { _, err := s.client.Hooks.Attempts(ctx, ""); return err },
+		"APIKeys.Revoke":     func() error { return s.client.APIKeys.Revoke(ctx, "") },
+		"SigningKeys.Revoke": func() error { return s.client.SigningKeys.Revoke(ctx, "") },
+		"Channels.Get":       func() error { _, err := s.client.Channels.Get(ctx, ""); return err },
+		"Channels.Update":    func() error { _, err := s.client.Channels.Update(ctx, "", ChannelPatch{}); return err },
+		"Channels.Delete":    func() error { return s.client.Channels.Delete(ctx, "") },
+		"Channels.Sends":     func() error { _, err := s.client.Channels.Sends(ctx, "", 0); return err },
+		"Channels.Test":      func() error { _, err := s.client.Channels.Test(ctx, ""); return err },
+		"Async.Ack":          func() error { _, err := s.client.Async.Ack(ctx, "", nil); return err },
+		"Async.Nack":         func() error { _, err := s.client.Async.Nack(ctx, "", "x"); return err },
+	}
+	for name, call := range calls {
+		err := call()
+		if !errors.Is(err, ErrMissingID) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if n := len(s.requests()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+}

@@ -318,20 +318,32 @@ func (s *HookService) All(ctx context.Context, p ListHooksParams) iter.Seq2[Hook
 
 // Get returns one hook (GET /v1/hooks/{id}).
 func (s *HookService) Get(ctx context.Context, id string) (Hook, error) {
-	return get[Hook](ctx, s.c, call{method: "GET", path: "/hooks/" + url.PathEscape(id)})
+	p, err := pathOf("/hooks", "id", id)
+	if err != nil {
+		return Hook{}, err
+	}
+	return get[Hook](ctx, s.c, call{method: "GET", path: p})
 }
 
 // Delete cancels a hook and deletes it with its attempts, whatever its
 // status (DELETE /v1/hooks/{id}). A delivery already in flight may still
 // arrive.
 func (s *HookService) Delete(ctx context.Context, id string) error {
-	return s.c.do(ctx, call{method: "DELETE", path: "/hooks/" + url.PathEscape(id)}, nil)
+	p, err := pathOf("/hooks", "id", id)
+	if err != nil {
+		return err
+	}
+	return s.c.do(ctx, call{method: "DELETE", path: p}, nil)
 }
 
 // Attempts lists a hook's recorded attempts, oldest first
 // (GET /v1/hooks/{id}/attempts).
 func (s *HookService) Attempts(ctx context.Context, id string) ([]HookAttempt, error) {
-	return get[[]HookAttempt](ctx, s.c, call{method: "GET", path: "/hooks/" + url.PathEscape(id) + "/attempts"})
+	p, err := pathOf("/hooks", "id", id)
+	if err != nil {
+		return nil, err
+	}
+	return get[[]HookAttempt](ctx, s.c, call{method: "GET", path: p + "/attempts"})
 }
 
 // BulkRetry moves the selected failed hooks back to pending with a fresh

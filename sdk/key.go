@@ -2,7 +2,6 @@ package sundial
 
 import (
 	"context"
-	"net/url"
 	"time"
 )
 
@@ -47,7 +46,11 @@ func (s *APIKeyService) Create(ctx context.Context, req CreateAPIKeyRequest) (Ne
 // Revoke revokes an API key (DELETE /v1/api-keys/{id}). The project's last
 // usable key cannot be revoked (409).
 func (s *APIKeyService) Revoke(ctx context.Context, id string) error {
-	return s.c.do(ctx, call{method: "DELETE", path: "/api-keys/" + url.PathEscape(id)}, nil)
+	p, err := pathOf("/api-keys", "id", id)
+	if err != nil {
+		return err
+	}
+	return s.c.do(ctx, call{method: "DELETE", path: p}, nil)
 }
 
 // The states of a signing key.
@@ -95,5 +98,9 @@ func (s *SigningKeyService) Rotate(ctx context.Context, req RotateSigningKeyRequ
 // Revoke deletes the retiring key before its grace period ends
 // (DELETE /v1/signing-keys/{id}); the active key cannot be revoked (409).
 func (s *SigningKeyService) Revoke(ctx context.Context, id string) error {
-	return s.c.do(ctx, call{method: "DELETE", path: "/signing-keys/" + url.PathEscape(id)}, nil)
+	p, err := pathOf("/signing-keys", "id", id)
+	if err != nil {
+		return err
+	}
+	return s.c.do(ctx, call{method: "DELETE", path: p}, nil)
 }
