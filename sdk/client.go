@@ -48,6 +48,8 @@ type Client struct {
 	http      *http.Client
 	userAgent string
 	retry     RetryPolicy
+	// sleep waits between tries (tests record the waits instead).
+	sleep func(context.Context, time.Duration) error
 }
 
 // Option configures a Client.
@@ -90,6 +92,7 @@ func NewClient(apiKey string, opts ...Option) *Client {
 		http:      &http.Client{Timeout: 30 * time.Second},
 		userAgent: "sundial-go/" + Version,
 		retry:     DefaultRetryPolicy,
+		sleep:     sleep,
 	}
 	for _, o := range opts {
 		o(c)
@@ -155,7 +158,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 		if !ok {
 			return err
 		}
-		if serr := sleep(ctx, wait); serr != nil {
+		if serr := c.sleep(ctx, wait); serr != nil {
 			// Both stay visible to errors.Is and errors.As: the answer that
 			// was to be retried, and why the retry did not happen.
 			return errors.Join(err, serr)

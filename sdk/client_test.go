@@ -24,6 +24,9 @@ type server struct {
 	got     []*http.Request
 	bodies  []string
 	answers []answer
+	// waits are the client's waits between tries, recorded instead of
+	// waited.
+	waits []time.Duration
 }
 
 type answer struct {
@@ -33,15 +36,27 @@ type answer struct {
 }
 
 // setup starts a fake gateway answering answers in order, and a client of
-// it whose backoff is short (retries without Retry-After wait 1-2 ms).
+// it that records its waits between tries instead of waiting.
 func setup(t *testing.T, answers ...answer) *server {
 	t.Helper()
 	s := &server{answers: answers}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	s.client = NewClient("sdk_test_key", WithBaseURL(s.srv.URL+"/v1/"),
-		WithRetryPolicy(RetryPolicy{MaxAttempts: 4, BaseDelay: 2 * time.Millisecond, MaxDelay: 5 * time.Second}))
+		WithRetryPolicy(RetryPolicy{MaxAttempts: 4, BaseDelay: 100 * time.Millisecond, MaxDelay: 5 * time.Second}))
+	s.client.sleep = func(ctx context.Context, d time.Duration) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.waits = append(s.waits, d)
+		return ctx.Err()
+	}
 	return s
+}
+
+func (s *server) recordedWaits() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.waits...)
 }
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
@@ -99,7 +114,6 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	s := setup(t,
 		answer{status: 503, header: map[string]string{"Retry-After": "1"}, body: `{"error":"database unreachable","code":"unavailable","requestId":"r1"}`},
 		answer{status: 200, body: hookJSON})
-	start := time.Now()
 	_, err := s.client.Hooks.Get(context.Background(), "id")
 	if err != nil {
 		t.Fatal(err)
@@ -107,10 +121,41 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	if n := len(s.requests()); n != 2 {
 		t.Fatalf("%d requests, want 2", n)
 	}
-	// The backoff alone would have waited 2 ms at most: only Retry-After
-	// explains a second.
-	if waited := time.Since(start); waited < time.Second {
-		t.Fatalf("retried after %s, before Retry-After's 1 s", waited)
+	if w := s.recordedWaits(); len(w) != 1 || w[0] != time.Second {
+		t.Fatalf("waits %v, want Retry-After's 1s", w)
+	}
+}
+
+func TestRetryAfterAsAnHTTPDateIsHonoured(t *testing.T) {
+	t.Parallel()
+	at := time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)
+	s := setup(t, answer{status: 429, header: map[string]string{"Retry-After": at}, body: `{"error":"x","code":"rate_limited","requestId":"r"}`},
+		answer{status: 200, body: hookJSON})
+	if _, err := s.client.Hooks.Get(context.Background(), "id"); err != nil {
+		t.Fatal(err)
+	}
+	// The date has whole seconds: 2 to 3 s from now.
+	if w := s.recordedWaits(); len(w) != 1 || w[0] < time.Second || w[0] > 3*time.Second {
+		t.Fatalf("waits %v", w)
+	}
+}
+
+func TestBackoffDoublesWithJitter(t *testing.T) {
+	t.Parallel()
+	busy := answer{status: 503, body: "busy"}
+	s := setup(t, busy, busy, busy, busy)
+	if _, err := s.client.Hooks.Get(context.Background(), "id"); err == nil {
+		t.Fatal("no error")
+	}
+	w := s.recordedWaits()
+	if len(w) != 3 {
+		t.Fatalf("waits %v, want 3 (4 tries)", w)
+	}
+	for i, d := range w {
+		full := 100 * time.Millisecond << i
+		if d < full/2 || d > full {
+			t.Errorf("wait %d is %s, want %s to %s", i+1, d, full/2, full)
+		}
 	}
 }
 
