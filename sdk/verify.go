@@ -169,7 +169,7 @@ func (v *Verifier) Verify(header http.Header, body []byte) error {
 	if len(v.keys) == 0 {
 		return ErrNoKeys
 	}
-	sig, std := header.Get(v.headers.signature), header.Get(HeaderStandardSignature)
+	sig, std := headerValue(header, v.headers.signature), headerValue(header, HeaderStandardSignature)
 	if sig == "" && std == "" {
 		return ErrNoSignature
 	}
@@ -197,7 +197,7 @@ func (v *Verifier) timestamp(s string) (int64, error) {
 }
 
 func (v *Verifier) verifySundial(header http.Header, sig string, body []byte) error {
-	tsText := header.Get(v.headers.timestamp)
+	tsText := headerValue(header, v.headers.timestamp)
 	if _, err := v.timestamp(tsText); err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (v *Verifier) verifySundial(header http.Header, sig string, body []byte) er
 }
 
 func (v *Verifier) verifyStandard(header http.Header, sig string, body []byte) error {
-	id, tsText := header.Get(HeaderStandardID), header.Get(HeaderStandardTimestamp)
+	id, tsText := headerValue(header, HeaderStandardID), headerValue(header, HeaderStandardTimestamp)
 	if id == "" {
 		return fmt.Errorf("%w: no %s", ErrBadSignature, HeaderStandardID)
 	}

@@ -171,3 +171,17 @@ func TestVerifyWithAHeaderPrefix(t *testing.T) {
 		t.Fatalf("default prefix: %v", err)
 	}
 }
+
+// TestVerifyReadsHeadersAsSpelled: headers built by hand in lower case (a
+// framework's own header map, say) are read like canonical ones.
+func TestVerifyReadsHeadersAsSpelled(t *testing.T) {
+	t.Parallel()
+	h := http.Header{
+		"webhook-id":        {standardID},
+		"webhook-timestamp": {strconv.FormatInt(standardTS, 10)},
+		"webhook-signature": {standardSig},
+	}
+	if err := verifierAt([]string{standardSecret}, standardTS).Verify(h, []byte(standardBody)); err != nil {
+		t.Fatal(err)
+	}
+}
