@@ -170,7 +170,8 @@ func (c *Client) target(cl call) (string, error) {
 	if cl.absolute != "" {
 		u, err := url.Parse(cl.absolute)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", fmt.Errorf("sundial: %q is not an http or https URL", cl.absolute)
+			// Not the URL itself: its token is a credential.
+			return "", errors.New("sundial: the async URL is not an absolute http or https URL")
 		}
 		return cl.absolute, nil
 	}
