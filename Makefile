@@ -12,7 +12,7 @@ MAKEFLAGS += --no-print-directory
 
 SERVICES := gateway scheduler dispatcher notifier
 # Every Go module of the workspace (tools is separate: it pins the generators).
-MODULES := pkg testkit migrations $(addprefix services/,$(SERVICES)) deploy/local tests tests/bench
+MODULES := pkg sdk testkit migrations $(addprefix services/,$(SERVICES)) deploy/local tests tests/bench
 # In workspace mode a pattern must start at a module's root: ./... from the
 # repository root matches nothing, so each module gets its own pattern.
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))

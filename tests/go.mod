@@ -5,6 +5,7 @@ go 1.26.0
 replace (
 	github.com/sundial-run/sundial/migrations => ../migrations
 	github.com/sundial-run/sundial/pkg => ../pkg
+	github.com/sundial-run/sundial/sdk => ../sdk
 	github.com/sundial-run/sundial/services/dispatcher => ../services/dispatcher
 	github.com/sundial-run/sundial/services/gateway => ../services/gateway
 	github.com/sundial-run/sundial/services/notifier => ../services/notifier
@@ -19,6 +20,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/sundial-run/sundial/migrations v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/pkg v0.0.0-00010101000000-000000000000
+	github.com/sundial-run/sundial/sdk v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/dispatcher v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/gateway v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/notifier v0.0.0-00010101000000-000000000000
@@ -28,6 +30,7 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
+	go.yaml.in/yaml/v3 v3.0.5
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -75,7 +78,6 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect

@@ -1,0 +1,3 @@
+module github.com/sundial-run/sundial/sdk
+
+go 1.24

@@ -1,0 +1,371 @@
+package sundial
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// HookStatus is where a hook stands.
+type HookStatus string
+
+// The statuses of a hook.
+const (
+	// StatusPending: waiting for its first delivery, being delivered, or
+	// waiting for an async answer.
+	StatusPending HookStatus = "pending"
+	// StatusRetry: an attempt failed and another is scheduled at TryAt.
+	StatusRetry HookStatus = "retry"
+	// StatusCompleted: the receiver answered 2xx (not 202) or acked.
+	StatusCompleted HookStatus = "completed"
+	// StatusFailed: the retries ran out.
+	StatusFailed HookStatus = "failed"
+)
+
+// Hook is a scheduled HTTPS POST and where it stands.
+type Hook struct {
+	ID string `json:"id"`
+	// Path is appended to Domain: the hook goes to https://<domain><path>.
+	Path string `json:"path"`
+	// Domain is the project's domain when the hook was scheduled.
+	Domain string          `json:"domain"`
+	Data   json.RawMessage `json:"data"`
+	// PostAt is when the hook is due, in UTC.
+	PostAt   time.Time  `json:"postAt"`
+	Status   HookStatus `json:"status"`
+	Attempts int        `json:"attempts"`
+	// PostDurationSeconds is the last attempt's HTTP exchange, in seconds.
+	PostDurationSeconds float64   `json:"postDurationSeconds"`
+	CreatedAt           time.Time `json:"createdAt"`
+	UpdatedAt           time.Time `json:"updatedAt"`
+	// FailureError is the last failed attempt's error, in words.
+	FailureError string `json:"failureError,omitempty"`
+	// TryAt is when the next attempt is due (status retry), else when the
+	// last attempt was made; zero before the first.
+	TryAt         time.Time         `json:"tryAt,omitzero"`
+	RetryOverride *RetryOverride    `json:"retryOverride,omitempty"`
+	SequenceData  *HookSequenceData `json:"sequenceData,omitempty"`
+	// WasNotified says a failure notification was sent for this hook.
+	WasNotified bool `json:"wasNotified,omitempty"`
+}
+
+// HookSequenceData is set on hooks that a sequence's run created.
+type HookSequenceData struct {
+	SequenceID        string    `json:"sequenceID"`
+	StepName          string    `json:"stepName"`
+	SequenceLastRunAt time.Time `json:"sequenceLastRunAt,omitzero"`
+}
+
+// The retry strategies.
+const (
+	StrategyFixed       = "fixed"
+	StrategyExponential = "exponential"
+)
+
+// RetryOverride is a hook's own retry settings, instead of the project's.
+// The delay before retry n (from 1) is DelaySecs with StrategyFixed, and
+// min(DelaySecs × BackoffFactor^(n-1), MaxDelaySecs) with
+// StrategyExponential.
+type RetryOverride struct {
+	// MinRetries is the number of retries after the first attempt (1-15).
+	MinRetries int `json:"minRetries"`
+	// DelaySecs is 5 to 60.
+	DelaySecs int    `json:"delaySecs"`
+	Strategy  string `json:"strategy"`
+	// BackoffFactor is 1.1 to 4.0 (default 2.0).
+	BackoffFactor float64 `json:"backoffFactor,omitempty"`
+	// MaxDelaySecs is 60 to 3600.
+	MaxDelaySecs int `json:"maxDelaySecs,omitempty"`
+	// Jitter multiplies each delay by a random factor from 0.8 to 1.2.
+	Jitter bool `json:"jitter,omitempty"`
+}
+
+// ScheduleHookRequest is a hook to schedule. Give exactly one of PostAt,
+// PostAtLocal (with Timezone) and PostIn.
+type ScheduleHookRequest struct {
+	// Path is where to deliver, appended to the project's domain: it starts
+	// with "/", a query string is allowed.
+	Path string `json:"path"`
+	// Data is any JSON object (a struct, a map, a json.RawMessage...).
+	Data any `json:"data"`
+	// PostAt is an instant; it is stored in UTC.
+	PostAt time.Time `json:"postAt,omitzero"`
+	// PostAtLocal is a wall-clock time, YYYY-MM-DDTHH:MM:SS, in Timezone
+	// (see LocalTime). A time skipped by a DST change becomes the first
+	// moment after the gap; a time that happens twice is the earlier one.
+	PostAtLocal string `json:"postAtLocal,omitempty"`
+	// Timezone is an IANA zone name (Europe/Paris), with PostAtLocal only.
+	Timezone string `json:"timezone,omitempty"`
+	// PostIn is a delay from now, such as "90s" or "1h30m" (see Delay).
+	PostIn        string         `json:"postIn,omitempty"`
+	RetryOverride *RetryOverride `json:"retryOverride,omitempty"`
+	// IdempotencyKey makes repeats of this request safe for 24 hours: a
+	// repeat answers the hook the first one created. When empty, Schedule
+	// makes a fresh key, so that its own retries never create a second
+	// hook. Give your own to make your retries of Schedule safe too.
+	IdempotencyKey string `json:"-"`
+}
+
+// LocalTime formats t's wall clock as PostAtLocal wants it, dropping its
+// location: LocalTime(time.Date(2030, 12, 1, 9, 0, 0, 0, time.UTC)) is
+// "2030-12-01T09:00:00".
+func LocalTime(t time.Time) string {
+	return t.Format("2006-01-02T15:04:05")
+}
+
+// Delay formats d as PostIn wants it (days, hours, minutes, seconds):
+// Delay(90*time.Minute) is "1h30m". d is rounded up to a whole second; the
+// API takes 1 s to 365 days.
+func Delay(d time.Duration) string {
+	secs := int64((d + time.Second - 1) / time.Second)
+	if secs <= 0 {
+		return "0s"
+	}
+	var out []byte
+	for _, u := range []struct {
+		secs int64
+		unit byte
+	}{{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}} {
+		if n := secs / u.secs; n > 0 {
+			out = strconv.AppendInt(out, n, 10)
+			out = append(out, u.unit)
+			secs -= n * u.secs
+		}
+	}
+	return string(out)
+}
+
+// ListHooksParams filters and pages a listing; zero fields are left out.
+type ListHooksParams struct {
+	Status HookStatus
+	// Limit is the page size, 1 to 1000 (default 100).
+	Limit int
+	// Cursor is the previous page's NextCursor (All follows it for you).
+	Cursor string
+	// SortBy is "postAt" or "createdAt" (default).
+	SortBy string
+	// SortOrder is "ASC" or "DESC" (default).
+	SortOrder string
+	// The time filters are exclusive.
+	PostAtBefore, PostAtAfter, CreatedAtBefore, CreatedAtAfter time.Time
+}
+
+func (p ListHooksParams) values() url.Values {
+	v := url.Values{}
+	set := func(k, s string) {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	setTime := func(k string, t time.Time) {
+		if !t.IsZero() {
+			v.Set(k, t.Format(time.RFC3339Nano))
+		}
+	}
+	set("status", string(p.Status))
+	if p.Limit != 0 {
+		v.Set("limit", strconv.Itoa(p.Limit))
+	}
+	set("cursor", p.Cursor)
+	set("sortBy", p.SortBy)
+	set("sortOrder", p.SortOrder)
+	setTime("postAtBefore", p.PostAtBefore)
+	setTime("postAtAfter", p.PostAtAfter)
+	setTime("createdAtBefore", p.CreatedAtBefore)
+	setTime("createdAtAfter", p.CreatedAtAfter)
+	return v
+}
+
+// HookPage is one page of a listing.
+type HookPage struct {
+	Data []Hook   `json:"data"`
+	Meta ListMeta `json:"meta"`
+}
+
+// ListMeta describes a listing as a whole.
+type ListMeta struct {
+	// TotalItems counts the hooks that match the filters, exactly up to
+	// 100,000 (then TotalItemsCapped is set).
+	TotalItems       int64 `json:"totalItems"`
+	TotalItemsCapped bool  `json:"totalItemsCapped"`
+	// NextCursor is empty on the last page.
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// HookAttempt is one delivery attempt whose result was recorded.
+type HookAttempt struct {
+	Attempt         int       `json:"attempt"`
+	StartedAt       time.Time `json:"startedAt"`
+	DurationSeconds float64   `json:"durationSeconds"`
+	// Outcome is "success", "failure" or "async".
+	Outcome         string            `json:"outcome"`
+	StatusCode      int               `json:"statusCode,omitempty"`
+	Error           string            `json:"error,omitempty"`
+	ResponseExcerpt string            `json:"responseExcerpt,omitempty"`
+	Async           *HookAttemptAsync `json:"async,omitempty"`
+	// AckBody is what the receiver POSTed to the ack or nack URL.
+	AckBody json.RawMessage `json:"ackBody,omitempty"`
+}
+
+// HookAttemptAsync is the async side of an attempt answered 202.
+type HookAttemptAsync struct {
+	// State is "waiting", "acked", "nacked" or "expired".
+	State       string    `json:"state"`
+	Deadline    time.Time `json:"deadline"`
+	TimeoutSecs int       `json:"timeoutSecs,omitempty"`
+}
+
+// BulkActionRequest selects hooks either by id (HookIDs) or by a range of
+// postAt (StartTime <= postAt < EndTime, at most Limit hooks, optionally
+// narrowed by EndpointKey and SequenceID), not both.
+type BulkActionRequest struct {
+	HookIDs   []string  `json:"hookIDs,omitempty"`
+	StartTime time.Time `json:"startTime,omitzero"`
+	EndTime   time.Time `json:"endTime,omitzero"`
+	Limit     int       `json:"limit,omitempty"`
+	// EndpointKey selects hooks by path: with a query string it matches
+	// exactly, without one it matches the path whatever its query.
+	EndpointKey string `json:"endpointKey,omitempty"`
+	SequenceID  string `json:"sequenceID,omitempty"`
+}
+
+// RetryIDsRequest lists failed hooks to retry. ProjectID must be the API
+// key's project.
+type RetryIDsRequest struct {
+	ProjectID string   `json:"projectID"`
+	HookIDs   []string `json:"hookIDs"`
+}
+
+// BulkResult says how many hooks an action applied to.
+type BulkResult struct {
+	Affected int `json:"affected"`
+}
+
+// HookService is the hooks part of the API.
+type HookService struct{ c *Client }
+
+// Schedule creates a hook (POST /v1/hooks). It always sends an
+// Idempotency-Key (req.IdempotencyKey, or a fresh one), so that it is
+// retried safely.
+func (s *HookService) Schedule(ctx context.Context, req ScheduleHookRequest) (Hook, error) {
+	key := req.IdempotencyKey
+	if key == "" {
+		var err error
+		if key, err = newIdempotencyKey(); err != nil {
+			return Hook{}, err
+		}
+	}
+	return get[Hook](ctx, s.c, call{
+		method: "POST", path: "/hooks", body: req,
+		header: map[string][]string{"Idempotency-Key": {key}},
+	})
+}
+
+// newIdempotencyKey is 128 random bits in hex.
+func newIdempotencyKey() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("sundial: idempotency key: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// List returns one page of the project's hooks (GET /v1/hooks).
+func (s *HookService) List(ctx context.Context, p ListHooksParams) (HookPage, error) {
+	var page HookPage
+	err := s.c.do(ctx, call{method: "GET", path: "/hooks", query: p.values()}, &page)
+	return page, err
+}
+
+// All walks every page of a listing from p.Cursor on, following each
+// page's cursor until the last, and yields each hook. An error is yielded
+// once, with a zero Hook, and ends the walk.
+//
+//	for h, err := range client.Hooks.All(ctx, sundial.ListHooksParams{Status: sundial.StatusFailed}) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(h.ID)
+//	}
+func (s *HookService) All(ctx context.Context, p ListHooksParams) iter.Seq2[Hook, error] {
+	return func(yield func(Hook, error) bool) {
+		for {
+			page, err := s.List(ctx, p)
+			if err != nil {
+				yield(Hook{}, err)
+				return
+			}
+			for _, h := range page.Data {
+				if !yield(h, nil) {
+					return
+				}
+			}
+			// An empty page with a cursor would loop for ever; the API
+			// never sends one, but a walk must end whatever it gets.
+			if page.Meta.NextCursor == "" || len(page.Data) == 0 {
+				return
+			}
+			p.Cursor = page.Meta.NextCursor
+		}
+	}
+}
+
+// Get returns one hook (GET /v1/hooks/{id}).
+func (s *HookService) Get(ctx context.Context, id string) (Hook, error) {
+	p, err := pathOf("/hooks", "id", id)
+	if err != nil {
+		return Hook{}, err
+	}
+	return get[Hook](ctx, s.c, call{method: "GET", path: p})
+}
+
+// Delete cancels a hook and deletes it with its attempts, whatever its
+// status (DELETE /v1/hooks/{id}). A delivery already in flight may still
+// arrive.
+func (s *HookService) Delete(ctx context.Context, id string) error {
+	p, err := pathOf("/hooks", "id", id)
+	if err != nil {
+		return err
+	}
+	return s.c.do(ctx, call{method: "DELETE", path: p}, nil)
+}
+
+// Attempts lists a hook's recorded attempts, oldest first
+// (GET /v1/hooks/{id}/attempts).
+func (s *HookService) Attempts(ctx context.Context, id string) ([]HookAttempt, error) {
+	p, err := pathOf("/hooks", "id", id)
+	if err != nil {
+		return nil, err
+	}
+	return get[[]HookAttempt](ctx, s.c, call{method: "GET", path: p + "/attempts"})
+}
+
+// BulkRetry moves the selected failed hooks back to pending with a fresh
+// retry budget (POST /v1/hooks/bulk/retry).
+func (s *HookService) BulkRetry(ctx context.Context, req BulkActionRequest) (BulkResult, error) {
+	return get[BulkResult](ctx, s.c, call{method: "POST", path: "/hooks/bulk/retry", body: req})
+}
+
+// BulkReplay creates a new hook, due now, for each selected completed hook
+// (POST /v1/hooks/bulk/replay).
+func (s *HookService) BulkReplay(ctx context.Context, req BulkActionRequest) (BulkResult, error) {
+	return get[BulkResult](ctx, s.c, call{method: "POST", path: "/hooks/bulk/replay", body: req})
+}
+
+// BulkCancel cancels the selected pending and retry hooks
+// (POST /v1/hooks/bulk/cancel).
+func (s *HookService) BulkCancel(ctx context.Context, req BulkActionRequest) (BulkResult, error) {
+	return get[BulkResult](ctx, s.c, call{method: "POST", path: "/hooks/bulk/cancel", body: req})
+}
+
+// RetryIDs queues a retry of each listed failed hook
+// (POST /v1/hooks/retryIDs).
+func (s *HookService) RetryIDs(ctx context.Context, req RetryIDsRequest) (BulkResult, error) {
+	return get[BulkResult](ctx, s.c, call{method: "POST", path: "/hooks/retryIDs", body: req})
+}
