@@ -71,9 +71,9 @@ func (b costBundle) explainedCost(t *testing.T, query string, args ...any) (rows
 	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(&raw))
 	var out []struct {
 		Plan struct {
-			Rows    float64 `json:"Actual Rows"`
-			Hit     float64 `json:"Shared Hit Blocks"`
-			Read    float64 `json:"Shared Read Blocks"`
+			Rows float64 `json:"Actual Rows"`
+			Hit  float64 `json:"Shared Hit Blocks"`
+			Read float64 `json:"Shared Read Blocks"`
 		} `json:"Plan"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &out))
