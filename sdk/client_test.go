@@ -3,7 +3,6 @@ package sundial
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // server is a fake gateway that answers each request with the next of its
@@ -94,19 +95,15 @@ func TestRequestCarriesKeyAndAgent(t *testing.T) {
 	t.Parallel()
 	s := setup(t, answer{status: 200, body: hookJSON})
 	h, err := s.client.Hooks.Get(context.Background(), "0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Path != "/x" || h.Status != StatusPending || string(h.Data) != `{"a":1}` {
-		t.Fatalf("decoded %+v", h)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "/x", h.Path, "decoded %+v", h)
+	require.Equal(t, StatusPending, h.Status, "decoded %+v", h)
+	require.Equal(t, `{"a":1}`, string(h.Data), "decoded %+v", h)
 	r := s.requests()[0]
-	if r.URL.Path != "/v1/hooks/0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f" || r.Method != "GET" {
-		t.Fatalf("sent %s %s", r.Method, r.URL.Path)
-	}
-	if r.Header.Get("X-API-Key") != "sdk_test_key" || !strings.HasPrefix(r.Header.Get("User-Agent"), "sundial-go/") {
-		t.Fatalf("headers %v", r.Header)
-	}
+	require.Equal(t, http.MethodGet, r.Method)
+	require.Equal(t, "/v1/hooks/0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f", r.URL.Path)
+	require.Equal(t, "sdk_test_key", r.Header.Get("X-API-Key"), "headers %v", r.Header)
+	require.True(t, strings.HasPrefix(r.Header.Get("User-Agent"), "sundial-go/"), "User-Agent %q", r.Header.Get("User-Agent"))
 }
 
 func TestRetryHonoursRetryAfter(t *testing.T) {
@@ -115,15 +112,9 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 		answer{status: 503, header: map[string]string{"Retry-After": "1"}, body: `{"error":"database unreachable","code":"unavailable","requestId":"r1"}`},
 		answer{status: 200, body: hookJSON})
 	_, err := s.client.Hooks.Get(context.Background(), "id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(s.requests()); n != 2 {
-		t.Fatalf("%d requests, want 2", n)
-	}
-	if w := s.recordedWaits(); len(w) != 1 || w[0] != time.Second {
-		t.Fatalf("waits %v, want Retry-After's 1s", w)
-	}
+	require.NoError(t, err)
+	require.Len(t, s.requests(), 2, "requests")
+	require.Equal(t, []time.Duration{time.Second}, s.recordedWaits(), "waits: want Retry-After's 1s")
 }
 
 func TestRetryAfterAsAnHTTPDateIsHonoured(t *testing.T) {
@@ -131,47 +122,37 @@ func TestRetryAfterAsAnHTTPDateIsHonoured(t *testing.T) {
 	at := time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)
 	s := setup(t, answer{status: 429, header: map[string]string{"Retry-After": at}, body: `{"error":"x","code":"rate_limited","requestId":"r"}`},
 		answer{status: 200, body: hookJSON})
-	if _, err := s.client.Hooks.Get(context.Background(), "id"); err != nil {
-		t.Fatal(err)
-	}
+	_, err := s.client.Hooks.Get(context.Background(), "id")
+	require.NoError(t, err)
 	// The date has whole seconds: 2 to 3 s from now.
-	if w := s.recordedWaits(); len(w) != 1 || w[0] < time.Second || w[0] > 3*time.Second {
-		t.Fatalf("waits %v", w)
-	}
+	w := s.recordedWaits()
+	require.Len(t, w, 1, "waits %v", w)
+	require.GreaterOrEqual(t, w[0], time.Second, "wait for Retry-After %s", at)
+	require.LessOrEqual(t, w[0], 3*time.Second, "wait for Retry-After %s", at)
 }
 
 func TestBackoffDoublesWithJitter(t *testing.T) {
 	t.Parallel()
 	busy := answer{status: 503, body: "busy"}
 	s := setup(t, busy, busy, busy, busy)
-	if _, err := s.client.Hooks.Get(context.Background(), "id"); err == nil {
-		t.Fatal("no error")
-	}
+	_, err := s.client.Hooks.Get(context.Background(), "id")
+	require.Error(t, err)
 	w := s.recordedWaits()
-	if len(w) != 3 {
-		t.Fatalf("waits %v, want 3 (4 tries)", w)
-	}
+	require.Len(t, w, 3, "waits %v, want 3 (4 tries)", w)
 	for i, d := range w {
 		full := 100 * time.Millisecond << i
-		if d < full/2 || d > full {
-			t.Errorf("wait %d is %s, want %s to %s", i+1, d, full/2, full)
-		}
+		require.GreaterOrEqual(t, d, full/2, "wait %d, want %s to %s", i+1, full/2, full)
+		require.LessOrEqual(t, d, full, "wait %d, want %s to %s", i+1, full/2, full)
 	}
 }
 
 func TestRetryAfterAsHTTPDate(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if d := parseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now); d != 90*time.Second {
-		t.Fatalf("HTTP date: %s", d)
-	}
-	if d := parseRetryAfter("7", now); d != 7*time.Second {
-		t.Fatalf("seconds: %s", d)
-	}
+	require.Equal(t, 90*time.Second, parseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now), "HTTP date")
+	require.Equal(t, 7*time.Second, parseRetryAfter("7", now), "seconds")
 	for _, v := range []string{"", "soon", "-3", now.Add(-time.Minute).Format(http.TimeFormat)} {
-		if d := parseRetryAfter(v, now); d != 0 {
-			t.Fatalf("%q: %s", v, d)
-		}
+		require.Zero(t, parseRetryAfter(v, now), "Retry-After %q", v)
 	}
 }
 
@@ -181,15 +162,10 @@ func TestRetriesAreBounded(t *testing.T) {
 	s := setup(t, busy, busy, busy, busy, busy, busy)
 	_, err := s.client.Project.Get(context.Background())
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 502 {
-		t.Fatalf("error %v", err)
-	}
-	if !strings.Contains(apiErr.Message, "bad gateway") {
-		t.Fatalf("a proxy's page should show in the message: %q", apiErr.Message)
-	}
-	if n := len(s.requests()); n != 4 {
-		t.Fatalf("%d requests, want MaxAttempts = 4", n)
-	}
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, 502, apiErr.StatusCode, "error %v", err)
+	require.Contains(t, apiErr.Message, "bad gateway", "a proxy's page should show in the message")
+	require.Len(t, s.requests(), 4, "requests, want MaxAttempts = 4")
 }
 
 func TestRetryAfterBeyondMaxDelayIsNotWaited(t *testing.T) {
@@ -198,12 +174,10 @@ func TestRetryAfterBeyondMaxDelayIsNotWaited(t *testing.T) {
 		body: `{"error":"slow down","code":"rate_limited","requestId":"r"}`})
 	_, err := s.client.APIKeys.List(context.Background())
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || apiErr.RetryAfter != time.Hour || apiErr.Code != CodeRateLimited {
-		t.Fatalf("error %#v", err)
-	}
-	if n := len(s.requests()); n != 1 {
-		t.Fatalf("%d requests, want 1", n)
-	}
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, time.Hour, apiErr.RetryAfter, "error %#v", apiErr)
+	require.Equal(t, CodeRateLimited, apiErr.Code, "error %#v", apiErr)
+	require.Len(t, s.requests(), 1, "requests: a Retry-After beyond MaxDelay was waited")
 }
 
 func TestRetryStopsAtTheContextDeadline(t *testing.T) {
@@ -213,65 +187,41 @@ func TestRetryStopsAtTheContextDeadline(t *testing.T) {
 	defer cancel()
 	_, err := s.client.Hooks.Get(ctx, "id")
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 {
-		t.Fatalf("error %v", err)
-	}
-	if n := len(s.requests()); n != 1 {
-		t.Fatalf("%d requests: a retry after the deadline was attempted", n)
-	}
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, 503, apiErr.StatusCode, "error %v", err)
+	require.Len(t, s.requests(), 1, "requests: a retry after the deadline was attempted")
 }
 
 func TestPostWithoutIdempotencyKeyIsNotRetried(t *testing.T) {
 	t.Parallel()
 	s := setup(t, answer{status: 503, header: map[string]string{"Retry-After": "1"}, body: `{"error":"x","code":"unavailable","requestId":"r"}`})
 	_, err := s.client.Hooks.BulkCancel(context.Background(), BulkActionRequest{HookIDs: []string{"a"}})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	if n := len(s.requests()); n != 1 {
-		t.Fatalf("%d requests, want 1", n)
-	}
+	require.Error(t, err)
+	require.Len(t, s.requests(), 1, "requests: a POST without an idempotency key was retried")
 }
 
 func TestScheduleSendsOneIdempotencyKeyAcrossRetries(t *testing.T) {
 	t.Parallel()
 	s := setup(t, answer{status: 504, body: "timeout"}, answer{status: 201, body: hookJSON})
 	h, err := s.client.Hooks.Schedule(context.Background(), ScheduleHookRequest{Path: "/x", Data: map[string]int{"a": 1}, PostIn: Delay(90 * time.Minute)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.ID == "" {
-		t.Fatal("no hook")
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, h.ID, "no hook")
 	reqs := s.requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
-	}
+	require.Len(t, reqs, 2, "requests")
 	k1, k2 := reqs[0].Header.Get("Idempotency-Key"), reqs[1].Header.Get("Idempotency-Key")
-	if k1 == "" || k1 != k2 {
-		t.Fatalf("keys %q, %q: want one key, sent twice", k1, k2)
-	}
-	if got := s.body(0); got != `{"path":"/x","data":{"a":1},"postIn":"1h30m"}` {
-		t.Fatalf("body %s", got)
-	}
-	if reqs[0].Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("content type %q", reqs[0].Header.Get("Content-Type"))
-	}
+	require.NotEmpty(t, k1, "no idempotency key")
+	require.Equal(t, k1, k2, "want one key, sent twice")
+	require.Equal(t, `{"path":"/x","data":{"a":1},"postIn":"1h30m"}`, s.body(0), "body")
+	require.Equal(t, "application/json", reqs[0].Header.Get("Content-Type"), "content type")
 }
 
 func TestScheduleKeepsTheCallersKey(t *testing.T) {
 	t.Parallel()
 	s := setup(t, answer{status: 201, body: hookJSON})
 	_, err := s.client.Hooks.Schedule(context.Background(), ScheduleHookRequest{Path: "/x", Data: struct{}{}, PostAt: time.Date(2030, 1, 1, 9, 0, 0, 0, time.FixedZone("", 3600)), IdempotencyKey: "order-42"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if k := s.requests()[0].Header.Get("Idempotency-Key"); k != "order-42" {
-		t.Fatalf("key %q", k)
-	}
-	if got := s.body(0); got != `{"path":"/x","data":{},"postAt":"2030-01-01T09:00:00+01:00"}` {
-		t.Fatalf("body %s", got)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "order-42", s.requests()[0].Header.Get("Idempotency-Key"), "idempotency key")
+	require.Equal(t, `{"path":"/x","data":{},"postAt":"2030-01-01T09:00:00+01:00"}`, s.body(0), "body")
 }
 
 func TestNetworkErrorIsRetriedForGets(t *testing.T) {
@@ -297,16 +247,12 @@ func TestNetworkErrorIsRetriedForGets(t *testing.T) {
 	c := NewClient("k", WithBaseURL(srv.URL), WithRetryPolicy(RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond}))
 	_, err := c.Endpoints.List(context.Background())
 	var netErr *NetworkError
-	if !errors.As(err, &netErr) {
-		t.Fatalf("error %v", err)
-	}
+	require.ErrorAs(t, err, &netErr)
 	mu.Lock()
 	defer mu.Unlock()
 	// The transport may itself retry a request on a fresh connection once,
 	// so count at least one connection per attempt.
-	if n < 3 {
-		t.Fatalf("%d connections for 3 attempts", n)
-	}
+	require.GreaterOrEqual(t, n, 3, "connections for 3 attempts")
 }
 
 func TestErrorNamesTheField(t *testing.T) {
@@ -315,22 +261,15 @@ func TestErrorNamesTheField(t *testing.T) {
 		body: `{"error":"invalid request","code":"invalid_request","details":[{"field":"retryOverride.minRetries","message":"must be 1 to 15"}],"requestId":"req-1"}`})
 	_, err := s.client.Hooks.Schedule(context.Background(), ScheduleHookRequest{Path: "/x", Data: map[string]any{}, PostIn: "1s"})
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) {
-		t.Fatalf("error %v", err)
-	}
-	if apiErr.StatusCode != 400 || apiErr.Code != CodeInvalidRequest || apiErr.RequestID != "req-1" {
-		t.Fatalf("%+v", apiErr)
-	}
-	if msg, ok := apiErr.Field("retryOverride.minRetries"); !ok || msg != "must be 1 to 15" {
-		t.Fatalf("field: %q %v", msg, ok)
-	}
-	want := "sundial: 400 invalid_request: invalid request (retryOverride.minRetries: must be 1 to 15) [request req-1]"
-	if apiErr.Error() != want {
-		t.Fatalf("message %q", apiErr.Error())
-	}
-	if n := len(s.requests()); n != 1 {
-		t.Fatalf("a 400 was retried: %d requests", n)
-	}
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, 400, apiErr.StatusCode, "%+v", apiErr)
+	require.Equal(t, CodeInvalidRequest, apiErr.Code, "%+v", apiErr)
+	require.Equal(t, "req-1", apiErr.RequestID, "%+v", apiErr)
+	msg, ok := apiErr.Field("retryOverride.minRetries")
+	require.True(t, ok, "no detail for retryOverride.minRetries in %+v", apiErr)
+	require.Equal(t, "must be 1 to 15", msg, "the field's message")
+	require.EqualError(t, apiErr, "sundial: 400 invalid_request: invalid request (retryOverride.minRetries: must be 1 to 15) [request req-1]")
+	require.Len(t, s.requests(), 1, "requests: a 400 was retried")
 }
 
 func TestPatchSendsOnlyWhatIsSet(t *testing.T) {
@@ -342,28 +281,17 @@ func TestPatchSendsOnlyWhatIsSet(t *testing.T) {
 		MaxConcurrency:      SetTo(8),
 		Alerts:              &AlertSettingsPatch{OwnerEmails: []string{}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.MaxConcurrency != nil {
-		t.Fatalf("maxConcurrency %v", *p.MaxConcurrency)
-	}
-	var got map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s.body(0)), &got); err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	require.Nil(t, p.MaxConcurrency, "a null maxConcurrency")
+	var raw map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(s.body(0)), &raw), "body %s", s.body(0))
+	got := make(map[string]string, len(raw))
+	for k, v := range raw {
+		got[k] = string(v)
 	}
 	want := map[string]string{"name": `"Acme"`, "authorizationHeader": "null", "maxConcurrency": "8", "alerts": `{"ownerEmails":[]}`}
-	if len(got) != len(want) {
-		t.Fatalf("body %s", s.body(0))
-	}
-	for k, v := range want {
-		if string(got[k]) != v {
-			t.Fatalf("%s = %s, want %s (body %s)", k, got[k], v, s.body(0))
-		}
-	}
-	if s.requests()[0].Method != http.MethodPatch {
-		t.Fatal("not a PATCH")
-	}
+	require.Equal(t, want, got, "body %s", s.body(0))
+	require.Equal(t, http.MethodPatch, s.requests()[0].Method)
 }
 
 func TestAsyncAnswersCarryNoAPIKey(t *testing.T) {
@@ -374,41 +302,26 @@ func TestAsyncAnswersCarryNoAPIKey(t *testing.T) {
 		answer{status: 410, body: `{"error":"the async timeout passed","code":"gone","requestId":"r"}`})
 	ack := s.srv.URL + "/v1/async/0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f/1/secret-token/ack"
 	got, err := s.client.Async.Ack(context.Background(), ack, map[string]int{"processed": 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status != "completed" {
-		t.Fatalf("status %q", got.Status)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "completed", got.Status, "status")
 	reqs := s.requests()
-	if len(reqs) != 2 || reqs[1].URL.Path != "/v1/async/0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f/1/secret-token/ack" {
-		t.Fatalf("requests %d", len(reqs))
-	}
-	if k := reqs[1].Header.Get("X-API-Key"); k != "" {
-		t.Fatalf("the API key went to an async URL: %q", k)
-	}
-	if s.body(1) != `{"processed":42}` {
-		t.Fatalf("body %s", s.body(1))
-	}
+	require.Len(t, reqs, 2, "requests: the 503 should be retried once")
+	require.Equal(t, "/v1/async/0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f/1/secret-token/ack", reqs[1].URL.Path)
+	require.Empty(t, reqs[1].Header.Get("X-API-Key"), "the API key went to an async URL")
+	require.Equal(t, `{"processed":42}`, s.body(1), "ack body")
 	_, err = s.client.Async.Nack(context.Background(), strings.TrimSuffix(ack, "ack")+"nack", "out of stock")
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || apiErr.Code != CodeGone {
-		t.Fatalf("error %v", err)
-	}
-	if s.body(2) != `{"reason":"out of stock"}` {
-		t.Fatalf("nack body %s", s.body(2))
-	}
-	if strings.Contains(err.Error(), "secret-token") {
-		t.Fatalf("the token shows in %q", err)
-	}
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, CodeGone, apiErr.Code, "error %v", err)
+	require.Equal(t, `{"reason":"out of stock"}`, s.body(2), "nack body")
+	require.NotContains(t, err.Error(), "secret-token", "the token shows in the error")
 }
 
 func TestAsyncRefusesANonHTTPURL(t *testing.T) {
 	t.Parallel()
 	c := NewClient("")
-	if _, err := c.Async.Ack(context.Background(), "file:///etc/passwd", nil); err == nil {
-		t.Fatal("no error")
-	}
+	_, err := c.Async.Ack(context.Background(), "file:///etc/passwd", nil)
+	require.Error(t, err, "a file: URL was taken")
 }
 
 func TestDelay(t *testing.T) {
@@ -417,9 +330,7 @@ func TestDelay(t *testing.T) {
 		time.Second: "1s", 90 * time.Second: "1m30s", 90 * time.Minute: "1h30m",
 		36 * time.Hour: "1d12h", 1500 * time.Millisecond: "2s", 0: "0s",
 	} {
-		if got := Delay(d); got != want {
-			t.Errorf("Delay(%s) = %q, want %q", d, got, want)
-		}
+		require.Equal(t, want, Delay(d), "Delay(%s)", d)
 	}
 }
 
@@ -442,12 +353,7 @@ func TestEmptyIDsAreRefusedBeforeSending(t *testing.T) {
 		"Async.Nack":         func() error { _, err := s.client.Async.Nack(ctx, "", "x"); return err },
 	}
 	for name, call := range calls {
-		err := call()
-		if !errors.Is(err, ErrMissingID) {
-			t.Errorf("%s: %v", name, err)
-		}
+		require.ErrorIs(t, call(), ErrMissingID, name)
 	}
-	if n := len(s.requests()); n != 0 {
-		t.Fatalf("%d requests sent", n)
-	}
+	require.Empty(t, s.requests(), "requests sent")
 }

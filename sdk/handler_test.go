@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 const deliveryBody = `{"id":"0190b1c2-0000-7000-8000-000000000001","path":"/orders","postAt":"2030-01-01T00:00:00Z","postedAt":"2030-01-01T00:00:01Z","data":{"order":42},"createdAt":"2029-12-31T00:00:00Z","updatedAt":"2029-12-31T00:00:00Z"}`
@@ -63,21 +65,17 @@ func TestHandlerAck(t *testing.T) {
 	t.Parallel()
 	r := setupReceiver(t, Ack())
 	w := r.deliver(deliveryBody, signedNow(deliveryBody, "active-key", "old-key"))
-	if w.Code != http.StatusOK {
-		t.Fatalf("status %d: %s", w.Code, w.Body)
-	}
+	require.Equal(t, http.StatusOK, w.Code, "answer %s", w.Body)
 	got := r.deliveries()
-	if len(got) != 1 {
-		t.Fatalf("%d deliveries", len(got))
-	}
+	require.Len(t, got, 1, "deliveries")
 	d := got[0]
-	if d.ID != "0190b1c2-0000-7000-8000-000000000001" || d.Path != "/orders" || string(d.Data) != `{"order":42}` ||
-		!d.PostedAt.Equal(time.Date(2030, 1, 1, 0, 0, 1, 0, time.UTC)) || string(d.Body) != deliveryBody {
-		t.Fatalf("delivery %+v", d)
-	}
-	if d.AckURL != "https://sundial.example.com/v1/async/id/1/tok/ack" || !strings.HasSuffix(d.NackURL, "/nack") {
-		t.Fatalf("async URLs %q %q", d.AckURL, d.NackURL)
-	}
+	require.Equal(t, "0190b1c2-0000-7000-8000-000000000001", d.ID, "delivery %+v", d)
+	require.Equal(t, "/orders", d.Path, "delivery %+v", d)
+	require.Equal(t, `{"order":42}`, string(d.Data), "delivery %+v", d)
+	require.True(t, d.PostedAt.Equal(time.Date(2030, 1, 1, 0, 0, 1, 0, time.UTC)), "postedAt %s", d.PostedAt)
+	require.Equal(t, deliveryBody, string(d.Body), "the body as received")
+	require.Equal(t, "https://sundial.example.com/v1/async/id/1/tok/ack", d.AckURL, "ack URL")
+	require.True(t, strings.HasSuffix(d.NackURL, "/nack"), "nack URL %q", d.NackURL)
 }
 
 func TestHandlerAccept(t *testing.T) {
@@ -87,27 +85,24 @@ func TestHandlerAccept(t *testing.T) {
 	} {
 		r := setupReceiver(t, Accept(timeout))
 		w := r.deliver(deliveryBody, signedNow(deliveryBody, "active-key"))
-		if w.Code != http.StatusAccepted || w.Header().Get("Sundial-Async-Timeout") != want {
-			t.Errorf("Accept(%s): %d, timeout %q, want %q", timeout, w.Code, w.Header().Get("Sundial-Async-Timeout"), want)
-		}
+		require.Equal(t, http.StatusAccepted, w.Code, "Accept(%s): answer %s", timeout, w.Body)
+		require.Equal(t, want, w.Header().Get("Sundial-Async-Timeout"), "Accept(%s): Sundial-Async-Timeout", timeout)
 	}
 	r := setupReceiver(t, Accept(time.Minute), WithHeaderPrefix("Acme"))
 	h := signedNow(deliveryBody, "active-key")
 	h["Acme-Timestamp"], h["Acme-Signature"] = h["Sundial-Timestamp"], h["Sundial-Signature"]
 	delete(h, "Sundial-Signature")
 	w := r.deliver(deliveryBody, h)
-	if w.Code != http.StatusAccepted || w.Header().Get("Acme-Async-Timeout") != "60" {
-		t.Fatalf("prefix Acme: %d %v", w.Code, w.Header())
-	}
+	require.Equal(t, http.StatusAccepted, w.Code, "prefix Acme: answer %s", w.Body)
+	require.Equal(t, "60", w.Header().Get("Acme-Async-Timeout"), "prefix Acme: header %v", w.Header())
 }
 
 func TestHandlerNack(t *testing.T) {
 	t.Parallel()
 	r := setupReceiver(t, Nack(errors.New("warehouse offline")))
 	w := r.deliver(deliveryBody, signedNow(deliveryBody, "active-key"))
-	if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), "warehouse offline") {
-		t.Fatalf("status %d: %s", w.Code, w.Body)
-	}
+	require.Equal(t, http.StatusInternalServerError, w.Code, "answer %s", w.Body)
+	require.Contains(t, w.Body.String(), "warehouse offline", "the reason goes back in the answer")
 }
 
 func TestHandlerRefusesBadDeliveries(t *testing.T) {
@@ -126,12 +121,9 @@ func TestHandlerRefusesBadDeliveries(t *testing.T) {
 	}
 	for name, c := range cases {
 		r := setupReceiver(t, Ack())
-		if w := r.deliver(c.body, c.header); w.Code != c.want {
-			t.Errorf("%s: %d, want %d", name, w.Code, c.want)
-		}
-		if n := len(r.deliveries()); n != 0 {
-			t.Errorf("%s: the function was called", name)
-		}
+		w := r.deliver(c.body, c.header)
+		require.Equal(t, c.want, w.Code, "%s: answer %s", name, w.Body)
+		require.Empty(t, r.deliveries(), "%s: the function was called", name)
 	}
 }
 
@@ -139,12 +131,9 @@ func TestHandlerBoundsTheBody(t *testing.T) {
 	t.Parallel()
 	r := setupReceiver(t, Ack(), WithMaxBodyBytes(100))
 	big := `{"data":"` + strings.Repeat("x", 200) + `"}`
-	if w := r.deliver(big, signedNow(big, "active-key")); w.Code != http.StatusRequestEntityTooLarge {
-		t.Fatalf("status %d", w.Code)
-	}
-	if len(r.deliveries()) != 0 {
-		t.Fatal("the function was called")
-	}
+	w := r.deliver(big, signedNow(big, "active-key"))
+	require.Equal(t, http.StatusRequestEntityTooLarge, w.Code, "answer %s", w.Body)
+	require.Empty(t, r.deliveries(), "the function was called")
 }
 
 func TestHandlerRefusesOtherMethods(t *testing.T) {
@@ -152,9 +141,7 @@ func TestHandlerRefusesOtherMethods(t *testing.T) {
 	r := setupReceiver(t, Ack())
 	w := httptest.NewRecorder()
 	r.handler.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/hooks", nil))
-	if w.Code != http.StatusMethodNotAllowed {
-		t.Fatalf("status %d", w.Code)
-	}
+	require.Equal(t, http.StatusMethodNotAllowed, w.Code, "answer to a GET")
 }
 
 func TestParseAlert(t *testing.T) {
@@ -165,10 +152,9 @@ func TestParseAlert(t *testing.T) {
 		req.Header[k] = v
 	}
 	n, err := ParseAlert(req, []string{"active-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n.Type != "hook.failed" || n.Project.Name != "Acme" || len(n.Alerts) != 1 || n.Alerts[0].Attempts != 6 {
-		t.Fatalf("%+v", n)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "hook.failed", n.Type, "%+v", n)
+	require.Equal(t, "Acme", n.Project.Name, "%+v", n)
+	require.Len(t, n.Alerts, 1, "%+v", n)
+	require.Equal(t, 6, n.Alerts[0].Attempts, "%+v", n)
 }

@@ -2,11 +2,12 @@ package sundial
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func page(ids []string, next string) answer {
@@ -27,24 +28,19 @@ func TestAllFollowsTheCursor(t *testing.T) {
 	after := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	var got []string
 	for h, err := range s.client.Hooks.All(context.Background(), ListHooksParams{Status: StatusPending, Limit: 2, SortBy: "postAt", PostAtAfter: after}) {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got = append(got, h.ID)
 	}
-	if fmt.Sprint(got) != "[1 2 3 4 5]" {
-		t.Fatalf("got %v", got)
-	}
+	require.Equal(t, []string{"1", "2", "3", "4", "5"}, got, "hook IDs")
 	reqs := s.requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d pages fetched", len(reqs))
-	}
+	require.Len(t, reqs, 3, "pages fetched")
 	for i, wantCursor := range []string{"", "c1", "c2"} {
 		q := reqs[i].URL.Query()
-		if q.Get("cursor") != wantCursor || q.Get("limit") != "2" || q.Get("status") != "pending" ||
-			q.Get("sortBy") != "postAt" || q.Get("postAtAfter") != "2030-01-01T00:00:00Z" {
-			t.Fatalf("page %d query %v", i, q)
-		}
+		require.Equal(t, wantCursor, q.Get("cursor"), "page %d query %v", i, q)
+		require.Equal(t, "2", q.Get("limit"), "page %d query %v", i, q)
+		require.Equal(t, "pending", q.Get("status"), "page %d query %v", i, q)
+		require.Equal(t, "postAt", q.Get("sortBy"), "page %d query %v", i, q)
+		require.Equal(t, "2030-01-01T00:00:00Z", q.Get("postAtAfter"), "page %d query %v", i, q)
 	}
 }
 
@@ -52,14 +48,11 @@ func TestAllStopsWhenTheLoopBreaks(t *testing.T) {
 	t.Parallel()
 	s := setup(t, page([]string{"1", "2"}, "c1"), page([]string{"3"}, ""))
 	for h, err := range s.client.Hooks.All(context.Background(), ListHooksParams{}) {
-		if err != nil || h.ID != "1" {
-			t.Fatalf("%v %v", h.ID, err)
-		}
+		require.NoError(t, err)
+		require.Equal(t, "1", h.ID, "the first hook")
 		break
 	}
-	if n := len(s.requests()); n != 1 {
-		t.Fatalf("%d pages fetched after a break on the first hook", n)
-	}
+	require.Len(t, s.requests(), 1, "pages fetched after a break on the first hook")
 }
 
 func TestAllYieldsAnErrorOnce(t *testing.T) {
@@ -75,8 +68,10 @@ func TestAllYieldsAnErrorOnce(t *testing.T) {
 		}
 		ids = append(ids, h.ID)
 	}
+	require.Len(t, ids, 1, "ids %v errs %v", ids, errs)
+	require.Len(t, errs, 1, "ids %v errs %v", ids, errs)
 	var apiErr *APIError
-	if len(ids) != 1 || len(errs) != 1 || !errors.As(errs[0], &apiErr) || apiErr.Fields()[0] != "cursor" {
-		t.Fatalf("ids %v errs %v", ids, errs)
-	}
+	require.ErrorAs(t, errs[0], &apiErr)
+	require.NotEmpty(t, apiErr.Fields(), "error %v", apiErr)
+	require.Equal(t, "cursor", apiErr.Fields()[0], "error %v", apiErr)
 }

@@ -4,11 +4,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Sundial's vector "simple" (computed with openssl dgst -sha256 -hmac, as
@@ -55,13 +56,9 @@ func standardHeader(sig string) http.Header {
 func TestVerifySundialVector(t *testing.T) {
 	t.Parallel()
 	v := verifierAt([]string{vectorKey}, vectorTS+60)
-	if err := v.Verify(sundialHeader(vectorSig, vectorTS), []byte(vectorBody)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, v.Verify(sundialHeader(vectorSig, vectorTS), []byte(vectorBody)))
 	rotation := "v1," + hex.EncodeToString(make([]byte, 32)) + " " + vectorSig
-	if err := v.Verify(sundialHeader(rotation, vectorTS), []byte(vectorBody)); err != nil {
-		t.Fatalf("the second entry of a rotation: %v", err)
-	}
+	require.NoError(t, v.Verify(sundialHeader(rotation, vectorTS), []byte(vectorBody)), "the second entry of a rotation")
 	cases := map[string]struct {
 		v      *Verifier
 		header http.Header
@@ -78,14 +75,10 @@ func TestVerifySundialVector(t *testing.T) {
 		"timestamp not a time": {v, func() http.Header { h := sundialHeader(vectorSig, vectorTS); h.Set("Sundial-Timestamp", "x"); return h }(), vectorBody, ErrTimestamp},
 	}
 	for name, c := range cases {
-		if err := c.v.Verify(c.header, []byte(c.body)); !errors.Is(err, c.want) {
-			t.Errorf("%s: %v, want %v", name, err, c.want)
-		}
+		require.ErrorIs(t, c.v.Verify(c.header, []byte(c.body)), c.want, name)
 	}
 	longer := verifierAt([]string{vectorKey}, vectorTS+600, WithTolerance(time.Hour))
-	if err := longer.Verify(sundialHeader(vectorSig, vectorTS), []byte(vectorBody)); err != nil {
-		t.Fatalf("WithTolerance: %v", err)
-	}
+	require.NoError(t, longer.Verify(sundialHeader(vectorSig, vectorTS), []byte(vectorBody)), "WithTolerance")
 }
 
 func TestVerifyStandardVector(t *testing.T) {
@@ -104,22 +97,18 @@ func TestVerifyStandardVector(t *testing.T) {
 	}
 	for name, c := range cases {
 		err := v.Verify(standardHeader(c.sig), []byte(standardBody))
-		if (err == nil) != c.valid {
-			t.Errorf("%s: %v", name, err)
+		if c.valid {
+			require.NoError(t, err, name)
+		} else {
+			require.Error(t, err, name)
 		}
 	}
-	if err := v.Verify(standardHeader(standardSig), []byte(standardBody+" ")); !errors.Is(err, ErrBadSignature) {
-		t.Errorf("altered body: %v", err)
-	}
+	require.ErrorIs(t, v.Verify(standardHeader(standardSig), []byte(standardBody+" ")), ErrBadSignature, "altered body")
 	h := standardHeader(standardSig)
 	h.Set("webhook-id", "msg_other")
-	if err := v.Verify(h, []byte(standardBody)); !errors.Is(err, ErrBadSignature) {
-		t.Errorf("another id: %v", err)
-	}
+	require.ErrorIs(t, v.Verify(h, []byte(standardBody)), ErrBadSignature, "another id")
 	late := verifierAt([]string{standardSecret}, standardTS+301)
-	if err := late.Verify(standardHeader(standardSig), []byte(standardBody)); !errors.Is(err, ErrTimestamp) {
-		t.Errorf("too old: %v", err)
-	}
+	require.ErrorIs(t, late.Verify(standardHeader(standardSig), []byte(standardBody)), ErrTimestamp, "too old")
 }
 
 // sign makes Sundial's headers for body at ts, signed by each key: what
@@ -147,16 +136,12 @@ func TestVerifyTakesEitherScheme(t *testing.T) {
 	h.Set("Sundial-Timestamp", strconv.FormatInt(standardTS, 10))
 	h.Set("Sundial-Signature", "v1,00")
 	v := verifierAt([]string{standardSecret}, standardTS)
-	if err := v.Verify(h, []byte(standardBody)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, v.Verify(h, []byte(standardBody)), "a good Standard signature beside a broken Sundial one")
 	h = sign([]byte(vectorBody), vectorTS, "k1")
 	h.Set("webhook-id", "x")
 	h.Set("webhook-timestamp", strconv.FormatInt(vectorTS, 10))
 	h.Set("webhook-signature", "v1,AAAA")
-	if err := verifierAt([]string{"k1"}, vectorTS).Verify(h, []byte(vectorBody)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, verifierAt([]string{"k1"}, vectorTS).Verify(h, []byte(vectorBody)), "a good Sundial signature beside a broken Standard one")
 }
 
 func TestVerifyWithAHeaderPrefix(t *testing.T) {
@@ -164,12 +149,8 @@ func TestVerifyWithAHeaderPrefix(t *testing.T) {
 	h := http.Header{}
 	h.Set("Acme-Timestamp", strconv.FormatInt(vectorTS, 10))
 	h.Set("Acme-Signature", vectorSig)
-	if err := verifierAt([]string{vectorKey}, vectorTS, WithHeaderPrefix("Acme")).Verify(h, []byte(vectorBody)); err != nil {
-		t.Fatal(err)
-	}
-	if err := verifierAt([]string{vectorKey}, vectorTS).Verify(h, []byte(vectorBody)); !errors.Is(err, ErrNoSignature) {
-		t.Fatalf("default prefix: %v", err)
-	}
+	require.NoError(t, verifierAt([]string{vectorKey}, vectorTS, WithHeaderPrefix("Acme")).Verify(h, []byte(vectorBody)), "prefix Acme")
+	require.ErrorIs(t, verifierAt([]string{vectorKey}, vectorTS).Verify(h, []byte(vectorBody)), ErrNoSignature, "default prefix")
 }
 
 // TestVerifyReadsHeadersAsSpelled: headers built by hand in lower case (a
@@ -181,7 +162,5 @@ func TestVerifyReadsHeadersAsSpelled(t *testing.T) {
 		"webhook-timestamp": {strconv.FormatInt(standardTS, 10)},
 		"webhook-signature": {standardSig},
 	}
-	if err := verifierAt([]string{standardSecret}, standardTS).Verify(h, []byte(standardBody)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, verifierAt([]string{standardSecret}, standardTS).Verify(h, []byte(standardBody)))
 }

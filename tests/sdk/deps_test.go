@@ -2,7 +2,7 @@ package sdk
 
 import (
 	"bytes"
-	"os"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,26 +11,47 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSDKNeedsOnlyTheStandardLibrary: the SDK's build, its tests included,
+// TestSDKNeedsOnlyTheStandardLibrary: the SDK's code (its tests aside)
 // imports nothing outside the standard library, and its go.mod requires
-// nothing, so that a program that imports it takes no other dependency.
+// testify alone (and testify's own), for its tests, so that a program that
+// imports it builds no other module.
 func TestSDKNeedsOnlyTheStandardLibrary(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join("..", "..", "sdk")
-	cmd := exec.Command("go", "list", "-test", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./...")
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, stderr.String())
-	// One line per package: the SDK's own (its test variants included)
-	// or anything else, which is what must not be.
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	// Without -test: the packages a program that imports the SDK builds.
+	out := goCommand(t, dir, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./...")
+	// One line per package: the SDK's own or anything else, which is what
+	// must not be.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.NotEmpty(t, lines)
 	for _, p := range lines {
 		require.True(t, strings.HasPrefix(p, "github.com/sundial-run/sundial/sdk"), "the SDK imports %s", p)
 	}
-	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	require.NoError(t, err)
-	require.NotContains(t, string(mod), "require", "the SDK's go.mod requires a module")
+	var mod struct {
+		Require []struct {
+			Path     string
+			Indirect bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(goCommand(t, dir, "mod", "edit", "-json")), &mod))
+	var direct []string
+	for _, r := range mod.Require {
+		if !r.Indirect {
+			direct = append(direct, r.Path)
+		}
+	}
+	require.Equal(t, []string{"github.com/stretchr/testify"}, direct,
+		"the SDK's go.mod requires a module other than its tests' testify")
+}
+
+// goCommand runs the go command in dir and returns its output.
+func goCommand(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go %s: %s", strings.Join(args, " "), stderr.String())
+	return string(out)
 }
