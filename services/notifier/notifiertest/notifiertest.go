@@ -177,9 +177,14 @@ func (db *DB) Store(t testing.TB, a *eventv1.Alert) {
 
 // Publish publishes the alert's event; seq > 0 makes a distinct NATS
 // message of the same alert (a redelivery that NATS cannot deduplicate).
+// It retries as a producer does: on a loaded machine JetStream's answer to
+// a publish has been seen to time out ("no response from stream"), and
+// the message id makes a retry of a publish that landed a no-op.
 func Publish(t testing.TB, js jetstream.JetStream, a *eventv1.Alert, seq int64) {
 	t.Helper()
-	require.NoError(t, bus.NewPublisher(js).Publish(context.Background(), bus.Message{
+	pub := bus.Retrying{Publisher: bus.NewPublisher(js),
+		Retry: bus.RetryPolicy{Tries: 5, Backoff: 100 * time.Millisecond, Timeout: 10 * time.Second}}
+	require.NoError(t, pub.Publish(context.Background(), bus.Message{
 		Subject: event.SubjectAlert,
 		MsgID:   event.MsgID(event.KindAlert, a.GetAlertId(), seq),
 		Body:    a,
