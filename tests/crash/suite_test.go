@@ -33,6 +33,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 	"github.com/sundial-run/sundial/tests/internal/checker"
+	"github.com/sundial-run/sundial/tests/internal/inproc"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -74,8 +75,8 @@ type bundle struct {
 	// one line per alert shows what it received.
 	notifierLog *logtest.Buffer
 
+	services inproc.Group
 	mu       sync.Mutex
-	stops    []func()
 	accepted map[string]time.Time
 }
 
@@ -201,28 +202,12 @@ func (b *bundle) startNotifier(t *testing.T) {
 // keepRunning runs an in-process service until the suite stops, and
 // reports an unclean stop.
 func (b *bundle) keepRunning(t *testing.T, name string, run func(context.Context) error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx) }()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.stops = append(b.stops, func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("%s stopped with error: %v", name, err)
-		}
-	})
+	b.services.Go(context.Background(), t, name, run)
 }
 
 // stopAll stops the in-process services in reverse order of their start.
 func (b *bundle) stopAll() {
-	b.mu.Lock()
-	stops := b.stops
-	b.stops = nil
-	b.mu.Unlock()
-	for i := len(stops) - 1; i >= 0; i-- {
-		stops[i]()
-	}
+	b.services.Stop()
 }
 
 // restartNATS replaces the NATS server with a new one on the same port,

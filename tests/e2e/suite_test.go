@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +26,7 @@ import (
 	https "github.com/sundial-run/sundial/testkit/receiver"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
+	"github.com/sundial-run/sundial/tests/internal/inproc"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -95,9 +95,8 @@ type bundle struct {
 	client *http.Client
 	// logs, when set, gets every service's log lines at debug level (JSON).
 	logs io.Writer
-	// stops holds the cancel-and-wait functions of running services.
-	mu    sync.Mutex
-	stops []func()
+	// services are the services running in-process.
+	services inproc.Group
 }
 
 type options struct {
@@ -206,28 +205,12 @@ func (b *bundle) start(t *testing.T, name string) {
 // keepRunning runs a service's Run until the suite stops, and reports an
 // unclean stop.
 func (b *bundle) keepRunning(t *testing.T, name string, run func(context.Context) error) {
-	ctx, cancel := context.WithCancel(b.ctx)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx) }()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.stops = append(b.stops, func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("%s stopped with error: %v", name, err)
-		}
-	})
+	b.services.Go(b.ctx, t, name, run)
 }
 
 // stopAll stops the services in reverse order of their start.
 func (b *bundle) stopAll() {
-	b.mu.Lock()
-	stops := b.stops
-	b.stops = nil
-	b.mu.Unlock()
-	for i := len(stops) - 1; i >= 0; i-- {
-		stops[i]()
-	}
+	b.services.Stop()
 }
 
 // hook is the API's view of a hook, as far as these tests look at it.

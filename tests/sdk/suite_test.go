@@ -2,11 +2,9 @@ package sdk
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/pgtest"
 	https "github.com/sundial-run/sundial/testkit/receiver"
 	"github.com/sundial-run/sundial/testkit/secrettest"
+	"github.com/sundial-run/sundial/tests/internal/inproc"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -42,8 +41,7 @@ type bundle struct {
 	receiver *https.Receiver
 	handler  atomic.Pointer[http.Handler]
 
-	mu    sync.Mutex
-	stops []func()
+	services inproc.Group
 }
 
 // setup boots a gateway on a fresh database and NATS server, with a project
@@ -135,26 +133,10 @@ func (b *bundle) startDispatcher(t *testing.T) {
 // keepRunning runs a service until the suite stops, and reports an unclean
 // stop.
 func (b *bundle) keepRunning(t *testing.T, name string, run func(context.Context) error) {
-	ctx, cancel := context.WithCancel(b.ctx)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx) }()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.stops = append(b.stops, func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("%s stopped with error: %v", name, err)
-		}
-	})
+	b.services.Go(b.ctx, t, name, run)
 }
 
 // stopAll stops the services in reverse order of their start.
 func (b *bundle) stopAll() {
-	b.mu.Lock()
-	stops := b.stops
-	b.stops = nil
-	b.mu.Unlock()
-	for i := len(stops) - 1; i >= 0; i-- {
-		stops[i]()
-	}
+	b.services.Stop()
 }

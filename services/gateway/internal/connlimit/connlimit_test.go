@@ -62,13 +62,15 @@ func TestANewcomerEvictsTheConnectionIdleTheLongest(t *testing.T) {
 	// Each connection is seen idle before the next is opened: the server
 	// marks a connection idle after the client has read its answer, so
 	// under load the first could otherwise be marked idle last.
-	first := keepAlive(t, addr)
-	for idle := 1; idle <= 3; idle++ {
-		if idle > 1 {
-			keepAlive(t, addr)
-		}
-		require.Eventually(t, func() bool { return lim.Stats().Idle == idle }, 10*time.Second, time.Millisecond)
+	idle := func(n int) {
+		require.Eventually(t, func() bool { return lim.Stats().Idle == n }, 10*time.Second, time.Millisecond)
 	}
+	first := keepAlive(t, addr)
+	idle(1)
+	keepAlive(t, addr)
+	idle(2)
+	keepAlive(t, addr)
+	idle(3)
 
 	status, err := get(addr)
 	require.NoError(t, err)
