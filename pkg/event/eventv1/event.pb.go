@@ -188,6 +188,10 @@ type DueHook struct {
 	// dispatcher does not start a delivery that could outlive it (see the
 	// dispatcher's dispatch package). Zero in messages of older schedulers.
 	LeaseDuration *durationpb.Duration `protobuf:"bytes,13,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
+	// The project has a listener connected (docs/listener.md, "Routing"):
+	// the dispatcher hands the delivery to it through a gateway
+	// (ListenerDelivery) instead of POSTing it to url.
+	Listener      bool `protobuf:"varint,14,opt,name=listener,proto3" json:"listener,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -311,6 +315,13 @@ func (x *DueHook) GetLeaseDuration() *durationpb.Duration {
 		return x.LeaseDuration
 	}
 	return nil
+}
+
+func (x *DueHook) GetListener() bool {
+	if x != nil {
+		return x.Listener
+	}
+	return false
 }
 
 // DueHooks carries many DueHooks in one message: the scheduler publishes
@@ -752,7 +763,7 @@ var File_sundial_event_v1_event_proto protoreflect.FileDescriptor
 
 const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1csundial/event/v1/event.proto\x12\x10sundial.event.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x88\x04\n" +
+	"\x1csundial/event/v1/event.proto\x12\x10sundial.event.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa4\x04\n" +
 	"\aDueHook\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -770,7 +781,8 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12!\n" +
 	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\x12@\n" +
-	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\";\n" +
+	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\x12\x1a\n" +
+	"\blistener\x18\x0e \x01(\bR\blistener\";\n" +
 	"\bDueHooks\x12/\n" +
 	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xc8\x05\n" +
 	"\rAttemptResult\x12\x17\n" +
