@@ -187,7 +187,9 @@ func defaultListenConfig() listenConfig {
 // lasted; at once when the server says it is closing or the machine wakes
 // from sleep. A connection silent for 45 s is taken for dead.
 //
-// It returns ctx's error when ctx ends (the socket closed with 1000), an
+// It returns, once the handler calls in flight have returned (their
+// context ends with ctx), ctx's error when ctx ends (the socket closed
+// with 1000), an
 // error wrapping ErrTicketRejected or ErrAccessRevoked when the server
 // closes the socket with 4001 or 4003, and the *APIError when the ticket
 // request is refused with 401, 403 or 404 (a bad key, or a server without

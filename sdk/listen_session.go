@@ -201,9 +201,9 @@ func (m *hookMessage) delivery() *ListenDelivery {
 		d.Body = []byte(f.Body)
 		d.Header = make(http.Header, len(f.Headers))
 		for k, v := range f.Headers {
-			// As Sundial spells them, not canonicalised: Get still finds
-			// them through headerValue, and a forwarder sends them as sent.
-			d.Header[k] = []string{v}
+			// Canonicalised, as a Go server would have them; Forward keeps
+			// them as Sundial spells them, for a program that forwards.
+			d.Header.Set(k, v)
 		}
 	}
 	return d

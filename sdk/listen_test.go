@@ -146,7 +146,7 @@ func TestListenForwardsTheRequest(t *testing.T) {
 	require.NotNil(t, d.Forward)
 	require.Equal(t, `{"id":"h1"}`, string(d.Body))
 	require.Equal(t, "v1,abc", d.Forward.Signature)
-	require.Equal(t, "v1,abc", headerValue(d.Header, "Sundial-Signature"))
+	require.Equal(t, "v1,abc", d.Header.Get("Sundial-Signature"))
 }
 
 func TestListenAnswersPings(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,8 @@ import (
 type gatewaySide struct {
 	srv   *httptest.Server
 	conns chan *socket
+	// refuse makes the socket refuse every ticket (4001) from then on.
+	refuse atomic.Bool
 }
 
 type socket struct {
@@ -64,7 +67,7 @@ func newGatewaySide(t *testing.T) *gatewaySide {
 		valid := tickets[r.URL.Query().Get("ticket")]
 		tickets[r.URL.Query().Get("ticket")] = false
 		mu.Unlock()
-		if !valid {
+		if !valid || g.refuse.Load() {
 			_ = c.Close(4001, "invalid ticket")
 			return
 		}
@@ -301,4 +304,17 @@ func TestListenExitsOnRevokedKey(t *testing.T) {
 	require.Equal(t, ExitError, b.exitCode(t))
 	require.Contains(t, b.stderr.String(), "close 4003")
 	require.Contains(t, b.stderr.String(), "run `sundial login` with a new key")
+}
+
+func TestListenExitsOnRejectedTicket(t *testing.T) {
+	t.Parallel()
+	b := setupListen(t)
+	s := b.gw.next(t)
+	// The connection drops; the next ticket is refused.
+	b.gw.refuse.Store(true)
+	s.c.CloseNow()
+	require.Equal(t, ExitError, b.exitCode(t))
+	require.Contains(t, b.stderr.String(), "close 4001")
+	require.Contains(t, b.stderr.String(), "check this machine's clock, then run `sundial listen` again to get a new one")
+	require.Contains(t, b.stdout.String(), "Disconnected (")
 }
