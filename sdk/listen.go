@@ -159,6 +159,9 @@ type listenConfig struct {
 	wakeEvery, wakeSlack time.Duration
 	// answerTimeout bounds the write of one answer.
 	answerTimeout time.Duration
+	// wake, when set, is the wake signal instead of a channel of the
+	// listener's own (tests signal a wake through it).
+	wake chan struct{}
 }
 
 func defaultListenConfig() listenConfig {
@@ -207,8 +210,11 @@ func (c *Client) Listen(ctx context.Context, h ListenHandler, opts ...ListenOpti
 		h:        h,
 		cfg:      cfg,
 		slots:    make(chan struct{}, cfg.maxInFlight),
-		wake:     make(chan struct{}, 1),
+		wake:     cfg.wake,
 		sessions: map[*session]struct{}{},
+	}
+	if l.wake == nil {
+		l.wake = make(chan struct{}, 1)
 	}
 	return l.run(ctx)
 }
@@ -261,6 +267,12 @@ func (l *listener) loop(ctx context.Context) error {
 			case <-t.C:
 			}
 			t.Stop()
+		}
+		// A wake noticed before this connection opens is no reason to
+		// drop it.
+		select {
+		case <-l.wake:
+		default:
 		}
 		s, err := l.connect(ctx)
 		if ctx.Err() != nil {

@@ -245,6 +245,24 @@ func TestListenReconnectsAtOnceOnClosingAndDrains(t *testing.T) {
 	require.Equal(t, "next", fresh.recv(t)["hookId"])
 }
 
+func TestListenReconnectsAtOnceAfterAWake(t *testing.T) {
+	t.Parallel()
+	wake := make(chan struct{})
+	b := setupListen(t, ack, func(c *listenConfig) {
+		c.wake = wake
+		c.backoffMin, c.backoffMax = time.Hour, time.Hour
+	})
+	old := b.p.next(t)
+	b.event(t, ListenConnected)
+	wake <- struct{}{}
+	require.ErrorContains(t, b.event(t, ListenDisconnected).Err, "woke from sleep")
+	old.waitEnded(t)
+	// With an hour of backoff, only "at once" opens the new socket in time.
+	fresh := b.p.next(t)
+	fresh.send(hook("h1"))
+	require.Equal(t, "ack", fresh.recv(t)["type"])
+}
+
 func TestListenTakesASilentConnectionForDead(t *testing.T) {
 	t.Parallel()
 	b := setupListen(t, ack, func(c *listenConfig) { c.idleTimeout = 200 * time.Millisecond })
