@@ -66,8 +66,7 @@ func (l *listener) connect(ctx context.Context) (*session, error) {
 		resp.Body.Close()
 	}
 	if err != nil {
-		// Not the URL: its ticket is a credential, if a short-lived one.
-		return nil, fmt.Errorf("sundial: listen: open the socket: %w", err)
+		return nil, dialError(err, t.Ticket)
 	}
 	conn.SetReadLimit(maxListenMessage)
 	s := &session{
@@ -99,6 +98,42 @@ func dialURL(t listenTicket, forward bool) (string, error) {
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }
+
+// dialError says why the socket did not open without the ticket, a
+// credential until it is redeemed: the HTTP client's errors quote the URL.
+func dialError(err error, ticket string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("sundial: listen: open the socket: %s %s: %w", ue.Op, redactTicket(ue.URL), ue.Err)
+	}
+	return &redactedError{
+		msg: "sundial: listen: open the socket: " + strings.ReplaceAll(err.Error(), ticket, "REDACTED"),
+		err: err,
+	}
+}
+
+// redactTicket is raw with its ticket parameter blanked.
+func redactTicket(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the ticket's url"
+	}
+	q := u.Query()
+	if q.Has("ticket") {
+		q.Set("ticket", "REDACTED")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// redactedError is an error whose message had a secret taken out.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // read handles the server's messages until the connection ends.
 func (s *session) read() {

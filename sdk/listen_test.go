@@ -3,7 +3,11 @@ package sundial
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -360,4 +364,59 @@ func TestDialURL(t *testing.T) {
 	require.Equal(t, "wss://sundial.example.com/v1/ws?forward=true&ticket=a+b", u)
 	_, err = dialURL(listenTicket{Ticket: "t", URL: "ftp://x"}, false)
 	require.Error(t, err)
+}
+
+func TestDialErrorsHideTheTicket(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("connect: connection refused")
+	err := dialError(fmt.Errorf("failed to WebSocket dial: %w",
+		&url.Error{Op: "Get", URL: "http://gw.example/v1/ws?forward=true&ticket=tk_secret", Err: refused}), "tk_secret")
+	require.NotContains(t, err.Error(), "tk_secret")
+	require.Contains(t, err.Error(), "http://gw.example/v1/ws?forward=true&ticket=REDACTED")
+	require.ErrorIs(t, err, refused)
+
+	err = dialError(errors.New("handshake with tk_secret failed"), "tk_secret")
+	require.Equal(t, "sundial: listen: open the socket: handshake with REDACTED failed", err.Error())
+}
+
+func TestListenRetriesASocketThatWillNotOpen(t *testing.T) {
+	t.Parallel()
+	// A ticket whose url answers no WebSocket: the dial fails, and is
+	// retried, the ticket kept out of what the observer is told.
+	mux := http.NewServeMux()
+	var srvURL string
+	mux.HandleFunc("POST /v1/ws/ticket", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprintf(w, `{"data": {"ticket": "tk_secret", "url": "%s/nowhere", "expiresAt": "2030-01-01T00:00:00Z"}}`,
+			"ws"+strings.TrimPrefix(srvURL, "http"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	srvURL = srv.URL
+	events := make(chan ListenEvent, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- NewClient(testAPIKey, WithBaseURL(srv.URL)).Listen(ctx, ack,
+			func(c *listenConfig) {
+				c.backoffMin, c.backoffMax, c.wakeEvery = time.Millisecond, time.Millisecond, time.Hour
+			},
+			WithListenObserver(func(e ListenEvent) {
+				select {
+				case events <- e:
+				default: // the test reads two; the retries go on
+				}
+			}))
+	}()
+	for range 2 {
+		select {
+		case e := <-events:
+			require.Equal(t, ListenDisconnected, e.Type)
+			require.ErrorContains(t, e.Err, "open the socket")
+			require.NotContains(t, e.Err.Error(), "tk_secret")
+		case <-time.After(10 * time.Second):
+			t.Fatal("no retry")
+		}
+	}
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
 }
