@@ -256,66 +256,80 @@ func (l *listener) loop(ctx context.Context) error {
 	b := backoff{min: l.cfg.backoffMin, max: l.cfg.backoffMax}
 	var delay time.Duration
 	for {
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-l.wake:
-				b.reset()
-			case <-t.C:
-			}
-			t.Stop()
-		}
-		// A wake noticed before this connection opens is no reason to
-		// drop it.
-		select {
-		case <-l.wake:
-		default:
+		if err := l.pause(ctx, delay, &b); err != nil {
+			return err
 		}
 		s, err := l.connect(ctx)
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return ctx.Err()
-		}
-		if err != nil {
-			if fatalTicketError(err) {
-				return err
-			}
+		case err != nil && fatalTicketError(err):
+			return err
+		case err != nil:
 			delay = b.next()
 			l.cfg.observe(ListenEvent{Type: ListenDisconnected, Err: err, Retry: delay})
 			continue
 		}
-		opened := time.Now()
+		if delay, err = l.hold(ctx, s, &b); err != nil {
+			return err
+		}
+	}
+}
+
+// pause waits delay before the next connection; a wake cuts it short.
+func (l *listener) pause(ctx context.Context, delay time.Duration, b *backoff) error {
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.closing:
-			// The server is going away: a new connection at once, while
-			// this one answers what it holds (it closes itself once done).
-			b.reset()
-			delay = 0
-			continue
 		case <-l.wake:
-			// After a sleep the socket is most likely dead and the server
-			// has let it go: do not wait 45 s to find out.
-			s.conn.CloseNow()
-			<-s.done
 			b.reset()
-			delay = 0
-			l.cfg.observe(ListenEvent{Type: ListenDisconnected, Err: errors.New("the machine woke from sleep")})
-			continue
-		case <-s.done:
+		case <-t.C:
 		}
-		if errors.Is(s.err, ErrTicketRejected) || errors.Is(s.err, ErrAccessRevoked) {
-			return s.err
-		}
-		if time.Since(opened) >= l.cfg.stableAfter {
-			b.reset()
-		}
-		delay = b.next()
-		l.cfg.observe(ListenEvent{Type: ListenDisconnected, Err: s.err, Retry: delay})
 	}
+	// A wake noticed before the next connection opens is no reason to
+	// drop it.
+	select {
+	case <-l.wake:
+	default:
+	}
+	return nil
+}
+
+// hold keeps s until it ends, the server says it is closing, or the
+// machine wakes; it returns the wait before the next connection, or the
+// error that ends Listen.
+func (l *listener) hold(ctx context.Context, s *session, b *backoff) (time.Duration, error) {
+	opened := time.Now()
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-s.closing:
+		// The server is going away: a new connection at once, while this
+		// one answers what it holds (it closes itself once done).
+		b.reset()
+		return 0, nil
+	case <-l.wake:
+		// After a sleep the socket is most likely dead and the server has
+		// let it go: do not wait 45 s to find out.
+		s.conn.CloseNow()
+		<-s.done
+		b.reset()
+		l.cfg.observe(ListenEvent{Type: ListenDisconnected, Err: errors.New("the machine woke from sleep")})
+		return 0, nil
+	case <-s.done:
+	}
+	if errors.Is(s.err, ErrTicketRejected) || errors.Is(s.err, ErrAccessRevoked) {
+		return 0, s.err
+	}
+	if time.Since(opened) >= l.cfg.stableAfter {
+		b.reset()
+	}
+	delay := b.next()
+	l.cfg.observe(ListenEvent{Type: ListenDisconnected, Err: s.err, Retry: delay})
+	return delay, nil
 }
 
 // fatalTicketError reports a ticket refusal that trying again cannot cure.

@@ -420,3 +420,25 @@ func TestListenRetriesASocketThatWillNotOpen(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 }
+
+func TestListenBacksOffUnlessTheConnectionLasted(t *testing.T) {
+	t.Parallel()
+	retries := func(t *testing.T, opts ...ListenOption) []time.Duration {
+		b := setupListen(t, ack, opts...)
+		var got []time.Duration
+		for range 3 {
+			sc := b.p.next(t)
+			b.event(t, ListenConnected) // the client holds it: no dial fails
+			sc.c.CloseNow()
+			got = append(got, b.event(t, ListenDisconnected).Retry)
+		}
+		return got
+	}
+	ms := time.Millisecond
+	// Connections that drop at once: the wait doubles (setupListen: 10 ms
+	// to 50 ms).
+	require.Equal(t, []time.Duration{10 * ms, 20 * ms, 40 * ms}, retries(t))
+	// Connections that lasted (any length does here): from the start.
+	require.Equal(t, []time.Duration{10 * ms, 10 * ms, 10 * ms},
+		retries(t, func(c *listenConfig) { c.stableAfter = 0 }))
+}
