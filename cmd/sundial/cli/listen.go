@@ -218,6 +218,7 @@ type eventLine struct {
 	HookID      string    `json:"hookId,omitempty"`
 	Attempt     int       `json:"attempt,omitempty"`
 	Code        string    `json:"code,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
 	Message     string    `json:"message,omitempty"`
 	RetryInMs   int64     `json:"retryInMs,omitempty"`
 }
@@ -232,9 +233,13 @@ func (o *lineWriter) event(e sundial.ListenEvent, base *url.URL) {
 			l.ProjectName, l.ProjectID, l.ForwardTo)
 	case sundial.ListenDisconnected:
 		l.Message, l.RetryInMs = fmt.Sprint(e.Err), e.Retry.Milliseconds()
-		text = fmt.Sprintf("Disconnected (%s); reconnecting in %s.", l.Message, e.Retry)
+		when := "now"
+		if e.Retry > 0 {
+			when = "in " + e.Retry.String()
+		}
+		text = fmt.Sprintf("Disconnected (%s); reconnecting %s.", l.Message, when)
 	case sundial.ListenClosing:
-		l.Code, l.Message = e.Reason, e.Message
+		l.Reason, l.Message = e.Reason, e.Message
 		text = fmt.Sprintf("The server is closing (%s); reconnecting.", firstNonEmpty(e.Message, e.Reason))
 	case sundial.ListenAckTimeout:
 		text = fmt.Sprintf("Hook %s (attempt %d): no answer within 10 s; the attempt failed.", e.HookID, e.Attempt)
