@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -126,8 +127,8 @@ func WithForward() ListenOption {
 }
 
 // WithMaxInFlight bounds the handler calls running at once (default 64). A
-// delivery that arrives while the bound is reached is nacked at once
-// ("listener busy"), so that the connection keeps being read and pinged.
+// delivery that arrives while the bound is reached waits for a slot; the
+// connection keeps being read and pinged meanwhile.
 func WithMaxInFlight(n int) ListenOption {
 	return func(c *listenConfig) {
 		if n > 0 {
@@ -227,6 +228,8 @@ type listener struct {
 	cfg listenConfig
 	// slots bounds the handler calls in flight, across connections.
 	slots chan struct{}
+	// waiting counts the hooks waiting for a slot (bounded by maxBacklog).
+	waiting atomic.Int64
 	// wake is signalled when the machine woke from sleep.
 	wake chan struct{}
 	// wg counts every goroutine the listener started.

@@ -244,8 +244,13 @@ func (m *hookMessage) delivery() *ListenDelivery {
 	return d
 }
 
-// dispatch runs the handler for one hook in its own goroutine, unless the
-// listener has too many in flight.
+// dispatch runs the handler for one hook in its own goroutine, once one
+// of the listener's handler slots is free. Waiting for a slot does not hold
+// up the reading of the connection (pings are still answered, other
+// answers still go out); a hook that waits longer than the server's ack
+// timeout is reported by the server as ack_timeout, which is the honest
+// answer for a handler that cannot keep up. Only beyond maxBacklog waiting
+// hooks is one nacked at once ("listener busy"): the wait is bounded.
 func (s *session) dispatch(raw []byte) {
 	var m hookMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -257,10 +262,9 @@ func (s *session) dispatch(raw []byte) {
 		}
 		return
 	}
-	select {
-	case s.l.slots <- struct{}{}:
-	default:
-		s.answer(m.ID, Nack(fmt.Errorf("listener busy: %d deliveries in flight", cap(s.l.slots))))
+	if s.l.waiting.Add(1) > maxBacklog {
+		s.l.waiting.Add(-1)
+		s.answer(m.ID, Nack(fmt.Errorf("listener busy: %d deliveries waiting for a handler", maxBacklog)))
 		return
 	}
 	s.mu.Lock()
@@ -269,11 +273,27 @@ func (s *session) dispatch(raw []byte) {
 	s.l.wg.Add(1)
 	go func() {
 		defer s.l.wg.Done()
+		defer s.finished()
+		select {
+		case s.l.slots <- struct{}{}:
+			s.l.waiting.Add(-1)
+		case <-s.handlerCtx.Done():
+			s.l.waiting.Add(-1)
+			return
+		case <-s.done:
+			// The connection ended: the server hands this hook out again.
+			s.l.waiting.Add(-1)
+			return
+		}
 		defer func() { <-s.l.slots }()
 		s.answer(m.ID, s.call(m.delivery()))
-		s.finished()
 	}()
 }
+
+// maxBacklog bounds the hooks waiting for a handler slot; it is far above
+// what the server has in flight to one connection at the delivery rates
+// Sundial sustains, so it only trips on a handler that has stopped.
+const maxBacklog = 10000
 
 // call runs the handler; a panic is a nack, not a crash of the program.
 func (s *session) call(d *ListenDelivery) (res Result) {

@@ -182,22 +182,28 @@ func TestListenRunsHooksConcurrently(t *testing.T) {
 	require.Equal(t, "slow", sc.recv(t)["hookId"])
 }
 
-func TestListenNacksBeyondMaxInFlight(t *testing.T) {
+func TestListenQueuesBeyondMaxInFlight(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	b := setupListen(t, func(ctx context.Context, d *ListenDelivery) Result {
-		select {
-		case <-release:
-		case <-ctx.Done():
+		if d.ID == "first" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
 		}
 		return Ack()
 	}, WithMaxInFlight(1))
 	sc := b.p.next(t)
 	sc.send(hook("first"))
 	sc.send(hook("second"))
-	require.Equal(t, map[string]any{"type": "nack", "hookId": "second", "error": "listener busy: 1 deliveries in flight"}, sc.recv(t))
+	// The connection is still read while the handler is busy: a ping is
+	// answered before either hook.
+	sc.send(map[string]any{"type": "ping", "timestamp": 1})
+	require.Equal(t, map[string]any{"type": "pong"}, sc.recv(t))
 	close(release)
 	require.Equal(t, map[string]any{"type": "ack", "hookId": "first"}, sc.recv(t))
+	require.Equal(t, map[string]any{"type": "ack", "hookId": "second"}, sc.recv(t), "the second waited for the slot, not nacked")
 }
 
 func TestListenObservesServerNotices(t *testing.T) {
