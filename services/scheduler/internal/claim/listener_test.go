@@ -10,6 +10,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 )
@@ -71,4 +72,44 @@ func TestAHoldingProjectsHookIsHeldNotPublished(t *testing.T) {
 	row := fixture.Get(t, b.q, hook.ID)
 	require.NotNil(t, row.HeldDueAt)
 	require.Zero(t, row.LeaseSeq)
+}
+
+// TestWindowHoldsThenTakesReleasedHooksForTheListener: the just-in-time
+// window (no poll, a prefetch read only at start) claims a holding
+// project's hooks as they fall due, which holds them and publishes
+// nothing; once the project listens and its hooks are released, the
+// release's notifications bring them back to the window, which claims them
+// for the listener.
+func TestWindowHoldsThenTakesReleasedHooksForTheListener(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.presence(t, false)
+	c := b.claimer(t, claim.Config{})
+	b.startWindow(t, c, claim.WindowConfig{Ahead: 200 * time.Millisecond, Refresh: time.Hour})
+	hooks := []storetest.Hook{b.hook(t, 300*time.Millisecond), b.hook(t, 400*time.Millisecond)}
+	require.Eventually(t, func() bool {
+		for _, h := range hooks {
+			if fixture.Get(t, b.q, h.ID).HeldDueAt == nil {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, 5*time.Millisecond, "the window's claims hold them")
+	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue))
+
+	b.presence(t, true)
+	released, err := store.New(b.pool).ReleaseListenerHeldHooks(context.Background(), 100)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, released)
+
+	require.Eventually(t, func() bool { return len(b.waitDue(t, 1)) == 2 }, 15*time.Second, 5*time.Millisecond)
+	got := b.waitDue(t, 1)
+	for _, h := range hooks {
+		require.Contains(t, got, h.ID.String())
+	}
+	for _, m := range natstest.StreamMessages(t, b.js, event.StreamDue) {
+		for _, d := range fixture.DueHooks(t, m) {
+			require.True(t, d.GetListener())
+		}
+	}
 }
