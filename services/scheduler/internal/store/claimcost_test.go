@@ -123,7 +123,7 @@ func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
 			rows, buffers := b.explainedCost(t, claimDueHooks, 30.0, int32(500))
 			require.EqualValues(t, 500, rows)
 			t.Logf("%.1f buffers per claimed hook", buffers/rows)
-	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
 
 			due, err := b.q.PrefetchDueHooks(context.Background(), PrefetchDueHooksParams{WindowSeconds: 1, MaxHooks: 2000})
 			require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
 			rows, buffers = b.explainedCost(t, claimHooksByID, 30.0, ids, 1.0)
 			require.EqualValues(t, 500, rows)
 			t.Logf("%.1f buffers per claimed hook", buffers/rows)
-	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
 		})
 	}
 }
