@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -153,5 +154,25 @@ func TestParseIsStrict(t *testing.T) {
 			_, err := calendar.Parse([]byte(tc.body))
 			requireProblems(t, err, tc.want)
 		})
+	}
+}
+
+// TestSpecRoundTrips checks that a schedule written back as JSON (a
+// sequence's GET) is the schedule that was sent, and parses again.
+func TestSpecRoundTrips(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		`{"every":"1d12h"}`,
+		`{"frequency":"hourly","timezone":"UTC","time":{"minute":0}}`,
+		`{"frequency":"weekly","timezone":"Europe/London","time":{"hour":0,"minute":0},"daysOfWeek":["fri","mon"]}`,
+		`{"frequency":"monthly","timezone":"America/Santiago","time":{"hour":2,"minute":30},"daysOfMonth":[-1,1]}`,
+	} {
+		s, err := calendar.Parse([]byte(body))
+		require.NoError(t, err)
+		out, err := json.Marshal(s.Spec())
+		require.NoError(t, err)
+		require.JSONEq(t, body, string(out))
+		_, err = calendar.Parse(out)
+		require.NoError(t, err)
 	}
 }
