@@ -49,11 +49,11 @@ func oracleSchedules() []oracleCase {
 	}
 	out = append(out, oracleCase{Name: "weekly mon,fri 02:30", Frequency: "weekly", Hour: 2, Minute: 30, DaysOfWeek: []string{"mon", "fri"}})
 	for _, days := range [][]int{{31}, {-1}, {29}, {1}, {31, -1, 1}} {
-		for _, hour := range []int{2, 0} {
-			out = append(out, oracleCase{Name: fmt.Sprintf("monthly %v %02d:30", days, hour), Frequency: "monthly", Hour: hour, Minute: 30, DaysOfMonth: days})
+		for _, hm := range [][2]int{{2, 30}, {0, 0}} {
+			out = append(out, oracleCase{Name: fmt.Sprintf("monthly %v %02d:%02d", days, hm[0], hm[1]), Frequency: "monthly",
+				Hour: hm[0], Minute: hm[1], DaysOfMonth: days})
 		}
 	}
-	out = append(out, oracleCase{Name: "monthly [-1] 00:00", Frequency: "monthly", Hour: 0, Minute: 0, DaysOfMonth: []int{-1}})
 	return out
 }
 
