@@ -67,6 +67,7 @@ func testConfig(t testing.TB, dbURL string) app.Config {
 		// Tests send bad keys on purpose, many from the one address.
 		AuthFailuresPerMinute: 0,
 		SecretKeys:            secrettest.Keys,
+		ListenerResumeWindow:  app.DefaultResumeWindow,
 	}
 }
 

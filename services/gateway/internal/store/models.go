@@ -124,6 +124,7 @@ type Hook struct {
 	RetryBudgetBase     int32
 	AsyncDeadline       *time.Time
 	Redrives            int32
+	HeldDueAt           *time.Time
 }
 
 type HookAttempt struct {
@@ -150,6 +151,23 @@ type IdempotencyKey struct {
 	RequestHash []byte
 	HookID      uuid.UUID
 	CreatedAt   time.Time
+}
+
+type ListenerPresence struct {
+	ProjectID   uuid.UUID
+	GatewayID   string
+	Connected   bool
+	Sockets     int32
+	SeenAt      time.Time
+	ResumeUntil time.Time
+}
+
+type ListenerTicket struct {
+	TicketHash []byte
+	ProjectID  uuid.UUID
+	ApiKeyID   uuid.UUID
+	ExpiresAt  time.Time
+	CreatedAt  time.Time
 }
 
 type NotificationChannel struct {
