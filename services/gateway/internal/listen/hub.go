@@ -81,26 +81,46 @@ func newGatewayID() string {
 // GatewayID is this process's id in listener_presence.
 func (h *Hub) GatewayID() string { return h.gatewayID }
 
-// add registers a socket; false when the hub is shutting down.
+// add registers a socket; false when the hub is shutting down. The
+// project's first socket subscribes to its deliveries, and the
+// subscription is in force at the NATS server when add returns, so that a
+// delivery routed to this gateway once the client is told it is connected
+// finds it.
 func (h *Hub) add(s *socket) (bool, error) {
+	added, subscribed, err := h.register(s)
+	if err != nil || !added {
+		return added, err
+	}
+	if subscribed {
+		if err := h.nc.FlushTimeout(storeTimeout); err != nil {
+			h.log.Warn("listener subscription not confirmed", "project_id", s.grant.ProjectID, "error", err)
+		}
+	}
+	return true, nil
+}
+
+// register adds s to its project's sockets; subscribed when it is the
+// project's first, and the project's deliveries were subscribed to.
+func (h *Hub) register(s *socket) (added, subscribed bool, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
-		return false, nil
+		return false, false, nil
 	}
 	p := h.projects[s.grant.ProjectID]
 	if p == nil {
 		sub, err := h.nc.QueueSubscribe(Subject+s.grant.ProjectID.String(), QueueGroup, h.receive)
 		if err != nil {
-			return false, fmt.Errorf("subscribe to the project's deliveries: %w", err)
+			return false, false, fmt.Errorf("subscribe to the project's deliveries: %w", err)
 		}
 		p = &projectSockets{sub: sub}
 		h.projects[s.grant.ProjectID] = p
+		subscribed = true
 		h.signal()
 	}
 	p.sockets = append(p.sockets, s)
 	h.sockets.Add(1)
-	return true, nil
+	return true, subscribed, nil
 }
 
 // remove unregisters a socket that added returned true for.

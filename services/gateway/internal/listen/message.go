@@ -114,9 +114,10 @@ type asyncAckMessage struct {
 type clientMessage struct {
 	Type   string `json:"type"`
 	HookID string `json:"hookId"`
-	// Timeout of an accept, in seconds.
-	Timeout *json.Number `json:"timeout"`
-	Error   string       `json:"error"`
+	// Timeout of an accept, in seconds: read by acceptTimeout, so that a
+	// bad one is told apart from bad JSON.
+	Timeout json.RawMessage `json:"timeout"`
+	Error   string          `json:"error"`
 }
 
 // rfc3339 formats t as the protocol's times are.

@@ -209,4 +209,3 @@ func (h *Hub) recheck(ctx context.Context) error {
 	}
 	return nil
 }
-

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,17 +191,18 @@ func (s *socket) answer(m clientMessage) {
 	}
 }
 
-// acceptTimeout reads an accept's timeout: absent, or out of the async
-// bounds, it is 0 (the project's async timeout), as a 202's header is.
-func acceptTimeout(n *json.Number) (int32, bool) {
-	if n == nil {
+// acceptTimeout reads an accept's timeout, a whole number of seconds:
+// absent, or out of the async bounds, it is 0 (the project's async
+// timeout), as a 202's header is.
+func acceptTimeout(raw json.RawMessage) (int32, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
 		return 0, true
 	}
-	v, err := n.Int64()
-	if err != nil || v < 0 {
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil || v < 0 || v != math.Trunc(v) {
 		return 0, false
 	}
-	if !asyncurl.ValidTimeout(v) {
+	if v > float64(asyncurl.MaxTimeoutSecs) || !asyncurl.ValidTimeout(int64(v)) {
 		return 0, true
 	}
 	return int32(v), true
