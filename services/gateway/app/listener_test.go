@@ -271,6 +271,7 @@ func TestListenerTicketAndConnected(t *testing.T) {
 	n, err = b.tq.CountListenerTickets(b.ctx, b.projectID)
 	require.NoError(t, err)
 	require.Zero(t, n, "redeemed tickets are deleted")
+	require.NotContains(t, b.logs.String(), tk.Data.Ticket, "tickets are never logged")
 }
 
 func TestListenerTicketNeedsAnAPIKey(t *testing.T) {
@@ -674,4 +675,24 @@ func TestListenerClosingOnShutdown(t *testing.T) {
 		rows := presence(t, b)
 		return len(rows) == 1 && !rows[0].Connected
 	}, 10*time.Second, 5*time.Millisecond, "the presence is cleared before the gateway stops")
+}
+
+func TestListenerSweepsExpiredTicketsAndStalePresence(t *testing.T) {
+	t.Parallel()
+	b := setupListener(t, listen.Intervals{Heartbeat: 20 * time.Millisecond})
+	b.ticket()
+	_, err := b.tq.ExpireListenerTickets(b.ctx, b.projectID)
+	require.NoError(t, err)
+	// Another replica's rows: one whose window ended long ago, one lately.
+	for gw, ago := range map[string]time.Duration{"gw-stopped": 2 * time.Hour, "gw-recent": time.Minute} {
+		require.NoError(t, b.tq.InsertListenerPresence(b.ctx, storetest.InsertListenerPresenceParams{
+			ProjectID: b.projectID, GatewayID: gw, AgoSeconds: ago.Seconds(),
+		}))
+	}
+	require.Eventually(t, func() bool {
+		n, err := b.tq.CountListenerTickets(b.ctx, b.projectID)
+		require.NoError(t, err)
+		rows := presence(t, b)
+		return n == 0 && len(rows) == 1 && rows[0].GatewayID == "gw-recent"
+	}, 10*time.Second, 5*time.Millisecond)
 }

@@ -1,3 +1,6 @@
+-- The listener's tables (migration 00015), as the gateway's tests read and
+-- set them.
+
 -- name: ListListenerPresence :many
 SELECT project_id, gateway_id, connected, sockets, seen_at, resume_until,
        (resume_until > now() + interval '1 minute')::boolean AS window_ahead
@@ -13,9 +16,10 @@ WHERE project_id = @project_id;
 -- name: CountListenerTickets :one
 SELECT count(*) FROM listener_tickets WHERE project_id = @project_id;
 
--- name: InsertExpiredListenerTicket :exec
-INSERT INTO listener_tickets (ticket_hash, project_id, api_key_id, expires_at)
-VALUES (@ticket_hash, @project_id, @api_key_id, now() - interval '1 hour');
+-- name: InsertListenerPresence :exec
+-- A presence row of another gateway whose window ended ago_seconds ago.
+INSERT INTO listener_presence (project_id, gateway_id, connected, resume_until)
+VALUES (@project_id, @gateway_id, false, now() - make_interval(secs => @ago_seconds::double precision));
 
 -- name: DeleteProject :execrows
 DELETE FROM projects WHERE id = @id;

@@ -49,23 +49,25 @@ func (q *Queries) ExpireListenerTickets(ctx context.Context, projectID uuid.UUID
 	return result.RowsAffected(), nil
 }
 
-const insertExpiredListenerTicket = `-- name: InsertExpiredListenerTicket :exec
-INSERT INTO listener_tickets (ticket_hash, project_id, api_key_id, expires_at)
-VALUES ($1, $2, $3, now() - interval '1 hour')
+const insertListenerPresence = `-- name: InsertListenerPresence :exec
+INSERT INTO listener_presence (project_id, gateway_id, connected, resume_until)
+VALUES ($1, $2, false, now() - make_interval(secs => $3::double precision))
 `
 
-type InsertExpiredListenerTicketParams struct {
-	TicketHash []byte
+type InsertListenerPresenceParams struct {
 	ProjectID  uuid.UUID
-	ApiKeyID   uuid.UUID
+	GatewayID  string
+	AgoSeconds float64
 }
 
-func (q *Queries) InsertExpiredListenerTicket(ctx context.Context, arg InsertExpiredListenerTicketParams) error {
-	_, err := q.db.Exec(ctx, insertExpiredListenerTicket, arg.TicketHash, arg.ProjectID, arg.ApiKeyID)
+// A presence row of another gateway whose window ended ago_seconds ago.
+func (q *Queries) InsertListenerPresence(ctx context.Context, arg InsertListenerPresenceParams) error {
+	_, err := q.db.Exec(ctx, insertListenerPresence, arg.ProjectID, arg.GatewayID, arg.AgoSeconds)
 	return err
 }
 
 const listListenerPresence = `-- name: ListListenerPresence :many
+
 SELECT project_id, gateway_id, connected, sockets, seen_at, resume_until,
        (resume_until > now() + interval '1 minute')::boolean AS window_ahead
 FROM listener_presence
@@ -83,6 +85,8 @@ type ListListenerPresenceRow struct {
 	WindowAhead bool
 }
 
+// The listener's tables (migration 00015), as the gateway's tests read and
+// set them.
 func (q *Queries) ListListenerPresence(ctx context.Context, projectID uuid.UUID) ([]ListListenerPresenceRow, error) {
 	rows, err := q.db.Query(ctx, listListenerPresence, projectID)
 	if err != nil {
