@@ -72,6 +72,6 @@ func (h *Hub) serve(ws *websocket.Conn, g Grant, forward bool) {
 		Type: typeConnected, ConnectionID: s.id, ProjectID: g.ProjectID.String(),
 		ProjectName: g.ProjectName, ServerTime: rfc3339(time.Now()),
 	}))
-	h.log.Info("listener socket opened", "connection_id", s.id, "project_id", g.ProjectID, "forward", forward)
+	h.log.Debug("listener socket opened", "connection_id", s.id, "project_id", g.ProjectID, "forward", forward)
 	s.logClose(h.log, s.run(h.base))
 }

@@ -35,7 +35,7 @@ const (
 	// outQueue is how many frames may wait for the socket's writer; a
 	// client that lets more pile up is too slow and is disconnected, so
 	// that its deliveries go to the project's other sockets.
-	outQueue = 4096
+	outQueue = 1024
 	// writeTimeout bounds one frame's write.
 	writeTimeout = 10 * time.Second
 	// maxNackError bounds the error text of a nack that is passed on.
@@ -43,7 +43,7 @@ const (
 	// recentAnswers is how many answered or timed-out hooks a socket
 	// remembers, to tell a second answer from an answer for a hook it was
 	// never sent.
-	recentAnswers = 4096
+	recentAnswers = 1024
 	// maxEcho bounds what of a client's own text an error message repeats.
 	maxEcho = 64
 )
@@ -89,7 +89,6 @@ type pending struct {
 	delivery *eventv1.ListenerDelivery
 	msg      *nats.Msg
 	deadline time.Time
-	queued   time.Time
 	sentAt   time.Time // guarded by socket.mu
 	timer    *time.Timer
 }
@@ -221,7 +220,7 @@ func notTaken(code, hookID string) string {
 func (s *socket) deliver(d *eventv1.ListenerDelivery, msg *nats.Msg, deadline time.Time) bool {
 	frame := hookFrame(d, s.hub.names, s.forward)
 	id := d.GetHookId()
-	p := &pending{delivery: d, msg: msg, deadline: deadline, queued: time.Now()}
+	p := &pending{delivery: d, msg: msg, deadline: deadline}
 	s.mu.Lock()
 	if s.gone {
 		s.mu.Unlock()
@@ -452,26 +451,30 @@ func clip(s string) string {
 	return bound(s, maxEcho)
 }
 
-// recentHooks remembers the last n hooks answered on a socket.
+// recentHooks remembers the last hooks answered on a socket, up to its
+// bound; it grows as answers come, so that an idle socket costs nothing.
 type recentHooks struct {
-	ring []string
-	next int
-	set  map[string]struct{}
+	bound int
+	ring  []string
+	next  int
+	set   map[string]struct{}
 }
 
-func newRecentHooks(n int) recentHooks {
-	return recentHooks{ring: make([]string, n), set: make(map[string]struct{}, n)}
+func newRecentHooks(bound int) recentHooks {
+	return recentHooks{bound: bound, set: make(map[string]struct{})}
 }
 
 func (r *recentHooks) add(id string) {
 	if _, ok := r.set[id]; ok {
 		return
 	}
-	if old := r.ring[r.next]; old != "" {
-		delete(r.set, old)
+	if len(r.ring) < r.bound {
+		r.ring = append(r.ring, id)
+	} else {
+		delete(r.set, r.ring[r.next])
+		r.ring[r.next] = id
+		r.next = (r.next + 1) % r.bound
 	}
-	r.ring[r.next] = id
-	r.next = (r.next + 1) % len(r.ring)
 	r.set[id] = struct{}{}
 }
 
