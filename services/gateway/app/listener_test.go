@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -695,4 +696,21 @@ func TestListenerSweepsExpiredTicketsAndStalePresence(t *testing.T) {
 		rows := presence(t, b)
 		return n == 0 && len(rows) == 1 && rows[0].GatewayID == "gw-recent"
 	}, 10*time.Second, 5*time.Millisecond)
+}
+
+func TestListenerNotifiesTheSchedulerOnTheFirstSocket(t *testing.T) {
+	t.Parallel()
+	b := setupListener(t, listen.Intervals{})
+	conn, err := pgx.Connect(b.ctx, b.dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	require.NoError(t, storetest.New(conn).ListenListenerForTest(b.ctx))
+
+	b.dial("").connected()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	n, err := conn.WaitForNotification(ctx)
+	require.NoError(t, err)
+	require.Equal(t, listen.Channel, n.Channel)
+	require.Equal(t, b.creds.ProjectID, n.Payload)
 }

@@ -23,3 +23,6 @@ VALUES (@project_id, @gateway_id, false, now() - make_interval(secs => @ago_seco
 
 -- name: DeleteProject :execrows
 DELETE FROM projects WHERE id = @id;
+
+-- name: ListenListenerForTest :exec
+LISTEN sundial_listener;

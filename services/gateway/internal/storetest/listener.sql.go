@@ -114,3 +114,12 @@ func (q *Queries) ListListenerPresence(ctx context.Context, projectID uuid.UUID)
 	}
 	return items, nil
 }
+
+const listenListenerForTest = `-- name: ListenListenerForTest :exec
+LISTEN sundial_listener
+`
+
+func (q *Queries) ListenListenerForTest(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, listenListenerForTest)
+	return err
+}
