@@ -58,6 +58,8 @@ type slotPlan struct {
 	// next is the next slot to handle; ended: there is none.
 	next  time.Time
 	ended bool
+	// behind: more slots are due than one scan reads; next is one of them.
+	behind bool
 }
 
 // plan decides, by the rules of docs/sequences.md ("Catch-up",
@@ -67,7 +69,7 @@ func plan(d due, now time.Time) slotPlan {
 	slots := d.timetable.Slots(d.nextRunAt, now.Add(time.Nanosecond), maxSlots+1)
 	if len(slots) > maxSlots {
 		missed := slots[:maxSlots-MaxCatchUp]
-		p := slotPlan{next: slots[len(missed)]}
+		p := slotPlan{next: slots[len(missed)], behind: true}
 		for _, s := range missed {
 			p.runs = append(p.runs, slotRun{slot: s, skipReason: reasonCatchUp})
 		}

@@ -37,9 +37,10 @@ func (s *Sequencer) scheduleTx(ctx context.Context, q *store.Queries) (done, err
 	}
 	var runs runBatch
 	adv := store.AdvanceSequencesParams{}
-	ended := 0
+	ended, behind := 0, false
 	for _, seq := range seqs {
 		p := s.planOf(ctx, seq)
+		behind = behind || p.behind
 		for _, r := range p.runs {
 			runs.add(seq.ProjectID, seq.ID, r.slot, triggerSchedule, r.skipReason)
 		}
@@ -63,7 +64,7 @@ func (s *Sequencer) scheduleTx(ctx context.Context, q *store.Queries) (done, err
 	if err := q.AdvanceSequences(ctx, adv); err != nil {
 		return done{}, fmt.Errorf("advance sequences: %w", err)
 	}
-	return done{n: len(seqs), msg: "sequence slots recorded", attrs: []any{
+	return done{n: len(seqs), more: behind, msg: "sequence slots recorded", attrs: []any{
 		"sequences", len(seqs), "runs_started", started, "runs_skipped", skipped, "ended", ended,
 		"hooks", steps.Hooks, "over_quota", steps.OverQuota}}, nil
 }

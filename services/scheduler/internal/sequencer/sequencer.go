@@ -118,14 +118,15 @@ func (s *Sequencer) ScanOnce(ctx context.Context) (more bool, err error) {
 }
 
 // batches runs tx in transactions until one handles fewer than BatchSize
-// rows, at most MaxBatches times; it reports whether it stopped at the cap.
+// rows and leaves nothing behind, at most MaxBatches times; it reports
+// whether it stopped at the cap.
 func (s *Sequencer) batches(ctx context.Context, tx txFunc) (bool, error) {
 	for range s.cfg.MaxBatches {
-		n, err := s.inTx(ctx, tx)
+		d, err := s.inTx(ctx, tx)
 		if err != nil {
 			return false, err
 		}
-		if n < s.cfg.BatchSize {
+		if d.n < s.cfg.BatchSize && !d.more {
 			return false, nil
 		}
 	}
@@ -136,32 +137,34 @@ func (s *Sequencer) batches(ctx context.Context, tx txFunc) (bool, error) {
 // took (the batch's fill) and what to log once it commits.
 type txFunc func(context.Context, *store.Queries) (done, error)
 
-// done is what a batch did: n rows taken, and its log line (none when msg
-// is empty).
+// done is what a batch did: n rows taken, more when it left work behind
+// that it could have taken (a sequence with more due slots than one scan
+// reads), and its log line (none when msg is empty).
 type done struct {
 	n     int
+	more  bool
 	msg   string
 	attrs []any
 }
 
 // inTx runs fn in a transaction, commits it and logs what it did: one line
 // per batch that did anything.
-func (s *Sequencer) inTx(ctx context.Context, fn txFunc) (int, error) {
+func (s *Sequencer) inTx(ctx context.Context, fn txFunc) (done, error) {
 	start := time.Now()
 	tx, err := s.db.Begin(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("begin: %w", err)
+		return done{}, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	d, err := fn(ctx, store.New(tx))
 	if err != nil {
-		return 0, err
+		return done{}, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("commit: %w", err)
+		return done{}, fmt.Errorf("commit: %w", err)
 	}
 	if d.msg != "" {
 		s.log.InfoContext(ctx, d.msg, append(d.attrs, "duration", time.Since(start))...)
 	}
-	return d.n, nil
+	return d, nil
 }
