@@ -49,6 +49,7 @@ type bundle struct {
 	project uuid.UUID
 	seq     *sequencer.Sequencer
 	claimer *claim.Claimer
+	applier *result.Applier
 	batcher *result.Batcher
 }
 
@@ -70,7 +71,7 @@ func setup(t *testing.T) bundle {
 	claimer, err := claim.New(pool, js, claim.Config{BatchSize: 1000, Lease: time.Minute, PollInterval: time.Second, MaxRedrives: 5}, log)
 	require.NoError(t, err)
 	return bundle{pool: pool, tq: tq, js: js, log: log, project: fixture.Project(t, tq, domain, policy),
-		seq: sequencer.New(pool, sequencer.Config{}, log), claimer: claimer, batcher: batcher}
+		seq: sequencer.New(pool, sequencer.Config{}, log), claimer: claimer, applier: applier, batcher: batcher}
 }
 
 // def is a sequence as the gateway would store it.
@@ -164,17 +165,31 @@ func (b bundle) sequenceRow(t *testing.T, seq storetest.Sequence) storetest.Sequ
 // failure.
 func (b bundle) deliver(t *testing.T, h storetest.Hook, success bool) {
 	t.Helper()
+	outcome := eventv1.Outcome_OUTCOME_SUCCESS
+	if !success {
+		outcome = eventv1.Outcome_OUTCOME_FAILURE
+	}
+	b.report(t, h, outcome)
+}
+
+// report claims the due hooks and applies a result of the given outcome
+// for h.
+func (b bundle) report(t *testing.T, h storetest.Hook, outcome eventv1.Outcome) {
+	t.Helper()
 	_, err := b.claimer.ClaimOnce(context.Background())
 	require.NoError(t, err)
 	h = fixture.Get(t, b.tq, h.ID)
 	require.NotNil(t, h.LeaseExpiresAt, "hook %s claimed", h.ID)
 	r := &eventv1.AttemptResult{
 		HookId: h.ID.String(), ProjectId: h.ProjectID.String(), Attempt: h.Attempts + 1, LeaseSeq: h.LeaseSeq,
-		Outcome: eventv1.Outcome_OUTCOME_SUCCESS, StatusCode: 200,
+		Outcome: outcome, StatusCode: 200,
 		StartedAt: timestamppb.New(time.Now().Add(-time.Second)), Duration: durationpb.New(time.Millisecond),
 	}
-	if !success {
-		r.Outcome, r.StatusCode, r.Error = eventv1.Outcome_OUTCOME_FAILURE, 500, "HTTP 500"
+	switch outcome {
+	case eventv1.Outcome_OUTCOME_FAILURE:
+		r.StatusCode, r.Error = 500, "HTTP 500"
+	case eventv1.Outcome_OUTCOME_ASYNC:
+		r.StatusCode = 202
 	}
 	data, err := proto.Marshal(r)
 	require.NoError(t, err)
@@ -583,4 +598,55 @@ func TestTwoSequencersNeverRunASlotTwice(t *testing.T) {
 			require.Len(t, b.hooks(t, r.ID), 2)
 		}
 	}
+}
+
+// TestASlotAlreadyRecordedIsNotRecordedAgain: a scan that finds slots
+// another scheduler already recorded (the unique index on (sequence,
+// slot)) creates neither a run nor a hook for them, and still moves the
+// sequence on.
+func TestASlotAlreadyRecordedIsNotRecordedAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	seq := b.sequence(t, def{schedule: `{"every": "1m"}`, startIn: -90 * time.Second, catchUp: "all",
+		steps: `[{"name": "a", "path": "/a", "data": {}}]`})
+	b.scan(t)
+	first := b.runs(t, seq)
+	require.Equal(t, []string{"running", "running"}, statuses(first))
+	n, err := b.tq.RewindSequenceForTest(context.Background(), seq.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+
+	b.scan(t)
+
+	again := b.runs(t, seq)
+	require.Equal(t, first, again)
+	for _, r := range again {
+		require.Len(t, b.hooks(t, r.ID), 1)
+	}
+	require.True(t, b.sequenceRow(t, seq).NextRunAt.Equal(seq.StartAt.Add(2*time.Minute)))
+}
+
+// TestAnAckedStepStartsItsDependents: a step hook answered 202 stays
+// pending until the receiver's ack, which the sweeper's settling applies
+// to the step in the same transaction.
+func TestAnAckedStepStartsItsDependents(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	seq := b.sequence(t, def{schedule: hourly, startIn: -time.Second, steps: `[
+		{"name": "a", "path": "/a", "data": {}}, {"name": "b", "path": "/b", "data": {}, "dependsOn": ["a"]}]`})
+	b.scan(t)
+	run := b.runs(t, seq)[0]
+	a := b.hooks(t, run.ID)["a"]
+	b.report(t, a, eventv1.Outcome_OUTCOME_ASYNC)
+	require.Equal(t, map[string]string{"a": "pending", "b": "waiting"}, b.steps(t, run.ID))
+	a = fixture.Get(t, b.tq, a.ID)
+	n, err := b.tq.AckForTest(context.Background(), storetest.AckForTestParams{HookID: a.ID, LeaseSeq: a.LeaseSeq})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+
+	settled, err := b.applier.EndWaits(context.Background(), []uuid.UUID{a.ID})
+
+	require.NoError(t, err)
+	require.Equal(t, 1, settled)
+	require.Equal(t, map[string]string{"a": "completed", "b": "pending"}, b.steps(t, run.ID))
 }

@@ -66,3 +66,8 @@ ON CONFLICT (project_id, period_start) DO UPDATE SET hooks_created = EXCLUDED.ho
 
 -- name: UsedForTest :one
 SELECT COALESCE(sum(hooks_created), 0)::bigint FROM usage_periods WHERE project_id = sqlc.arg(project_id);
+
+-- name: RewindSequenceForTest :execrows
+-- Puts a sequence back at its first slot, as a scheduler that read it
+-- before another advanced it would see it.
+UPDATE sequences SET next_run_at = start_at WHERE id = sqlc.arg(id);

@@ -308,6 +308,20 @@ func (q *Queries) ReplaceStepsForTest(ctx context.Context, arg ReplaceStepsForTe
 	return result.RowsAffected(), nil
 }
 
+const rewindSequenceForTest = `-- name: RewindSequenceForTest :execrows
+UPDATE sequences SET next_run_at = start_at WHERE id = $1
+`
+
+// Puts a sequence back at its first slot, as a scheduler that read it
+// before another advanced it would see it.
+func (q *Queries) RewindSequenceForTest(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, rewindSequenceForTest, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const setPlanForTest = `-- name: SetPlanForTest :execrows
 WITH plan AS (
     UPDATE projects SET plan_quota = $2, plan_hard_cap_percent = 100
