@@ -650,3 +650,26 @@ func TestAnAckedStepStartsItsDependents(t *testing.T) {
 	require.Equal(t, 1, settled)
 	require.Equal(t, map[string]string{"a": "completed", "b": "pending"}, b.steps(t, run.ID))
 }
+
+// TestABadDefinitionDoesNotStopTheScan: definitions the gateway would
+// refuse (a schedule below the engine's minimum, steps with a name twice or
+// none) neither fail the batch nor come back at every scan: the schedule's
+// sequence ends, the steps that can be read run.
+func TestABadDefinitionDoesNotStopTheScan(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	badSchedule := b.sequence(t, def{schedule: `{"every": "1s"}`, startIn: -time.Second,
+		steps: `[{"name": "a", "path": "/a", "data": {}}]`})
+	badSteps := b.sequence(t, def{schedule: hourly, startIn: -time.Second,
+		steps: `[{"name": "a", "path": "/a", "data": {}}, {"name": "a", "path": "/b", "data": {}}, {"path": "/x"}]`})
+
+	b.scan(t)
+
+	row := b.sequenceRow(t, badSchedule)
+	require.Equal(t, "ended", row.Status)
+	require.Empty(t, b.runs(t, badSchedule))
+	runs := b.runs(t, badSteps)
+	require.Len(t, runs, 1)
+	require.Equal(t, map[string]string{"a": "pending"}, b.steps(t, runs[0].ID))
+	require.Equal(t, "/a", b.hooks(t, runs[0].ID)["a"].Path)
+}

@@ -63,6 +63,9 @@ DELETE FROM sequence_triggers WHERE run_id = ANY(sqlc.arg(run_ids)::uuid[]);
 -- its run (another scheduler got there first: the unique index
 -- sequence_runs_slot_idx), or a run id already used, is not inserted and
 -- not returned, so nothing is recorded twice.
+-- The gateway validates the steps; a definition it would refuse (not an
+-- array, a step without a name, a name twice) still records a run, with the
+-- steps that can be read, rather than failing the batch at every scan.
 WITH run AS (
     INSERT INTO sequence_runs (id, project_id, sequence_id, slot, trigger, status, skip_reason)
     SELECT u.id, u.project_id, u.sequence_id, u.slot, u.trigger, u.status, NULLIF(u.skip_reason, '')
@@ -80,11 +83,15 @@ WITH run AS (
 ), step AS (
     INSERT INTO sequence_run_steps (run_id, name, depends_on, status)
     SELECT run.id, e.step ->> 'name',
-        ARRAY(SELECT jsonb_array_elements_text(COALESCE(e.step -> 'dependsOn', '[]'::jsonb))),
+        ARRAY(SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(e.step -> 'dependsOn') = 'array'
+                                                    THEN e.step -> 'dependsOn' ELSE '[]'::jsonb END)),
         CASE WHEN run.status = 'skipped' THEN 'skipped' ELSE 'waiting' END
     FROM run
     JOIN sequences AS s ON s.id = run.sequence_id
-    CROSS JOIN LATERAL jsonb_array_elements(s.steps) AS e(step)
+    CROSS JOIN LATERAL jsonb_array_elements(
+        CASE WHEN jsonb_typeof(s.steps) = 'array' THEN s.steps ELSE '[]'::jsonb END) AS e(step)
+    WHERE e.step ->> 'name' IS NOT NULL
+    ON CONFLICT DO NOTHING
 )
 SELECT run.id, run.status FROM run;
 
@@ -131,7 +138,7 @@ FOR UPDATE OF r SKIP LOCKED;
 -- retry_override is the step's object as JSON text, empty for none.
 SELECT s.run_id, s.name, r.project_id, r.sequence_id, r.slot, p.domain,
     (d.step IS NOT NULL)::boolean AS defined,
-    COALESCE(d.step ->> 'path', '')::text AS path,
+    COALESCE(d.step ->> 'path', '/')::text AS path,
     COALESCE(d.step -> 'data', '{}'::jsonb)::jsonb AS data,
     COALESCE(CASE WHEN jsonb_typeof(d.step -> 'retryOverride') = 'object'
                   THEN (d.step -> 'retryOverride')::text END, '')::text AS retry_override
@@ -140,7 +147,8 @@ JOIN sequence_runs AS r ON r.id = s.run_id
 JOIN sequences AS q ON q.id = r.sequence_id
 JOIN projects AS p ON p.id = r.project_id
 LEFT JOIN LATERAL (
-    SELECT e.step FROM jsonb_array_elements(q.steps) AS e(step)
+    SELECT e.step FROM jsonb_array_elements(
+        CASE WHEN jsonb_typeof(q.steps) = 'array' THEN q.steps ELSE '[]'::jsonb END) AS e(step)
     WHERE e.step ->> 'name' = s.name
     LIMIT 1
 ) AS d ON true

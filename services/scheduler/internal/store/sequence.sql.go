@@ -225,11 +225,15 @@ WITH run AS (
 ), step AS (
     INSERT INTO sequence_run_steps (run_id, name, depends_on, status)
     SELECT run.id, e.step ->> 'name',
-        ARRAY(SELECT jsonb_array_elements_text(COALESCE(e.step -> 'dependsOn', '[]'::jsonb))),
+        ARRAY(SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(e.step -> 'dependsOn') = 'array'
+                                                    THEN e.step -> 'dependsOn' ELSE '[]'::jsonb END)),
         CASE WHEN run.status = 'skipped' THEN 'skipped' ELSE 'waiting' END
     FROM run
     JOIN sequences AS s ON s.id = run.sequence_id
-    CROSS JOIN LATERAL jsonb_array_elements(s.steps) AS e(step)
+    CROSS JOIN LATERAL jsonb_array_elements(
+        CASE WHEN jsonb_typeof(s.steps) = 'array' THEN s.steps ELSE '[]'::jsonb END) AS e(step)
+    WHERE e.step ->> 'name' IS NOT NULL
+    ON CONFLICT DO NOTHING
 )
 SELECT run.id, run.status FROM run
 `
@@ -256,6 +260,9 @@ type InsertSequenceRunsRow struct {
 // its run (another scheduler got there first: the unique index
 // sequence_runs_slot_idx), or a run id already used, is not inserted and
 // not returned, so nothing is recorded twice.
+// The gateway validates the steps; a definition it would refuse (not an
+// array, a step without a name, a name twice) still records a run, with the
+// steps that can be read, rather than failing the batch at every scan.
 func (q *Queries) InsertSequenceRuns(ctx context.Context, arg InsertSequenceRunsParams) ([]InsertSequenceRunsRow, error) {
 	rows, err := q.db.Query(ctx, insertSequenceRuns,
 		arg.Ids,
@@ -408,7 +415,7 @@ func (q *Queries) LockVanishedSequenceSteps(ctx context.Context, maxSteps int32)
 const readySequenceSteps = `-- name: ReadySequenceSteps :many
 SELECT s.run_id, s.name, r.project_id, r.sequence_id, r.slot, p.domain,
     (d.step IS NOT NULL)::boolean AS defined,
-    COALESCE(d.step ->> 'path', '')::text AS path,
+    COALESCE(d.step ->> 'path', '/')::text AS path,
     COALESCE(d.step -> 'data', '{}'::jsonb)::jsonb AS data,
     COALESCE(CASE WHEN jsonb_typeof(d.step -> 'retryOverride') = 'object'
                   THEN (d.step -> 'retryOverride')::text END, '')::text AS retry_override
@@ -417,7 +424,8 @@ JOIN sequence_runs AS r ON r.id = s.run_id
 JOIN sequences AS q ON q.id = r.sequence_id
 JOIN projects AS p ON p.id = r.project_id
 LEFT JOIN LATERAL (
-    SELECT e.step FROM jsonb_array_elements(q.steps) AS e(step)
+    SELECT e.step FROM jsonb_array_elements(
+        CASE WHEN jsonb_typeof(q.steps) = 'array' THEN q.steps ELSE '[]'::jsonb END) AS e(step)
     WHERE e.step ->> 'name' = s.name
     LIMIT 1
 ) AS d ON true
