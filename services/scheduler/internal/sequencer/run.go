@@ -36,37 +36,50 @@ func (s *Sequencer) scheduleTx(ctx context.Context, q *store.Queries) (done, err
 		return done{}, nil
 	}
 	var runs runBatch
-	adv := store.AdvanceSequencesParams{}
-	ended, behind := 0, false
+	var adv progress
 	for _, seq := range seqs {
 		p := s.planOf(ctx, seq)
-		behind = behind || p.behind
 		for _, r := range p.runs {
 			runs.add(seq.ProjectID, seq.ID, r.slot, triggerSchedule, r.skipReason)
 		}
-		last, recorded := time.Time{}, len(p.runs) > 0
-		if recorded {
-			last = p.runs[len(p.runs)-1].slot
-		}
-		if p.ended {
-			ended++
-		}
-		adv.Ids = append(adv.Ids, seq.ID)
-		adv.NextRunAts = append(adv.NextRunAts, p.next)
-		adv.Ends = append(adv.Ends, p.ended)
-		adv.LastRunAts = append(adv.LastRunAts, last)
-		adv.Recorded = append(adv.Recorded, recorded)
+		adv.add(seq, p)
 	}
 	started, skipped, steps, err := runs.insert(ctx, q)
 	if err != nil {
 		return done{}, err
 	}
-	if err := q.AdvanceSequences(ctx, adv); err != nil {
+	if err := q.AdvanceSequences(ctx, adv.arg); err != nil {
 		return done{}, fmt.Errorf("advance sequences: %w", err)
 	}
-	return done{n: len(seqs), more: behind, msg: "sequence slots recorded", attrs: []any{
-		"sequences", len(seqs), "runs_started", started, "runs_skipped", skipped, "ended", ended,
+	return done{n: len(seqs), more: adv.behind, msg: "sequence slots recorded", attrs: []any{
+		"sequences", len(seqs), "runs_started", started, "runs_skipped", skipped, "ended", adv.ended,
 		"hooks", steps.Hooks, "over_quota", steps.OverQuota}}, nil
+}
+
+// progress gathers where a transaction's sequences go next, for one
+// statement.
+type progress struct {
+	arg    store.AdvanceSequencesParams
+	ended  int
+	behind bool
+}
+
+// add records where seq goes after p: its next slot (or its end), and the
+// latest slot p recorded, if any.
+func (a *progress) add(seq store.ClaimDueSequencesRow, p slotPlan) {
+	var last time.Time
+	if len(p.runs) > 0 {
+		last = p.runs[len(p.runs)-1].slot
+	}
+	if p.ended {
+		a.ended++
+	}
+	a.behind = a.behind || p.behind
+	a.arg.Ids = append(a.arg.Ids, seq.ID)
+	a.arg.NextRunAts = append(a.arg.NextRunAts, p.next)
+	a.arg.Ends = append(a.arg.Ends, p.ended)
+	a.arg.LastRunAts = append(a.arg.LastRunAts, last)
+	a.arg.Recorded = append(a.arg.Recorded, len(p.runs) > 0)
 }
 
 // planOf plans a claimed sequence's scan. A schedule the engine refuses
