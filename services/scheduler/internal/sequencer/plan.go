@@ -89,8 +89,8 @@ func plan(d due, now time.Time) slotPlan {
 		}
 		p.runs = append(p.runs, r)
 	}
-	p.next, p.ended = d.timetable.Next(now)
-	p.ended = !p.ended
+	next, ok := d.timetable.Next(now)
+	p.next, p.ended = next, !ok
 	return p
 }
 
