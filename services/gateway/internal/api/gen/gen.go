@@ -1252,10 +1252,10 @@ type ListMeta struct {
 	// NextCursor The `cursor` of the next page; absent on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
 
-	// TotalItems Hooks matching the filters, on all pages; exact up to 100,000.
+	// TotalItems Items (hooks, sequences, runs) matching the filters, on all pages; exact up to 100,000.
 	TotalItems int64 `json:"totalItems"`
 
-	// TotalItemsCapped True when more than 100,000 hooks match and `totalItems` stopped at 100,000.
+	// TotalItemsCapped True when more than 100,000 items match and `totalItems` stopped at 100,000.
 	TotalItemsCapped bool `json:"totalItemsCapped"`
 }
 
