@@ -74,7 +74,7 @@ func (m sequenceManagement) ListSequences(ctx context.Context, req gen.ListSeque
 		data[i] = toSequence(s)
 	}
 	return gen.ListSequences200JSONResponse{SequencePageJSONResponse: gen.SequencePageJSONResponse{
-		Body: gen.ListSequencesResponse{Data: data, Meta: listMeta(page.TotalItems, page.NextCursor)},
+		Body: gen.ListSequencesResponse{Data: data, Meta: listMeta(page.Total, page.NextCursor)},
 	}}, nil
 }
 
@@ -171,7 +171,7 @@ func (m sequenceManagement) ListSequenceRuns(ctx context.Context, req gen.ListSe
 		data[i] = toRun(r)
 	}
 	return gen.ListSequenceRuns200JSONResponse{SequenceRunPageJSONResponse: gen.SequenceRunPageJSONResponse{
-		Body: gen.ListSequenceRunsResponse{Data: data, Meta: listMeta(page.TotalItems, page.NextCursor)},
+		Body: gen.ListSequenceRunsResponse{Data: data, Meta: listMeta(page.Total, page.NextCursor)},
 	}}, nil
 }
 
@@ -292,8 +292,8 @@ func sequenceError(err error) error {
 	}
 }
 
-func listMeta(total int64, next string) gen.ListMeta {
-	meta := gen.ListMeta{TotalItems: total}
+func listMeta(total sequence.Total, next string) gen.ListMeta {
+	meta := gen.ListMeta{TotalItems: total.TotalItems, TotalItemsCapped: total.Capped}
 	if next != "" {
 		meta.NextCursor = &next
 	}

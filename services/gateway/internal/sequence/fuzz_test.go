@@ -124,3 +124,10 @@ func TestDependenciesAreKnownAndAcyclic(t *testing.T) {
 		})
 	}
 }
+
+func TestTotalsAreCappedLikeTheHooksList(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, Total{TotalItems: 7}, totalOf(7))
+	require.Equal(t, Total{TotalItems: maxCount}, totalOf(maxCount))
+	require.Equal(t, Total{TotalItems: maxCount, Capped: true}, totalOf(maxCount+1))
+}

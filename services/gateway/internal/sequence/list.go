@@ -12,9 +12,23 @@ import (
 
 // ListPage is a page of sequences.
 type ListPage struct {
-	Sequences  []Sequence
-	TotalItems int64
+	Sequences []Sequence
+	Total
 	NextCursor string
+}
+
+// Total is how many items a listing has in all: exact up to maxCount,
+// then maxCount with Capped set, so that counting stays bounded.
+type Total struct {
+	TotalItems int64
+	Capped     bool
+}
+
+func totalOf(counted int64) Total {
+	if counted > maxCount {
+		return Total{TotalItems: maxCount, Capped: true}
+	}
+	return Total{TotalItems: counted}
 }
 
 // List returns a page of the project's sequences, newest first.
@@ -35,11 +49,11 @@ func (s *Service) List(ctx context.Context, projectID uuid.UUID, pg Page) (ListP
 	if err != nil {
 		return ListPage{}, fmt.Errorf("list sequences: %w", err)
 	}
-	total, err := q.CountSequences(ctx, store.CountSequencesParams{ProjectID: projectID, MaxCount: maxCount})
+	total, err := q.CountSequences(ctx, store.CountSequencesParams{ProjectID: projectID, MaxCount: maxCount + 1})
 	if err != nil {
 		return ListPage{}, fmt.Errorf("count sequences: %w", err)
 	}
-	out := ListPage{TotalItems: total}
+	out := ListPage{Total: totalOf(total)}
 	if len(rows) > pg.Limit {
 		rows = rows[:pg.Limit]
 		last := rows[len(rows)-1]
@@ -63,8 +77,8 @@ type Run struct {
 
 // RunPage is a page of a sequence's runs.
 type RunPage struct {
-	Runs       []Run
-	TotalItems int64
+	Runs []Run
+	Total
 	NextCursor string
 }
 
@@ -92,11 +106,11 @@ func (s *Service) Runs(ctx context.Context, projectID, id uuid.UUID, pg Page) (R
 	if err != nil {
 		return RunPage{}, fmt.Errorf("list runs: %w", err)
 	}
-	total, err := q.CountSequenceRuns(ctx, store.CountSequenceRunsParams{ProjectID: projectID, SequenceID: id, MaxCount: maxCount})
+	total, err := q.CountSequenceRuns(ctx, store.CountSequenceRunsParams{ProjectID: projectID, SequenceID: id, MaxCount: maxCount + 1})
 	if err != nil {
 		return RunPage{}, fmt.Errorf("count runs: %w", err)
 	}
-	out := RunPage{TotalItems: total}
+	out := RunPage{Total: totalOf(total)}
 	if len(rows) > pg.Limit {
 		rows = rows[:pg.Limit]
 		last := rows[len(rows)-1]
