@@ -1,7 +1,7 @@
-// Package cli is the sundial command line (cobra): login, listen, hooks and
-// version. It lives outside package main so that tests run each command
-// in-process, with their own input, output, environment and config
-// directory.
+// Package cli is the sundial command line (cobra): login, listen, hooks,
+// sequences, config (sundial.toml) and version. It lives outside package
+// main so that tests run each command in-process, with their own input,
+// output, environment and config directory.
 package cli
 
 import (
@@ -45,6 +45,12 @@ func Stdio(version string) Env {
 	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Version: version}
 }
 
+// exitCode ends a command with this code and no message: its output said
+// it all (diff's changes).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 // usageError is a wrong command line: exit code 2 after the message.
 type usageError struct{ msg string }
 
@@ -83,6 +89,10 @@ func Run(ctx context.Context, args []string, env Env) int {
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
 	}
 	if isUsage(err) {
 		s.printError(err)
@@ -158,7 +168,8 @@ func newRoot(s *state) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%s: %v", c.CommandPath(), err)
 	})
-	root.AddCommand(loginCommand(s), listenCommand(s), hooksCommand(s), versionCommand(s))
+	root.AddCommand(loginCommand(s), listenCommand(s), hooksCommand(s), sequencesCommand(s), configCommand(s),
+		versionCommand(s))
 	return root
 }
 
