@@ -38,8 +38,8 @@ type manifestRetry struct {
 type manifestSequence struct {
 	Name string `toml:"name"`
 	// StartAt left out: the creation time, and on a change the live one.
-	StartAt  *time.Time              `toml:"start_at"`
-	EndAt    *time.Time              `toml:"end_at"`
+	StartAt  *instant                `toml:"start_at"`
+	EndAt    *instant                `toml:"end_at"`
 	CatchUp  string                  `toml:"catch_up"`
 	Overlap  string                  `toml:"overlap"`
 	Schedule manifestSchedule        `toml:"schedule"`
@@ -190,11 +190,24 @@ var (
 	overlaps    = []string{sundial.OverlapAllow, sundial.OverlapSkip}
 )
 
-// localTime reports a TOML date-time without an offset: the decoder gives
-// it a zone of its own (the local one's offset, named so).
-func localTime(t time.Time) bool {
+// instant is start_at or end_at: a TOML date-time, which must have an
+// offset (check says so, naming the key).
+type instant struct {
+	time.Time
+	local bool
+}
+
+// UnmarshalTOML takes the parsed value as it is: decoded into a time.Time
+// field, a date-time without an offset would silently become local time.
+func (i *instant) UnmarshalTOML(v any) error {
+	t, ok := v.(time.Time)
+	if !ok {
+		return fmt.Errorf("a %T is not a date-time such as 2030-01-02T09:00:00Z", v)
+	}
+	// The decoder gives a date-time without an offset a zone of its own.
 	name := t.Location().String()
-	return name == "datetime-local" || name == "date-local" || name == "time-local"
+	i.Time, i.local = t, name == "datetime-local" || name == "date-local" || name == "time-local"
+	return nil
 }
 
 // check lists the file's structural problems, each naming its key.
@@ -216,9 +229,9 @@ func (m manifest) check() []string {
 		}
 		for _, t := range []struct {
 			k string
-			v *time.Time
+			v *instant
 		}{{"start_at", s.StartAt}, {"end_at", s.EndAt}} {
-			if t.v != nil && localTime(*t.v) {
+			if t.v != nil && t.v.local {
 				add(key+"."+t.k, "needs an offset, e.g. 2030-01-02T09:00:00Z")
 			}
 		}
@@ -304,10 +317,10 @@ func (m manifest) requests() []sundial.SequenceRequest {
 func (s manifestSequence) request() sundial.SequenceRequest {
 	req := sundial.SequenceRequest{Name: s.Name, CatchUp: s.CatchUp, Overlap: s.Overlap, Schedule: s.Schedule.schedule()}
 	if s.StartAt != nil {
-		req.StartAt = *s.StartAt
+		req.StartAt = s.StartAt.Time
 	}
 	if s.EndAt != nil {
-		req.EndAt = *s.EndAt
+		req.EndAt = s.EndAt.Time
 	}
 	for _, name := range s.stepOrder {
 		st := s.Steps[name]

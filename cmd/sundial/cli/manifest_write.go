@@ -31,12 +31,10 @@ func liveManifest(p sundial.Project, seqs []sundial.Sequence) manifest {
 }
 
 func liveSequence(seq sundial.Sequence) manifestSequence {
-	start := seq.StartAt.UTC()
-	out := manifestSequence{Name: seq.Name, StartAt: &start, CatchUp: seq.CatchUp, Overlap: seq.Overlap,
+	out := manifestSequence{Name: seq.Name, StartAt: &instant{Time: seq.StartAt.UTC()}, CatchUp: seq.CatchUp, Overlap: seq.Overlap,
 		Steps: map[string]manifestStep{}}
 	if !seq.EndAt.IsZero() {
-		end := seq.EndAt.UTC()
-		out.EndAt = &end
+		out.EndAt = &instant{Time: seq.EndAt.UTC()}
 	}
 	sc := seq.Schedule
 	out.Schedule = manifestSchedule{Every: sc.Every, Frequency: sc.Frequency, Timezone: sc.Timezone,
@@ -127,8 +125,12 @@ func (m manifest) encode(header string) []byte {
 	for _, s := range m.Sequences {
 		b.WriteString("\n[[sequences]]\n")
 		kv("name", s.Name)
-		optional(kv, "start_at", s.StartAt)
-		optional(kv, "end_at", s.EndAt)
+		if s.StartAt != nil {
+			kv("start_at", s.StartAt.Time)
+		}
+		if s.EndAt != nil {
+			kv("end_at", s.EndAt.Time)
+		}
 		if s.CatchUp != "" {
 			kv("catch_up", s.CatchUp)
 		}
