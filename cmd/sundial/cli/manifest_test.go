@@ -142,6 +142,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	require.Contains(t, text, "time = { hour = 9, minute = 0 }")
 	require.Contains(t, text, `data = { limits = { ratio = 0.5, rows = 5000 }, source = "crm", tables = ["accounts", "deals"] }`)
 	require.Contains(t, text, "backoff_factor = 2\n")
+	require.Contains(t, text, `retry_override = { min_retries = 5, delay_secs = 30, strategy = "fixed", backoff_factor = 2 }`)
 	again := pulled.requests()
 	for i, req := range m.requests() {
 		want, got := asLive(t, "x", req).Request(), asLive(t, "x", again[i]).Request()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -167,11 +168,7 @@ func (sc manifestSchedule) encode(b *bytes.Buffer, kv func(string, any)) {
 		kv("timezone", sc.Timezone)
 	}
 	if t := sc.Time; t != nil && t.Minute != nil {
-		tm := map[string]any{"minute": *t.Minute}
-		if t.Hour != nil {
-			tm["hour"] = *t.Hour
-		}
-		kv("time", tm)
+		kv("time", timeTable(t.Hour, *t.Minute))
 	}
 	if len(sc.DaysOfWeek) > 0 {
 		kv("days_of_week", sc.DaysOfWeek)
@@ -181,20 +178,37 @@ func (sc manifestSchedule) encode(b *bytes.Buffer, kv func(string, any)) {
 	}
 }
 
-// table is the override as an inline table; zero optional fields are
-// left out.
-func (o manifestOverride) table() map[string]any {
-	t := map[string]any{"min_retries": o.MinRetries, "delay_secs": o.DelaySecs, "strategy": o.Strategy}
+// table is the override as an inline table, in the reference's order;
+// zero optional fields are left out.
+func (o manifestOverride) table() inlineTable {
+	t := inlineTable{{"min_retries", o.MinRetries}, {"delay_secs", o.DelaySecs}, {"strategy", o.Strategy}}
 	if o.BackoffFactor != 0 {
-		t["backoff_factor"] = o.BackoffFactor
+		t = append(t, keyValue{"backoff_factor", o.BackoffFactor})
 	}
 	if o.MaxDelaySecs != 0 {
-		t["max_delay_secs"] = o.MaxDelaySecs
+		t = append(t, keyValue{"max_delay_secs", o.MaxDelaySecs})
 	}
 	if o.Jitter {
-		t["jitter"] = true
+		t = append(t, keyValue{"jitter", true})
 	}
 	return t
+}
+
+// timeTable is a schedule's time as an inline table: hour (unless
+// hourly), then minute.
+func timeTable(hour *int, minute int) inlineTable {
+	if hour == nil {
+		return inlineTable{{"minute", minute}}
+	}
+	return inlineTable{{"hour", *hour}, {"minute", minute}}
+}
+
+// inlineTable is an inline table in the order of its keys.
+type inlineTable []keyValue
+
+type keyValue struct {
+	key   string
+	value any
 }
 
 func optional[T any](kv func(string, any), k string, v *T) {
@@ -244,17 +258,18 @@ func tomlValue(v any) string {
 	case []any:
 		return tomlArray(v)
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
+		t := make(inlineTable, 0, len(v))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			t = append(t, keyValue{k, v[k]})
 		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = tomlKey(k) + " = " + tomlValue(v[k])
-		}
-		if len(parts) == 0 {
+		return tomlValue(t)
+	case inlineTable:
+		if len(v) == 0 {
 			return "{}"
+		}
+		parts := make([]string, len(v))
+		for i, kv := range v {
+			parts[i] = tomlKey(kv.key) + " = " + tomlValue(kv.value)
 		}
 		return "{ " + strings.Join(parts, ", ") + " }"
 	}

@@ -151,11 +151,7 @@ func sequenceFields(req sundial.SequenceRequest, withStart bool) map[string]stri
 	put("schedule.frequency", sc.Frequency, sc.Frequency != "")
 	put("schedule.timezone", sc.Timezone, sc.Timezone != "")
 	if sc.Time != nil {
-		tm := map[string]any{"minute": sc.Time.Minute}
-		if sc.Time.Hour != nil {
-			tm["hour"] = *sc.Time.Hour
-		}
-		put("schedule.time", tm, true)
+		put("schedule.time", timeTable(sc.Time.Hour, sc.Time.Minute), true)
 	}
 	put("schedule.days_of_week", sc.DaysOfWeek, len(sc.DaysOfWeek) > 0)
 	put("schedule.days_of_month", sc.DaysOfMonth, len(sc.DaysOfMonth) > 0)
