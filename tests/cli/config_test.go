@@ -288,3 +288,23 @@ func TestConfigValidateAndInit(t *testing.T) {
 	require.Equal(t, cli.ExitError, res.code)
 	require.Contains(t, res.stderr, "--force")
 }
+
+func TestConfigChecksSchedulesWithTheAPIBeforeAnyChange(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.login()
+	text := strings.Replace(etlFile(b.creds.ProjectID), `timezone = "Europe/Paris"`, `timezone = "Mars/Olympus_Mons"`, 1)
+	text = strings.Replace(text, `end_at = 2031-01-01T00:00:00Z`, `end_at = 2029-01-01T00:00:00Z`, 1)
+	file := writeFile(t, text)
+	for _, args := range [][]string{{"diff"}, {"apply", "--dry-run"}, {"apply", "--yes"}} {
+		res := b.run("", append(append([]string{"config"}, args...), "--file", file)...)
+		require.Equal(t, cli.ExitError, res.code, args)
+		require.Contains(t, res.stderr, "the API refuses the file's schedules, nothing changed:\n", args)
+		require.Contains(t, res.stderr, "  sequences[0].schedule.timezone: ", args)
+		require.Contains(t, res.stderr, "  sequences[1].end_at: ", args)
+	}
+	require.Empty(t, b.liveNames())
+	project, err := b.sdkClient().Project.Get(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "receiver.example:443", project.Domain)
+}

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
@@ -169,7 +171,51 @@ func (s *state) loadPlan(ctx context.Context, file string) (plan, *sundial.Clien
 	if err != nil {
 		return plan{}, nil, m, err
 	}
-	return buildPlan(m, project, live), client, m, nil
+	p := buildPlan(m, project, live)
+	if err := checkSchedules(ctx, client, m, p); err != nil {
+		return p, nil, m, err
+	}
+	return p, client, m, nil
+}
+
+// checkSchedules has the API check each schedule the plan would send, by
+// previewing it (nothing is saved): what the file cannot check itself (a
+// zone, an hour, the bounds) is refused before any change, naming the
+// file's keys.
+func checkSchedules(ctx context.Context, client *sundial.Client, m manifest, p plan) error {
+	index := manifestIndex(m)
+	var bad []string
+	for _, c := range p.Changes {
+		if c.Kind != "sequence" || c.Op == opDelete {
+			continue
+		}
+		req := sundial.SchedulePreviewRequest{Schedule: c.request.Schedule, StartAt: c.request.StartAt,
+			EndAt: c.request.EndAt, Count: 1}
+		if req.StartAt.IsZero() && req.Schedule.Every != "" {
+			req.StartAt = time.Now() // every needs an anchor: a create's is its creation time
+		}
+		_, err := client.Sequences.PreviewSchedule(ctx, req)
+		var apiErr *sundial.APIError
+		switch {
+		case err == nil:
+		case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusBadRequest && len(apiErr.Details) > 0:
+			bad = append(bad, namedProblems(apiErr, fmt.Sprintf("sequences[%d].", index[c.Name]), nil)...)
+		default:
+			return err
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("the API refuses the file's schedules, nothing changed:\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+func manifestIndex(m manifest) map[string]int {
+	index := map[string]int{}
+	for i, seq := range m.Sequences {
+		index[seq.Name] = i
+	}
+	return index
 }
 
 func allSequences(ctx context.Context, client *sundial.Client) ([]sundial.Sequence, error) {
@@ -288,10 +334,7 @@ func (s *state) terminal() bool {
 // the sequences deliver), then creates, updates and deletes. It stops at
 // the first failure, naming the sequence and the file's key.
 func applyPlan(ctx context.Context, client *sundial.Client, m manifest, p plan) error {
-	index := map[string]int{}
-	for i, seq := range m.Sequences {
-		index[seq.Name] = i
-	}
+	index := manifestIndex(m)
 	for _, c := range p.Changes {
 		var err error
 		switch {
@@ -325,6 +368,11 @@ func fileKeys(err error, prefix string, steps []sundial.SequenceStep) error {
 	if err == nil || !errors.As(err, &apiErr) || len(apiErr.Details) == 0 {
 		return err
 	}
+	return fmt.Errorf("%s: %w", strings.Join(namedProblems(apiErr, prefix, steps), "; "), err)
+}
+
+// namedProblems are the API's problems, each after the file's key.
+func namedProblems(apiErr *sundial.APIError, prefix string, steps []sundial.SequenceStep) []string {
 	var named []string
 	for _, d := range apiErr.Details {
 		field := d.Field
@@ -340,7 +388,7 @@ func fileKeys(err error, prefix string, steps []sundial.SequenceStep) error {
 		}
 		named = append(named, prefix+snake(field)+": "+d.Message)
 	}
-	return fmt.Errorf("%s: %w", strings.Join(named, "; "), err)
+	return named
 }
 
 // snake is the API's camelCase field in the file's snake_case.
