@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -123,9 +124,11 @@ func parseManifest(text string) (manifest, error) {
 		return m, err
 	}
 	for i := range m.Sequences {
+		var order []string
 		if i < len(orders) {
-			m.Sequences[i].stepOrder = orders[i]
+			order = orders[i]
 		}
+		m.Sequences[i].stepOrder = stepOrder(order, m.Sequences[i].Steps)
 	}
 	if problems := m.check(); len(problems) > 0 {
 		return m, fmt.Errorf("%w:\n  %s", errNotManifest, strings.Join(problems, "\n  "))
@@ -181,6 +184,23 @@ func checkKey(k toml.Key, orders [][]string) error {
 		sh = next
 	}
 	return nil
+}
+
+// stepOrder is the steps' names as the file's keys gave them, then (in
+// name order) any step only a dotted key or a sub-table defined.
+func stepOrder(seen []string, steps map[string]manifestStep) []string {
+	var order []string
+	for _, name := range seen {
+		if _, ok := steps[name]; ok && !slices.Contains(order, name) {
+			order = append(order, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(steps)) {
+		if !slices.Contains(order, name) {
+			order = append(order, name)
+		}
+	}
+	return order
 }
 
 // The values the file checks itself (the API has the same).

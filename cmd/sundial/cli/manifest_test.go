@@ -203,6 +203,30 @@ func TestPlanKeepsTheLiveStartAtWhenTheFileHasNone(t *testing.T) {
 	require.True(t, p.Changes[0].request.StartAt.Equal(beat.StartAt), "the anchor stays")
 }
 
+func TestManifestFindsStepsHoweverTheyAreWritten(t *testing.T) {
+	t.Parallel()
+	m, err := parseManifest(`project = "p"
+[[sequences]]
+name = "a"
+[sequences.schedule]
+every = "1h"
+[sequences.steps.zulu]
+path = "/z"
+[sequences.steps.bravo.data]
+n = 1
+[sequences.steps.bravo]
+path = "/b"
+[sequences.steps.alpha.data]
+n = 2
+`)
+	require.Error(t, err, "alpha has no path")
+	require.ErrorContains(t, err, "sequences[0].steps.alpha.path: is required")
+	require.Equal(t, []string{"zulu", "bravo", "alpha"}, m.Sequences[0].stepOrder)
+	data, err := json.Marshal(m.Sequences[0].request().Steps[1].Data)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"n": 1}`, string(data))
+}
+
 func TestManifestRefusesUnknownKeysNamingThem(t *testing.T) {
 	t.Parallel()
 	base := "project = \"p\"\n[[sequences]]\nname = \"a\"\n[sequences.schedule]\nevery = \"1h\"\n[sequences.steps.s]\npath = \"/s\"\n"
