@@ -170,7 +170,8 @@ func TestConfigApplyDryRunChangesNothing(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 	require.False(t, res.Applied)
 	require.Len(t, res.Changes, 3)
-	require.Contains(t, b.ok("config", "apply", "--dry-run", "--file", file), "Plan: 2 to create, 1 to change, 0 to delete.")
+	require.Contains(t, b.ok("config", "apply", "--dry-run", "--file", file),
+		"Plan: 2 to create, 1 to change, 0 to delete.\nDry run: nothing changed.\n")
 
 	require.Empty(t, b.liveNames())
 	project, err := b.sdkClient().Project.Get(context.Background())

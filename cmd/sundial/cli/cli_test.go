@@ -143,7 +143,7 @@ func TestConfigValidateNamesTheKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sundial.toml")
 	res := r.run(context.Background(), "config", "validate", "--file", path)
 	require.Equal(t, ExitError, res.code)
-	require.Contains(t, res.stderr, "read "+path)
+	require.Contains(t, res.stderr, "--file: "+path+" does not exist")
 
 	require.NoError(t, os.WriteFile(path, []byte(etlManifest+"\n[sequences.schedule.extra]\nhour = 9\n"), 0o644))
 	res = r.run(context.Background(), "config", "validate", "--file", path, "-o", "json")

@@ -280,7 +280,11 @@ func configApplyCommand(s *state, file *string) *cobra.Command {
 				p.print(s.env.Stdout)
 			}
 			if dryRun || len(p.Changes) == 0 {
-				return s.emit(res, func(io.Writer) {})
+				return s.emit(res, func(w io.Writer) {
+					if len(p.Changes) > 0 {
+						fmt.Fprintln(w, "Dry run: nothing changed.")
+					}
+				})
 			}
 			if err := s.confirmDeletes(p, yes); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -101,6 +102,9 @@ var (
 // readManifest reads and checks the file at path.
 func readManifest(path string) (manifest, error) {
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return manifest{}, fmt.Errorf("--file: %s does not exist (`sundial config init` or `pull` writes one)", path)
+	}
 	if err != nil {
 		return manifest{}, fmt.Errorf("read %s: %w", path, err)
 	}
