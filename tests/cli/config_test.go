@@ -288,6 +288,12 @@ func TestConfigValidateAndInit(t *testing.T) {
 	res = b.run("", "config", "init", "--file", file)
 	require.Equal(t, cli.ExitError, res.code)
 	require.Contains(t, res.stderr, "--force")
+
+	// A project with sequences starts from pull: a starter would delete them.
+	b.ok("config", "apply", "--file", writeFile(t, etlFile(b.creds.ProjectID)))
+	res = b.run("", "config", "init", "--file", file, "--force")
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "project cli has sequences, which a starter file would delete when applied: run `sundial config pull`")
 }
 
 func TestConfigChecksSchedulesWithTheAPIBeforeAnyChange(t *testing.T) {

@@ -48,7 +48,7 @@ func configInitCommand(s *state, file *string) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Write a commented starter sundial.toml for the key's project",
+		Short: "Write a commented starter sundial.toml for the key's project (one without sequences yet)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := refuseOverwrite(*file, force); err != nil {
@@ -61,6 +61,15 @@ func configInitCommand(s *state, file *string) *cobra.Command {
 			project, err := client.Project.Get(cmd.Context())
 			if err != nil {
 				return err
+			}
+			// The starter has no sequence: applied, it would delete the
+			// project's.
+			some, err := client.Sequences.List(cmd.Context(), sundial.ListSequencesParams{Limit: 1})
+			if err != nil {
+				return err
+			}
+			if len(some.Data) > 0 {
+				return fmt.Errorf("project %s has sequences, which a starter file would delete when applied: run `sundial config pull` to start from them", project.Name)
 			}
 			text := fmt.Sprintf(starterManifest, project.Name, tomlValue(project.ID), tomlValue(project.Domain))
 			if err := writeManifest(*file, []byte(text)); err != nil {
