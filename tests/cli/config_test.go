@@ -266,8 +266,21 @@ func TestConfigDeletesOnlyWithYes(t *testing.T) {
 	require.Contains(t, res.stderr, "--yes: the plan deletes 1 sequence(s) (heartbeat)")
 	require.ElementsMatch(t, []string{"nightly-etl", "heartbeat"}, b.liveNames())
 
-	require.Contains(t, b.ok("config", "apply", "--file", file, "--yes"), "Plan: 0 to create, 0 to change, 1 to delete.")
+	// On a terminal it asks; anything but yes changes nothing.
+	res = b.runOn(true, "n\n", "config", "apply", "--file", file)
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "Delete 1 sequence(s) (heartbeat) with their runs? [y/N] ")
+	require.Contains(t, res.stderr, "not confirmed: nothing changed")
+	require.ElementsMatch(t, []string{"nightly-etl", "heartbeat"}, b.liveNames())
+	res = b.runOn(true, "y\n", "config", "apply", "--file", file)
+	require.Equal(t, cli.ExitOK, res.code, res.stderr)
+	require.Contains(t, res.stdout, "Plan: 0 to create, 0 to change, 1 to delete.\nApplied.\n")
 	require.Equal(t, []string{"nightly-etl"}, b.liveNames())
+
+	// --yes deletes without asking: a file of no sequence deletes the last.
+	require.NoError(t, os.WriteFile(file, []byte(onlyETL[:strings.Index(onlyETL, "[[sequences]]")]), 0o644))
+	require.Contains(t, b.ok("config", "apply", "--file", file, "--yes"), "Plan: 0 to create, 0 to change, 1 to delete.")
+	require.Empty(t, b.liveNames())
 }
 
 func TestConfigValidateAndInit(t *testing.T) {

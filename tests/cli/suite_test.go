@@ -91,11 +91,17 @@ type result struct {
 // run runs the tool with args and stdin, every exchange with the API
 // checked against the OpenAPI document.
 func (b *bundle) run(stdin string, args ...string) result {
+	return b.runOn(false, stdin, args...)
+}
+
+// runOn runs the tool as if stdin were a terminal (a user who answers) or
+// not (a script).
+func (b *bundle) runOn(terminal bool, stdin string, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	code := cli.Run(context.Background(), args, cli.Env{
 		Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr,
 		Getenv: func(k string) string { return b.env[k] }, ConfigDir: b.configDir,
-		HTTPClient: contract.Client(b.t), Version: "test",
+		HTTPClient: contract.Client(b.t), Version: "test", Terminal: terminal,
 	})
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

@@ -38,11 +38,22 @@ type Env struct {
 	HTTPClient *http.Client
 	// Version is the tool's version, as the build stamped it.
 	Version string
+	// Terminal says Stdin is a user at a terminal, whom a command may ask
+	// (config apply, before deleting); false in scripts and CI.
+	Terminal bool
 }
 
 // Stdio is the process's own Env.
 func Stdio(version string) Env {
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Version: version}
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Version: version,
+		Terminal: isTerminal(os.Stdin)}
+}
+
+// isTerminal reports whether f is a character device: a terminal, not a
+// pipe or a file.
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 // exitCode ends a command with this code and no message: its output said

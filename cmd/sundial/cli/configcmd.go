@@ -322,7 +322,7 @@ func (s *state) confirmDeletes(p plan, yes bool) error {
 		names[i] = c.Name
 	}
 	list := strings.Join(names, ", ")
-	if !s.terminal() {
+	if !s.env.Terminal {
 		return fmt.Errorf("--yes: the plan deletes %d sequence(s) (%s) and there is no terminal to ask on: give --yes; nothing changed", len(dels), list)
 	}
 	fmt.Fprintf(s.env.Stderr, "Delete %d sequence(s) (%s) with their runs? [y/N] ", len(dels), list)
@@ -331,16 +331,6 @@ func (s *state) confirmDeletes(p plan, yes bool) error {
 		return errors.New("not confirmed: nothing changed")
 	}
 	return nil
-}
-
-// terminal reports whether standard input is a terminal to ask on.
-func (s *state) terminal() bool {
-	f, ok := s.env.Stdin.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 // applyPlan makes the changes: the project first (a new domain is where
