@@ -275,6 +275,9 @@ type lockedHook struct {
 	// sequenceRun is the sequence run whose step the hook is, nil for a
 	// hook of its own (sequence.go).
 	sequenceRun *uuid.UUID
+	// postAt is when the hook was due first: a first attempt's lateness
+	// is measured from it (figures.go). Zero where no lateness is counted.
+	postAt time.Time
 }
 
 // projectPolicy is a project's default retry policy from the columns every
