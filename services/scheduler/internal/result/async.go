@@ -98,10 +98,11 @@ func (a *Applier) endWaitsTx(ctx context.Context, ids []uuid.UUID) ([]attempt, [
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	q := store.New(tx)
 	var figures tally
-	ins, outs, err := a.endWaits(ctx, q, ids, &figures)
+	ins, outs, err := a.endWaits(ctx, q, ids)
 	if err != nil {
 		return nil, nil, err
 	}
+	figures.addEnded(ins, outs)
 	if err := figures.write(ctx, q); err != nil {
 		return nil, nil, err
 	}
@@ -112,9 +113,8 @@ func (a *Applier) endWaitsTx(ctx context.Context, ids []uuid.UUID) ([]attempt, [
 }
 
 // endWaits settles, in the caller's transaction, what EndWaits settles, and
-// returns the attempts it settled with what each did; their final answers
-// are tallied in figures.
-func (a *Applier) endWaits(ctx context.Context, q *store.Queries, ids []uuid.UUID, figures *tally) ([]attempt, []*applied, error) {
+// returns the attempts it settled with what each did.
+func (a *Applier) endWaits(ctx context.Context, q *store.Queries, ids []uuid.UUID) ([]attempt, []*applied, error) {
 	rows, err := q.LockEndedAsyncWaits(ctx, ids)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lock ended waits: %w", err)
@@ -147,7 +147,6 @@ func (a *Applier) endWaits(ctx context.Context, q *store.Queries, ids []uuid.UUI
 	if _, err := q.ForgetDeadAnswers(ctx, ids); err != nil {
 		return nil, nil, fmt.Errorf("forget dead answers: %w", err)
 	}
-	figures.addEnded(ins, plan)
 	return ins, outs, nil
 }
 

@@ -412,13 +412,19 @@ func (a *Applier) startWaits(ctx context.Context, q *store.Queries, ins []attemp
 	for id := range answered {
 		ids = append(ids, id)
 	}
-	ended, endOuts, err := a.endWaits(ctx, q, ids, figures)
+	ended, endOuts, err := a.endWaits(ctx, q, ids)
 	if err != nil {
 		return err
 	}
 	for j, in := range ended {
-		outs[answered[in.hookID]] = endOuts[j]
+		i := answered[in.hookID]
+		outs[i] = endOuts[j]
+		// The attempt the gateway recorded with the answer has its own
+		// start (the answer's); the figures count the answer in the
+		// minute of the 202's.
+		ended[j].startedAt = ins[i].startedAt
 	}
+	figures.addEnded(ended, endOuts)
 	return nil
 }
 

@@ -91,11 +91,11 @@ func (t *tally) addPlanned(ins []attempt, plan batchPlan) {
 	}
 }
 
-// addEnded counts the final answers of settled async waits: their lateness
-// was counted at the 202.
-func (t *tally) addEnded(ins []attempt, plan batchPlan) {
+// addEnded counts the final answers of settled async waits, in the minute
+// each attempt started: their lateness was counted at the 202.
+func (t *tally) addEnded(ins []attempt, outs []*applied) {
 	for i, in := range ins {
-		t.addAttempt(plan.hooks[i].projectID, in, time.Time{})
+		t.addAttempt(outs[i].projectID, in, time.Time{})
 	}
 }
 
