@@ -12,6 +12,8 @@
 // at once in one transaction, each message still settled by its own
 // handler; a single result is a batch of one, and an ended wait joins the
 // same settling steps.
+// Each transaction also adds the attempts it applied to the dashboard's
+// per-minute figures, delivery_minutes (figures.go), with one statement.
 //
 // A result counts only while the hook still holds the lease it was
 // delivered under; anything else (a duplicate, a result that arrives after
