@@ -51,13 +51,13 @@ func startedAt(r *eventv1.AttemptResult, at time.Time) *eventv1.AttemptResult {
 }
 
 // figures reads the project's rows of delivery_minutes by minute.
-func (b bundle) figures(t *testing.T, project uuid.UUID) map[time.Time]storetest.DeliveryMinute {
+func (b bundle) figures(t *testing.T, project uuid.UUID) map[time.Time]storetest.ListDeliveryMinutesForTestRow {
 	t.Helper()
 	rows, err := b.q.ListDeliveryMinutesForTest(context.Background(), project)
 	require.NoError(t, err)
-	out := make(map[time.Time]storetest.DeliveryMinute, len(rows))
+	out := make(map[time.Time]storetest.ListDeliveryMinutesForTestRow, len(rows))
 	for _, r := range rows {
-		out[r.Minute.UTC()] = storetest.DeliveryMinute(r)
+		out[r.Minute.UTC()] = r
 	}
 	return out
 }
@@ -158,7 +158,7 @@ func TestFiguresOfTwoBatchesAddUp(t *testing.T) {
 		require.NoError(t, err, "first batch, result %d", i)
 	}
 	first := b.figures(t, project)[minute]
-	require.Equal(t, storetest.DeliveryMinute{ProjectID: project, Minute: minute, Succeeded: 1, Failed: 1, Async: 1,
+	require.Equal(t, storetest.ListDeliveryMinutesForTestRow{ProjectID: project, Minute: minute, Succeeded: 1, Failed: 1, Async: 1,
 		LatenessBuckets: histogram(map[int]int64{14: 3})}, withUTC(first))
 
 	batcher = runBatcher(t, b.applier, exactBatch(2))
@@ -169,11 +169,11 @@ func TestFiguresOfTwoBatchesAddUp(t *testing.T) {
 	}
 	got := b.figures(t, project)
 	require.Len(t, got, 1)
-	require.Equal(t, storetest.DeliveryMinute{ProjectID: project, Minute: minute, Succeeded: 3, Failed: 1, Async: 1,
+	require.Equal(t, storetest.ListDeliveryMinutesForTestRow{ProjectID: project, Minute: minute, Succeeded: 3, Failed: 1, Async: 1,
 		LatenessBuckets: histogram(map[int]int64{14: 5})}, withUTC(got[minute]))
 }
 
-func withUTC(r storetest.DeliveryMinute) storetest.DeliveryMinute {
+func withUTC(r storetest.ListDeliveryMinutesForTestRow) storetest.ListDeliveryMinutesForTestRow {
 	r.Minute = r.Minute.UTC()
 	return r
 }

@@ -9,9 +9,10 @@
 -- each (arrays of arrays cannot go through sqlc row by row). A stored
 -- histogram shorter than the one added (the column's default '{}') is
 -- padded with zeros. The caller sorts the rows by key so that two
--- batches lock shared rows in the same order.
-INSERT INTO delivery_minutes AS d (project_id, minute, succeeded, failed, async, lateness_buckets)
-SELECT u.project_id, u.minute, u.succeeded, u.failed, u.async,
+-- batches lock shared rows in the same order. Every row of the batch goes
+-- to the shard the caller chose for this transaction.
+INSERT INTO delivery_minutes AS d (project_id, minute, shard, succeeded, failed, async, lateness_buckets)
+SELECT u.project_id, u.minute, sqlc.arg(shard)::smallint, u.succeeded, u.failed, u.async,
     (sqlc.arg(buckets)::bigint[])[(u.ord - 1) * sqlc.arg(width)::int + 1 : u.ord * sqlc.arg(width)::int]
 FROM (
     SELECT unnest(sqlc.arg(project_ids)::uuid[]) AS project_id,
@@ -21,7 +22,7 @@ FROM (
         unnest(sqlc.arg(async)::integer[]) AS async,
         generate_series(1, cardinality(sqlc.arg(project_ids)::uuid[])) AS ord
 ) AS u
-ON CONFLICT (project_id, minute) DO UPDATE SET
+ON CONFLICT (project_id, minute, shard) DO UPDATE SET
     succeeded = d.succeeded + EXCLUDED.succeeded,
     failed = d.failed + EXCLUDED.failed,
     async = d.async + EXCLUDED.async,
@@ -35,8 +36,8 @@ ON CONFLICT (project_id, minute) DO UPDATE SET
 -- reads 7 days at most. Rows another transaction is adding to are left for
 -- the next round.
 DELETE FROM delivery_minutes AS d
-WHERE (d.project_id, d.minute) IN (
-    SELECT o.project_id, o.minute FROM delivery_minutes AS o
+WHERE (d.project_id, d.minute, d.shard) IN (
+    SELECT o.project_id, o.minute, o.shard FROM delivery_minutes AS o
     WHERE o.minute < sqlc.arg(before)
     LIMIT sqlc.arg(max_rows)
     FOR UPDATE SKIP LOCKED);

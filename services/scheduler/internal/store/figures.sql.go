@@ -14,18 +14,18 @@ import (
 
 const addDeliveryMinutes = `-- name: AddDeliveryMinutes :exec
 
-INSERT INTO delivery_minutes AS d (project_id, minute, succeeded, failed, async, lateness_buckets)
-SELECT u.project_id, u.minute, u.succeeded, u.failed, u.async,
-    ($1::bigint[])[(u.ord - 1) * $2::int + 1 : u.ord * $2::int]
+INSERT INTO delivery_minutes AS d (project_id, minute, shard, succeeded, failed, async, lateness_buckets)
+SELECT u.project_id, u.minute, $1::smallint, u.succeeded, u.failed, u.async,
+    ($2::bigint[])[(u.ord - 1) * $3::int + 1 : u.ord * $3::int]
 FROM (
-    SELECT unnest($3::uuid[]) AS project_id,
-        unnest($4::timestamptz[]) AS minute,
-        unnest($5::integer[]) AS succeeded,
-        unnest($6::integer[]) AS failed,
-        unnest($7::integer[]) AS async,
-        generate_series(1, cardinality($3::uuid[])) AS ord
+    SELECT unnest($4::uuid[]) AS project_id,
+        unnest($5::timestamptz[]) AS minute,
+        unnest($6::integer[]) AS succeeded,
+        unnest($7::integer[]) AS failed,
+        unnest($8::integer[]) AS async,
+        generate_series(1, cardinality($4::uuid[])) AS ord
 ) AS u
-ON CONFLICT (project_id, minute) DO UPDATE SET
+ON CONFLICT (project_id, minute, shard) DO UPDATE SET
     succeeded = d.succeeded + EXCLUDED.succeeded,
     failed = d.failed + EXCLUDED.failed,
     async = d.async + EXCLUDED.async,
@@ -36,6 +36,7 @@ ON CONFLICT (project_id, minute) DO UPDATE SET
 `
 
 type AddDeliveryMinutesParams struct {
+	Shard      int16
 	Buckets    []int64
 	Width      int32
 	ProjectIds []uuid.UUID
@@ -54,9 +55,11 @@ type AddDeliveryMinutesParams struct {
 // each (arrays of arrays cannot go through sqlc row by row). A stored
 // histogram shorter than the one added (the column's default '{}') is
 // padded with zeros. The caller sorts the rows by key so that two
-// batches lock shared rows in the same order.
+// batches lock shared rows in the same order. Every row of the batch goes
+// to the shard the caller chose for this transaction.
 func (q *Queries) AddDeliveryMinutes(ctx context.Context, arg AddDeliveryMinutesParams) error {
 	_, err := q.db.Exec(ctx, addDeliveryMinutes,
+		arg.Shard,
 		arg.Buckets,
 		arg.Width,
 		arg.ProjectIds,
@@ -70,8 +73,8 @@ func (q *Queries) AddDeliveryMinutes(ctx context.Context, arg AddDeliveryMinutes
 
 const deleteDeliveryMinutesBefore = `-- name: DeleteDeliveryMinutesBefore :execrows
 DELETE FROM delivery_minutes AS d
-WHERE (d.project_id, d.minute) IN (
-    SELECT o.project_id, o.minute FROM delivery_minutes AS o
+WHERE (d.project_id, d.minute, d.shard) IN (
+    SELECT o.project_id, o.minute, o.shard FROM delivery_minutes AS o
     WHERE o.minute < $1
     LIMIT $2
     FOR UPDATE SKIP LOCKED)

@@ -76,6 +76,7 @@ type ApiKey struct {
 type DeliveryMinute struct {
 	ProjectID       uuid.UUID
 	Minute          time.Time
+	Shard           int16
 	Succeeded       int32
 	Failed          int32
 	Async           int32

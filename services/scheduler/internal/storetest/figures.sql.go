@@ -61,22 +61,46 @@ func (q *Queries) InsertDeliveryMinuteForTest(ctx context.Context, arg InsertDel
 
 const listDeliveryMinutesForTest = `-- name: ListDeliveryMinutesForTest :many
 
-SELECT project_id, minute, succeeded, failed, async, lateness_buckets
-FROM delivery_minutes
-WHERE project_id = $1
-ORDER BY minute
+SELECT d.project_id, d.minute,
+    sum(d.succeeded)::integer AS succeeded,
+    sum(d.failed)::integer AS failed,
+    sum(d.async)::integer AS async,
+    COALESCE((
+        SELECT array_agg(x.total ORDER BY x.i)
+        FROM (
+            SELECT u.i, sum(u.b)::bigint AS total
+            FROM delivery_minutes AS d2, unnest(d2.lateness_buckets) WITH ORDINALITY AS u(b, i)
+            WHERE d2.project_id = d.project_id AND d2.minute = d.minute
+            GROUP BY u.i
+        ) AS x
+    ), '{}')::bigint[] AS lateness_buckets
+FROM delivery_minutes AS d
+WHERE d.project_id = $1
+GROUP BY d.project_id, d.minute
+ORDER BY d.minute
 `
 
+type ListDeliveryMinutesForTestRow struct {
+	ProjectID       uuid.UUID
+	Minute          time.Time
+	Succeeded       int32
+	Failed          int32
+	Async           int32
+	LatenessBuckets []int64
+}
+
 // Fixtures and reads of the dashboard's figures (delivery_minutes).
-func (q *Queries) ListDeliveryMinutesForTest(ctx context.Context, projectID uuid.UUID) ([]DeliveryMinute, error) {
+// A project's minutes, their shards summed as the overview reads them: the
+// counts added, the histograms added element by element.
+func (q *Queries) ListDeliveryMinutesForTest(ctx context.Context, projectID uuid.UUID) ([]ListDeliveryMinutesForTestRow, error) {
 	rows, err := q.db.Query(ctx, listDeliveryMinutesForTest, projectID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []DeliveryMinute
+	var items []ListDeliveryMinutesForTestRow
 	for rows.Next() {
-		var i DeliveryMinute
+		var i ListDeliveryMinutesForTestRow
 		if err := rows.Scan(
 			&i.ProjectID,
 			&i.Minute,
