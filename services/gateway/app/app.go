@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
+	"github.com/sundial-run/sundial/services/gateway/internal/account"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
@@ -26,6 +28,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/connlimit"
+	"github.com/sundial-run/sundial/services/gateway/internal/dashboard"
 	"github.com/sundial-run/sundial/services/gateway/internal/endpoint"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
@@ -161,8 +164,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			return err
 		},
 	})
+	accounts := account.NewService(queries, cfg.Dashboard)
+	dash := dashboard.New(dashboard.Deps{
+		Config: dashboard.Config{
+			SecureCookie: strings.HasPrefix(cfg.PublicURL, "https:"), TrustedProxies: proxies,
+		},
+		Log: log, Accounts: accounts, Usage: queries, Settings: project.NewService(pool, keys),
+	})
 	server := &http.Server{
-		Handler:           handler,
+		Handler:           withDashboard(handler, dash),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -175,6 +185,20 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
 		listener: limited, server: server, keys: keys, hub: hub,
 	}, nil
+}
+
+// withDashboard routes /dashboard and what is under it to the dashboard
+// (not part of the OpenAPI document), everything else to the API.
+// A prefix test rather than a ServeMux: the API's requests reach it
+// untouched (a mux would clean or redirect their paths).
+func withDashboard(api, dash http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == dashboard.Prefix || strings.HasPrefix(r.URL.Path, dashboard.Prefix+"/") {
+			dash.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // authThrottle is the throttle of failed authentications, or none when

@@ -55,8 +55,8 @@ func ParseRole(s string) (Role, error) {
 	return r, nil
 }
 
-// Config holds the durations of docs/dashboard.md. They are not read from
-// the environment; tests shorten them.
+// Config holds the timings of docs/dashboard.md. They are not read from
+// the environment; tests shorten them. Zero fields take DefaultConfig's.
 type Config struct {
 	// SessionIdle ends a session this long after its last use (12 h).
 	SessionIdle time.Duration
@@ -126,7 +126,26 @@ type Service struct {
 
 // NewService returns a Service on q.
 func NewService(q *store.Queries, cfg Config) *Service {
-	return &Service{q: q, cfg: cfg}
+	return &Service{q: q, cfg: cfg.withDefaults()}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	c.SessionIdle = pick(c.SessionIdle, d.SessionIdle)
+	c.SessionAbsolute = pick(c.SessionAbsolute, d.SessionAbsolute)
+	c.TouchEvery = pick(c.TouchEvery, d.TouchEvery)
+	c.LinkTTL = pick(c.LinkTTL, d.LinkTTL)
+	c.FailureWindow = pick(c.FailureWindow, d.FailureWindow)
+	if c.MaxFailures <= 0 {
+		c.MaxFailures = d.MaxFailures
+	}
+	return c
 }
 
 // NormalizeEmail lower-cases and trims an e-mail as the users table wants it.

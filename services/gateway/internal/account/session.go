@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -66,3 +67,7 @@ func CSRFToken(sessionToken string) string {
 	h := sha256.Sum256([]byte("sundial-csrf\x00" + sessionToken))
 	return base64.RawURLEncoding.EncodeToString(h[:])
 }
+
+// SessionAbsolute is how long a session lives at most (the cookie's
+// Max-Age).
+func (s *Service) SessionAbsolute() time.Duration { return s.cfg.SessionAbsolute }
