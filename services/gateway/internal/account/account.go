@@ -50,7 +50,7 @@ func (r Role) AtLeast(min Role) bool { return r.rank() >= min.rank() && min.rank
 func ParseRole(s string) (Role, error) {
 	r := Role(s)
 	if r.rank() == 0 {
-		return "", fmt.Errorf("role %q: want owner, member or viewer", s)
+		return "", fmt.Errorf("%w: %q", ErrBadRole, s)
 	}
 	return r, nil
 }
@@ -92,6 +92,10 @@ var (
 	// ErrNotMember is a project the user is not a member of (or that does
 	// not exist: the two are not told apart).
 	ErrNotMember = errors.New("not a member of the project")
+	// ErrBadRole is a role other than owner, member or viewer.
+	ErrBadRole = errors.New("role: want owner, member or viewer")
+	// ErrUnknownProject is a membership in a project that does not exist.
+	ErrUnknownProject = errors.New("no such project")
 	// ErrBadEmail is an e-mail the users table refuses.
 	ErrBadEmail = errors.New("email: want an address of 3 to 254 characters with an @")
 )

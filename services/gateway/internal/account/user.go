@@ -2,12 +2,18 @@ package account
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
+
+// foreignKeyViolation is PostgreSQL's SQLSTATE for a missing referenced
+// row: here, the project.
+const foreignKeyViolation = "23503"
 
 // AddMember creates the user when the e-mail is new and gives them role
 // in the project (replacing a role they had).
@@ -17,13 +23,18 @@ func (s *Service) AddMember(ctx context.Context, email string, projectID uuid.UU
 		return User{}, ErrBadEmail
 	}
 	if role.rank() == 0 {
-		return User{}, fmt.Errorf("role %q: want owner, member or viewer", role)
+		return User{}, fmt.Errorf("%w: %q", ErrBadRole, role)
 	}
 	row, err := s.q.UpsertUser(ctx, store.UpsertUserParams{ID: uuid.New(), Email: email})
 	if err != nil {
 		return User{}, fmt.Errorf("create user: %w", err)
 	}
-	if err := s.q.UpsertMembership(ctx, store.UpsertMembershipParams{UserID: row.ID, ProjectID: projectID, Role: string(role)}); err != nil {
+	err = s.q.UpsertMembership(ctx, store.UpsertMembershipParams{UserID: row.ID, ProjectID: projectID, Role: string(role)})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == foreignKeyViolation {
+		return User{}, ErrUnknownProject
+	}
+	if err != nil {
 		return User{}, fmt.Errorf("add membership: %w", err)
 	}
 	return User{ID: row.ID, Email: row.Email}, nil
