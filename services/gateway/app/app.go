@@ -75,6 +75,7 @@ type App struct {
 	server   *http.Server
 	keys     *secretbox.Keyring
 	hub      *listen.Hub
+	sessions *account.Sweeper
 }
 
 // New connects to the database and NATS (creating the streams) and binds
@@ -184,6 +185,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts, batcher: batcher,
 		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
 		listener: limited, server: server, keys: keys, hub: hub,
+		sessions: account.NewSweeper(accounts, log),
 	}, nil
 }
 
@@ -270,6 +272,7 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() { a.sweeper.Run(background) })
 	wg.Go(func() { a.resealSecrets(background) })
 	wg.Go(func() { a.hub.Run(background) })
+	wg.Go(func() { a.sessions.Run(background) })
 	if a.batcher != nil {
 		// Stopped with the background work, once the server has answered
 		// the last request: until then its creates need it.

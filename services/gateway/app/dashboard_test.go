@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -467,4 +468,23 @@ func TestDashboardSecurityHeaders(t *testing.T) {
 		"/dashboard/static/vendor/htmx.min.js": "text/javascript; charset=utf-8",
 	}, types)
 	require.Equal(t, http.StatusNotFound, anon.get("/dashboard/static/vendor/vendor.lock").status)
+}
+
+func TestDashboardSweepDeletesEndedSessionsOnly(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t, func(c *app.Config) { c.Dashboard.SessionIdle = time.Hour })
+	gone, password := d.user(account.Owner)
+	kept, keptPassword := d.user(account.Owner)
+	require.Equal(t, http.StatusSeeOther, d.browser().signIn(gone.Email, password).status)
+	br := d.browser()
+	require.Equal(t, http.StatusSeeOther, br.signIn(kept.Email, keptPassword).status)
+	ageSessions(d, gone.ID, 2*time.Hour)
+
+	n, err := account.NewSweeper(d.acc, slog.New(slog.DiscardHandler)).Sweep(d.ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	left, err := d.tq.CountUserSessions(d.ctx, gone.ID)
+	require.NoError(t, err)
+	require.Zero(t, left)
+	require.Equal(t, http.StatusOK, br.get(d.overviewPath()).status)
 }

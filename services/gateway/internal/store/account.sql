@@ -70,8 +70,25 @@ DELETE FROM user_sessions WHERE token_hash = @token_hash;
 DELETE FROM user_sessions WHERE user_id = @user_id;
 
 -- name: DeleteExpiredSessions :execrows
+-- At most max_rows ended sessions (account.Sweeper).
 DELETE FROM user_sessions
-WHERE expires_at <= now() OR last_seen_at <= now() - @idle::interval;
+WHERE token_hash IN (
+    SELECT token_hash FROM user_sessions
+    WHERE expires_at <= now() OR last_seen_at <= now() - @idle::interval
+    LIMIT @max_rows
+);
+
+-- name: DeleteExpiredPasswordTokens :execrows
+DELETE FROM password_tokens
+WHERE token_hash IN (
+    SELECT token_hash FROM password_tokens WHERE expires_at <= now() LIMIT @max_rows
+);
+
+-- name: DeleteStaleSigninFailures :execrows
+DELETE FROM signin_failures
+WHERE key IN (
+    SELECT key FROM signin_failures WHERE window_start <= now() - @span::interval LIMIT @max_rows
+);
 
 -- name: CreatePasswordToken :exec
 INSERT INTO password_tokens (token_hash, user_id, expires_at)

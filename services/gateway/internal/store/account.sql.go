@@ -76,13 +76,38 @@ func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) er
 	return err
 }
 
-const deleteExpiredSessions = `-- name: DeleteExpiredSessions :execrows
-DELETE FROM user_sessions
-WHERE expires_at <= now() OR last_seen_at <= now() - $1::interval
+const deleteExpiredPasswordTokens = `-- name: DeleteExpiredPasswordTokens :execrows
+DELETE FROM password_tokens
+WHERE token_hash IN (
+    SELECT token_hash FROM password_tokens WHERE expires_at <= now() LIMIT $1
+)
 `
 
-func (q *Queries) DeleteExpiredSessions(ctx context.Context, idle pgtype.Interval) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteExpiredSessions, idle)
+func (q *Queries) DeleteExpiredPasswordTokens(ctx context.Context, maxRows int32) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteExpiredPasswordTokens, maxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteExpiredSessions = `-- name: DeleteExpiredSessions :execrows
+DELETE FROM user_sessions
+WHERE token_hash IN (
+    SELECT token_hash FROM user_sessions
+    WHERE expires_at <= now() OR last_seen_at <= now() - $1::interval
+    LIMIT $2
+)
+`
+
+type DeleteExpiredSessionsParams struct {
+	Idle    pgtype.Interval
+	MaxRows int32
+}
+
+// At most max_rows ended sessions (account.Sweeper).
+func (q *Queries) DeleteExpiredSessions(ctx context.Context, arg DeleteExpiredSessionsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteExpiredSessions, arg.Idle, arg.MaxRows)
 	if err != nil {
 		return 0, err
 	}
@@ -96,6 +121,26 @@ DELETE FROM user_sessions WHERE token_hash = $1
 func (q *Queries) DeleteSession(ctx context.Context, tokenHash []byte) error {
 	_, err := q.db.Exec(ctx, deleteSession, tokenHash)
 	return err
+}
+
+const deleteStaleSigninFailures = `-- name: DeleteStaleSigninFailures :execrows
+DELETE FROM signin_failures
+WHERE key IN (
+    SELECT key FROM signin_failures WHERE window_start <= now() - $1::interval LIMIT $2
+)
+`
+
+type DeleteStaleSigninFailuresParams struct {
+	Span    pgtype.Interval
+	MaxRows int32
+}
+
+func (q *Queries) DeleteStaleSigninFailures(ctx context.Context, arg DeleteStaleSigninFailuresParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteStaleSigninFailures, arg.Span, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const deleteUserSessions = `-- name: DeleteUserSessions :execrows
