@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,7 +43,8 @@ func securityHeaders(next http.Handler) http.Handler {
 func (d *Dashboard) withSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(cookieName)
-		if err != nil || c.Value == "" {
+		// Static files are the same for everyone: no session look-up.
+		if err != nil || c.Value == "" || strings.HasPrefix(r.URL.Path, Prefix+"/static/") {
 			next.ServeHTTP(w, r)
 			return
 		}
