@@ -316,6 +316,14 @@ func TestDashboardSetPasswordLink(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, again.signIn(u.Email, "a new long password").status)
 	require.NotContains(t, d.logs.String(), token)
 
+	// A new link ends the sessions signed in with the old password.
+	reset, err := d.acc.NewPasswordLink(d.ctx, u.ID)
+	require.NoError(t, err)
+	p = d.browser().do(http.MethodPost, "/dashboard/set-password", url.Values{"token": {reset}, "password": {"the third long password"}})
+	require.Equal(t, http.StatusSeeOther, p.status)
+	requireSignedOut(t, again.get(d.overviewPath()))
+	require.Equal(t, http.StatusUnauthorized, again.signIn(u.Email, "a new long password").status)
+
 	// An expired link is refused.
 	expired, err := d.acc.NewPasswordLink(d.ctx, u.ID)
 	require.NoError(t, err)

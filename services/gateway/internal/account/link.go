@@ -41,25 +41,20 @@ func (s *Service) CheckPasswordLink(ctx context.Context, token string) (User, er
 }
 
 // UsePasswordLink sets the password of the link's user and uses the link
-// up; a link works once. It ends the user's other sessions (whoever held
-// the old password is out) and starts a session, returning its token.
+// up, in one statement; a link works once. It ends the user's other
+// sessions (whoever held the old password is out) and starts a session,
+// returning its token.
 func (s *Service) UsePasswordLink(ctx context.Context, token, password string) (string, error) {
 	hash, err := HashPassword(password)
 	if err != nil {
 		return "", err
 	}
-	row, err := s.q.UsePasswordToken(ctx, hashToken(token))
+	row, err := s.q.UsePasswordToken(ctx, store.UsePasswordTokenParams{TokenHash: hashToken(token), PasswordHash: &hash})
 	if notFound(err) || (err == nil && !row.Valid) {
 		return "", ErrBadLink
 	}
 	if err != nil {
 		return "", fmt.Errorf("set-password link: %w", err)
-	}
-	if err := s.q.SetUserPassword(ctx, store.SetUserPasswordParams{ID: row.UserID, PasswordHash: &hash}); err != nil {
-		return "", fmt.Errorf("set password: %w", err)
-	}
-	if _, err := s.SignOutEverywhere(ctx, row.UserID); err != nil {
-		return "", err
 	}
 	return s.startSession(ctx, row.UserID)
 }

@@ -101,11 +101,25 @@ FROM password_tokens AS t JOIN users AS u ON u.id = t.user_id
 WHERE t.token_hash = @token_hash AND t.expires_at > now();
 
 -- name: UsePasswordToken :one
--- Deletes the link and returns its user; no row when it was used already
--- or has expired (an expired link is deleted too).
-DELETE FROM password_tokens
-WHERE token_hash = @token_hash
-RETURNING user_id, (expires_at > now())::boolean AS valid;
+-- Uses the link up in one statement: deletes it, and when it had not
+-- expired sets the user's password and ends the user's sessions (whoever
+-- held the old password is out). No row when it was used already; valid
+-- is false for an expired link (deleted too, nothing else changed).
+WITH used AS (
+    DELETE FROM password_tokens
+    WHERE password_tokens.token_hash = @token_hash
+    RETURNING user_id, (expires_at > now()) AS valid
+), changed AS (
+    UPDATE users SET password_hash = @password_hash, updated_at = now()
+    FROM used
+    WHERE users.id = used.user_id AND used.valid
+    RETURNING users.id
+), ended AS (
+    DELETE FROM user_sessions AS s
+    USING changed
+    WHERE s.user_id = changed.id
+)
+SELECT user_id, valid::boolean AS valid FROM used;
 
 -- name: GetSigninFailures :many
 -- The live failure counts of the given keys: those whose window has not

@@ -443,20 +443,39 @@ func (q *Queries) UpsertUser(ctx context.Context, arg UpsertUserParams) (UpsertU
 }
 
 const usePasswordToken = `-- name: UsePasswordToken :one
-DELETE FROM password_tokens
-WHERE token_hash = $1
-RETURNING user_id, (expires_at > now())::boolean AS valid
+WITH used AS (
+    DELETE FROM password_tokens
+    WHERE password_tokens.token_hash = $1
+    RETURNING user_id, (expires_at > now()) AS valid
+), changed AS (
+    UPDATE users SET password_hash = $2, updated_at = now()
+    FROM used
+    WHERE users.id = used.user_id AND used.valid
+    RETURNING users.id
+), ended AS (
+    DELETE FROM user_sessions AS s
+    USING changed
+    WHERE s.user_id = changed.id
+)
+SELECT user_id, valid::boolean AS valid FROM used
 `
+
+type UsePasswordTokenParams struct {
+	TokenHash    []byte
+	PasswordHash *string
+}
 
 type UsePasswordTokenRow struct {
 	UserID uuid.UUID
 	Valid  bool
 }
 
-// Deletes the link and returns its user; no row when it was used already
-// or has expired (an expired link is deleted too).
-func (q *Queries) UsePasswordToken(ctx context.Context, tokenHash []byte) (UsePasswordTokenRow, error) {
-	row := q.db.QueryRow(ctx, usePasswordToken, tokenHash)
+// Uses the link up in one statement: deletes it, and when it had not
+// expired sets the user's password and ends the user's sessions (whoever
+// held the old password is out). No row when it was used already; valid
+// is false for an expired link (deleted too, nothing else changed).
+func (q *Queries) UsePasswordToken(ctx context.Context, arg UsePasswordTokenParams) (UsePasswordTokenRow, error) {
+	row := q.db.QueryRow(ctx, usePasswordToken, arg.TokenHash, arg.PasswordHash)
 	var i UsePasswordTokenRow
 	err := row.Scan(&i.UserID, &i.Valid)
 	return i, err
