@@ -49,8 +49,12 @@ var (
 	templateErr  error
 )
 
-// Main runs the tests and then drops the template database.
-func Main(m *testing.M) {
+// Main runs the tests, drops the template database and exits.
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main without the exit, for a TestMain that has more to close
+// (a browser, say) before it exits with the code Run returns.
+func Run(m *testing.M) int {
 	code := m.Run()
 	mu.Lock()
 	if templateName != "" {
@@ -61,7 +65,7 @@ func Main(m *testing.M) {
 		cancel()
 	}
 	mu.Unlock()
-	os.Exit(code)
+	return code
 }
 
 func randomName(prefix string) string {
