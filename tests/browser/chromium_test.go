@@ -21,7 +21,7 @@ const startTimeout = 30 * time.Second
 func chromiumPath() (string, error) {
 	if p := os.Getenv("SUNDIAL_CHROMIUM"); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("SUNDIAL_CHROMIUM=%q: %w", p, err)
+			return "", fmt.Errorf("the browser tests need Chromium, and SUNDIAL_CHROMIUM=%q is not one: %w", p, err)
 		}
 		return p, nil
 	}

@@ -261,3 +261,40 @@ func (tb *tab) signIn(email, password string) {
 	tb.typeInto("#password", password)
 	tb.click(`form[action="/dashboard/signin"] button[type=submit]`)
 }
+
+// clickXPath clicks the first element an XPath query finds (a button in
+// the table row of a given name, say).
+func (tb *tab) clickXPath(xpath string) {
+	tb.t.Helper()
+	tb.do("click "+xpath, chromedp.Click(chromedp.Search(xpath)))
+}
+
+// signedIn opens a tab on b's gateway and signs its owner in: the tab is on
+// the project's overview.
+func signedIn(t *testing.T, b *bundle) *tab {
+	t.Helper()
+	tb := openTab(t, b.base)
+	tb.open("/dashboard/signin")
+	tb.at("signin", "/dashboard/signin", `form[action="/dashboard/signin"]`)
+	tb.signIn(b.email, b.password)
+	tb.at("overview", b.overviewPath(), "main h1")
+	return tb
+}
+
+// textXPath is the visible text of the first element an XPath query finds.
+func (tb *tab) textXPath(xpath string) string {
+	tb.t.Helper()
+	return strings.TrimSpace(run(tb, "text of "+xpath, chromedp.Text(chromedp.Search(xpath))))
+}
+
+// waitXPath waits until an element an XPath query finds is visible.
+func (tb *tab) waitXPath(xpath string) {
+	tb.t.Helper()
+	tb.do("wait for "+xpath, chromedp.WaitVisible(chromedp.Search(xpath)))
+}
+
+// waitNoXPath waits until no element matches an XPath query.
+func (tb *tab) waitNoXPath(xpath string) {
+	tb.t.Helper()
+	tb.do("wait for no "+xpath, chromedp.WaitNotPresent(chromedp.Search(xpath)))
+}
