@@ -33,8 +33,11 @@ func TestSignInRenameSignOut(t *testing.T) {
 
 	tb.typeInto("#name", "renamed in a browser")
 	tb.click(`form[action$="/settings"] button[type=submit]`)
-	tb.waitText("main h1", "renamed in a browser")
+	// The layout's project switcher names the project on every page.
+	tb.waitText("details.switcher summary", "renamed in a browser")
+	tb.open(b.overviewPath())
 	tb.at("renamed", b.overviewPath(), "main h1")
+	require.Equal(t, "renamed in a browser", tb.text("main h1"))
 
 	tb.click(signoutBtn)
 	tb.at("signed-out", "/dashboard/signin", signinForm)

@@ -187,9 +187,9 @@ func (tb *tab) waitPath(path string) {
 	}
 }
 
-// waitText waits until the first element matching sel has the text want
-// (a page that answers a post on its own address: the old page's element
-// is there until the new one replaces it).
+// waitText waits until the text of the first element matching sel
+// contains want (a page that answers a post on its own address: the old
+// page's element is there until the new one replaces it).
 func (tb *tab) waitText(sel, want string) {
 	tb.t.Helper()
 	var last string
@@ -201,7 +201,7 @@ func (tb *tab) waitText(sel, want string) {
 		if err != nil {
 			last = err.Error()
 		}
-		return err == nil && strings.TrimSpace(got) == want
+		return err == nil && strings.Contains(got, want)
 	}, actionTimeout, 20*time.Millisecond)
 	if !ok {
 		require.FailNow(tb.t, "no "+sel+" with "+want, "last: %s", last)
