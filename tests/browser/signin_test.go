@@ -2,11 +2,10 @@ package browser
 
 import (
 	"net/url"
-
-	"github.com/chromedp/chromedp"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,118 +14,108 @@ const (
 	signoutBtn = `form[action="/dashboard/signout"] button`
 )
 
-// TestSignInRenameSignOut signs in through the form, lands on the overview,
-// renames the project through its form (a CSRF-checked post from a real
-// browser) and signs out.
-func TestSignInRenameSignOut(t *testing.T) {
+// TestSignIn covers the foundation's pages in the browser. The subtests
+// share one gateway (a setup and a sign-in cost seconds under -race, and
+// the package must stay fast); each has its own tab, so its own session.
+func TestSignIn(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
-	tb := openTab(t, b.base)
 
-	tb.open("/dashboard")
-	tb.at("signin", "/dashboard/signin", signinForm)
-	tb.signIn(b.email, b.password)
-	// The only project's overview, straight away.
-	tb.at("overview", b.overviewPath(), "main h1")
-	require.Equal(t, projectName, tb.text("main h1"))
-	require.Contains(t, tb.text("header .who"), b.email)
+	// Signs in through the form, lands on the overview, renames the project
+	// through its form (a CSRF-checked post from a real browser) and signs
+	// out.
+	t.Run("form-rename-signout", func(t *testing.T) {
+		t.Parallel()
+		tb := openTab(t, b.base)
+		tb.open("/dashboard")
+		tb.at("signin", "/dashboard/signin", signinForm)
+		tb.signIn(b.email, b.password)
+		// The only project's overview, straight away.
+		tb.at("overview", b.overviewPath(), "main h1")
+		require.Contains(t, tb.text("header .who"), b.email)
 
-	tb.typeInto("#name", "renamed in a browser")
-	tb.click(`form[action$="/settings"] button[type=submit]`)
-	// The layout's project switcher names the project on every page.
-	tb.waitText("details.switcher summary", "renamed in a browser")
-	tb.open(b.overviewPath())
-	tb.at("renamed", b.overviewPath(), "main h1")
-	require.Equal(t, "renamed in a browser", tb.text("main h1"))
+		tb.typeInto("#name", "renamed in a browser")
+		tb.click(`form[action$="/settings"] button[type=submit]`)
+		// The layout's project switcher names the project on every page.
+		tb.waitText("details.switcher summary", "renamed in a browser")
+		tb.open(b.overviewPath())
+		tb.at("renamed", b.overviewPath(), "main h1")
+		require.Equal(t, "renamed in a browser", tb.text("main h1"))
 
-	tb.click(signoutBtn)
-	tb.at("signed-out", "/dashboard/signin", signinForm)
-	// The session is gone: the overview sends back to the sign-in page.
-	tb.open(b.overviewPath())
-	tb.at("overview-signed-out", "/dashboard/signin", signinForm)
-}
+		tb.click(signoutBtn)
+		tb.at("signed-out", "/dashboard/signin", signinForm)
+		// The session is gone: the overview sends back to the sign-in page.
+		tb.open(b.overviewPath())
+		tb.at("overview-signed-out", "/dashboard/signin", signinForm)
+	})
 
-// TestWrongPasswordShowsTheError: the form comes back with the error and the
-// e-mail, and no session.
-func TestWrongPasswordShowsTheError(t *testing.T) {
-	t.Parallel()
-	b := setup(t, options{})
-	tb := openTab(t, b.base)
+	// The form comes back with the error and the e-mail, and no session.
+	t.Run("wrong-password", func(t *testing.T) {
+		t.Parallel()
+		tb := openTab(t, b.base)
+		tb.open("/dashboard/signin")
+		tb.at("signin", "/dashboard/signin", signinForm)
+		tb.signIn(b.email, "not the password")
+		tb.at("wrong-password", "/dashboard/signin", `p.error[role=alert]`)
+		require.Equal(t, "Wrong e-mail or password.", tb.text(`p.error[role=alert]`))
+		require.Equal(t, b.email, eval[string](tb, `document.querySelector("#email").value`))
+		require.Empty(t, eval[string](tb, `document.querySelector("#password").value`))
 
-	tb.open("/dashboard/signin")
-	tb.at("signin", "/dashboard/signin", signinForm)
-	tb.signIn(b.email, "not the password")
-	tb.at("wrong-password", "/dashboard/signin", `p.error[role=alert]`)
-	require.Equal(t, "Wrong e-mail or password.", tb.text(`p.error[role=alert]`))
-	require.Equal(t, b.email, eval[string](tb, `document.querySelector("#email").value`))
-	require.Empty(t, eval[string](tb, `document.querySelector("#password").value`))
+		tb.open(b.overviewPath())
+		tb.at("overview-refused", "/dashboard/signin", signinForm)
+	})
 
-	tb.open(b.overviewPath())
-	tb.at("overview-refused", "/dashboard/signin", signinForm)
-}
+	// Signed in, the stylesheet and htmx load under the page's
+	// Content-Security-Policy (and openTab's cleanup fails the test on any
+	// refusal the console reports, on every page of every test).
+	t.Run("policy-refuses-nothing-needed", func(t *testing.T) {
+		t.Parallel()
+		tb := signedIn(t, b)
+		// A refused stylesheet is not in document.styleSheets.
+		require.Positive(t, eval[int](tb, `Array.from(document.styleSheets).filter(s => s.href && s.href.includes("/dashboard/static/")).length`))
+		// htmx is deferred: wait for it, never sleep.
+		require.Eventually(t, func() bool { return eval[bool](tb, `typeof window.htmx === "object"`) },
+			actionTimeout, 20*time.Millisecond, "htmx never loaded")
+		require.Empty(t, tb.refusals())
+	})
 
-// TestThePolicyRefusesNothingThePageNeeds: signed in, the stylesheet and
-// htmx are loaded under the page's Content-Security-Policy (openTab's
-// cleanup fails the test on any refusal the console reports).
-func TestThePolicyRefusesNothingThePageNeeds(t *testing.T) {
-	t.Parallel()
-	b := setup(t, options{})
-	tb := openTab(t, b.base)
+	// The control of the check above: an image from another origin, which
+	// img-src refuses, is reported.
+	t.Run("refusal-is-seen", func(t *testing.T) {
+		t.Parallel()
+		tb := openTab(t, b.base)
+		tb.allowRefusals = true
+		tb.open("/dashboard/signin")
+		tb.at("signin", "/dashboard/signin", signinForm)
+		eval[bool](tb, `(() => { const i = document.createElement("img"); i.src = "https://refused.invalid/x.png"; document.body.append(i); return true })()`)
+		require.Eventually(t, func() bool { return len(tb.refusals()) > 0 }, actionTimeout, 20*time.Millisecond,
+			"the console reported no refusal of an image from another origin")
+		require.Contains(t, tb.refusals()[0], "img-src")
+	})
 
-	tb.open("/dashboard/signin")
-	tb.at("signin", "/dashboard/signin", signinForm)
-	tb.signIn(b.email, b.password)
-	tb.at("overview", b.overviewPath(), "main h1")
-	// The stylesheet applies: a refused one is not in document.styleSheets.
-	require.Positive(t, eval[int](tb, `Array.from(document.styleSheets).filter(s => s.href && s.href.includes("/dashboard/static/")).length`))
-	// htmx ran (deferred: wait for it, never sleep).
-	require.Eventually(t, func() bool { return eval[bool](tb, `typeof window.htmx === "object"`) },
-		actionTimeout, 20*time.Millisecond, "htmx never loaded")
-	require.Empty(t, tb.refusals())
-}
+	// A project alert's link (the notifier's /dashboard/p/{project}), opened
+	// while signed out, goes to the sign-in page, then to the link's page,
+	// query and all.
+	t.Run("alert-link", func(t *testing.T) {
+		t.Parallel()
+		tb := openTab(t, b.base)
+		link := b.overviewPath() + "?range=24h"
+		tb.open(link)
+		tb.at("signin", "/dashboard/signin", signinForm)
+		require.Equal(t, link, eval[string](tb, `document.querySelector("input[name=next]").value`))
+		tb.signIn(b.email, b.password)
+		tb.at("overview", b.overviewPath(), "main h1")
+		require.Equal(t, link, tb.path())
+	})
 
-// TestARefusalIsSeen is the check above's control: an image from another
-// origin, which img-src refuses, is reported.
-func TestARefusalIsSeen(t *testing.T) {
-	t.Parallel()
-	b := setup(t, options{})
-	tb := openTab(t, b.base)
-	tb.allowRefusals = true
-
-	tb.open("/dashboard/signin")
-	tb.at("signin", "/dashboard/signin", signinForm)
-	eval[bool](tb, `(() => { const i = document.createElement("img"); i.src = "https://refused.invalid/x.png"; document.body.append(i); return true })()`)
-	require.Eventually(t, func() bool { return len(tb.refusals()) > 0 }, actionTimeout, 20*time.Millisecond,
-		"the console reported no refusal of an image from another origin")
-	require.Contains(t, tb.refusals()[0], "img-src")
-}
-
-// TestAnAlertLinkLeadsThroughSignIn: a notifier's link opened while signed
-// out goes to the sign-in page, then to the link's page.
-func TestAnAlertLinkLeadsThroughSignIn(t *testing.T) {
-	t.Parallel()
-	b := setup(t, options{})
-	tb := openTab(t, b.base)
-
-	tb.open(b.overviewPath() + "?range=24h")
-	tb.at("signin", "/dashboard/signin", signinForm)
-	require.Equal(t, b.overviewPath()+"?range=24h", eval[string](tb, `document.querySelector("input[name=next]").value`))
-	tb.signIn(b.email, b.password)
-	tb.at("overview", b.overviewPath(), "main h1")
-	require.Equal(t, b.overviewPath()+"?range=24h", tb.path())
-}
-
-// TestNextNeverLeavesTheDashboard: a sign-in link whose next points to
-// another site lands on the dashboard (no open redirect).
-func TestNextNeverLeavesTheDashboard(t *testing.T) {
-	t.Parallel()
-	b := setup(t, options{})
+	// A sign-in link whose next points to another site lands on the
+	// dashboard: no open redirect.
 	for name, next := range map[string]string{
 		"absolute":        "https://evil.example/",
 		"scheme-relative": "//evil.example/dashboard",
 		"backslash":       "/dashboard/\\evil.example",
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run("next-"+name, func(t *testing.T) {
 			t.Parallel()
 			tb := openTab(t, b.base)
 			tb.open("/dashboard/signin?next=" + url.QueryEscape(next))
