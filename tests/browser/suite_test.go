@@ -31,20 +31,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// receiver is an HTTPS endpoint that answers with the statuses it is told,
-// in order (then 200), and counts what it got.
+// receiver is an HTTPS endpoint that answers 200, or the status it is told
+// for the first request to a path, and counts the requests per path.
 type receiver struct {
 	srv    *https.Receiver
 	CAFile string
 
-	mu       sync.Mutex
-	got      int
-	statuses []int
+	mu    sync.Mutex
+	got   map[string]int
+	first map[string]int
 }
 
-func newReceiver(t *testing.T, statuses ...int) *receiver {
+func newReceiver(t *testing.T, first map[string]int) *receiver {
 	t.Helper()
-	r := &receiver{statuses: statuses}
+	r := &receiver{got: map[string]int{}, first: first}
 	r.srv = https.StartT(t, http.HandlerFunc(r.serve), https.Options{})
 	r.CAFile = https.CAFile(t)
 	return r
@@ -53,21 +53,21 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.Copy(io.Discard, req.Body)
 	r.mu.Lock()
-	r.got++
+	r.got[req.URL.Path]++
 	status := http.StatusOK
-	if len(r.statuses) > 0 {
-		status, r.statuses = r.statuses[0], r.statuses[1:]
+	if s, ok := r.first[req.URL.Path]; ok && r.got[req.URL.Path] == 1 {
+		status = s
 	}
 	r.mu.Unlock()
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, `{"ok":true}`)
 }
 
-// Received is how many requests arrived so far.
-func (r *receiver) Received() int {
+// Received is how many requests to path arrived so far.
+func (r *receiver) Received(path string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.got
+	return r.got[path]
 }
 
 // bundle is a running gateway (and, for deliveries, scheduler and
@@ -85,8 +85,9 @@ type bundle struct {
 type options struct {
 	// delivery starts the scheduler and the dispatcher too.
 	delivery bool
-	// statuses are the receiver's first answers.
-	statuses []int
+	// firstStatus is the receiver's answer to the first request to a path
+	// (then 200).
+	firstStatus map[string]int
 }
 
 // projectName is the name of every test's project.
@@ -100,7 +101,7 @@ func setup(t *testing.T, opts options) *bundle {
 	ctx := context.Background()
 	dbURL := pgtest.NewDB(t)
 	ns := natstest.Start(t, natstest.Options{})
-	rcv := newReceiver(t, opts.statuses...)
+	rcv := newReceiver(t, opts.firstStatus)
 	env := envconf.Map(map[string]string{
 		"SUNDIAL_DATABASE_URL":            dbURL,
 		"SUNDIAL_SECRET_KEYS":             secrettest.Keys,
