@@ -126,7 +126,9 @@ func run[T any](tb *tab, what string, a chromedp.Action[T]) T {
 	ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
 	defer cancel()
 	v, err := chromedp.Run(ctx, a)
-	require.NoError(tb.t, err, "%s (at %s)", what, tb.lastURL())
+	if err != nil {
+		require.NoError(tb.t, err, "%s (at %s)", what, tb.lastURL())
+	}
 	return v
 }
 
