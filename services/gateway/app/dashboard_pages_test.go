@@ -56,7 +56,7 @@ func TestDashboardOverviewSumsTheFigures(t *testing.T) {
 	require.Contains(t, p.body, "<svg")
 	require.Contains(t, p.body, "<details>")
 	require.Contains(t, p.body, "8 succeeded, 2 failed, 2 async") // the step's bar title
-	require.Contains(t, p.body, "hooks created")                   // quota use
+	require.Contains(t, p.body, "hooks created")                  // quota use
 
 	p = br.get(d.overviewPath() + "?range=7d")
 	require.Equal(t, http.StatusOK, p.status)

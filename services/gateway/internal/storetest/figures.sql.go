@@ -12,6 +12,33 @@ import (
 	"github.com/google/uuid"
 )
 
+const insertAttemptForDashboardTest = `-- name: InsertAttemptForDashboardTest :exec
+INSERT INTO hook_attempts (hook_id, attempt, lease_seq, started_at, duration_seconds, outcome,
+    status_code, error, response_excerpt)
+VALUES ($1, $2, 1, now(), 0.25, 'failure', $3, $4, $5)
+`
+
+type InsertAttemptForDashboardTestParams struct {
+	HookID          uuid.UUID
+	Attempt         int32
+	StatusCode      *int32
+	Error           *string
+	ResponseExcerpt *string
+}
+
+// A failed attempt with what the receiver answered, as the scheduler
+// records it.
+func (q *Queries) InsertAttemptForDashboardTest(ctx context.Context, arg InsertAttemptForDashboardTestParams) error {
+	_, err := q.db.Exec(ctx, insertAttemptForDashboardTest,
+		arg.HookID,
+		arg.Attempt,
+		arg.StatusCode,
+		arg.Error,
+		arg.ResponseExcerpt,
+	)
+	return err
+}
+
 const insertDeliveryMinute = `-- name: InsertDeliveryMinute :exec
 INSERT INTO delivery_minutes (project_id, minute, shard, succeeded, failed, async, lateness_buckets)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
