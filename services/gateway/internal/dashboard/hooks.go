@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 
@@ -24,13 +25,14 @@ type hooksPage struct {
 	Hooks    []store.Hook
 	Total    int64
 	Capped   bool
-	// Next is the query of the next page; empty on the last.
-	Next string
-	// Tail is on; TailQuery is the filters the poll sends (no cursor).
-	Tail              bool
-	TailQuery, TailOn string
-	TailOff           string
-	Problems          []hooklist.FieldError
+	// Next is the query of the next page; empty on the last. The queries
+	// are url.Values.Encode's, typed so that the templates keep their & and =.
+	Next template.URL
+	// Tail is on; TailQuery is the filters the poll sends (no cursor),
+	// TailOn and TailOff the page's with the tail on and off.
+	Tail                       bool
+	TailQuery, TailOn, TailOff template.URL
+	Problems                   []hooklist.FieldError
 }
 
 // hooks is GET /dashboard/p/{project}/hooks: the list of GET /v1/hooks,
@@ -77,10 +79,10 @@ func (d *Dashboard) listHooks(r *http.Request, newest bool) (hooksPage, int, err
 	}
 	page := hooksPage{Filter: filter, Statuses: hooklist.Statuses, Tail: r.URL.Query().Get(tailParam) != ""}
 	noCursor := cloneWithout(filter, hooklist.ParamCursor)
-	page.TailQuery = noCursor.Encode()
+	page.TailQuery = template.URL(noCursor.Encode())
 	on := cloneWithout(filter, hooklist.ParamCursor)
 	on.Set(tailParam, "1")
-	page.TailOn, page.TailOff = on.Encode(), noCursor.Encode()
+	page.TailOn, page.TailOff = template.URL(on.Encode()), page.TailQuery
 
 	q, err := hooklist.Parse(filter)
 	var bad *hooklist.InvalidError
@@ -103,7 +105,7 @@ func (d *Dashboard) listHooks(r *http.Request, newest bool) (hooksPage, int, err
 	if list.NextCursor != "" {
 		next := cloneWithout(filter, hooklist.ParamCursor)
 		next.Set(hooklist.ParamCursor, list.NextCursor)
-		page.Next = next.Encode()
+		page.Next = template.URL(next.Encode())
 	}
 	return page, http.StatusOK, nil
 }
