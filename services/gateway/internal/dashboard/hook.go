@@ -88,6 +88,16 @@ func (d *Dashboard) hookAction(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, http.StatusNotFound, "There is no such action.")
 		return
 	}
+	// The bulk service skips ids that are not the project's; a page for
+	// people says so instead.
+	switch _, err := d.Hook.Get(r.Context(), p.ID, id); {
+	case errors.Is(err, hook.ErrNotFound):
+		Error(w, r, http.StatusNotFound, "There is no such hook.")
+		return
+	case err != nil:
+		d.fault(w, r, "get hook", err)
+		return
+	}
 	n, err := d.Bulk.Run(r.Context(), p.ID, action, bulk.Selection{IDs: []uuid.UUID{id}})
 	if d.bulkFailed(w, r, err) {
 		return
