@@ -100,6 +100,8 @@ func TestHooks(t *testing.T) {
 		tb.at("failed", b.hookPath(failed.ID), "#hook-status")
 		require.Equal(t, "failed", tb.text("#hook-status"))
 		require.Equal(t, "500", tb.text(attemptRows+` td:nth-child(5)`))
+		// Only what a failed hook allows is enabled.
+		require.Equal(t, map[string]bool{"retry": false, "replay": true, "cancel": true}, actionsDisabled(tb))
 		tb.click(`form[action$="/retry"] button`)
 		tb.at("retry-done", b.hookPath(failed.ID), "#done")
 		require.Contains(t, tb.text("#done"), "1 hook(s) affected")
@@ -109,6 +111,7 @@ func TestHooks(t *testing.T) {
 		tb.at("retried", b.hookPath(failed.ID), "#hook-status")
 		require.Equal(t, "completed", tb.text("#hook-status"))
 		require.Equal(t, 2, eval[int](tb, `document.querySelectorAll("`+attemptRows+`").length`))
+		require.Equal(t, map[string]bool{"retry": true, "replay": false, "cancel": true}, actionsDisabled(tb))
 		require.Equal(t, 2, b.receiver.Received("/browser/retried"))
 	})
 
@@ -148,4 +151,12 @@ func TestHooks(t *testing.T) {
 		tb.at("hook", b.hookPath(alerted.ID), "#hook-status")
 		require.Equal(t, "pending", tb.text("#hook-status"))
 	})
+}
+
+// actionsDisabled tells, per action of the hook page, whether its button
+// is disabled.
+func actionsDisabled(tb *tab) map[string]bool {
+	tb.t.Helper()
+	return eval[map[string]bool](tb, `Object.fromEntries(["retry", "replay", "cancel"].map(a =>
+		[a, document.querySelector('form[action$="/' + a + '"] button').disabled]))`)
 }
