@@ -43,7 +43,7 @@ type tab struct {
 	base string
 
 	mu sync.Mutex
-	// messages are the console's messages, as "level source: text".
+	// messages are the console's messages, logged when the test fails.
 	messages []string
 	// refused are the messages of what the page's CSP refused, and the
 	// page's uncaught exceptions.
@@ -72,6 +72,9 @@ func openTab(t *testing.T, base string) *tab {
 		defer tb.mu.Unlock()
 		if !tb.allowRefusals && len(tb.refused) > 0 {
 			t.Errorf("the browser refused or failed:\n%s", strings.Join(tb.refused, "\n"))
+		}
+		if t.Failed() && len(tb.messages) > 0 {
+			t.Logf("the tab's console:\n%s", strings.Join(tb.messages, "\n"))
 		}
 	})
 	return tb
