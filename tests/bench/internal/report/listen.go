@@ -16,9 +16,12 @@ import (
 // delivered directly over HTTPS in the same run, and the gateway's memory
 // with many idle listeners connected.
 type Listen struct {
-	// Runs are the delivery runs in the order they ran: the direct steady
-	// run, then the listener's steady and burst runs.
+	// Runs are the measured delivery runs in the order they ran: the
+	// direct steady run, then the listener's steady and burst runs.
 	Runs []ListenRun `json:"runs"`
+	// WarmUps are the short runs before them, one per path, not measured:
+	// they open the paths' connections and fill the services' caches.
+	WarmUps []ListenRun `json:"warmUps"`
 	// AddedP99Ms is the listener's steady lateness p99 minus the direct
 	// run's: what going through the listener adds.
 	AddedP99Ms float64 `json:"addedP99Ms"`

@@ -70,12 +70,14 @@ type listenBench struct {
 }
 
 // listen measures the listener, all on one suite whose gateway stays up
-// (it carries the listener's deliveries): the gateway's memory with many
-// idle listener connections, on a project of their own, first, while the
-// gateway is fresh; then a steady run delivered directly over HTTPS to the
-// suite's project, which never listens (a project that had listened would
-// hold its hooks for the resume window); then, on a third project, the
-// same steady run and a burst through one `sundial listen` process.
+// (it carries the listener's deliveries): first the gateway's memory with
+// many idle listener connections, on a project of their own, while the
+// gateway is fresh; then `sundial listen` for a second project; a short
+// unmeasured warm-up of each path; then, back to back, a steady run
+// delivered directly over HTTPS to the suite's project, which never
+// listens (a project whose listener left has its hooks held for the resume
+// window), and the same steady run through the listener; then a burst
+// through the listener.
 func (e *Env) listen(ctx context.Context) (res report.Result, err error) {
 	c := e.Cfg
 	dir := filepath.Join(c.Dir, "listen", "sundial")
@@ -83,7 +85,7 @@ func (e *Env) listen(ctx context.Context) (res report.Result, err error) {
 		return res, err
 	}
 	steadyHooks := c.ListenSteadyRate * c.ListenSteadySeconds
-	s, err := sundialSuite(ctx, e, "listen", dir, arrivalRoom*steadyHooks+1000, 0, nil)
+	s, err := sundialSuite(ctx, e, "listen", dir, arrivalRoom*(steadyHooks+c.ListenSteadyRate)+1000, 0, nil)
 	if err != nil {
 		return res, err
 	}
@@ -93,7 +95,7 @@ func (e *Env) listen(ctx context.Context) (res report.Result, err error) {
 		}
 	}()
 	e.Settings["sundial"] = s.Settings
-	local, err := receiver.StartHTTP(arrivalRoom*(steadyHooks+c.ListenBurstSize) + 1000)
+	local, err := receiver.StartHTTP(arrivalRoom*(steadyHooks+c.ListenBurstSize+c.ListenSteadyRate) + 1000)
 	if err != nil {
 		return res, err
 	}
@@ -115,16 +117,6 @@ func (e *Env) listen(ctx context.Context) (res report.Result, err error) {
 	if b.rate, err = calibrate(ctx, direct, max(steadyHooks, c.ListenBurstSize)); err != nil {
 		return res, err
 	}
-	steady := func(via string) listenRun {
-		return listenRun{name: via + " steady", via: via, hooks: steadyHooks,
-			spread: time.Duration(c.ListenSteadySeconds) * time.Second, deadline: time.Minute}
-	}
-	run, err := b.deliver(ctx, direct, steady("https"))
-	l.Runs = append(l.Runs, run)
-	if err != nil {
-		return res, err
-	}
-
 	project, err := s.CreateProject(ctx, "bench-listen", s.Receiver.Domain())
 	if err != nil {
 		return res, err
@@ -138,11 +130,35 @@ func (e *Env) listen(ctx context.Context) (res report.Result, err error) {
 		}
 	}()
 	viaListener := apiScheduler{client: load.NewClient(s.APIBase, project.APIKey, c.Clients), clients: c.Clients}
-	for _, p := range []listenRun{
-		steady("listener"),
-		{name: "listener burst", via: "listener", hooks: c.ListenBurstSize, deadline: scaleDeadline},
+
+	steady := func(name, via string, seconds int) listenRun {
+		return listenRun{name: name, via: via, hooks: c.ListenSteadyRate * seconds,
+			spread: time.Duration(seconds) * time.Second, deadline: time.Minute}
+	}
+	// The warm-ups open the paths' connections and fill the services'
+	// caches, which the first measured run would otherwise pay alone.
+	for _, w := range []struct {
+		sched scheduler
+		run   listenRun
+	}{
+		{direct, steady("https warm-up", "https", warmUpSeconds)},
+		{viaListener, steady("listener warm-up", "listener", warmUpSeconds)},
 	} {
-		run, err := b.deliver(ctx, viaListener, p)
+		run, err := b.deliver(ctx, w.sched, w.run)
+		l.WarmUps = append(l.WarmUps, run)
+		if err != nil {
+			return res, err
+		}
+	}
+	for _, w := range []struct {
+		sched scheduler
+		run   listenRun
+	}{
+		{direct, steady("https steady", "https", c.ListenSteadySeconds)},
+		{viaListener, steady("listener steady", "listener", c.ListenSteadySeconds)},
+		{viaListener, listenRun{name: "listener burst", via: "listener", hooks: c.ListenBurstSize, deadline: scaleDeadline}},
+	} {
+		run, err := b.deliver(ctx, w.sched, w.run)
 		l.Runs = append(l.Runs, run)
 		if err != nil {
 			return res, err
@@ -151,6 +167,9 @@ func (e *Env) listen(ctx context.Context) (res report.Result, err error) {
 	b.finish(&res)
 	return res, nil
 }
+
+// warmUpSeconds is the length of each path's warm-up, at the steady rate.
+const warmUpSeconds = 1
 
 // listenerStopGrace is how long `sundial listen` may take to stop after
 // SIGTERM.
