@@ -12,7 +12,7 @@ MAKEFLAGS += --no-print-directory
 
 SERVICES := gateway scheduler dispatcher notifier
 # Every Go module of the workspace (tools is separate: it pins the generators).
-MODULES := pkg sdk testkit migrations $(addprefix services/,$(SERVICES)) deploy/local tests tests/bench
+MODULES := pkg sdk cmd/sundial testkit migrations $(addprefix services/,$(SERVICES)) deploy/local tests tests/bench
 # In workspace mode a pattern must start at a module's root: ./... from the
 # repository root matches nothing, so each module gets its own pattern.
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
@@ -151,8 +151,13 @@ build-modules: ## build and vet every module alone (GOWORK=off)
 lint-openapi: ## lint the gateway's OpenAPI document with Redocly's recommended rules
 	cd $(OPENAPI_DIR) && npx --yes -p $(LINT_NODE) -p $(REDOCLY_CLI) -c 'redocly lint --config redocly.yaml openapi.yaml'
 
-build: ## build one binary per service into bin/
+# The sundial tool is built static (no cgo: it runs on any Linux of its
+# architecture) with its version stamped: the nearest tag, else the commit.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+build: ## build one binary per service, and the sundial command-line tool, into bin/
 	go build -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
+	CGO_ENABLED=0 go build -trimpath -ldflags '-X main.version=$(VERSION)' -o bin/sundial ./cmd/sundial
 
 # tools/ is left alone: it pins the generators as they were added.
 tidy: ## go mod tidy in every module, each on its own (GOWORK=off)

@@ -28,4 +28,12 @@
 // signing keys (two during a rotation). NewHandler wraps a function that
 // returns Ack, Accept or Nack into an http.Handler that answers Sundial as it
 // expects.
+//
+// # Listening
+//
+// Client.Listen takes the project's deliveries over a WebSocket through the
+// gateway, on a machine without a public address: the same handler results
+// go back as ack, accept or nack. It reconnects by itself and stops on its
+// context, or with ErrTicketRejected or ErrAccessRevoked when the server
+// refuses it for good.
 package sundial

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"os/signal"
 	"time"
 
 	sundial "github.com/sundial-run/sundial/sdk"
@@ -135,3 +136,33 @@ func ExampleParseDelivery() {
 func processOnce(context.Context, string, []byte) error { return nil }
 
 func longJob(context.Context, []byte) error { return nil }
+
+// Take the project's deliveries on this machine, without a public address,
+// until the program is interrupted.
+func ExampleClient_Listen() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	client := sundial.NewClient(os.Getenv("SUNDIAL_API_KEY"), sundial.WithBaseURL("https://sundial.example.com"))
+
+	err := client.Listen(ctx, func(ctx context.Context, d *sundial.ListenDelivery) sundial.Result {
+		if err := processOnce(ctx, d.ID, d.Data); err != nil {
+			return sundial.Nack(err) // retried with the hook's retry settings
+		}
+		return sundial.Ack()
+	}, sundial.WithListenObserver(func(e sundial.ListenEvent) {
+		switch e.Type {
+		case sundial.ListenConnected:
+			log.Printf("listening for %s", e.Connection.ProjectName)
+		case sundial.ListenDisconnected:
+			log.Printf("disconnected (%v); again in %s", e.Err, e.Retry)
+		}
+	}))
+	switch {
+	case errors.Is(err, context.Canceled):
+		// Interrupted: a clean stop.
+	case errors.Is(err, sundial.ErrAccessRevoked):
+		log.Fatal("the API key was revoked: use another one")
+	case err != nil:
+		log.Fatal(err)
+	}
+}

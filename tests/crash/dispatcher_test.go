@@ -38,7 +38,7 @@ func TestDispatcherKilledMidDelivery(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the receiver never held %d deliveries; got %d", inFlight, len(b.receiver.Blocked()))
 	}
-	first.kill()
+	first.Kill()
 	// Their answers go nowhere: the process that asked is gone.
 	b.receiver.Release()
 	b.startDispatcher(t, inFlight)

@@ -2,7 +2,6 @@ package crash
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -13,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/notifier/notifiertest"
-	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
 	"github.com/sundial-run/sundial/testkit/secrettest"
+	"github.com/sundial-run/sundial/tests/internal/proc"
 )
 
 // TestNotifierKilled kills notifier processes with SIGKILL between taking
@@ -42,7 +41,7 @@ func TestNotifierKilled(t *testing.T) {
 			alerts := n.db.Alerts(t, project)
 			return len(alerts) == 1 && alerts[0].GroupID != nil
 		}, 30*time.Second, 10*time.Millisecond, "the notifier never took the alert in")
-		first.kill()
+		first.Kill()
 		require.Empty(t, n.receiver.Requests(), "nothing was sent before the kill")
 		groups := n.db.Groups(t, project)
 		require.Len(t, groups, 1)
@@ -70,7 +69,7 @@ func TestNotifierKilled(t *testing.T) {
 
 		n.db.Produce(t, n.js, notifiertest.Recovered(project, "/held"))
 		n.receiver.Wait(t, 1, 60*time.Second)
-		first.kill()
+		first.Kill()
 		// The held answer goes nowhere: the notifier that asked is gone.
 		n.receiver.Release()
 
@@ -130,30 +129,9 @@ func newNotifierSuite(t *testing.T, bin string) *notifierSuite {
 }
 
 // start runs a notifier process on the suite's environment plus extra.
-func (n *notifierSuite) start(t *testing.T, extra map[string]string) *process {
+func (n *notifierSuite) start(t *testing.T, extra map[string]string) *proc.Process {
 	t.Helper()
-	cmd := exec.Command(n.bin)
-	cmd.Env = os.Environ()
-	for _, env := range []map[string]string{n.env, extra} {
-		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
-	cmd.SysProcAttr = procAttr()
-	p := &process{name: "notifier", cmd: cmd, done: make(chan struct{}), output: &logtest.Buffer{}}
-	cmd.Stdout, cmd.Stderr = p.output, p.output
-	require.NoError(t, cmd.Start())
-	go func() {
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("notifier pid %d output:\n%s", cmd.Process.Pid, p.output.String())
-		}
-	})
-	return p
+	return proc.Start(t, "notifier", n.bin, []map[string]string{n.env, extra})
 }
 
 // settled waits until every send of the project is sent.

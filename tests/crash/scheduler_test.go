@@ -49,7 +49,7 @@ func TestSchedulerKilledAfterClaiming(t *testing.T) {
 	require.Eventually(t, func() bool { return proxy.heldDueHooks() >= hooks }, 60*time.Second, 10*time.Millisecond,
 		"the frozen scheduler never tried to publish all %d DueHooks", hooks)
 	held := proxy.heldDueHooks()
-	first.kill()
+	first.Kill()
 	require.Zero(t, b.receiver.Distinct()-warmup, "a held hook was delivered although its DueHook never reached NATS")
 
 	b.startScheduler(t, nil)
@@ -87,7 +87,7 @@ func TestSchedulerKilledInSteadyStream(t *testing.T) {
 	p := b.produce()
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= perPhase }, 60*time.Second, 10*time.Millisecond,
 		"hooks were not delivered before the kill")
-	first.kill()
+	first.Kill()
 	killedAt := b.acceptedCount()
 	b.startScheduler(t, env)
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= killedAt+perPhase }, 60*time.Second, 10*time.Millisecond,

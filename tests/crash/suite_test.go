@@ -9,8 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +32,7 @@ import (
 	"github.com/sundial-run/sundial/tests/internal/apiclient"
 	"github.com/sundial-run/sundial/tests/internal/checker"
 	"github.com/sundial-run/sundial/tests/internal/inproc"
+	"github.com/sundial-run/sundial/tests/internal/proc"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -225,124 +224,39 @@ func (b *bundle) natsServer() *natstest.Server {
 	return b.nats
 }
 
-// process is a running service process.
-type process struct {
-	name   string
-	cmd    *exec.Cmd
-	done   chan struct{}
-	output *logtest.Buffer
-}
-
 // start runs a service's binary on the suite's environment plus extra; it
 // is killed at cleanup if still running, and its output logged if the test
 // failed.
-func (b *bundle) start(t *testing.T, name string, extra map[string]string, args ...string) *process {
+func (b *bundle) start(t *testing.T, name string, extra map[string]string, args ...string) *proc.Process {
 	t.Helper()
-	cmd := exec.Command(binary(t, name), args...)
-	cmd.Env = os.Environ()
-	for k, v := range b.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	for k, v := range extra {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.SysProcAttr = procAttr()
-	p := &process{name: name, cmd: cmd, done: make(chan struct{}), output: &logtest.Buffer{}}
-	cmd.Stdout = p.output
-	cmd.Stderr = p.output
-	require.NoError(t, cmd.Start())
-	go func() {
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("%s pid %d output:\n%s", name, cmd.Process.Pid, p.output.String())
-		}
-	})
-	return p
+	return proc.Start(t, name, binaries.Path(t, name), []map[string]string{b.env, extra}, args...)
 }
 
 // startScheduler starts a scheduler process; extra overrides the suite's
 // environment (a proxied NATS URL, say).
-func (b *bundle) startScheduler(t *testing.T, extra map[string]string) *process {
+func (b *bundle) startScheduler(t *testing.T, extra map[string]string) *proc.Process {
 	t.Helper()
 	return b.start(t, "scheduler", extra)
 }
 
 // startDispatcher starts a dispatcher process with the given delivery
 // concurrency.
-func (b *bundle) startDispatcher(t *testing.T, concurrency int) *process {
+func (b *bundle) startDispatcher(t *testing.T, concurrency int) *proc.Process {
 	t.Helper()
 	return b.start(t, "dispatcher", map[string]string{"SUNDIAL_DISPATCHER_CONCURRENCY": fmt.Sprint(concurrency)})
 }
 
-// kill sends SIGKILL and waits for the process to be gone.
-func (p *process) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
+// binaries are the services that the tests run as processes, built once
+// for all the tests of the run.
+var binaries = proc.Binaries{Packages: []string{
+	"github.com/sundial-run/sundial/services/gateway/cmd/gateway",
+	"github.com/sundial-run/sundial/services/scheduler/cmd/scheduler",
+	"github.com/sundial-run/sundial/services/dispatcher/cmd/dispatcher",
+}}
 
-// builds holds the service binaries, built once (without the race
-// detector) for all the tests of the run. Tests register with useBinaries
-// before t.Parallel, so the folder outlives every test that may exec from
-// it; the last one to finish removes it (pgtest.Main exits without a hook
-// for that).
-var builds struct {
-	mu    sync.Mutex
-	users int
-	dir   string
-	err   error
-}
-
-// services that the tests run as processes.
-var services = []string{"gateway", "scheduler", "dispatcher"}
-
-func useBinaries(t *testing.T) {
-	builds.mu.Lock()
-	builds.users++
-	builds.mu.Unlock()
-	t.Cleanup(func() {
-		builds.mu.Lock()
-		defer builds.mu.Unlock()
-		builds.users--
-		if builds.users == 0 && builds.dir != "" {
-			_ = os.RemoveAll(builds.dir)
-			builds.dir, builds.err = "", nil
-		}
-	})
-}
-
-// binary returns the path of a service's command, building all of them at
-// the first call (one go build links them in parallel).
-func binary(t *testing.T, name string) string {
-	t.Helper()
-	builds.mu.Lock()
-	defer builds.mu.Unlock()
-	require.Positive(t, builds.users, "call useBinaries before t.Parallel")
-	if builds.dir == "" && builds.err == nil {
-		builds.dir, builds.err = build()
-	}
-	require.NoError(t, builds.err)
-	return filepath.Join(builds.dir, name)
-}
-
-func build() (string, error) {
-	dir, err := os.MkdirTemp("", "sundial-crash-bin-")
-	if err != nil {
-		return "", err
-	}
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, s := range services {
-		args = append(args, "github.com/sundial-run/sundial/services/"+s+"/cmd/"+s)
-	}
-	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-		_ = os.RemoveAll(dir)
-		return "", fmt.Errorf("go %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return dir, nil
-}
+// useBinaries registers the test as a user of the binaries; call it before
+// t.Parallel.
+func useBinaries(t *testing.T) { binaries.Use(t) }
 
 // hook is the API's view of a hook, as far as these tests look at it.
 type hook struct {

@@ -3,6 +3,7 @@ package sdk
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,6 +141,12 @@ func TestProjectAndKeysThroughTheSDK(t *testing.T) {
 	require.Equal(t, b.creds.ProjectID, p.ID)
 	require.Equal(t, sundial.SchemeSundial, p.SignatureScheme)
 	require.Nil(t, p.MaxConcurrency)
+
+	ticket, err := b.client.Project.ListenerTicket(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, ticket.Ticket)
+	require.True(t, strings.HasSuffix(ticket.URL, "/v1/ws"), ticket.URL)
+	require.WithinDuration(t, time.Now().Add(time.Minute), ticket.ExpiresAt, 10*time.Second)
 
 	p, err = b.client.Project.Update(ctx, sundial.ProjectPatch{
 		Name:                sundial.Ptr("Renamed"),

@@ -43,6 +43,7 @@ var schemaTypes = map[string]any{
 	"ResumeEndpointRequest": struct {
 		Domain string `json:"domain"`
 	}{},
+	"ListenerTicket":        sundial.ListenerTicket{},
 	"Channel":               sundial.Channel{},
 	"ChannelEmail":          sundial.ChannelEmail{},
 	"ChannelHealth":         sundial.ChannelHealth{},
@@ -63,7 +64,7 @@ var envelopes = []string{
 	"HookAttemptListResponse", "AsyncAnswerResponse", "HookResponse", "EmptyResponse",
 	"BulkActionResponse", "ProjectResponse", "ApiKeyListResponse", "NewApiKeyResponse",
 	"SigningKeyListResponse", "EndpointListResponse", "EndpointResponse", "ChannelResponse",
-	"ChannelListResponse", "ChannelSendListResponse", "ChannelTestResponse",
+	"ChannelListResponse", "ChannelSendListResponse", "ChannelTestResponse", "ListenerTicketResponse",
 }
 
 // jsonNames are the JSON member names of a struct type, its embedded

@@ -27,6 +27,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/listener"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
@@ -116,6 +117,9 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		Hosts:           hostlimit.New(hostlimit.Config{Ceiling: cfg.HostConcurrency}),
 		Concurrency:     cfg.Concurrency,
 		DeliveryTimeout: cfg.DeliveryTimeout,
+		// A listener's hooks go as NATS requests on the same connection.
+		Listener:        listener.New(nc, dispatch.DefaultListenerTimeout),
+		ListenerTimeout: dispatch.DefaultListenerTimeout,
 		TracerProvider:  tel.Tracer,
 	})
 	return a, nil

@@ -31,6 +31,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
+	"github.com/sundial-run/sundial/services/gateway/internal/listen"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
@@ -69,6 +70,7 @@ type App struct {
 	listener *connlimit.Limiter
 	server   *http.Server
 	keys     *secretbox.Keyring
+	hub      *listen.Hub
 }
 
 // New connects to the database and NATS (creating the streams) and binds
@@ -118,6 +120,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			"max_connections", maxConns, "configured", cfg.MaxConnections, "rlimit_nofile", fileLimit)
 	}
 	limited := connlimit.New(listener, maxConns)
+	tickets := listen.NewTickets(queries, cfg.PublicURL)
+	hub, err := listen.NewHub(listen.Config{
+		ResumeWindow: cfg.ListenerResumeWindow, HeaderPrefix: cfg.HeaderPrefix,
+		PublicURL: cfg.PublicURL, Intervals: cfg.ListenerIntervals,
+	}, queries, nc, log)
+	if err != nil {
+		_ = listener.Close()
+		nc.Close()
+		pool.Close()
+		return nil, err
+	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	handler := api.New(api.Deps{
 		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies},
@@ -138,6 +151,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
 		// Send tests store their alert, then publish it like quota alerts.
 		Channels: api.ChannelDeps{Channels: channel.NewService(pool, bus.NewPublisher(js), keys)},
+		Listener: api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
 		Ready: func(ctx context.Context) error {
 			_, err := queries.DatabaseNow(ctx)
 			return err
@@ -155,7 +169,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return &App{
 		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts, batcher: batcher,
 		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
-		listener: limited, server: server, keys: keys,
+		listener: limited, server: server, keys: keys, hub: hub,
 	}, nil
 }
 
@@ -227,6 +241,7 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() { a.alerts.Run(background) })
 	wg.Go(func() { a.sweeper.Run(background) })
 	wg.Go(func() { a.resealSecrets(background) })
+	wg.Go(func() { a.hub.Run(background) })
 	if a.batcher != nil {
 		// Stopped with the background work, once the server has answered
 		// the last request: until then its creates need it.
@@ -247,6 +262,12 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
+	// The listener sockets first: the server's Shutdown does not wait for
+	// hijacked connections, and their clients are told to reconnect
+	// (closing) to another replica.
+	if err := a.hub.Shutdown(shutdownCtx); err != nil {
+		a.log.Warn("listener presence not cleared at shutdown", "error", err)
+	}
 	err := a.server.Shutdown(shutdownCtx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = errors.Join(err, a.server.Close())

@@ -50,6 +50,7 @@ func TestConfigDefaults(t *testing.T) {
 		IdleTimeout:           time.Minute,
 		AuthFailuresPerMinute: 20,
 		SecretKeys:            secrettest.Keys,
+		ListenerResumeWindow:  15 * time.Minute,
 	}, cfg)
 }
 
@@ -74,6 +75,8 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE": "0",
 		"SUNDIAL_GATEWAY_TRUSTED_PROXIES":          "10.0.0.0/8, 192.0.2.1",
 		"SUNDIAL_SECRET_KEYS":                      secrettest.Keys,
+		"SUNDIAL_PUBLIC_URL":                       "https://sundial.example.com",
+		"SUNDIAL_LISTENER_RESUME_WINDOW":           "2m",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
@@ -83,6 +86,7 @@ func TestConfigFromEnv(t *testing.T) {
 		MaxConnections: 500, IdleTimeout: 5 * time.Second, AuthFailuresPerMinute: 0,
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.1"},
 		SecretKeys:     secrettest.Keys,
+		PublicURL:      "https://sundial.example.com", ListenerResumeWindow: 2 * time.Minute,
 	}, cfg)
 }
 
@@ -115,13 +119,16 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_GATEWAY_IDLE_TIMEOUT":             "0s",
 		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE": "-1",
 		"SUNDIAL_GATEWAY_TRUSTED_PROXIES":          "10.0.0.0/33",
+		"SUNDIAL_PUBLIC_URL":                       "ftp://sundial.example.com/v1",
+		"SUNDIAL_LISTENER_RESUME_WINDOW":           "0s",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{"SUNDIAL_HTTP_ADDR", "SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX",
 		"SUNDIAL_MAX_DATA_BYTES", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_DATABASE_MAX_CONNS",
 		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT",
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL", "SUNDIAL_GATEWAY_MAX_CONNECTIONS", "SUNDIAL_GATEWAY_IDLE_TIMEOUT",
-		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", "SUNDIAL_GATEWAY_TRUSTED_PROXIES", "SUNDIAL_SECRET_KEYS"} {
+		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", "SUNDIAL_GATEWAY_TRUSTED_PROXIES", "SUNDIAL_SECRET_KEYS",
+		"SUNDIAL_PUBLIC_URL", "SUNDIAL_LISTENER_RESUME_WINDOW"} {
 		require.ErrorContains(t, err, name)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -20,6 +22,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/auththrottle"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
+	"github.com/sundial-run/sundial/services/gateway/internal/listen"
 )
 
 // Config is the whole configuration, read only from the environment.
@@ -90,6 +93,21 @@ type Config struct {
 	// required): "id:base64key[,...]", the first sealing, every one
 	// opening (package secretbox). Never log it.
 	SecretKeys string
+	// PublicURL is the gateway as clients reach it, without /v1
+	// (SUNDIAL_PUBLIC_URL, as the dispatcher's): a listener ticket's
+	// WebSocket address is built on it (ws for http, wss for https). Empty
+	// (the default here): the address the ticket request was sent to.
+	PublicURL string
+	// ListenerResumeWindow is how long a project's hooks are held after its
+	// last listener disconnected, to be delivered to it on reconnect
+	// (SUNDIAL_LISTENER_RESUME_WINDOW).
+	ListenerResumeWindow time.Duration
+
+	// ListenerIntervals are the listener protocol's timings (pings,
+	// silence, key checks, presence heartbeat, ack timeout); zero fields
+	// take the documented defaults. Not read from the environment: for
+	// tests and embedders that need them short.
+	ListenerIntervals listen.Intervals
 }
 
 // Defaults.
@@ -109,6 +127,7 @@ const (
 	DefaultMaxConnections   = 10_000
 	DefaultIdleTimeout      = 60 * time.Second
 	DefaultAuthFailures     = auththrottle.DefaultFailures
+	DefaultResumeWindow     = 15 * time.Minute
 )
 
 // Upper bounds that catch a misplaced digit.
@@ -120,6 +139,7 @@ const (
 	maxMaxConnections     = 1_000_000
 	maxIdleTimeout        = 10 * time.Minute
 	maxAuthFailures       = 100_000
+	maxResumeWindow       = 24 * time.Hour
 )
 
 // headerToken is what an HTTP header name may be made of (RFC 9110 tchar).
@@ -148,6 +168,8 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		AuthFailuresPerMinute: r.Int("SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", DefaultAuthFailures),
 		TrustedProxies:        r.List("SUNDIAL_GATEWAY_TRUSTED_PROXIES"),
 		SecretKeys:            r.String(secretbox.EnvVar, ""),
+		PublicURL:             r.String("SUNDIAL_PUBLIC_URL", ""),
+		ListenerResumeWindow:  r.Duration("SUNDIAL_LISTENER_RESUME_WINDOW", DefaultResumeWindow),
 	}
 	// A variable that failed to parse keeps its default, so Validate reports
 	// only the other problems, and the two lists do not overlap.
@@ -184,6 +206,10 @@ func (c Config) Validate() error {
 		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE=%d: want 0 (no throttle) to %d", c.AuthFailuresPerMinute, maxAuthFailures)
 	_, err = c.trustedProxies()
 	check.That(err == nil, "SUNDIAL_GATEWAY_TRUSTED_PROXIES: %v", err)
+	check.That(c.PublicURL == "" || validPublicURL(c.PublicURL),
+		"SUNDIAL_PUBLIC_URL=%q: want an absolute http or https URL without query or fragment, e.g. https://sundial.example.com", c.PublicURL)
+	check.That(c.ListenerResumeWindow >= time.Second && c.ListenerResumeWindow <= maxResumeWindow,
+		"SUNDIAL_LISTENER_RESUME_WINDOW=%s: want 1s to %s", c.ListenerResumeWindow, maxResumeWindow)
 	secretsErr := secretbox.CheckEnv(c.SecretKeys)
 	check.That(secretsErr == nil, "%v", secretsErr)
 	if c.CreateBatch > 0 {
@@ -192,6 +218,14 @@ func (c Config) Validate() error {
 			c.CreateInFlight, c.DatabaseMaxConns)
 	}
 	return check.Err()
+}
+
+// validPublicURL accepts the gateway's public address: http or https,
+// a host, no credentials, query or fragment, and not the API's root.
+func validPublicURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" &&
+		u.User == nil && u.RawQuery == "" && u.Fragment == "" && !strings.HasSuffix(u.Path, "/v1")
 }
 
 // trustedProxies parses TrustedProxies; a bare address is its own /32 or

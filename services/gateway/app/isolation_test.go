@@ -178,6 +178,14 @@ func TestIsolationWalk(t *testing.T) {
 		a.do(http.MethodPost, "/v1/endpoints/resume", strings.NewReader(`{"domain":"hooks.example.com"}`), as).
 			requireError(t, http.StatusNotFound, "not_found")
 	})
+	walk("createListenerTicket", func() {
+		res := a.do(http.MethodPost, "/v1/ws/ticket", nil, as)
+		require.Equal(t, http.StatusOK, res.status, string(res.body))
+		tk := decodeStrict[ticketJSON](t, res.body).Data
+		w := dialURL(t, tk.URL+"?ticket="+tk.Ticket)
+		require.Equal(t, other.ProjectID, w.expect("connected").str(t, "projectId"),
+			"a ticket opens a socket of the caller's project")
+	})
 
 	// Every operation of the document was walked.
 	spec, err := contract.Load("Sundial")

@@ -44,6 +44,9 @@ type bundle struct {
 	raw    *http.Client
 	// prefix is the configured SUNDIAL_HEADER_PREFIX.
 	prefix string
+	// stop shuts the gateway down (as SIGTERM does); the test's cleanup
+	// waits for it to stop.
+	stop context.CancelFunc
 }
 
 // testConfig is a configuration on dbURL and a NATS server of the test's own.
@@ -67,6 +70,7 @@ func testConfig(t testing.TB, dbURL string) app.Config {
 		// Tests send bad keys on purpose, many from the one address.
 		AuthFailuresPerMinute: 0,
 		SecretKeys:            secrettest.Keys,
+		ListenerResumeWindow:  app.DefaultResumeWindow,
 	}
 }
 
@@ -110,7 +114,7 @@ func setup(t *testing.T, configure ...func(*app.Config)) bundle {
 		q: store.New(pool), tq: storetest.New(pool), creds: creds, logs: logs,
 		client: &http.Client{Transport: contract.Transport(t, transport, contract.WithHeaderPrefix(cfg.HeaderPrefix))},
 		raw:    &http.Client{Transport: transport},
-		prefix: cfg.HeaderPrefix,
+		prefix: cfg.HeaderPrefix, stop: cancel,
 	}
 }
 

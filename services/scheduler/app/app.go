@@ -24,6 +24,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/asyncwait"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
+	"github.com/sundial-run/sundial/services/scheduler/internal/holdrelease"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
@@ -53,6 +54,7 @@ type App struct {
 	results *result.Applier
 	batches *result.Batcher
 	waits   *asyncwait.Sweeper
+	holds   *holdrelease.Releaser
 	tel     telemetry.Providers
 }
 
@@ -148,6 +150,12 @@ func (a *App) connect(ctx context.Context) error {
 	// The sweeper LISTENs on a connection of its own, outside the pool, so
 	// that an ack wakes it at once (its p99 to completed is in
 	// services/scheduler/app's BenchmarkAckToCompleted).
+	// The listener's held hooks go back to it when it reconnects: the
+	// releaser LISTENs on a connection of its own for the gateway's
+	// NOTIFY sundial_listener.
+	a.holds = holdrelease.New(store.New(a.pool), holdrelease.Config{
+		Listen: a.pool.Config().ConnConfig.Copy(),
+	}, a.log)
 	a.waits, err = asyncwait.New(store.New(a.pool), a.results, asyncwait.Config{
 		Interval:  a.cfg.AsyncSweepInterval,
 		BatchSize: a.cfg.ClaimBatchSize,
@@ -183,6 +191,7 @@ func (a *App) Run(ctx context.Context) error {
 		wg.Go(func() { a.window.Run(ctx) })
 	}
 	wg.Go(func() { a.waits.Run(ctx) })
+	wg.Go(func() { a.holds.Run(ctx) })
 	// Resume requests of the API are few and not urgent to the millisecond:
 	// the poll interval is soon enough.
 	wg.Go(func() { a.results.RunResumes(ctx, a.cfg.PollInterval) })

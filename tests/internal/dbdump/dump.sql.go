@@ -25,6 +25,9 @@ UNION ALL SELECT 'alert_followups', t::text FROM alert_followups AS t
 UNION ALL SELECT 'alert_sends', t::text FROM alert_sends AS t
 UNION ALL SELECT 'alert_send_attempts', t::text FROM alert_send_attempts AS t
 UNION ALL SELECT 'failing_endpoints', t::text FROM failing_endpoints AS t
+UNION ALL SELECT 'endpoint_breakers', t::text FROM endpoint_breakers AS t
+UNION ALL SELECT 'listener_tickets', t::text FROM listener_tickets AS t
+UNION ALL SELECT 'listener_presence', t::text FROM listener_presence AS t
 `
 
 type DumpRowsRow struct {

@@ -105,12 +105,12 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	sentAt := time.Now()
 	exchangeCtx, cancel := context.WithDeadline(ctx, sentAt.Add(c.timeout))
 	defer cancel()
-	body := Body(r, sentAt)
-	req, err := http.NewRequestWithContext(exchangeCtx, http.MethodPost, r.URL, bytes.NewReader(body))
+	prepared := c.Prepare(r, sentAt)
+	req, err := http.NewRequestWithContext(exchangeCtx, http.MethodPost, r.URL, bytes.NewReader(prepared.Body))
 	if err != nil {
 		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: "invalid URL", StartedAt: sentAt}, nil
 	}
-	c.setHeaders(req.Header, r, sentAt.Unix(), body)
+	req.Header = prepared.Header
 
 	res := Result{StartedAt: sentAt}
 	resp, err := c.do(exchangeCtx, req)
@@ -235,21 +235,6 @@ func asyncTimeout(v string) int32 {
 		return 0
 	}
 	return int32(n)
-}
-
-func (c *Client) setHeaders(h http.Header, r Request, ts int64, body []byte) {
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", c.userAgent)
-	c.header.signed.SetScheme(h, r.Scheme, r.HookID, r.Keys, ts, body)
-	if r.Authorization != "" {
-		h.Set("Authorization", r.Authorization)
-	}
-	// On every delivery, not only those a receiver will answer 202: the
-	// receiver decides only once it has the request.
-	// Spelled as documented (Sundial-Ack-URL), not canonicalised.
-	ack, nack := c.asyncURLs(r)
-	h[c.header.ackURL] = []string{ack}
-	h[c.header.nackURL] = []string{nack}
 }
 
 // asyncURLs are the delivery's ack and nack URLs on the public base URL.

@@ -55,6 +55,9 @@ func (h *Handler) handle(ctx context.Context, due dueHook) (handled, error) {
 	if err != nil {
 		return handled{outcome: "error"}, err
 	}
+	if due.msg.GetListener() {
+		return h.handleListener(ctx, log, due, creds)
+	}
 	slot, wait := h.takeHostSlot(ctx, due, creds.MaxConcurrency)
 	if slot == nil {
 		return h.deferHook(ctx, log, due, wait, "host at its concurrency limit")
@@ -121,8 +124,12 @@ const resultMargin = 2 * time.Second
 // lets the queue's first half deliver. A message of a scheduler that sends
 // no lease duration is checked against expiry alone.
 func (h *Handler) leaseTooShort(msg *eventv1.DueHook) (expired, short bool) {
+	timeout := h.cfg.DeliveryTimeout
+	if msg.GetListener() {
+		timeout = h.cfg.ListenerTimeout
+	}
 	// An unknown lease (zero) makes the need zero: expiry alone.
-	need := min(h.cfg.DeliveryTimeout+resultMargin, msg.GetLeaseDuration().AsDuration()/2)
+	need := min(timeout+resultMargin, msg.GetLeaseDuration().AsDuration()/2)
 	left := time.Until(msg.GetLeaseExpiresAt().AsTime())
 	return left <= 0, left <= need
 }
@@ -132,14 +139,33 @@ func (h *Handler) leaseTooShort(msg *eventv1.DueHook) (expired, short bool) {
 // failureError instead of receiving unsigned requests.
 func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set) (delivery.Result, error) {
 	if len(creds.Keys) == 0 {
-		return delivery.Result{
-			Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
-			Error:     "project has no active signing key",
-			StartedAt: time.Now(),
-		}, nil
+		return noSigningKey(), nil
 	}
+	req := request(due, creds)
+	done := h.cfg.Metrics.start(ctx)
+	res, err := h.send(ctx, req, due.host)
+	done(ctx, res, err)
+	if err == nil && due.msg.GetAttempt() == 1 {
+		h.cfg.Metrics.recordLateness(ctx, res.StartedAt, req.PostAt)
+	}
+	return res, err
+}
+
+// noSigningKey is the failed attempt of a project with no key to sign
+// with: the customer then sees why in the hook's failureError instead of
+// receiving unsigned requests.
+func noSigningKey() delivery.Result {
+	return delivery.Result{
+		Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
+		Error:     "project has no active signing key",
+		StartedAt: time.Now(),
+	}
+}
+
+// request is the delivery of a hook with its project's credentials.
+func request(due dueHook, creds credential.Set) delivery.Request {
 	m := due.msg
-	req := delivery.Request{
+	return delivery.Request{
 		HookID:        due.hookID.String(),
 		URL:           m.GetUrl(),
 		Path:          m.GetPath(),
@@ -153,11 +179,4 @@ func (h *Handler) deliver(ctx context.Context, due dueHook, creds credential.Set
 		LeaseSeq:      m.GetLeaseSeq(),
 		AsyncSecret:   creds.AsyncSecret,
 	}
-	done := h.cfg.Metrics.start(ctx)
-	res, err := h.send(ctx, req, due.host)
-	done(ctx, res, err)
-	if err == nil && m.GetAttempt() == 1 {
-		h.cfg.Metrics.recordLateness(ctx, res.StartedAt, req.PostAt)
-	}
-	return res, err
 }

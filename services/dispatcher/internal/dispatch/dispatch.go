@@ -25,9 +25,18 @@ type Credentials interface {
 	Get(ctx context.Context, projectID uuid.UUID) (credential.Set, error)
 }
 
-// Sender makes one delivery.
+// Sender makes one delivery, or prepares it (body, signed headers, async
+// URLs) for the project's listener; *delivery.Client is one.
 type Sender interface {
 	Send(ctx context.Context, r delivery.Request) (delivery.Result, error)
+	Prepare(r delivery.Request, sentAt time.Time) delivery.Prepared
+}
+
+// Listener hands one delivery to the project's listener through the
+// gateway holding its socket and returns the gateway's answer
+// (docs/listener.md, "Routing"); *listener.Requester is one.
+type Listener interface {
+	Deliver(ctx context.Context, d *eventv1.ListenerDelivery) (*eventv1.ListenerAnswer, error)
 }
 
 // Reporter publishes a result in a batch with others and returns once that
@@ -58,6 +67,13 @@ type Config struct {
 	// limit): a delivery is started only while its lease has that long
 	// left, plus time to report the result (see leaseTooShort).
 	DeliveryTimeout time.Duration
+	// Listener delivers the hooks whose DueHook says listener; nil defers
+	// them (a dispatcher wired without one never sends them to the domain).
+	Listener Listener
+	// ListenerTimeout is the longest a listener delivery takes (the
+	// Listener's limit), as DeliveryTimeout is for HTTPS; default
+	// DefaultListenerTimeout.
+	ListenerTimeout time.Duration
 	// TracerProvider makes the delivery spans; nil means the global one.
 	TracerProvider trace.TracerProvider
 }
@@ -93,6 +109,9 @@ func NewHandler(cfg Config) *Handler {
 	}
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
+	}
+	if cfg.ListenerTimeout <= 0 {
+		cfg.ListenerTimeout = DefaultListenerTimeout
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency

@@ -124,6 +124,8 @@ type Hook struct {
 	RetryBudgetBase     int32
 	AsyncDeadline       *time.Time
 	Redrives            int32
+	HeldDueAt           *time.Time
+	SequenceRunID       *uuid.UUID
 }
 
 type HookAttempt struct {
@@ -150,6 +152,23 @@ type IdempotencyKey struct {
 	RequestHash []byte
 	HookID      uuid.UUID
 	CreatedAt   time.Time
+}
+
+type ListenerPresence struct {
+	ProjectID   uuid.UUID
+	GatewayID   string
+	Connected   bool
+	Sockets     int32
+	SeenAt      time.Time
+	ResumeUntil time.Time
+}
+
+type ListenerTicket struct {
+	TicketHash []byte
+	ProjectID  uuid.UUID
+	ApiKeyID   uuid.UUID
+	ExpiresAt  time.Time
+	CreatedAt  time.Time
 }
 
 type NotificationChannel struct {
@@ -196,6 +215,50 @@ type Project struct {
 	AuthorizationHeaderSealed *string
 	AsyncSecretSealed         *string
 	SignatureScheme           string
+}
+
+type Sequence struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+	Name      string
+	Schedule  json.RawMessage
+	Steps     json.RawMessage
+	StartAt   time.Time
+	EndAt     *time.Time
+	CatchUp   string
+	Overlap   string
+	Status    string
+	NextRunAt *time.Time
+	LastRunAt *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type SequenceRun struct {
+	ID         uuid.UUID
+	ProjectID  uuid.UUID
+	SequenceID uuid.UUID
+	Slot       time.Time
+	Trigger    string
+	Status     string
+	SkipReason *string
+	StartedAt  time.Time
+	FinishedAt *time.Time
+}
+
+type SequenceRunStep struct {
+	RunID     uuid.UUID
+	Name      string
+	DependsOn []string
+	HookID    *uuid.UUID
+	Status    string
+}
+
+type SequenceTrigger struct {
+	RunID       uuid.UUID
+	ProjectID   uuid.UUID
+	SequenceID  uuid.UUID
+	RequestedAt time.Time
 }
 
 type SigningKey struct {

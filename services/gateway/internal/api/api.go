@@ -107,6 +107,8 @@ type Deps struct {
 	Channels ChannelDeps
 	// Endpoints serves /v1/endpoints (endpoints.go).
 	Endpoints EndpointDeps
+	// Listener serves /v1/ws/ticket and /v1/ws (listener.go).
+	Listener ListenerDeps
 }
 
 // readyTimeout bounds a readiness check, so that a hung database makes the
@@ -128,6 +130,7 @@ type server struct {
 	keyManagement
 	channelManagement
 	endpointManagement
+	listenerTickets
 }
 
 var _ gen.StrictServerInterface = (*server)(nil)
@@ -158,6 +161,7 @@ func New(d Deps) *echo.Echo {
 		keyManagement:      keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config, cache: d.KeyCache},
 		channelManagement:  channelManagement{ChannelDeps: d.Channels, log: d.Log},
 		endpointManagement: endpointManagement{EndpointDeps: d.Endpoints},
+		listenerTickets:    listenerTickets{ListenerDeps: d.Listener},
 	}
 	e := echo.New()
 	e.HideBanner = true
@@ -172,10 +176,16 @@ func New(d Deps) *echo.Echo {
 	e.GET("/v1/openapi.json", serveDocument(document))
 
 	// keepQuery: listing validates the raw query string (list.go).
-	strict := gen.NewStrictHandler(s, []gen.StrictMiddlewareFunc{keepQuery})
+	// keepRequest: a listener ticket's URL may be the request's address
+	// (listener.go).
+	strict := gen.NewStrictHandler(s, []gen.StrictMiddlewareFunc{keepQuery, keepRequest})
 	// checkQuery after authentication, so that its 400 carries the quota
 	// and rate-limit headers like any other authenticated answer.
 	gen.RegisterHandlersWithBaseURL(routeMiddleware{e: e, use: []echo.MiddlewareFunc{s.authenticate, s.enforceLimits, checkQuery}}, strict, "/v1")
+	if d.Listener.Socket != nil {
+		// The ticket is the socket's credential, not an API key.
+		e.GET(socketPath, echo.WrapHandler(d.Listener.Socket))
+	}
 	return e
 }
 

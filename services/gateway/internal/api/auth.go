@@ -52,7 +52,7 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			s.AuthThrottle.Failed(addr)
 			return missingKey(req.Header.Get("Authorization"))
 		}
-		projectID, err := s.verify(c, key)
+		projectID, keyID, err := s.verify(c, key)
 		switch {
 		case errors.Is(err, apikey.ErrRevoked):
 			s.AuthThrottle.Failed(addr)
@@ -63,7 +63,7 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		case err != nil:
 			return internal(err)
 		}
-		withProject(c, projectID)
+		withProject(c, projectID, keyID)
 		return next(c)
 	}
 }
@@ -77,33 +77,36 @@ func tooManyFailures(c echo.Context, wait time.Duration) *Error {
 		"too many failed authentications from this address; retry after %d seconds", secs))
 }
 
-// verify resolves the key, with its project's limits when the verifier
-// can read both at once (kept for enforceLimits). A key in the cache is
+// verify resolves the key to its project and its own id (the nil UUID
+// when the verifier tells only the project), with its project's limits
+// when the verifier can read both at once (kept for enforceLimits). A key
+// in the cache is
 // not looked up: only its project's rate limit is known then (kept for
 // enforceLimits too), and the quota standing is read when the response
 // needs it.
-func (s *server) verify(c echo.Context, key string) (uuid.UUID, error) {
+func (s *server) verify(c echo.Context, key string) (uuid.UUID, uuid.UUID, error) {
 	ctx := c.Request().Context()
 	lv, ok := s.Keys.(LimitsVerifier)
 	if !ok || s.Limits.Reader == nil {
-		return s.Keys.Verify(ctx, key)
+		projectID, err := s.Keys.Verify(ctx, key)
+		return projectID, uuid.Nil, err
 	}
 	if e, ok := s.KeyCache.Get(key); ok {
 		c.Set(keyRate, quota.RateLimit{PerSecond: e.RatePerSecond, Burst: e.RateBurst})
-		return e.ProjectID, nil
+		return e.ProjectID, e.KeyID, nil
 	}
 	gen := s.KeyCache.Generation()
 	id, limits, err := lv.IdentifyWithLimits(ctx, key)
 	if err != nil {
 		// Refusals are not cached: a key created a moment ago must work.
-		return uuid.Nil, err
+		return uuid.Nil, uuid.Nil, err
 	}
 	c.Set(keyLimits, limits)
 	s.KeyCache.Put(key, keycache.Entry{
 		KeyID: id.KeyID, ProjectID: id.ProjectID,
 		RatePerSecond: limits.RatePerSecond, RateBurst: limits.RateBurst,
 	}, gen)
-	return id.ProjectID, nil
+	return id.ProjectID, id.KeyID, nil
 }
 
 // missingKey explains what to send. Clients written for other APIs often

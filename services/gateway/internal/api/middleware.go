@@ -35,6 +35,7 @@ type contextKey int
 
 const (
 	ctxProjectID contextKey = iota
+	ctxKeyID
 	ctxHeaders
 )
 
@@ -93,10 +94,19 @@ func projectIDOf(c echo.Context) (uuid.UUID, bool) {
 }
 
 // withProject records the authenticated project for the access log and for
-// the handlers.
-func withProject(c echo.Context, id uuid.UUID) {
+// the handlers, and the id of the request's API key (the nil UUID when the
+// verifier does not tell it): a listener ticket names the key it was
+// issued with.
+func withProject(c echo.Context, id, keyID uuid.UUID) {
 	c.Set(keyProjectID, id)
-	c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), ctxProjectID, id)))
+	ctx := context.WithValue(c.Request().Context(), ctxProjectID, id)
+	c.SetRequest(c.Request().WithContext(context.WithValue(ctx, ctxKeyID, keyID)))
+}
+
+// keyOf is the id of the request's API key, or the nil UUID.
+func keyOf(ctx context.Context) uuid.UUID {
+	id, _ := ctx.Value(ctxKeyID).(uuid.UUID)
+	return id
 }
 
 // projectOf is the project of the request's API key. Every operation of the

@@ -1,23 +1,13 @@
 package hook
 
 import (
-	"errors"
 	"regexp"
-	"strconv"
 	"time"
+
+	"github.com/sundial-run/sundial/pkg/calendar"
 )
 
-// Bounds of postIn.
-const (
-	MinPostIn = time.Second
-	MaxPostIn = 365 * 24 * time.Hour
-)
-
-var (
-	postInPattern      = regexp.MustCompile(`^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$`)
-	postAtLocalPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$`)
-	unitLengths        = [4]time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second}
-)
+var postAtLocalPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$`)
 
 // schedule sets when the hook is due from exactly one of postAt,
 // postAtLocal (with timezone) and postIn.
@@ -35,8 +25,8 @@ func (r CreateRequest) schedule(n *New, p *problems) {
 			n.PostAt = &t
 		}
 	default:
-		if d, msg := ParsePostIn(*r.PostIn); msg != "" {
-			p.add("postIn", "%s", msg)
+		if d, err := calendar.ParsePostIn(*r.PostIn); err != nil {
+			p.add("postIn", "%s", err)
 		} else {
 			n.PostIn = d
 		}
@@ -101,37 +91,10 @@ func inYearRange(t time.Time, field string, p *problems) (time.Time, bool) {
 	return t, true
 }
 
-// ParsePostIn reads a postIn duration such as "1d12h" or "90s". It returns
-// a message for the client when the duration is malformed or out of bounds.
-func ParsePostIn(s string) (time.Duration, string) {
-	m := postInPattern.FindStringSubmatch(s)
-	if s == "" || m == nil {
-		return 0, `must be a duration of days, hours, minutes and seconds in that order, e.g. "1d12h" or "90s"`
-	}
-	var total time.Duration
-	for i, unit := range unitLengths {
-		if m[i+1] == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(m[i+1], 10, 64)
-		if err != nil || n > int64(MaxPostIn/unit) {
-			return 0, "must be at most 365d"
-		}
-		total += time.Duration(n) * unit
-	}
-	switch {
-	case total < MinPostIn:
-		return 0, "must be at least 1s"
-	case total > MaxPostIn:
-		return 0, "must be at most 365d"
-	}
-	return total, ""
-}
-
 // parsePostAtLocal reads a wall-clock time in an IANA zone, reporting a
 // bad zone and a bad wall time together.
 func parsePostAtLocal(s, zone string, p *problems) (time.Time, bool) {
-	loc, zoneErr := loadZone(zone)
+	loc, zoneErr := calendar.LoadZone(zone)
 	if zoneErr != nil {
 		p.add("timezone", "%s", zoneErr)
 	}
@@ -139,7 +102,7 @@ func parsePostAtLocal(s, zone string, p *problems) (time.Time, bool) {
 	if !ok || zoneErr != nil {
 		return time.Time{}, false
 	}
-	t, err := ResolveLocal(wall, loc)
+	t, err := calendar.ResolveLocal(wall, loc)
 	if err != nil {
 		p.add("postAtLocal", "%s", err)
 		return time.Time{}, false
@@ -159,15 +122,4 @@ func parseWall(s string, p *problems) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return wall, true
-}
-
-func loadZone(name string) (*time.Location, error) {
-	if name == "" || name == "Local" {
-		return nil, errors.New("must be an IANA time zone name, e.g. Europe/Paris")
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, errors.New("is not a known IANA time zone name, e.g. Europe/Paris")
-	}
-	return loc, nil
 }

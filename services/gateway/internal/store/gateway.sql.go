@@ -43,7 +43,7 @@ func (q *Queries) DeleteHook(ctx context.Context, arg DeleteHookParams) (int64, 
 }
 
 const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives FROM hooks WHERE project_id = $1 AND id = $2
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks WHERE project_id = $1 AND id = $2
 `
 
 type GetHookParams struct {
@@ -79,6 +79,8 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.RetryBudgetBase,
 		&i.AsyncDeadline,
 		&i.Redrives,
+		&i.HeldDueAt,
+		&i.SequenceRunID,
 	)
 	return i, err
 }
@@ -122,7 +124,7 @@ CROSS JOIN LATERAL (
         ELSE now() + make_interval(secs => n.post_in_seconds)
     END AS at
 ) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id
 `
 
 type InsertHooksParams struct {
@@ -187,6 +189,8 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 			&i.RetryBudgetBase,
 			&i.AsyncDeadline,
 			&i.Redrives,
+			&i.HeldDueAt,
+			&i.SequenceRunID,
 		); err != nil {
 			return nil, err
 		}

@@ -275,6 +275,7 @@ func (c *Claimer) dueHook(r store.ClaimDueHooksRow) *eventv1.DueHook {
 		UpdatedAt:      timestamppb.New(r.UpdatedAt),
 		MaxAttempts:    int32(retry.Budget{Policy: policy, Base: int(r.RetryBudgetBase)}.MaxAttempts()),
 		LeaseDuration:  durationpb.New(c.cfg.Lease),
+		Listener:       r.Listener,
 	}
 }
 

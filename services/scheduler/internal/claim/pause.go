@@ -13,7 +13,10 @@ import (
 // the claimer only leaves it out of what it publishes, and gives its room
 // under MaxInFlight back. The one hook of an endpoint whose pause has ended
 // that the statement lets through is the probe: an ordinary delivery whose
-// result decides (package breaker).
+// result decides (package breaker). A project whose listener is in its
+// resume window (docs/listener.md, "Routing") has its due hooks held the
+// same way, until the window's end or its listener's return (package
+// release).
 
 // leaveOutDeferred returns the rows that were leased, in order, and how
 // many were deferred instead.
@@ -31,6 +34,6 @@ func (c *Claimer) leaveOutDeferred(ctx context.Context, rows []store.ClaimDueHoo
 		return rows, 0
 	}
 	c.instruments.deferred.Add(ctx, int64(deferred))
-	c.log.DebugContext(ctx, "hooks of paused endpoints deferred to the end of the pause", "count", deferred)
+	c.log.DebugContext(ctx, "hooks of paused endpoints or held listeners deferred", "count", deferred)
 	return leased, deferred
 }

@@ -53,7 +53,7 @@ func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) (instrumen
 		return in, fmt.Errorf("claimer metrics: %w", err)
 	}
 	in.deferred, err = meter.Int64Counter("sundial.scheduler.hooks_deferred",
-		metric.WithDescription("Due hooks of paused endpoints moved to the pause's end instead of being leased (no attempt spent)."))
+		metric.WithDescription("Due hooks of paused endpoints, or of listeners in their resume window, moved to the pause's or window's end instead of being leased (no attempt spent)."))
 	if err != nil {
 		return in, fmt.Errorf("claimer metrics: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/sundial-run/sundial/pkg/event"
+
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
@@ -71,7 +73,9 @@ func breakerOutcome(in attempt) (breaker.Outcome, bool) {
 	case "success", "async":
 		return breaker.Outcome{HookID: in.hookID}, true
 	case "failure":
-		if !in.exchanged {
+		if !in.exchanged || event.IsListenerFailure(in.errText) {
+			// A listener's nack or ack timeout went nowhere near the
+			// domain (docs/listener.md, "Routing").
 			return breaker.Outcome{}, false
 		}
 		code := in.statusCode

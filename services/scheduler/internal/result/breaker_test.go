@@ -223,6 +223,25 @@ func TestAnAttemptWhoseLeasesAllExpiredSaysNothingOfTheReceiver(t *testing.T) {
 	require.Error(t, err, "no failure of the receiver was counted")
 }
 
+func TestAListenersFailuresSayNothingOfTheDomain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.NoError(t, b.applier.SetBreakerPolicy(tripAfter3))
+	project := fixture.Project(t, b.q, domain, manyRetries)
+	hooks := b.leasedTo(t, project, "/x", 4)
+	for i, h := range hooks {
+		// What the dispatcher reports of a listener's nack or ack timeout.
+		errText := event.ListenerErrorPrefix + "db locked"
+		if i%2 == 1 {
+			errText = event.ListenerAckTimeout
+		}
+		require.NoError(t, b.handle(t, resultFor(h, eventv1.Outcome_OUTCOME_FAILURE, 0, errText)))
+		require.Equal(t, "retry", fixture.Get(t, b.q, h.ID).Status, "the attempt itself is recorded")
+	}
+	_, err := b.q.GetBreakerForTest(context.Background(), storetest.GetBreakerForTestParams{ProjectID: project, Domain: domain})
+	require.Error(t, err, "no failure of the domain was counted")
+}
+
 func TestResumeRequestEndsThePauseAndReleasesTheHooks(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

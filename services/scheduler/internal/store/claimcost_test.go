@@ -31,8 +31,10 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const maxBuffersPerClaimedHook = 100
 
 type costBundle struct {
-	pool *pgxpool.Pool
-	q    *Queries
+	pool    *pgxpool.Pool
+	q       *Queries
+	tq      *storetest.Queries
+	project uuid.UUID
 }
 
 // setupCost makes a database where 2,000 hooks of one domain are due, with
@@ -55,7 +57,7 @@ func setupCost(t *testing.T) costBundle {
 	require.NoError(t, tq.InsertDueHooksForTest(ctx, storetest.InsertDueHooksForTestParams{
 		ProjectID: project, Domain: domain, N: 1700,
 	}))
-	return costBundle{pool: pool, q: New(pool)}
+	return costBundle{pool: pool, q: New(pool), tq: tq, project: project}
 }
 
 // explainedCost runs query under EXPLAIN (ANALYZE, BUFFERS) in a
@@ -86,6 +88,7 @@ func TestClaimDueHooksCostIsLinearInTheHooksClaimed(t *testing.T) {
 	b := setupCost(t)
 	rows, buffers := b.explainedCost(t, claimDueHooks, 30.0, int32(500))
 	require.EqualValues(t, 500, rows)
+	t.Logf("%.1f buffers per claimed hook", buffers/rows)
 	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
 }
 
@@ -101,5 +104,37 @@ func TestClaimHooksByIDCostIsLinearInTheHooksClaimed(t *testing.T) {
 	}
 	rows, buffers := b.explainedCost(t, claimHooksByID, 30.0, ids, 1.0)
 	require.EqualValues(t, 500, rows)
+	t.Logf("%.1f buffers per claimed hook", buffers/rows)
 	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+}
+
+// The listener's presence is one probe per project of a claim, not per
+// hook: a listening project's hooks are leased, a holding project's held,
+// each at the cost of an ordinary claim.
+func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
+	t.Parallel()
+	for name, connected := range map[string]bool{"listening": true, "holding": false} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCost(t)
+			require.NoError(t, b.tq.UpsertPresenceForTest(context.Background(), storetest.UpsertPresenceForTestParams{
+				ProjectID: b.project, GatewayID: "gw-1", Connected: connected, ResumeInSeconds: 900,
+			}))
+			rows, buffers := b.explainedCost(t, claimDueHooks, 30.0, int32(500))
+			require.EqualValues(t, 500, rows)
+			t.Logf("%.1f buffers per claimed hook", buffers/rows)
+			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+
+			due, err := b.q.PrefetchDueHooks(context.Background(), PrefetchDueHooksParams{WindowSeconds: 1, MaxHooks: 2000})
+			require.NoError(t, err)
+			ids := make([]uuid.UUID, 0, 500)
+			for i := 0; i < len(due); i += 4 {
+				ids = append(ids, due[i].ID)
+			}
+			rows, buffers = b.explainedCost(t, claimHooksByID, 30.0, ids, 1.0)
+			require.EqualValues(t, 500, rows)
+			t.Logf("%.1f buffers per claimed hook", buffers/rows)
+			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+		})
+	}
 }

@@ -27,6 +27,33 @@ WITH due AS (
 -- endpoint both are an index probe per due hook that finds nothing. paused
 -- is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook of the
 -- outer join (500 x 500 index probes per claim of 500).
+-- Listener presence (migration 00015, docs/listener.md "Routing"), one
+-- probe of listener_presence's primary key per project of the claim, not
+-- per hook: routed holds the due projects that are listening (a row
+-- connected and seen within 30 s, the gateway refreshing it every 10 s) or
+-- holding (not listening, and the latest resume_until still ahead:
+-- hold_until is that window's end). A listening project's hooks are leased
+-- and returned with listener set; a holding project's are held until
+-- hold_until, as a paused endpoint's, and held_due_at keeps when they fell
+-- due, for the release (ReleaseListenerHeldHooks) to restore. Routing wins over the
+-- circuit breaker: a listening project's deliveries do not go to its
+-- domain, so its domain's pause neither holds them nor takes a probe from
+-- them; a holding project's hooks wait for its listener, whatever the
+-- breaker says, and take no probe either (the probe would be held, and the
+-- pause held up until its lease ran out). MATERIALIZED for the reason paused
+-- is: inlined, it would be re-run per due hook of each join.
+routed AS MATERIALIZED (
+    SELECT pj.project_id, lp.listening,
+           CASE WHEN NOT lp.listening THEN lp.resume_until END AS hold_until
+    FROM (SELECT DISTINCT due.project_id FROM due) AS pj
+    CROSS JOIN LATERAL (
+        SELECT COALESCE(bool_or(l.connected AND l.seen_at > now() - interval '30 seconds'), false) AS listening,
+               max(l.resume_until) AS resume_until
+        FROM listener_presence AS l
+        WHERE l.project_id = pj.project_id
+    ) AS lp
+    WHERE lp.listening OR lp.resume_until > now()
+),
 probe AS (
     UPDATE endpoint_breakers AS b
     SET paused_until  = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
@@ -38,6 +65,7 @@ probe AS (
         FROM due
         JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
         WHERE o.paused_until <= now()
+          AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
         ORDER BY o.project_id, o.domain, due.run_at, due.id
     ) AS c
     WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
@@ -49,6 +77,17 @@ paused AS MATERIALIZED (
     JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
     LEFT JOIN probe AS pr ON pr.project_id = o.project_id AND pr.domain = o.domain
     WHERE o.paused_until IS NOT NULL AND due.id IS DISTINCT FROM pr.probe_id
+      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
+),
+-- held: where each hook that is not leased goes, and whether the listener
+-- holds it (then held_due_at keeps its due time; a breaker's hold leaves
+-- held_due_at as it was). The two never meet: paused leaves routed out.
+held AS MATERIALIZED (
+    SELECT paused.id, paused.until, false AS by_listener FROM paused
+    UNION ALL
+    SELECT due.id, routed.hold_until, true
+    FROM due JOIN routed ON routed.project_id = due.project_id
+    WHERE routed.hold_until IS NOT NULL
 )
 UPDATE hooks AS h
 SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
@@ -59,10 +98,15 @@ SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.
     redrives         = CASE WHEN held.until IS NOT NULL THEN h.redrives
                             WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
                             THEN h.redrives + 1 ELSE 0 END,
-    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END
+    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END,
+    -- Kept from the first hold on (a hook held again at the window's end
+    -- still fell due when it first did); cleared by a lease.
+    held_due_at      = CASE WHEN held.by_listener THEN COALESCE(h.held_due_at, due.run_at)
+                            WHEN held.until IS NULL THEN NULL ELSE h.held_due_at END
 FROM due
 JOIN projects AS p ON p.id = due.project_id
-LEFT JOIN paused AS held ON held.id = due.id
+LEFT JOIN held ON held.id = due.id
+LEFT JOIN routed ON routed.project_id = due.project_id
 WHERE h.id = due.id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq,
@@ -74,7 +118,9 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
     -- row was returned: the caller publishes the DueHook no sooner than
     -- due_at - db_now after the answer reached it (see claim.releaseAt).
     due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
-    (held.until IS NOT NULL)::boolean AS deferred;
+    (held.until IS NOT NULL)::boolean AS deferred,
+    -- Leased for the project's listener (DueHook.listener).
+    (held.until IS NULL AND COALESCE(routed.listening, false))::boolean AS listener;
 
 -- name: PrefetchDueHooks :many
 -- The hooks due within the next window_seconds by the database clock (an
@@ -121,6 +167,33 @@ WITH due AS (
 -- endpoint both are an index probe per due hook that finds nothing. paused
 -- is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook of the
 -- outer join (500 x 500 index probes per claim of 500).
+-- Listener presence (migration 00015, docs/listener.md "Routing"), one
+-- probe of listener_presence's primary key per project of the claim, not
+-- per hook: routed holds the due projects that are listening (a row
+-- connected and seen within 30 s, the gateway refreshing it every 10 s) or
+-- holding (not listening, and the latest resume_until still ahead:
+-- hold_until is that window's end). A listening project's hooks are leased
+-- and returned with listener set; a holding project's are held until
+-- hold_until, as a paused endpoint's, and held_due_at keeps when they fell
+-- due, for the release (ReleaseListenerHeldHooks) to restore. Routing wins over the
+-- circuit breaker: a listening project's deliveries do not go to its
+-- domain, so its domain's pause neither holds them nor takes a probe from
+-- them; a holding project's hooks wait for its listener, whatever the
+-- breaker says, and take no probe either (the probe would be held, and the
+-- pause held up until its lease ran out). MATERIALIZED for the reason paused
+-- is: inlined, it would be re-run per due hook of each join.
+routed AS MATERIALIZED (
+    SELECT pj.project_id, lp.listening,
+           CASE WHEN NOT lp.listening THEN lp.resume_until END AS hold_until
+    FROM (SELECT DISTINCT due.project_id FROM due) AS pj
+    CROSS JOIN LATERAL (
+        SELECT COALESCE(bool_or(l.connected AND l.seen_at > now() - interval '30 seconds'), false) AS listening,
+               max(l.resume_until) AS resume_until
+        FROM listener_presence AS l
+        WHERE l.project_id = pj.project_id
+    ) AS lp
+    WHERE lp.listening OR lp.resume_until > now()
+),
 probe AS (
     UPDATE endpoint_breakers AS b
     SET paused_until  = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
@@ -132,6 +205,7 @@ probe AS (
         FROM due
         JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
         WHERE o.paused_until <= now()
+          AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
         ORDER BY o.project_id, o.domain, due.run_at, due.id
     ) AS c
     WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
@@ -143,6 +217,17 @@ paused AS MATERIALIZED (
     JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
     LEFT JOIN probe AS pr ON pr.project_id = o.project_id AND pr.domain = o.domain
     WHERE o.paused_until IS NOT NULL AND due.id IS DISTINCT FROM pr.probe_id
+      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
+),
+-- held: where each hook that is not leased goes, and whether the listener
+-- holds it (then held_due_at keeps its due time; a breaker's hold leaves
+-- held_due_at as it was). The two never meet: paused leaves routed out.
+held AS MATERIALIZED (
+    SELECT paused.id, paused.until, false AS by_listener FROM paused
+    UNION ALL
+    SELECT due.id, routed.hold_until, true
+    FROM due JOIN routed ON routed.project_id = due.project_id
+    WHERE routed.hold_until IS NOT NULL
 )
 UPDATE hooks AS h
 SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
@@ -153,10 +238,15 @@ SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.
     redrives         = CASE WHEN held.until IS NOT NULL THEN h.redrives
                             WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
                             THEN h.redrives + 1 ELSE 0 END,
-    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END
+    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END,
+    -- Kept from the first hold on (a hook held again at the window's end
+    -- still fell due when it first did); cleared by a lease.
+    held_due_at      = CASE WHEN held.by_listener THEN COALESCE(h.held_due_at, due.run_at)
+                            WHEN held.until IS NULL THEN NULL ELSE h.held_due_at END
 FROM due
 JOIN projects AS p ON p.id = due.project_id
-LEFT JOIN paused AS held ON held.id = due.id
+LEFT JOIN held ON held.id = due.id
+LEFT JOIN routed ON routed.project_id = due.project_id
 WHERE h.id = due.id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq,
@@ -168,7 +258,9 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
     -- row was returned: the caller publishes the DueHook no sooner than
     -- due_at - db_now after the answer reached it (see claim.releaseAt).
     due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
-    (held.until IS NOT NULL)::boolean AS deferred;
+    (held.until IS NOT NULL)::boolean AS deferred,
+    -- Leased for the project's listener (DueHook.listener).
+    (held.until IS NULL AND COALESCE(routed.listening, false))::boolean AS listener;
 
 -- name: WaitingHooks :many
 -- Of the given ids, those still waiting to be claimed within the next

@@ -22,6 +22,18 @@ WITH due AS (
     LIMIT $2::integer
     FOR UPDATE SKIP LOCKED
 ),
+routed AS MATERIALIZED (
+    SELECT pj.project_id, lp.listening,
+           CASE WHEN NOT lp.listening THEN lp.resume_until END AS hold_until
+    FROM (SELECT DISTINCT due.project_id FROM due) AS pj
+    CROSS JOIN LATERAL (
+        SELECT COALESCE(bool_or(l.connected AND l.seen_at > now() - interval '30 seconds'), false) AS listening,
+               max(l.resume_until) AS resume_until
+        FROM listener_presence AS l
+        WHERE l.project_id = pj.project_id
+    ) AS lp
+    WHERE lp.listening OR lp.resume_until > now()
+),
 probe AS (
     UPDATE endpoint_breakers AS b
     SET paused_until  = now() + make_interval(secs => $1::float8),
@@ -33,6 +45,7 @@ probe AS (
         FROM due
         JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
         WHERE o.paused_until <= now()
+          AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
         ORDER BY o.project_id, o.domain, due.run_at, due.id
     ) AS c
     WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
@@ -44,6 +57,14 @@ paused AS MATERIALIZED (
     JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
     LEFT JOIN probe AS pr ON pr.project_id = o.project_id AND pr.domain = o.domain
     WHERE o.paused_until IS NOT NULL AND due.id IS DISTINCT FROM pr.probe_id
+      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
+),
+held AS MATERIALIZED (
+    SELECT paused.id, paused.until, false AS by_listener FROM paused
+    UNION ALL
+    SELECT due.id, routed.hold_until, true
+    FROM due JOIN routed ON routed.project_id = due.project_id
+    WHERE routed.hold_until IS NOT NULL
 )
 UPDATE hooks AS h
 SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
@@ -54,10 +75,15 @@ SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.
     redrives         = CASE WHEN held.until IS NOT NULL THEN h.redrives
                             WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
                             THEN h.redrives + 1 ELSE 0 END,
-    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END
+    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END,
+    -- Kept from the first hold on (a hook held again at the window's end
+    -- still fell due when it first did); cleared by a lease.
+    held_due_at      = CASE WHEN held.by_listener THEN COALESCE(h.held_due_at, due.run_at)
+                            WHEN held.until IS NULL THEN NULL ELSE h.held_due_at END
 FROM due
 JOIN projects AS p ON p.id = due.project_id
-LEFT JOIN paused AS held ON held.id = due.id
+LEFT JOIN held ON held.id = due.id
+LEFT JOIN routed ON routed.project_id = due.project_id
 WHERE h.id = due.id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq,
@@ -69,7 +95,9 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
     -- row was returned: the caller publishes the DueHook no sooner than
     -- due_at - db_now after the answer reached it (see claim.releaseAt).
     due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
-    (held.until IS NOT NULL)::boolean AS deferred
+    (held.until IS NOT NULL)::boolean AS deferred,
+    -- Leased for the project's listener (DueHook.listener).
+    (held.until IS NULL AND COALESCE(routed.listening, false))::boolean AS listener
 `
 
 type ClaimDueHooksParams struct {
@@ -101,6 +129,7 @@ type ClaimDueHooksRow struct {
 	DueAt              time.Time
 	DbNow              time.Time
 	Deferred           bool
+	Listener           bool
 }
 
 // Claims up to batch_size hooks due by the database clock (new, retrying, or
@@ -123,6 +152,24 @@ type ClaimDueHooksRow struct {
 // endpoint both are an index probe per due hook that finds nothing. paused
 // is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook of the
 // outer join (500 x 500 index probes per claim of 500).
+// Listener presence (migration 00015, docs/listener.md "Routing"), one
+// probe of listener_presence's primary key per project of the claim, not
+// per hook: routed holds the due projects that are listening (a row
+// connected and seen within 30 s, the gateway refreshing it every 10 s) or
+// holding (not listening, and the latest resume_until still ahead:
+// hold_until is that window's end). A listening project's hooks are leased
+// and returned with listener set; a holding project's are held until
+// hold_until, as a paused endpoint's, and held_due_at keeps when they fell
+// due, for the release (ReleaseListenerHeldHooks) to restore. Routing wins over the
+// circuit breaker: a listening project's deliveries do not go to its
+// domain, so its domain's pause neither holds them nor takes a probe from
+// them; a holding project's hooks wait for its listener, whatever the
+// breaker says, and take no probe either (the probe would be held, and the
+// pause held up until its lease ran out). MATERIALIZED for the reason paused
+// is: inlined, it would be re-run per due hook of each join.
+// held: where each hook that is not leased goes, and whether the listener
+// holds it (then held_due_at keeps its due time; a breaker's hold leaves
+// held_due_at as it was). The two never meet: paused leaves routed out.
 func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([]ClaimDueHooksRow, error) {
 	rows, err := q.db.Query(ctx, claimDueHooks, arg.LeaseSeconds, arg.BatchSize)
 	if err != nil {
@@ -156,6 +203,7 @@ func (q *Queries) ClaimDueHooks(ctx context.Context, arg ClaimDueHooksParams) ([
 			&i.DueAt,
 			&i.DbNow,
 			&i.Deferred,
+			&i.Listener,
 		); err != nil {
 			return nil, err
 		}
@@ -181,6 +229,18 @@ WITH due AS (
       AND d.run_at <= now() + make_interval(secs => $3::float8)
     FOR UPDATE SKIP LOCKED
 ),
+routed AS MATERIALIZED (
+    SELECT pj.project_id, lp.listening,
+           CASE WHEN NOT lp.listening THEN lp.resume_until END AS hold_until
+    FROM (SELECT DISTINCT due.project_id FROM due) AS pj
+    CROSS JOIN LATERAL (
+        SELECT COALESCE(bool_or(l.connected AND l.seen_at > now() - interval '30 seconds'), false) AS listening,
+               max(l.resume_until) AS resume_until
+        FROM listener_presence AS l
+        WHERE l.project_id = pj.project_id
+    ) AS lp
+    WHERE lp.listening OR lp.resume_until > now()
+),
 probe AS (
     UPDATE endpoint_breakers AS b
     SET paused_until  = now() + make_interval(secs => $1::float8),
@@ -192,6 +252,7 @@ probe AS (
         FROM due
         JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
         WHERE o.paused_until <= now()
+          AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
         ORDER BY o.project_id, o.domain, due.run_at, due.id
     ) AS c
     WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
@@ -203,6 +264,14 @@ paused AS MATERIALIZED (
     JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
     LEFT JOIN probe AS pr ON pr.project_id = o.project_id AND pr.domain = o.domain
     WHERE o.paused_until IS NOT NULL AND due.id IS DISTINCT FROM pr.probe_id
+      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
+),
+held AS MATERIALIZED (
+    SELECT paused.id, paused.until, false AS by_listener FROM paused
+    UNION ALL
+    SELECT due.id, routed.hold_until, true
+    FROM due JOIN routed ON routed.project_id = due.project_id
+    WHERE routed.hold_until IS NOT NULL
 )
 UPDATE hooks AS h
 SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
@@ -213,10 +282,15 @@ SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.
     redrives         = CASE WHEN held.until IS NOT NULL THEN h.redrives
                             WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
                             THEN h.redrives + 1 ELSE 0 END,
-    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END
+    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END,
+    -- Kept from the first hold on (a hook held again at the window's end
+    -- still fell due when it first did); cleared by a lease.
+    held_due_at      = CASE WHEN held.by_listener THEN COALESCE(h.held_due_at, due.run_at)
+                            WHEN held.until IS NULL THEN NULL ELSE h.held_due_at END
 FROM due
 JOIN projects AS p ON p.id = due.project_id
-LEFT JOIN paused AS held ON held.id = due.id
+LEFT JOIN held ON held.id = due.id
+LEFT JOIN routed ON routed.project_id = due.project_id
 WHERE h.id = due.id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq,
@@ -228,7 +302,9 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
     -- row was returned: the caller publishes the DueHook no sooner than
     -- due_at - db_now after the answer reached it (see claim.releaseAt).
     due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
-    (held.until IS NOT NULL)::boolean AS deferred
+    (held.until IS NOT NULL)::boolean AS deferred,
+    -- Leased for the project's listener (DueHook.listener).
+    (held.until IS NULL AND COALESCE(routed.listening, false))::boolean AS listener
 `
 
 type ClaimHooksByIDParams struct {
@@ -261,6 +337,7 @@ type ClaimHooksByIDRow struct {
 	DueAt              time.Time
 	DbNow              time.Time
 	Deferred           bool
+	Listener           bool
 }
 
 // ClaimDueHooks restricted to the given ids: the just-in-time claim of hooks
@@ -283,6 +360,24 @@ type ClaimHooksByIDRow struct {
 // endpoint both are an index probe per due hook that finds nothing. paused
 // is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook of the
 // outer join (500 x 500 index probes per claim of 500).
+// Listener presence (migration 00015, docs/listener.md "Routing"), one
+// probe of listener_presence's primary key per project of the claim, not
+// per hook: routed holds the due projects that are listening (a row
+// connected and seen within 30 s, the gateway refreshing it every 10 s) or
+// holding (not listening, and the latest resume_until still ahead:
+// hold_until is that window's end). A listening project's hooks are leased
+// and returned with listener set; a holding project's are held until
+// hold_until, as a paused endpoint's, and held_due_at keeps when they fell
+// due, for the release (ReleaseListenerHeldHooks) to restore. Routing wins over the
+// circuit breaker: a listening project's deliveries do not go to its
+// domain, so its domain's pause neither holds them nor takes a probe from
+// them; a holding project's hooks wait for its listener, whatever the
+// breaker says, and take no probe either (the probe would be held, and the
+// pause held up until its lease ran out). MATERIALIZED for the reason paused
+// is: inlined, it would be re-run per due hook of each join.
+// held: where each hook that is not leased goes, and whether the listener
+// holds it (then held_due_at keeps its due time; a breaker's hold leaves
+// held_due_at as it was). The two never meet: paused leaves routed out.
 func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) ([]ClaimHooksByIDRow, error) {
 	rows, err := q.db.Query(ctx, claimHooksByID, arg.LeaseSeconds, arg.Ids, arg.AheadSeconds)
 	if err != nil {
@@ -316,6 +411,7 @@ func (q *Queries) ClaimHooksByID(ctx context.Context, arg ClaimHooksByIDParams) 
 			&i.DueAt,
 			&i.DbNow,
 			&i.Deferred,
+			&i.Listener,
 		); err != nil {
 			return nil, err
 		}

@@ -1110,6 +1110,25 @@ type ListMeta struct {
 	TotalItemsCapped bool `json:"totalItemsCapped"`
 }
 
+// ListenerTicket defines model for ListenerTicket.
+type ListenerTicket struct {
+	// ExpiresAt When the ticket stops opening sockets (60 s after it was issued).
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Ticket The single-use ticket; pass it as the `ticket` query parameter.
+	Ticket string `json:"ticket"`
+
+	// Url The WebSocket address: the gateway's public address (`SUNDIAL_PUBLIC_URL`, or the
+	// address this request was sent to) with `ws` for `http` and `wss` for `https`,
+	// plus `/v1/ws`.
+	Url string `json:"url"`
+}
+
+// ListenerTicketResponse defines model for ListenerTicketResponse.
+type ListenerTicketResponse struct {
+	Data ListenerTicket `json:"data"`
+}
+
 // NewApiKey defines model for NewApiKey.
 type NewApiKey struct {
 	CreatedAt time.Time          `json:"createdAt"`
@@ -1602,6 +1621,9 @@ type ServerInterface interface {
 	// RevokeSigningKey Revoke the retiring signing key
 	// (DELETE /signing-keys/{id})
 	RevokeSigningKey(ctx echo.Context, id string) error
+	// CreateListenerTicket Get a ticket to open a listener WebSocket
+	// (POST /ws/ticket)
+	CreateListenerTicket(ctx echo.Context) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -2078,6 +2100,15 @@ func (w *ServerInterfaceWrapper) RevokeSigningKey(ctx echo.Context) error {
 	return err
 }
 
+// CreateListenerTicket converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateListenerTicket(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateListenerTicket(ctx)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -2151,6 +2182,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/channels/:id", wrapper.PatchChannel, options.OperationMiddlewares["patchChannel"]...)
 	router.GET(options.BaseURL+"/channels/:id/sends", wrapper.ListChannelSends, options.OperationMiddlewares["listChannelSends"]...)
 	router.POST(options.BaseURL+"/channels/:id/test", wrapper.TestChannel, options.OperationMiddlewares["testChannel"]...)
+	router.POST(options.BaseURL+"/ws/ticket", wrapper.CreateListenerTicket, options.OperationMiddlewares["createListenerTicket"]...)
 	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/ack", wrapper.AckHook, options.OperationMiddlewares["ackHook"]...)
 	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/nack", wrapper.NackHook, options.OperationMiddlewares["nackHook"]...)
 
@@ -9290,6 +9322,151 @@ func (response RevokeSigningKey503JSONResponse) VisitRevokeSigningKeyResponse(w 
 	return err
 }
 
+type CreateListenerTicketRequestObject struct {
+}
+
+type CreateListenerTicketResponseObject interface {
+	VisitCreateListenerTicketResponse(w http.ResponseWriter) error
+}
+
+type CreateListenerTicket200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type CreateListenerTicket200JSONResponse struct {
+	Body    ListenerTicketResponse
+	Headers CreateListenerTicket200ResponseHeaders
+}
+
+func (response CreateListenerTicket200JSONResponse) VisitCreateListenerTicketResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateListenerTicket401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateListenerTicket401JSONResponse) VisitCreateListenerTicketResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateListenerTicket429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateListenerTicket429JSONResponse) VisitCreateListenerTicketResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateListenerTicket500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateListenerTicket500JSONResponse) VisitCreateListenerTicketResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListApiKeys List API keys
@@ -9376,6 +9553,9 @@ type StrictServerInterface interface {
 	// RevokeSigningKey Revoke the retiring signing key
 	// (DELETE /signing-keys/{id})
 	RevokeSigningKey(ctx context.Context, request RevokeSigningKeyRequestObject) (RevokeSigningKeyResponseObject, error)
+	// CreateListenerTicket Get a ticket to open a listener WebSocket
+	// (POST /ws/ticket)
+	CreateListenerTicket(ctx context.Context, request CreateListenerTicketRequestObject) (CreateListenerTicketResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -10369,6 +10549,29 @@ func (sh *strictHandler) RevokeSigningKey(ctx echo.Context, id string) error {
 		return err
 	} else if validResponse, ok := response.(RevokeSigningKeyResponseObject); ok {
 		return validResponse.VisitRevokeSigningKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateListenerTicket operation middleware
+func (sh *strictHandler) CreateListenerTicket(ctx echo.Context) error {
+	var request CreateListenerTicketRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateListenerTicket(ctx.Request().Context(), request.(CreateListenerTicketRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateListenerTicket")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateListenerTicketResponseObject); ok {
+		return validResponse.VisitCreateListenerTicketResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

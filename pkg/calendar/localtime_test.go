@@ -1,4 +1,4 @@
-package hook_test
+package calendar_test
 
 import (
 	"sort"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/services/gateway/internal/hook"
+	"github.com/sundial-run/sundial/pkg/calendar"
 )
 
 // wallLayout is postAtLocal's format.
@@ -219,7 +219,7 @@ func TestResolveLocalAtTransitions(t *testing.T) {
 				t.Parallel()
 				wall, err := time.Parse(wallLayout, tc.wall)
 				require.NoError(t, err)
-				got, err := hook.ResolveLocal(wall, loc)
+				got, err := calendar.ResolveLocal(wall, loc)
 				require.NoError(t, err)
 				require.Equal(t, tc.want, got.UTC().Format(time.RFC3339), "%s in %s", tc.wall, table.zone)
 			})
@@ -300,7 +300,7 @@ func TestResolveLocalAgreesWithTheClocks(t *testing.T) {
 				clock := newWallClock(loc, day.Add(-40*time.Hour), day.Add(50*time.Hour))
 				for wall := day.Add(-12 * time.Hour); wall.Before(day.Add(36 * time.Hour)); wall = wall.Add(time.Minute) {
 					for _, w := range []time.Time{wall, wall.Add(time.Second)} {
-						got, err := hook.ResolveLocal(w, loc)
+						got, err := calendar.ResolveLocal(w, loc)
 						require.NoError(t, err)
 						require.Equal(t, clock.resolve(w), got.UTC(), "%s in %s", w.Format(wallLayout), z.name)
 					}

@@ -1,9 +1,9 @@
 //go:build !linux
 
-package crash
+package proc
 
 import "syscall"
 
 // procAttr has nothing to add outside Linux: there, a test binary that dies
-// may leave its service processes running.
+// may leave its processes running.
 func procAttr() *syscall.SysProcAttr { return nil }

@@ -1,0 +1,196 @@
+// Package cli is the sundial command line (cobra): login, listen, hooks and
+// version. It lives outside package main so that tests run each command
+// in-process, with their own input, output, environment and config
+// directory.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	sundial "github.com/sundial-run/sundial/sdk"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1 // the command failed
+	ExitUsage = 2 // the command line was wrong
+)
+
+// Env is what a command reads and writes besides its arguments.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Getenv reads the environment (SUNDIAL_API_KEY, SUNDIAL_API_URL).
+	Getenv func(string) string
+	// ConfigDir holds sundial/config.json; empty: os.UserConfigDir().
+	ConfigDir string
+	// HTTPClient calls the API; nil: the SDK's default.
+	HTTPClient *http.Client
+	// Version is the tool's version, as the build stamped it.
+	Version string
+}
+
+// Stdio is the process's own Env.
+func Stdio(version string) Env {
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Version: version}
+}
+
+// usageError is a wrong command line: exit code 2 after the message.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// The output formats of --output.
+const (
+	outputText = "text"
+	outputJSON = "json"
+)
+
+// state is one run: its Env and the flags every command shares.
+type state struct {
+	env    Env
+	output string
+}
+
+func (s *state) json() bool { return s.output == outputJSON }
+
+// Run runs the command that args (without the program name) name, and
+// returns the process's exit code.
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	s := &state{env: env, output: outputText}
+	root := newRoot(s)
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	if isUsage(err) {
+		s.printError(err)
+		if !s.json() {
+			fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return ExitUsage
+	}
+	s.printError(err)
+	return ExitError
+}
+
+// isUsage tells a wrong command line from a failure. Cobra's own errors
+// (an unknown command) are plain errors; flag errors come through
+// flagError.
+func isUsage(err error) bool {
+	var ue *usageError
+	return errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") ||
+		strings.HasPrefix(err.Error(), "unknown flag") || strings.HasPrefix(err.Error(), "unknown shorthand flag")
+}
+
+// printError writes err on stderr: a line of text, or with --output json
+// one object with the API's code, the fields at fault and the request id.
+func (s *state) printError(err error) {
+	if !s.json() {
+		fmt.Fprintf(s.env.Stderr, "sundial: %s\n", err)
+		return
+	}
+	out := struct {
+		Error     string   `json:"error"`
+		Usage     bool     `json:"usage,omitempty"`
+		Status    int      `json:"status,omitempty"`
+		Code      string   `json:"code,omitempty"`
+		Fields    []string `json:"fields,omitempty"`
+		RequestID string   `json:"requestId,omitempty"`
+	}{Error: err.Error(), Usage: isUsage(err)}
+	var apiErr *sundial.APIError
+	if errors.As(err, &apiErr) {
+		out.Status, out.Code, out.Fields, out.RequestID = apiErr.StatusCode, apiErr.Code, apiErr.Fields(), apiErr.RequestID
+	}
+	_ = json.NewEncoder(s.env.Stderr).Encode(out)
+}
+
+// emit writes v as one JSON object with --output json, else calls text.
+func (s *state) emit(v any, text func(w io.Writer)) error {
+	if s.json() {
+		return json.NewEncoder(s.env.Stdout).Encode(v)
+	}
+	text(s.env.Stdout)
+	return nil
+}
+
+func newRoot(s *state) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sundial",
+		Short: "Sundial's command-line tool: schedule hooks, and receive deliveries on this machine",
+		Long: "Sundial's command-line tool.\n\n" +
+			"Credentials come from `sundial login` (kept in the user's config directory), or from\n" +
+			"SUNDIAL_API_KEY and SUNDIAL_API_URL, which win over the file.",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if s.output != outputText && s.output != outputJSON {
+				out := s.output
+				s.output = outputText
+				return usagef("--output: %q is neither text nor json", out)
+			}
+			return nil
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.PersistentFlags().StringVarP(&s.output, "output", "o", outputText, "output format: text or json")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%s: %v", c.CommandPath(), err)
+	})
+	root.AddCommand(loginCommand(s), listenCommand(s), hooksCommand(s), versionCommand(s))
+	return root
+}
+
+// noArgs refuses stray arguments, naming the command.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s: unexpected argument %q", cmd.CommandPath(), args[0])
+	}
+	return nil
+}
+
+// idArgs wants one hook id or more.
+func idArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usagef("%s: give one hook id or more", cmd.CommandPath())
+	}
+	return nil
+}
+
+func versionCommand(s *state) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the tool's and the SDK's versions",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v := struct {
+				Version    string `json:"version"`
+				SDKVersion string `json:"sdkVersion"`
+			}{s.env.Version, sundial.Version}
+			return s.emit(v, func(w io.Writer) {
+				fmt.Fprintf(w, "sundial %s (sdk %s)\n", v.Version, v.SDKVersion)
+			})
+		},
+	}
+}

@@ -1,0 +1,324 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	sundial "github.com/sundial-run/sundial/sdk"
+)
+
+func hooksCommand(s *state) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hooks",
+		Short: "Schedule, list, inspect, cancel, retry and replay hooks",
+		// Cobra shows the help of a group given an unknown command and
+		// exits 0: a typo must exit 2.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(scheduleCommand(s), listCommand(s), getCommand(s), cancelCommand(s),
+		bulkCommand(s, "retry", "Retry failed hooks with a fresh retry budget", (*sundial.HookService).BulkRetry),
+		bulkCommand(s, "replay", "Deliver completed hooks again, as new hooks due now", (*sundial.HookService).BulkReplay))
+	return cmd
+}
+
+// scheduleFlags are the flags of `hooks schedule`.
+type scheduleFlags struct {
+	path, data, postAt, postAtLocal, timezone, postIn, idempotencyKey string
+}
+
+// scheduleFields names the flag of each field the API may refuse.
+var scheduleFields = map[string]string{
+	"path": "--path", "data": "--data", "postAt": "--post-at", "postAtLocal": "--post-at-local",
+	"timezone": "--timezone", "postIn": "--post-in",
+}
+
+func scheduleCommand(s *state) *cobra.Command {
+	var f scheduleFlags
+	cmd := &cobra.Command{
+		Use:   "schedule",
+		Short: "Schedule a hook: --path, --data, and one of --post-at, --post-at-local with --timezone, or --post-in",
+		Example: "  sundial hooks schedule --path /webhooks/invoice --data '{\"invoice\": 1042}' --post-in 1h30m\n" +
+			"  sundial hooks schedule --path /reminders --post-at-local 2030-12-01T09:00:00 --timezone Europe/Paris\n" +
+			"  sundial hooks schedule --path /x --post-at 2030-12-01T08:00:00Z",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req, err := f.request()
+			if err != nil {
+				return err
+			}
+			client, err := s.apiClient()
+			if err != nil {
+				return err
+			}
+			h, err := client.Hooks.Schedule(cmd.Context(), req)
+			if err != nil {
+				return namedFields(err, scheduleFields)
+			}
+			return s.emit(h, func(w io.Writer) {
+				fmt.Fprintf(w, "Scheduled %s for %s (%s).\n", h.ID, h.PostAt.Format(time.RFC3339), h.Path)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.path, "path", "", "where to deliver, appended to the project's domain (starts with /)")
+	fl.StringVar(&f.data, "data", "{}", "the hook's data: a JSON object")
+	fl.StringVar(&f.postAt, "post-at", "", "when, as an RFC 3339 time (2030-12-01T08:00:00Z)")
+	fl.StringVar(&f.postAtLocal, "post-at-local", "", "when, as a wall-clock time YYYY-MM-DDTHH:MM:SS in --timezone")
+	fl.StringVar(&f.timezone, "timezone", "", "an IANA zone (Europe/Paris), with --post-at-local")
+	fl.StringVar(&f.postIn, "post-in", "", "when, as a delay from now (90s, 1h30m, 2d)")
+	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "makes repeats of this command schedule one hook")
+	return cmd
+}
+
+// request checks the flags and builds the request, naming the flag at
+// fault.
+func (f scheduleFlags) request() (sundial.ScheduleHookRequest, error) {
+	req := sundial.ScheduleHookRequest{Path: f.path, PostIn: f.postIn, IdempotencyKey: f.idempotencyKey}
+	if f.path == "" {
+		return req, usagef("--path is required")
+	}
+	data := strings.TrimSpace(f.data)
+	if !json.Valid([]byte(data)) || !strings.HasPrefix(data, "{") {
+		return req, usagef("--data: not a JSON object: %s", f.data)
+	}
+	req.Data = json.RawMessage(data)
+	set := 0
+	for _, v := range []string{f.postAt, f.postAtLocal, f.postIn} {
+		if v != "" {
+			set++
+		}
+	}
+	if set != 1 {
+		return req, usagef("give exactly one of --post-at, --post-at-local (with --timezone) and --post-in")
+	}
+	if (f.postAtLocal != "") != (f.timezone != "") {
+		return req, usagef("--timezone goes with --post-at-local, and only with it")
+	}
+	if f.postAt != "" {
+		t, err := time.Parse(time.RFC3339, f.postAt)
+		if err != nil {
+			return req, usagef("--post-at: %q is not an RFC 3339 time such as 2030-12-01T08:00:00Z", f.postAt)
+		}
+		req.PostAt = t
+	}
+	if f.postAtLocal != "" {
+		t, err := time.Parse("2006-01-02T15:04:05", f.postAtLocal)
+		if err != nil {
+			return req, usagef("--post-at-local: %q is not a wall-clock time such as 2030-12-01T09:00:00", f.postAtLocal)
+		}
+		req.PostAtLocal, req.Timezone = sundial.LocalTime(t), f.timezone
+	}
+	return req, nil
+}
+
+// namedFields puts the flag's name before each field the API refused.
+func namedFields(err error, flags map[string]string) error {
+	var apiErr *sundial.APIError
+	if !errors.As(err, &apiErr) || len(apiErr.Details) == 0 {
+		return err
+	}
+	var named []string
+	for _, d := range apiErr.Details {
+		if flag, ok := flags[d.Field]; ok {
+			named = append(named, flag+": "+d.Message)
+		}
+	}
+	if len(named) == 0 {
+		return err
+	}
+	return fmt.Errorf("%s: %w", strings.Join(named, "; "), err)
+}
+
+// hookStatuses are the values of --status.
+var hookStatuses = []sundial.HookStatus{sundial.StatusPending, sundial.StatusRetry, sundial.StatusCompleted, sundial.StatusFailed}
+
+func listCommand(s *state) *cobra.Command {
+	var (
+		p      sundial.ListHooksParams
+		status string
+		all    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the project's hooks, one page (or --all)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if status != "" && !validStatus(status) {
+				return usagef("--status: %q is not one of pending, retry, completed, failed", status)
+			}
+			p.Status = sundial.HookStatus(status)
+			client, err := s.apiClient()
+			if err != nil {
+				return err
+			}
+			page, err := listHooks(cmd, client, p, all)
+			if err != nil {
+				return namedFields(err, map[string]string{"limit": "--limit", "cursor": "--cursor",
+					"sortBy": "--sort-by", "sortOrder": "--sort-order", "status": "--status"})
+			}
+			return s.emit(page, func(w io.Writer) { printHooks(w, page) })
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&status, "status", "", "pending, retry, completed or failed")
+	fl.IntVar(&p.Limit, "limit", 0, "hooks per page, 1 to 1000 (default 100)")
+	fl.StringVar(&p.Cursor, "cursor", "", "the page after the one that gave this cursor")
+	fl.StringVar(&p.SortBy, "sort-by", "", "postAt or createdAt (default)")
+	fl.StringVar(&p.SortOrder, "sort-order", "", "ASC or DESC (default)")
+	fl.BoolVar(&all, "all", false, "follow the cursor to the last page")
+	return cmd
+}
+
+func validStatus(s string) bool {
+	for _, st := range hookStatuses {
+		if string(st) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// listHooks is one page, or with all every page from p's cursor on.
+func listHooks(cmd *cobra.Command, client *sundial.Client, p sundial.ListHooksParams, all bool) (sundial.HookPage, error) {
+	if !all {
+		return client.Hooks.List(cmd.Context(), p)
+	}
+	page := sundial.HookPage{Data: []sundial.Hook{}}
+	for h, err := range client.Hooks.All(cmd.Context(), p) {
+		if err != nil {
+			return page, err
+		}
+		page.Data = append(page.Data, h)
+	}
+	page.Meta.TotalItems = int64(len(page.Data))
+	return page, nil
+}
+
+func printHooks(w io.Writer, page sundial.HookPage) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tPOST AT\tATTEMPTS\tPATH")
+	for _, h := range page.Data {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", h.ID, h.Status, h.PostAt.Format(time.RFC3339), h.Attempts, h.Path)
+	}
+	_ = tw.Flush()
+	if page.Meta.NextCursor != "" {
+		fmt.Fprintf(w, "More: --cursor %s\n", page.Meta.NextCursor)
+	}
+}
+
+func getCommand(s *state) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one hook",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("%s: give one hook id", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			client, err := s.apiClient()
+			if err != nil {
+				return err
+			}
+			h, err := client.Hooks.Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return s.emit(h, func(w io.Writer) { printHook(w, h) })
+		},
+	}
+}
+
+func printHook(w io.Writer, h sundial.Hook) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+		}
+	}
+	row("ID", h.ID)
+	row("Status", string(h.Status))
+	row("URL", "https://"+h.Domain+h.Path)
+	row("Post at", h.PostAt.Format(time.RFC3339))
+	row("Attempts", fmt.Sprint(h.Attempts))
+	if !h.TryAt.IsZero() {
+		row("Try at", h.TryAt.Format(time.RFC3339))
+	}
+	row("Failure", h.FailureError)
+	row("Created", h.CreatedAt.Format(time.RFC3339))
+	row("Data", string(h.Data))
+	_ = tw.Flush()
+}
+
+func cancelCommand(s *state) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID...",
+		Short: "Cancel hooks (deleted with their attempts, whatever their status)",
+		Args:  idArgs,
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			client, err := s.apiClient()
+			if err != nil {
+				return err
+			}
+			done := []string{}
+			for _, id := range ids {
+				if err := client.Hooks.Delete(cmd.Context(), id); err != nil {
+					// What was cancelled stays said: a retry of the
+					// command then gives the others.
+					_ = s.emit(struct {
+						Cancelled []string `json:"cancelled"`
+					}{done}, func(w io.Writer) { printCancelled(w, done) })
+					return fmt.Errorf("cancel %s: %w", id, err)
+				}
+				done = append(done, id)
+			}
+			return s.emit(struct {
+				Cancelled []string `json:"cancelled"`
+			}{done}, func(w io.Writer) { printCancelled(w, done) })
+		},
+	}
+}
+
+func printCancelled(w io.Writer, ids []string) {
+	for _, id := range ids {
+		fmt.Fprintf(w, "Cancelled %s.\n", id)
+	}
+}
+
+// bulkCommand is retry or replay: a bulk action on the hooks named.
+func bulkCommand(s *state, name, short string,
+	action func(*sundial.HookService, context.Context, sundial.BulkActionRequest) (sundial.BulkResult, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " ID...",
+		Short: short,
+		Args:  idArgs,
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			client, err := s.apiClient()
+			if err != nil {
+				return err
+			}
+			res, err := action(client.Hooks, cmd.Context(), sundial.BulkActionRequest{HookIDs: ids})
+			if err != nil {
+				return err
+			}
+			return s.emit(res, func(w io.Writer) {
+				fmt.Fprintf(w, "%s: %d of %d hook(s).\n", name, res.Affected, len(ids))
+			})
+		},
+	}
+}
