@@ -53,6 +53,8 @@ type Receiver struct {
 	slots    []slot
 	next     atomic.Int64
 	overflow atomic.Int64
+	// conns counts the connections a plain-HTTP receiver accepted.
+	conns atomic.Int64
 }
 
 // Start listens on 127.0.0.1 (any free port) with room for capacity
@@ -91,6 +93,11 @@ func StartHTTP(capacity int) (*Receiver, error) {
 		Handler:           http.HandlerFunc(r.serve),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				r.conns.Add(1)
+			}
+		},
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -126,6 +133,10 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 
 // Count is how many requests have arrived so far.
 func (r *Receiver) Count() int { return int(r.next.Load()) }
+
+// Connections is how many connections a plain-HTTP receiver has accepted
+// so far (0 for an HTTPS one): how well its client reuses them.
+func (r *Receiver) Connections() int { return int(r.conns.Load()) }
 
 // Overflow is how many arrivals did not fit in the capacity.
 func (r *Receiver) Overflow() int { return int(r.overflow.Load()) }

@@ -50,6 +50,7 @@ func TestHTTPReceiverRecordsArrivals(t *testing.T) {
 	post(t, b.r.URL()+"/bench/listen", uuid.NewString())
 
 	require.Equal(t, 3, b.r.Count())
+	require.Equal(t, 1, b.r.Connections(), "the client's one keep-alive connection")
 	require.Equal(t, 1, b.r.Overflow())
 	got := b.r.Arrivals()
 	require.Len(t, got, 2)

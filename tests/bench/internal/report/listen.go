@@ -53,8 +53,11 @@ type ListenRun struct {
 	// Misrouted counts arrivals at the other receiver during the run (the
 	// HTTPS one during a listener run): hooks that did not go the way
 	// measured.
-	Misrouted int      `json:"misrouted"`
-	Notes     []string `json:"notes,omitempty"`
+	Misrouted int `json:"misrouted"`
+	// LocalConnections counts the connections `sundial listen` opened to
+	// the local receiver during a listener run: how well it reuses them.
+	LocalConnections int      `json:"localConnections"`
+	Notes            []string `json:"notes,omitempty"`
 }
 
 // Idle is the gateway with many idle listener connections open.
@@ -91,13 +94,13 @@ func (r Report) printListen(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\nListener (%s; lateness = first arrival - postAt):\n", res.System)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "run\tvia\thooks\tcreate/s\tdelivered\tdup\tearly\tlate p50 ms\tp99 ms\tmax ms\tall in s\tdeliv/s\tsustained/s\tmisrouted\t")
+		fmt.Fprintln(tw, "run\tvia\thooks\tcreate/s\tdelivered\tdup\tearly\tlate p50 ms\tp99 ms\tmax ms\tall in s\tdeliv/s\tsustained/s\tmisrouted\tlocal conns\t")
 		for _, run := range l.Runs {
 			c := run.Check
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.0f\t%d\t\n",
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.0f\t%d\t%d\t\n",
 				run.Name, run.Via, run.Hooks, run.Create.PerSecond, c.Delivered, c.Duplicates, c.Early,
 				c.Lateness.P50Ms, c.Lateness.P99Ms, c.Lateness.MaxMs, run.AllDeliveredSeconds,
-				run.DeliveriesPerSecond, run.SustainedPerSecond, run.Misrouted)
+				run.DeliveriesPerSecond, run.SustainedPerSecond, run.Misrouted, run.LocalConnections)
 		}
 		_ = tw.Flush()
 		fmt.Fprintf(w, "lateness p99 added by the listener (steady): %.1f ms\n", l.AddedP99Ms)

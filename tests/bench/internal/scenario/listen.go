@@ -326,7 +326,7 @@ func (b *listenBench) deliver(ctx context.Context, sched scheduler, p listenRun)
 		postAts[i] = t0.Add(time.Duration(int64(p.spread) / int64(p.hooks) * int64(i)))
 	}
 	b.e.Log.Info("creating hooks", "scenario", "listen", "run", p.name, "hooks", p.hooks, "first_post_at_in", lead.Round(time.Millisecond))
-	began, from, otherFrom := time.Now(), recv.Count(), other.Count()
+	began, from, otherFrom, conns := time.Now(), recv.Count(), other.Count(), b.local.Connections()
 	hooks, created, err := sched.Schedule(ctx, postAts, "/bench/listen")
 	run.Create = created
 	if err != nil {
@@ -354,6 +354,9 @@ func (b *listenBench) deliver(ctx context.Context, sched scheduler, p listenRun)
 	}
 	run.CPUSeconds = cpuDelta(cpu0, b.cpu())
 	run.Misrouted = other.Count() - otherFrom
+	if p.via == "listener" {
+		run.LocalConnections = b.local.Connections() - conns
+	}
 	run.AllDeliveredSeconds, run.DeliveriesPerSecond, run.SustainedPerSecond = throughput(run.Check)
 	run.Stages = stages(b.s, run.Check.FirstPostAt, began, run.Check)
 	b.e.Log.Info("run done", "scenario", "listen", "run", p.name, "delivered", run.Check.Delivered,
