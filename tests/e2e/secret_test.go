@@ -93,6 +93,13 @@ func TestNoSecretInLogsErrorsOrTheDatabase(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &rotated))
 	secrets.add("rotated signing key", rotated.Data[0].Key)
 
+	// A listener ticket: a credential for a minute, kept only as a hash.
+	resp, raw = api.Do(t, http.MethodPost, "/v1/ws/ticket", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+	var ticket struct{ Data struct{ Ticket string } }
+	require.NoError(t, json.Unmarshal(raw, &ticket))
+	secrets.add("listener ticket", ticket.Data.Ticket)
+
 	chat, hooks := newInbox(t), newInbox(t)
 	chatURL := chat.URL("/services/" + secrets.add("chat URL token", token("chattoken")))
 	createChannel(t, api, map[string]any{"name": "ops chat", "type": "chat", "url": chatURL})

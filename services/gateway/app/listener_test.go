@@ -462,6 +462,8 @@ func TestListenerAckTimeout(t *testing.T) {
 	d := delivery(b.projectID, 3)
 	answer := b.request(d)
 	w.expect("hook")
+	// Alive (it speaks) but never answers the hook: a slow listener.
+	w.send(map[string]string{"type": "pong"})
 	m := w.expect("ack_timeout")
 	m.hasFields(t, "hookId", "attempt")
 	require.Equal(t, d.HookId, m.str(t, "hookId"))
@@ -472,6 +474,50 @@ func TestListenerAckTimeout(t *testing.T) {
 
 	w.send(map[string]string{"type": "ack", "hookId": d.HookId})
 	require.Equal(t, listen.CodeAlreadyAnswered, w.expect("error").str(t, "code"), "too late")
+}
+
+// A connection that says nothing at all after a hook was sent to it (a
+// network cut leaves it open and silent) is presumed dead at the ack
+// timeout: the delivery is answered GONE, so the dispatcher defers it
+// without counting an attempt, and the socket is closed, so the project's
+// next hooks are held for the resume window instead of failing against it.
+func TestListenerSilentConnectionIsPresumedDead(t *testing.T) {
+	t.Parallel()
+	b := setupListener(t, listen.Intervals{AckTimeout: 200 * time.Millisecond})
+	w := b.dial("")
+	w.connected()
+	d := delivery(b.projectID, 1)
+	answer := b.request(d)
+	w.expect("hook")
+	a := answerOf(t, answer)
+	require.Equal(t, eventv1.ListenerAnswerKind_LISTENER_ANSWER_KIND_GONE, a.Kind, "no attempt is counted")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		// Pings may come first; then the socket ends without a handshake.
+		if _, _, err := w.c.Read(ctx); err != nil {
+			require.NoError(t, ctx.Err(), "the socket was never closed")
+			break
+		}
+	}
+}
+
+// A hook sent to a connection quiet for more than a second (here: any
+// time) is preceded by a ping, so that a live but slow listener shows it is alive (its pong)
+// and gets ack_timeout, not a disconnection.
+func TestListenerQuietConnectionIsPingedBeforeAHook(t *testing.T) {
+	t.Parallel()
+	// Any quiet counts: every hook is probed.
+	b := setupListener(t, listen.Intervals{AckTimeout: 2 * time.Second, Probe: time.Nanosecond})
+	w := b.dial("")
+	w.connected()
+	d := delivery(b.projectID, 1)
+	answer := b.request(d)
+	require.Equal(t, "ping", w.read().str(t, "type"), "a ping goes before the hook")
+	w.send(map[string]string{"type": "pong"})
+	require.Equal(t, "hook", w.read().str(t, "type"))
+	w.expect("ack_timeout")
+	require.Equal(t, eventv1.ListenerAnswerKind_LISTENER_ANSWER_KIND_TIMEOUT, answerOf(t, answer).Kind)
 }
 
 func TestListenerMessagesItCannotUse(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/holdrelease"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
+	"github.com/sundial-run/sundial/services/scheduler/internal/sequencer"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -55,6 +56,7 @@ type App struct {
 	batches *result.Batcher
 	waits   *asyncwait.Sweeper
 	holds   *holdrelease.Releaser
+	seqs    *sequencer.Sequencer
 	tel     telemetry.Providers
 }
 
@@ -156,6 +158,9 @@ func (a *App) connect(ctx context.Context) error {
 	a.holds = holdrelease.New(store.New(a.pool), holdrelease.Config{
 		Listen: a.pool.Config().ConnConfig.Copy(),
 	}, a.log)
+	// Sequences' slots, trigger requests and cancelled step hooks: runs
+	// and the hooks of their steps are written here only.
+	a.seqs = sequencer.New(a.pool, sequencer.Config{Interval: a.cfg.SequenceInterval}, a.log)
 	a.waits, err = asyncwait.New(store.New(a.pool), a.results, asyncwait.Config{
 		Interval:  a.cfg.AsyncSweepInterval,
 		BatchSize: a.cfg.ClaimBatchSize,
@@ -184,7 +189,7 @@ func (a *App) Run(ctx context.Context) error {
 		"poll_interval", a.cfg.PollInterval, "prefetch", a.cfg.PrefetchWindow,
 		"prefetch_interval", a.cfg.PrefetchInterval, "result_concurrency", a.cfg.ResultConcurrency,
 		"result_batch", a.cfg.ResultBatch, "result_linger", a.cfg.ResultLinger,
-		"async_sweep_interval", a.cfg.AsyncSweepInterval)
+		"async_sweep_interval", a.cfg.AsyncSweepInterval, "sequence_interval", a.cfg.SequenceInterval)
 	var wg sync.WaitGroup
 	wg.Go(func() { a.claimer.Run(ctx) })
 	if a.window != nil {
@@ -192,6 +197,7 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { a.waits.Run(ctx) })
 	wg.Go(func() { a.holds.Run(ctx) })
+	wg.Go(func() { a.seqs.Run(ctx) })
 	// Resume requests of the API are few and not urgent to the millisecond:
 	// the poll interval is soon enough.
 	wg.Go(func() { a.results.RunResumes(ctx, a.cfg.PollInterval) })

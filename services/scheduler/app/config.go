@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
+	"github.com/sundial-run/sundial/services/scheduler/internal/sequencer"
 )
 
 // DeliveryTimeout is the time a receiver has to answer a delivery (the
@@ -110,6 +111,13 @@ type Config struct {
 	// notification that was lost. SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL,
 	// default 1s.
 	AsyncSweepInterval time.Duration
+	// SequenceInterval is how often the scheduler looks for sequences
+	// whose next slot is due, trigger requests to run, and sequence steps
+	// whose hook was cancelled (package sequencer); a scan that finds more
+	// than a few batches' worth goes on at once. It is how late a slot's
+	// run can start. SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL, default 1s, 10ms
+	// to 1m.
+	SequenceInterval time.Duration
 	// DatabaseMaxConns bounds the PostgreSQL pool. SUNDIAL_DATABASE_MAX_CONNS, default 16.
 	DatabaseMaxConns int
 	// ShutdownTimeout bounds how long Run waits, once stopped, for results
@@ -151,6 +159,7 @@ const (
 	DefaultDueBatch           = 64
 	DefaultResultLinger       = 2 * time.Millisecond
 	DefaultAsyncSweepInterval = time.Second
+	DefaultSequenceInterval   = sequencer.DefaultInterval
 	DefaultDatabaseMaxConns   = 16
 	DefaultShutdownTimeout    = 15 * time.Second
 	DefaultBreakerFailures    = breaker.DefaultFailures
@@ -163,6 +172,8 @@ const (
 const (
 	MinLeaseDuration     = time.Second
 	MaxResultConcurrency = 10000
+	MinSequenceInterval  = 10 * time.Millisecond
+	MaxSequenceInterval  = time.Minute
 )
 
 // ConfigFromEnv reads the Config from the environment (lookup; nil means
@@ -187,6 +198,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		DueBatch:           r.Int("SUNDIAL_SCHEDULER_DUE_BATCH", DefaultDueBatch),
 		ResultLinger:       r.Duration("SUNDIAL_SCHEDULER_RESULT_LINGER", DefaultResultLinger),
 		AsyncSweepInterval: r.Duration("SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL", DefaultAsyncSweepInterval),
+		SequenceInterval:   r.Duration("SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL", DefaultSequenceInterval),
 		DatabaseMaxConns:   r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
 		ShutdownTimeout:    r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 		BreakerFailures:    r.Int("SUNDIAL_SCHEDULER_BREAKER_FAILURES", DefaultBreakerFailures),
@@ -230,6 +242,8 @@ func (c Config) Validate() error {
 	ch.That(c.ResultLinger >= 0 && c.ResultLinger <= result.MaxLinger,
 		"SUNDIAL_SCHEDULER_RESULT_LINGER=%s: want 0 to %s", c.ResultLinger, result.MaxLinger)
 	ch.That(c.AsyncSweepInterval > 0, "SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL=%s: must be positive", c.AsyncSweepInterval)
+	ch.That(c.SequenceInterval >= MinSequenceInterval && c.SequenceInterval <= MaxSequenceInterval,
+		"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL=%s: want %s to %s", c.SequenceInterval, MinSequenceInterval, MaxSequenceInterval)
 	ch.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= math.MaxInt32,
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: must be at least 1", c.DatabaseMaxConns)
 	ch.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: must be positive", c.ShutdownTimeout)

@@ -32,6 +32,7 @@ func TestConfigDefaults(t *testing.T) {
 		DueBatch:           64,
 		ResultLinger:       2 * time.Millisecond,
 		AsyncSweepInterval: time.Second,
+		SequenceInterval:   time.Second,
 		DatabaseMaxConns:   16,
 		ShutdownTimeout:    15 * time.Second,
 		BreakerFailures:    10,
@@ -61,6 +62,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_SCHEDULER_DUE_BATCH":            "1",
 		"SUNDIAL_SCHEDULER_RESULT_LINGER":        "0s",
 		"SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL": "200ms",
+		"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL":    "250ms",
 		"SUNDIAL_DATABASE_MAX_CONNS":             "4",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":               "1m",
 		"SUNDIAL_SCHEDULER_BREAKER_FAILURES":     "3",
@@ -84,6 +86,7 @@ func TestConfigFromEnv(t *testing.T) {
 		ResultBatch:        10000,
 		DueBatch:           1,
 		AsyncSweepInterval: 200 * time.Millisecond,
+		SequenceInterval:   250 * time.Millisecond,
 		DatabaseMaxConns:   4,
 		ShutdownTimeout:    time.Minute,
 		BreakerFailures:    3,
@@ -114,6 +117,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_SCHEDULER_BREAKER_FAILURES":   "0",
 		"SUNDIAL_SCHEDULER_BREAKER_SPAN":       "-1s",
 		"SUNDIAL_SCHEDULER_BREAKER_COOLDOWN":   "10ms",
+		"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL":  "2m",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{
@@ -123,6 +127,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", "SUNDIAL_SCHEDULER_RESULT_BATCH", "SUNDIAL_SCHEDULER_RESULT_LINGER",
 		"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY", "SUNDIAL_SCHEDULER_CLAIM_AHEAD", "SUNDIAL_SCHEDULER_DUE_BATCH",
 		"SUNDIAL_SCHEDULER_BREAKER_FAILURES", "SUNDIAL_SCHEDULER_BREAKER_SPAN", "SUNDIAL_SCHEDULER_BREAKER_COOLDOWN",
+		"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL",
 	} {
 		require.ErrorContains(t, err, name)
 	}
@@ -148,15 +153,17 @@ func TestValidateBounds(t *testing.T) {
 		"claim ahead over window": func(c *app.Config) {
 			c.PrefetchWindow, c.PrefetchInterval, c.ClaimAhead = time.Second, time.Second, time.Second
 		},
-		"refresh over window": func(c *app.Config) { c.PrefetchInterval = c.PrefetchWindow + 1 },
-		"zero refresh":        func(c *app.Config) { c.PrefetchInterval = 0 },
-		"zero async sweep":    func(c *app.Config) { c.AsyncSweepInterval = 0 },
-		"negative redrives":   func(c *app.Config) { c.MaxRedrives = -1 },
-		"negative in flight":  func(c *app.Config) { c.MaxInFlight = -1 },
-		"zero result batch":   func(c *app.Config) { c.ResultBatch = 0 },
-		"huge result batch":   func(c *app.Config) { c.ResultBatch = 10001 },
-		"negative linger":     func(c *app.Config) { c.ResultLinger = -time.Millisecond },
-		"linger over 1s":      func(c *app.Config) { c.ResultLinger = time.Second + 1 },
+		"refresh over window":         func(c *app.Config) { c.PrefetchInterval = c.PrefetchWindow + 1 },
+		"zero refresh":                func(c *app.Config) { c.PrefetchInterval = 0 },
+		"zero async sweep":            func(c *app.Config) { c.AsyncSweepInterval = 0 },
+		"zero sequence scan":          func(c *app.Config) { c.SequenceInterval = 0 },
+		"sequence scan over a minute": func(c *app.Config) { c.SequenceInterval = time.Minute + 1 },
+		"negative redrives":           func(c *app.Config) { c.MaxRedrives = -1 },
+		"negative in flight":          func(c *app.Config) { c.MaxInFlight = -1 },
+		"zero result batch":           func(c *app.Config) { c.ResultBatch = 0 },
+		"huge result batch":           func(c *app.Config) { c.ResultBatch = 10001 },
+		"negative linger":             func(c *app.Config) { c.ResultLinger = -time.Millisecond },
+		"linger over 1s":              func(c *app.Config) { c.ResultLinger = time.Second + 1 },
 	} {
 		cfg := valid
 		mutate(&cfg)

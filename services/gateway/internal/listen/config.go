@@ -25,6 +25,10 @@ type Intervals struct {
 	// AckTimeout is how long a delivery waits for the listener's answer
 	// (10 s), below the dispatcher's 12 s request timeout.
 	AckTimeout time.Duration
+	// Probe: a hook sent to a socket quiet for longer is preceded by a
+	// ping (1 s), so that an unanswered hook tells a slow listener (it
+	// answered the ping: ack_timeout) from a dead connection (GONE).
+	Probe time.Duration
 }
 
 // DefaultIntervals are the documented timings.
@@ -34,6 +38,7 @@ var DefaultIntervals = Intervals{
 	Recheck:    30 * time.Second,
 	Heartbeat:  10 * time.Second,
 	AckTimeout: 10 * time.Second,
+	Probe:      time.Second,
 }
 
 // withDefaults fills the zero fields with the defaults.
@@ -48,6 +53,7 @@ func (iv Intervals) withDefaults() Intervals {
 	fill(&iv.Recheck, DefaultIntervals.Recheck)
 	fill(&iv.Heartbeat, DefaultIntervals.Heartbeat)
 	fill(&iv.AckTimeout, DefaultIntervals.AckTimeout)
+	fill(&iv.Probe, DefaultIntervals.Probe)
 	return iv
 }
 

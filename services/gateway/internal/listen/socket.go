@@ -90,6 +90,10 @@ type pending struct {
 	msg      *nats.Msg
 	deadline time.Time
 	sentAt   time.Time // guarded by socket.mu
+	// probedAt is when the ping that went before the hook was queued
+	// (zero if none): a pong to it, even one that overtook the hook's own
+	// write, shows the connection alive.
+	probedAt time.Time
 	timer    *time.Timer
 }
 
@@ -221,6 +225,14 @@ func (s *socket) deliver(d *eventv1.ListenerDelivery, msg *nats.Msg, deadline ti
 	frame := hookFrame(d, s.hub.names, s.forward)
 	id := d.GetHookId()
 	p := &pending{delivery: d, msg: msg, deadline: deadline}
+	// A live client answers the probe at once, which tells an unanswered
+	// hook of a slow client (ack_timeout, a failed attempt) from one of a
+	// dead connection (GONE, no attempt). A busy client is never quiet
+	// that long, so this costs a ping only on a quiet connection.
+	if now := time.Now(); now.Sub(time.Unix(0, s.heard.Load())) > s.hub.cfg.Intervals.Probe {
+		p.probedAt = now
+		s.send(encode(pingMessage{Type: typePing, Timestamp: rfc3339(now)}))
+	}
 	s.mu.Lock()
 	if s.gone {
 		s.mu.Unlock()
@@ -246,7 +258,14 @@ func (s *socket) deliver(d *eventv1.ListenerDelivery, msg *nats.Msg, deadline ti
 	return true
 }
 
-// expire answers a delivery the listener did not answer in time.
+// expire answers a delivery the listener did not answer in time. When the
+// client has sent nothing at all since the hook went out (not even the
+// pong to the ping that went just before it: see deliver), the connection
+// is presumed dead, not slow — a network cut leaves a socket open and
+// silent for as long as the silence interval: the hook is answered GONE
+// (the dispatcher defers it, no attempt is counted) and the socket is
+// closed, so that the project's next hooks are held for the resume window
+// instead of failing one after another against it.
 func (s *socket) expire(p *pending) {
 	id := p.delivery.GetHookId()
 	s.mu.Lock()
@@ -258,10 +277,29 @@ func (s *socket) expire(p *pending) {
 	s.recent.add(id)
 	sent := p.sentAt
 	s.mu.Unlock()
+	if s.silentSince(sent, p.probedAt) {
+		s.hub.reply(p, gone(s.id), sent)
+		// No close handshake: nothing would carry it.
+		_ = s.ws.CloseNow()
+		return
+	}
 	s.hub.reply(p, &eventv1.ListenerAnswer{
 		Kind: eventv1.ListenerAnswerKind_LISTENER_ANSWER_KIND_TIMEOUT, Error: "ack_timeout", ConnectionId: s.id,
 	}, sent)
 	s.send(encode(ackTimeoutMessage{Type: typeAckTimeout, HookID: id, Attempt: p.delivery.GetAttempt()}))
+}
+
+// silentSince reports whether nothing was heard from the client since the
+// hook was sent, or since the ping that went before it (probed), whichever
+// came first; a hook never written counts as silent.
+func (s *socket) silentSince(sent, probed time.Time) bool {
+	if sent.IsZero() {
+		return true
+	}
+	if !probed.IsZero() && probed.Before(sent) {
+		sent = probed
+	}
+	return time.Unix(0, s.heard.Load()).Before(sent)
 }
 
 // take removes the pending delivery of a hook for its answer; nil and the

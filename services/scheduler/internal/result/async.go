@@ -122,6 +122,7 @@ func (a *Applier) endWaits(ctx context.Context, q *store.Queries, ids []uuid.UUI
 			projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
 			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
+			sequenceRun: row.SequenceRunID,
 		}
 		plan.add(i, ins[i])
 		arg.HookIds = append(arg.HookIds, row.ID)

@@ -359,7 +359,8 @@ func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attemp
 // settle moves the hooks of the planned successes and failures on, their
 // attempts recorded: to completed, or, for a failure, to retry while the
 // budget allows another attempt and to failed once it does not, writing
-// the alerts that causes. Delivery results and ended async waits (async.go)
+// the alerts that causes, and moves on the sequence runs whose step hooks
+// finished (sequence.go). Delivery results and ended async waits (async.go)
 // all come through here.
 func (a *Applier) settle(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
 	if err := a.completeAll(ctx, q, ins, plan, outs); err != nil {
@@ -372,7 +373,10 @@ func (a *Applier) settle(ctx context.Context, q *store.Queries, ins []attempt, p
 	for _, i := range append(plan.successes, plan.failures...) {
 		alerts = append(alerts, outs[i].alerts...)
 	}
-	return insertAlerts(ctx, q, alerts)
+	if err := insertAlerts(ctx, q, alerts); err != nil {
+		return err
+	}
+	return a.advanceSequences(ctx, q, ins, plan, outs)
 }
 
 // startWaits applies the planned 202 answers (rare: one at a time). A 202
@@ -432,6 +436,7 @@ func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan,
 			projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
 			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
+			sequenceRun: row.SequenceRunID,
 		}
 		plan.add(i, ins[i])
 	}

@@ -272,6 +272,9 @@ type lockedHook struct {
 	override   json.RawMessage
 	// policy is the project's default retry policy.
 	policy retry.Policy
+	// sequenceRun is the sequence run whose step the hook is, nil for a
+	// hook of its own (sequence.go).
+	sequenceRun *uuid.UUID
 }
 
 // projectPolicy is a project's default retry policy from the columns every

@@ -81,7 +81,7 @@ SELECT timed_out.id FROM timed_out;
 -- answered (result.applyBatch). The conditions are on the hook, so a hook
 -- settled meanwhile no longer matches. NotLiveAnswers is their negation.
 SELECT h.id, h.project_id, h.domain, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
-    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter,
     a.attempt, a.started_at, a.duration_seconds, a.async_state, a.async_timeout_secs
 FROM hooks AS h

@@ -140,7 +140,7 @@ func (q *Queries) ListenAsync(ctx context.Context) error {
 
 const lockEndedAsyncWaits = `-- name: LockEndedAsyncWaits :many
 SELECT h.id, h.project_id, h.domain, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
-    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter,
     a.attempt, a.started_at, a.duration_seconds, a.async_state, a.async_timeout_secs
 FROM hooks AS h
@@ -165,6 +165,7 @@ type LockEndedAsyncWaitsRow struct {
 	LeaseSeq           int64
 	RetryBudgetBase    int32
 	RetryOverride      json.RawMessage
+	SequenceRunID      *uuid.UUID
 	RetryMinRetries    int32
 	RetryDelaySecs     int32
 	RetryStrategy      string
@@ -206,6 +207,7 @@ func (q *Queries) LockEndedAsyncWaits(ctx context.Context, ids []uuid.UUID) ([]L
 			&i.LeaseSeq,
 			&i.RetryBudgetBase,
 			&i.RetryOverride,
+			&i.SequenceRunID,
 			&i.RetryMinRetries,
 			&i.RetryDelaySecs,
 			&i.RetryStrategy,

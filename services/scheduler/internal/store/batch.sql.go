@@ -129,7 +129,7 @@ func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) 
 const lockLeasedHooks = `-- name: LockLeasedHooks :many
 
 SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
-    p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
+    h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
@@ -154,6 +154,7 @@ type LockLeasedHooksRow struct {
 	Path               string
 	RetryBudgetBase    int32
 	RetryOverride      json.RawMessage
+	SequenceRunID      *uuid.UUID
 	RetryMinRetries    int32
 	RetryDelaySecs     int32
 	RetryStrategy      string
@@ -172,6 +173,7 @@ type LockLeasedHooksRow struct {
 // gone, was re-driven under a newer lease, or the result was already
 // applied). Rows are locked in id order, so two batches over
 // overlapping hooks wait for each other instead of deadlocking.
+// sequence_run_id tells a sequence step's hook (package runstep).
 func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams) ([]LockLeasedHooksRow, error) {
 	rows, err := q.db.Query(ctx, lockLeasedHooks, arg.HookIds, arg.LeaseSeqs)
 	if err != nil {
@@ -189,6 +191,7 @@ func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams
 			&i.Path,
 			&i.RetryBudgetBase,
 			&i.RetryOverride,
+			&i.SequenceRunID,
 			&i.RetryMinRetries,
 			&i.RetryDelaySecs,
 			&i.RetryStrategy,

@@ -1,0 +1,212 @@
+// Package runstep moves the steps of sequence runs on (docs/sequences.md,
+// "Steps"): it starts the steps whose dependencies have all completed,
+// creating their hooks; it gives a step its hook's final status; it skips
+// every step that depends, directly or not, on one that failed or was
+// skipped; and it ends a run once none of its steps is waiting or pending.
+//
+// It has two callers, each in its own transaction: package sequencer, which
+// starts runs (their root steps are ready at once), and package result,
+// which applies the final results of step hooks. Both go through Advance,
+// so a step starts by one path whoever moves it. Every call is a fixed
+// number of set-based statements, whatever the number of runs; a call with
+// no runs makes none.
+//
+// The scheduler keeps nothing between calls: what a run needs next is read
+// from its rows (sequence_run_steps) and from the sequence's definition as
+// it is then.
+package runstep
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+// QuotaExceeded is the failure of a step hook created past its project's
+// hard cap: the hook is recorded failed, never delivered and not counted,
+// and its step fails (docs/sequences.md, "Quota").
+const QuotaExceeded = "quota exceeded"
+
+// Step statuses (migration 00016).
+const (
+	StatusPending   = "pending"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusSkipped   = "skipped"
+)
+
+// Final is a step hook that reached its final status.
+type Final struct {
+	HookID uuid.UUID
+	RunID  uuid.UUID
+	// Completed: the hook completed; otherwise it failed for good (or is
+	// gone).
+	Completed bool
+}
+
+// Started says what Advance did.
+type Started struct {
+	// Hooks is how many step hooks it created due now.
+	Hooks int
+	// OverQuota is how many steps failed past their project's hard cap.
+	OverQuota int
+	// Skipped is how many ready steps it skipped because the definition no
+	// longer has them.
+	Skipped int
+}
+
+// Finish gives, in the caller's transaction, the steps of finals their
+// hooks' final status, then advances their runs. It locks the runs first
+// (in id order), so that two transactions finishing steps of one run apply
+// one after the other and the second sees the first's steps: otherwise two
+// dependencies completing at once could each see the other still pending,
+// and their dependent would wait for ever. A run that is no longer running
+// (deleted with its sequence) is left alone.
+func Finish(ctx context.Context, q *store.Queries, finals []Final) (Started, error) {
+	if len(finals) == 0 {
+		return Started{}, nil
+	}
+	runIDs := make([]uuid.UUID, 0, len(finals))
+	arg := store.FinishSequenceStepsParams{}
+	for _, f := range finals {
+		runIDs = append(runIDs, f.RunID)
+		arg.HookIds = append(arg.HookIds, f.HookID)
+		status := StatusFailed
+		if f.Completed {
+			status = StatusCompleted
+		}
+		arg.Statuses = append(arg.Statuses, status)
+	}
+	slices.SortFunc(runIDs, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
+	locked, err := q.LockSequenceRuns(ctx, slices.Compact(runIDs))
+	if err != nil {
+		return Started{}, fmt.Errorf("lock sequence runs: %w", err)
+	}
+	if len(locked) == 0 {
+		return Started{}, nil
+	}
+	if err := q.FinishSequenceSteps(ctx, arg); err != nil {
+		return Started{}, fmt.Errorf("finish sequence steps: %w", err)
+	}
+	return Advance(ctx, q, locked)
+}
+
+// FailVanished fails, in the caller's transaction, up to max pending steps
+// whose hook is gone (cancelled or deleted through the API): such a hook
+// counts as failed for its run. It returns how many it failed.
+func FailVanished(ctx context.Context, q *store.Queries, max int) (int, Started, error) {
+	rows, err := q.LockVanishedSequenceSteps(ctx, int32(max))
+	if err != nil {
+		return 0, Started{}, fmt.Errorf("find steps whose hook is gone: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, Started{}, nil
+	}
+	arg := store.FinishSequenceStepsParams{}
+	var runIDs []uuid.UUID
+	for _, r := range rows {
+		arg.HookIds = append(arg.HookIds, r.HookID)
+		arg.Statuses = append(arg.Statuses, StatusFailed)
+		runIDs = append(runIDs, r.RunID)
+	}
+	if err := q.FinishSequenceSteps(ctx, arg); err != nil {
+		return 0, Started{}, fmt.Errorf("fail steps whose hook is gone: %w", err)
+	}
+	started, err := Advance(ctx, q, slices.Compact(runIDs))
+	return len(rows), started, err
+}
+
+// Advance moves the given runs on, in the caller's transaction, which holds
+// them (locked, or inserted by it): their ready steps start, the steps
+// that can no longer run are skipped, and the runs whose steps are all
+// done end.
+func Advance(ctx context.Context, q *store.Queries, runIDs []uuid.UUID) (Started, error) {
+	if len(runIDs) == 0 {
+		return Started{}, nil
+	}
+	ready, err := q.ReadySequenceSteps(ctx, runIDs)
+	if err != nil {
+		return Started{}, fmt.Errorf("read ready steps: %w", err)
+	}
+	var started Started
+	if len(ready) > 0 {
+		if started, err = start(ctx, q, ready); err != nil {
+			return Started{}, err
+		}
+	}
+	if err := q.SkipSequenceDependents(ctx, runIDs); err != nil {
+		return Started{}, fmt.Errorf("skip dependents of failed steps: %w", err)
+	}
+	if err := q.FinishSequenceRuns(ctx, runIDs); err != nil {
+		return Started{}, fmt.Errorf("finish sequence runs: %w", err)
+	}
+	return started, nil
+}
+
+// start creates the hooks of the ready steps in one statement, each counted
+// against its project's hard cap as the gateway counts a created hook.
+func start(ctx context.Context, q *store.Queries, ready []store.ReadySequenceStepsRow) (Started, error) {
+	left, err := quotaLeft(ctx, q, ready)
+	if err != nil {
+		return Started{}, err
+	}
+	var started Started
+	arg := store.StartSequenceStepsParams{QuotaError: QuotaExceeded}
+	for _, r := range ready {
+		hookID, status := uuid.Nil, StatusSkipped
+		switch {
+		case !r.Defined:
+			started.Skipped++
+		case left[r.ProjectID] > 0:
+			left[r.ProjectID]--
+			hookID, status = uuid.Must(uuid.NewV7()), StatusPending
+			started.Hooks++
+		default:
+			hookID, status = uuid.Must(uuid.NewV7()), StatusFailed
+			started.OverQuota++
+		}
+		arg.RunIds = append(arg.RunIds, r.RunID)
+		arg.Names = append(arg.Names, r.Name)
+		arg.HookIds = append(arg.HookIds, hookID)
+		arg.Statuses = append(arg.Statuses, status)
+		arg.ProjectIds = append(arg.ProjectIds, r.ProjectID)
+		arg.Domains = append(arg.Domains, r.Domain)
+		arg.Paths = append(arg.Paths, r.Path)
+		arg.Datas = append(arg.Datas, string(r.Data))
+		arg.RetryOverrides = append(arg.RetryOverrides, r.RetryOverride)
+		arg.SequenceIds = append(arg.SequenceIds, r.SequenceID)
+		arg.Slots = append(arg.Slots, r.Slot)
+	}
+	if err := q.StartSequenceSteps(ctx, arg); err != nil {
+		return Started{}, fmt.Errorf("start sequence steps: %w", err)
+	}
+	return started, nil
+}
+
+// quotaLeft locks the current billing period of every project with a step
+// to start and says how many hooks each may still create before its hard
+// cap.
+func quotaLeft(ctx context.Context, q *store.Queries, ready []store.ReadySequenceStepsRow) (map[uuid.UUID]int64, error) {
+	var projects []uuid.UUID
+	for _, r := range ready {
+		if r.Defined {
+			projects = append(projects, r.ProjectID)
+		}
+	}
+	left := map[uuid.UUID]int64{}
+	if len(projects) == 0 {
+		return left, nil
+	}
+	rows, err := q.LockQuotaPeriods(ctx, projects)
+	if err != nil {
+		return nil, fmt.Errorf("lock quota periods: %w", err)
+	}
+	for _, r := range rows {
+		left[r.ProjectID] = max(r.HardCap-r.HooksCreated, 0)
+	}
+	return left, nil
+}

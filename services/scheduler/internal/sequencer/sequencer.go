@@ -1,0 +1,170 @@
+// Package sequencer runs sequences' schedules (docs/sequences.md, "Who
+// writes what"): it finds the sequences whose next slot is due by the
+// database clock, records the due slots as runs by the catch-up and
+// overlap rules (plan.go), starts the runs' root steps through package
+// runstep, and advances each sequence to its next slot, or ends it past
+// its endAt. It consumes the gateway's trigger requests the same way, as
+// manual runs, and fails the pending steps whose hook the API cancelled or
+// deleted.
+//
+// Every pass is a bounded number of bounded transactions: up to BatchSize
+// sequences (or trigger requests, or steps) locked FOR UPDATE SKIP LOCKED,
+// at most maxSlots slots read per sequence, at most MaxBatches
+// transactions of each kind. So any number of scheduler replicas may scan
+// at once; a slot's run is created once even so (the unique index on
+// (sequence, slot) turns a second attempt into a no-op). Nothing is kept
+// per sequence between passes, nor between transactions of a pass: memory
+// depends on BatchSize, never on how many sequences there are.
+package sequencer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sundial-run/sundial/services/scheduler/internal/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultInterval   = time.Second
+	DefaultBatchSize  = 20
+	DefaultMaxBatches = 10
+)
+
+// TxBeginner starts transactions; *pgxpool.Pool is one.
+type TxBeginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Config tunes a Sequencer; zero values take the defaults.
+type Config struct {
+	// Interval is the wait between passes that found no more work.
+	Interval time.Duration
+	// BatchSize bounds the sequences (trigger requests, vanished steps)
+	// one transaction handles; MaxBatches the transactions of each kind in
+	// one pass. A pass that reached its cap is followed by another at once.
+	BatchSize  int
+	MaxBatches int
+}
+
+// Sequencer runs the sequences' schedules.
+type Sequencer struct {
+	db  TxBeginner
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a Sequencer.
+func New(db TxBeginner, cfg Config, log *slog.Logger) *Sequencer {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.MaxBatches <= 0 {
+		cfg.MaxBatches = DefaultMaxBatches
+	}
+	return &Sequencer{db: db, cfg: cfg, log: log.With("component", "sequencer")}
+}
+
+// Run scans until ctx is done: every Interval, or at once after a pass
+// that reached its cap.
+func (s *Sequencer) Run(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		wait := s.cfg.Interval
+		more, err := s.ScanOnce(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.WarnContext(ctx, "sequence scan failed", "err", err)
+		case more:
+			wait = 0
+		}
+		timer.Reset(wait)
+	}
+}
+
+// ScanOnce runs one pass: due sequences, then trigger requests, then steps
+// whose hook is gone, each in transactions of up to BatchSize until one
+// finds fewer, at most MaxBatches of each. more reports that a kind
+// stopped at its cap (more work may be waiting).
+func (s *Sequencer) ScanOnce(ctx context.Context) (more bool, err error) {
+	for _, kind := range []struct {
+		name string
+		tx   txFunc
+	}{
+		{"due sequences", s.scheduleTx},
+		{"trigger requests", s.triggerTx},
+		{"steps whose hook is gone", s.vanishedTx},
+	} {
+		capped, err := s.batches(ctx, kind.tx)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", kind.name, err)
+		}
+		more = more || capped
+	}
+	return more, nil
+}
+
+// batches runs tx in transactions until one handles fewer than BatchSize
+// rows and leaves nothing behind, at most MaxBatches times; it reports
+// whether it stopped at the cap.
+func (s *Sequencer) batches(ctx context.Context, tx txFunc) (bool, error) {
+	for range s.cfg.MaxBatches {
+		d, err := s.inTx(ctx, tx)
+		if err != nil {
+			return false, err
+		}
+		if d.n < s.cfg.BatchSize && !d.more {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// txFunc is one batch's work in a transaction: it says how many rows it
+// took (the batch's fill) and what to log once it commits.
+type txFunc func(context.Context, *store.Queries) (done, error)
+
+// done is what a batch did: n rows taken, more when it left work behind
+// that it could have taken (a sequence with more due slots than one scan
+// reads), and its log line (none when msg is empty).
+type done struct {
+	n     int
+	more  bool
+	msg   string
+	attrs []any
+}
+
+// inTx runs fn in a transaction, commits it and logs what it did: one line
+// per batch that did anything.
+func (s *Sequencer) inTx(ctx context.Context, fn txFunc) (done, error) {
+	start := time.Now()
+	tx, err := s.db.Begin(ctx)
+	if err != nil {
+		return done{}, fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	d, err := fn(ctx, store.New(tx))
+	if err != nil {
+		return done{}, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return done{}, fmt.Errorf("commit: %w", err)
+	}
+	if d.msg != "" {
+		s.log.InfoContext(ctx, d.msg, append(d.attrs, "duration", time.Since(start))...)
+	}
+	return d, nil
+}
