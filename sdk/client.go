@@ -42,6 +42,8 @@ type Client struct {
 	Channels *ChannelService
 	// Async answers async deliveries through their ack and nack URLs.
 	Async *AsyncService
+	// Sequences manages recurring, calendar-scheduled chains of hooks.
+	Sequences *SequenceService
 
 	apiKey    string
 	baseURL   string
@@ -104,6 +106,7 @@ func NewClient(apiKey string, opts ...Option) *Client {
 	c.Endpoints = &EndpointService{c: c}
 	c.Channels = &ChannelService{c: c}
 	c.Async = &AsyncService{c: c}
+	c.Sequences = &SequenceService{c: c}
 	return c
 }
 

@@ -166,3 +166,59 @@ func ExampleClient_Listen() {
 		log.Fatal(err)
 	}
 }
+
+// Create a sequence that runs on weekdays at 09:00 in Paris (whatever the
+// daylight-saving rules of the day), with three steps in a chain: extract,
+// then transform once extract has completed, then load.
+func ExampleSequenceService_Create() {
+	ctx := context.Background()
+	client := sundial.NewClient(os.Getenv("SUNDIAL_API_KEY"), sundial.WithBaseURL("https://sundial.example.com"))
+
+	seq, err := client.Sequences.Create(ctx, sundial.SequenceRequest{
+		Name: "nightly-etl",
+		Schedule: sundial.SequenceSchedule{
+			Frequency:  sundial.FrequencyWeekly,
+			Timezone:   "Europe/Paris",
+			Time:       sundial.At(9, 0),
+			DaysOfWeek: []string{"mon", "tue", "wed", "thu", "fri"},
+		},
+		Steps: []sundial.SequenceStep{
+			{Name: "extract", Path: "/etl/extract", Data: map[string]any{"source": "orders"}},
+			{Name: "transform", Path: "/etl/transform", Data: map[string]any{}, DependsOn: []string{"extract"}},
+			{Name: "load", Path: "/etl/load", Data: map[string]any{"table": "orders"}, DependsOn: []string{"transform"},
+				RetryOverride: &sundial.RetryOverride{MinRetries: 3, DelaySecs: 30, Strategy: sundial.StrategyFixed}},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(seq.ID, seq.Status, seq.NextRunAt)
+
+	// Its runs, newest first, with each step's status and hook.
+	for run, err := range client.Sequences.AllRuns(ctx, seq.ID, sundial.ListSequencesParams{}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(run.Slot, run.Status, len(run.Steps))
+	}
+}
+
+// Preview a schedule before saving it: the next five run times of "daily
+// at 02:30 in New York" from 8 March 2030, which shows the spring-forward
+// day (10 March) running at 03:00 local, the end of the gap.
+func ExampleSequenceService_PreviewSchedule() {
+	ctx := context.Background()
+	client := sundial.NewClient(os.Getenv("SUNDIAL_API_KEY"), sundial.WithBaseURL("https://sundial.example.com"))
+
+	times, err := client.Sequences.PreviewSchedule(ctx, sundial.SchedulePreviewRequest{
+		Schedule: sundial.SequenceSchedule{Frequency: sundial.FrequencyDaily, Timezone: "America/New_York", Time: sundial.At(2, 30)},
+		StartAt:  time.Date(2030, 3, 8, 0, 0, 0, 0, time.UTC),
+		Count:    5,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range times {
+		fmt.Println(t.Format(time.RFC3339))
+	}
+}

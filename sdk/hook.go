@@ -294,26 +294,11 @@ func (s *HookService) List(ctx context.Context, p ListHooksParams) (HookPage, er
 //		fmt.Println(h.ID)
 //	}
 func (s *HookService) All(ctx context.Context, p ListHooksParams) iter.Seq2[Hook, error] {
-	return func(yield func(Hook, error) bool) {
-		for {
-			page, err := s.List(ctx, p)
-			if err != nil {
-				yield(Hook{}, err)
-				return
-			}
-			for _, h := range page.Data {
-				if !yield(h, nil) {
-					return
-				}
-			}
-			// An empty page with a cursor would loop for ever; the API
-			// never sends one, but a walk must end whatever it gets.
-			if page.Meta.NextCursor == "" || len(page.Data) == 0 {
-				return
-			}
-			p.Cursor = page.Meta.NextCursor
-		}
-	}
+	return walk(func(cursor string) ([]Hook, string, error) {
+		p.Cursor = cursor
+		page, err := s.List(ctx, p)
+		return page.Data, page.Meta.NextCursor, err
+	}, p.Cursor)
 }
 
 // Get returns one hook (GET /v1/hooks/{id}).

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -210,7 +209,6 @@ func (c *Client) Listen(ctx context.Context, h ListenHandler, opts ...ListenOpti
 		c:        c,
 		h:        h,
 		cfg:      cfg,
-		slots:    make(chan struct{}, cfg.maxInFlight),
 		wake:     cfg.wake,
 		sessions: map[*session]struct{}{},
 	}
@@ -226,10 +224,8 @@ type listener struct {
 	c   *Client
 	h   ListenHandler
 	cfg listenConfig
-	// slots bounds the handler calls in flight, across connections.
-	slots chan struct{}
-	// waiting counts the hooks waiting for a slot (bounded by maxBacklog).
-	waiting atomic.Int64
+	// work is the handler calls running and waiting, across connections.
+	work workQueue
 	// wake is signalled when the machine woke from sleep.
 	wake chan struct{}
 	// wg counts every goroutine the listener started.

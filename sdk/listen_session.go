@@ -244,13 +244,15 @@ func (m *hookMessage) delivery() *ListenDelivery {
 	return d
 }
 
-// dispatch runs the handler for one hook in its own goroutine, once one
-// of the listener's handler slots is free. Waiting for a slot does not hold
-// up the reading of the connection (pings are still answered, other
-// answers still go out); a hook that waits longer than the server's ack
-// timeout is reported by the server as ack_timeout, which is the honest
-// answer for a handler that cannot keep up. Only beyond maxBacklog waiting
-// hooks is one nacked at once ("listener busy"): the wait is bounded.
+// dispatch runs the handler for one hook, at once if fewer than
+// maxInFlight are running, else after those that came before it (first in,
+// first out: a backlog is handled in the order the server sent it, the
+// order its hooks fell due). Waiting does not hold up the reading of the
+// connection (pings are still answered, other answers still go out); a
+// hook that waits longer than the server's ack timeout is reported by the
+// server as ack_timeout, the honest answer for a handler that cannot keep
+// up. Only beyond maxBacklog waiting hooks is one nacked at once
+// ("listener busy"): the wait is bounded.
 func (s *session) dispatch(raw []byte) {
 	var m hookMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -262,38 +264,91 @@ func (s *session) dispatch(raw []byte) {
 		}
 		return
 	}
-	if s.l.waiting.Add(1) > maxBacklog {
-		s.l.waiting.Add(-1)
-		s.answer(m.ID, Nack(fmt.Errorf("listener busy: %d deliveries waiting for a handler", maxBacklog)))
-		return
-	}
 	s.mu.Lock()
 	s.inFlight++
 	s.mu.Unlock()
-	s.l.wg.Add(1)
-	go func() {
-		defer s.l.wg.Done()
-		defer s.finished()
-		select {
-		case s.l.slots <- struct{}{}:
-			s.l.waiting.Add(-1)
-		case <-s.handlerCtx.Done():
-			s.l.waiting.Add(-1)
-			return
-		case <-s.done:
-			// The connection ended: the server hands this hook out again.
-			s.l.waiting.Add(-1)
-			return
-		}
-		defer func() { <-s.l.slots }()
-		s.answer(m.ID, s.call(m.delivery()))
-	}()
+	switch s.l.work.add(job{s: s, m: m}, s.l.cfg.maxInFlight) {
+	case jobStarted:
+		s.l.wg.Add(1)
+		go s.l.work.run(&s.l.wg, job{s: s, m: m})
+	case jobRefused:
+		s.answer(m.ID, Nack(fmt.Errorf("listener busy: %d deliveries waiting for a handler", maxBacklog)))
+		s.finished()
+	}
 }
 
-// maxBacklog bounds the hooks waiting for a handler slot; it is far above
-// what the server has in flight to one connection at the delivery rates
-// Sundial sustains, so it only trips on a handler that has stopped.
+// maxBacklog bounds the hooks waiting for a handler; it is far above what
+// the server has in flight to one connection at the delivery rates Sundial
+// sustains, so it only trips on a handler that has stopped.
 const maxBacklog = 10000
+
+// job is one hook for the handler.
+type job struct {
+	s *session
+	m hookMessage
+}
+
+// do runs the handler for the job and answers, unless its connection or
+// the listener has ended meanwhile (the server hands the hook out again).
+func (j job) do() {
+	defer j.s.finished()
+	select {
+	case <-j.s.done:
+		return
+	case <-j.s.handlerCtx.Done():
+		return
+	default:
+	}
+	j.s.answer(j.m.ID, j.s.call(j.m.delivery()))
+}
+
+// workQueue runs jobs on at most maxInFlight goroutines, the rest waiting
+// in a queue, first in first out.
+type workQueue struct {
+	mu      sync.Mutex
+	running int
+	queue   []job
+}
+
+type jobFate int
+
+const (
+	jobStarted jobFate = iota // the caller starts run with it
+	jobQueued
+	jobRefused // the queue is full
+)
+
+func (w *workQueue) add(j job, maxInFlight int) jobFate {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.running < maxInFlight:
+		w.running++
+		return jobStarted
+	case len(w.queue) >= maxBacklog:
+		return jobRefused
+	}
+	w.queue = append(w.queue, j)
+	return jobQueued
+}
+
+// run does j, then the queued jobs one after another until none is left.
+func (w *workQueue) run(wg *sync.WaitGroup, j job) {
+	defer wg.Done()
+	for {
+		j.do()
+		w.mu.Lock()
+		if len(w.queue) == 0 {
+			w.running--
+			w.mu.Unlock()
+			return
+		}
+		j = w.queue[0]
+		w.queue[0] = job{}
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+	}
+}
 
 // call runs the handler; a panic is a nack, not a crash of the program.
 func (s *session) call(d *ListenDelivery) (res Result) {

@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/sundial-run/sundial/sdk => ../../sdk
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/coder/websocket v1.8.15
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1

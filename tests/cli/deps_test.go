@@ -12,7 +12,8 @@ import (
 
 // toolModules are the modules the tool's build may take besides the
 // standard library: its own, the SDK (and its WebSocket client), cobra
-// (and pflag, and mousetrap on Windows).
+// (and pflag, and mousetrap on Windows), and the TOML decoder of
+// sundial.toml.
 var toolModules = []string{
 	"github.com/sundial-run/sundial/cmd/sundial",
 	"github.com/sundial-run/sundial/sdk",
@@ -20,6 +21,7 @@ var toolModules = []string{
 	"github.com/spf13/cobra",
 	"github.com/spf13/pflag",
 	"github.com/inconshreveable/mousetrap",
+	"github.com/BurntSushi/toml",
 }
 
 // TestToolBuildsNoServiceCode: the sundial binary (its tests aside)

@@ -14,6 +14,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
+	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
 	"github.com/sundial-run/sundial/testkit/secrettest"
@@ -31,7 +32,10 @@ type bundle struct {
 	// env is what the tool's Getenv sees (empty: nothing is set).
 	env       map[string]string
 	configDir string
-	services  inproc.Group
+	// dbURL and svcEnv are the services' database and environment.
+	dbURL    string
+	svcEnv   map[string]string
+	services inproc.Group
 }
 
 // setup boots a gateway on a fresh database and NATS server with one
@@ -41,20 +45,22 @@ func setup(t *testing.T) *bundle {
 	ctx := context.Background()
 	dbURL := pgtest.NewDB(t)
 	ns := natstest.Start(t, natstest.Options{})
-	b := &bundle{t: t, env: map[string]string{}, configDir: t.TempDir()}
+	b := &bundle{t: t, env: map[string]string{}, configDir: t.TempDir(), dbURL: dbURL}
 	t.Cleanup(b.services.Stop)
 	creds, err := gateway.CreateProject(ctx, gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "cli", "receiver.example:443")
 	require.NoError(t, err)
 	b.creds = creds
-	cfg, err := gateway.ConfigFromEnv(envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL":       dbURL,
-		"SUNDIAL_SECRET_KEYS":        secrettest.Keys,
-		"SUNDIAL_NATS_URL":           ns.ClientURL(),
-		"SUNDIAL_HTTP_ADDR":          "127.0.0.1:0",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":   "5s",
-		"SUNDIAL_LOG_LEVEL":          "warn",
-		"SUNDIAL_DATABASE_MAX_CONNS": "4",
-	}))
+	b.svcEnv = map[string]string{
+		"SUNDIAL_DATABASE_URL":            dbURL,
+		"SUNDIAL_SECRET_KEYS":             secrettest.Keys,
+		"SUNDIAL_NATS_URL":                ns.ClientURL(),
+		"SUNDIAL_HTTP_ADDR":               "127.0.0.1:0",
+		"SUNDIAL_SCHEDULER_POLL_INTERVAL": "50ms",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":        "5s",
+		"SUNDIAL_LOG_LEVEL":               "warn",
+		"SUNDIAL_DATABASE_MAX_CONNS":      "4",
+	}
+	cfg, err := gateway.ConfigFromEnv(envconf.Map(b.svcEnv))
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, err := gateway.New(ctx, cfg, log)
@@ -62,6 +68,18 @@ func setup(t *testing.T) *bundle {
 	b.services.Go(ctx, t, "gateway", a.Run)
 	b.baseURL = "http://" + a.Addr()
 	return b
+}
+
+// startScheduler runs the scheduler too: it turns sequences' slots and
+// triggers into runs.
+func (b *bundle) startScheduler() {
+	b.t.Helper()
+	cfg, err := scheduler.ConfigFromEnv(envconf.Map(b.svcEnv))
+	require.NoError(b.t, err)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a, err := scheduler.New(context.Background(), cfg, log)
+	require.NoError(b.t, err)
+	b.services.Go(context.Background(), b.t, "scheduler", a.Run)
 }
 
 // result is a finished run of the tool.
@@ -73,11 +91,17 @@ type result struct {
 // run runs the tool with args and stdin, every exchange with the API
 // checked against the OpenAPI document.
 func (b *bundle) run(stdin string, args ...string) result {
+	return b.runOn(false, stdin, args...)
+}
+
+// runOn runs the tool as if stdin were a terminal (a user who answers) or
+// not (a script).
+func (b *bundle) runOn(terminal bool, stdin string, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	code := cli.Run(context.Background(), args, cli.Env{
 		Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr,
 		Getenv: func(k string) string { return b.env[k] }, ConfigDir: b.configDir,
-		HTTPClient: contract.Client(b.t), Version: "test",
+		HTTPClient: contract.Client(b.t), Version: "test", Terminal: terminal,
 	})
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

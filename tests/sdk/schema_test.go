@@ -43,19 +43,31 @@ var schemaTypes = map[string]any{
 	"ResumeEndpointRequest": struct {
 		Domain string `json:"domain"`
 	}{},
-	"ListenerTicket":        sundial.ListenerTicket{},
-	"Channel":               sundial.Channel{},
-	"ChannelEmail":          sundial.ChannelEmail{},
-	"ChannelHealth":         sundial.ChannelHealth{},
-	"ChannelEmailSettings":  sundial.ChannelEmailSettings{},
-	"ChannelCreate":         sundial.CreateChannelRequest{},
-	"ChannelPatch":          sundial.ChannelPatch{},
-	"ChannelSend":           sundial.ChannelSend{},
-	"ChannelTestResult":     sundial.ChannelTestResult{},
-	"AlertNotification":     sundial.AlertNotification{},
-	"AlertNotificationItem": sundial.AlertNotificationItem{},
-	"Error":                 sundial.APIError{},
-	"ErrorDetail":           sundial.ErrorDetail{},
+	"ListenerTicket":           sundial.ListenerTicket{},
+	"Channel":                  sundial.Channel{},
+	"ChannelEmail":             sundial.ChannelEmail{},
+	"ChannelHealth":            sundial.ChannelHealth{},
+	"ChannelEmailSettings":     sundial.ChannelEmailSettings{},
+	"ChannelCreate":            sundial.CreateChannelRequest{},
+	"ChannelPatch":             sundial.ChannelPatch{},
+	"ChannelSend":              sundial.ChannelSend{},
+	"ChannelTestResult":        sundial.ChannelTestResult{},
+	"AlertNotification":        sundial.AlertNotification{},
+	"AlertNotificationItem":    sundial.AlertNotificationItem{},
+	"SequenceSchedule":         sundial.SequenceSchedule{},
+	"SequenceScheduleTime":     sundial.ScheduleTime{},
+	"SequenceStep":             sundial.SequenceStep{},
+	"SequenceRequest":          sundial.SequenceRequest{},
+	"Sequence":                 sundial.Sequence{},
+	"ListSequencesResponse":    sundial.SequencePage{},
+	"SequenceRun":              sundial.SequenceRun{},
+	"SequenceRunStep":          sundial.SequenceRunStep{},
+	"ListSequenceRunsResponse": sundial.SequenceRunPage{},
+	"SequenceTrigger":          sundial.SequenceTrigger{},
+	"SequencePreviewRequest":   sundial.SchedulePreviewRequest{},
+	"SequencePreview":          sundial.SequencePreview{},
+	"Error":                    sundial.APIError{},
+	"ErrorDetail":              sundial.ErrorDetail{},
 }
 
 // envelopes are the schemas that only wrap another ({"data": X}); the SDK
@@ -65,6 +77,7 @@ var envelopes = []string{
 	"BulkActionResponse", "ProjectResponse", "ApiKeyListResponse", "NewApiKeyResponse",
 	"SigningKeyListResponse", "EndpointListResponse", "EndpointResponse", "ChannelResponse",
 	"ChannelListResponse", "ChannelSendListResponse", "ChannelTestResponse", "ListenerTicketResponse",
+	"SequenceResponse", "SequenceTriggerResponse", "SequencePreviewResponse",
 }
 
 // jsonNames are the JSON member names of a struct type, its embedded

@@ -1,7 +1,7 @@
-// Package cli is the sundial command line (cobra): login, listen, hooks and
-// version. It lives outside package main so that tests run each command
-// in-process, with their own input, output, environment and config
-// directory.
+// Package cli is the sundial command line (cobra): login, listen, hooks,
+// sequences, config (sundial.toml) and version. It lives outside package
+// main so that tests run each command in-process, with their own input,
+// output, environment and config directory.
 package cli
 
 import (
@@ -38,12 +38,29 @@ type Env struct {
 	HTTPClient *http.Client
 	// Version is the tool's version, as the build stamped it.
 	Version string
+	// Terminal says Stdin is a user at a terminal, whom a command may ask
+	// (config apply, before deleting); false in scripts and CI.
+	Terminal bool
 }
 
 // Stdio is the process's own Env.
 func Stdio(version string) Env {
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Version: version}
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Version: version,
+		Terminal: isTerminal(os.Stdin)}
 }
+
+// isTerminal reports whether f is a character device: a terminal, not a
+// pipe or a file.
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// exitCode ends a command with this code and no message: its output said
+// it all (diff's changes).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 // usageError is a wrong command line: exit code 2 after the message.
 type usageError struct{ msg string }
@@ -83,6 +100,10 @@ func Run(ctx context.Context, args []string, env Env) int {
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
 	}
 	if isUsage(err) {
 		s.printError(err)
@@ -158,7 +179,8 @@ func newRoot(s *state) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%s: %v", c.CommandPath(), err)
 	})
-	root.AddCommand(loginCommand(s), listenCommand(s), hooksCommand(s), versionCommand(s))
+	root.AddCommand(loginCommand(s), listenCommand(s), hooksCommand(s), sequencesCommand(s), configCommand(s),
+		versionCommand(s))
 	return root
 }
 

@@ -100,6 +100,15 @@ func TestUsageErrorsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"listen", "--forward-to", "localhost:3000"}, "--forward-to: \"localhost:3000\" is not an http or https URL"},
 		{[]string{"login", "--api-url", "ftp://x", "--api-key", "k"}, "--api-url"},
 		{[]string{"version", "--output", "yaml"}, "--output: \"yaml\""},
+		{[]string{"sequences", "get"}, "give one sequence name or id"},
+		{[]string{"sequences", "trigger", "a", "b"}, "give one sequence name or id"},
+		{[]string{"sequences", "preview", "a", "--count", "0x"}, "--count"},
+		{[]string{"sequences", "preview", "a", "--count", "500"}, "--count: 500 is not from 1 to 100"},
+		{[]string{"sequences", "list", "--limit", "many"}, "--limit"},
+		{[]string{"sequences", "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"config", "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"config", "apply", "--dry"}, "unknown flag: --dry"},
+		{[]string{"config", "diff", "extra"}, `unexpected argument "extra"`},
 		{[]string{"nope"}, `unknown command "nope"`},
 	}
 	for _, c := range cases {
@@ -126,6 +135,25 @@ func TestCommandsWithoutAKeySayHowToGetOne(t *testing.T) {
 	res := r.run(context.Background(), "hooks", "list")
 	require.Equal(t, ExitError, res.code)
 	require.Contains(t, res.stderr, "run `sundial login` or set SUNDIAL_API_KEY")
+}
+
+func TestConfigValidateNamesTheKey(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t)
+	path := filepath.Join(t.TempDir(), "sundial.toml")
+	res := r.run(context.Background(), "config", "validate", "--file", path)
+	require.Equal(t, ExitError, res.code)
+	require.Contains(t, res.stderr, "--file: "+path+" does not exist")
+
+	require.NoError(t, os.WriteFile(path, []byte(etlManifest+"\n[sequences.schedule.extra]\nhour = 9\n"), 0o644))
+	res = r.run(context.Background(), "config", "validate", "--file", path, "-o", "json")
+	require.Equal(t, ExitError, res.code)
+	require.Contains(t, res.stderr, `sequences[1].schedule.extra: unknown key`)
+
+	require.NoError(t, os.WriteFile(path, []byte(etlManifest), 0o644))
+	res = r.run(context.Background(), "config", "validate", "--file", path, "-o", "json")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.JSONEq(t, `{"file": "`+path+`", "valid": true, "sequences": 2}`, res.stdout)
 }
 
 func TestCredentialsFromTheFileAndTheEnvironment(t *testing.T) {

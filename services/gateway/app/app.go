@@ -35,6 +35,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
+	"github.com/sundial-run/sundial/services/gateway/internal/sequence"
 	"github.com/sundial-run/sundial/services/gateway/internal/signingkey"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -132,6 +133,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
+	bulkActions := bulk.NewService(pool, alerts)
 	handler := api.New(api.Deps{
 		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies},
 		Log:          log,
@@ -143,7 +145,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Limits:       api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
-		Bulk:      api.BulkDeps{Bulk: bulk.NewService(pool, alerts)},
+		Bulk: api.BulkDeps{Bulk: bulkActions},
+		// Deleting a sequence cancels its hooks as bulk cancel does.
+		Sequences: api.SequenceDeps{Sequences: sequence.NewService(pool, bulkActions)},
 		Project:   api.ProjectDeps{Settings: project.NewService(pool, keys)},
 		KeyMgmt:   api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool, keys)},
 		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},

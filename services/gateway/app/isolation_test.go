@@ -2,12 +2,14 @@ package app_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/app"
@@ -48,6 +50,8 @@ func TestIsolationWalk(t *testing.T) {
 	a.pauseEndpoint(a.creds.ProjectID, "hooks.example.com")
 	aEndpoints := a.endpoints()
 	require.Len(t, aEndpoints, 1)
+	aSequence := a.createSequence(fmt.Sprintf(weekdaysParis, "etl"))
+	aSequenceHook := a.sequenceHook(uuid.MustParse(aSequence.ID), "pending", day.Add(time.Hour))
 	rangeBody := func() string {
 		return fmt.Sprintf(`{"startTime":%q,"endTime":%q,"limit":1000}`,
 			day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
@@ -187,6 +191,40 @@ func TestIsolationWalk(t *testing.T) {
 			"a ticket opens a socket of the caller's project")
 	})
 
+	walk("createSequence", func() {
+		created := a.createSequence(fmt.Sprintf(weekdaysParis, "etl"), as)
+		require.NotEqual(t, aSequence.ID, created.ID, "the same name is free in another project")
+		a.do(http.MethodGet, "/v1/sequences/"+created.ID, nil).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("listSequences", func() {
+		list, meta := a.sequencePage("/v1/sequences", as)
+		require.Len(t, list, 1)
+		require.Equal(t, int64(1), meta.TotalItems)
+		require.NotEqual(t, aSequence.ID, list[0].ID)
+	})
+	walk("previewSchedule", func() {
+		res := a.do(http.MethodPost, "/v1/sequences/preview", strings.NewReader(`{"schedule":{"every":"1h"},"startAt":"2031-01-01T00:00:00Z","count":1}`), as)
+		require.Equal(t, []time.Time{time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)}, res.runTimes(t))
+	})
+	for _, op := range []struct{ operationID, method, path, body string }{
+		{"getSequence", http.MethodGet, "", ""},
+		{"replaceSequence", http.MethodPut, "", fmt.Sprintf(weekdaysParis, "stolen")},
+		{"deleteSequence", http.MethodDelete, "", ""},
+		{"pauseSequence", http.MethodPost, "/pause", ""},
+		{"resumeSequence", http.MethodPost, "/resume", ""},
+		{"triggerSequence", http.MethodPost, "/trigger", ""},
+		{"listSequenceRuns", http.MethodGet, "/runs", ""},
+		{"previewSequence", http.MethodGet, "/preview", ""},
+	} {
+		walk(op.operationID, func() {
+			var body io.Reader
+			if op.body != "" {
+				body = strings.NewReader(op.body)
+			}
+			a.do(op.method, "/v1/sequences/"+aSequence.ID+op.path, body, as).requireError(t, http.StatusNotFound, "not_found")
+		})
+	}
+
 	// Every operation of the document was walked.
 	spec, err := contract.Load("Sundial")
 	require.NoError(t, err)
@@ -208,6 +246,11 @@ func TestIsolationWalk(t *testing.T) {
 	require.Equal(t, aProject, a.do(http.MethodGet, "/v1/project", nil).project(t))
 	require.Equal(t, aChannel, a.channel(aChannel.ID))
 	require.Equal(t, aEndpoints, a.endpoints(), "no resume was requested")
+	require.Equal(t, aSequence, a.do(http.MethodGet, "/v1/sequences/"+aSequence.ID, nil).sequence(t))
+	require.Equal(t, "pending", a.status(aSequenceHook), "the sequence's hooks were not cancelled")
+	triggers, err := a.tq.ListSequenceTriggersForTest(a.ctx, uuid.MustParse(aSequence.ID))
+	require.NoError(t, err)
+	require.Empty(t, triggers, "no run was asked for")
 	res := a.do(http.MethodGet, "/v1/hooks?limit=1000", nil)
 	for _, id := range ids {
 		require.Contains(t, string(res.body), id)

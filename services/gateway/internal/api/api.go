@@ -2,11 +2,11 @@
 // are generated from the OpenAPI document (services/gateway/openapi) into
 // package gen, whose strict server calls the methods of server, one file per
 // area (hooks.go, attempts.go, list.go, bulk.go, project.go, keys.go,
-// channels.go, async.go). This package adds what the document does not generate:
-// authentication by API key (except on the async answer URLs), strict
-// decoding of request bodies (body.go), the error format (errors.go), and the
-// middleware every request passes through: request id and Sundial's own
-// response headers, tracing, access log, panic recovery.
+// channels.go, async.go, sequences.go). This package adds what the document
+// does not generate: authentication by API key (except on the async answer
+// URLs), strict decoding of request bodies (body.go), the error format
+// (errors.go), and the middleware every request passes through: request id
+// and Sundial's own response headers, tracing, access log, panic recovery.
 package api
 
 import (
@@ -109,6 +109,8 @@ type Deps struct {
 	Endpoints EndpointDeps
 	// Listener serves /v1/ws/ticket and /v1/ws (listener.go).
 	Listener ListenerDeps
+	// Sequences serves /v1/sequences (sequences.go).
+	Sequences SequenceDeps
 }
 
 // readyTimeout bounds a readiness check, so that a hung database makes the
@@ -131,6 +133,7 @@ type server struct {
 	channelManagement
 	endpointManagement
 	listenerTickets
+	sequenceManagement
 }
 
 var _ gen.StrictServerInterface = (*server)(nil)
@@ -162,6 +165,7 @@ func New(d Deps) *echo.Echo {
 		channelManagement:  channelManagement{ChannelDeps: d.Channels, log: d.Log},
 		endpointManagement: endpointManagement{EndpointDeps: d.Endpoints},
 		listenerTickets:    listenerTickets{ListenerDeps: d.Listener},
+		sequenceManagement: sequenceManagement{SequenceDeps: d.Sequences},
 	}
 	e := echo.New()
 	e.HideBanner = true

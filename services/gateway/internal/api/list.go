@@ -106,13 +106,20 @@ func listError(err error) error {
 	return invalid(details...)
 }
 
-// queryKey keeps the raw query string of a GET /v1/hooks in its context.
+// queryKey keeps the raw query string of a listing in its context.
 type queryKey struct{}
 
-// keepQuery is a strict-handler middleware that hands ListHooks the raw
-// query string, which the generated strict handler does not pass on.
+// keptQuery are the operations that read their raw query string: listing
+// hooks parses it, and the sequences' listings and preview refuse the
+// parameters they do not define (sequences.go).
+var keptQuery = map[string]bool{
+	"ListHooks": true, "ListSequences": true, "ListSequenceRuns": true, "PreviewSequence": true,
+}
+
+// keepQuery is a strict-handler middleware that hands those operations the
+// raw query string, which the generated strict handler does not pass on.
 func keepQuery(f gen.StrictHandlerFunc, operationID string) gen.StrictHandlerFunc {
-	if operationID != "ListHooks" {
+	if !keptQuery[operationID] {
 		return f
 	}
 	return func(c echo.Context, request any) (any, error) {

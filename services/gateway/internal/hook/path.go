@@ -25,6 +25,13 @@ func validPath(path *string, p *problems) string {
 	return *path
 }
 
+// PathProblem says what is wrong with a delivery path, in words for the
+// client, or "" when nothing is: the one rule for a hook's path and for a
+// sequence step's, whose hooks are delivered the same way.
+func PathProblem(path string) string {
+	return pathProblem(path)
+}
+
 func pathProblem(path string) string {
 	switch {
 	case path == "":

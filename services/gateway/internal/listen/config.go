@@ -25,9 +25,10 @@ type Intervals struct {
 	// AckTimeout is how long a delivery waits for the listener's answer
 	// (10 s), below the dispatcher's 12 s request timeout.
 	AckTimeout time.Duration
-	// Probe: a hook sent to a socket quiet for longer is preceded by a
-	// ping (1 s), so that an unanswered hook tells a slow listener (it
-	// answered the ping: ack_timeout) from a dead connection (GONE).
+	// Probe: while deliveries wait for their answers, a socket quiet for
+	// longer is pinged (every 1 s), so that an unanswered hook tells a
+	// slow listener (it answered the pings: ack_timeout) from a dead
+	// connection (GONE).
 	Probe time.Duration
 }
 

@@ -90,10 +90,6 @@ type pending struct {
 	msg      *nats.Msg
 	deadline time.Time
 	sentAt   time.Time // guarded by socket.mu
-	// probedAt is when the ping that went before the hook was queued
-	// (zero if none): a pong to it, even one that overtook the hook's own
-	// write, shows the connection alive.
-	probedAt time.Time
 	timer    *time.Timer
 }
 
@@ -225,14 +221,6 @@ func (s *socket) deliver(d *eventv1.ListenerDelivery, msg *nats.Msg, deadline ti
 	frame := hookFrame(d, s.hub.names, s.forward)
 	id := d.GetHookId()
 	p := &pending{delivery: d, msg: msg, deadline: deadline}
-	// A live client answers the probe at once, which tells an unanswered
-	// hook of a slow client (ack_timeout, a failed attempt) from one of a
-	// dead connection (GONE, no attempt). A busy client is never quiet
-	// that long, so this costs a ping only on a quiet connection.
-	if now := time.Now(); now.Sub(time.Unix(0, s.heard.Load())) > s.hub.cfg.Intervals.Probe {
-		p.probedAt = now
-		s.send(encode(pingMessage{Type: typePing, Timestamp: rfc3339(now)}))
-	}
 	s.mu.Lock()
 	if s.gone {
 		s.mu.Unlock()
@@ -259,8 +247,8 @@ func (s *socket) deliver(d *eventv1.ListenerDelivery, msg *nats.Msg, deadline ti
 }
 
 // expire answers a delivery the listener did not answer in time. When the
-// client has sent nothing at all since the hook went out (not even the
-// pong to the ping that went just before it: see deliver), the connection
+// client has sent nothing at all since the hook went out (not even a pong
+// to the probes that supervise sends while deliveries wait), the connection
 // is presumed dead, not slow — a network cut leaves a socket open and
 // silent for as long as the silence interval: the hook is answered GONE
 // (the dispatcher defers it, no attempt is counted) and the socket is
@@ -277,7 +265,7 @@ func (s *socket) expire(p *pending) {
 	s.recent.add(id)
 	sent := p.sentAt
 	s.mu.Unlock()
-	if s.silentSince(sent, p.probedAt) {
+	if s.silentSince(sent) {
 		s.hub.reply(p, gone(s.id), sent)
 		// No close handshake: nothing would carry it.
 		_ = s.ws.CloseNow()
@@ -290,16 +278,9 @@ func (s *socket) expire(p *pending) {
 }
 
 // silentSince reports whether nothing was heard from the client since the
-// hook was sent, or since the ping that went before it (probed), whichever
-// came first; a hook never written counts as silent.
-func (s *socket) silentSince(sent, probed time.Time) bool {
-	if sent.IsZero() {
-		return true
-	}
-	if !probed.IsZero() && probed.Before(sent) {
-		sent = probed
-	}
-	return time.Unix(0, s.heard.Load()).Before(sent)
+// hook was sent; a hook never written counts as silent.
+func (s *socket) silentSince(sent time.Time) bool {
+	return sent.IsZero() || time.Unix(0, s.heard.Load()).Before(sent)
 }
 
 // take removes the pending delivery of a hook for its answer; nil and the
@@ -409,6 +390,13 @@ func (s *socket) writeFrame(ctx context.Context, o outbound) bool {
 	return true
 }
 
+// waiting reports whether deliveries wait for the client's answers.
+func (s *socket) waiting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending) > 0
+}
+
 // supervise pings the client and closes the socket when nothing was heard
 // from it for the silence interval.
 func (s *socket) supervise(ctx context.Context) {
@@ -417,12 +405,22 @@ func (s *socket) supervise(ctx context.Context) {
 	defer ping.Stop()
 	check := time.NewTicker(max(iv.Silence/6, time.Millisecond))
 	defer check.Stop()
+	probe := time.NewTicker(iv.Probe)
+	defer probe.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-ping.C:
 			s.send(encode(pingMessage{Type: typePing, Timestamp: rfc3339(now)}))
+		case now := <-probe.C:
+			// While deliveries wait for their answers, a client quiet for
+			// a Probe is pinged: a live one answers at once, even with its
+			// handlers busy, which tells a slow listener (ack_timeout) from
+			// a dead connection (GONE: expire).
+			if s.waiting() && now.Sub(time.Unix(0, s.heard.Load())) > iv.Probe {
+				s.send(encode(pingMessage{Type: typePing, Timestamp: rfc3339(now)}))
+			}
 		case now := <-check.C:
 			if now.Sub(time.Unix(0, s.heard.Load())) > iv.Silence {
 				s.end(websocket.StatusGoingAway, "no message from the client in "+iv.Silence.String())

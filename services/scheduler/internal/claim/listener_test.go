@@ -98,7 +98,7 @@ func TestWindowHoldsThenTakesReleasedHooksForTheListener(t *testing.T) {
 	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue))
 
 	b.presence(t, true)
-	released, err := store.New(b.pool).ReleaseListenerHeldHooks(context.Background(), 100)
+	released, err := store.New(b.pool).ReleaseListenerHeldHooks(context.Background(), store.ReleaseListenerHeldHooksParams{BatchSize: 100})
 	require.NoError(t, err)
 	require.EqualValues(t, 2, released)
 

@@ -262,21 +262,26 @@ func TestReleaseGivesHeldHooksBackOldestFirst(t *testing.T) {
 	other := setupListenOther(t, b)
 
 	b.presence(t, true, 0, 15*time.Minute)
-	released, err := b.q.ReleaseListenerHeldHooks(ctx, 2)
-	require.NoError(t, err)
-	require.EqualValues(t, 2, released, "bounded by the batch")
-	released, err = b.q.ReleaseListenerHeldHooks(ctx, 2)
-	require.NoError(t, err)
-	require.EqualValues(t, 1, released)
-	released, err = b.q.ReleaseListenerHeldHooks(ctx, 2)
-	require.NoError(t, err)
-	require.Zero(t, released)
+	// Paced a microsecond apart: due (and claimed) by the time the claims
+	// below run, in the order the spacing gives them.
+	release := func(released int64) int64 {
+		n, err := b.q.ReleaseListenerHeldHooks(ctx, ReleaseListenerHeldHooksParams{
+			BatchSize: 2, Released: released, SpacingSeconds: 1e-6})
+		require.NoError(t, err)
+		return n
+	}
+	require.EqualValues(t, 2, release(0), "bounded by the batch")
+	require.EqualValues(t, 1, release(2))
+	require.Zero(t, release(3))
 
+	runAt := map[uuid.UUID]time.Time{}
 	for _, h := range hooks {
 		after := fixture.Get(t, b.tq, h.ID)
 		require.Nil(t, after.HeldDueAt)
-		require.WithinDuration(t, *h.RunAt, *after.RunAt, 0, "run_at is when it fell due")
+		runAt[h.ID] = *after.RunAt
 	}
+	require.True(t, runAt[hooks[1].ID].Before(runAt[hooks[2].ID]), "paced in the order they fell due")
+	require.True(t, runAt[hooks[2].ID].Before(runAt[hooks[0].ID]), "paced in the order they fell due, across statements")
 	require.NotNil(t, fixture.Get(t, b.tq, other.ID).HeldDueAt, "a project still holding keeps its hooks held")
 
 	var order []uuid.UUID
@@ -313,7 +318,7 @@ func TestReleaseClearsAFinishedHooksHold(t *testing.T) {
 	require.NoError(t, b.tq.FinishHookForTest(ctx, h.ID))
 	b.presence(t, true, 0, 15*time.Minute)
 
-	released, err := b.q.ReleaseListenerHeldHooks(ctx, 10)
+	released, err := b.q.ReleaseListenerHeldHooks(ctx, ReleaseListenerHeldHooksParams{BatchSize: 10})
 
 	require.NoError(t, err)
 	require.EqualValues(t, 1, released)

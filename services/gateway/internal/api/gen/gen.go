@@ -16,10 +16,12 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
+	"github.com/sundial-run/sundial/services/gateway/internal/sequence"
 )
 
 // Defines values for AlertEvent.
@@ -499,6 +501,153 @@ func (e RetryPolicyPatchStrategy) Valid() bool {
 	}
 }
 
+// Defines values for SequenceCatchUp.
+const (
+	SequenceCatchUpAll    SequenceCatchUp = "all"
+	SequenceCatchUpLatest SequenceCatchUp = "latest"
+	SequenceCatchUpNone   SequenceCatchUp = "none"
+)
+
+// Valid indicates whether the value is a known member of the SequenceCatchUp enum.
+func (e SequenceCatchUp) Valid() bool {
+	switch e {
+	case SequenceCatchUpAll:
+		return true
+	case SequenceCatchUpLatest:
+		return true
+	case SequenceCatchUpNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceOverlap.
+const (
+	Allow SequenceOverlap = "allow"
+	Skip  SequenceOverlap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the SequenceOverlap enum.
+func (e SequenceOverlap) Valid() bool {
+	switch e {
+	case Allow:
+		return true
+	case Skip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceRunSkipReason.
+const (
+	CatchUp SequenceRunSkipReason = "catch_up"
+	Overlap SequenceRunSkipReason = "overlap"
+)
+
+// Valid indicates whether the value is a known member of the SequenceRunSkipReason enum.
+func (e SequenceRunSkipReason) Valid() bool {
+	switch e {
+	case CatchUp:
+		return true
+	case Overlap:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceRunStatus.
+const (
+	SequenceRunStatusCompleted SequenceRunStatus = "completed"
+	SequenceRunStatusFailed    SequenceRunStatus = "failed"
+	SequenceRunStatusRunning   SequenceRunStatus = "running"
+	SequenceRunStatusSkipped   SequenceRunStatus = "skipped"
+)
+
+// Valid indicates whether the value is a known member of the SequenceRunStatus enum.
+func (e SequenceRunStatus) Valid() bool {
+	switch e {
+	case SequenceRunStatusCompleted:
+		return true
+	case SequenceRunStatusFailed:
+		return true
+	case SequenceRunStatusRunning:
+		return true
+	case SequenceRunStatusSkipped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceRunTrigger.
+const (
+	Manual   SequenceRunTrigger = "manual"
+	Schedule SequenceRunTrigger = "schedule"
+)
+
+// Valid indicates whether the value is a known member of the SequenceRunTrigger enum.
+func (e SequenceRunTrigger) Valid() bool {
+	switch e {
+	case Manual:
+		return true
+	case Schedule:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceRunStepStatus.
+const (
+	SequenceRunStepStatusCompleted SequenceRunStepStatus = "completed"
+	SequenceRunStepStatusFailed    SequenceRunStepStatus = "failed"
+	SequenceRunStepStatusPending   SequenceRunStepStatus = "pending"
+	SequenceRunStepStatusSkipped   SequenceRunStepStatus = "skipped"
+	SequenceRunStepStatusWaiting   SequenceRunStepStatus = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the SequenceRunStepStatus enum.
+func (e SequenceRunStepStatus) Valid() bool {
+	switch e {
+	case SequenceRunStepStatusCompleted:
+		return true
+	case SequenceRunStepStatusFailed:
+		return true
+	case SequenceRunStepStatusPending:
+		return true
+	case SequenceRunStepStatusSkipped:
+		return true
+	case SequenceRunStepStatusWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SequenceStatus.
+const (
+	SequenceStatusActive SequenceStatus = "active"
+	SequenceStatusEnded  SequenceStatus = "ended"
+	SequenceStatusPaused SequenceStatus = "paused"
+)
+
+// Valid indicates whether the value is a known member of the SequenceStatus enum.
+func (e SequenceStatus) Valid() bool {
+	switch e {
+	case SequenceStatusActive:
+		return true
+	case SequenceStatusEnded:
+		return true
+	case SequenceStatusPaused:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SignatureScheme.
 const (
 	Both     SignatureScheme = "both"
@@ -522,16 +671,16 @@ func (e SignatureScheme) Valid() bool {
 
 // Defines values for SigningKeyState.
 const (
-	Active   SigningKeyState = "active"
-	Retiring SigningKeyState = "retiring"
+	SigningKeyStateActive   SigningKeyState = "active"
+	SigningKeyStateRetiring SigningKeyState = "retiring"
 )
 
 // Valid indicates whether the value is a known member of the SigningKeyState enum.
 func (e SigningKeyState) Valid() bool {
 	switch e {
-	case Active:
+	case SigningKeyStateActive:
 		return true
-	case Retiring:
+	case SigningKeyStateRetiring:
 		return true
 	default:
 		return false
@@ -1103,11 +1252,23 @@ type ListMeta struct {
 	// NextCursor The `cursor` of the next page; absent on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
 
-	// TotalItems Hooks matching the filters, on all pages; exact up to 100,000.
+	// TotalItems Items (hooks, sequences, runs) matching the filters, on all pages; exact up to 100,000.
 	TotalItems int64 `json:"totalItems"`
 
-	// TotalItemsCapped True when more than 100,000 hooks match and `totalItems` stopped at 100,000.
+	// TotalItemsCapped True when more than 100,000 items match and `totalItems` stopped at 100,000.
 	TotalItemsCapped bool `json:"totalItemsCapped"`
+}
+
+// ListSequenceRunsResponse defines model for ListSequenceRunsResponse.
+type ListSequenceRunsResponse struct {
+	Data []SequenceRun `json:"data"`
+	Meta ListMeta      `json:"meta"`
+}
+
+// ListSequencesResponse defines model for ListSequencesResponse.
+type ListSequencesResponse struct {
+	Data []Sequence `json:"data"`
+	Meta ListMeta   `json:"meta"`
 }
 
 // ListenerTicket defines model for ListenerTicket.
@@ -1281,6 +1442,174 @@ type RotateSigningKeyRequest struct {
 // only used with `postAtLocal`.
 type ScheduleHookRequest = hook.CreateRequest
 
+// Sequence A named schedule and the steps each of its runs carries out.
+type Sequence struct {
+	CatchUp   SequenceCatchUp `json:"catchUp"`
+	CreatedAt time.Time       `json:"createdAt"`
+	EndAt     *time.Time      `json:"endAt,omitempty"`
+
+	// Id A UUID version 7.
+	Id openapi_types.UUID `json:"id"`
+
+	// LastRunAt The latest slot that got a run (started or skipped).
+	LastRunAt *time.Time `json:"lastRunAt,omitempty"`
+	Name      string     `json:"name"`
+
+	// NextRunAt The next slot to run (active sequences only).
+	NextRunAt *time.Time      `json:"nextRunAt,omitempty"`
+	Overlap   SequenceOverlap `json:"overlap"`
+
+	// Schedule When a sequence runs: either `every` alone, or a calendar (`frequency`, `timezone`,
+	// `time`, and `daysOfWeek` for weekly or `daysOfMonth` for monthly). A field that the
+	// shape does not use is refused rather than ignored (`schedule.time.hour: is not used
+	// with hourly`). Calendar slots are wall times in `timezone` at second 0, each resolved on
+	// its own day: a time skipped by a daylight-saving change runs at the first instant after
+	// the gap, a time that happens twice runs once, at the earlier instant. `every` slots are
+	// `startAt + k × every` (k ≥ 0), exact durations whatever the clocks do.
+	Schedule SequenceSchedule `json:"schedule"`
+	StartAt  time.Time        `json:"startAt"`
+
+	// Status `active`: runs are planned (`nextRunAt`); `paused`: no runs until resumed; `ended`: the
+	// schedule has no slot left (past `endAt`).
+	Status    SequenceStatus `json:"status"`
+	Steps     []SequenceStep `json:"steps"`
+	UpdatedAt time.Time      `json:"updatedAt"`
+}
+
+// SequenceCatchUp defines model for Sequence.CatchUp.
+type SequenceCatchUp string
+
+// SequenceOverlap defines model for Sequence.Overlap.
+type SequenceOverlap string
+
+// SequencePreview defines model for SequencePreview.
+type SequencePreview struct {
+	// RunTimes The next slots, earliest first, in UTC; fewer than asked when the schedule ends.
+	RunTimes []time.Time `json:"runTimes"`
+}
+
+// SequencePreviewRequest defines model for SequencePreviewRequest.
+type SequencePreviewRequest = sequence.PreviewRequest
+
+// SequencePreviewResponse defines model for SequencePreviewResponse.
+type SequencePreviewResponse struct {
+	Data SequencePreview `json:"data"`
+}
+
+// SequenceRequest A sequence's definition, on create (`POST`) and replace (`PUT`).
+type SequenceRequest = sequence.Request
+
+// SequenceResponse defines model for SequenceResponse.
+type SequenceResponse struct {
+	// Data A named schedule and the steps each of its runs carries out.
+	Data Sequence `json:"data"`
+}
+
+// SequenceRun defines model for SequenceRun.
+type SequenceRun struct {
+	FinishedAt *time.Time         `json:"finishedAt,omitempty"`
+	Id         openapi_types.UUID `json:"id"`
+	SequenceID openapi_types.UUID `json:"sequenceID"`
+
+	// SkipReason Why a skipped run was skipped.
+	SkipReason *SequenceRunSkipReason `json:"skipReason,omitempty"`
+
+	// Slot The schedule's slot the run is for; for a manual run, when it was asked for.
+	Slot      time.Time          `json:"slot"`
+	StartedAt time.Time          `json:"startedAt"`
+	Status    SequenceRunStatus  `json:"status"`
+	Steps     []SequenceRunStep  `json:"steps"`
+	Trigger   SequenceRunTrigger `json:"trigger"`
+}
+
+// SequenceRunSkipReason Why a skipped run was skipped.
+type SequenceRunSkipReason string
+
+// SequenceRunStatus defines model for SequenceRun.Status.
+type SequenceRunStatus string
+
+// SequenceRunTrigger defines model for SequenceRun.Trigger.
+type SequenceRunTrigger string
+
+// SequenceRunStep defines model for SequenceRunStep.
+type SequenceRunStep struct {
+	// HookID The step's hook, once it has one.
+	HookID *openapi_types.UUID `json:"hookID,omitempty"`
+	Name   string              `json:"name"`
+
+	// Status `waiting` for its dependencies, `pending` (its hook is scheduled or being
+	// delivered), `completed`, `failed` (its hook's retries ran out, or it was cancelled),
+	// or `skipped` (a dependency failed, or the run was skipped).
+	Status SequenceRunStepStatus `json:"status"`
+}
+
+// SequenceRunStepStatus `waiting` for its dependencies, `pending` (its hook is scheduled or being
+// delivered), `completed`, `failed` (its hook's retries ran out, or it was cancelled),
+// or `skipped` (a dependency failed, or the run was skipped).
+type SequenceRunStepStatus string
+
+// SequenceSchedule When a sequence runs: either `every` alone, or a calendar (`frequency`, `timezone`,
+// `time`, and `daysOfWeek` for weekly or `daysOfMonth` for monthly). A field that the
+// shape does not use is refused rather than ignored (`schedule.time.hour: is not used
+// with hourly`). Calendar slots are wall times in `timezone` at second 0, each resolved on
+// its own day: a time skipped by a daylight-saving change runs at the first instant after
+// the gap, a time that happens twice runs once, at the earlier instant. `every` slots are
+// `startAt + k × every` (k ≥ 0), exact durations whatever the clocks do.
+type SequenceSchedule = calendar.Spec
+
+// SequenceScheduleTime The local time of a calendar slot; hourly takes `minute` only.
+type SequenceScheduleTime struct {
+	Hour   *int `json:"hour,omitempty"`
+	Minute int  `json:"minute"`
+}
+
+// SequenceStatus `active`: runs are planned (`nextRunAt`); `paused`: no runs until resumed; `ended`: the
+// schedule has no slot left (past `endAt`).
+type SequenceStatus string
+
+// SequenceStep One hook of each run. A step without `dependsOn` gets its hook when the run starts; a
+// step with it when every step it names has completed (and is skipped if one failed).
+type SequenceStep struct {
+	// Data The JSON object the step's hook delivers; at most 64 KiB (compacted). Larger is a
+	// 413.
+	Data json.RawMessage `json:"data"`
+
+	// DependsOn Names of other steps of the sequence. An unknown name, the step itself, or a cycle is
+	// a 400 naming them (`steps[2].dependsOn[0]: unknown step "lod"`,
+	// `steps: cycle extract -> load -> extract`).
+	DependsOn *[]string `json:"dependsOn,omitempty"`
+
+	// Name Unique among the sequence's steps.
+	//
+	// Examples: extract
+	Name string `json:"name"`
+
+	// Path Where the step's hook is delivered, with the same rules as a hook's `path`.
+	//
+	// Examples: /etl/extract
+	Path string `json:"path"`
+
+	// RetryOverride The hook's own retry settings, instead of the project's. `minRetries` is the number of
+	// retries after the first attempt. The delay before retry n (from 1) is `delaySecs` with
+	// `fixed`, and `min(delaySecs × backoffFactor^(n-1), maxDelaySecs)` with `exponential`;
+	// `jitter` multiplies each delay by a random factor from 0.8 to 1.2.
+	RetryOverride *RetryOverride `json:"retryOverride,omitempty"`
+}
+
+// SequenceTrigger defines model for SequenceTrigger.
+type SequenceTrigger struct {
+	RequestedAt time.Time `json:"requestedAt"`
+
+	// RunId The id the run will have.
+	RunId      openapi_types.UUID `json:"runId"`
+	SequenceId openapi_types.UUID `json:"sequenceId"`
+}
+
+// SequenceTriggerResponse defines model for SequenceTriggerResponse.
+type SequenceTriggerResponse struct {
+	Data SequenceTrigger `json:"data"`
+}
+
 // SignatureScheme The signature headers of the project's deliveries. `sundial` (the default):
 // `Sundial-Id`, `Sundial-Timestamp`, `Sundial-Signature` (hex HMAC-SHA256 of
 // `timestamp.body` keyed with the signing key string's bytes) and the legacy
@@ -1341,6 +1670,18 @@ type HookID = string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// SequenceID defines model for SequenceID.
+type SequenceID = string
+
+// SequenceListCursor defines model for SequenceListCursor.
+type SequenceListCursor = string
+
+// SequenceListLimit defines model for SequenceListLimit.
+type SequenceListLimit = int
+
+// SequenceListOffset defines model for SequenceListOffset.
+type SequenceListOffset = string
+
 // AsyncAnswered defines model for AsyncAnswered.
 type AsyncAnswered = AsyncAnswerResponse
 
@@ -1394,6 +1735,24 @@ type PayloadTooLarge = Error
 
 // ProjectSettings defines model for ProjectSettings.
 type ProjectSettings = ProjectResponse
+
+// SequenceCreated defines model for SequenceCreated.
+type SequenceCreated = SequenceResponse
+
+// SequenceFound defines model for SequenceFound.
+type SequenceFound = SequenceResponse
+
+// SequencePage defines model for SequencePage.
+type SequencePage = ListSequencesResponse
+
+// SequenceRunPage defines model for SequenceRunPage.
+type SequenceRunPage = ListSequenceRunsResponse
+
+// SequenceRunTimes defines model for SequenceRunTimes.
+type SequenceRunTimes = SequencePreviewResponse
+
+// SequenceTriggered defines model for SequenceTriggered.
+type SequenceTriggered = SequenceTriggerResponse
 
 // ServiceUnavailable defines model for ServiceUnavailable.
 type ServiceUnavailable = Error
@@ -1476,6 +1835,40 @@ type CreateHookParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSequencesParams defines parameters for ListSequences.
+type ListSequencesParams struct {
+	// Limit Page size.
+	Limit *SequenceListLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `meta.nextCursor` of the previous page (`limit` may change). An empty value is the
+	// same as none: the first page.
+	Cursor *SequenceListCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Offset Not supported: paging is by `cursor` only. Any value is refused with a 400.
+	// Deprecated: this property has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	Offset *SequenceListOffset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// PreviewSequenceParams defines parameters for PreviewSequence.
+type PreviewSequenceParams struct {
+	// Count How many run times, 1 to 100.
+	Count *int `form:"count,omitempty" json:"count,omitempty"`
+}
+
+// ListSequenceRunsParams defines parameters for ListSequenceRuns.
+type ListSequenceRunsParams struct {
+	// Limit Page size.
+	Limit *SequenceListLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `meta.nextCursor` of the previous page (`limit` may change). An empty value is the
+	// same as none: the first page.
+	Cursor *SequenceListCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Offset Not supported: paging is by `cursor` only. Any value is refused with a 400.
+	// Deprecated: this property has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	Offset *SequenceListOffset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // AlertNotificationParams defines parameters for AlertNotification.
 type AlertNotificationParams struct {
 	// SundialId The alert group's id, the document's `id`.
@@ -1528,6 +1921,15 @@ type RetryIDsJSONRequestBody = RetryIDsRequest
 
 // PatchProjectJSONRequestBody defines body for PatchProject for application/json ContentType.
 type PatchProjectJSONRequestBody = ProjectPatch
+
+// CreateSequenceJSONRequestBody defines body for CreateSequence for application/json ContentType.
+type CreateSequenceJSONRequestBody = SequenceRequest
+
+// PreviewScheduleJSONRequestBody defines body for PreviewSchedule for application/json ContentType.
+type PreviewScheduleJSONRequestBody = SequencePreviewRequest
+
+// ReplaceSequenceJSONRequestBody defines body for ReplaceSequence for application/json ContentType.
+type ReplaceSequenceJSONRequestBody = SequenceRequest
 
 // RotateSigningKeyJSONRequestBody defines body for RotateSigningKey for application/json ContentType.
 type RotateSigningKeyJSONRequestBody = RotateSigningKeyRequest
@@ -1612,6 +2014,39 @@ type ServerInterface interface {
 	// PatchProject Change the project's settings
 	// (PATCH /project)
 	PatchProject(ctx echo.Context) error
+	// ListSequences List sequences
+	// (GET /sequences)
+	ListSequences(ctx echo.Context, params ListSequencesParams) error
+	// CreateSequence Create a sequence
+	// (POST /sequences)
+	CreateSequence(ctx echo.Context) error
+	// PreviewSchedule Preview a schedule's next run times
+	// (POST /sequences/preview)
+	PreviewSchedule(ctx echo.Context) error
+	// DeleteSequence Delete a sequence
+	// (DELETE /sequences/{id})
+	DeleteSequence(ctx echo.Context, id SequenceID) error
+	// GetSequence Get a sequence
+	// (GET /sequences/{id})
+	GetSequence(ctx echo.Context, id SequenceID) error
+	// ReplaceSequence Replace a sequence's definition
+	// (PUT /sequences/{id})
+	ReplaceSequence(ctx echo.Context, id SequenceID) error
+	// PauseSequence Pause a sequence
+	// (POST /sequences/{id}/pause)
+	PauseSequence(ctx echo.Context, id SequenceID) error
+	// PreviewSequence Preview a sequence's next run times
+	// (GET /sequences/{id}/preview)
+	PreviewSequence(ctx echo.Context, id SequenceID, params PreviewSequenceParams) error
+	// ResumeSequence Resume a sequence
+	// (POST /sequences/{id}/resume)
+	ResumeSequence(ctx echo.Context, id SequenceID) error
+	// ListSequenceRuns List a sequence's runs
+	// (GET /sequences/{id}/runs)
+	ListSequenceRuns(ctx echo.Context, id SequenceID, params ListSequenceRunsParams) error
+	// TriggerSequence Run a sequence now
+	// (POST /sequences/{id}/trigger)
+	TriggerSequence(ctx echo.Context, id SequenceID) error
 	// ListSigningKeys List signing keys
 	// (GET /signing-keys)
 	ListSigningKeys(ctx echo.Context) error
@@ -2066,6 +2501,216 @@ func (w *ServerInterfaceWrapper) PatchProject(ctx echo.Context) error {
 	return err
 }
 
+// ListSequences converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSequences(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSequencesParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", ctx.QueryParams(), &params.Offset, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter offset: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSequences(ctx, params)
+	return err
+}
+
+// CreateSequence converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateSequence(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateSequence(ctx)
+	return err
+}
+
+// PreviewSchedule converts echo context to params.
+func (w *ServerInterfaceWrapper) PreviewSchedule(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PreviewSchedule(ctx)
+	return err
+}
+
+// DeleteSequence converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteSequence(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id SequenceID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteSequence(ctx, id)
+	return err
+}
+
+// GetSequence converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSequence(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id SequenceID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSequence(ctx, id)
+	return err
+}
+
+// ReplaceSequence converts echo context to params.
+func (w *ServerInterfaceWrapper) ReplaceSequence(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id SequenceID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReplaceSequence(ctx, id)
+	return err
+}
+
+// PauseSequence converts echo context to params.
+func (w *ServerInterfaceWrapper) PauseSequence(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id SequenceID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PauseSequence(ctx, id)
+	return err
+}
+
+// PreviewSequence converts echo context to params.
+func (w *ServerInterfaceWrapper) PreviewSequence(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id SequenceID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PreviewSequenceParams
+	// ------------- Optional query parameter "count" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "count", ctx.QueryParams(), &params.Count, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter count: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PreviewSequence(ctx, id, params)
+	return err
+}
+
+// ResumeSequence converts echo context to params.
+func (w *ServerInterfaceWrapper) ResumeSequence(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id SequenceID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResumeSequence(ctx, id)
+	return err
+}
+
+// ListSequenceRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSequenceRuns(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id SequenceID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSequenceRunsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", ctx.QueryParams(), &params.Offset, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter offset: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSequenceRuns(ctx, id, params)
+	return err
+}
+
+// TriggerSequence converts echo context to params.
+func (w *ServerInterfaceWrapper) TriggerSequence(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id SequenceID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.TriggerSequence(ctx, id)
+	return err
+}
+
 // ListSigningKeys converts echo context to params.
 func (w *ServerInterfaceWrapper) ListSigningKeys(ctx echo.Context) error {
 	var err error
@@ -2182,6 +2827,17 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/channels/:id", wrapper.PatchChannel, options.OperationMiddlewares["patchChannel"]...)
 	router.GET(options.BaseURL+"/channels/:id/sends", wrapper.ListChannelSends, options.OperationMiddlewares["listChannelSends"]...)
 	router.POST(options.BaseURL+"/channels/:id/test", wrapper.TestChannel, options.OperationMiddlewares["testChannel"]...)
+	router.GET(options.BaseURL+"/sequences", wrapper.ListSequences, options.OperationMiddlewares["listSequences"]...)
+	router.POST(options.BaseURL+"/sequences", wrapper.CreateSequence, options.OperationMiddlewares["createSequence"]...)
+	router.POST(options.BaseURL+"/sequences/preview", wrapper.PreviewSchedule, options.OperationMiddlewares["previewSchedule"]...)
+	router.DELETE(options.BaseURL+"/sequences/:id", wrapper.DeleteSequence, options.OperationMiddlewares["deleteSequence"]...)
+	router.GET(options.BaseURL+"/sequences/:id", wrapper.GetSequence, options.OperationMiddlewares["getSequence"]...)
+	router.PUT(options.BaseURL+"/sequences/:id", wrapper.ReplaceSequence, options.OperationMiddlewares["replaceSequence"]...)
+	router.POST(options.BaseURL+"/sequences/:id/pause", wrapper.PauseSequence, options.OperationMiddlewares["pauseSequence"]...)
+	router.POST(options.BaseURL+"/sequences/:id/resume", wrapper.ResumeSequence, options.OperationMiddlewares["resumeSequence"]...)
+	router.POST(options.BaseURL+"/sequences/:id/trigger", wrapper.TriggerSequence, options.OperationMiddlewares["triggerSequence"]...)
+	router.GET(options.BaseURL+"/sequences/:id/runs", wrapper.ListSequenceRuns, options.OperationMiddlewares["listSequenceRuns"]...)
+	router.GET(options.BaseURL+"/sequences/:id/preview", wrapper.PreviewSequence, options.OperationMiddlewares["previewSequence"]...)
 	router.POST(options.BaseURL+"/ws/ticket", wrapper.CreateListenerTicket, options.OperationMiddlewares["createListenerTicket"]...)
 	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/ack", wrapper.AckHook, options.OperationMiddlewares["ackHook"]...)
 	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/nack", wrapper.NackHook, options.OperationMiddlewares["nackHook"]...)
@@ -2522,6 +3178,102 @@ type ProjectSettingsJSONResponse struct {
 	Body ProjectResponse
 
 	Headers ProjectSettingsResponseHeaders
+}
+
+type SequenceCreatedResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type SequenceCreatedJSONResponse struct {
+	Body SequenceResponse
+
+	Headers SequenceCreatedResponseHeaders
+}
+
+type SequenceFoundResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type SequenceFoundJSONResponse struct {
+	Body SequenceResponse
+
+	Headers SequenceFoundResponseHeaders
+}
+
+type SequencePageResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type SequencePageJSONResponse struct {
+	Body ListSequencesResponse
+
+	Headers SequencePageResponseHeaders
+}
+
+type SequenceRunPageResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type SequenceRunPageJSONResponse struct {
+	Body ListSequenceRunsResponse
+
+	Headers SequenceRunPageResponseHeaders
+}
+
+type SequenceRunTimesResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type SequenceRunTimesJSONResponse struct {
+	Body SequencePreviewResponse
+
+	Headers SequenceRunTimesResponseHeaders
+}
+
+type SequenceTriggeredResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type SequenceTriggeredJSONResponse struct {
+	Body SequenceTriggerResponse
+
+	Headers SequenceTriggeredResponseHeaders
 }
 
 type ServiceUnavailableResponseHeaders struct {
@@ -8611,6 +9363,2629 @@ func (response PatchProject503JSONResponse) VisitPatchProjectResponse(w http.Res
 	return err
 }
 
+type ListSequencesRequestObject struct {
+	Params ListSequencesParams
+}
+
+type ListSequencesResponseObject interface {
+	VisitListSequencesResponse(w http.ResponseWriter) error
+}
+
+type ListSequences200JSONResponse struct{ SequencePageJSONResponse }
+
+func (response ListSequences200JSONResponse) VisitListSequencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequences400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListSequences400JSONResponse) VisitListSequencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequences401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListSequences401JSONResponse) VisitListSequencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequences429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListSequences429JSONResponse) VisitListSequencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequences500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListSequences500JSONResponse) VisitListSequencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequences503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListSequences503JSONResponse) VisitListSequencesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequenceRequestObject struct {
+	Body *CreateSequenceJSONRequestBody
+}
+
+type CreateSequenceResponseObject interface {
+	VisitCreateSequenceResponse(w http.ResponseWriter) error
+}
+
+type CreateSequence201JSONResponse struct{ SequenceCreatedJSONResponse }
+
+func (response CreateSequence201JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateSequence400JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequence401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateSequence401JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequence409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateSequence409JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequence413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateSequence413JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequence415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateSequence415JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequence429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateSequence429JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequence500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateSequence500JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSequence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateSequence503JSONResponse) VisitCreateSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewScheduleRequestObject struct {
+	Body *PreviewScheduleJSONRequestBody
+}
+
+type PreviewScheduleResponseObject interface {
+	VisitPreviewScheduleResponse(w http.ResponseWriter) error
+}
+
+type PreviewSchedule200JSONResponse struct{ SequenceRunTimesJSONResponse }
+
+func (response PreviewSchedule200JSONResponse) VisitPreviewScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSchedule400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PreviewSchedule400JSONResponse) VisitPreviewScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSchedule401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PreviewSchedule401JSONResponse) VisitPreviewScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSchedule413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PreviewSchedule413JSONResponse) VisitPreviewScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSchedule415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response PreviewSchedule415JSONResponse) VisitPreviewScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSchedule429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response PreviewSchedule429JSONResponse) VisitPreviewScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSchedule500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PreviewSchedule500JSONResponse) VisitPreviewScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSchedule503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response PreviewSchedule503JSONResponse) VisitPreviewScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSequenceRequestObject struct {
+	Id SequenceID `json:"id"`
+}
+
+type DeleteSequenceResponseObject interface {
+	VisitDeleteSequenceResponse(w http.ResponseWriter) error
+}
+
+type DeleteSequence200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type DeleteSequence200JSONResponse struct {
+	Body    EmptyResponse
+	Headers DeleteSequence200ResponseHeaders
+}
+
+func (response DeleteSequence200JSONResponse) VisitDeleteSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSequence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteSequence400JSONResponse) VisitDeleteSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSequence401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteSequence401JSONResponse) VisitDeleteSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSequence404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteSequence404JSONResponse) VisitDeleteSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSequence429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteSequence429JSONResponse) VisitDeleteSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSequence500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteSequence500JSONResponse) VisitDeleteSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSequence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DeleteSequence503JSONResponse) VisitDeleteSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSequenceRequestObject struct {
+	Id SequenceID `json:"id"`
+}
+
+type GetSequenceResponseObject interface {
+	VisitGetSequenceResponse(w http.ResponseWriter) error
+}
+
+type GetSequence200JSONResponse struct{ SequenceFoundJSONResponse }
+
+func (response GetSequence200JSONResponse) VisitGetSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSequence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetSequence400JSONResponse) VisitGetSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSequence401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetSequence401JSONResponse) VisitGetSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSequence404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetSequence404JSONResponse) VisitGetSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSequence429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetSequence429JSONResponse) VisitGetSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSequence500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetSequence500JSONResponse) VisitGetSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSequence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetSequence503JSONResponse) VisitGetSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequenceRequestObject struct {
+	Id   SequenceID `json:"id"`
+	Body *ReplaceSequenceJSONRequestBody
+}
+
+type ReplaceSequenceResponseObject interface {
+	VisitReplaceSequenceResponse(w http.ResponseWriter) error
+}
+
+type ReplaceSequence200JSONResponse struct{ SequenceFoundJSONResponse }
+
+func (response ReplaceSequence200JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ReplaceSequence400JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ReplaceSequence401JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ReplaceSequence404JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence409JSONResponse struct{ ConflictJSONResponse }
+
+func (response ReplaceSequence409JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ReplaceSequence413JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ReplaceSequence415JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ReplaceSequence429JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ReplaceSequence500JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReplaceSequence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ReplaceSequence503JSONResponse) VisitReplaceSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSequenceRequestObject struct {
+	Id SequenceID `json:"id"`
+}
+
+type PauseSequenceResponseObject interface {
+	VisitPauseSequenceResponse(w http.ResponseWriter) error
+}
+
+type PauseSequence200JSONResponse struct{ SequenceFoundJSONResponse }
+
+func (response PauseSequence200JSONResponse) VisitPauseSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSequence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PauseSequence400JSONResponse) VisitPauseSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSequence401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PauseSequence401JSONResponse) VisitPauseSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSequence404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PauseSequence404JSONResponse) VisitPauseSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSequence429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response PauseSequence429JSONResponse) VisitPauseSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSequence500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PauseSequence500JSONResponse) VisitPauseSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseSequence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response PauseSequence503JSONResponse) VisitPauseSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSequenceRequestObject struct {
+	Id     SequenceID `json:"id"`
+	Params PreviewSequenceParams
+}
+
+type PreviewSequenceResponseObject interface {
+	VisitPreviewSequenceResponse(w http.ResponseWriter) error
+}
+
+type PreviewSequence200JSONResponse struct{ SequenceRunTimesJSONResponse }
+
+func (response PreviewSequence200JSONResponse) VisitPreviewSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSequence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PreviewSequence400JSONResponse) VisitPreviewSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSequence401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PreviewSequence401JSONResponse) VisitPreviewSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSequence404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PreviewSequence404JSONResponse) VisitPreviewSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSequence429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response PreviewSequence429JSONResponse) VisitPreviewSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSequence500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PreviewSequence500JSONResponse) VisitPreviewSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewSequence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response PreviewSequence503JSONResponse) VisitPreviewSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSequenceRequestObject struct {
+	Id SequenceID `json:"id"`
+}
+
+type ResumeSequenceResponseObject interface {
+	VisitResumeSequenceResponse(w http.ResponseWriter) error
+}
+
+type ResumeSequence200JSONResponse struct{ SequenceFoundJSONResponse }
+
+func (response ResumeSequence200JSONResponse) VisitResumeSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSequence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResumeSequence400JSONResponse) VisitResumeSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSequence401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResumeSequence401JSONResponse) VisitResumeSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSequence404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResumeSequence404JSONResponse) VisitResumeSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSequence429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ResumeSequence429JSONResponse) VisitResumeSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSequence500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ResumeSequence500JSONResponse) VisitResumeSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeSequence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ResumeSequence503JSONResponse) VisitResumeSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequenceRunsRequestObject struct {
+	Id     SequenceID `json:"id"`
+	Params ListSequenceRunsParams
+}
+
+type ListSequenceRunsResponseObject interface {
+	VisitListSequenceRunsResponse(w http.ResponseWriter) error
+}
+
+type ListSequenceRuns200JSONResponse struct{ SequenceRunPageJSONResponse }
+
+func (response ListSequenceRuns200JSONResponse) VisitListSequenceRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequenceRuns400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListSequenceRuns400JSONResponse) VisitListSequenceRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequenceRuns401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListSequenceRuns401JSONResponse) VisitListSequenceRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequenceRuns404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListSequenceRuns404JSONResponse) VisitListSequenceRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequenceRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListSequenceRuns429JSONResponse) VisitListSequenceRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequenceRuns500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListSequenceRuns500JSONResponse) VisitListSequenceRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSequenceRuns503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListSequenceRuns503JSONResponse) VisitListSequenceRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TriggerSequenceRequestObject struct {
+	Id SequenceID `json:"id"`
+}
+
+type TriggerSequenceResponseObject interface {
+	VisitTriggerSequenceResponse(w http.ResponseWriter) error
+}
+
+type TriggerSequence201JSONResponse struct{ SequenceTriggeredJSONResponse }
+
+func (response TriggerSequence201JSONResponse) VisitTriggerSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TriggerSequence400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response TriggerSequence400JSONResponse) VisitTriggerSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TriggerSequence401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response TriggerSequence401JSONResponse) VisitTriggerSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TriggerSequence404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response TriggerSequence404JSONResponse) VisitTriggerSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TriggerSequence429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response TriggerSequence429JSONResponse) VisitTriggerSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TriggerSequence500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response TriggerSequence500JSONResponse) VisitTriggerSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TriggerSequence503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response TriggerSequence503JSONResponse) VisitTriggerSequenceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSigningKeysRequestObject struct {
 }
 
@@ -9544,6 +12919,39 @@ type StrictServerInterface interface {
 	// PatchProject Change the project's settings
 	// (PATCH /project)
 	PatchProject(ctx context.Context, request PatchProjectRequestObject) (PatchProjectResponseObject, error)
+	// ListSequences List sequences
+	// (GET /sequences)
+	ListSequences(ctx context.Context, request ListSequencesRequestObject) (ListSequencesResponseObject, error)
+	// CreateSequence Create a sequence
+	// (POST /sequences)
+	CreateSequence(ctx context.Context, request CreateSequenceRequestObject) (CreateSequenceResponseObject, error)
+	// PreviewSchedule Preview a schedule's next run times
+	// (POST /sequences/preview)
+	PreviewSchedule(ctx context.Context, request PreviewScheduleRequestObject) (PreviewScheduleResponseObject, error)
+	// DeleteSequence Delete a sequence
+	// (DELETE /sequences/{id})
+	DeleteSequence(ctx context.Context, request DeleteSequenceRequestObject) (DeleteSequenceResponseObject, error)
+	// GetSequence Get a sequence
+	// (GET /sequences/{id})
+	GetSequence(ctx context.Context, request GetSequenceRequestObject) (GetSequenceResponseObject, error)
+	// ReplaceSequence Replace a sequence's definition
+	// (PUT /sequences/{id})
+	ReplaceSequence(ctx context.Context, request ReplaceSequenceRequestObject) (ReplaceSequenceResponseObject, error)
+	// PauseSequence Pause a sequence
+	// (POST /sequences/{id}/pause)
+	PauseSequence(ctx context.Context, request PauseSequenceRequestObject) (PauseSequenceResponseObject, error)
+	// PreviewSequence Preview a sequence's next run times
+	// (GET /sequences/{id}/preview)
+	PreviewSequence(ctx context.Context, request PreviewSequenceRequestObject) (PreviewSequenceResponseObject, error)
+	// ResumeSequence Resume a sequence
+	// (POST /sequences/{id}/resume)
+	ResumeSequence(ctx context.Context, request ResumeSequenceRequestObject) (ResumeSequenceResponseObject, error)
+	// ListSequenceRuns List a sequence's runs
+	// (GET /sequences/{id}/runs)
+	ListSequenceRuns(ctx context.Context, request ListSequenceRunsRequestObject) (ListSequenceRunsResponseObject, error)
+	// TriggerSequence Run a sequence now
+	// (POST /sequences/{id}/trigger)
+	TriggerSequence(ctx context.Context, request TriggerSequenceRequestObject) (TriggerSequenceResponseObject, error)
 	// ListSigningKeys List signing keys
 	// (GET /signing-keys)
 	ListSigningKeys(ctx context.Context, request ListSigningKeysRequestObject) (ListSigningKeysResponseObject, error)
@@ -10452,6 +13860,348 @@ func (sh *strictHandler) PatchProject(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(PatchProjectResponseObject); ok {
 		return validResponse.VisitPatchProjectResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListSequences operation middleware
+func (sh *strictHandler) ListSequences(ctx echo.Context, params ListSequencesParams) error {
+	var request ListSequencesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSequences(ctx.Request().Context(), request.(ListSequencesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSequences")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSequencesResponseObject); ok {
+		return validResponse.VisitListSequencesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateSequence operation middleware
+func (sh *strictHandler) CreateSequence(ctx echo.Context) error {
+	var request CreateSequenceRequestObject
+
+	var body CreateSequenceJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateSequence(ctx.Request().Context(), request.(CreateSequenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateSequence")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateSequenceResponseObject); ok {
+		return validResponse.VisitCreateSequenceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PreviewSchedule operation middleware
+func (sh *strictHandler) PreviewSchedule(ctx echo.Context) error {
+	var request PreviewScheduleRequestObject
+
+	var body PreviewScheduleJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PreviewSchedule(ctx.Request().Context(), request.(PreviewScheduleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PreviewSchedule")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PreviewScheduleResponseObject); ok {
+		return validResponse.VisitPreviewScheduleResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteSequence operation middleware
+func (sh *strictHandler) DeleteSequence(ctx echo.Context, id SequenceID) error {
+	var request DeleteSequenceRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteSequence(ctx.Request().Context(), request.(DeleteSequenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteSequence")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteSequenceResponseObject); ok {
+		return validResponse.VisitDeleteSequenceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetSequence operation middleware
+func (sh *strictHandler) GetSequence(ctx echo.Context, id SequenceID) error {
+	var request GetSequenceRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSequence(ctx.Request().Context(), request.(GetSequenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSequence")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetSequenceResponseObject); ok {
+		return validResponse.VisitGetSequenceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReplaceSequence operation middleware
+func (sh *strictHandler) ReplaceSequence(ctx echo.Context, id SequenceID) error {
+	var request ReplaceSequenceRequestObject
+
+	request.Id = id
+
+	var body ReplaceSequenceJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReplaceSequence(ctx.Request().Context(), request.(ReplaceSequenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReplaceSequence")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReplaceSequenceResponseObject); ok {
+		return validResponse.VisitReplaceSequenceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PauseSequence operation middleware
+func (sh *strictHandler) PauseSequence(ctx echo.Context, id SequenceID) error {
+	var request PauseSequenceRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseSequence(ctx.Request().Context(), request.(PauseSequenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseSequence")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PauseSequenceResponseObject); ok {
+		return validResponse.VisitPauseSequenceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PreviewSequence operation middleware
+func (sh *strictHandler) PreviewSequence(ctx echo.Context, id SequenceID, params PreviewSequenceParams) error {
+	var request PreviewSequenceRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PreviewSequence(ctx.Request().Context(), request.(PreviewSequenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PreviewSequence")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PreviewSequenceResponseObject); ok {
+		return validResponse.VisitPreviewSequenceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResumeSequence operation middleware
+func (sh *strictHandler) ResumeSequence(ctx echo.Context, id SequenceID) error {
+	var request ResumeSequenceRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeSequence(ctx.Request().Context(), request.(ResumeSequenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeSequence")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResumeSequenceResponseObject); ok {
+		return validResponse.VisitResumeSequenceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListSequenceRuns operation middleware
+func (sh *strictHandler) ListSequenceRuns(ctx echo.Context, id SequenceID, params ListSequenceRunsParams) error {
+	var request ListSequenceRunsRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSequenceRuns(ctx.Request().Context(), request.(ListSequenceRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSequenceRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSequenceRunsResponseObject); ok {
+		return validResponse.VisitListSequenceRunsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// TriggerSequence operation middleware
+func (sh *strictHandler) TriggerSequence(ctx echo.Context, id SequenceID) error {
+	var request TriggerSequenceRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.TriggerSequence(ctx.Request().Context(), request.(TriggerSequenceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TriggerSequence")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(TriggerSequenceResponseObject); ok {
+		return validResponse.VisitTriggerSequenceResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
