@@ -138,11 +138,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	bulkActions := bulk.NewService(pool, alerts)
+	// One cache, one key service per kind: the API and the dashboard
+	// change keys and settings through the same services.
+	keyCache := keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax)
+	apiKeys, signingKeys := apikey.NewService(pool), signingkey.NewService(pool, keys)
+	settings := project.NewService(pool, keys)
 	handler := api.New(api.Deps{
 		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies},
 		Log:          log,
 		Keys:         apikey.NewVerifier(queries),
-		KeyCache:     keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax),
+		KeyCache:     keyCache,
 		AuthThrottle: authThrottle(cfg.AuthFailuresPerMinute),
 		Hooks:        hooks,
 		Attempts:     attempt.NewLister(pool),
@@ -152,8 +157,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Bulk: api.BulkDeps{Bulk: bulkActions},
 		// Deleting a sequence cancels its hooks as bulk cancel does.
 		Sequences: api.SequenceDeps{Sequences: sequence.NewService(pool, bulkActions)},
-		Project:   api.ProjectDeps{Settings: project.NewService(pool, keys)},
-		KeyMgmt:   api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool, keys)},
+		Project:   api.ProjectDeps{Settings: settings},
+		KeyMgmt:   api.KeyDeps{APIKeys: apiKeys, SigningKeys: signingKeys},
 		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},
 		Endpoints: api.EndpointDeps{Endpoints: endpoint.NewService(pool)},
 		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
@@ -170,7 +175,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Config: dashboard.Config{
 			SecureCookie: strings.HasPrefix(cfg.PublicURL, "https:"), TrustedProxies: proxies,
 		},
-		Log: log, Accounts: accounts, Usage: queries, Settings: project.NewService(pool, keys),
+		Log: log, Accounts: accounts, Usage: queries, Settings: settings,
+		Admin: dashboard.AdminDeps{
+			APIKeys: apiKeys, SigningKeys: signingKeys, KeyCache: keyCache, Project: settings, Presence: queries,
+		},
 	})
 	server := &http.Server{
 		Handler:           withDashboard(handler, dash),

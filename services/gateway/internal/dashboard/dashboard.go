@@ -56,6 +56,8 @@ type Deps struct {
 	Accounts *account.Service
 	Usage    UsageReader
 	Settings SettingsWriter
+	// Admin: the keys, settings and listeners pages.
+	Admin AdminDeps
 }
 
 // Dashboard is the http.Handler of everything under /dashboard.

@@ -20,7 +20,16 @@ func (d *Dashboard) routes() {
 	d.Page("GET /dashboard", d.projectList)
 	d.Page("GET /dashboard/{$}", d.projectList)
 	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
-	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.rename)
+
+	// Keys, settings, listeners (owners only for keys: docs/dashboard.md).
+	d.ProjectPage("GET /dashboard/p/{project}/keys", d.keys)
+	d.ProjectAction("POST /dashboard/p/{project}/keys/api", account.Owner, d.createAPIKey)
+	d.ProjectAction("POST /dashboard/p/{project}/keys/api/{id}/revoke", account.Owner, d.revokeAPIKey)
+	d.ProjectAction("POST /dashboard/p/{project}/keys/signing/rotate", account.Owner, d.rotateSigningKey)
+	d.ProjectAction("POST /dashboard/p/{project}/keys/signing/{id}/revoke", account.Owner, d.revokeSigningKey)
+	d.ProjectPage("GET /dashboard/p/{project}/settings", d.settings)
+	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.saveSettings)
+	d.ProjectPage("GET /dashboard/p/{project}/listeners", d.listeners)
 
 	// Anything else under /dashboard: the errors page, not the mux's text.
 	d.Public("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
