@@ -114,9 +114,9 @@ func TestDashboardKeysAreForOwnersOnly(t *testing.T) {
 	apiKeyID := d.apiKeys()[0].ID
 	signingID := d.signingKeys()[0].ID
 	posts := map[string]url.Values{
-		keys + "/api":                             {"name": {"x"}},
-		keys + "/api/" + apiKeyID + "/revoke":     nil,
-		keys + "/signing/rotate":                  {"grace_hours": {"2"}},
+		keys + "/api":                              {"name": {"x"}},
+		keys + "/api/" + apiKeyID + "/revoke":      nil,
+		keys + "/signing/rotate":                   {"grace_hours": {"2"}},
 		keys + "/signing/" + signingID + "/revoke": nil,
 	}
 	for _, role := range []account.Role{account.Member, account.Viewer} {

@@ -15,7 +15,7 @@ import (
 // name (the form's input names are the same), for the message next to
 // each field.
 type settingsPage struct {
-	Settings project.Settings
+	Settings   project.Settings
 	Schemes    []signing.SignatureScheme
 	Strategies []string
 	Errors     map[string]string
