@@ -143,6 +143,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	keyCache := keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax)
 	apiKeys, signingKeys := apikey.NewService(pool), signingkey.NewService(pool, keys)
 	settings := project.NewService(pool, keys)
+	// Send tests store their alert, then publish it like quota alerts.
+	channels := channel.NewService(pool, bus.NewPublisher(js), keys)
 	handler := api.New(api.Deps{
 		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies},
 		Log:          log,
@@ -162,8 +164,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},
 		Endpoints: api.EndpointDeps{Endpoints: endpoint.NewService(pool)},
 		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
-		// Send tests store their alert, then publish it like quota alerts.
-		Channels: api.ChannelDeps{Channels: channel.NewService(pool, bus.NewPublisher(js), keys)},
+		Channels: api.ChannelDeps{Channels: channels},
 		Listener: api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
 		Ready: func(ctx context.Context) error {
 			_, err := queries.DatabaseNow(ctx)
@@ -178,6 +179,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Log: log, Accounts: accounts, Usage: queries, Settings: settings,
 		Admin: dashboard.AdminDeps{
 			APIKeys: apiKeys, SigningKeys: signingKeys, KeyCache: keyCache, Project: settings, Presence: queries,
+			Channels: channels,
 		},
 	})
 	server := &http.Server{

@@ -262,3 +262,39 @@ func TestDashboardListeners(t *testing.T) {
 	require.Contains(t, p.body, "<strong>holding</strong>")
 	require.Contains(t, p.body, "Hooks held now: 0.")
 }
+
+func TestDashboardChannels(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	c := d.createChannel(`{"name":"<b>Ops</b>","type":"chat","url":"` + chatURL + `"}`)
+	errText := "<i>receiver</i> answered 500"
+	d.recordTry(c.ID, "sent", nil)
+	d.recordTry(c.ID, "failed", &errText)
+
+	viewer := d.signedIn(account.Viewer)
+	channels := d.overviewPath() + "/channels"
+	p := viewer.get(channels)
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, "&lt;b&gt;Ops&lt;/b&gt;")
+	require.Contains(t, p.body, "1 sent, 1 failed")
+	require.Contains(t, p.body, "&lt;i&gt;receiver&lt;/i&gt; answered 500")
+	require.NotContains(t, p.body, "<i>receiver</i>")
+	require.NotContains(t, p.body, chatURL)
+	require.NotContains(t, p.body, "Send test")
+	require.Equal(t, http.StatusForbidden, viewer.post(channels+"/"+c.ID+"/test", nil).status)
+
+	member := d.signedIn(account.Member)
+	require.Equal(t, http.StatusForbidden, member.do(http.MethodPost, channels+"/"+c.ID+"/test", url.Values{}).status) // no CSRF token
+	played := d.notifier(c.ID, "failed", &errText)
+	p = member.post(channels+"/"+c.ID+"/test", nil)
+	require.NoError(t, <-played)
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, "Send test: <strong>failed</strong>")
+	require.Contains(t, p.body, "2 failed")
+
+	other, err := app.CreateProject(d.ctx, app.Database{URL: d.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
+	require.NoError(t, err)
+	theirs := d.createChannel(chatBody, as(other.APIKey))
+	require.Equal(t, http.StatusNotFound, member.post(channels+"/"+theirs.ID+"/test", nil).status)
+	require.Equal(t, http.StatusNotFound, member.post(channels+"/not-an-id/test", nil).status)
+}

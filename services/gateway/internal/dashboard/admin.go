@@ -12,7 +12,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
-// AdminDeps are what the keys, settings and listeners pages use: the same
+// AdminDeps are what the keys, settings, listeners and channels pages use: the same
 // services the API's handlers call (internal/api keys.go, project.go), so a
 // change made here takes the API's one path.
 type AdminDeps struct {
@@ -23,6 +23,10 @@ type AdminDeps struct {
 	KeyCache KeyForgetter
 	Project  ProjectSettings
 	Presence PresenceReader
+	Channels ChannelReader
+	// ChannelTestWait is how long a send test waits for the first try;
+	// zero: channel.DefaultTestWait, as the API.
+	ChannelTestWait time.Duration
 }
 
 // APIKeyManager creates, lists and revokes a project's API keys

@@ -30,6 +30,8 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}/settings", d.settings)
 	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.saveSettings)
 	d.ProjectPage("GET /dashboard/p/{project}/listeners", d.listeners)
+	d.ProjectPage("GET /dashboard/p/{project}/channels", d.channels)
+	d.ProjectAction("POST /dashboard/p/{project}/channels/{id}/test", account.Member, d.testChannel)
 
 	// Anything else under /dashboard: the errors page, not the mux's text.
 	d.Public("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
