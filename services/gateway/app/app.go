@@ -164,8 +164,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},
 		Endpoints: api.EndpointDeps{Endpoints: endpoint.NewService(pool)},
 		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
-		Channels: api.ChannelDeps{Channels: channels},
-		Listener: api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
+		Channels:  api.ChannelDeps{Channels: channels},
+		Listener:  api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
 		Ready: func(ctx context.Context) error {
 			_, err := queries.DatabaseNow(ctx)
 			return err
