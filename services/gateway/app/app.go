@@ -145,6 +145,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	settings := project.NewService(pool, keys)
 	// Send tests store their alert, then publish it like quota alerts.
 	channels := channel.NewService(pool, bus.NewPublisher(js), keys)
+	// Deleting a sequence cancels its hooks as bulk cancel does.
+	sequences := sequence.NewService(pool, bulkActions)
 	handler := api.New(api.Deps{
 		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies},
 		Log:          log,
@@ -157,8 +159,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
 		Bulk: api.BulkDeps{Bulk: bulkActions},
-		// Deleting a sequence cancels its hooks as bulk cancel does.
-		Sequences: api.SequenceDeps{Sequences: sequence.NewService(pool, bulkActions)},
+		Sequences: api.SequenceDeps{Sequences: sequences},
 		Project:   api.ProjectDeps{Settings: settings},
 		KeyMgmt:   api.KeyDeps{APIKeys: apiKeys, SigningKeys: signingKeys},
 		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},
@@ -179,7 +180,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Log: log, Accounts: accounts, Usage: queries, Settings: settings,
 		Admin: dashboard.AdminDeps{
 			APIKeys: apiKeys, SigningKeys: signingKeys, KeyCache: keyCache, Project: settings, Presence: queries,
-			Channels: channels,
+			Channels: channels, Sequences: sequences,
 		},
 	})
 	server := &http.Server{

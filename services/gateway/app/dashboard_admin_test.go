@@ -1,11 +1,13 @@
 package app_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -297,4 +299,65 @@ func TestDashboardChannels(t *testing.T) {
 	theirs := d.createChannel(chatBody, as(other.APIKey))
 	require.Equal(t, http.StatusNotFound, member.post(channels+"/"+theirs.ID+"/test", nil).status)
 	require.Equal(t, http.StatusNotFound, member.post(channels+"/not-an-id/test", nil).status)
+}
+
+func TestDashboardSequences(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	s := d.createSequence(fmt.Sprintf(weekdaysParis, "etl"))
+	sequences := d.overviewPath() + "/sequences"
+
+	viewer := d.signedIn(account.Viewer)
+	p := viewer.get(sequences)
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, ">etl</a>")
+	require.Contains(t, p.body, sequences+"/"+s.ID)
+	p = viewer.get(sequences + "/" + s.ID)
+	require.Equal(t, http.StatusOK, p.status)
+	// The schedule is shown as text: its JSON's quotes are escaped.
+	require.Contains(t, p.body, "&#34;timezone&#34;:&#34;Europe/Paris&#34;")
+	require.Contains(t, p.body, "/etl/transform")
+	require.Contains(t, p.body, "<td>transform</td>") // a step that load depends on
+	require.NotContains(t, p.body, "Trigger a run now")
+	// The next runs are the API's preview.
+	preview := data[struct {
+		RunTimes []time.Time `json:"runTimes"`
+	}](t, d.do(http.MethodGet, "/v1/sequences/"+s.ID+"/preview", nil), http.StatusOK)
+	require.NotEmpty(t, preview.RunTimes)
+	for _, at := range preview.RunTimes {
+		require.Contains(t, p.body, at.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	for _, action := range []string{"pause", "resume", "trigger"} {
+		require.Equal(t, http.StatusForbidden, viewer.post(sequences+"/"+s.ID+"/"+action, nil).status, action)
+	}
+
+	member := d.signedIn(account.Member)
+	require.Contains(t, member.get(sequences+"/"+s.ID).body, "Trigger a run now")
+	for _, action := range []string{"pause", "resume", "trigger"} {
+		require.Equal(t, http.StatusForbidden, member.do(http.MethodPost, sequences+"/"+s.ID+"/"+action, url.Values{}).status, action) // no CSRF token
+	}
+	require.Equal(t, http.StatusSeeOther, member.post(sequences+"/"+s.ID+"/pause", nil).status)
+	require.Equal(t, "paused", d.sequence(s.ID).Status)
+	require.Contains(t, member.get(sequences+"/"+s.ID).body, "Resume</button>")
+	require.Equal(t, http.StatusSeeOther, member.post(sequences+"/"+s.ID+"/resume", nil).status)
+	require.Equal(t, "active", d.sequence(s.ID).Status)
+	require.Equal(t, http.StatusSeeOther, member.post(sequences+"/"+s.ID+"/trigger", nil).status)
+
+	other, err := app.CreateProject(d.ctx, app.Database{URL: d.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
+	require.NoError(t, err)
+	theirs := d.createSequence(fmt.Sprintf(weekdaysParis, "theirs"), as(other.APIKey))
+	require.Equal(t, http.StatusNotFound, member.get(sequences+"/"+theirs.ID).status)
+	require.Equal(t, http.StatusNotFound, member.get(sequences+"/not-an-id").status)
+	require.Equal(t, http.StatusNotFound, member.post(sequences+"/"+theirs.ID+"/pause", nil).status)
+	require.Equal(t, http.StatusNotFound, member.post(sequences+"/"+s.ID+"/explode", nil).status)
+	require.Equal(t, "active", d.sequence(theirs.ID, as(other.APIKey)).Status)
+	require.Equal(t, http.StatusBadRequest, member.get(sequences+"?cursor=nonsense").status)
+}
+
+// sequence reads a sequence through the API.
+func (d dashBundle) sequence(id string, mods ...func(*http.Request)) sequenceJSON {
+	d.t.Helper()
+	res := d.do(http.MethodGet, "/v1/sequences/"+id, nil, mods...)
+	require.Equal(d.t, http.StatusOK, res.status, string(res.body))
+	return res.sequence(d.t)
 }

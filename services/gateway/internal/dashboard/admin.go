@@ -12,9 +12,10 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
-// AdminDeps are what the keys, settings, listeners and channels pages use: the same
-// services the API's handlers call (internal/api keys.go, project.go), so a
-// change made here takes the API's one path.
+// AdminDeps are what the keys, settings, listeners, channels and sequences
+// pages use: the same services the API's handlers call (internal/api
+// keys.go, project.go, channels.go, sequences.go), so a change made here
+// takes the API's one path.
 type AdminDeps struct {
 	APIKeys     APIKeyManager
 	SigningKeys SigningKeyManager
@@ -27,6 +28,7 @@ type AdminDeps struct {
 	// ChannelTestWait is how long a send test waits for the first try;
 	// zero: channel.DefaultTestWait, as the API.
 	ChannelTestWait time.Duration
+	Sequences       SequenceManager
 }
 
 // APIKeyManager creates, lists and revokes a project's API keys

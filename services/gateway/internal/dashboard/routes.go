@@ -21,7 +21,8 @@ func (d *Dashboard) routes() {
 	d.Page("GET /dashboard/{$}", d.projectList)
 	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
 
-	// Keys, settings, listeners (owners only for keys: docs/dashboard.md).
+	// Keys, settings, listeners, channels, sequences (owners only for keys:
+	// docs/dashboard.md).
 	d.ProjectPage("GET /dashboard/p/{project}/keys", d.keys)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api", account.Owner, d.createAPIKey)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api/{id}/revoke", account.Owner, d.revokeAPIKey)
@@ -32,6 +33,9 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}/listeners", d.listeners)
 	d.ProjectPage("GET /dashboard/p/{project}/channels", d.channels)
 	d.ProjectAction("POST /dashboard/p/{project}/channels/{id}/test", account.Member, d.testChannel)
+	d.ProjectPage("GET /dashboard/p/{project}/sequences", d.sequences)
+	d.ProjectPage("GET /dashboard/p/{project}/sequences/{id}", d.sequence)
+	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}/{action}", account.Member, d.sequenceAction)
 
 	// Anything else under /dashboard: the errors page, not the mux's text.
 	d.Public("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
