@@ -158,7 +158,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Limits:       api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
-		Bulk: api.BulkDeps{Bulk: bulkActions},
+		Bulk:      api.BulkDeps{Bulk: bulkActions},
 		Sequences: api.SequenceDeps{Sequences: sequences},
 		Project:   api.ProjectDeps{Settings: settings},
 		KeyMgmt:   api.KeyDeps{APIKeys: apiKeys, SigningKeys: signingKeys},

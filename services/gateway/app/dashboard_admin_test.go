@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/account"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
@@ -307,6 +309,19 @@ func TestDashboardSequences(t *testing.T) {
 	s := d.createSequence(fmt.Sprintf(weekdaysParis, "etl"))
 	sequences := d.overviewPath() + "/sequences"
 
+	run := uuid.Must(uuid.NewV7())
+	require.NoError(t, d.tq.InsertSequenceRunForTest(d.ctx, storetest.InsertSequenceRunForTestParams{
+		ID: run, ProjectID: d.project, SequenceID: uuid.MustParse(s.ID), Slot: time.Date(2030, 1, 2, 8, 0, 0, 0, time.UTC),
+		Trigger: "schedule", Status: "running",
+	}))
+	hookID := uuid.New()
+	require.NoError(t, d.tq.InsertSequenceRunStepForTest(d.ctx, storetest.InsertSequenceRunStepForTestParams{
+		RunID: run, Name: "extract", DependsOn: []string{}, HookID: &hookID, Status: "completed",
+	}))
+	require.NoError(t, d.tq.InsertSequenceRunStepForTest(d.ctx, storetest.InsertSequenceRunStepForTestParams{
+		RunID: run, Name: "transform", DependsOn: []string{"extract"}, Status: "waiting",
+	}))
+
 	viewer := d.signedIn(account.Viewer)
 	p := viewer.get(sequences)
 	require.Equal(t, http.StatusOK, p.status)
@@ -319,6 +334,10 @@ func TestDashboardSequences(t *testing.T) {
 	require.Contains(t, p.body, "/etl/transform")
 	require.Contains(t, p.body, "<td>transform</td>") // a step that load depends on
 	require.NotContains(t, p.body, "Trigger a run now")
+	// The run, with its steps' status, as GET /v1/sequences/{id}/runs.
+	require.Contains(t, p.body, "2030-01-02 08:00:00 UTC")
+	require.Contains(t, p.body, ">extract</a>: completed, transform: waiting")
+	require.Contains(t, p.body, d.overviewPath()+"/hooks/"+hookID.String())
 	// The next runs are the API's preview.
 	preview := data[struct {
 		RunTimes []time.Time `json:"runTimes"`
