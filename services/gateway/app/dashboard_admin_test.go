@@ -265,6 +265,14 @@ func TestDashboardListeners(t *testing.T) {
 	p = br.get(listeners)
 	require.Contains(t, p.body, "<strong>holding</strong>")
 	require.Contains(t, p.body, "Hooks held now: 0.")
+
+	for range 2 {
+		res := d.post(`{"path":"/held","data":{},"postAt":"2030-01-01T00:00:00Z"}`)
+		require.Equal(t, http.StatusCreated, res.status, string(res.body))
+		created := res.hook(t)
+		require.NoError(t, d.tq.HoldHookForTest(d.ctx, storetest.HoldHookForTestParams{ProjectID: d.project, ID: uuid.MustParse(created.ID)}))
+	}
+	require.Contains(t, br.get(listeners).body, "Hooks held now: 2.")
 }
 
 func TestDashboardChannels(t *testing.T) {
