@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Config: dashboard.Config{
 			SecureCookie: strings.HasPrefix(cfg.PublicURL, "https:"), TrustedProxies: proxies,
 		},
-		Log: log, Accounts: accounts, Usage: queries, Settings: settings,
+		Log: log, Accounts: accounts, Usage: queries,
 		Admin: dashboard.AdminDeps{
 			APIKeys: apiKeys, SigningKeys: signingKeys, KeyCache: keyCache, Project: settings, Presence: queries,
 			Channels: channels, Sequences: sequences,

@@ -23,7 +23,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/account"
-	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -44,19 +43,13 @@ type UsageReader interface {
 	GetProjectUsage(ctx context.Context, projectID uuid.UUID) (store.GetProjectUsageRow, error)
 }
 
-// SettingsWriter changes a project's settings (*project.Service).
-type SettingsWriter interface {
-	Update(ctx context.Context, projectID uuid.UUID, p project.Patch) (project.Settings, error)
-}
-
 // Deps are what the dashboard's pages use. Pages added later add theirs.
 type Deps struct {
 	Config   Config
 	Log      *slog.Logger
 	Accounts *account.Service
 	Usage    UsageReader
-	Settings SettingsWriter
-	// Admin: the keys, settings and listeners pages.
+	// Admin: the keys, settings, listeners, channels and sequences pages.
 	Admin AdminDeps
 }
 
