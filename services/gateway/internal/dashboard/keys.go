@@ -2,8 +2,10 @@ package dashboard
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -94,16 +96,11 @@ func (d *Dashboard) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
 // gracePeriodSecs.
 func (d *Dashboard) rotateSigningKey(w http.ResponseWriter, r *http.Request) {
 	p, _ := ProjectFrom(r)
-	hours, err := strconv.Atoi(r.PostFormValue("grace_hours"))
-	secs := hours * 3600
-	if err == nil {
-		_, err = signingkey.Grace(&secs)
-	}
+	grace, err := graceHours(r.PostFormValue("grace_hours"))
 	if err != nil {
 		d.renderKeys(w, r, http.StatusBadRequest, keysPage{Field: "grace_hours", Error: "must be a whole number of hours from 1 to 168 (7 days)"})
 		return
 	}
-	grace, _ := signingkey.Grace(&secs)
 	if _, err := d.Admin.SigningKeys.Rotate(r.Context(), p.ID, grace); err != nil {
 		d.fault(w, r, "rotate signing key", err)
 		return
@@ -133,4 +130,18 @@ func (d *Dashboard) revokeSigningKey(w http.ResponseWriter, r *http.Request) {
 		d.Log.Info("dashboard signing key revoked", "project_id", p.ID, "key_id", id, "user_id", sessionFrom(r).user.ID)
 		http.Redirect(w, r, Prefix+"/p/"+p.ID.String()+"/keys", http.StatusSeeOther)
 	}
+}
+
+// graceHours reads the rotate form's grace period, in hours, and checks it
+// as the API's gracePeriodSecs.
+func graceHours(v string) (time.Duration, error) {
+	hours, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("grace_hours: %w", err)
+	}
+	if hours < 1 || hours > 24*7 { // before multiplying: no overflow
+		return 0, signingkey.ErrInvalidGrace
+	}
+	secs := hours * 3600
+	return signingkey.Grace(&secs)
 }
