@@ -57,17 +57,13 @@ func benchEnv(env []string) []string {
 	})
 }
 
-// TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
-// on Sundial and the river baseline, and checks that it runs and that its
-// report is well formed: every scenario present for every system and
-// passed, rates above zero, percentiles in order, nothing early. It checks
-// no target: the figures of a quick run on a busy machine mean little.
-func TestQuickBenchmark(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
+// run runs the built benchmark with BENCH_QUICK=1 and extra variables and
+// returns its report.
+func (b testBundle) run(t *testing.T, extra ...string) report.Report {
+	t.Helper()
 	cmd := exec.CommandContext(t.Context(), b.bench)
 	cmd.Dir = b.root
-	cmd.Env = append(benchEnv(os.Environ()), "BENCH_QUICK=1", "BENCH_SYSTEMS="+quickSystems, "BENCH_OUT="+b.out, "BENCH_DIR="+b.dir)
+	cmd.Env = append(append(benchEnv(os.Environ()), "BENCH_QUICK=1", "BENCH_OUT="+b.out, "BENCH_DIR="+b.dir), extra...)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	require.NoError(t, cmd.Run(), "quick benchmark:\n%s", output.String())
@@ -77,9 +73,35 @@ func TestQuickBenchmark(t *testing.T) {
 	var rep report.Report
 	require.NoError(t, json.Unmarshal(raw, &rep))
 	require.True(t, rep.Quick)
+	return rep
+}
+
+// TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
+// on Sundial and the river baseline, but for the scenarios that run the
+// `sundial` command (TestQuickListen's), and checks that it runs and that
+// its report is well formed: every scenario present for every system and
+// passed, rates above zero, percentiles in order, nothing early. It checks
+// no target: the figures of a quick run on a busy machine mean little.
+func TestQuickBenchmark(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var names []string
+	for _, s := range scenario.Registry {
+		if !s.CLI {
+			names = append(names, s.Name)
+		}
+	}
+	rep := b.run(t, "BENCH_SYSTEMS="+quickSystems, "BENCH_SCENARIOS="+strings.Join(names, ","))
 
 	systems := strings.Split(quickSystems, ",")
+	deliveries := 0
 	for _, s := range scenario.Registry {
+		if s.CLI {
+			continue
+		}
+		if s.Plan != nil {
+			deliveries++
+		}
 		want := systems
 		if s.Plan == nil {
 			want = systems[:1] // an API scenario runs on Sundial alone
@@ -94,12 +116,52 @@ func TestQuickBenchmark(t *testing.T) {
 			requireDeliveries(t, res)
 		}
 	}
-	require.Len(t, rep.Comparisons, len(scenario.Registry)-1, "one comparison per delivery scenario")
+	require.Len(t, rep.Comparisons, deliveries, "one comparison per delivery scenario")
 	for _, c := range rep.Comparisons {
 		require.Positive(t, c.DeliveriesPerSecondRatio, c.Scenario)
 		require.Positive(t, c.LateP99Ratio, c.Scenario)
 	}
 	require.NotEmpty(t, rep.MemoryPeaks("sundial")["scheduler"], "the memory summary has the scheduler")
+}
+
+// TestQuickListen runs the listen scenario scaled down (BENCH_QUICK=1),
+// which builds and runs `sundial listen`, and checks its report: every
+// hook of its three runs delivered the way measured and none early, every
+// idle listener connected and still open when the gateway's memory was
+// read, the figures consistent with one another. It checks no goal.
+func TestQuickListen(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rep := b.run(t, "BENCH_SCENARIOS=listen")
+	res := find(t, rep.Results, "listen", "sundial")
+	require.True(t, res.OK, "listen: %v", res.Notes)
+	l := res.Listen
+	require.NotNil(t, l)
+	require.Len(t, l.Runs, 3)
+	for i, via := range []string{"https", "listener", "listener"} {
+		run := l.Runs[i]
+		require.Equal(t, via, run.Via, run.Name)
+		c := run.Check
+		require.Equal(t, run.Hooks, c.Delivered, run.Name)
+		require.Zero(t, c.Early, run.Name)
+		require.Zero(t, run.Misrouted, run.Name)
+		require.Positive(t, run.DeliveriesPerSecond, run.Name)
+		require.Positive(t, c.Lateness.P50Ms, run.Name)
+		require.LessOrEqual(t, c.Lateness.P50Ms, c.Lateness.P99Ms, run.Name)
+		require.LessOrEqual(t, c.Lateness.P99Ms, c.Lateness.MaxMs, run.Name)
+	}
+	require.Equal(t, l.Runs[0].Hooks, l.Runs[1].Hooks, "the direct and listener steady runs are the same load")
+	require.Positive(t, l.Runs[1].CPUSeconds["listener"], "the listener's processor time is counted")
+	require.InDelta(t, l.Runs[1].Check.Lateness.P99Ms-l.Runs[0].Check.Lateness.P99Ms, l.AddedP99Ms, 0.001)
+
+	idle := l.Idle
+	require.Equal(t, rep.Sizes["BENCH_LISTEN_IDLE"], idle.Connections)
+	require.Equal(t, idle.Connections, idle.Opened.Connected, "%v", idle.Opened.Errors)
+	require.Equal(t, idle.Connections, idle.StillOpen)
+	require.Positive(t, idle.GatewayRSSBeforeMiB)
+	require.GreaterOrEqual(t, idle.GatewayHWMMiB, idle.GatewayRSSMiB, "VmHWM is at least every VmRSS read before it")
+	require.Len(t, l.Goals, 3)
+	require.Positive(t, res.PeakRSSMiB["listener"])
 }
 
 func find(t *testing.T, results []report.Result, name, system string) report.Result {

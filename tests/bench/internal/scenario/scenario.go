@@ -26,6 +26,9 @@ type Scenario struct {
 	Plan func(Config) plan
 	// Run runs a scenario without a Plan.
 	Run func(ctx context.Context, e *Env) (report.Result, error)
+	// CLI says the scenario runs the `sundial` command, which is built
+	// only when a scenario that runs it is selected.
+	CLI bool
 }
 
 // scaleDeadline is how long a scale or burst run may wait for its last
@@ -76,6 +79,26 @@ var Registry = []Scenario{
 			return plan{name: "same-second", hooks: c.SameSecondSize, deadline: time.Minute}
 		},
 	},
+	{
+		Name: "listen",
+		Description: func(c Config) string {
+			return fmt.Sprintf("through one sundial listen: %d hooks due at one instant, %d hooks/s for %d s (and the same over HTTPS); %d idle listeners",
+				c.ListenBurstSize, c.ListenSteadyRate, c.ListenSteadySeconds, c.ListenIdle)
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) { return e.listen(ctx) },
+		CLI: true,
+	},
+}
+
+// NeedsCLI says whether one of the scenarios named runs the `sundial`
+// command.
+func NeedsCLI(names []string) bool {
+	for _, s := range Registry {
+		if s.CLI && slices.Contains(names, s.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // steady is the steady scenario's plan with backlog far-future hooks.

@@ -40,3 +40,13 @@ WHERE datname = current_database();
 SELECT count(*)
 FROM pg_stat_activity
 WHERE datname = current_database() AND pid <> pg_backend_pid();
+
+-- name: listener-presence
+-- Whether a project is listening (a gateway's row connected and seen within
+-- the last 30 s, as the scheduler's claim decides: docs/listener.md) and
+-- how many sockets its connected rows count: the listen scenario waits on
+-- it before it schedules hooks for the listener.
+SELECT coalesce(bool_or(connected AND seen_at > now() - interval '30 seconds'), false),
+       coalesce(sum(sockets) FILTER (WHERE connected), 0)::int
+FROM listener_presence
+WHERE project_id = $1;
