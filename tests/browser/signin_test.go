@@ -2,6 +2,7 @@ package browser
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,18 @@ func TestSignIn(t *testing.T) {
 		require.Eventually(t, func() bool { return eval[bool](tb, `typeof window.htmx === "object"`) },
 			actionTimeout, 20*time.Millisecond, "htmx never loaded")
 		require.Empty(t, tb.refusals())
+	})
+
+	// Every page of the project's navigation opens from its link, marked
+	// as the current one, with nothing refused (openTab's cleanup).
+	t.Run("every-page-of-the-nav", func(t *testing.T) {
+		t.Parallel()
+		tb := signedIn(t, b)
+		for _, label := range []string{"Hooks", "Sequences", "Channels", "Keys", "Listeners", "Settings", "Overview"} {
+			tb.clickXPath(`//nav[contains(@class, "project")]/a[normalize-space()="` + label + `"]`)
+			tb.waitText(`nav.project a[aria-current="page"]`, label)
+			tb.at(strings.ToLower(label), "", "main h1")
+		}
 	})
 
 	// The control of the check above: an image from another origin, which
