@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -89,6 +90,13 @@ func TestHooks(t *testing.T) {
 		require.Equal(t, "1", tb.text(attemptRows+` td:nth-child(1)`))
 		require.Equal(t, "success", tb.text(attemptRows+` td:nth-child(4)`))
 		require.Equal(t, "200", tb.text(attemptRows+` td:nth-child(5)`))
+
+		// The overview counts it (the figures are written with the result).
+		tb.open(b.overviewPath() + "?range=1h")
+		tb.at("overview-delivered", b.overviewPath(), "#total-deliveries")
+		n, err := strconv.Atoi(tb.text("#total-deliveries"))
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, n, 1)
 	})
 
 	// A hook the receiver failed is retried from its page, and delivered.
