@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/tests/bench/internal/load"
 	"github.com/sundial-run/sundial/tests/bench/internal/report"
 	"github.com/sundial-run/sundial/tests/bench/internal/scenario"
 	"github.com/sundial-run/sundial/tests/bench/internal/suite"
@@ -57,17 +58,13 @@ func benchEnv(env []string) []string {
 	})
 }
 
-// TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
-// on Sundial and the river baseline, and checks that it runs and that its
-// report is well formed: every scenario present for every system and
-// passed, rates above zero, percentiles in order, nothing early. It checks
-// no target: the figures of a quick run on a busy machine mean little.
-func TestQuickBenchmark(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
+// run runs the built benchmark with BENCH_QUICK=1 and extra variables and
+// returns its report.
+func (b testBundle) run(t *testing.T, extra ...string) report.Report {
+	t.Helper()
 	cmd := exec.CommandContext(t.Context(), b.bench)
 	cmd.Dir = b.root
-	cmd.Env = append(benchEnv(os.Environ()), "BENCH_QUICK=1", "BENCH_SYSTEMS="+quickSystems, "BENCH_OUT="+b.out, "BENCH_DIR="+b.dir)
+	cmd.Env = append(append(benchEnv(os.Environ()), "BENCH_QUICK=1", "BENCH_OUT="+b.out, "BENCH_DIR="+b.dir), extra...)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	require.NoError(t, cmd.Run(), "quick benchmark:\n%s", output.String())
@@ -77,9 +74,34 @@ func TestQuickBenchmark(t *testing.T) {
 	var rep report.Report
 	require.NoError(t, json.Unmarshal(raw, &rep))
 	require.True(t, rep.Quick)
+	return rep
+}
+
+// TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
+// on Sundial and the river baseline, and checks that it runs and that its
+// report is well formed: every scenario present for every system and
+// passed, rates above zero, percentiles in order, nothing early. It checks
+// no target: the figures of a quick run on a busy machine mean little.
+func TestQuickBenchmark(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var names []string
+	for _, s := range scenario.Registry {
+		if !s.Sequence {
+			names = append(names, s.Name)
+		}
+	}
+	rep := b.run(t, "BENCH_SYSTEMS="+quickSystems, "BENCH_SCENARIOS="+strings.Join(names, ","))
 
 	systems := strings.Split(quickSystems, ",")
+	deliveries := 0
 	for _, s := range scenario.Registry {
+		if s.Sequence {
+			continue
+		}
+		if s.Plan != nil {
+			deliveries++
+		}
 		want := systems
 		if s.Plan == nil {
 			want = systems[:1] // an API scenario runs on Sundial alone
@@ -94,12 +116,70 @@ func TestQuickBenchmark(t *testing.T) {
 			requireDeliveries(t, res)
 		}
 	}
-	require.Len(t, rep.Comparisons, len(scenario.Registry)-1, "one comparison per delivery scenario")
+	require.Len(t, rep.Comparisons, deliveries, "one comparison per delivery scenario")
 	for _, c := range rep.Comparisons {
 		require.Positive(t, c.DeliveriesPerSecondRatio, c.Scenario)
 		require.Positive(t, c.LateP99Ratio, c.Scenario)
 	}
 	require.NotEmpty(t, rep.MemoryPeaks("sundial")["scheduler"], "the memory summary has the scheduler")
+}
+
+// TestQuickSequences runs the sequence scenarios scaled down
+// (BENCH_QUICK=1) on Sundial and checks their report: every sequence's run
+// started and its root hook delivered, none early, the memory windows'
+// hooks delivered and both peaks read, both previews answered every time
+// with consistent percentiles, and each scenario's goals present. It
+// checks no goal.
+func TestQuickSequences(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var names []string
+	for _, s := range scenario.Registry {
+		if s.Sequence {
+			names = append(names, s.Name)
+		}
+	}
+	require.Len(t, names, 3)
+	rep := b.run(t, "BENCH_SCENARIOS="+strings.Join(names, ","))
+
+	due := find(t, rep.Results, "sequences", "sundial")
+	require.True(t, due.OK, "sequences: %v", due.Notes)
+	require.NotNil(t, due.Sequence)
+	d := due.Sequence.Due
+	require.NotNil(t, d)
+	n := rep.Sizes["BENCH_SEQUENCES"]
+	require.Equal(t, n, d.Sequences)
+	require.Equal(t, n, d.RunsStarted)
+	require.Positive(t, d.APICreate.PerSecond)
+	require.Contains(t, []string{"api", "direct"}, d.Created)
+	require.LessOrEqual(t, d.RunStart.P50Ms, d.RunStart.P99Ms)
+	require.LessOrEqual(t, d.RunStart.P99Ms, d.RunStart.MaxMs)
+	require.True(t, d.Slot.Equal(due.Check.FirstPostAt), "lateness is measured from the slot")
+	requireDeliveries(t, due)
+	require.Len(t, due.Sequence.Goals, 1, "without a burst row, the runs' goal alone")
+
+	mem := find(t, rep.Results, "sequence-memory", "sundial")
+	require.True(t, mem.OK, "sequence-memory: %v", mem.Notes)
+	m := mem.Sequence.Memory
+	require.NotNil(t, m)
+	require.Equal(t, rep.Sizes["BENCH_SEQUENCE_MEMORY_ROWS"], m.Rows)
+	require.Positive(t, m.EmptyMiB)
+	require.Positive(t, m.LoadedMiB)
+	require.InDelta(t, m.LoadedMiB/m.EmptyMiB, m.Ratio, 0.01)
+	require.Len(t, mem.Sequence.Goals, 1)
+
+	pre := find(t, rep.Results, "sequence-preview", "sundial")
+	require.True(t, pre.OK, "sequence-preview: %v", pre.Notes)
+	p := pre.Sequence.Preview
+	require.NotNil(t, p)
+	for _, timed := range []load.Timed{p.Stateless, p.Stored} {
+		require.Equal(t, rep.Sizes["BENCH_SEQUENCE_PREVIEW_REQUESTS"], timed.Latency.Count)
+		require.Empty(t, timed.Errors)
+		require.Positive(t, timed.Latency.P50Ms)
+		require.LessOrEqual(t, timed.Latency.P50Ms, timed.Latency.P99Ms)
+		require.LessOrEqual(t, timed.Latency.P99Ms, timed.Latency.MaxMs)
+	}
+	require.Len(t, pre.Sequence.Goals, 2)
 }
 
 func find(t *testing.T, results []report.Result, name, system string) report.Result {

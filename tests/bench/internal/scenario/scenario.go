@@ -26,6 +26,9 @@ type Scenario struct {
 	Plan func(Config) plan
 	// Run runs a scenario without a Plan.
 	Run func(ctx context.Context, e *Env) (report.Result, error)
+	// Sequence says the scenario measures sequences (its figures are the
+	// Result's Sequence); it runs on Sundial alone.
+	Sequence bool
 }
 
 // scaleDeadline is how long a scale or burst run may wait for its last
@@ -75,6 +78,30 @@ var Registry = []Scenario{
 		Plan: func(c Config) plan {
 			return plan{name: "same-second", hooks: c.SameSecondSize, deadline: time.Minute}
 		},
+	},
+	{
+		Name: "sequences",
+		Description: func(c Config) string {
+			return fmt.Sprintf("%d sequences due at the same slot, one root step each", c.Sequences)
+		},
+		Run:      func(ctx context.Context, e *Env) (report.Result, error) { return e.sequences(ctx) },
+		Sequence: true,
+	},
+	{
+		Name: "sequence-memory",
+		Description: func(c Config) string {
+			return fmt.Sprintf("scheduler peak RSS over %d s of %d hooks/s, with 0 and %d far-future sequences", c.SequenceMemorySeconds, c.SteadyRate, c.SequenceMemoryRows)
+		},
+		Run:      func(ctx context.Context, e *Env) (report.Result, error) { return e.sequenceMemory(ctx) },
+		Sequence: true,
+	},
+	{
+		Name: "sequence-preview",
+		Description: func(c Config) string {
+			return fmt.Sprintf("%d sequential POST /v1/sequences/preview and GET /v1/sequences/{id}/preview, count=%d", c.SequencePreviewRequests, previewCount)
+		},
+		Run:      func(ctx context.Context, e *Env) (report.Result, error) { return e.sequencePreview(ctx) },
+		Sequence: true,
 	},
 }
 
@@ -137,6 +164,7 @@ func (e *Env) Run(ctx context.Context) []report.Result {
 		}
 	}
 	report.CompareWithSteady(out)
+	report.CompareSequencesWithBurst(out)
 	return out
 }
 
