@@ -90,10 +90,14 @@ func (r Report) printSequences(w io.Writer) {
 				res.System, d.Sequences, d.Schedule, d.Created, d.APICreate.PerSecond)
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "runs\trun start p50 ms\tp99 ms\tall started s\tdelivered\tdup\tearly\tlate p50 ms\tp99 ms\tmax ms\tall in s\tdeliv/s\tburst deliv/s\tok\t")
-			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.2f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.0f\t%v\t\n",
+			burst := "-"
+			if d.BurstDeliveriesPerSecond > 0 {
+				burst = fmt.Sprintf("%.0f", d.BurstDeliveriesPerSecond)
+			}
+			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.2f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%s\t%v\t\n",
 				d.RunsStarted, d.RunStart.P50Ms, d.RunStart.P99Ms, d.RunStart.MaxMs/1000, c.Delivered, c.Duplicates, c.Early,
 				c.Lateness.P50Ms, c.Lateness.P99Ms, c.Lateness.MaxMs, res.AllDeliveredSeconds, res.DeliveriesPerSecond,
-				d.BurstDeliveriesPerSecond, res.OK)
+				burst, res.OK)
 			_ = tw.Flush()
 		case s.Memory != nil:
 			m := s.Memory

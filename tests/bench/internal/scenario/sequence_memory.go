@@ -30,6 +30,7 @@ func (e *Env) sequenceMemory(ctx context.Context) (res report.Result, err error)
 	defer closeSuite(ctx, s, &res)
 	m := &report.SequenceMemory{Rows: c.SequenceMemoryRows, WindowSeconds: c.SequenceMemorySeconds, HooksPerSec: c.SteadyRate}
 	res.Sequence = &report.Sequence{Memory: m}
+	res.Notes = append(res.Notes, loadNote())
 	res.Hooks = 2 * perWindow
 
 	empty, emptyCheck, err := e.memoryWindow(ctx, s, client, "empty")

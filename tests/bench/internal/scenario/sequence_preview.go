@@ -41,6 +41,7 @@ func (e *Env) sequencePreview(ctx context.Context) (res report.Result, err error
 	p := &report.SequencePreview{Count: previewCount,
 		Schedule: fmt.Sprintf("hourly at :30 in America/New_York from %s (crosses the spring-forward gap)", previewStartAt)}
 	res.Sequence = &report.Sequence{Preview: p}
+	res.Notes = append(res.Notes, loadNote())
 	start, err := time.Parse(time.RFC3339, previewStartAt)
 	if err != nil {
 		return res, err
