@@ -96,9 +96,13 @@ func setup(t *testing.T, opts options) *bundle {
 		"SUNDIAL_DELIVERY_CA_FILE":        https.CAFile(t),
 		"SUNDIAL_LEASE_DURATION":          "30s",
 		"SUNDIAL_SCHEDULER_POLL_INTERVAL": "50ms",
-		"SUNDIAL_DATABASE_MAX_CONNS":      "4",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":        "5s",
-		"SUNDIAL_LOG_LEVEL":               "warn",
+		// Five suites of three processes run side by side, beside other
+		// packages, against one PostgreSQL whose max_connections may be
+		// the default 100: small pools (each scheduler adds two LISTEN
+		// connections of its own).
+		"SUNDIAL_DATABASE_MAX_CONNS": "3",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":   "5s",
+		"SUNDIAL_LOG_LEVEL":          "warn",
 	}
 	creds, err := gateway.CreateProject(context.Background(), gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "listen", domain.Addr())
 	require.NoError(t, err)

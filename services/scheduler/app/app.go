@@ -201,6 +201,8 @@ func (a *App) Run(ctx context.Context) error {
 	// Resume requests of the API are few and not urgent to the millisecond:
 	// the poll interval is soon enough.
 	wg.Go(func() { a.results.RunResumes(ctx, a.cfg.PollInterval) })
+	// The dashboard's figures older than the overview reads.
+	wg.Go(func() { a.results.RunFigurePrune(ctx, result.PruneInterval) })
 	// The batcher outlives ctx until the consumer has drained: the results
 	// still being handled after SIGTERM are applied, not failed.
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))

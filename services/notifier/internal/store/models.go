@@ -73,6 +73,16 @@ type ApiKey struct {
 	RevokedAt  *time.Time
 }
 
+type DeliveryMinute struct {
+	ProjectID       uuid.UUID
+	Minute          time.Time
+	Shard           int16
+	Succeeded       int32
+	Failed          int32
+	Async           int32
+	LatenessBuckets []int64
+}
+
 type EndpointBreaker struct {
 	ProjectID           uuid.UUID
 	Domain              string
@@ -171,6 +181,13 @@ type ListenerTicket struct {
 	CreatedAt  time.Time
 }
 
+type Membership struct {
+	UserID    uuid.UUID
+	ProjectID uuid.UUID
+	Role      string
+	CreatedAt time.Time
+}
+
 type NotificationChannel struct {
 	ID                  uuid.UUID
 	ProjectID           uuid.UUID
@@ -186,6 +203,13 @@ type NotificationChannel struct {
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 	ConfigSealed        *string
+}
+
+type PasswordToken struct {
+	TokenHash []byte
+	UserID    uuid.UUID
+	ExpiresAt time.Time
+	CreatedAt time.Time
 }
 
 type Project struct {
@@ -261,6 +285,13 @@ type SequenceTrigger struct {
 	RequestedAt time.Time
 }
 
+type SigninFailure struct {
+	Key         string
+	Failures    int32
+	WindowStart time.Time
+	UpdatedAt   time.Time
+}
+
 type SigningKey struct {
 	ID           uuid.UUID
 	ProjectID    uuid.UUID
@@ -277,4 +308,20 @@ type UsagePeriod struct {
 	PeriodEnd         time.Time
 	HooksCreated      int64
 	AlertedThresholds []int32
+}
+
+type User struct {
+	ID           uuid.UUID
+	Email        string
+	PasswordHash *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+type UserSession struct {
+	TokenHash  []byte
+	UserID     uuid.UUID
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time
 }

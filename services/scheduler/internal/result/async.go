@@ -96,8 +96,14 @@ func (a *Applier) endWaitsTx(ctx context.Context, ids []uuid.UUID) ([]attempt, [
 		return nil, nil, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	ins, outs, err := a.endWaits(ctx, store.New(tx), ids)
+	q := store.New(tx)
+	var figures tally
+	ins, outs, err := a.endWaits(ctx, q, ids)
 	if err != nil {
+		return nil, nil, err
+	}
+	figures.addEnded(ins, outs)
+	if err := figures.write(ctx, q); err != nil {
 		return nil, nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -297,8 +297,15 @@ func (a *Applier) applyBatchTx(ctx context.Context, ins []attempt) ([]*applied, 
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	outs, err := a.applyBatch(ctx, store.New(tx), ins)
+	q := store.New(tx)
+	var figures tally
+	outs, err := a.applyBatch(ctx, q, ins, &figures)
 	if err != nil {
+		return nil, err
+	}
+	// Last: the rows it adds to are shared by every batch of a project's
+	// minute, and are locked from here to the commit.
+	if err := figures.write(ctx, q); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -332,11 +339,14 @@ func (p *batchPlan) add(i int, in attempt) {
 	}
 }
 
-func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attempt) ([]*applied, error) {
+// applyBatch applies ins in the caller's transaction and tallies the
+// attempts it applies in figures (figures.go).
+func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attempt, figures *tally) ([]*applied, error) {
 	plan, err := lockBatch(ctx, q, ins)
 	if err != nil {
 		return nil, err
 	}
+	figures.addPlanned(ins, plan)
 	outs := make([]*applied, len(ins))
 	if err := insertAttempts(ctx, q, ins, append(plan.successes, plan.failures...)); err != nil {
 		return nil, err
@@ -344,7 +354,7 @@ func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attemp
 	if err := a.settle(ctx, q, ins, plan, outs); err != nil {
 		return nil, err
 	}
-	if err := a.startWaits(ctx, q, ins, plan, outs); err != nil {
+	if err := a.startWaits(ctx, q, ins, plan, outs, figures); err != nil {
 		return nil, err
 	}
 	if err := a.deferAll(ctx, q, ins, plan, outs); err != nil {
@@ -381,8 +391,9 @@ func (a *Applier) settle(ctx context.Context, q *store.Queries, ins []attempt, p
 
 // startWaits applies the planned 202 answers (rare: one at a time). A 202
 // whose attempt the receiver has already answered (the ack or nack came
-// first) is settled at once by that answer, in this transaction.
-func (a *Applier) startWaits(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+// first) is settled at once by that answer, in this transaction, and
+// tallied in figures.
+func (a *Applier) startWaits(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied, figures *tally) error {
 	answered := map[uuid.UUID]int{}
 	for _, i := range plan.waits {
 		out, early, err := a.startWait(ctx, q, ins[i], plan.hooks[i])
@@ -406,8 +417,14 @@ func (a *Applier) startWaits(ctx context.Context, q *store.Queries, ins []attemp
 		return err
 	}
 	for j, in := range ended {
-		outs[answered[in.hookID]] = endOuts[j]
+		i := answered[in.hookID]
+		outs[i] = endOuts[j]
+		// The attempt the gateway recorded with the answer has its own
+		// start (the answer's); the figures count the answer in the
+		// minute of the 202's.
+		ended[j].startedAt = ins[i].startedAt
 	}
+	figures.addEnded(ended, endOuts)
 	return nil
 }
 
@@ -436,7 +453,7 @@ func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan,
 			projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
 			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
-			sequenceRun: row.SequenceRunID,
+			sequenceRun: row.SequenceRunID, postAt: row.PostAt,
 		}
 		plan.add(i, ins[i])
 	}

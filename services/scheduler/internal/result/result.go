@@ -12,6 +12,8 @@
 // at once in one transaction, each message still settled by its own
 // handler; a single result is a batch of one, and an ended wait joins the
 // same settling steps.
+// Each transaction also adds the attempts it applied to the dashboard's
+// per-minute figures, delivery_minutes (figures.go), with one statement.
 //
 // A result counts only while the hook still holds the lease it was
 // delivered under; anything else (a duplicate, a result that arrives after
@@ -275,6 +277,9 @@ type lockedHook struct {
 	// sequenceRun is the sequence run whose step the hook is, nil for a
 	// hook of its own (sequence.go).
 	sequenceRun *uuid.UUID
+	// postAt is when the hook was due first: a first attempt's lateness
+	// is measured from it (figures.go). Zero where no lateness is counted.
+	postAt time.Time
 }
 
 // projectPolicy is a project's default retry policy from the columns every

@@ -11,7 +11,8 @@
 -- applied). Rows are locked in id order, so two batches over
 -- overlapping hooks wait for each other instead of deadlocking.
 -- sequence_run_id tells a sequence step's hook (package runstep).
-SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
+-- post_at gives a first attempt its lateness (the dashboard's figures).
+SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.post_at, h.retry_budget_base, h.retry_override,
     h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h

@@ -128,7 +128,7 @@ func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) 
 
 const lockLeasedHooks = `-- name: LockLeasedHooks :many
 
-SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.retry_budget_base, h.retry_override,
+SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.post_at, h.retry_budget_base, h.retry_override,
     h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
 FROM hooks AS h
@@ -152,6 +152,7 @@ type LockLeasedHooksRow struct {
 	ProjectID          uuid.UUID
 	Domain             string
 	Path               string
+	PostAt             time.Time
 	RetryBudgetBase    int32
 	RetryOverride      json.RawMessage
 	SequenceRunID      *uuid.UUID
@@ -174,6 +175,7 @@ type LockLeasedHooksRow struct {
 // applied). Rows are locked in id order, so two batches over
 // overlapping hooks wait for each other instead of deadlocking.
 // sequence_run_id tells a sequence step's hook (package runstep).
+// post_at gives a first attempt its lateness (the dashboard's figures).
 func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams) ([]LockLeasedHooksRow, error) {
 	rows, err := q.db.Query(ctx, lockLeasedHooks, arg.HookIds, arg.LeaseSeqs)
 	if err != nil {
@@ -189,6 +191,7 @@ func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams
 			&i.ProjectID,
 			&i.Domain,
 			&i.Path,
+			&i.PostAt,
 			&i.RetryBudgetBase,
 			&i.RetryOverride,
 			&i.SequenceRunID,
