@@ -38,7 +38,7 @@ GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
 .PHONY: help run test bench bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
-	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean
+	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean vendor-dashboard
 
 help: ## list the targets
 	@echo "Usage: make TARGET"
@@ -164,6 +164,22 @@ tidy: ## go mod tidy in every module, each on its own (GOWORK=off)
 	@for m in $(MODULES); do \
 		echo "go mod tidy in $$m"; \
 		(cd "$$m" && GOWORK=off go mod tidy); \
+	done
+
+# The dashboard's vendored files (docs/dashboard.md): each line of vendor.lock
+# names a tarball, its SHA-256, a file in it and that file's SHA-256. The
+# tarball and the file are checked before the committed copy is replaced.
+DASHBOARD_VENDOR := services/gateway/internal/dashboard/static/vendor
+vendor-dashboard: ## fetch the dashboard's vendored files again (htmx) and check their hashes against vendor.lock
+	@set -eu; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	grep -v '^#' $(DASHBOARD_VENDOR)/vendor.lock | while read -r name version url tarsum file filesum dest; do \
+		tarball="$$tmp/$$name-$$version.tgz"; \
+		[ -e "$$tarball" ] || curl -fsSL -o "$$tarball" "$$url"; \
+		echo "$$tarsum  $$tarball" | sha256sum -c --quiet; \
+		tar -xzf "$$tarball" -C "$$tmp" "$$file"; \
+		echo "$$filesum  $$tmp/$$file" | sha256sum -c --quiet; \
+		cp "$$tmp/$$file" "$(DASHBOARD_VENDOR)/$$dest"; \
+		echo "$$name $$version: $$dest verified"; \
 	done
 
 clean: ## remove built binaries (keeps .data, the local cluster and NATS store)

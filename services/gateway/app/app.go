@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
+	"github.com/sundial-run/sundial/services/gateway/internal/account"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
 	"github.com/sundial-run/sundial/services/gateway/internal/asyncanswer"
@@ -26,6 +28,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/connlimit"
+	"github.com/sundial-run/sundial/services/gateway/internal/dashboard"
 	"github.com/sundial-run/sundial/services/gateway/internal/endpoint"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
@@ -72,6 +75,7 @@ type App struct {
 	server   *http.Server
 	keys     *secretbox.Keyring
 	hub      *listen.Hub
+	sessions *account.Sweeper
 }
 
 // New connects to the database and NATS (creating the streams) and binds
@@ -161,8 +165,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			return err
 		},
 	})
+	accounts := account.NewService(queries, cfg.Dashboard)
+	dash := dashboard.New(dashboard.Deps{
+		Config: dashboard.Config{
+			SecureCookie: strings.HasPrefix(cfg.PublicURL, "https:"), TrustedProxies: proxies,
+		},
+		Log: log, Accounts: accounts, Usage: queries, Settings: project.NewService(pool, keys),
+	})
 	server := &http.Server{
-		Handler:           handler,
+		Handler:           withDashboard(handler, dash),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -174,7 +185,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts, batcher: batcher,
 		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
 		listener: limited, server: server, keys: keys, hub: hub,
+		sessions: account.NewSweeper(accounts, log),
 	}, nil
+}
+
+// withDashboard routes /dashboard and what is under it to the dashboard
+// (not part of the OpenAPI document), everything else to the API.
+// A prefix test rather than a ServeMux: the API's requests reach it
+// untouched (a mux would clean or redirect their paths).
+func withDashboard(api, dash http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == dashboard.Prefix || strings.HasPrefix(r.URL.Path, dashboard.Prefix+"/") {
+			dash.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // authThrottle is the throttle of failed authentications, or none when
@@ -246,6 +272,7 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() { a.sweeper.Run(background) })
 	wg.Go(func() { a.resealSecrets(background) })
 	wg.Go(func() { a.hub.Run(background) })
+	wg.Go(func() { a.sessions.Run(background) })
 	if a.batcher != nil {
 		// Stopped with the background work, once the server has answered
 		// the last request: until then its creates need it.

@@ -19,6 +19,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/gateway/internal/account"
 	"github.com/sundial-run/sundial/services/gateway/internal/auththrottle"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
@@ -108,6 +109,12 @@ type Config struct {
 	// take the documented defaults. Not read from the environment: for
 	// tests and embedders that need them short.
 	ListenerIntervals listen.Intervals
+
+	// Dashboard are the dashboard's session, link and sign-in throttle
+	// timings (docs/dashboard.md); zero fields take the documented
+	// defaults. Not read from the environment: for tests that need them
+	// short.
+	Dashboard account.Config
 }
 
 // Defaults.

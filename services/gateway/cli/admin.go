@@ -36,11 +36,13 @@ func migrate(ctx context.Context, args []string, env Env) error {
 
 func admin(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
-		return usagef("admin: missing command (create-project, set-plan, reseal-secrets)")
+		return usagef("admin: missing command (create-project, create-user, set-plan, reseal-secrets)")
 	}
 	switch args[0] {
 	case "create-project":
 		return createProject(ctx, args[1:], env)
+	case "create-user":
+		return createUser(ctx, args[1:], env)
 	case "reseal-secrets":
 		return resealSecrets(ctx, args[1:], env)
 	case "set-plan":

@@ -30,6 +30,9 @@ const usage = `Usage:
   gateway [serve]       run the HTTP API
   gateway migrate       apply the database migrations
   gateway admin create-project --name NAME --domain HOST[:PORT] [--json]
+  gateway admin create-user --email EMAIL --project ID --role owner|member|viewer
+                        give a person a role in a project (creating the
+                        user) and print a one-time set-password link (24 h)
   gateway admin set-plan --project ID [--quota N] [--hard-cap-percent P]
                          [--rate-limit PER_SECOND] [--rate-burst BURST] [--json]
   gateway admin reseal-secrets

@@ -436,3 +436,43 @@ func TestSetPlanFailsWithoutADatabase(t *testing.T) {
 	require.Contains(t, r.stderr, "database")
 	require.NotContains(t, r.stderr, "no such project")
 }
+
+func TestCreateUserPrintsASetPasswordLink(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	creds, err := app.CreateProject(t.Context(), app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Acme", "hooks.example.com")
+	require.NoError(t, err)
+
+	// Without SUNDIAL_PUBLIC_URL: a relative link, and says so.
+	r := b.run("admin", "create-user", "--email", "Ada@Example.com", "--project", creds.ProjectID, "--role", "viewer")
+	require.Equal(t, cli.ExitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "User ada@example.com is viewer of project "+creds.ProjectID)
+	require.Contains(t, r.stdout, "SUNDIAL_PUBLIC_URL is not set")
+	require.Regexp(t, `\n  /dashboard/set-password\?token=[A-Za-z0-9_-]{43}\n`, r.stdout)
+
+	// Again, with a public URL: the same user, now an owner, a new link.
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(t.Context(), []string{"admin", "create-user", "--email", "ada@example.com", "--project", creds.ProjectID, "--role", "owner"},
+		cli.Env{Stdout: &stdout, Stderr: &stderr, Lookup: envconf.Map(map[string]string{
+			"SUNDIAL_DATABASE_URL": b.dbURL, "SUNDIAL_SECRET_KEYS": secrettest.Keys, "SUNDIAL_PUBLIC_URL": "https://sundial.example.com/",
+		})})
+	require.Equal(t, cli.ExitOK, code, stderr.String())
+	require.Regexp(t, `\n  https://sundial\.example\.com/dashboard/set-password\?token=[A-Za-z0-9_-]{43}\n`, stdout.String())
+	require.Contains(t, stdout.String(), "is owner of project")
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing email", []string{"--project", creds.ProjectID, "--role", "owner"}, "--email is required"},
+		{"bad email", []string{"--email", "nobody", "--project", creds.ProjectID, "--role", "owner"}, "--email"},
+		{"bad role", []string{"--email", "a@example.com", "--project", creds.ProjectID, "--role", "admin"}, "--role"},
+		{"unknown project", []string{"--email", "a@example.com", "--project", "11111111-2222-4333-8444-555555555555", "--role", "owner"}, "--project: no such project"},
+		{"not an id", []string{"--email", "a@example.com", "--project", "acme", "--role", "owner"}, "--project"},
+	} {
+		r := b.run(append([]string{"admin", "create-user"}, c.args...)...)
+		require.Equal(t, cli.ExitUsage, r.code, c.name)
+		require.Contains(t, r.stderr, c.want, c.name)
+	}
+}

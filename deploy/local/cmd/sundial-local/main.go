@@ -59,6 +59,7 @@ func main() {
 	err = suite.Run(ctx, suite.Options{
 		Services:      services(),
 		CreateProject: createProject,
+		CreateUser:    createUser,
 		NATSPort:      broker.DefaultPort,
 	})
 	err = errors.Join(err, shutdown(context.WithoutCancel(ctx)))

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,7 @@ func start(t *testing.T, p place) bundle {
 		b.done <- suite.Run(ctx, suite.Options{
 			Services:      services(),
 			CreateProject: createProject,
+			CreateUser:    createUser,
 			Lookup:        env,
 			Stdout:        b.stdout,
 			Stderr:        io.Discard,
@@ -80,7 +82,23 @@ func TestScheduledHookReachesTheDemoReceiverSigned(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.requireDelivered(t)
+	b.requireDemoLogin(t)
 	b.stop(t)
+}
+
+// requireDemoLogin signs in to the dashboard with the login the banner shows.
+func (b bundle) requireDemoLogin(t *testing.T) {
+	t.Helper()
+	require.NotNil(t, b.info.Login)
+	dashboard := strings.TrimSuffix(b.info.APIBase, "/v1") + "/dashboard"
+	require.Contains(t, b.stdout.String(), "Dashboard: "+dashboard)
+	require.Contains(t, b.stdout.String(), b.info.Login.Password)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(dashboard+"/signin", url.Values{"email": {b.info.Login.Email}, "password": {b.info.Login.Password}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Set-Cookie"), "sundial_session=")
 }
 
 // requireDelivered schedules a hook in the demo project and waits for the

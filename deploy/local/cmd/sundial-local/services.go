@@ -25,3 +25,10 @@ func createProject(ctx context.Context, databaseURL, secretKeys, name, domain st
 	c, err := gateway.CreateProject(ctx, gateway.Database{URL: databaseURL, SecretKeys: secretKeys}, name, domain)
 	return suite.Credentials{ProjectID: c.ProjectID, APIKey: c.APIKey, SigningKey: c.SigningKey}, err
 }
+
+func createUser(ctx context.Context, databaseURL, projectID, email, password string) error {
+	_, err := gateway.CreateUser(ctx, gateway.Database{URL: databaseURL}, gateway.NewUser{
+		Email: email, ProjectID: projectID, Role: "owner", Password: password,
+	})
+	return err
+}

@@ -27,6 +27,8 @@ type Info struct {
 	ProjectReused bool
 	// ProjectFile keeps the demo project's keys for the next run.
 	ProjectFile string
+	// Login is the dashboard's demo user, nil without a demo project.
+	Login *Login
 	// AllowedPrivate is set when the runner (not the person) allowed
 	// deliveries to private addresses.
 	AllowedPrivate bool
@@ -48,7 +50,8 @@ func apiBase(addr string) string {
 // banner is printed to stdout once everything runs. It shows the demo
 // project's keys on purpose: they exist to be pasted, and the database keeps
 // only a hash of the API key (the plain key is in DemoFile, mode 0600).
-// They never go to the logs.
+// They never go to the logs; nor does the demo user's password, which is
+// printed here only.
 func banner(in Info) string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -83,6 +86,12 @@ func banner(in Info) string {
 	line("  id             %s", p.ProjectID)
 	line("  API key        %s", p.APIKey)
 	line("  signing key    %s", p.SigningKey)
+	if in.Login != nil && in.APIBase != "" {
+		line("")
+		line("Dashboard: %s/dashboard", strings.TrimSuffix(in.APIBase, "/v1"))
+		line("  e-mail         %s", in.Login.Email)
+		line("  password       %s (new each run)", in.Login.Password)
+	}
 	if in.APIBase != "" {
 		line("")
 		line("Schedule a hook in 5 s:")

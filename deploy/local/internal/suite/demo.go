@@ -3,6 +3,8 @@ package suite
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +52,28 @@ func demoProject(ctx context.Context, opts Options, dataDir, dbURL, secretKeys, 
 		return creds, false, fmt.Errorf("create the demo project: %w", err)
 	}
 	return creds, false, saveDemo(path, creds)
+}
+
+// DemoEmail is the dashboard's demo user, an owner of the demo project.
+const DemoEmail = "demo@sundial.local"
+
+// Login is the dashboard's demo sign-in, shown in the banner.
+type Login struct {
+	Email, Password string
+}
+
+// demoUser makes DemoEmail an owner of the project with a new random
+// password (the last run's is forgotten: it was only ever printed).
+func demoUser(ctx context.Context, create CreateUser, dbURL, projectID string) (Login, error) {
+	b := make([]byte, 15)
+	if _, err := rand.Read(b); err != nil {
+		return Login{}, fmt.Errorf("demo password: %w", err)
+	}
+	login := Login{Email: DemoEmail, Password: base64.RawURLEncoding.EncodeToString(b)}
+	if err := create(ctx, dbURL, projectID, login.Email, login.Password); err != nil {
+		return Login{}, fmt.Errorf("create the demo user: %w", err)
+	}
+	return login, nil
 }
 
 // loadDemo reads the kept credentials; nil when there are none.

@@ -41,10 +41,17 @@ type Credentials struct {
 // with secretKeys (SUNDIAL_SECRET_KEYS): the gateway's app.CreateProject.
 type CreateProject func(ctx context.Context, databaseURL, secretKeys, name, domain string) (Credentials, error)
 
+// CreateUser makes email an owner of the project with password (the
+// gateway's app.CreateUser, for demos).
+type CreateUser func(ctx context.Context, databaseURL, projectID, email, password string) error
+
 // Options say what to run; only Services and CreateProject are required.
 type Options struct {
 	Services      []Service
 	CreateProject CreateProject
+	// CreateUser, when set, makes the dashboard's demo user (DemoEmail),
+	// with a new password each run, shown in the banner.
+	CreateUser CreateUser
 	// Lookup is the person's environment; nil means os.LookupEnv.
 	Lookup envconf.Lookup
 	// NATSPort is tried first for the embedded NATS server; 0 takes any.
@@ -170,6 +177,13 @@ func demo(ctx context.Context, opts Options, set settings, env *environment, rec
 	}
 	recv.SetSigningKey(creds.SigningKey)
 	info.Project, info.ProjectReused = &creds, reused
+	if opts.CreateUser != nil {
+		login, err := demoUser(ctx, opts.CreateUser, info.DatabaseURL, creds.ProjectID)
+		if err != nil {
+			return err
+		}
+		info.Login = &login
+	}
 	info.ProjectFile = filepath.Join(set.dataDir, DemoFile)
 	log.Info("demo project ready", "project_id", creds.ProjectID, "reused", reused, "domain", recv.Host())
 	return nil

@@ -40,7 +40,7 @@ type Config struct {
 	// MaxDataBytes bounds a hook's data payload.
 	MaxDataBytes int
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
-	// (clientAddr); none by default.
+	// (clientaddr.Of); none by default.
 	TrustedProxies []netip.Prefix
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
+	"github.com/sundial-run/sundial/services/gateway/internal/clientaddr"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 )
@@ -42,7 +43,7 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		key := req.Header.Get(HeaderAPIKey)
-		addr := clientAddr(req, s.Config.TrustedProxies)
+		addr := clientaddr.Of(req, s.Config.TrustedProxies)
 		if wait, blocked := s.AuthThrottle.Blocked(addr); blocked {
 			if _, cached := s.KeyCache.Get(key); !cached {
 				return tooManyFailures(c, wait)

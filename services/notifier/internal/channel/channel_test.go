@@ -159,7 +159,7 @@ func TestChat(t *testing.T) {
 	require.NoError(t, json.Unmarshal(got.Body, &body))
 	require.Contains(t, body["text"], "acme")
 	require.Contains(t, body["text"], "api.acme.com/webhooks/x")
-	require.Contains(t, body["text"], "<https://dash.sundial.test/hooks/hook-42|hook-42>")
+	require.Contains(t, body["text"], "<https://dash.sundial.test/p/"+b.msg.Project.ID.String()+"/hooks/hook-42|hook-42>")
 	require.Contains(t, body["text"], "HTTP 500")
 	require.Contains(t, body["text"], b.msg.GroupID.String())
 }

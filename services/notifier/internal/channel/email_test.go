@@ -133,9 +133,9 @@ func TestEmailPolicies(t *testing.T) {
 			_, err = m.Header.Date()
 			require.NoError(t, err)
 			require.Contains(t, m.Text, "hook-42")
-			require.Contains(t, m.Text, "https://dash.sundial.test/hooks/hook-42")
+			require.Contains(t, m.Text, "https://dash.sundial.test/p/"+b.msg.Project.ID.String()+"/hooks/hook-42")
 			require.Contains(t, m.HTML, "hook-42")
-			require.Contains(t, m.HTML, `<a href="https://dash.sundial.test/hooks/hook-42">`)
+			require.Contains(t, m.HTML, `<a href="https://dash.sundial.test/p/`+b.msg.Project.ID.String()+`/hooks/hook-42">`)
 		})
 	}
 }

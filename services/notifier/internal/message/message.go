@@ -43,7 +43,8 @@ type Message struct {
 	// Total counts every alert of the group (at least len(Alerts)).
 	Total int
 	// DashboardURL is the dashboard's base URL; links are DashboardURL +
-	// "/hooks/<id>" and DashboardURL + "/projects/<id>".
+	// "/p/<project>/hooks/<id>" and DashboardURL + "/p/<project>"
+	// (docs/dashboard.md, "Routes").
 	DashboardURL string
 	// CreatedAt is when the group went out.
 	CreatedAt time.Time

@@ -127,12 +127,12 @@ func TestTextHookFailed(t *testing.T) {
 
 - api.acme.com/webhooks/x, hook hook-0, 3 attempts
   Error: HTTP 500
-  https://dash.sundial.test/hooks/hook-0
+  https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555/hooks/hook-0
 - api.acme.com/webhooks/x, hook hook-1, 3 attempts
   Error: timeout after 10s
-  https://dash.sundial.test/hooks/hook-1
+  https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555/hooks/hook-1
 
-Project acme: https://dash.sundial.test/projects/11111111-2222-4333-8444-555555555555
+Project acme: https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555
 Alert group: 0b0e5f4a-4d3c-4f7e-9b1a-5c2d3e4f5a6b
 `
 	require.Equal(t, want, m.Text())
@@ -148,8 +148,8 @@ func TestRenderings(t *testing.T) {
 		"50 failed": {
 			m: failed(50),
 			want: []string{"50 hooks failed on api.acme.com/webhooks/x", "hook-0", "hook-9", "HTTP 500",
-				"and 40 more", "https://dash.sundial.test/hooks/hook-9", groupID.String(),
-				"https://dash.sundial.test/projects/" + projectID.String()},
+				"and 40 more", "https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555/hooks/hook-9", groupID.String(),
+				"https://dash.sundial.test/p/" + projectID.String()},
 			notWant: []string{"hook-10"},
 		},
 		"10 failed": {
@@ -160,7 +160,7 @@ func TestRenderings(t *testing.T) {
 		"recovered": {
 			m: recovered(),
 			want: []string{"api.acme.com/webhooks/x recovered", "succeeded again after 50 hooks to it failed",
-				"https://dash.sundial.test/hooks/hook-7"},
+				"https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555/hooks/hook-7"},
 			notWant: []string{"attempt"},
 		},
 		"quota": {
@@ -204,7 +204,7 @@ func TestHTMLEscapes(t *testing.T) {
 	require.Contains(t, html, "&lt;script&gt;")
 	require.Contains(t, html, "&lt;b&gt;Ac&amp;me&lt;/b&gt;")
 	require.Contains(t, html, "/x?a=1&amp;b=&lt;2&gt;")
-	require.Contains(t, html, `<a href="https://dash.sundial.test/hooks/hook-0">`)
+	require.Contains(t, html, `<a href="https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555/hooks/hook-0">`)
 }
 
 func TestChatEscapes(t *testing.T) {
@@ -216,8 +216,8 @@ func TestChatEscapes(t *testing.T) {
 	require.Contains(t, text, "&lt;!channel&gt;")
 	require.Contains(t, text, "&lt;b&gt;Ac&amp;me&lt;/b&gt;")
 	require.Contains(t, text, "/x?a=1&amp;b=&lt;2&gt;")
-	require.Contains(t, text, "<https://dash.sundial.test/hooks/hook-0|hook-0>")
-	require.Contains(t, text, "<https://dash.sundial.test/projects/"+projectID.String()+"|Open &lt;b&gt;Ac&amp;me&lt;/b&gt; in the dashboard>")
+	require.Contains(t, text, "<https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555/hooks/hook-0|hook-0>")
+	require.Contains(t, text, "<https://dash.sundial.test/p/"+projectID.String()+"|Open &lt;b&gt;Ac&amp;me&lt;/b&gt; in the dashboard>")
 }
 
 func chatText(t *testing.T, m message.Message) string {
@@ -241,7 +241,7 @@ func TestWebhookQuota(t *testing.T) {
 		"createdAt": "2026-11-21T12:00:00Z",
 		"project": {"id": "11111111-2222-4333-8444-555555555555", "name": "acme"},
 		"total": 1,
-		"dashboardUrl": "https://dash.sundial.test/projects/11111111-2222-4333-8444-555555555555",
+		"dashboardUrl": "https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555",
 		"alerts": [{
 			"id": "quota:p:2026-11-01:75",
 			"occurredAt": "2026-11-21T11:58:00.5Z",
@@ -262,14 +262,14 @@ func TestWebhookHookFailed(t *testing.T) {
 		"createdAt": "2026-11-21T12:00:00Z",
 		"project": {"id": "11111111-2222-4333-8444-555555555555", "name": "<b>Ac&me</b>"},
 		"total": 1,
-		"dashboardUrl": "https://dash.sundial.test/projects/11111111-2222-4333-8444-555555555555",
+		"dashboardUrl": "https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555",
 		"alerts": [{
 			"id": "hook.failed:hook-0:1",
 			"occurredAt": "2026-11-21T11:58:00.5Z",
 			"hookId": "hook-0", "domain": "api.acme.com", "path": "/x?a=1&b=<2>",
 			"error": "HTTP 500: <script>alert(\"x\")</script> | <!channel>",
 			"attempts": 3,
-			"dashboardUrl": "https://dash.sundial.test/hooks/hook-0"
+			"dashboardUrl": "https://dash.sundial.test/p/11111111-2222-4333-8444-555555555555/hooks/hook-0"
 		}]
 	}`, string(raw))
 }

@@ -2,6 +2,7 @@ package message
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ func (m Message) build() view {
 	v := view{
 		ProjectName: m.projectName(),
 		GroupID:     m.GroupID.String(),
-		ProjectLink: m.link("/projects/" + m.Project.ID.String()),
+		ProjectLink: m.projectLink(),
 	}
 	alerts := m.listed()
 	v.More = max(m.Total-len(alerts), 0)
@@ -151,7 +152,7 @@ func (m Message) item(a *eventv1.Alert) item {
 		it.Attempts = a.GetAttempts()
 	}
 	if it.HookID != "" {
-		it.Link = m.link("/hooks/" + it.HookID)
+		it.Link = m.hookLink(it.HookID)
 	}
 	return it
 }
@@ -181,6 +182,16 @@ func (m Message) link(path string) string {
 		return ""
 	}
 	return base + path
+}
+
+// projectLink is the project's overview (docs/dashboard.md, "Routes").
+func (m Message) projectLink() string {
+	return m.link("/p/" + m.Project.ID.String())
+}
+
+// hookLink is a hook's page in the project (docs/dashboard.md, "Routes").
+func (m Message) hookLink(hookID string) string {
+	return m.link("/p/" + m.Project.ID.String() + "/hooks/" + url.PathEscape(hookID))
 }
 
 // endpoint is domain+path, the way the dashboard shows an endpoint.

@@ -57,7 +57,7 @@ func (m Message) Webhook() ([]byte, error) {
 		CreatedAt:    timestamp(m.CreatedAt),
 		Project:      webhookProject{ID: m.Project.ID.String(), Name: m.Project.Name},
 		Total:        m.total(),
-		DashboardURL: m.link("/projects/" + m.Project.ID.String()),
+		DashboardURL: m.projectLink(),
 		Alerts:       make([]webhookAlert, 0, len(alerts)),
 	}
 	for _, a := range alerts {
@@ -79,7 +79,7 @@ func (m Message) webhookAlert(a *eventv1.Alert) webhookAlert {
 		w.Error = a.GetError()
 		w.Attempts = a.GetAttempts()
 		if w.HookID != "" {
-			w.DashboardURL = m.link("/hooks/" + w.HookID)
+			w.DashboardURL = m.hookLink(w.HookID)
 		}
 	case KindEndpointPaused:
 		w.Domain = a.GetDomain()

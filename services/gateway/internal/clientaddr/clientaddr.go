@@ -1,4 +1,6 @@
-package api
+// Package clientaddr tells the address a request comes from, through
+// trusted proxies only.
+package clientaddr
 
 import (
 	"net"
@@ -7,13 +9,13 @@ import (
 	"strings"
 )
 
-// clientAddr is the address a request comes from, for counting failed
+// Of is the address a request comes from, for counting failed
 // authentications per client. It is the peer of the connection, unless the
 // peer is one of the trusted proxies: then it is the right-most address of
 // X-Forwarded-For that is not a trusted proxy (the entries to its left were
 // written by the client and may be forged). Without trusted proxies the
 // header is ignored: anyone could send it.
-func clientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
+func Of(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	peer := remoteAddr(r.RemoteAddr)
 	if !isTrusted(peer, trusted) {
 		return peer

@@ -1,4 +1,4 @@
-package api
+package clientaddr
 
 import (
 	"net/http"
@@ -28,6 +28,6 @@ func TestClientAddr(t *testing.T) {
 		if c.xff != "" {
 			r.Header.Set("X-Forwarded-For", c.xff)
 		}
-		require.Equal(t, netip.MustParseAddr(c.want), clientAddr(r, c.trusted), c.name)
+		require.Equal(t, netip.MustParseAddr(c.want), Of(r, c.trusted), c.name)
 	}
 }

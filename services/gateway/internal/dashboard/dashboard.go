@@ -1,0 +1,111 @@
+// Package dashboard serves the web dashboard under /dashboard
+// (docs/dashboard.md): server-rendered pages for people who sign in, their
+// sessions, the security every page gets (CSP, cross-origin refusal, CSRF
+// tokens) and the routing helpers that pages register with.
+//
+// A page is a handler registered in routes.go with one of:
+//
+//	d.Page("GET /dashboard/x", h)                             // signed in
+//	d.ProjectPage("GET /dashboard/p/{project}/hooks", h)      // and a member
+//	d.ProjectAction("POST /dashboard/p/{project}/x", account.Member, h) // and that role, CSRF-checked
+//
+// and renders with Render(w, r, "hooks.html", data): templates/pages/hooks.html
+// defines "title" and "content" inside the layout. UserFrom, ProjectFrom and
+// CSRFToken read the request's context.
+package dashboard
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/account"
+	"github.com/sundial-run/sundial/services/gateway/internal/project"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// Prefix is where the dashboard is mounted.
+const Prefix = "/dashboard"
+
+// Config is the dashboard's part of the gateway's configuration.
+type Config struct {
+	// SecureCookie marks the session cookie Secure (the public URL is https).
+	SecureCookie bool
+	// TrustedProxies are the peers whose X-Forwarded-For names the client,
+	// for the per-address sign-in throttle.
+	TrustedProxies []netip.Prefix
+}
+
+// UsageReader reads a project's quota use (*store.Queries).
+type UsageReader interface {
+	GetProjectUsage(ctx context.Context, projectID uuid.UUID) (store.GetProjectUsageRow, error)
+}
+
+// SettingsWriter changes a project's settings (*project.Service).
+type SettingsWriter interface {
+	Update(ctx context.Context, projectID uuid.UUID, p project.Patch) (project.Settings, error)
+}
+
+// Deps are what the dashboard's pages use. Pages added later add theirs.
+type Deps struct {
+	Config   Config
+	Log      *slog.Logger
+	Accounts *account.Service
+	Usage    UsageReader
+	Settings SettingsWriter
+}
+
+// Dashboard is the http.Handler of everything under /dashboard.
+type Dashboard struct {
+	Deps
+	mux     *http.ServeMux
+	handler http.Handler
+}
+
+// New returns the dashboard with its routes registered.
+func New(d Deps) *Dashboard {
+	dash := &Dashboard{Deps: d, mux: http.NewServeMux()}
+	dash.routes()
+	// Cross-origin state-changing requests are refused before anything
+	// else looks at them; safe methods pass through it.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Error(w, r, http.StatusForbidden, "Cross-origin requests are refused.")
+	}))
+	dash.handler = dash.logged(securityHeaders(cop.Handler(dash.withSession(dash.mux))))
+	return dash
+}
+
+// ServeHTTP serves a request under /dashboard.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d.handler.ServeHTTP(w, r)
+}
+
+// Public registers a route open to anyone (sign-in, set-password, static
+// files). pattern is a net/http pattern with its method.
+func (d *Dashboard) Public(pattern string, h http.HandlerFunc) {
+	d.mux.Handle(pattern, h)
+}
+
+// Page registers a route for signed-in users: others are sent to the
+// sign-in page. A non-GET route also needs the session's CSRF token.
+func (d *Dashboard) Page(pattern string, h http.HandlerFunc) {
+	d.mux.Handle(pattern, signedIn(checkCSRF(h)))
+}
+
+// ProjectPage registers a route under /dashboard/p/{project}: the user must
+// be a member (else 404); ProjectFrom(r) is the project and the user's
+// role.
+func (d *Dashboard) ProjectPage(pattern string, h http.HandlerFunc) {
+	d.mux.Handle(pattern, signedIn(d.member(checkCSRF(h))))
+}
+
+// ProjectAction registers a state-changing route under
+// /dashboard/p/{project}: a member with at least role min (else 403), with
+// the session's CSRF token (else 403).
+func (d *Dashboard) ProjectAction(pattern string, min account.Role, h http.HandlerFunc) {
+	d.mux.Handle(pattern, signedIn(d.member(checkCSRF(RequireRole(min, h)))))
+}

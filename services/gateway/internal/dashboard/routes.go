@@ -1,0 +1,29 @@
+package dashboard
+
+import (
+	"net/http"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/account"
+)
+
+// routes registers every route of the dashboard (docs/dashboard.md,
+// "Routes"). Pages added later register here.
+func (d *Dashboard) routes() {
+	d.Public("GET /dashboard/static/", serveStatic)
+	d.Public("GET /dashboard/signin", d.signinForm)
+	d.Public("POST /dashboard/signin", d.signin)
+	d.Public("GET /dashboard/set-password", d.setPasswordForm)
+	d.Public("POST /dashboard/set-password", d.setPassword)
+	d.Page("POST /dashboard/signout", d.signout)
+	d.Page("POST /dashboard/signout-everywhere", d.signoutEverywhere)
+
+	d.Page("GET /dashboard", d.projectList)
+	d.Page("GET /dashboard/{$}", d.projectList)
+	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
+	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.rename)
+
+	// Anything else under /dashboard: the errors page, not the mux's text.
+	d.Public("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
+		Error(w, r, http.StatusNotFound, "There is no such page.")
+	})
+}
