@@ -166,7 +166,7 @@ func (e *Env) sequences(ctx context.Context) (res report.Result, err error) {
 		}
 		due.DirectSeconds = math.Round(took.Seconds()*100) / 100
 		res.Create = load.Created{Count: n, Seconds: time.Since(created).Seconds(), PerSecond: stats.PerSecond(n, time.Since(created)), Finished: time.Now()}
-		res.Notes = append(res.Notes, fmt.Sprintf("1 sequence created through the API and %d copied from its row by SQL in %.1f s: the API's %.0f sequences/s would have taken %.0f s",
+		res.Notes = append(res.Notes, fmt.Sprintf("1 sequence created through the API and %d copied from its row by SQL in %.2f s: the API's %.0f sequences/s would have taken %.1f s",
 			n-1, took.Seconds(), rate, float64(n)/rate))
 	}
 	if time.Now().After(slot) {
