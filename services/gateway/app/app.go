@@ -171,6 +171,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			SecureCookie: strings.HasPrefix(cfg.PublicURL, "https:"), TrustedProxies: proxies,
 		},
 		Log: log, Accounts: accounts, Usage: queries, Settings: project.NewService(pool, keys),
+		Figures: queries, Hooks: hooklist.NewLister(pool), Hook: hook.NewService(pool),
+		Attempts: attempt.NewLister(pool), Bulk: bulkActions,
 	})
 	server := &http.Server{
 		Handler:           withDashboard(handler, dash),

@@ -273,6 +273,10 @@ func TestRangeSelection(t *testing.T) {
 				}
 				sel, err := req.Validate()
 				require.NoError(t, err)
+				// The dashboard's count before the action selects the same hooks.
+				counted, err := b.svc.Count(context.Background(), project, bulk.Action(a.name), *sel.Range)
+				require.NoError(t, err)
+				require.EqualValues(t, wanted, counted, "counted")
 
 				n, err := a.run(b, project, sel)
 				require.NoError(t, err)
@@ -305,6 +309,9 @@ func TestHooksInOtherStatesAreSkipped(t *testing.T) {
 				sel := selectIDs(t, hooks...)
 				if form == "range" {
 					sel = rangeOver(t, len(hooks))
+					counted, err := b.svc.Count(context.Background(), project, bulk.Action(a.name), *sel.Range)
+					require.NoError(t, err)
+					require.EqualValues(t, len(applicable), counted, "counted")
 				}
 				n, err := a.run(b, project, sel)
 				require.NoError(t, err)

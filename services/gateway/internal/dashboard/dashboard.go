@@ -56,6 +56,13 @@ type Deps struct {
 	Accounts *account.Service
 	Usage    UsageReader
 	Settings SettingsWriter
+
+	// The overview, hooks, hook and bulk pages.
+	Figures  FigureReader
+	Hooks    HookLister
+	Hook     HookGetter
+	Attempts AttemptLister
+	Bulk     BulkService
 }
 
 // Dashboard is the http.Handler of everything under /dashboard.

@@ -46,6 +46,8 @@ var funcs = template.FuncMap{
 		}
 		return Prefix + "/p/" + p.ID.String() + "/" + page
 	},
+	// list is its arguments, to range over a few constants.
+	"list": func(s ...string) []string { return s },
 	"can": func(p *account.Project, role string) bool {
 		return p != nil && p.Role.AtLeast(account.Role(role))
 	},

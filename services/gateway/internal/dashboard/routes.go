@@ -22,6 +22,13 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
 	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.rename)
 
+	// Hooks: the list, its live tail, a hook, its actions, bulk actions.
+	d.ProjectPage("GET /dashboard/p/{project}/hooks", d.hooks)
+	d.ProjectPage("GET /dashboard/p/{project}/hooks/tail", d.hooksTail)
+	d.ProjectPage("GET /dashboard/p/{project}/hooks/{id}", d.hookDetail)
+	d.ProjectAction("POST /dashboard/p/{project}/hooks/{id}/{action}", account.Member, d.hookAction)
+	d.ProjectAction("POST /dashboard/p/{project}/bulk/{action}", account.Member, d.bulkAction)
+
 	// Anything else under /dashboard: the errors page, not the mux's text.
 	d.Public("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
 		Error(w, r, http.StatusNotFound, "There is no such page.")

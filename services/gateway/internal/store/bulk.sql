@@ -138,3 +138,22 @@ SELECT (@new_ids::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), n
 FROM generate_subscripts(@source_ids::uuid[], 1) AS g (i)
 JOIN hooks AS h ON h.id = (@source_ids::uuid[])[g.i]
 WHERE h.project_id = @project_id;
+
+-- name: CountHooksInRange :one
+-- How many hooks a time-range bulk action would select: the selection of
+-- RetryFailedHooksInRange, CancelHooksInRange and LockCompletedHooksInRange
+-- (the same conditions, with the action's statuses), capped at max_hooks.
+-- The dashboard shows it before the action runs; keep the conditions in step
+-- with those queries.
+SELECT count(*)::bigint AS n
+FROM (
+    SELECT 1
+    FROM hooks AS s
+    WHERE s.project_id = @project_id
+      AND s.status = ANY(@statuses::text[])
+      AND s.post_at >= @start_time AND s.post_at < @end_time
+      AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
+      AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)
+      AND (sqlc.narg(sequence_id)::uuid IS NULL OR s.sequence_id = sqlc.narg(sequence_id)::uuid)
+    LIMIT @max_hooks::integer
+) AS sel;

@@ -106,6 +106,53 @@ func (q *Queries) CancelHooksInRange(ctx context.Context, arg CancelHooksInRange
 	return result.RowsAffected(), nil
 }
 
+const countHooksInRange = `-- name: CountHooksInRange :one
+SELECT count(*)::bigint AS n
+FROM (
+    SELECT 1
+    FROM hooks AS s
+    WHERE s.project_id = $1
+      AND s.status = ANY($2::text[])
+      AND s.post_at >= $3 AND s.post_at < $4
+      AND ($5::text IS NULL OR s.path = $5::text)
+      AND ($6::text IS NULL OR split_part(s.path, '?', 1) = $6::text)
+      AND ($7::uuid IS NULL OR s.sequence_id = $7::uuid)
+    LIMIT $8::integer
+) AS sel
+`
+
+type CountHooksInRangeParams struct {
+	ProjectID  uuid.UUID
+	Statuses   []string
+	StartTime  time.Time
+	EndTime    time.Time
+	Path       *string
+	PathBase   *string
+	SequenceID *uuid.UUID
+	MaxHooks   int32
+}
+
+// How many hooks a time-range bulk action would select: the selection of
+// RetryFailedHooksInRange, CancelHooksInRange and LockCompletedHooksInRange
+// (the same conditions, with the action's statuses), capped at max_hooks.
+// The dashboard shows it before the action runs; keep the conditions in step
+// with those queries.
+func (q *Queries) CountHooksInRange(ctx context.Context, arg CountHooksInRangeParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countHooksInRange,
+		arg.ProjectID,
+		arg.Statuses,
+		arg.StartTime,
+		arg.EndTime,
+		arg.Path,
+		arg.PathBase,
+		arg.SequenceID,
+		arg.MaxHooks,
+	)
+	var n int64
+	err := row.Scan(&n)
+	return n, err
+}
+
 const insertReplays = `-- name: InsertReplays :execrows
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
 SELECT ($1::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override

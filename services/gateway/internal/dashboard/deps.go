@@ -1,0 +1,40 @@
+package dashboard
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// FigureReader reads the overview's delivery figures (*store.Queries).
+type FigureReader interface {
+	ListDeliveryMinutes(ctx context.Context, arg store.ListDeliveryMinutesParams) ([]store.ListDeliveryMinutesRow, error)
+}
+
+// HookLister lists hooks as GET /v1/hooks does (*hooklist.Lister).
+type HookLister interface {
+	List(ctx context.Context, projectID uuid.UUID, q hooklist.Query) (hooklist.Page, error)
+}
+
+// HookGetter reads one hook as GET /v1/hooks/{id} does (*hook.Service);
+// a hook of another project is hook.ErrNotFound.
+type HookGetter interface {
+	Get(ctx context.Context, projectID, id uuid.UUID) (store.Hook, error)
+}
+
+// AttemptLister lists a hook's attempts as GET /v1/hooks/{id}/attempts
+// does (*attempt.Lister).
+type AttemptLister interface {
+	List(ctx context.Context, projectID, hookID uuid.UUID) ([]store.ListHookAttemptsRow, error)
+}
+
+// BulkService runs and counts the bulk actions as POST /v1/hooks/bulk/*
+// does (*bulk.Service).
+type BulkService interface {
+	Run(ctx context.Context, projectID uuid.UUID, action bulk.Action, sel bulk.Selection) (int64, error)
+	Count(ctx context.Context, projectID uuid.UUID, action bulk.Action, rng bulk.Range) (int64, error)
+}

@@ -1,0 +1,112 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// hookPage is the data of hook.html.
+type hookPage struct {
+	Hook store.Hook
+	// Data and SequenceData are pretty-printed JSON, shown as text.
+	Data, RetryOverride string
+	Attempts            []attemptView
+	// Done is the action just taken and how many hooks it affected.
+	Done     string
+	Affected string
+}
+
+// attemptView is an attempt with its ack body pretty-printed.
+type attemptView struct {
+	store.ListHookAttemptsRow
+	Ack string
+}
+
+// hookDetail is GET /dashboard/p/{project}/hooks/{id}: every field of the
+// hook (GET /v1/hooks/{id}) and every attempt (GET /v1/hooks/{id}/attempts),
+// through the services the API uses.
+func (d *Dashboard) hookDetail(w http.ResponseWriter, r *http.Request) {
+	p, _ := ProjectFrom(r)
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		Error(w, r, http.StatusNotFound, "There is no such hook.")
+		return
+	}
+	h, err := d.Hook.Get(r.Context(), p.ID, id)
+	if errors.Is(err, hook.ErrNotFound) {
+		Error(w, r, http.StatusNotFound, "There is no such hook.")
+		return
+	}
+	if err != nil {
+		d.fault(w, r, "get hook", err)
+		return
+	}
+	rows, err := d.Attempts.List(r.Context(), p.ID, id)
+	if err != nil {
+		d.fault(w, r, "list attempts", err)
+		return
+	}
+	page := hookPage{Hook: h, Data: pretty(h.Data), RetryOverride: pretty(h.RetryOverride)}
+	for _, a := range rows {
+		page.Attempts = append(page.Attempts, attemptView{ListHookAttemptsRow: a, Ack: pretty(a.AckBody)})
+	}
+	if done := bulk.Action(r.URL.Query().Get("done")); done.Valid() {
+		page.Done, page.Affected = string(done), r.URL.Query().Get("n")
+	}
+	Render(w, r, "hook.html", page)
+}
+
+// pretty indents JSON for reading; anything else is shown as it is.
+func pretty(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// hookAction is POST /dashboard/p/{project}/hooks/{id}/{action}: retry,
+// replay or cancel one hook, through the bulk service by id, as the API's
+// bulk endpoints with hookIDs do.
+func (d *Dashboard) hookAction(w http.ResponseWriter, r *http.Request) {
+	p, _ := ProjectFrom(r)
+	action := bulk.Action(r.PathValue("action"))
+	id, err := uuid.Parse(r.PathValue("id"))
+	if !action.Valid() || err != nil {
+		Error(w, r, http.StatusNotFound, "There is no such action.")
+		return
+	}
+	// The bulk service skips ids that are not the project's; a page for
+	// people says so instead.
+	switch _, err := d.Hook.Get(r.Context(), p.ID, id); {
+	case errors.Is(err, hook.ErrNotFound):
+		Error(w, r, http.StatusNotFound, "There is no such hook.")
+		return
+	case err != nil:
+		d.fault(w, r, "get hook", err)
+		return
+	}
+	n, err := d.Bulk.Run(r.Context(), p.ID, action, bulk.Selection{IDs: []uuid.UUID{id}})
+	if d.bulkFailed(w, r, err) {
+		return
+	}
+	d.Log.Info("dashboard hook action", "project_id", p.ID, "user_id", sessionFrom(r).user.ID,
+		"hook_id", id, "action", action, "affected", n)
+	target := Prefix + "/p/" + p.ID.String() + "/hooks/" + id.String()
+	if action == bulk.ActionCancel && n > 0 {
+		target = Prefix + "/p/" + p.ID.String() + "/hooks" // the hook is gone
+	}
+	http.Redirect(w, r, target+"?done="+string(action)+"&n="+strconv.FormatInt(n, 10), http.StatusSeeOther)
+}

@@ -1,0 +1,121 @@
+package dashboard
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// tailParam turns the live tail on (the hooks page polls hooksTail).
+const tailParam = "tail"
+
+// pageParams are the page's own query parameters, not filters of the list
+// (the message of an action just taken).
+var pageParams = map[string]bool{tailParam: true, "done": true, "n": true}
+
+// hooksPage is the data of hooks.html.
+type hooksPage struct {
+	// Filter is the form's values as given (empty when not).
+	Filter   url.Values
+	Statuses []string
+	Hooks    []store.Hook
+	Total    int64
+	Capped   bool
+	// Next is the query of the next page; empty on the last. The queries
+	// are url.Values.Encode's, typed so that the templates keep their & and =.
+	Next template.URL
+	// Tail is on; TailQuery is the filters the poll sends (no cursor),
+	// TailOn and TailOff the page's with the tail on and off.
+	Tail                       bool
+	TailQuery, TailOn, TailOff template.URL
+	Problems                   []hooklist.FieldError
+}
+
+// hooks is GET /dashboard/p/{project}/hooks: the list of GET /v1/hooks,
+// with the same filters, through the same hooklist code.
+func (d *Dashboard) hooks(w http.ResponseWriter, r *http.Request) {
+	page, status, err := d.listHooks(r, false)
+	if err != nil {
+		d.fault(w, r, "list hooks", err)
+		return
+	}
+	RenderStatus(w, r, status, "hooks.html", page)
+}
+
+// hooksTail is GET /dashboard/p/{project}/hooks/tail: the rows of the
+// newest hooks under the filters, the fragment the live tail polls.
+func (d *Dashboard) hooksTail(w http.ResponseWriter, r *http.Request) {
+	page, status, err := d.listHooks(r, true)
+	if err != nil {
+		d.fault(w, r, "list hooks", err)
+		return
+	}
+	if status != http.StatusOK {
+		Error(w, r, status, "The filters are invalid.")
+		return
+	}
+	RenderFragment(w, r, "hooks.html", "rows", page)
+}
+
+// listHooks parses the page's query (empty fields are left out, as an
+// unfilled form sends them) and lists one page. newest drops the cursor
+// and sorts by creation, newest first, for the tail.
+func (d *Dashboard) listHooks(r *http.Request, newest bool) (hooksPage, int, error) {
+	p, _ := ProjectFrom(r)
+	filter := url.Values{}
+	for name, vs := range r.URL.Query() {
+		if !pageParams[name] && len(vs) > 0 && vs[0] != "" {
+			filter[name] = vs[:1]
+		}
+	}
+	if newest {
+		filter.Del(hooklist.ParamCursor)
+		filter.Set(hooklist.ParamSortBy, string(hooklist.SortByCreatedAt))
+		filter.Set(hooklist.ParamSortOrder, string(hooklist.Desc))
+	}
+	page := hooksPage{Filter: filter, Statuses: hooklist.Statuses, Tail: r.URL.Query().Get(tailParam) != ""}
+	noCursor := cloneWithout(filter, hooklist.ParamCursor)
+	page.TailQuery = template.URL(noCursor.Encode())
+	on := cloneWithout(filter, hooklist.ParamCursor)
+	on.Set(tailParam, "1")
+	page.TailOn, page.TailOff = template.URL(on.Encode()), page.TailQuery
+
+	q, err := hooklist.Parse(filter)
+	var bad *hooklist.InvalidError
+	if errors.As(err, &bad) {
+		page.Problems = bad.Problems
+		return page, http.StatusBadRequest, nil
+	}
+	if err != nil {
+		return page, 0, err
+	}
+	list, err := d.Hooks.List(r.Context(), p.ID, q)
+	if errors.As(err, &bad) {
+		page.Problems = bad.Problems
+		return page, http.StatusBadRequest, nil
+	}
+	if err != nil {
+		return page, 0, err
+	}
+	page.Hooks, page.Total, page.Capped = list.Hooks, list.TotalItems, list.TotalCapped
+	if list.NextCursor != "" {
+		next := cloneWithout(filter, hooklist.ParamCursor)
+		next.Set(hooklist.ParamCursor, list.NextCursor)
+		page.Next = template.URL(next.Encode())
+	}
+	return page, http.StatusOK, nil
+}
+
+func cloneWithout(v url.Values, name string) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		if k != name {
+			out[k] = append([]string(nil), vs...)
+		}
+	}
+	return out
+}
