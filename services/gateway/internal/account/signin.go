@@ -25,7 +25,7 @@ func (s *Service) SignIn(ctx context.Context, email, password string, addr netip
 	if err != nil && !notFound(err) {
 		return "", User{}, fmt.Errorf("sign in: %w", err)
 	}
-	hash := dummyHash
+	hash := dummyHash()
 	if err == nil && row.PasswordHash != nil {
 		hash = *row.PasswordHash
 	}

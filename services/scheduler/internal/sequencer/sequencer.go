@@ -31,8 +31,14 @@ import (
 // Defaults of Config.
 const (
 	DefaultInterval   = time.Second
-	DefaultBatchSize  = 20
+	DefaultBatchSize  = 100
 	DefaultMaxBatches = 10
+	// vanishedEvery spaces Run's looks for steps whose hook is gone: that
+	// look reads every running run's pending steps, so during a burst of
+	// runs (passes back to back) it would cost in proportion to the runs in
+	// flight at every pass. A cancelled step hook is rare; its run learns
+	// of it within this.
+	vanishedEvery = 30 * time.Second
 )
 
 // TxBeginner starts transactions; *pgxpool.Pool is one.
@@ -77,6 +83,7 @@ func New(db TxBeginner, cfg Config, log *slog.Logger) *Sequencer {
 func (s *Sequencer) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var lastVanished time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -84,7 +91,11 @@ func (s *Sequencer) Run(ctx context.Context) {
 		case <-timer.C:
 		}
 		wait := s.cfg.Interval
-		more, err := s.ScanOnce(ctx)
+		vanished := time.Since(lastVanished) >= vanishedEvery
+		if vanished {
+			lastVanished = time.Now()
+		}
+		more, err := s.scan(ctx, vanished)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.WarnContext(ctx, "sequence scan failed", "err", err)
@@ -100,14 +111,25 @@ func (s *Sequencer) Run(ctx context.Context) {
 // finds fewer, at most MaxBatches of each. more reports that a kind
 // stopped at its cap (more work may be waiting).
 func (s *Sequencer) ScanOnce(ctx context.Context) (more bool, err error) {
-	for _, kind := range []struct {
+	return s.scan(ctx, true)
+}
+
+// scan is a pass; the look for steps whose hook is gone only when vanished.
+func (s *Sequencer) scan(ctx context.Context, vanished bool) (more bool, err error) {
+	kinds := []struct {
 		name string
 		tx   txFunc
 	}{
 		{"due sequences", s.scheduleTx},
 		{"trigger requests", s.triggerTx},
-		{"steps whose hook is gone", s.vanishedTx},
-	} {
+	}
+	if vanished {
+		kinds = append(kinds, struct {
+			name string
+			tx   txFunc
+		}{"steps whose hook is gone", s.vanishedTx})
+	}
+	for _, kind := range kinds {
 		capped, err := s.batches(ctx, kind.tx)
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", kind.name, err)

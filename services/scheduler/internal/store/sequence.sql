@@ -13,12 +13,22 @@
 -- pause or delete) holds is left to it, and is found again by the next scan
 -- if still due. running says whether a run of the sequence is unfinished
 -- (the overlap rule); db_now is the clock the due slots are computed by.
+-- running is a LATERAL lookup with LIMIT 1, which PostgreSQL runs once per
+-- claimed sequence on the partial index of running runs: as a plain EXISTS
+-- it was planned, with statistics from before a burst, as a hashed subplan
+-- over the whole index, which after a burst of 100,000 runs walked every
+-- entry of the runs finished and not yet vacuumed (114 ms a claim, a burst
+-- quadratic in its size: docs/benchmarks.md, "Sequences").
 SELECT s.id, s.project_id, s.schedule, s.start_at, s.end_at, s.catch_up, s.overlap,
     s.next_run_at::timestamptz AS next_run_at,
-    EXISTS (SELECT 1 FROM sequence_runs AS r
-            WHERE r.sequence_id = s.id AND r.status = 'running')::boolean AS running,
+    (run.one IS NOT NULL)::boolean AS running,
     now()::timestamptz AS db_now
 FROM sequences AS s
+LEFT JOIN LATERAL (
+    SELECT 1 AS one FROM sequence_runs AS r
+    WHERE r.sequence_id = s.id AND r.status = 'running'
+    LIMIT 1
+) AS run ON true
 WHERE s.status = 'active' AND s.next_run_at IS NOT NULL AND s.next_run_at <= now()
 ORDER BY s.next_run_at
 LIMIT sqlc.arg(batch_size)::integer

@@ -58,6 +58,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if scenario.NeedsCLI(cfg.Scenarios) {
+		log.Info("building the sundial command", "dir", binDir)
+		if bin.Sundial, err = suite.BuildCLI(ctx, root, binDir); err != nil {
+			return err
+		}
+	}
 	env := &scenario.Env{Cfg: cfg, Bin: bin, Log: log}
 	if slices.Contains(cfg.Systems, "baseline") {
 		if env.RiverBin, err = baseline.Build(ctx, binDir); err != nil {

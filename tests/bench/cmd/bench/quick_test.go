@@ -78,8 +78,10 @@ func (b testBundle) run(t *testing.T, extra ...string) report.Report {
 }
 
 // TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
-// on Sundial and the river baseline, and checks that it runs and that its
-// report is well formed: every scenario present for every system and
+// on Sundial and the river baseline, but for the scenarios that run the
+// `sundial` command (TestQuickListen's) and the sequence scenarios
+// (TestQuickSequences'), and checks that it runs and that its report is
+// well formed: every scenario present for every system and
 // passed, rates above zero, percentiles in order, nothing early. It checks
 // no target: the figures of a quick run on a busy machine mean little.
 func TestQuickBenchmark(t *testing.T) {
@@ -87,7 +89,7 @@ func TestQuickBenchmark(t *testing.T) {
 	b := setup(t)
 	var names []string
 	for _, s := range scenario.Registry {
-		if !s.Sequence {
+		if !s.CLI && !s.Sequence {
 			names = append(names, s.Name)
 		}
 	}
@@ -96,7 +98,7 @@ func TestQuickBenchmark(t *testing.T) {
 	systems := strings.Split(quickSystems, ",")
 	deliveries := 0
 	for _, s := range scenario.Registry {
-		if s.Sequence {
+		if s.CLI || s.Sequence {
 			continue
 		}
 		if s.Plan != nil {
@@ -180,6 +182,46 @@ func TestQuickSequences(t *testing.T) {
 		require.LessOrEqual(t, timed.Latency.P99Ms, timed.Latency.MaxMs)
 	}
 	require.Len(t, pre.Sequence.Goals, 2)
+}
+
+// TestQuickListen runs the listen scenario scaled down (BENCH_QUICK=1),
+// which builds and runs `sundial listen`, and checks its report: every
+// hook of its three runs delivered the way measured and none early, every
+// idle listener connected and still open when the gateway's memory was
+// read, the figures consistent with one another. It checks no goal.
+func TestQuickListen(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rep := b.run(t, "BENCH_SCENARIOS=listen")
+	res := find(t, rep.Results, "listen", "sundial")
+	require.True(t, res.OK, "listen: %v", res.Notes)
+	l := res.Listen
+	require.NotNil(t, l)
+	require.Len(t, l.Runs, 3)
+	for i, via := range []string{"https", "listener", "listener"} {
+		run := l.Runs[i]
+		require.Equal(t, via, run.Via, run.Name)
+		c := run.Check
+		require.Equal(t, run.Hooks, c.Delivered, run.Name)
+		require.Zero(t, c.Early, run.Name)
+		require.Zero(t, run.Misrouted, run.Name)
+		require.Positive(t, run.DeliveriesPerSecond, run.Name)
+		require.Positive(t, c.Lateness.P50Ms, run.Name)
+		require.LessOrEqual(t, c.Lateness.P50Ms, c.Lateness.P99Ms, run.Name)
+		require.LessOrEqual(t, c.Lateness.P99Ms, c.Lateness.MaxMs, run.Name)
+	}
+	require.Equal(t, l.Runs[0].Hooks, l.Runs[1].Hooks, "the direct and listener steady runs are the same load")
+	require.Positive(t, l.Runs[1].CPUSeconds["listener"], "the listener's processor time is counted")
+	require.InDelta(t, l.Runs[1].Check.Lateness.P99Ms-l.Runs[0].Check.Lateness.P99Ms, l.AddedP99Ms, 0.001)
+
+	idle := l.Idle
+	require.Equal(t, rep.Sizes["BENCH_LISTEN_IDLE"], idle.Connections)
+	require.Equal(t, idle.Connections, idle.Opened.Connected, "%v", idle.Opened.Errors)
+	require.Equal(t, idle.Connections, idle.StillOpen)
+	require.Positive(t, idle.GatewayRSSBeforeMiB)
+	require.GreaterOrEqual(t, idle.GatewayHWMMiB, idle.GatewayRSSMiB, "VmHWM is at least every VmRSS read before it")
+	require.Len(t, l.Goals, 3)
+	require.Positive(t, res.PeakRSSMiB["listener"])
 }
 
 func find(t *testing.T, results []report.Result, name, system string) report.Result {

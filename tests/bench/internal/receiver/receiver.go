@@ -1,13 +1,18 @@
-// Package receiver is the benchmark's HTTPS endpoint, the hooks' domain. It
-// answers 200 at once, over HTTP/1.1 and HTTP/2, and records each arrival's
-// Sundial-Id and time in memory allocated up front: recording costs an
-// atomic increment and a store, no lock, no allocation and no log line.
+// Package receiver is the benchmark's endpoint: the hooks' domain over
+// HTTPS, or the plain-HTTP server a `sundial listen` process forwards to. It
+// answers 200 at once, over HTTP/1.1 (and HTTP/2 over HTTPS), and records
+// each arrival's Sundial-Id and time in memory allocated up front: recording
+// costs an atomic increment and a store, no lock, no allocation and no log
+// line.
 package receiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"path/filepath"
 	"sync/atomic"
@@ -34,19 +39,22 @@ type slot struct {
 	done    atomic.Bool
 }
 
-// Receiver is a running HTTPS endpoint.
+// Receiver is a running endpoint.
 type Receiver struct {
 	// Base is the instant arrivals are measured from: arrival i happened at
 	// Base.Add(arrivals[i].Since) on the wall clock.
 	Base time.Time
 	// CAFile is the PEM file of the CA of the receiver's certificate, for
-	// SUNDIAL_DELIVERY_CA_FILE.
+	// SUNDIAL_DELIVERY_CA_FILE; empty for a plain-HTTP receiver.
 	CAFile string
 
-	srv      *https.Receiver
+	addr     string
+	shutdown func(context.Context) error
 	slots    []slot
 	next     atomic.Int64
 	overflow atomic.Int64
+	// conns counts the connections a plain-HTTP receiver accepted.
+	conns atomic.Int64
 }
 
 // Start listens on 127.0.0.1 (any free port) with room for capacity
@@ -67,12 +75,47 @@ func Start(capacity int, dir string) (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.srv = srv
+	r.addr, r.shutdown = srv.Addr(), srv.Shutdown
+	return r, nil
+}
+
+// StartHTTP listens over plain HTTP/1.1 on 127.0.0.1 (any free port) with
+// room for capacity arrivals: the local server `sundial listen
+// --forward-to` posts to, as a developer's would be.
+func StartHTTP(capacity int) (*Receiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("receiver listen: %w", err)
+	}
+	r := &Receiver{slots: make([]slot, capacity), addr: ln.Addr().String()}
+	r.Base = time.Now()
+	srv := &http.Server{
+		Handler:           http.HandlerFunc(r.serve),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				r.conns.Add(1)
+			}
+		},
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	r.shutdown = func(ctx context.Context) error {
+		err := srv.Shutdown(ctx)
+		if serveErr := <-served; !errors.Is(serveErr, http.ErrServerClosed) {
+			err = errors.Join(err, serveErr)
+		}
+		return err
+	}
 	return r, nil
 }
 
 // Domain is the receiver's host:port: the project's domain.
-func (r *Receiver) Domain() string { return r.srv.Addr() }
+func (r *Receiver) Domain() string { return r.addr }
+
+// URL is the receiver's root URL over plain HTTP (a StartHTTP receiver).
+func (r *Receiver) URL() string { return "http://" + r.addr }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	since := time.Since(r.Base)
@@ -90,6 +133,10 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 
 // Count is how many requests have arrived so far.
 func (r *Receiver) Count() int { return int(r.next.Load()) }
+
+// Connections is how many connections a plain-HTTP receiver has accepted
+// so far (0 for an HTTPS one): how well its client reuses them.
+func (r *Receiver) Connections() int { return int(r.conns.Load()) }
 
 // Overflow is how many arrivals did not fit in the capacity.
 func (r *Receiver) Overflow() int { return int(r.overflow.Load()) }
@@ -125,7 +172,7 @@ func (r *Receiver) At(a Arrival) time.Time { return r.Base.Add(a.Since) }
 
 // Close stops the server.
 func (r *Receiver) Close(ctx context.Context) error {
-	if err := r.srv.Shutdown(ctx); err != nil {
+	if err := r.shutdown(ctx); err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
 	return nil

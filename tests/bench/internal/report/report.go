@@ -88,6 +88,8 @@ type Result struct {
 	Stages []logscan.Stage `json:"stages"`
 	// Sequence is the sequence scenarios' figures.
 	Sequence *Sequence `json:"sequence,omitempty"`
+	// Listen is the listen scenario's figures.
+	Listen *Listen `json:"listen,omitempty"`
 	// Database and NATS count the delivery phase's work.
 	Database        suite.DBStats      `json:"database"`
 	NATS            suite.NATSStats    `json:"nats"`

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/sundial-run/sundial/tests/bench/internal/logscan"
 )
 
 // PrintTable writes the API intake, the delivery table, the memory
@@ -20,6 +22,7 @@ func (r Report) PrintTable(w io.Writer) {
 	fmt.Fprintf(w, "\nSundial end to end%s, %d vCPU (%s), %.0f GiB, %s\n", quick, r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.GoVersion)
 	r.printIntake(w)
 	r.printDeliveries(w)
+	r.printListen(w)
 	r.printSequences(w)
 	r.printMemory(w)
 	r.printComparisons(w)
@@ -48,11 +51,14 @@ func (r Report) printIntake(w io.Writer) {
 }
 
 func (r Report) printDeliveries(w io.Writer) {
+	if !slices.ContainsFunc(r.Results, func(res Result) bool { return res.Scenario != "schedule" && res.Listen == nil }) {
+		return
+	}
 	fmt.Fprintln(w, "\nDeliveries (lateness = first arrival - postAt; x steady = figure / same system's steady figure):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tsystem\thooks\tbacklog\tcreate/s\tdelivered\tdup\tearly\tlate p50 ms\tp99 ms\tmax ms\tall in s\tdeliv/s\tsustained/s\tx steady p99/deliv/s\tpeak RSS MiB\tok\t")
 	for _, res := range r.Results {
-		if res.Scenario == "schedule" || (res.Sequence != nil && res.Sequence.Due == nil) {
+		if res.Scenario == "schedule" || res.Listen != nil || (res.Sequence != nil && res.Sequence.Due == nil) {
 			continue
 		}
 		c := res.Check
@@ -97,15 +103,16 @@ func (r Report) printComparisons(w io.Writer) {
 func (r Report) printStages(w io.Writer) {
 	fmt.Fprintln(w, "\nStages (ms after the first postAt: first / half / all; rate first to last), CPU seconds in the delivery phase, work per hook:")
 	for _, res := range r.Results {
-		fmt.Fprintf(w, "  %s (%s):\n", res.Scenario, res.System)
-		for _, st := range res.Stages {
-			via := ""
-			if len(st.ByVia) > 0 {
-				via = fmt.Sprintf(" %v", st.ByVia)
+		if res.Listen != nil {
+			// Its runs' stages; the notes below include theirs.
+			for _, run := range res.Listen.Runs {
+				fmt.Fprintf(w, "  %s, %s (%s):\n", res.Scenario, run.Name, res.System)
+				printStageLines(w, run.Stages, run.CPUSeconds)
 			}
-			fmt.Fprintf(w, "    %-16s %7d  %9.1f / %9.1f / %9.1f  %8.0f/s%s\n", st.Name, st.Count, st.FirstMs, st.HalfMs, st.AllMs, st.PerSecond, via)
+		} else {
+			fmt.Fprintf(w, "  %s (%s):\n", res.Scenario, res.System)
+			printStageLines(w, res.Stages, res.CPUSeconds)
 		}
-		fmt.Fprintf(w, "    cpu s:  %s\n", formatMap(res.CPUSeconds, "%.1f"))
 		if len(res.PerHook) > 0 {
 			fmt.Fprintf(w, "    per hook: %s\n", formatMap(res.PerHook, "%.2f"))
 		}
@@ -114,6 +121,18 @@ func (r Report) printStages(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// printStageLines writes one line per stage, then the processor times.
+func printStageLines(w io.Writer, stages []logscan.Stage, cpu map[string]float64) {
+	for _, st := range stages {
+		via := ""
+		if len(st.ByVia) > 0 {
+			via = fmt.Sprintf(" %v", st.ByVia)
+		}
+		fmt.Fprintf(w, "    %-16s %7d  %9.1f / %9.1f / %9.1f  %8.0f/s%s\n", st.Name, st.Count, st.FirstMs, st.HalfMs, st.AllMs, st.PerSecond, via)
+	}
+	fmt.Fprintf(w, "    cpu s:  %s\n", formatMap(cpu, "%.1f"))
 }
 
 // systems lists the systems of the results in order of appearance.

@@ -54,6 +54,15 @@ type Config struct {
 	// of sequence-preview (BENCH_SEQUENCE_PREVIEW_REQUESTS, default 2000,
 	// quick 200).
 	SequencePreviewRequests int
+	// ListenBurstSize, ListenSteadyRate and ListenSteadySeconds shape the
+	// listen scenario's deliveries (BENCH_LISTEN_BURST_SIZE, default 20000,
+	// quick 1000; BENCH_LISTEN_STEADY_RATE, default 500 hooks/s, quick 100;
+	// BENCH_LISTEN_STEADY_SECONDS, default 30, quick 5); ListenIdle is its
+	// idle listener connections (BENCH_LISTEN_IDLE, default 1000, quick 100).
+	ListenBurstSize     int
+	ListenSteadyRate    int
+	ListenSteadySeconds int
+	ListenIdle          int
 	// Clients is the concurrent API clients creating hooks (BENCH_CLIENTS, 64).
 	Clients int
 	// BaselineWorkers is the river baseline's MaxWorkers
@@ -90,7 +99,9 @@ func (c Config) Sizes() map[string]int {
 		"BENCH_STEADY_RATE": c.SteadyRate, "BENCH_STEADY_SECONDS": c.SteadySeconds,
 		"BENCH_BURST_SIZE": c.BurstSize, "BENCH_SCALE_1M_ROWS": c.Scale1MRows,
 		"BENCH_SCALE_10M_ROWS": c.Scale10MRows, "BENCH_CLIENTS": c.Clients,
-		"BENCH_BASELINE_WORKERS": c.BaselineWorkers,
+		"BENCH_BASELINE_WORKERS":  c.BaselineWorkers,
+		"BENCH_LISTEN_BURST_SIZE": c.ListenBurstSize, "BENCH_LISTEN_STEADY_RATE": c.ListenSteadyRate,
+		"BENCH_LISTEN_STEADY_SECONDS": c.ListenSteadySeconds, "BENCH_LISTEN_IDLE": c.ListenIdle,
 	}
 	maps.Copy(sizes, c.sequenceSizes())
 	return sizes
@@ -124,24 +135,28 @@ func ConfigFromEnv(root string) (Config, error) {
 		return num(name, full)
 	}
 	c := Config{
-		Quick:           quick,
-		ScheduleSeconds: size("BENCH_SCHEDULE_SECONDS", 30, 5),
-		SameSecondSize:  size("BENCH_SAME_SECOND_SIZE", 1000, 200),
-		SteadyRate:      size("BENCH_STEADY_RATE", 500, 100),
-		SteadySeconds:   size("BENCH_STEADY_SECONDS", 60, 5),
-		BurstSize:       size("BENCH_BURST_SIZE", 100_000, 3000),
-		Scale1MRows:     size("BENCH_SCALE_1M_ROWS", 1_000_000, 50_000),
-		Scale10MRows:    size("BENCH_SCALE_10M_ROWS", 10_000_000, 100_000),
-		Clients:         num("BENCH_CLIENTS", 64),
-		BaselineWorkers: num("BENCH_BASELINE_WORKERS", 0),
-		PprofSeconds:    num("BENCH_PPROF_SECONDS", 15),
-		Pprof:           os.Getenv("BENCH_PPROF") == "1",
-		KeepDatabase:    os.Getenv("BENCH_KEEP_DB") == "1",
-		Out:             envOr("BENCH_OUT", filepath.Join(root, ".bench", "e2e.json")),
-		Dir:             envOr("BENCH_DIR", filepath.Join(root, ".bench", "e2e")),
-		AdminURL:        envOr("SUNDIAL_TEST_DATABASE_URL", envOr("SUNDIAL_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")),
-		Root:            root,
-		ServiceEnv:      maps.Clone(DefaultServiceEnv),
+		Quick:               quick,
+		ScheduleSeconds:     size("BENCH_SCHEDULE_SECONDS", 30, 5),
+		SameSecondSize:      size("BENCH_SAME_SECOND_SIZE", 1000, 200),
+		SteadyRate:          size("BENCH_STEADY_RATE", 500, 100),
+		SteadySeconds:       size("BENCH_STEADY_SECONDS", 60, 5),
+		BurstSize:           size("BENCH_BURST_SIZE", 100_000, 3000),
+		Scale1MRows:         size("BENCH_SCALE_1M_ROWS", 1_000_000, 50_000),
+		Scale10MRows:        size("BENCH_SCALE_10M_ROWS", 10_000_000, 100_000),
+		ListenBurstSize:     size("BENCH_LISTEN_BURST_SIZE", 20_000, 1000),
+		ListenSteadyRate:    size("BENCH_LISTEN_STEADY_RATE", 500, 100),
+		ListenSteadySeconds: size("BENCH_LISTEN_STEADY_SECONDS", 30, 5),
+		ListenIdle:          size("BENCH_LISTEN_IDLE", 1000, 100),
+		Clients:             num("BENCH_CLIENTS", 64),
+		BaselineWorkers:     num("BENCH_BASELINE_WORKERS", 0),
+		PprofSeconds:        num("BENCH_PPROF_SECONDS", 15),
+		Pprof:               os.Getenv("BENCH_PPROF") == "1",
+		KeepDatabase:        os.Getenv("BENCH_KEEP_DB") == "1",
+		Out:                 envOr("BENCH_OUT", filepath.Join(root, ".bench", "e2e.json")),
+		Dir:                 envOr("BENCH_DIR", filepath.Join(root, ".bench", "e2e")),
+		AdminURL:            envOr("SUNDIAL_TEST_DATABASE_URL", envOr("SUNDIAL_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")),
+		Root:                root,
+		ServiceEnv:          maps.Clone(DefaultServiceEnv),
 	}
 	c.Sequences = size("BENCH_SEQUENCES", 100_000, 500)
 	c.SequenceMemoryRows = size("BENCH_SEQUENCE_MEMORY_ROWS", 1_000_000, 10_000)

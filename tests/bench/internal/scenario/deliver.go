@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/tests/bench/internal/check"
+	"github.com/sundial-run/sundial/tests/bench/internal/load"
 	"github.com/sundial-run/sundial/tests/bench/internal/logscan"
 	"github.com/sundial-run/sundial/tests/bench/internal/receiver"
 	"github.com/sundial-run/sundial/tests/bench/internal/report"
@@ -113,11 +114,16 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 	return res, nil
 }
 
+// scheduler creates hooks as a user would; calibrate needs nothing else.
+type scheduler interface {
+	Schedule(ctx context.Context, postAts []time.Time, path string) ([]check.Hook, load.Created, error)
+}
+
 // calibrate measures the system's create rate on this machine with hooks
 // due in a year (they stay in the table, a few thousand far-future rows),
 // so that the scenario's postAt leaves just enough time to create its
 // hooks.
-func calibrate(ctx context.Context, in Instance, hooks int) (float64, error) {
+func calibrate(ctx context.Context, in scheduler, hooks int) (float64, error) {
 	n := min(max(hooks/20, 500), 3000)
 	at := time.Now().AddDate(1, 0, 0)
 	postAts := make([]time.Time, n)
@@ -203,22 +209,31 @@ func arrivalsOf(r *receiver.Receiver) []check.Arrival {
 
 // fillTimes derives the throughput figures from the first arrivals.
 func fillTimes(res *report.Result) {
-	c := res.Check
+	res.AllDeliveredSeconds, res.DeliveriesPerSecond, res.SustainedPerSecond = throughput(res.Check)
+}
+
+// throughput is the time from the first postAt to the last first arrival,
+// the deliveries per second over it, and the rate between the 10th and
+// 90th percentile first arrivals.
+func throughput(c check.Outcome) (allSeconds, perSecond, sustained float64) {
 	if c.Delivered == 0 {
-		return
+		return 0, 0, 0
 	}
 	all := c.LastArrival.Sub(c.FirstPostAt)
-	res.AllDeliveredSeconds = math.Round(all.Seconds()*1000) / 1000
-	res.DeliveriesPerSecond = stats.PerSecond(c.Delivered, all)
+	allSeconds = math.Round(all.Seconds()*1000) / 1000
+	perSecond = stats.PerSecond(c.Delivered, all)
 	firsts := c.FirstArrivals()
 	slices.SortFunc(firsts, func(a, b time.Time) int { return a.Compare(b) })
 	lo, hi := len(firsts)/10, len(firsts)*9/10
 	if hi > lo {
-		res.SustainedPerSecond = stats.PerSecond(hi-lo, firsts[hi-1].Sub(firsts[lo]))
+		sustained = stats.PerSecond(hi-lo, firsts[hi-1].Sub(firsts[lo]))
 	}
+	return allSeconds, perSecond, sustained
 }
 
-func stages(s *suite.Suite, ref time.Time, c check.Outcome) []logscan.Stage {
+// stages times the stages of the hooks whose first postAt is ref from the
+// services' logs, counting only lines from since on (zero: all).
+func stages(s *suite.Suite, ref, since time.Time, c check.Outcome) []logscan.Stage {
 	sched := s.Services["scheduler"].LogPath
 	disp := s.Services["dispatcher"].LogPath
 	var out []logscan.Stage
@@ -231,7 +246,7 @@ func stages(s *suite.Suite, ref time.Time, c check.Outcome) []logscan.Stage {
 		if err != nil {
 			continue
 		}
-		out = append(out, logscan.Summarize(st.name, events, ref, time.Time{}))
+		out = append(out, logscan.Summarize(st.name, events, ref, since))
 	}
 	// The receiver's view, for comparison with the dispatcher's log.
 	return append(out, arrivedStage(c))

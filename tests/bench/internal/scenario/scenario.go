@@ -29,6 +29,9 @@ type Scenario struct {
 	// Sequence says the scenario measures sequences (its figures are the
 	// Result's Sequence); it runs on Sundial alone.
 	Sequence bool
+	// CLI says the scenario runs the `sundial` command, which is built
+	// only when a scenario that runs it is selected.
+	CLI bool
 }
 
 // scaleDeadline is how long a scale or burst run may wait for its last
@@ -80,6 +83,15 @@ var Registry = []Scenario{
 		},
 	},
 	{
+		Name: "listen",
+		Description: func(c Config) string {
+			return fmt.Sprintf("through one sundial listen: %d hooks due at one instant, %d hooks/s for %d s (and the same over HTTPS); %d idle listeners",
+				c.ListenBurstSize, c.ListenSteadyRate, c.ListenSteadySeconds, c.ListenIdle)
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) { return e.listen(ctx) },
+		CLI: true,
+	},
+	{
 		Name: "sequences",
 		Description: func(c Config) string {
 			return fmt.Sprintf("%d sequences due at the same slot, one root step each", c.Sequences)
@@ -103,6 +115,17 @@ var Registry = []Scenario{
 		Run:      func(ctx context.Context, e *Env) (report.Result, error) { return e.sequencePreview(ctx) },
 		Sequence: true,
 	},
+}
+
+// NeedsCLI says whether one of the scenarios named runs the `sundial`
+// command.
+func NeedsCLI(names []string) bool {
+	for _, s := range Registry {
+		if s.CLI && slices.Contains(names, s.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // steady is the steady scenario's plan with backlog far-future hooks.

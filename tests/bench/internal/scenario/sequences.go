@@ -210,7 +210,7 @@ func (e *Env) sequences(ctx context.Context) (res report.Result, err error) {
 	res.CPUSeconds = cpuDelta(cpu0, s.CPU())
 	res.PeakRSSMiB = mib(s.PeakRSS())
 	slices.SortFunc(startEvents, func(a, b logscan.Event) int { return a.At.Compare(b.At) })
-	res.Stages = append([]logscan.Stage{logscan.Summarize("run started", startEvents, slot, time.Time{})}, stages(s, slot, res.Check)...)
+	res.Stages = append([]logscan.Stage{logscan.Summarize("run started", startEvents, slot, time.Time{})}, stages(s, slot, time.Time{}, res.Check)...)
 	allStarted := due.RunStart.MaxMs / 1000
 	res.Sequence.Goals = append(res.Sequence.Goals, report.Goal{What: "every run started after the slot", Target: "within 5 s",
 		Value: allStarted, Unit: "s", Met: due.RunsStarted == n && allStarted <= 5})

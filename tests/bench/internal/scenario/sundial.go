@@ -121,7 +121,7 @@ func (in *sundial) Settle(ctx context.Context, hooks int, res *report.Result) (U
 		}
 	}
 	db, _ := in.s.DatabaseStats(ctx)
-	res.Stages = stages(in.s, res.Check.FirstPostAt, res.Check)
+	res.Stages = stages(in.s, res.Check.FirstPostAt, time.Time{}, res.Check)
 	return Usage{CPU: cpu, Database: db, NATS: nats}, rss
 }
 

@@ -75,3 +75,13 @@ SELECT st.hook_id, r.started_at
 FROM sequence_runs AS r
 JOIN sequence_run_steps AS st ON st.run_id = r.id
 WHERE r.slot = $1 AND r.trigger = 'schedule' AND st.hook_id IS NOT NULL;
+
+-- name: listener-presence
+-- Whether a project is listening (a gateway's row connected and seen within
+-- the last 30 s, as the scheduler's claim decides: docs/listener.md) and
+-- how many sockets its connected rows count: the listen scenario waits on
+-- it before it schedules hooks for the listener.
+SELECT coalesce(bool_or(connected AND seen_at > now() - interval '30 seconds'), false),
+       coalesce(sum(sockets) FILTER (WHERE connected), 0)::int
+FROM listener_presence
+WHERE project_id = $1;

@@ -14,6 +14,8 @@ import (
 // Binaries are the built programs the suite runs.
 type Binaries struct {
 	Gateway, Scheduler, Dispatcher, Notifier, NATS string
+	// Sundial is the `sundial` command (BuildCLI), when a scenario runs it.
+	Sundial string
 	// Profiled says the services serve net/http/pprof on BENCH_PPROF_ADDR.
 	Profiled bool
 }

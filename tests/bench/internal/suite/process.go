@@ -88,7 +88,13 @@ func (p *Process) PeakRSS() (int64, error) { return peakRSS(p.Pid()) }
 // CPU is the processor time the process has used so far (user + system).
 func (p *Process) CPU() (time.Duration, error) { return cpuTime(strconv.Itoa(p.Pid())) }
 
-func peakRSS(pid int) (int64, error) {
+// RSS is the process's resident set size now (VmRSS), in bytes.
+func (p *Process) RSS() (int64, error) { return statusBytes(p.Pid(), "VmRSS:") }
+
+func peakRSS(pid int) (int64, error) { return statusBytes(pid, "VmHWM:") }
+
+// statusBytes reads a "<field> <n> kB" line of /proc/<pid>/status.
+func statusBytes(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -97,15 +103,15 @@ func peakRSS(pid int) (int64, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("VmHWM %q: %w", line, err)
+				return 0, fmt.Errorf("%s %q: %w", field, line, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, errors.Join(errors.New("no VmHWM in /proc status"), sc.Err())
+	return 0, errors.Join(fmt.Errorf("no %s in /proc status", field), sc.Err())
 }
 
 // cpuTime reads utime + stime of /proc/<pid>/stat; pid may be "self".
