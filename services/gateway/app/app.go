@@ -138,28 +138,35 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	bulkActions := bulk.NewService(pool, alerts)
+	// One cache, one key service per kind: the API and the dashboard
+	// change keys and settings through the same services.
+	keyCache := keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax)
+	apiKeys, signingKeys := apikey.NewService(pool), signingkey.NewService(pool, keys)
+	settings := project.NewService(pool, keys)
+	// Send tests store their alert, then publish it like quota alerts.
+	channels := channel.NewService(pool, bus.NewPublisher(js), keys)
+	// Deleting a sequence cancels its hooks as bulk cancel does.
+	sequences := sequence.NewService(pool, bulkActions)
 	handler := api.New(api.Deps{
 		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies},
 		Log:          log,
 		Keys:         apikey.NewVerifier(queries),
-		KeyCache:     keycache.New(cfg.KeyCacheTTL, keycache.DefaultMax),
+		KeyCache:     keyCache,
 		AuthThrottle: authThrottle(cfg.AuthFailuresPerMinute),
 		Hooks:        hooks,
 		Attempts:     attempt.NewLister(pool),
 		Limits:       api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
-		Bulk: api.BulkDeps{Bulk: bulkActions},
-		// Deleting a sequence cancels its hooks as bulk cancel does.
-		Sequences: api.SequenceDeps{Sequences: sequence.NewService(pool, bulkActions)},
-		Project:   api.ProjectDeps{Settings: project.NewService(pool, keys)},
-		KeyMgmt:   api.KeyDeps{APIKeys: apikey.NewService(pool), SigningKeys: signingkey.NewService(pool, keys)},
+		Bulk:      api.BulkDeps{Bulk: bulkActions},
+		Sequences: api.SequenceDeps{Sequences: sequences},
+		Project:   api.ProjectDeps{Settings: settings},
+		KeyMgmt:   api.KeyDeps{APIKeys: apiKeys, SigningKeys: signingKeys},
 		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},
 		Endpoints: api.EndpointDeps{Endpoints: endpoint.NewService(pool)},
 		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
-		// Send tests store their alert, then publish it like quota alerts.
-		Channels: api.ChannelDeps{Channels: channel.NewService(pool, bus.NewPublisher(js), keys)},
-		Listener: api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
+		Channels:  api.ChannelDeps{Channels: channels},
+		Listener:  api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
 		Ready: func(ctx context.Context) error {
 			_, err := queries.DatabaseNow(ctx)
 			return err
@@ -170,9 +177,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Config: dashboard.Config{
 			SecureCookie: strings.HasPrefix(cfg.PublicURL, "https:"), TrustedProxies: proxies,
 		},
-		Log: log, Accounts: accounts, Usage: queries, Settings: project.NewService(pool, keys),
+		Log: log, Accounts: accounts, Usage: queries,
 		Figures: queries, Hooks: hooklist.NewLister(pool), Hook: hook.NewService(pool),
 		Attempts: attempt.NewLister(pool), Bulk: bulkActions,
+		Admin: dashboard.AdminDeps{
+			APIKeys: apiKeys, SigningKeys: signingKeys, KeyCache: keyCache, Project: settings, Presence: queries,
+			Channels: channels, Sequences: sequences,
+		},
 	})
 	server := &http.Server{
 		Handler:           withDashboard(handler, dash),

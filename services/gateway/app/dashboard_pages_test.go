@@ -19,15 +19,6 @@ import (
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
-// signedIn is a browser signed in as a new user of role.
-func (d dashBundle) signedIn(role account.Role) *browser {
-	d.t.Helper()
-	u, password := d.user(role)
-	br := d.browser()
-	require.Equal(d.t, http.StatusSeeOther, br.signIn(u.Email, password).status)
-	return br
-}
-
 func (d dashBundle) figure(project uuid.UUID, minute time.Time, shard int16, succeeded, failed, async int32, buckets []int64) {
 	d.t.Helper()
 	require.NoError(d.t, d.tq.InsertDeliveryMinute(d.ctx, storetest.InsertDeliveryMinuteParams{

@@ -23,7 +23,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/account"
-	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -44,18 +43,12 @@ type UsageReader interface {
 	GetProjectUsage(ctx context.Context, projectID uuid.UUID) (store.GetProjectUsageRow, error)
 }
 
-// SettingsWriter changes a project's settings (*project.Service).
-type SettingsWriter interface {
-	Update(ctx context.Context, projectID uuid.UUID, p project.Patch) (project.Settings, error)
-}
-
 // Deps are what the dashboard's pages use. Pages added later add theirs.
 type Deps struct {
 	Config   Config
 	Log      *slog.Logger
 	Accounts *account.Service
 	Usage    UsageReader
-	Settings SettingsWriter
 
 	// The overview, hooks, hook and bulk pages.
 	Figures  FigureReader
@@ -63,6 +56,8 @@ type Deps struct {
 	Hook     HookGetter
 	Attempts AttemptLister
 	Bulk     BulkService
+	// Admin: the keys, settings, listeners, channels and sequences pages.
+	Admin AdminDeps
 }
 
 // Dashboard is the http.Handler of everything under /dashboard.

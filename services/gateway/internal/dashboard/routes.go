@@ -20,7 +20,22 @@ func (d *Dashboard) routes() {
 	d.Page("GET /dashboard", d.projectList)
 	d.Page("GET /dashboard/{$}", d.projectList)
 	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
-	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.rename)
+
+	// Keys, settings, listeners, channels, sequences (owners only for keys:
+	// docs/dashboard.md).
+	d.ProjectPage("GET /dashboard/p/{project}/keys", d.keys)
+	d.ProjectAction("POST /dashboard/p/{project}/keys/api", account.Owner, d.createAPIKey)
+	d.ProjectAction("POST /dashboard/p/{project}/keys/api/{id}/revoke", account.Owner, d.revokeAPIKey)
+	d.ProjectAction("POST /dashboard/p/{project}/keys/signing/rotate", account.Owner, d.rotateSigningKey)
+	d.ProjectAction("POST /dashboard/p/{project}/keys/signing/{id}/revoke", account.Owner, d.revokeSigningKey)
+	d.ProjectPage("GET /dashboard/p/{project}/settings", d.settings)
+	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.saveSettings)
+	d.ProjectPage("GET /dashboard/p/{project}/listeners", d.listeners)
+	d.ProjectPage("GET /dashboard/p/{project}/channels", d.channels)
+	d.ProjectAction("POST /dashboard/p/{project}/channels/{id}/test", account.Member, d.testChannel)
+	d.ProjectPage("GET /dashboard/p/{project}/sequences", d.sequences)
+	d.ProjectPage("GET /dashboard/p/{project}/sequences/{id}", d.sequence)
+	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}/{action}", account.Member, d.sequenceAction)
 
 	// Hooks: the list, its live tail, a hook, its actions, bulk actions.
 	d.ProjectPage("GET /dashboard/p/{project}/hooks", d.hooks)

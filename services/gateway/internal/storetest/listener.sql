@@ -26,3 +26,10 @@ DELETE FROM projects WHERE id = @id;
 
 -- name: ListenListenerForTest :exec
 LISTEN sundial_listener;
+
+-- name: HoldHookForTest :exec
+-- What the scheduler's claim does to a holding project's due hook: held
+-- until an hour from now (for the dashboard's listeners page).
+UPDATE hooks
+SET held_due_at = run_at, run_at = now() + interval '1 hour'
+WHERE project_id = @project_id AND id = @id;

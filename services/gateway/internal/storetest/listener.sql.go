@@ -49,6 +49,24 @@ func (q *Queries) ExpireListenerTickets(ctx context.Context, projectID uuid.UUID
 	return result.RowsAffected(), nil
 }
 
+const holdHookForTest = `-- name: HoldHookForTest :exec
+UPDATE hooks
+SET held_due_at = run_at, run_at = now() + interval '1 hour'
+WHERE project_id = $1 AND id = $2
+`
+
+type HoldHookForTestParams struct {
+	ProjectID uuid.UUID
+	ID        uuid.UUID
+}
+
+// What the scheduler's claim does to a holding project's due hook: held
+// until an hour from now (for the dashboard's listeners page).
+func (q *Queries) HoldHookForTest(ctx context.Context, arg HoldHookForTestParams) error {
+	_, err := q.db.Exec(ctx, holdHookForTest, arg.ProjectID, arg.ID)
+	return err
+}
+
 const insertListenerPresence = `-- name: InsertListenerPresence :exec
 INSERT INTO listener_presence (project_id, gateway_id, connected, resume_until)
 VALUES ($1, $2, false, now() - make_interval(secs => $3::double precision))
