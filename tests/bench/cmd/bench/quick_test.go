@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/tests/bench/internal/load"
 	"github.com/sundial-run/sundial/tests/bench/internal/report"
 	"github.com/sundial-run/sundial/tests/bench/internal/scenario"
 	"github.com/sundial-run/sundial/tests/bench/internal/suite"
@@ -78,8 +79,9 @@ func (b testBundle) run(t *testing.T, extra ...string) report.Report {
 
 // TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
 // on Sundial and the river baseline, but for the scenarios that run the
-// `sundial` command (TestQuickListen's), and checks that it runs and that
-// its report is well formed: every scenario present for every system and
+// `sundial` command (TestQuickListen's) and the sequence scenarios
+// (TestQuickSequences'), and checks that it runs and that its report is
+// well formed: every scenario present for every system and
 // passed, rates above zero, percentiles in order, nothing early. It checks
 // no target: the figures of a quick run on a busy machine mean little.
 func TestQuickBenchmark(t *testing.T) {
@@ -87,7 +89,7 @@ func TestQuickBenchmark(t *testing.T) {
 	b := setup(t)
 	var names []string
 	for _, s := range scenario.Registry {
-		if !s.CLI {
+		if !s.CLI && !s.Sequence {
 			names = append(names, s.Name)
 		}
 	}
@@ -96,7 +98,7 @@ func TestQuickBenchmark(t *testing.T) {
 	systems := strings.Split(quickSystems, ",")
 	deliveries := 0
 	for _, s := range scenario.Registry {
-		if s.CLI {
+		if s.CLI || s.Sequence {
 			continue
 		}
 		if s.Plan != nil {
@@ -122,6 +124,64 @@ func TestQuickBenchmark(t *testing.T) {
 		require.Positive(t, c.LateP99Ratio, c.Scenario)
 	}
 	require.NotEmpty(t, rep.MemoryPeaks("sundial")["scheduler"], "the memory summary has the scheduler")
+}
+
+// TestQuickSequences runs the sequence scenarios scaled down
+// (BENCH_QUICK=1) on Sundial and checks their report: every sequence's run
+// started and its root hook delivered, none early, the memory windows'
+// hooks delivered and both peaks read, both previews answered every time
+// with consistent percentiles, and each scenario's goals present. It
+// checks no goal.
+func TestQuickSequences(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var names []string
+	for _, s := range scenario.Registry {
+		if s.Sequence {
+			names = append(names, s.Name)
+		}
+	}
+	require.Len(t, names, 3)
+	rep := b.run(t, "BENCH_SCENARIOS="+strings.Join(names, ","))
+
+	due := find(t, rep.Results, "sequences", "sundial")
+	require.True(t, due.OK, "sequences: %v", due.Notes)
+	require.NotNil(t, due.Sequence)
+	d := due.Sequence.Due
+	require.NotNil(t, d)
+	n := rep.Sizes["BENCH_SEQUENCES"]
+	require.Equal(t, n, d.Sequences)
+	require.Equal(t, n, d.RunsStarted)
+	require.Positive(t, d.APICreate.PerSecond)
+	require.Contains(t, []string{"api", "direct"}, d.Created)
+	require.LessOrEqual(t, d.RunStart.P50Ms, d.RunStart.P99Ms)
+	require.LessOrEqual(t, d.RunStart.P99Ms, d.RunStart.MaxMs)
+	require.True(t, d.Slot.Equal(due.Check.FirstPostAt), "lateness is measured from the slot")
+	requireDeliveries(t, due)
+	require.Len(t, due.Sequence.Goals, 1, "without a burst row, the runs' goal alone")
+
+	mem := find(t, rep.Results, "sequence-memory", "sundial")
+	require.True(t, mem.OK, "sequence-memory: %v", mem.Notes)
+	m := mem.Sequence.Memory
+	require.NotNil(t, m)
+	require.Equal(t, rep.Sizes["BENCH_SEQUENCE_MEMORY_ROWS"], m.Rows)
+	require.Positive(t, m.EmptyMiB)
+	require.Positive(t, m.LoadedMiB)
+	require.InDelta(t, m.LoadedMiB/m.EmptyMiB, m.Ratio, 0.01)
+	require.Len(t, mem.Sequence.Goals, 1)
+
+	pre := find(t, rep.Results, "sequence-preview", "sundial")
+	require.True(t, pre.OK, "sequence-preview: %v", pre.Notes)
+	p := pre.Sequence.Preview
+	require.NotNil(t, p)
+	for _, timed := range []load.Timed{p.Stateless, p.Stored} {
+		require.Equal(t, rep.Sizes["BENCH_SEQUENCE_PREVIEW_REQUESTS"], timed.Latency.Count)
+		require.Empty(t, timed.Errors)
+		require.Positive(t, timed.Latency.P50Ms)
+		require.LessOrEqual(t, timed.Latency.P50Ms, timed.Latency.P99Ms)
+		require.LessOrEqual(t, timed.Latency.P99Ms, timed.Latency.MaxMs)
+	}
+	require.Len(t, pre.Sequence.Goals, 2)
 }
 
 // TestQuickListen runs the listen scenario scaled down (BENCH_QUICK=1),

@@ -86,6 +86,8 @@ type Result struct {
 	// Stages time the scheduler's claims, the dispatcher's deliveries and
 	// the scheduler's result applications, from the services' logs.
 	Stages []logscan.Stage `json:"stages"`
+	// Sequence is the sequence scenarios' figures.
+	Sequence *Sequence `json:"sequence,omitempty"`
 	// Listen is the listen scenario's figures.
 	Listen *Listen `json:"listen,omitempty"`
 	// Database and NATS count the delivery phase's work.

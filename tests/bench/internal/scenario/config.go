@@ -41,6 +41,19 @@ type Config struct {
 	// BENCH_SCALE_10M_ROWS, default 10000000, quick 100000).
 	Scale1MRows  int
 	Scale10MRows int
+	// Sequences are the sequences of the sequences scenario, all due at one
+	// slot (BENCH_SEQUENCES, default 100000, quick 500).
+	Sequences int
+	// SequenceMemoryRows are the far-future sequences of sequence-memory
+	// (BENCH_SEQUENCE_MEMORY_ROWS, default 1000000, quick 10000), and
+	// SequenceMemorySeconds its window of plain hooks at SteadyRate
+	// (BENCH_SEQUENCE_MEMORY_SECONDS, default 30, quick 5).
+	SequenceMemoryRows    int
+	SequenceMemorySeconds int
+	// SequencePreviewRequests are the sequential requests of each preview
+	// of sequence-preview (BENCH_SEQUENCE_PREVIEW_REQUESTS, default 2000,
+	// quick 200).
+	SequencePreviewRequests int
 	// ListenBurstSize, ListenSteadyRate and ListenSteadySeconds shape the
 	// listen scenario's deliveries (BENCH_LISTEN_BURST_SIZE, default 20000,
 	// quick 1000; BENCH_LISTEN_STEADY_RATE, default 500 hooks/s, quick 100;
@@ -81,7 +94,7 @@ type Config struct {
 
 // Sizes are the scenarios' sizes by variable name, for the report.
 func (c Config) Sizes() map[string]int {
-	return map[string]int{
+	sizes := map[string]int{
 		"BENCH_SCHEDULE_SECONDS": c.ScheduleSeconds, "BENCH_SAME_SECOND_SIZE": c.SameSecondSize,
 		"BENCH_STEADY_RATE": c.SteadyRate, "BENCH_STEADY_SECONDS": c.SteadySeconds,
 		"BENCH_BURST_SIZE": c.BurstSize, "BENCH_SCALE_1M_ROWS": c.Scale1MRows,
@@ -90,6 +103,8 @@ func (c Config) Sizes() map[string]int {
 		"BENCH_LISTEN_BURST_SIZE": c.ListenBurstSize, "BENCH_LISTEN_STEADY_RATE": c.ListenSteadyRate,
 		"BENCH_LISTEN_STEADY_SECONDS": c.ListenSteadySeconds, "BENCH_LISTEN_IDLE": c.ListenIdle,
 	}
+	maps.Copy(sizes, c.sequenceSizes())
+	return sizes
 }
 
 // DefaultServiceEnv is empty: the benchmark measures Sundial's defaults
@@ -143,6 +158,10 @@ func ConfigFromEnv(root string) (Config, error) {
 		Root:                root,
 		ServiceEnv:          maps.Clone(DefaultServiceEnv),
 	}
+	c.Sequences = size("BENCH_SEQUENCES", 100_000, 500)
+	c.SequenceMemoryRows = size("BENCH_SEQUENCE_MEMORY_ROWS", 1_000_000, 10_000)
+	c.SequenceMemorySeconds = size("BENCH_SEQUENCE_MEMORY_SECONDS", 30, 5)
+	c.SequencePreviewRequests = size("BENCH_SEQUENCE_PREVIEW_REQUESTS", 2000, 200)
 	c.Systems, errs = names("BENCH_SYSTEMS", SystemNames()[:1], SystemNames(), errs)
 	c.Scenarios, errs = names("BENCH_SCENARIOS", Names(), Names(), errs)
 	if v := os.Getenv("BENCH_SERVICE_ENV"); v != "" {
@@ -156,6 +175,14 @@ func ConfigFromEnv(root string) (Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// sequenceSizes are the sequence scenarios' sizes by variable name.
+func (c Config) sequenceSizes() map[string]int {
+	return map[string]int{
+		"BENCH_SEQUENCES": c.Sequences, "BENCH_SEQUENCE_MEMORY_ROWS": c.SequenceMemoryRows,
+		"BENCH_SEQUENCE_MEMORY_SECONDS": c.SequenceMemorySeconds, "BENCH_SEQUENCE_PREVIEW_REQUESTS": c.SequencePreviewRequests,
+	}
 }
 
 func envOr(name, def string) string {

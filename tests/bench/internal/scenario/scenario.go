@@ -26,6 +26,9 @@ type Scenario struct {
 	Plan func(Config) plan
 	// Run runs a scenario without a Plan.
 	Run func(ctx context.Context, e *Env) (report.Result, error)
+	// Sequence says the scenario measures sequences (its figures are the
+	// Result's Sequence); it runs on Sundial alone.
+	Sequence bool
 	// CLI says the scenario runs the `sundial` command, which is built
 	// only when a scenario that runs it is selected.
 	CLI bool
@@ -87,6 +90,30 @@ var Registry = []Scenario{
 		},
 		Run: func(ctx context.Context, e *Env) (report.Result, error) { return e.listen(ctx) },
 		CLI: true,
+	},
+	{
+		Name: "sequences",
+		Description: func(c Config) string {
+			return fmt.Sprintf("%d sequences due at the same slot, one root step each", c.Sequences)
+		},
+		Run:      func(ctx context.Context, e *Env) (report.Result, error) { return e.sequences(ctx) },
+		Sequence: true,
+	},
+	{
+		Name: "sequence-memory",
+		Description: func(c Config) string {
+			return fmt.Sprintf("scheduler peak RSS over %d s of %d hooks/s, with 0 and %d far-future sequences", c.SequenceMemorySeconds, c.SteadyRate, c.SequenceMemoryRows)
+		},
+		Run:      func(ctx context.Context, e *Env) (report.Result, error) { return e.sequenceMemory(ctx) },
+		Sequence: true,
+	},
+	{
+		Name: "sequence-preview",
+		Description: func(c Config) string {
+			return fmt.Sprintf("%d sequential POST /v1/sequences/preview and GET /v1/sequences/{id}/preview, count=%d", c.SequencePreviewRequests, previewCount)
+		},
+		Run:      func(ctx context.Context, e *Env) (report.Result, error) { return e.sequencePreview(ctx) },
+		Sequence: true,
 	},
 }
 
@@ -160,6 +187,7 @@ func (e *Env) Run(ctx context.Context) []report.Result {
 		}
 	}
 	report.CompareWithSteady(out)
+	report.CompareSequencesWithBurst(out)
 	return out
 }
 

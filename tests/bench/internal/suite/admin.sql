@@ -41,6 +41,41 @@ SELECT count(*)
 FROM pg_stat_activity
 WHERE datname = current_database() AND pid <> pg_backend_pid();
 
+-- name: clone-sequences
+-- The sequences scenarios' bulk load: $2 copies of one sequence the API
+-- created ($1), each with its own name and a UUIDv7 id of now whose last
+-- bytes are the copy's number (as the hooks backlog's ids), and everything
+-- else as the API wrote it: schedule, steps, bounds, policies, status and
+-- the next_run_at the gateway planned. created_at and updated_at are now(),
+-- as for a create.
+INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap,
+                       status, next_run_at, last_run_at, created_at, updated_at)
+SELECT (lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0')
+        || '7000' || '8' || lpad(to_hex(n), 15, '0'))::uuid,
+       t.project_id, t.name || '-' || n, t.schedule, t.steps, t.start_at, t.end_at, t.catch_up,
+       t.overlap, t.status, t.next_run_at, t.last_run_at, now(), now()
+FROM sequences AS t, generate_series(1, $2::integer) AS n
+WHERE t.id = $1;
+
+-- name: analyze-sequences
+-- After a bulk load of sequences, so the planner knows the table's size.
+ANALYZE sequences;
+
+-- name: slot-runs
+-- How many scheduled runs of the slot $1 exist: the sequences scenario
+-- polls it.
+SELECT count(*)::int
+FROM sequence_runs
+WHERE slot = $1 AND trigger = 'schedule';
+
+-- name: slot-run-hooks
+-- The root step hooks of the runs of the slot $1, with when each run
+-- started (the transaction that created the hook).
+SELECT st.hook_id, r.started_at
+FROM sequence_runs AS r
+JOIN sequence_run_steps AS st ON st.run_id = r.id
+WHERE r.slot = $1 AND r.trigger = 'schedule' AND st.hook_id IS NOT NULL;
+
 -- name: listener-presence
 -- Whether a project is listening (a gateway's row connected and seen within
 -- the last 30 s, as the scheduler's claim decides: docs/listener.md) and
