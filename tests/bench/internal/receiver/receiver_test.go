@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,7 +20,13 @@ func setup(t *testing.T) bundle {
 	t.Helper()
 	r, err := StartHTTP(2)
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, r.Close(t.Context())) })
+	// Not t.Context(): it is canceled before cleanups run, and a shutdown
+	// that must wait for the client's idle connection would fail at once.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, r.Close(ctx))
+	})
 	return bundle{r: r}
 }
 
