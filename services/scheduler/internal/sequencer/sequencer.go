@@ -116,18 +116,13 @@ func (s *Sequencer) ScanOnce(ctx context.Context) (more bool, err error) {
 
 // scan is a pass; the look for steps whose hook is gone only when vanished.
 func (s *Sequencer) scan(ctx context.Context, vanished bool) (more bool, err error) {
-	kinds := []struct {
+	type kind struct {
 		name string
 		tx   txFunc
-	}{
-		{"due sequences", s.scheduleTx},
-		{"trigger requests", s.triggerTx},
 	}
+	kinds := []kind{{"due sequences", s.scheduleTx}, {"trigger requests", s.triggerTx}}
 	if vanished {
-		kinds = append(kinds, struct {
-			name string
-			tx   txFunc
-		}{"steps whose hook is gone", s.vanishedTx})
+		kinds = append(kinds, kind{"steps whose hook is gone", s.vanishedTx})
 	}
 	for _, kind := range kinds {
 		capped, err := s.batches(ctx, kind.tx)
