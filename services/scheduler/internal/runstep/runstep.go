@@ -121,10 +121,24 @@ func FailVanished(ctx context.Context, q *store.Queries, max int) (int, Started,
 }
 
 // Advance moves the given runs on, in the caller's transaction, which holds
-// them (locked, or inserted by it): their ready steps start, the steps
-// that can no longer run are skipped, and the runs whose steps are all
-// done end.
+// them (locked, or inserted by it) and knows them running: their ready
+// steps start, the steps that can no longer run are skipped, and the runs
+// whose steps are all done end.
 func Advance(ctx context.Context, q *store.Queries, runIDs []uuid.UUID) (Started, error) {
+	return advance(ctx, q, runIDs, false)
+}
+
+// StartRuns is Advance for runs the caller's transaction has just created,
+// every step of them waiting. A new run that started a hook for each of its
+// ready steps has a pending step and none done, so nothing of it can be
+// skipped or ended yet: only the other runs (a step over quota or no longer
+// defined, or no step ready) are settled, which spares a burst of runs two
+// statements per batch.
+func StartRuns(ctx context.Context, q *store.Queries, runIDs []uuid.UUID) (Started, error) {
+	return advance(ctx, q, runIDs, true)
+}
+
+func advance(ctx context.Context, q *store.Queries, runIDs []uuid.UUID, fresh bool) (Started, error) {
 	if len(runIDs) == 0 {
 		return Started{}, nil
 	}
@@ -133,15 +147,23 @@ func Advance(ctx context.Context, q *store.Queries, runIDs []uuid.UUID) (Started
 		return Started{}, fmt.Errorf("read ready steps: %w", err)
 	}
 	var started Started
+	var pendingOnly map[uuid.UUID]bool
 	if len(ready) > 0 {
-		if started, err = start(ctx, q, ready); err != nil {
+		if started, pendingOnly, err = start(ctx, q, ready); err != nil {
 			return Started{}, err
 		}
 	}
-	if err := q.SkipSequenceDependents(ctx, runIDs); err != nil {
+	settle := runIDs
+	if fresh {
+		settle = slices.DeleteFunc(slices.Clone(runIDs), func(id uuid.UUID) bool { return pendingOnly[id] })
+	}
+	if len(settle) == 0 {
+		return started, nil
+	}
+	if err := q.SkipSequenceDependents(ctx, settle); err != nil {
 		return Started{}, fmt.Errorf("skip dependents of failed steps: %w", err)
 	}
-	if err := q.FinishSequenceRuns(ctx, runIDs); err != nil {
+	if err := q.FinishSequenceRuns(ctx, settle); err != nil {
 		return Started{}, fmt.Errorf("finish sequence runs: %w", err)
 	}
 	return started, nil
@@ -149,12 +171,14 @@ func Advance(ctx context.Context, q *store.Queries, runIDs []uuid.UUID) (Started
 
 // start creates the hooks of the ready steps in one statement, each counted
 // against its project's hard cap as the gateway counts a created hook.
-func start(ctx context.Context, q *store.Queries, ready []store.ReadySequenceStepsRow) (Started, error) {
+// pendingOnly holds the runs whose ready steps all got a hook due now.
+func start(ctx context.Context, q *store.Queries, ready []store.ReadySequenceStepsRow) (Started, map[uuid.UUID]bool, error) {
 	left, err := quotaLeft(ctx, q, ready)
 	if err != nil {
-		return Started{}, err
+		return Started{}, nil, err
 	}
 	var started Started
+	pendingOnly := map[uuid.UUID]bool{}
 	arg := store.StartSequenceStepsParams{QuotaError: QuotaExceeded}
 	for _, r := range ready {
 		hookID, status := uuid.Nil, StatusSkipped
@@ -169,6 +193,8 @@ func start(ctx context.Context, q *store.Queries, ready []store.ReadySequenceSte
 			hookID, status = uuid.Must(uuid.NewV7()), StatusFailed
 			started.OverQuota++
 		}
+		ok, seen := pendingOnly[r.RunID]
+		pendingOnly[r.RunID] = (ok || !seen) && status == StatusPending
 		arg.RunIds = append(arg.RunIds, r.RunID)
 		arg.Names = append(arg.Names, r.Name)
 		arg.HookIds = append(arg.HookIds, hookID)
@@ -182,9 +208,9 @@ func start(ctx context.Context, q *store.Queries, ready []store.ReadySequenceSte
 		arg.Slots = append(arg.Slots, r.Slot)
 	}
 	if err := q.StartSequenceSteps(ctx, arg); err != nil {
-		return Started{}, fmt.Errorf("start sequence steps: %w", err)
+		return Started{}, nil, fmt.Errorf("start sequence steps: %w", err)
 	}
-	return started, nil
+	return started, pendingOnly, nil
 }
 
 // quotaLeft locks the current billing period of every project with a step

@@ -44,12 +44,16 @@ func (s *Sequencer) scheduleTx(ctx context.Context, q *store.Queries) (done, err
 		}
 		adv.add(seq, p)
 	}
+	// The sequences move on first: starting the runs' steps locks their
+	// projects' billing periods (runstep), which a concurrent batch of the
+	// same project then waits for until this one commits, so that lock is
+	// taken as late as can be.
+	if err := q.AdvanceSequences(ctx, adv.arg); err != nil {
+		return done{}, fmt.Errorf("advance sequences: %w", err)
+	}
 	started, skipped, steps, err := runs.insert(ctx, q)
 	if err != nil {
 		return done{}, err
-	}
-	if err := q.AdvanceSequences(ctx, adv.arg); err != nil {
-		return done{}, fmt.Errorf("advance sequences: %w", err)
 	}
 	return done{n: len(seqs), more: adv.behind, msg: "sequence slots recorded", attrs: []any{
 		"sequences", len(seqs), "runs_started", started, "runs_skipped", skipped, "ended", adv.ended,
@@ -188,7 +192,7 @@ func (b *runBatch) insert(ctx context.Context, q *store.Queries) (started, skipp
 			skipped++
 		}
 	}
-	steps, err = runstep.Advance(ctx, q, running)
+	steps, err = runstep.StartRuns(ctx, q, running)
 	if err != nil {
 		return 0, 0, runstep.Started{}, err
 	}

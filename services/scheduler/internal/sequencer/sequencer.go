@@ -21,6 +21,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,8 +33,12 @@ import (
 // Defaults of Config.
 const (
 	DefaultInterval   = time.Second
-	DefaultBatchSize  = 100
+	DefaultBatchSize  = 250
 	DefaultMaxBatches = 10
+	DefaultWorkers    = 2
+	// statisticsEvery spaces Run's looks at whether the planner's
+	// statistics of runs and steps lag behind (statistics.go).
+	statisticsEvery = time.Second
 	// vanishedEvery spaces Run's looks for steps whose hook is gone: that
 	// look reads every running run's pending steps, so during a burst of
 	// runs (passes back to back) it would cost in proportion to the runs in
@@ -55,6 +61,10 @@ type Config struct {
 	// one pass. A pass that reached its cap is followed by another at once.
 	BatchSize  int
 	MaxBatches int
+	// Workers is how many transactions start due sequences' runs at once
+	// (each on its own sequences: SKIP LOCKED), so that a burst of runs
+	// uses more than one of PostgreSQL's cores.
+	Workers int
 }
 
 // Sequencer runs the sequences' schedules.
@@ -75,6 +85,9 @@ func New(db TxBeginner, cfg Config, log *slog.Logger) *Sequencer {
 	if cfg.MaxBatches <= 0 {
 		cfg.MaxBatches = DefaultMaxBatches
 	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
 	return &Sequencer{db: db, cfg: cfg, log: log.With("component", "sequencer")}
 }
 
@@ -83,7 +96,7 @@ func New(db TxBeginner, cfg Config, log *slog.Logger) *Sequencer {
 func (s *Sequencer) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	var lastVanished time.Time
+	var lastVanished, lastStatistics time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,11 +104,15 @@ func (s *Sequencer) Run(ctx context.Context) {
 		case <-timer.C:
 		}
 		wait := s.cfg.Interval
-		vanished := time.Since(lastVanished) >= vanishedEvery
-		if vanished {
+		p := pass{vanished: time.Since(lastVanished) >= vanishedEvery,
+			statistics: time.Since(lastStatistics) >= statisticsEvery}
+		if p.vanished {
 			lastVanished = time.Now()
 		}
-		more, err := s.scan(ctx, vanished)
+		if p.statistics {
+			lastStatistics = time.Now()
+		}
+		more, err := s.scan(ctx, p)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.WarnContext(ctx, "sequence scan failed", "err", err)
@@ -108,46 +125,73 @@ func (s *Sequencer) Run(ctx context.Context) {
 
 // ScanOnce runs one pass: due sequences, then trigger requests, then steps
 // whose hook is gone, each in transactions of up to BatchSize until one
-// finds fewer, at most MaxBatches of each. more reports that a kind
-// stopped at its cap (more work may be waiting).
+// finds fewer, at most MaxBatches of each, then the statistics' refresh.
+// more reports that a kind stopped at its cap (more work may be waiting).
 func (s *Sequencer) ScanOnce(ctx context.Context) (more bool, err error) {
-	return s.scan(ctx, true)
+	return s.scan(ctx, pass{vanished: true, statistics: true})
 }
 
-// scan is a pass; the look for steps whose hook is gone only when vanished.
-func (s *Sequencer) scan(ctx context.Context, vanished bool) (more bool, err error) {
+// pass says which of its less frequent parts a pass includes: the look for
+// steps whose hook is gone, the statistics' refresh.
+type pass struct {
+	vanished, statistics bool
+}
+
+// scan is a pass.
+func (s *Sequencer) scan(ctx context.Context, p pass) (more bool, err error) {
 	type kind struct {
-		name string
-		tx   txFunc
+		name    string
+		tx      txFunc
+		workers int
 	}
-	kinds := []kind{{"due sequences", s.scheduleTx}, {"trigger requests", s.triggerTx}}
-	if vanished {
-		kinds = append(kinds, kind{"steps whose hook is gone", s.vanishedTx})
+	kinds := []kind{{"due sequences", s.scheduleTx, s.cfg.Workers}, {"trigger requests", s.triggerTx, 1}}
+	if p.vanished {
+		kinds = append(kinds, kind{"steps whose hook is gone", s.vanishedTx, 1})
 	}
 	for _, kind := range kinds {
-		capped, err := s.batches(ctx, kind.tx)
+		capped, err := s.batches(ctx, kind.tx, kind.workers)
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", kind.name, err)
 		}
 		more = more || capped
 	}
+	if p.statistics {
+		if _, err := s.inTx(ctx, refreshStatistics); err != nil {
+			return false, fmt.Errorf("statistics of runs: %w", err)
+		}
+	}
 	return more, nil
 }
 
-// batches runs tx in transactions until one handles fewer than BatchSize
-// rows and leaves nothing behind, at most MaxBatches times; it reports
-// whether it stopped at the cap.
-func (s *Sequencer) batches(ctx context.Context, tx txFunc) (bool, error) {
-	for range s.cfg.MaxBatches {
-		d, err := s.inTx(ctx, tx)
-		if err != nil {
-			return false, err
-		}
-		if d.n < s.cfg.BatchSize && !d.more {
-			return false, nil
-		}
+// batches runs tx in transactions, on up to workers at once, each until one
+// of its transactions handles fewer than BatchSize rows and leaves nothing
+// behind, MaxBatches transactions in all; it reports whether it stopped at
+// that cap. The first error stops every worker.
+func (s *Sequencer) batches(ctx context.Context, tx txFunc, workers int) (bool, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var budget atomic.Int64
+	budget.Store(int64(s.cfg.MaxBatches))
+	var wg sync.WaitGroup
+	for range min(workers, s.cfg.MaxBatches) {
+		wg.Go(func() {
+			for ctx.Err() == nil && budget.Add(-1) >= 0 {
+				d, err := s.inTx(ctx, tx)
+				if err != nil {
+					cancel(err)
+					return
+				}
+				if d.n < s.cfg.BatchSize && !d.more {
+					return
+				}
+			}
+		})
 	}
-	return true, nil
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return false, err
+	}
+	return budget.Load() < 0, nil
 }
 
 // txFunc is one batch's work in a transaction: it says how many rows it

@@ -673,3 +673,29 @@ func TestABadDefinitionDoesNotStopTheScan(t *testing.T) {
 	require.Equal(t, map[string]string{"a": "pending"}, b.steps(t, runs[0].ID))
 	require.Equal(t, "/a", b.hooks(t, runs[0].ID)["a"].Path)
 }
+
+// TestABurstOfRunsRefreshesTheStatistics: 1,500 sequences due at once, on
+// a database whose statistics know of no run; their passes analyze the
+// runs (at 1,000 rows written, docs/sequences.md "Bursts of runs"), so that
+// the planner stops treating sequence_runs as empty. A pass's statistics
+// counters reach PostgreSQL's view when the backend flushes them (at most
+// once a second), so the passes go on, bounded, until it has.
+func TestABurstOfRunsRefreshesTheStatistics(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	require.NoError(t, b.tq.InsertDueSequencesForTest(ctx, storetest.InsertDueSequencesForTestParams{
+		ProjectID: b.project, Schedule: json.RawMessage(hourly), Steps: json.RawMessage(`[{"name": "a", "path": "/a"}]`),
+		Slot: time.Now().Add(-time.Second), Count: 1500}))
+	analyzed, err := b.tq.RunsAnalyzedForTest(ctx)
+	require.NoError(t, err)
+	require.False(t, analyzed)
+
+	require.Eventually(t, func() bool {
+		_, err := b.seq.ScanOnce(ctx)
+		require.NoError(t, err)
+		analyzed, err := b.tq.RunsAnalyzedForTest(ctx)
+		require.NoError(t, err)
+		return analyzed
+	}, 30*time.Second, 100*time.Millisecond)
+}

@@ -14,8 +14,9 @@
 -- if still due. running says whether a run of the sequence is unfinished
 -- (the overlap rule); db_now is the clock the due slots are computed by.
 -- running is a LATERAL lookup with LIMIT 1, which PostgreSQL runs once per
--- claimed sequence on the partial index of running runs: as a plain EXISTS
--- it was planned, with statistics from before a burst, as a hashed subplan
+-- claimed sequence on the partial index of unfinished runs (migration
+-- 00018: it states both of that index's conditions): as a plain EXISTS it
+-- was planned, with statistics from before a burst, as a hashed subplan
 -- over the whole index, which after a burst of 100,000 runs walked every
 -- entry of the runs finished and not yet vacuumed (114 ms a claim, a burst
 -- quadratic in its size: docs/benchmarks.md, "Sequences").
@@ -26,7 +27,7 @@ SELECT s.id, s.project_id, s.schedule, s.start_at, s.end_at, s.catch_up, s.overl
 FROM sequences AS s
 LEFT JOIN LATERAL (
     SELECT 1 AS one FROM sequence_runs AS r
-    WHERE r.sequence_id = s.id AND r.status = 'running'
+    WHERE r.sequence_id = s.id AND r.status = 'running' AND r.finished_at IS NULL
     LIMIT 1
 ) AS run ON true
 WHERE s.status = 'active' AND s.next_run_at IS NOT NULL AND s.next_run_at <= now()
@@ -128,24 +129,28 @@ WHERE s.hook_id = u.hook_id AND s.status = 'pending';
 -- name: LockVanishedSequenceSteps :many
 -- Pending steps whose hook is gone (cancelled or deleted through the API,
 -- which deletes the row), with their runs locked: such a step counts as
--- failed. Found through the running runs (sequence_runs_running_idx), at
+-- failed. Found through the unfinished runs (sequence_runs_unfinished_idx), at
 -- most max_steps of them; SKIP LOCKED leaves a run another transaction is
 -- advancing to it.
 SELECT s.run_id, s.hook_id::uuid AS hook_id
 FROM sequence_runs AS r
 JOIN sequence_run_steps AS s ON s.run_id = r.id
-WHERE r.status = 'running' AND s.status = 'pending'
+WHERE r.status = 'running' AND r.finished_at IS NULL AND s.status = 'pending'
   AND NOT EXISTS (SELECT 1 FROM hooks AS h WHERE h.id = s.hook_id)
 ORDER BY r.id
 LIMIT sqlc.arg(max_steps)::integer
 FOR UPDATE OF r SKIP LOCKED;
 
 -- name: ReadySequenceSteps :many
--- The waiting steps of the given running runs whose dependencies have all
+-- The waiting steps of the given runs whose dependencies have all
 -- completed, with what their hooks need: the step as the sequence's
 -- current definition has it (defined false: the step is no longer in it),
 -- the run's slot and the project's domain. A step without data gets {};
 -- retry_override is the step's object as JSON text, empty for none.
+-- The caller holds the runs and knows them running (runstep.Advance), so
+-- the statement does not check: with statistics from before a burst of
+-- runs, a status condition made PostgreSQL scan every running run for each
+-- batch instead of reading the given runs' steps by their key.
 SELECT s.run_id, s.name, r.project_id, r.sequence_id, r.slot, p.domain,
     (d.step IS NOT NULL)::boolean AS defined,
     COALESCE(d.step ->> 'path', '/')::text AS path,
@@ -163,7 +168,6 @@ LEFT JOIN LATERAL (
     LIMIT 1
 ) AS d ON true
 WHERE s.run_id = ANY(sqlc.arg(run_ids)::uuid[])
-  AND r.status = 'running'
   AND s.status = 'waiting'
   AND NOT EXISTS (
     SELECT 1 FROM unnest(s.depends_on) AS dep(name)
@@ -267,3 +271,16 @@ SET status      = CASE WHEN EXISTS (SELECT 1 FROM sequence_run_steps AS f
 WHERE r.id = ANY(sqlc.arg(run_ids)::uuid[]) AND r.status = 'running'
   AND NOT EXISTS (SELECT 1 FROM sequence_run_steps AS s
                   WHERE s.run_id = r.id AND s.status IN ('waiting', 'pending'));
+
+-- name: SequenceStatisticsStale :one
+-- Whether the planner's statistics of runs or steps lag far behind their
+-- rows: more rows written since the last ANALYZE than there are rows (and
+-- 1,000), so that a burst growing a table from nothing is analyzed a few
+-- times (at 1,000 rows, 2,000, 4,000...), never at every batch
+-- (docs/sequences.md, "Bursts of runs").
+SELECT COALESCE(bool_or(t.n_mod_since_analyze > GREATEST(1000, t.n_live_tup)), false)::boolean AS stale
+FROM pg_catalog.pg_stat_user_tables AS t
+WHERE t.relname IN ('sequence_runs', 'sequence_run_steps');
+
+-- name: AnalyzeSequenceRuns :exec
+ANALYZE sequence_runs, sequence_run_steps;

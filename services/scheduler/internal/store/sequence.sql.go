@@ -51,6 +51,15 @@ func (q *Queries) AdvanceSequences(ctx context.Context, arg AdvanceSequencesPara
 	return err
 }
 
+const analyzeSequenceRuns = `-- name: AnalyzeSequenceRuns :exec
+ANALYZE sequence_runs, sequence_run_steps
+`
+
+func (q *Queries) AnalyzeSequenceRuns(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, analyzeSequenceRuns)
+	return err
+}
+
 const claimDueSequences = `-- name: ClaimDueSequences :many
 
 SELECT s.id, s.project_id, s.schedule, s.start_at, s.end_at, s.catch_up, s.overlap,
@@ -60,7 +69,7 @@ SELECT s.id, s.project_id, s.schedule, s.start_at, s.end_at, s.catch_up, s.overl
 FROM sequences AS s
 LEFT JOIN LATERAL (
     SELECT 1 AS one FROM sequence_runs AS r
-    WHERE r.sequence_id = s.id AND r.status = 'running'
+    WHERE r.sequence_id = s.id AND r.status = 'running' AND r.finished_at IS NULL
     LIMIT 1
 ) AS run ON true
 WHERE s.status = 'active' AND s.next_run_at IS NOT NULL AND s.next_run_at <= now()
@@ -96,8 +105,9 @@ type ClaimDueSequencesRow struct {
 // if still due. running says whether a run of the sequence is unfinished
 // (the overlap rule); db_now is the clock the due slots are computed by.
 // running is a LATERAL lookup with LIMIT 1, which PostgreSQL runs once per
-// claimed sequence on the partial index of running runs: as a plain EXISTS
-// it was planned, with statistics from before a burst, as a hashed subplan
+// claimed sequence on the partial index of unfinished runs (migration
+// 00018: it states both of that index's conditions): as a plain EXISTS it
+// was planned, with statistics from before a burst, as a hashed subplan
 // over the whole index, which after a burst of 100,000 runs walked every
 // entry of the runs finished and not yet vacuumed (114 ms a claim, a burst
 // quadratic in its size: docs/benchmarks.md, "Sequences").
@@ -385,7 +395,7 @@ const lockVanishedSequenceSteps = `-- name: LockVanishedSequenceSteps :many
 SELECT s.run_id, s.hook_id::uuid AS hook_id
 FROM sequence_runs AS r
 JOIN sequence_run_steps AS s ON s.run_id = r.id
-WHERE r.status = 'running' AND s.status = 'pending'
+WHERE r.status = 'running' AND r.finished_at IS NULL AND s.status = 'pending'
   AND NOT EXISTS (SELECT 1 FROM hooks AS h WHERE h.id = s.hook_id)
 ORDER BY r.id
 LIMIT $1::integer
@@ -399,7 +409,7 @@ type LockVanishedSequenceStepsRow struct {
 
 // Pending steps whose hook is gone (cancelled or deleted through the API,
 // which deletes the row), with their runs locked: such a step counts as
-// failed. Found through the running runs (sequence_runs_running_idx), at
+// failed. Found through the unfinished runs (sequence_runs_unfinished_idx), at
 // most max_steps of them; SKIP LOCKED leaves a run another transaction is
 // advancing to it.
 func (q *Queries) LockVanishedSequenceSteps(ctx context.Context, maxSteps int32) ([]LockVanishedSequenceStepsRow, error) {
@@ -440,7 +450,6 @@ LEFT JOIN LATERAL (
     LIMIT 1
 ) AS d ON true
 WHERE s.run_id = ANY($1::uuid[])
-  AND r.status = 'running'
   AND s.status = 'waiting'
   AND NOT EXISTS (
     SELECT 1 FROM unnest(s.depends_on) AS dep(name)
@@ -462,11 +471,15 @@ type ReadySequenceStepsRow struct {
 	RetryOverride string
 }
 
-// The waiting steps of the given running runs whose dependencies have all
+// The waiting steps of the given runs whose dependencies have all
 // completed, with what their hooks need: the step as the sequence's
 // current definition has it (defined false: the step is no longer in it),
 // the run's slot and the project's domain. A step without data gets {};
 // retry_override is the step's object as JSON text, empty for none.
+// The caller holds the runs and knows them running (runstep.Advance), so
+// the statement does not check: with statistics from before a burst of
+// runs, a status condition made PostgreSQL scan every running run for each
+// batch instead of reading the given runs' steps by their key.
 func (q *Queries) ReadySequenceSteps(ctx context.Context, runIds []uuid.UUID) ([]ReadySequenceStepsRow, error) {
 	rows, err := q.db.Query(ctx, readySequenceSteps, runIds)
 	if err != nil {
@@ -496,6 +509,24 @@ func (q *Queries) ReadySequenceSteps(ctx context.Context, runIds []uuid.UUID) ([
 		return nil, err
 	}
 	return items, nil
+}
+
+const sequenceStatisticsStale = `-- name: SequenceStatisticsStale :one
+SELECT COALESCE(bool_or(t.n_mod_since_analyze > GREATEST(1000, t.n_live_tup)), false)::boolean AS stale
+FROM pg_catalog.pg_stat_user_tables AS t
+WHERE t.relname IN ('sequence_runs', 'sequence_run_steps')
+`
+
+// Whether the planner's statistics of runs or steps lag far behind their
+// rows: more rows written since the last ANALYZE than there are rows (and
+// 1,000), so that a burst growing a table from nothing is analyzed a few
+// times (at 1,000 rows, 2,000, 4,000...), never at every batch
+// (docs/sequences.md, "Bursts of runs").
+func (q *Queries) SequenceStatisticsStale(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, sequenceStatisticsStale)
+	var stale bool
+	err := row.Scan(&stale)
+	return stale, err
 }
 
 const skipSequenceDependents = `-- name: SkipSequenceDependents :exec

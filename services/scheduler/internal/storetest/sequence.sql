@@ -71,3 +71,15 @@ SELECT COALESCE(sum(hooks_created), 0)::bigint FROM usage_periods WHERE project_
 -- Puts a sequence back at its first slot, as a scheduler that read it
 -- before another advanced it would see it.
 UPDATE sequences SET next_run_at = start_at WHERE id = sqlc.arg(id);
+
+-- name: InsertDueSequencesForTest :exec
+-- count copies of a sequence whose first slot, slot, is due: a burst.
+INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, catch_up, overlap, next_run_at)
+SELECT gen_random_uuid(), sqlc.arg(project_id), 'burst-' || g, sqlc.arg(schedule), sqlc.arg(steps),
+    sqlc.arg(slot)::timestamptz, 'latest', 'allow', sqlc.arg(slot)::timestamptz
+FROM generate_series(1, sqlc.arg(count)::integer) AS g;
+
+-- name: RunsAnalyzedForTest :one
+-- Whether sequence_runs has been analyzed, by anyone.
+SELECT (last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL)::boolean AS analyzed
+FROM pg_catalog.pg_stat_user_tables WHERE relname = 'sequence_runs';

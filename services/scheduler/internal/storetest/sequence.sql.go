@@ -71,6 +71,33 @@ func (q *Queries) GetSequenceForTest(ctx context.Context, id uuid.UUID) (Sequenc
 	return i, err
 }
 
+const insertDueSequencesForTest = `-- name: InsertDueSequencesForTest :exec
+INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, catch_up, overlap, next_run_at)
+SELECT gen_random_uuid(), $1, 'burst-' || g, $2, $3,
+    $4::timestamptz, 'latest', 'allow', $4::timestamptz
+FROM generate_series(1, $5::integer) AS g
+`
+
+type InsertDueSequencesForTestParams struct {
+	ProjectID uuid.UUID
+	Schedule  json.RawMessage
+	Steps     json.RawMessage
+	Slot      time.Time
+	Count     int32
+}
+
+// count copies of a sequence whose first slot, slot, is due: a burst.
+func (q *Queries) InsertDueSequencesForTest(ctx context.Context, arg InsertDueSequencesForTestParams) error {
+	_, err := q.db.Exec(ctx, insertDueSequencesForTest,
+		arg.ProjectID,
+		arg.Schedule,
+		arg.Steps,
+		arg.Slot,
+		arg.Count,
+	)
+	return err
+}
+
 const insertRunForTest = `-- name: InsertRunForTest :exec
 INSERT INTO sequence_runs (id, project_id, sequence_id, slot, trigger, status)
 VALUES ($1, $2, $3, $4, 'schedule', 'running')
@@ -320,6 +347,19 @@ func (q *Queries) RewindSequenceForTest(ctx context.Context, id uuid.UUID) (int6
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const runsAnalyzedForTest = `-- name: RunsAnalyzedForTest :one
+SELECT (last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL)::boolean AS analyzed
+FROM pg_catalog.pg_stat_user_tables WHERE relname = 'sequence_runs'
+`
+
+// Whether sequence_runs has been analyzed, by anyone.
+func (q *Queries) RunsAnalyzedForTest(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, runsAnalyzedForTest)
+	var analyzed bool
+	err := row.Scan(&analyzed)
+	return analyzed, err
 }
 
 const setPlanForTest = `-- name: SetPlanForTest :execrows
