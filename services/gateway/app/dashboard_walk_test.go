@@ -149,23 +149,23 @@ func walkPaths(t *testing.T, r dashboard.Route, project string, ids map[string][
 	t.Helper()
 	paths := []string{""}
 	segments := strings.Split(strings.TrimPrefix(r.Path, "/"), "/")
-	owner := "" // the last literal segment: what {id} and {action} belong to
+	parent := "" // the last literal segment: what {id} and {action} belong to
 	for _, seg := range segments {
 		var values []string
 		switch seg {
 		case "{project}":
 			values = []string{project}
 		case "{id}":
-			values = ids[owner]
-			require.NotEmpty(t, values, "%s %s: no object for {id} after %q: add one to the walk", r.Method, r.Path, owner)
+			values = ids[parent]
+			require.NotEmpty(t, values, "%s %s: no object for {id} after %q: add one to the walk", r.Method, r.Path, parent)
 		case "{action}":
-			values = walkActions[owner]
-			require.NotEmpty(t, values, "%s %s: no actions for {action} after %q: add them to the walk", r.Method, r.Path, owner)
+			values = walkActions[parent]
+			require.NotEmpty(t, values, "%s %s: no actions for {action} after %q: add them to the walk", r.Method, r.Path, parent)
 		case "{$}":
 			values = []string{""}
 		default:
 			require.False(t, strings.HasPrefix(seg, "{"), "%s %s: wildcard %s is not known to the walk", r.Method, r.Path, seg)
-			values, owner = []string{seg}, seg
+			values, parent = []string{seg}, seg
 		}
 		var next []string
 		for _, p := range paths {
