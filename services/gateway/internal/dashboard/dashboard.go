@@ -19,6 +19,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -65,6 +67,46 @@ type Dashboard struct {
 	Deps
 	mux     *http.ServeMux
 	handler http.Handler
+	// registered is every route routes() registered, for Routes.
+	registered []Route
+}
+
+// RouteKind is which of the registering helpers a route was registered
+// with: who may reach it.
+type RouteKind string
+
+// The kinds of route.
+const (
+	KindPublic        RouteKind = "public"
+	KindPage          RouteKind = "page"
+	KindProjectPage   RouteKind = "project page"
+	KindProjectAction RouteKind = "project action"
+)
+
+// Route is a registered route.
+type Route struct {
+	// Method is the pattern's method; empty when it matches every method.
+	Method string
+	// Path is the pattern's path with its wildcards ({project}, {id}, ...).
+	Path string
+	Kind RouteKind
+	// MinRole is the least role a KindProjectAction route needs.
+	MinRole account.Role
+}
+
+// Routes lists every route the dashboard registered, in order. The tests
+// walk it (docs/dashboard.md, "How isolation and roles are tested"), so
+// that a route added later is walked without being listed twice.
+func (d *Dashboard) Routes() []Route { return slices.Clone(d.registered) }
+
+// handle registers h for pattern and records the route for Routes.
+func (d *Dashboard) handle(pattern string, kind RouteKind, min account.Role, h http.Handler) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		method, path = "", pattern
+	}
+	d.registered = append(d.registered, Route{Method: method, Path: path, Kind: kind, MinRole: min})
+	d.mux.Handle(pattern, h)
 }
 
 // New returns the dashboard with its routes registered.
@@ -89,25 +131,25 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Public registers a route open to anyone (sign-in, set-password, static
 // files). pattern is a net/http pattern with its method.
 func (d *Dashboard) Public(pattern string, h http.HandlerFunc) {
-	d.mux.Handle(pattern, h)
+	d.handle(pattern, KindPublic, "", h)
 }
 
 // Page registers a route for signed-in users: others are sent to the
 // sign-in page. A non-GET route also needs the session's CSRF token.
 func (d *Dashboard) Page(pattern string, h http.HandlerFunc) {
-	d.mux.Handle(pattern, signedIn(checkCSRF(h)))
+	d.handle(pattern, KindPage, "", signedIn(checkCSRF(h)))
 }
 
 // ProjectPage registers a route under /dashboard/p/{project}: the user must
 // be a member (else 404); ProjectFrom(r) is the project and the user's
 // role.
 func (d *Dashboard) ProjectPage(pattern string, h http.HandlerFunc) {
-	d.mux.Handle(pattern, signedIn(d.member(checkCSRF(h))))
+	d.handle(pattern, KindProjectPage, "", signedIn(d.member(checkCSRF(h))))
 }
 
 // ProjectAction registers a state-changing route under
 // /dashboard/p/{project}: a member with at least role min (else 403), with
 // the session's CSRF token (else 403).
 func (d *Dashboard) ProjectAction(pattern string, min account.Role, h http.HandlerFunc) {
-	d.mux.Handle(pattern, signedIn(d.member(checkCSRF(RequireRole(min, h)))))
+	d.handle(pattern, KindProjectAction, min, signedIn(d.member(checkCSRF(RequireRole(min, h)))))
 }
