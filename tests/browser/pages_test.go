@@ -1,11 +1,13 @@
 package browser
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -60,12 +62,44 @@ func (b *bundle) created(t *testing.T, path string, body map[string]any) string 
 // true (a page that shows what another service writes has no live update).
 func (tb *tab) reloadUntil(path, cond string) {
 	tb.t.Helper()
+	var last string
 	ok := assert.Eventually(tb.t, func() bool {
-		tb.open(path)
-		return eval[bool](tb, cond)
+		ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+		defer cancel()
+		met := false
+		err := chromedp.Do(ctx, chromedp.Navigate(tb.base+path))
+		if err == nil {
+			met, err = chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
+		}
+		if err != nil {
+			last = err.Error()
+		}
+		return err == nil && met
 	}, 30*time.Second, 100*time.Millisecond)
 	if !ok {
-		require.FailNow(tb.t, "never "+cond, "at %s", path)
+		require.FailNow(tb.t, "never "+cond, "at %s; last error: %s", path, last)
+	}
+}
+
+// submitted clicks a form's button and waits until the page the post
+// answers is loaded, when that page has the address of the page posted
+// from (a redirect back): a marker on the old document tells them apart.
+func (tb *tab) submitted(sel string) {
+	tb.t.Helper()
+	eval[bool](tb, `(() => { window.sundialOldPage = true; return true })()`)
+	tb.click(sel)
+	var last string
+	ok := assert.Eventually(tb.t, func() bool {
+		ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+		defer cancel()
+		loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.sundialOldPage === undefined && document.readyState === "complete"`))
+		if err != nil {
+			last = err.Error()
+		}
+		return err == nil && loaded
+	}, actionTimeout, 20*time.Millisecond)
+	if !ok {
+		require.FailNow(tb.t, "the post of "+sel+" never answered", "last error: %s", last)
 	}
 }
 
@@ -75,7 +109,7 @@ func (tb *tab) reloadUntil(path, cond string) {
 func sequencePauseResumeRuns(t *testing.T, b *bundle) {
 	// Hourly from an hour away: no run but the triggered one.
 	id := b.created(t, "/v1/sequences", map[string]any{
-		"name": "nightly export", "schedule": map[string]any{"every": "1h"},
+		"name": "nightly-export", "schedule": map[string]any{"every": "1h"},
 		"startAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
 		"steps": []map[string]any{
 			{"name": "extract", "path": "/browser/seq/extract", "data": map[string]any{}},
@@ -88,22 +122,25 @@ func sequencePauseResumeRuns(t *testing.T, b *bundle) {
 	link := `a[href$="/sequences/` + id + `"]`
 	tb.open(list)
 	tb.at("sequences", list, link)
-	require.Equal(t, "nightly export", tb.text(link))
+	require.Equal(t, "nightly-export", tb.text(link))
 	tb.click(link)
 	tb.at("sequence", page, "#sequence-status")
 	require.Equal(t, "active", tb.text("#sequence-status"))
-	require.Equal(t, 5, eval[int](tb, `document.querySelectorAll("#next-runs li:not(.muted)").length`), "the preview's default count")
+	require.Equal(t, 10, eval[int](tb, `document.querySelectorAll("#next-runs li:not(.muted)").length`), "the preview's default count")
 
 	tb.click(`form[action$="/pause"] button`)
 	tb.waitText("#sequence-status", "paused")
 	tb.shot("paused")
-	require.Equal(t, 0, eval[int](tb, `document.querySelectorAll("#next-runs li:not(.muted)").length`))
+	// The preview is the schedule's (as the API's); the page says that
+	// paused, none of it runs.
+	require.Contains(t, tb.text("#paused-note"), "none of these runs until the sequence is resumed")
 	tb.click(`form[action$="/resume"] button`)
 	tb.waitText("#sequence-status", "active")
-	require.Equal(t, 5, eval[int](tb, `document.querySelectorAll("#next-runs li:not(.muted)").length`))
+	require.False(t, eval[bool](tb, `document.querySelector("#paused-note") !== null`))
+	require.Equal(t, 10, eval[int](tb, `document.querySelectorAll("#next-runs li:not(.muted)").length`))
 
 	// The scheduler runs the trigger; the run's row links its steps' hooks.
-	tb.click(`form[action$="/trigger"] button`)
+	tb.submitted(`form[action$="/trigger"] button`)
 	tb.waitPath(page)
 	tb.reloadUntil(page, `Array.from(document.querySelectorAll("table.runs tbody tr td:nth-child(3)")).some(td => td.textContent.trim() === "completed")`)
 	tb.shot("run-completed")

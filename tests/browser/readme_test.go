@@ -47,10 +47,10 @@ func TestReadmeScreenshots(t *testing.T) {
 		first[p] = http.StatusServiceUnavailable
 	}
 	b := setup(t, options{delivery: true, firstStatus: first})
-	// One retry a second later: the shipped order's hook is delivered by
-	// its second attempt.
+	// No retries but the shipped order's one, 5 s later (the least): its
+	// hook is delivered by its second attempt.
 	resp, raw := b.api().Do(t, http.MethodPatch, "/v1/project", map[string]any{
-		"name": "Acme shop", "retryPolicy": map[string]any{"minRetries": 1, "delaySecs": 1},
+		"name": "Acme shop", "retryPolicy": map[string]any{"minRetries": 0},
 	})
 	require.Equal(t, http.StatusOK, resp.StatusCode, "PATCH /v1/project: %s", raw)
 
@@ -59,11 +59,11 @@ func TestReadmeScreenshots(t *testing.T) {
 		delivered = append(delivered, b.schedule(t, map[string]any{"path": p, "postIn": "1s", "data": map[string]any{"order": 1000 + i}}).ID)
 	}
 	retried := b.schedule(t, map[string]any{"path": "/orders/shipped", "postIn": "1s",
-		"data": map[string]any{"order": 1042, "carrier": "DHL", "tracking": "JD014600006281"}})
+		"data":          map[string]any{"order": 1042, "carrier": "DHL", "tracking": "JD014600006281"},
+		"retryOverride": map[string]any{"minRetries": 1, "delaySecs": 5, "strategy": "fixed"}})
 	var failed []string
 	for i, p := range failing {
-		failed = append(failed, b.schedule(t, map[string]any{"path": p, "postIn": "1s", "data": map[string]any{"n": i},
-			"retryOverride": map[string]any{"minRetries": 0}}).ID)
+		failed = append(failed, b.schedule(t, map[string]any{"path": p, "postIn": "1s", "data": map[string]any{"n": i}}).ID)
 	}
 	b.schedule(t, map[string]any{"path": "/reminders/renewal", "postIn": "24h", "data": map[string]any{"plan": "pro"}})
 	for _, id := range delivered {
