@@ -214,6 +214,7 @@ func settingsViewerRefused(t *testing.T, b *bundle) {
 	tb.at("settings-viewer", settings, "#name")
 	require.False(t, eval[bool](tb, `document.querySelector(`+"`"+settingsSubmit+"`"+`) !== null`), "a save button for a viewer")
 	require.True(t, eval[bool](tb, `Array.from(document.querySelectorAll("main fieldset")).every(f => f.disabled)`))
+	require.Contains(t, tb.text("#read-only"), "Your role, viewer, reads the settings")
 
 	// The form as a member would post it.
 	eval[bool](tb, `(() => {

@@ -26,10 +26,15 @@ func readmeDir() string {
 }
 
 // readmeShot saves the viewport, readmeWidth by readmeHeight, as
-// dashboard-NAME.png in readmeDir.
-func (tb *tab) readmeShot(name string) {
+// dashboard-NAME.png in readmeDir; with a selector, scrolled so that the
+// bottom of its element is at the bottom of the picture.
+func (tb *tab) readmeShot(name, bottom string) {
 	tb.t.Helper()
 	tb.do("viewport for "+name, chromedp.EmulateViewport(readmeWidth, readmeHeight))
+	if bottom != "" {
+		require.True(tb.t, eval[bool](tb, `(() => { const e = document.querySelector(`+"`"+bottom+"`"+`);
+			if (!e) return false; e.scrollIntoView({block: "end"}); return true })()`), "no %s to scroll to", bottom)
+	}
 	png := run(tb, "screenshot "+name, chromedp.CaptureScreenshot())
 	dir := readmeDir()
 	require.NoError(tb.t, os.MkdirAll(dir, 0o755))
@@ -77,19 +82,23 @@ func TestReadmeScreenshots(t *testing.T) {
 	tb := openTab(t, b.base)
 	tb.open("/dashboard/signin")
 	tb.at("signin", "/dashboard/signin", signinForm)
-	tb.readmeShot("signin")
+	tb.readmeShot("signin", "")
 	tb.signIn(b.email, b.password)
+	tb.at("overview-24h", b.overviewPath(), "#total-deliveries")
+	// The last hour: a step a minute, the narrowest.
+	tb.open(b.overviewPath() + "?range=1h")
 	tb.at("overview", b.overviewPath(), "#total-deliveries")
 	deliveries, err := strconv.Atoi(tb.text("#total-deliveries"))
 	require.NoError(t, err)
 	// Every attempt: one per hook, and the shipped order's retry.
 	require.Equal(t, len(delivered)+len(failed)+2, deliveries)
-	tb.readmeShot("overview")
+	tb.readmeShot("overview", "")
 
 	tb.open(b.hookPath(retried.ID))
 	tb.at("hook", b.hookPath(retried.ID), "#hook-status")
 	require.Equal(t, "completed", tb.text("#hook-status"))
 	require.Equal(t, []string{"500", "200"}, eval[[]string](tb, `Array.from(document.querySelectorAll("`+attemptRows+` td:nth-child(5)"), td => td.textContent.trim())`))
-	tb.readmeShot("hook")
+	// Down to its attempts: the 500, then the 200.
+	tb.readmeShot("hook", "table.attempts")
 	t.Logf("README pictures in %s", readmeDir())
 }
