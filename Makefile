@@ -38,7 +38,7 @@ GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
 .PHONY: help run test bench bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
-	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean vendor-dashboard
+	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean vendor-dashboard screenshots
 
 help: ## list the targets
 	@echo "Usage: make TARGET"
@@ -59,6 +59,11 @@ withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 
 test: withpg ## run every module's tests with -race
 	$(WITHPG) $(WITHPG_FLAGS) -- go test -race -count=1 $(GO_TEST_FLAGS) $(PACKAGES)
+
+# The README's pictures of the dashboard, rewritten from a browser test's
+# demo state (docs/dashboard.md, "Browser tests"); needs Chromium.
+screenshots: withpg ## rewrite the dashboard pictures in docs/images from the browser tests
+	cd tests && SUNDIAL_SCREENSHOTS=$(CURDIR)/docs/images $(WITHPG) $(WITHPG_FLAGS) -- go test -count=1 -run 'TestReadmeScreenshots' ./browser
 
 # Includes the API load test (services/gateway/apibench: tables on stdout,
 # .bench/api.json), which loads two million hooks: hence the long timeout.

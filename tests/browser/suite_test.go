@@ -15,6 +15,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
+	notifier "github.com/sundial-run/sundial/services/notifier/app"
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
@@ -75,6 +76,7 @@ func (r *receiver) Received(path string) int {
 type bundle struct {
 	ctx      context.Context
 	base     string
+	db       gateway.Database
 	creds    gateway.Credentials
 	receiver *receiver
 	// email and password sign the project's owner in.
@@ -88,6 +90,8 @@ type options struct {
 	// firstStatus is the receiver's answer to the first request to a path
 	// (then 200).
 	firstStatus map[string]int
+	// notifier starts the notifier too (a channel's send test).
+	notifier bool
 }
 
 // projectName is the name of every test's project.
@@ -111,6 +115,7 @@ func setup(t *testing.T, opts options) *bundle {
 		"SUNDIAL_DELIVERY_CA_FILE":        rcv.CAFile,
 		"SUNDIAL_LEASE_DURATION":          "2s",
 		"SUNDIAL_SCHEDULER_POLL_INTERVAL": "50ms",
+		"SUNDIAL_NOTIFIER_POLL_INTERVAL":  "100ms",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":        "5s",
 		"SUNDIAL_LOG_LEVEL":               "warn",
 		// Small pools: the tests run side by side against one PostgreSQL.
@@ -119,6 +124,7 @@ func setup(t *testing.T, opts options) *bundle {
 	b := &bundle{ctx: ctx, receiver: rcv, email: "owner@example.com", password: "correct horse battery"}
 	t.Cleanup(b.services.Stop)
 	db := gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}
+	b.db = db
 	creds, err := gateway.CreateProject(ctx, db, projectName, rcv.srv.Addr())
 	require.NoError(t, err)
 	b.creds = creds
@@ -134,6 +140,13 @@ func setup(t *testing.T, opts options) *bundle {
 	require.NoError(t, err)
 	b.base = "http://" + gw.Addr()
 	b.services.Go(ctx, t, "gateway", gw.Run)
+	if opts.notifier {
+		ncfg, err := notifier.ConfigFromEnv(env)
+		require.NoError(t, err)
+		ntf, err := notifier.New(ctx, ncfg, logger("notifier"))
+		require.NoError(t, err)
+		b.services.Go(ctx, t, "notifier", ntf.Run)
+	}
 	if !opts.delivery {
 		return b
 	}
