@@ -12,8 +12,11 @@ import (
 // Dashboard is the dashboard scenario's figures: how its project was
 // filled, and each page timed one request after another.
 type Dashboard struct {
-	Seed  suite.DashboardSeed `json:"seed"`
-	Pages []DashboardPage     `json:"pages"`
+	Seed suite.DashboardSeed `json:"seed"`
+	// Load is the machine's load average when the timing started and
+	// ended: the figures move with it on a shared machine.
+	Load  []string        `json:"load"`
+	Pages []DashboardPage `json:"pages"`
 	// Goals are the issue's: each page's p99 under the bound. A goal not
 	// met does not fail the run.
 	Goals []Goal `json:"goals"`
@@ -44,6 +47,9 @@ func (r Report) printDashboard(w io.Writer) {
 			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n", p.Name, p.Timed.Requests, l.P50Ms, l.P90Ms, l.P99Ms, l.MaxMs, formatErrors(p.Timed.Errors))
 		}
 		_ = tw.Flush()
+		for _, l := range d.Load {
+			fmt.Fprintln(w, l)
+		}
 		printGoals(w, d.Goals)
 	}
 }

@@ -149,16 +149,30 @@ FROM hooks AS h, generate_series(1, h.attempts) AS a
 WHERE h.project_id = $1;
 
 -- name: seed-dashboard-minutes
--- The project's ($1) delivery figures for the last 7 days: every minute
--- with all 8 shards (the most the scheduler writes: 80,640 rows, the
--- overview's worst case), about 100 deliveries a minute in all, the
--- first attempts' lateness mostly 2 to 20 ms.
-INSERT INTO delivery_minutes (project_id, minute, shard, succeeded, failed, async, lateness_buckets)
-SELECT $1, m.minute, s.shard, 11 + k % 3, (k % 5 = 0)::int, (k % 17 = 0)::int,
-       ARRAY[0, k % 2, 3 + k % 3, 5, 2 + k % 2, 1, k % 2, (k % 7 = 0)::int, 0, 0, 0, 0, 0, 0, 0, (k % 97 = 0)::int]::bigint[]
-FROM generate_series(date_trunc('minute', now()) - interval '7 days', date_trunc('minute', now()), interval '1 minute') AS m (minute),
-     generate_series(0, 7) AS s (shard),
-     LATERAL (SELECT (extract(epoch FROM m.minute)::bigint / 60) + s.shard AS k) AS kk;
+-- The project's ($1) delivery figures for the last 7 days, kept as the
+-- scheduler keeps them (migration 00018): every minute with all 8 shards
+-- (the most the scheduler writes), about 100 deliveries a minute in all,
+-- the first attempts' lateness mostly 2 to 20 ms; then each shard's
+-- minutes summed into its 5-minute and hour rows.
+WITH minutes AS (
+    INSERT INTO delivery_minutes (project_id, step_seconds, minute, shard, succeeded, failed, async, lateness_buckets)
+    SELECT $1, 60, m.minute, s.shard, 11 + k % 3, (k % 5 = 0)::int, (k % 17 = 0)::int,
+           ARRAY[0, k % 2, 3 + k % 3, 5, 2 + k % 2, 1, k % 2, (k % 7 = 0)::int, 0, 0, 0, 0, 0, 0, 0, (k % 97 = 0)::int]::bigint[]
+    FROM generate_series(date_trunc('minute', now()) - interval '7 days', date_trunc('minute', now()), interval '1 minute') AS m (minute),
+         generate_series(0, 7) AS s (shard),
+         LATERAL (SELECT (extract(epoch FROM m.minute)::bigint / 60) + s.shard AS k) AS kk
+    RETURNING project_id, minute, shard, succeeded, failed, async, lateness_buckets
+)
+INSERT INTO delivery_minutes (project_id, step_seconds, minute, shard, succeeded, failed, async, lateness_buckets)
+SELECT m.project_id, st.step_seconds,
+       date_bin(make_interval(secs => st.step_seconds), m.minute, timestamptz '2000-01-01 00:00:00+00'),
+       m.shard, sum(m.succeeded), sum(m.failed), sum(m.async),
+       ARRAY[sum(m.lateness_buckets[1]), sum(m.lateness_buckets[2]), sum(m.lateness_buckets[3]), sum(m.lateness_buckets[4]),
+             sum(m.lateness_buckets[5]), sum(m.lateness_buckets[6]), sum(m.lateness_buckets[7]), sum(m.lateness_buckets[8]),
+             sum(m.lateness_buckets[9]), sum(m.lateness_buckets[10]), sum(m.lateness_buckets[11]), sum(m.lateness_buckets[12]),
+             sum(m.lateness_buckets[13]), sum(m.lateness_buckets[14]), sum(m.lateness_buckets[15]), sum(m.lateness_buckets[16])]::bigint[]
+FROM minutes AS m, (VALUES (300), (3600)) AS st (step_seconds)
+GROUP BY 1, 2, 3, 4;
 
 -- name: vacuum-dashboard
 -- After the seeding: a table that has been filled over 7 days has been
@@ -166,6 +180,10 @@ FROM generate_series(date_trunc('minute', now()) - interval '7 days', date_trunc
 -- count reads only the index); a fresh load has not, and autovacuum would
 -- otherwise start during the measurement.
 VACUUM (ANALYZE) hooks, hook_attempts, delivery_minutes;
+
+-- name: count-dashboard-figures
+-- The project's ($1) rows of delivery_minutes, every step length.
+SELECT count(*)::int FROM delivery_minutes WHERE project_id = $1;
 
 -- name: dashboard-hook-with-attempts
 -- A hook of the project ($1) with 3 attempts, the dashboard's hook page.

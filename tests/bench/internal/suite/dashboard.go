@@ -15,7 +15,8 @@ import (
 type DashboardSeed struct {
 	Hooks    int `json:"hooks"`
 	Attempts int `json:"attempts"`
-	Minutes  int `json:"minutes"`
+	// Minutes counts the rows of delivery_minutes, every step length.
+	Minutes int `json:"minutes"`
 	// Triggers says whether the row triggers ran (see BacklogLoad).
 	Triggers bool `json:"triggers"`
 	// The stages' times; Seconds is all of it.
@@ -52,7 +53,7 @@ func SeedDashboard(ctx context.Context, dbURL, projectID, domain string, hooks i
 	}{
 		{"seed-dashboard-hooks", []any{project, domain, hooks}, &seed.Hooks, &seed.HooksSeconds},
 		{"seed-dashboard-attempts", []any{project}, &seed.Attempts, &seed.AttemptsSeconds},
-		{"seed-dashboard-minutes", []any{project}, &seed.Minutes, &seed.MinutesSeconds},
+		{"seed-dashboard-minutes", []any{project}, nil, &seed.MinutesSeconds},
 		{"vacuum-dashboard", nil, nil, &seed.VacuumSeconds},
 	} {
 		t := time.Now()
@@ -64,6 +65,9 @@ func SeedDashboard(ctx context.Context, dbURL, projectID, domain string, hooks i
 			*stage.rows = int(tag.RowsAffected())
 		}
 		*stage.seconds = since(t)
+	}
+	if err := conn.QueryRow(ctx, statement("count-dashboard-figures", ""), project).Scan(&seed.Minutes); err != nil {
+		return seed, fmt.Errorf("count figures: %w", err)
 	}
 	if seed.Hooks != hooks {
 		return seed, fmt.Errorf("seed dashboard: %d hooks inserted, want %d", seed.Hooks, hooks)
