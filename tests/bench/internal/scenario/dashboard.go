@@ -74,8 +74,8 @@ func (e *Env) dashboard(ctx context.Context) (res report.Result, err error) {
 		return res, err
 	}
 	res.OK = true
-	d.Load = append(d.Load, "pages: "+loadNote())
-	defer func() { d.Load = append(d.Load, "pages, at the end: "+loadNote()) }()
+	d.Load = append(d.Load, "load average (1, 5, 15 min) before the first page: "+loadAverage())
+	defer func() { d.Load = append(d.Load, "load average (1, 5, 15 min) after the last page: "+loadAverage()) }()
 	for _, p := range pages {
 		timed, err := timePage(ctx, session, p, e.Cfg.DashboardRequests)
 		if err != nil {
