@@ -24,7 +24,7 @@ var Bounds = [...]time.Duration{
 const NumBuckets = len(Bounds) + 1
 
 // Steps are the lengths of time the figures are kept per (migration
-// 00018): every delivery is counted once at each length, in the row of the
+// 00019): every delivery is counted once at each length, in the row of the
 // step its attempt started in (steps aligned on UTC), so that the
 // overview reads one row per shard and step of its range, never sums
 // minutes: its 1h range is per minute, 24h per 5 minutes, 7d per hour.

@@ -37,7 +37,7 @@ func migrationsUpTo(t *testing.T, last int64) fs.FS {
 	return out
 }
 
-// figureRow is a row of delivery_minutes after migration 00018.
+// figureRow is a row of delivery_minutes after migration 00019.
 type figureRow struct {
 	Step, Shard              int
 	Minute                   time.Time
@@ -45,7 +45,7 @@ type figureRow struct {
 	Buckets                  []int64
 }
 
-// TestMigrationSumsStoredFiguresIntoSteps: migration 00018 adds, for the
+// TestMigrationSumsStoredFiguresIntoSteps: migration 00019 adds, for the
 // minutes already counted, their 5-minute and hour rows, shard by shard,
 // the histograms added element by element, and keeps the minute rows.
 func TestMigrationSumsStoredFiguresIntoSteps(t *testing.T) {
@@ -56,7 +56,7 @@ func TestMigrationSumsStoredFiguresIntoSteps(t *testing.T) {
 	require.NoError(t, err)
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrationsUpTo(t, 17))
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrationsUpTo(t, 18))
 	require.NoError(t, err)
 	_, err = provider.Up(ctx)
 	require.NoError(t, err)
@@ -75,7 +75,7 @@ func TestMigrationSumsStoredFiguresIntoSteps(t *testing.T) {
 	}
 	applied, err := postgres.Migrate(ctx, dbURL)
 	require.NoError(t, err)
-	require.Contains(t, applied, int64(18))
+	require.Contains(t, applied, int64(19))
 
 	conn, err := pgx.Connect(ctx, dbURL)
 	require.NoError(t, err)

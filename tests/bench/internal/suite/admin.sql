@@ -150,7 +150,7 @@ WHERE h.project_id = $1;
 
 -- name: seed-dashboard-minutes
 -- The project's ($1) delivery figures for the last 7 days, kept as the
--- scheduler keeps them (migration 00018): every minute with all 8 shards
+-- scheduler keeps them (migration 00019): every minute with all 8 shards
 -- (the most the scheduler writes), about 100 deliveries a minute in all,
 -- the first attempts' lateness mostly 2 to 20 ms; then each shard's
 -- minutes summed into its 5-minute and hour rows.
