@@ -23,6 +23,13 @@ var Bounds = [...]time.Duration{
 // one above them all.
 const NumBuckets = len(Bounds) + 1
 
+// Steps are the lengths of time the figures are kept per (migration
+// 00019): every delivery is counted once at each length, in the row of the
+// step its attempt started in (steps aligned on UTC), so that the
+// overview reads one row per shard and step of its range, never sums
+// minutes: its 1h range is per minute, 24h per 5 minutes, 7d per hour.
+var Steps = [...]time.Duration{time.Minute, 5 * time.Minute, time.Hour}
+
 // Bucket is the bucket a lateness d falls in. A negative lateness (an
 // attempt that started before its postAt, by clock skew) is in bucket 0.
 func Bucket(d time.Duration) int {

@@ -13,18 +13,23 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/pkg/deliverystats"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/account"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
+// figure counts deliveries of a minute's shard as the scheduler does: in
+// the minute's step of every length (deliverystats.Steps).
 func (d dashBundle) figure(project uuid.UUID, minute time.Time, shard int16, succeeded, failed, async int32, buckets []int64) {
 	d.t.Helper()
-	require.NoError(d.t, d.tq.InsertDeliveryMinute(d.ctx, storetest.InsertDeliveryMinuteParams{
-		ProjectID: project, Minute: minute, Shard: shard, Succeeded: succeeded, Failed: failed, Async: async,
-		LatenessBuckets: buckets,
-	}))
+	for _, step := range deliverystats.Steps {
+		require.NoError(d.t, d.tq.InsertDeliveryMinute(d.ctx, storetest.InsertDeliveryMinuteParams{
+			ProjectID: project, StepSeconds: int32(step / time.Second), Minute: minute.Truncate(step), Shard: shard,
+			Succeeded: succeeded, Failed: failed, Async: async, LatenessBuckets: buckets,
+		}))
+	}
 }
 
 func TestDashboardOverviewSumsTheFigures(t *testing.T) {

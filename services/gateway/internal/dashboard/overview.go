@@ -101,7 +101,7 @@ func (d *Dashboard) renderOverview(w http.ResponseWriter, r *http.Request, statu
 	}
 	now := time.Now().UTC()
 	first := now.Truncate(rng.Step).Add(-rng.Span + rng.Step)
-	rows, err := d.Figures.ListDeliveryMinutes(r.Context(), store.ListDeliveryMinutesParams{ProjectID: p.ID, Since: first})
+	rows, err := d.Figures.ListDeliveryMinutes(r.Context(), store.ListDeliveryMinutesParams{ProjectID: p.ID, StepSeconds: int32(rng.Step / time.Second), Since: first})
 	if err != nil {
 		d.fault(w, r, "delivery figures", err)
 		return

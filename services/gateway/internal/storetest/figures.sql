@@ -1,7 +1,8 @@
 -- name: InsertDeliveryMinute :exec
--- A row of the dashboard's figures, as the scheduler writes them.
-INSERT INTO delivery_minutes (project_id, minute, shard, succeeded, failed, async, lateness_buckets)
-VALUES (@project_id, @minute, @shard, @succeeded, @failed, @async, @lateness_buckets);
+-- A row of the dashboard's figures, as the scheduler writes them: minute is
+-- the first minute of a step of step_seconds.
+INSERT INTO delivery_minutes (project_id, step_seconds, minute, shard, succeeded, failed, async, lateness_buckets)
+VALUES (@project_id, @step_seconds, @minute, @shard, @succeeded, @failed, @async, @lateness_buckets);
 
 -- name: InsertAttemptForDashboardTest :exec
 -- A failed attempt with what the receiver answered, as the scheduler

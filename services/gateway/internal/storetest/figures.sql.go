@@ -40,12 +40,13 @@ func (q *Queries) InsertAttemptForDashboardTest(ctx context.Context, arg InsertA
 }
 
 const insertDeliveryMinute = `-- name: InsertDeliveryMinute :exec
-INSERT INTO delivery_minutes (project_id, minute, shard, succeeded, failed, async, lateness_buckets)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO delivery_minutes (project_id, step_seconds, minute, shard, succeeded, failed, async, lateness_buckets)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 `
 
 type InsertDeliveryMinuteParams struct {
 	ProjectID       uuid.UUID
+	StepSeconds     int32
 	Minute          time.Time
 	Shard           int16
 	Succeeded       int32
@@ -54,10 +55,12 @@ type InsertDeliveryMinuteParams struct {
 	LatenessBuckets []int64
 }
 
-// A row of the dashboard's figures, as the scheduler writes them.
+// A row of the dashboard's figures, as the scheduler writes them: minute is
+// the first minute of a step of step_seconds.
 func (q *Queries) InsertDeliveryMinute(ctx context.Context, arg InsertDeliveryMinuteParams) error {
 	_, err := q.db.Exec(ctx, insertDeliveryMinute,
 		arg.ProjectID,
+		arg.StepSeconds,
 		arg.Minute,
 		arg.Shard,
 		arg.Succeeded,

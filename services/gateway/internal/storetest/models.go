@@ -81,6 +81,7 @@ type DeliveryMinute struct {
 	Failed          int32
 	Async           int32
 	LatenessBuckets []int64
+	StepSeconds     int32
 }
 
 type EndpointBreaker struct {

@@ -18,21 +18,23 @@ import (
 // Figures: the dashboard's overview (docs/dashboard.md, "Figures") plots
 // what the scheduler counts here, never a scan of the hooks. Every
 // transaction that applies attempts tallies them in Go, per project and
-// minute of the attempt's start, and adds the tally to delivery_minutes
+// step of the attempt's start, once for each step length of
+// deliverystats.Steps, and adds the tally to delivery_minutes
 // with one statement, its last, so the figures commit with the state they
 // count (a batch redelivered after a failure is stale and counts nothing).
 //
 // What counts: an applied success is succeeded, a failure failed, a 202
 // async; an async attempt's final answer (ack: succeeded; nack or timeout:
-// failed) is counted again when its wait is settled, in the minute the
-// attempt started. Deferred results sent nothing and stale ones changed
+// failed) is counted again when its wait is settled, in the steps the
+// attempt started in. Deferred results sent nothing and stale ones changed
 // nothing: neither counts. The lateness (start minus postAt) of first
 // attempts goes to the histogram of pkg/deliverystats.
 
 // figureKey is a row of delivery_minutes.
 type figureKey struct {
 	projectID uuid.UUID
-	minute    int64 // Unix seconds, a whole UTC minute
+	step      int32 // the step's length in seconds
+	minute    int64 // Unix seconds, the step's first minute (UTC)
 }
 
 // figureRow is what a transaction adds to a row.
@@ -43,16 +45,17 @@ type figureRow struct {
 }
 
 // tally gathers a transaction's figures. The zero value is empty; a batch
-// has few distinct rows (its projects times a minute or two), so rows stay
-// in a slice, found through the index.
+// has few distinct rows (its projects times a minute or two, times the
+// step lengths), so rows stay in a slice, found through the index.
 type tally struct {
 	rows  []figureRow
 	index map[figureKey]int
 }
 
-// row is the row of the attempt's project and start minute.
-func (t *tally) row(projectID uuid.UUID, startedAt time.Time) *figureRow {
-	k := figureKey{projectID, startedAt.Truncate(time.Minute).Unix()}
+// row is the row of the attempt's project and the step of length step it
+// started in.
+func (t *tally) row(projectID uuid.UUID, startedAt time.Time, step time.Duration) *figureRow {
+	k := figureKey{projectID, int32(step / time.Second), startedAt.Truncate(step).Unix()}
 	if i, ok := t.index[k]; ok {
 		return &t.rows[i]
 	}
@@ -65,19 +68,21 @@ func (t *tally) row(projectID uuid.UUID, startedAt time.Time) *figureRow {
 }
 
 // addAttempt counts an applied attempt by its outcome, and the lateness of
-// a first attempt; postAt is its hook's.
+// a first attempt (postAt is its hook's), in its step of every length.
 func (t *tally) addAttempt(projectID uuid.UUID, in attempt, postAt time.Time) {
-	r := t.row(projectID, in.startedAt)
-	switch {
-	case in.async:
-		r.async++
-	case in.success:
-		r.succeeded++
-	default:
-		r.failed++
-	}
-	if in.attempt == 1 && !postAt.IsZero() {
-		r.lateness[deliverystats.Bucket(in.startedAt.Sub(postAt))]++
+	for _, step := range deliverystats.Steps {
+		r := t.row(projectID, in.startedAt, step)
+		switch {
+		case in.async:
+			r.async++
+		case in.success:
+			r.succeeded++
+		default:
+			r.failed++
+		}
+		if in.attempt == 1 && !postAt.IsZero() {
+			r.lateness[deliverystats.Bucket(in.startedAt.Sub(postAt))]++
+		}
 	}
 }
 
@@ -92,8 +97,8 @@ func (t *tally) addPlanned(ins []attempt, plan batchPlan) {
 	}
 }
 
-// addEnded counts the final answers of settled async waits, in the minute
-// each attempt started: their lateness was counted at the 202.
+// addEnded counts the final answers of settled async waits, in the steps
+// each attempt started in: their lateness was counted at the 202.
 func (t *tally) addEnded(ins []attempt, outs []*applied) {
 	for i, in := range ins {
 		t.addAttempt(outs[i].projectID, in, time.Time{})
@@ -111,24 +116,28 @@ func (t *tally) write(ctx context.Context, q *store.Queries) error {
 		if c := bytes.Compare(a.key.projectID[:], b.key.projectID[:]); c != 0 {
 			return c
 		}
+		if c := cmp.Compare(a.key.step, b.key.step); c != 0 {
+			return c
+		}
 		return cmp.Compare(a.key.minute, b.key.minute)
 	})
 	n := len(t.rows)
 	arg := store.AddDeliveryMinutesParams{
 		// A shard per transaction: batches applied side by side for one
 		// busy project rarely meet on a row (migration 00017).
-		Shard:      int16(rand.IntN(figureShards)),
-		Width:      int32(deliverystats.NumBuckets),
-		Buckets:    make([]int64, 0, n*deliverystats.NumBuckets),
-		ProjectIds: make([]uuid.UUID, n),
-		Minutes:    make([]time.Time, n),
-		Succeeded:  make([]int32, n),
-		Failed:     make([]int32, n),
-		Async:      make([]int32, n),
+		Shard:       int16(rand.IntN(figureShards)),
+		Width:       int32(deliverystats.NumBuckets),
+		Buckets:     make([]int64, 0, n*deliverystats.NumBuckets),
+		ProjectIds:  make([]uuid.UUID, n),
+		StepSeconds: make([]int32, n),
+		Minutes:     make([]time.Time, n),
+		Succeeded:   make([]int32, n),
+		Failed:      make([]int32, n),
+		Async:       make([]int32, n),
 	}
 	for i := range t.rows {
 		r := &t.rows[i]
-		arg.ProjectIds[i] = r.key.projectID
+		arg.ProjectIds[i], arg.StepSeconds[i] = r.key.projectID, r.key.step
 		arg.Minutes[i] = time.Unix(r.key.minute, 0).UTC()
 		arg.Succeeded[i], arg.Failed[i], arg.Async[i] = r.succeeded, r.failed, r.async
 		arg.Buckets = append(arg.Buckets, r.lateness[:]...)

@@ -53,7 +53,15 @@ func startedAt(r *eventv1.AttemptResult, at time.Time) *eventv1.AttemptResult {
 // figures reads the project's rows of delivery_minutes by minute.
 func (b bundle) figures(t *testing.T, project uuid.UUID) map[time.Time]storetest.ListDeliveryMinutesForTestRow {
 	t.Helper()
-	rows, err := b.q.ListDeliveryMinutesForTest(context.Background(), project)
+	return b.figuresPer(t, project, time.Minute)
+}
+
+// figuresPer reads the project's rows of delivery_minutes of one step
+// length by the step's first minute.
+func (b bundle) figuresPer(t *testing.T, project uuid.UUID, step time.Duration) map[time.Time]storetest.ListDeliveryMinutesForTestRow {
+	t.Helper()
+	rows, err := b.q.ListDeliveryMinutesForTest(context.Background(), storetest.ListDeliveryMinutesForTestParams{
+		ProjectID: project, StepSeconds: int32(step / time.Second)})
 	require.NoError(t, err)
 	out := make(map[time.Time]storetest.ListDeliveryMinutesForTestRow, len(rows))
 	for _, r := range rows {
@@ -171,6 +179,43 @@ func TestFiguresOfTwoBatchesAddUp(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, storetest.ListDeliveryMinutesForTestRow{ProjectID: project, Minute: minute, Succeeded: 3, Failed: 1, Async: 1,
 		LatenessBuckets: histogram(map[int]int64{14: 5})}, withUTC(got[minute]))
+}
+
+// TestFiguresAreCountedAtEveryStep: each attempt is counted in its minute,
+// its 5 minutes and its hour, so that the overview's 24h and 7d ranges
+// read one row per shard and step (deliverystats.Steps).
+func TestFiguresAreCountedAtEveryStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project, hooks := b.leasedMany(t, 3)
+	hour := hooks[0].PostAt.UTC().Truncate(time.Hour).Add(time.Hour)
+	// Two attempts in the hour's first 5 minutes (two minutes), one in its
+	// second 5 minutes.
+	starts := []time.Time{hour.Add(time.Minute), hour.Add(2*time.Minute + 30*time.Second), hour.Add(7 * time.Minute)}
+	batcher := runBatcher(t, b.applier, exactBatch(3))
+	for i, err := range handleAll(t, batcher.Handle,
+		startedAt(resultFor(hooks[0], eventv1.Outcome_OUTCOME_SUCCESS, 200, ""), starts[0]),
+		startedAt(resultFor(hooks[1], eventv1.Outcome_OUTCOME_FAILURE, 500, "HTTP 500"), starts[1]),
+		startedAt(resultFor(hooks[2], eventv1.Outcome_OUTCOME_SUCCESS, 200, ""), starts[2])) {
+		require.NoError(t, err, "result %d", i)
+	}
+	minutes := b.figures(t, project)
+	require.Len(t, minutes, 3)
+	fives := b.figuresPer(t, project, 5*time.Minute)
+	require.Len(t, fives, 2)
+	first, second := fives[hour], fives[hour.Add(5*time.Minute)]
+	require.Equal(t, [2]int32{1, 1}, [2]int32{first.Succeeded, first.Failed})
+	require.Equal(t, [2]int32{1, 0}, [2]int32{second.Succeeded, second.Failed})
+	hours := b.figuresPer(t, project, time.Hour)
+	require.Len(t, hours, 1)
+	h := hours[hour]
+	require.Equal(t, [2]int32{2, 1}, [2]int32{h.Succeeded, h.Failed})
+	// Every first attempt's lateness once per step length.
+	var sum int64
+	for _, n := range h.LatenessBuckets {
+		sum += n
+	}
+	require.EqualValues(t, 3, sum)
 }
 
 func withUTC(r storetest.ListDeliveryMinutesForTestRow) storetest.ListDeliveryMinutesForTestRow {

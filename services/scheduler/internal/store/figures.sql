@@ -3,7 +3,8 @@
 -- first attempts. The scheduler is their one writer.
 
 -- name: AddDeliveryMinutes :exec
--- Adds a batch's figures, one row per (project_ids[i], minutes[i]), to
+-- Adds a batch's figures, one row per (project_ids[i], step_seconds[i],
+-- minutes[i]) (minutes[i] the first minute of a step of that length), to
 -- what is counted: counts add up, and the lateness histograms add element
 -- by element. buckets is every row's histogram end to end, width buckets
 -- each (arrays of arrays cannot go through sqlc row by row). A stored
@@ -11,18 +12,19 @@
 -- padded with zeros. The caller sorts the rows by key so that two
 -- batches lock shared rows in the same order. Every row of the batch goes
 -- to the shard the caller chose for this transaction.
-INSERT INTO delivery_minutes AS d (project_id, minute, shard, succeeded, failed, async, lateness_buckets)
-SELECT u.project_id, u.minute, sqlc.arg(shard)::smallint, u.succeeded, u.failed, u.async,
+INSERT INTO delivery_minutes AS d (project_id, step_seconds, minute, shard, succeeded, failed, async, lateness_buckets)
+SELECT u.project_id, u.step_seconds, u.minute, sqlc.arg(shard)::smallint, u.succeeded, u.failed, u.async,
     (sqlc.arg(buckets)::bigint[])[(u.ord - 1) * sqlc.arg(width)::int + 1 : u.ord * sqlc.arg(width)::int]
 FROM (
     SELECT unnest(sqlc.arg(project_ids)::uuid[]) AS project_id,
+        unnest(sqlc.arg(step_seconds)::integer[]) AS step_seconds,
         unnest(sqlc.arg(minutes)::timestamptz[]) AS minute,
         unnest(sqlc.arg(succeeded)::integer[]) AS succeeded,
         unnest(sqlc.arg(failed)::integer[]) AS failed,
         unnest(sqlc.arg(async)::integer[]) AS async,
         generate_series(1, cardinality(sqlc.arg(project_ids)::uuid[])) AS ord
 ) AS u
-ON CONFLICT (project_id, minute, shard) DO UPDATE SET
+ON CONFLICT (project_id, step_seconds, minute, shard) DO UPDATE SET
     succeeded = d.succeeded + EXCLUDED.succeeded,
     failed = d.failed + EXCLUDED.failed,
     async = d.async + EXCLUDED.async,

@@ -14,18 +14,19 @@ import (
 
 const addDeliveryMinutes = `-- name: AddDeliveryMinutes :exec
 
-INSERT INTO delivery_minutes AS d (project_id, minute, shard, succeeded, failed, async, lateness_buckets)
-SELECT u.project_id, u.minute, $1::smallint, u.succeeded, u.failed, u.async,
+INSERT INTO delivery_minutes AS d (project_id, step_seconds, minute, shard, succeeded, failed, async, lateness_buckets)
+SELECT u.project_id, u.step_seconds, u.minute, $1::smallint, u.succeeded, u.failed, u.async,
     ($2::bigint[])[(u.ord - 1) * $3::int + 1 : u.ord * $3::int]
 FROM (
     SELECT unnest($4::uuid[]) AS project_id,
-        unnest($5::timestamptz[]) AS minute,
-        unnest($6::integer[]) AS succeeded,
-        unnest($7::integer[]) AS failed,
-        unnest($8::integer[]) AS async,
+        unnest($5::integer[]) AS step_seconds,
+        unnest($6::timestamptz[]) AS minute,
+        unnest($7::integer[]) AS succeeded,
+        unnest($8::integer[]) AS failed,
+        unnest($9::integer[]) AS async,
         generate_series(1, cardinality($4::uuid[])) AS ord
 ) AS u
-ON CONFLICT (project_id, minute, shard) DO UPDATE SET
+ON CONFLICT (project_id, step_seconds, minute, shard) DO UPDATE SET
     succeeded = d.succeeded + EXCLUDED.succeeded,
     failed = d.failed + EXCLUDED.failed,
     async = d.async + EXCLUDED.async,
@@ -36,20 +37,22 @@ ON CONFLICT (project_id, minute, shard) DO UPDATE SET
 `
 
 type AddDeliveryMinutesParams struct {
-	Shard      int16
-	Buckets    []int64
-	Width      int32
-	ProjectIds []uuid.UUID
-	Minutes    []time.Time
-	Succeeded  []int32
-	Failed     []int32
-	Async      []int32
+	Shard       int16
+	Buckets     []int64
+	Width       int32
+	ProjectIds  []uuid.UUID
+	StepSeconds []int32
+	Minutes     []time.Time
+	Succeeded   []int32
+	Failed      []int32
+	Async       []int32
 }
 
 // The dashboard's figures (docs/dashboard.md, "Figures"): per project and
 // minute, counts of attempts by outcome and the lateness histogram of
 // first attempts. The scheduler is their one writer.
-// Adds a batch's figures, one row per (project_ids[i], minutes[i]), to
+// Adds a batch's figures, one row per (project_ids[i], step_seconds[i],
+// minutes[i]) (minutes[i] the first minute of a step of that length), to
 // what is counted: counts add up, and the lateness histograms add element
 // by element. buckets is every row's histogram end to end, width buckets
 // each (arrays of arrays cannot go through sqlc row by row). A stored
@@ -63,6 +66,7 @@ func (q *Queries) AddDeliveryMinutes(ctx context.Context, arg AddDeliveryMinutes
 		arg.Buckets,
 		arg.Width,
 		arg.ProjectIds,
+		arg.StepSeconds,
 		arg.Minutes,
 		arg.Succeeded,
 		arg.Failed,

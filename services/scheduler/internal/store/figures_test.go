@@ -40,7 +40,7 @@ func setupFigures(t *testing.T) figuresBundle {
 func (b figuresBundle) figures(succeeded, failed int32, buckets ...int64) AddDeliveryMinutesParams {
 	return AddDeliveryMinutesParams{
 		Buckets: buckets, Width: int32(len(buckets)),
-		ProjectIds: []uuid.UUID{b.project}, Minutes: []time.Time{b.minute},
+		ProjectIds: []uuid.UUID{b.project}, StepSeconds: []int32{60}, Minutes: []time.Time{b.minute},
 		Succeeded: []int32{succeeded}, Failed: []int32{failed}, Async: []int32{0},
 	}
 }
@@ -78,7 +78,7 @@ func TestTwoTransactionsAddingToOneMinuteLoseNothing(t *testing.T) {
 	require.NoError(t, first.Commit(ctx))
 	require.NoError(t, <-done)
 
-	rows, err := b.tq.ListDeliveryMinutesForTest(ctx, b.project)
+	rows, err := b.tq.ListDeliveryMinutesForTest(ctx, storetest.ListDeliveryMinutesForTestParams{ProjectID: b.project, StepSeconds: 60})
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	require.Equal(t, int32(13), rows[0].Succeeded)
@@ -93,10 +93,10 @@ func TestAddDeliveryMinutesSplitsTheBucketsByRow(t *testing.T) {
 	next := b.minute.Add(time.Minute)
 	require.NoError(t, New(b.pool).AddDeliveryMinutes(ctx, AddDeliveryMinutesParams{
 		Buckets: []int64{1, 2, 3, 4, 5, 6}, Width: 3,
-		ProjectIds: []uuid.UUID{b.project, b.project}, Minutes: []time.Time{b.minute, next},
+		ProjectIds: []uuid.UUID{b.project, b.project}, StepSeconds: []int32{60, 60}, Minutes: []time.Time{b.minute, next},
 		Succeeded: []int32{1, 2}, Failed: []int32{3, 4}, Async: []int32{5, 6},
 	}))
-	rows, err := b.tq.ListDeliveryMinutesForTest(ctx, b.project)
+	rows, err := b.tq.ListDeliveryMinutesForTest(ctx, storetest.ListDeliveryMinutesForTestParams{ProjectID: b.project, StepSeconds: 60})
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
 	require.Equal(t, []int64{1, 2, 3}, rows[0].LatenessBuckets)

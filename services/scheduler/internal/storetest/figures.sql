@@ -1,8 +1,9 @@
 -- Fixtures and reads of the dashboard's figures (delivery_minutes).
 
 -- name: ListDeliveryMinutesForTest :many
--- A project's minutes, their shards summed as the overview reads them: the
--- counts added, the histograms added element by element.
+-- A project's steps of one length (step_seconds), their shards summed as
+-- the overview reads them: the counts added, the histograms added element
+-- by element.
 SELECT d.project_id, d.minute,
     sum(d.succeeded)::integer AS succeeded,
     sum(d.failed)::integer AS failed,
@@ -12,13 +13,13 @@ SELECT d.project_id, d.minute,
         FROM (
             SELECT u.i, sum(u.b)::bigint AS total
             FROM delivery_minutes AS d2, unnest(d2.lateness_buckets) WITH ORDINALITY AS u(b, i)
-            WHERE d2.project_id = d.project_id AND d2.minute = d.minute
+            WHERE d2.project_id = d.project_id AND d2.step_seconds = d.step_seconds AND d2.minute = d.minute
             GROUP BY u.i
         ) AS x
     ), '{}')::bigint[] AS lateness_buckets
 FROM delivery_minutes AS d
-WHERE d.project_id = sqlc.arg(project_id)
-GROUP BY d.project_id, d.minute
+WHERE d.project_id = sqlc.arg(project_id) AND d.step_seconds = sqlc.arg(step_seconds)
+GROUP BY d.project_id, d.step_seconds, d.minute
 ORDER BY d.minute;
 
 -- name: InsertDeliveryMinuteForTest :exec

@@ -70,15 +70,20 @@ SELECT d.project_id, d.minute,
         FROM (
             SELECT u.i, sum(u.b)::bigint AS total
             FROM delivery_minutes AS d2, unnest(d2.lateness_buckets) WITH ORDINALITY AS u(b, i)
-            WHERE d2.project_id = d.project_id AND d2.minute = d.minute
+            WHERE d2.project_id = d.project_id AND d2.step_seconds = d.step_seconds AND d2.minute = d.minute
             GROUP BY u.i
         ) AS x
     ), '{}')::bigint[] AS lateness_buckets
 FROM delivery_minutes AS d
-WHERE d.project_id = $1
-GROUP BY d.project_id, d.minute
+WHERE d.project_id = $1 AND d.step_seconds = $2
+GROUP BY d.project_id, d.step_seconds, d.minute
 ORDER BY d.minute
 `
+
+type ListDeliveryMinutesForTestParams struct {
+	ProjectID   uuid.UUID
+	StepSeconds int32
+}
 
 type ListDeliveryMinutesForTestRow struct {
 	ProjectID       uuid.UUID
@@ -90,10 +95,11 @@ type ListDeliveryMinutesForTestRow struct {
 }
 
 // Fixtures and reads of the dashboard's figures (delivery_minutes).
-// A project's minutes, their shards summed as the overview reads them: the
-// counts added, the histograms added element by element.
-func (q *Queries) ListDeliveryMinutesForTest(ctx context.Context, projectID uuid.UUID) ([]ListDeliveryMinutesForTestRow, error) {
-	rows, err := q.db.Query(ctx, listDeliveryMinutesForTest, projectID)
+// A project's steps of one length (step_seconds), their shards summed as
+// the overview reads them: the counts added, the histograms added element
+// by element.
+func (q *Queries) ListDeliveryMinutesForTest(ctx context.Context, arg ListDeliveryMinutesForTestParams) ([]ListDeliveryMinutesForTestRow, error) {
+	rows, err := q.db.Query(ctx, listDeliveryMinutesForTest, arg.ProjectID, arg.StepSeconds)
 	if err != nil {
 		return nil, err
 	}

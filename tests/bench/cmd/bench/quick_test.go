@@ -79,8 +79,8 @@ func (b testBundle) run(t *testing.T, extra ...string) report.Report {
 
 // TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
 // on Sundial and the river baseline, but for the scenarios that run the
-// `sundial` command (TestQuickListen's) and the sequence scenarios
-// (TestQuickSequences'), and checks that it runs and that its report is
+// `sundial` command (TestQuickListen's), the sequence scenarios
+// (TestQuickSequences') and the dashboard's (TestQuickDashboard's), and checks that it runs and that its report is
 // well formed: every scenario present for every system and
 // passed, rates above zero, percentiles in order, nothing early. It checks
 // no target: the figures of a quick run on a busy machine mean little.
@@ -89,7 +89,7 @@ func TestQuickBenchmark(t *testing.T) {
 	b := setup(t)
 	var names []string
 	for _, s := range scenario.Registry {
-		if !s.CLI && !s.Sequence {
+		if !s.CLI && !s.Sequence && !s.Pages {
 			names = append(names, s.Name)
 		}
 	}
@@ -98,7 +98,7 @@ func TestQuickBenchmark(t *testing.T) {
 	systems := strings.Split(quickSystems, ",")
 	deliveries := 0
 	for _, s := range scenario.Registry {
-		if s.CLI || s.Sequence {
+		if s.CLI || s.Sequence || s.Pages {
 			continue
 		}
 		if s.Plan != nil {
@@ -222,6 +222,37 @@ func TestQuickListen(t *testing.T) {
 	require.GreaterOrEqual(t, idle.GatewayHWMMiB, idle.GatewayRSSMiB, "VmHWM is at least every VmRSS read before it")
 	require.Len(t, l.Goals, 3)
 	require.Positive(t, res.PeakRSSMiB["listener"])
+}
+
+// TestQuickDashboard runs the dashboard scenario scaled down
+// (BENCH_QUICK=1) and checks its report: the project seeded with every
+// hook asked for, their attempts and figures; every page answered 200 as
+// often as asked, with what the page must show (the scenario checks each
+// body), percentiles in order, a goal per page. It checks no goal.
+func TestQuickDashboard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rep := b.run(t, "BENCH_SCENARIOS=dashboard")
+	res := find(t, rep.Results, "dashboard", "sundial")
+	require.True(t, res.OK, "dashboard: %v", res.Notes)
+	d := res.Dashboard
+	require.NotNil(t, d)
+	require.Equal(t, rep.Sizes["BENCH_DASHBOARD_HOOKS"], d.Seed.Hooks)
+	require.Greater(t, d.Seed.Attempts, d.Seed.Hooks, "1 to 3 attempts a hook, none for the pending")
+	require.Greater(t, d.Seed.Minutes, 7*24*60*8, "every minute's 8 shards, and the longer steps")
+	require.Len(t, d.Pages, 9)
+	for _, p := range d.Pages {
+		l := p.Timed.Latency
+		require.Equal(t, rep.Sizes["BENCH_DASHBOARD_REQUESTS"], l.Count, p.Name)
+		require.Empty(t, p.Timed.Errors, p.Name)
+		require.Positive(t, l.P50Ms, p.Name)
+		require.LessOrEqual(t, l.P50Ms, l.P90Ms, p.Name)
+		require.LessOrEqual(t, l.P90Ms, l.P99Ms, p.Name)
+		require.LessOrEqual(t, l.P99Ms, l.MaxMs, p.Name)
+	}
+	require.Contains(t, d.Pages[8].Path, "cursor=", "the next page is the first page's link")
+	require.Len(t, d.Goals, len(d.Pages))
+	require.Len(t, d.Load, 2)
 }
 
 func find(t *testing.T, results []report.Result, name, system string) report.Result {

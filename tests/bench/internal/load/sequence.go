@@ -135,6 +135,12 @@ type Timed struct {
 // is answered and read) and times the answers 200, from sending to the end
 // of the body. check, when set, is asked about each body 200.
 func (c *Client) Sequential(ctx context.Context, n int, method, path string, body []byte, check func([]byte) error) (Timed, error) {
+	return sequential(ctx, n, method+" "+path, func() (int, []byte, error) { return c.Do(ctx, method, path, body) }, check)
+}
+
+// sequential times n calls of do one after another, as Sequential says;
+// what names the request in errors.
+func sequential(ctx context.Context, n int, what string, do func() (int, []byte, error), check func([]byte) error) (Timed, error) {
 	out := Timed{Requests: n, Errors: map[string]int{}}
 	latencies := make([]time.Duration, 0, n)
 	for range n {
@@ -142,7 +148,7 @@ func (c *Client) Sequential(ctx context.Context, n int, method, path string, bod
 			return out, err
 		}
 		t0 := time.Now()
-		status, raw, err := c.Do(ctx, method, path, body)
+		status, raw, err := do()
 		d := time.Since(t0)
 		switch {
 		case err != nil:
@@ -152,7 +158,7 @@ func (c *Client) Sequential(ctx context.Context, n int, method, path string, bod
 		default:
 			if check != nil {
 				if err := check(raw); err != nil {
-					return out, fmt.Errorf("%s %s: %w", method, path, err)
+					return out, fmt.Errorf("%s: %w", what, err)
 				}
 			}
 			latencies = append(latencies, d)

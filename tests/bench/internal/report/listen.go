@@ -108,12 +108,17 @@ func (r Report) printListen(w io.Writer) {
 		fmt.Fprintf(w, "idle listeners: %d of %d connected in %.1f s (errors %s), %d still open; gateway RSS %.1f MiB before, %.1f MiB with them (VmHWM %.1f), %.1f KiB per connection\n",
 			i.Opened.Connected, i.Connections, i.Opened.Seconds, formatErrors(i.Opened.Errors), i.StillOpen,
 			i.GatewayRSSBeforeMiB, i.GatewayRSSMiB, i.GatewayHWMMiB, i.PerConnectionKiB)
-		for _, g := range l.Goals {
-			met := "met"
-			if !g.Met {
-				met = "NOT met"
-			}
-			fmt.Fprintf(w, "goal: %s %s: %.1f %s, %s\n", g.What, g.Target, g.Value, g.Unit, met)
+		printGoals(w, l.Goals)
+	}
+}
+
+// printGoals prints each goal with its figure, met or not.
+func printGoals(w io.Writer, goals []Goal) {
+	for _, g := range goals {
+		met := "met"
+		if !g.Met {
+			met = "NOT met"
 		}
+		fmt.Fprintf(w, "goal: %s %s: %.1f %s, %s\n", g.What, g.Target, g.Value, g.Unit, met)
 	}
 }

@@ -24,6 +24,7 @@ func (r Report) PrintTable(w io.Writer) {
 	r.printDeliveries(w)
 	r.printListen(w)
 	r.printSequences(w)
+	r.printDashboard(w)
 	r.printMemory(w)
 	r.printComparisons(w)
 	r.printStages(w)
@@ -58,7 +59,7 @@ func (r Report) printDeliveries(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tsystem\thooks\tbacklog\tcreate/s\tdelivered\tdup\tearly\tlate p50 ms\tp99 ms\tmax ms\tall in s\tdeliv/s\tsustained/s\tx steady p99/deliv/s\tpeak RSS MiB\tok\t")
 	for _, res := range r.Results {
-		if res.Scenario == "schedule" || res.Listen != nil || (res.Sequence != nil && res.Sequence.Due == nil) {
+		if res.Scenario == "schedule" || res.Listen != nil || res.Dashboard != nil || (res.Sequence != nil && res.Sequence.Due == nil) {
 			continue
 		}
 		c := res.Check

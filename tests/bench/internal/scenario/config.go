@@ -54,6 +54,12 @@ type Config struct {
 	// of sequence-preview (BENCH_SEQUENCE_PREVIEW_REQUESTS, default 2000,
 	// quick 200).
 	SequencePreviewRequests int
+	// DashboardHooks are the hooks of the dashboard scenario's project
+	// (BENCH_DASHBOARD_HOOKS, default 1000000, quick 20000) and
+	// DashboardRequests the sequential requests of each page
+	// (BENCH_DASHBOARD_REQUESTS, default 300, quick 30).
+	DashboardHooks    int
+	DashboardRequests int
 	// ListenBurstSize, ListenSteadyRate and ListenSteadySeconds shape the
 	// listen scenario's deliveries (BENCH_LISTEN_BURST_SIZE, default 20000,
 	// quick 1000; BENCH_LISTEN_STEADY_RATE, default 500 hooks/s, quick 100;
@@ -104,6 +110,7 @@ func (c Config) Sizes() map[string]int {
 		"BENCH_LISTEN_STEADY_SECONDS": c.ListenSteadySeconds, "BENCH_LISTEN_IDLE": c.ListenIdle,
 	}
 	maps.Copy(sizes, c.sequenceSizes())
+	sizes["BENCH_DASHBOARD_HOOKS"], sizes["BENCH_DASHBOARD_REQUESTS"] = c.DashboardHooks, c.DashboardRequests
 	return sizes
 }
 
@@ -162,6 +169,8 @@ func ConfigFromEnv(root string) (Config, error) {
 	c.SequenceMemoryRows = size("BENCH_SEQUENCE_MEMORY_ROWS", 1_000_000, 10_000)
 	c.SequenceMemorySeconds = size("BENCH_SEQUENCE_MEMORY_SECONDS", 30, 5)
 	c.SequencePreviewRequests = size("BENCH_SEQUENCE_PREVIEW_REQUESTS", 2000, 200)
+	c.DashboardHooks = size("BENCH_DASHBOARD_HOOKS", 1_000_000, 20_000)
+	c.DashboardRequests = size("BENCH_DASHBOARD_REQUESTS", 300, 30)
 	c.Systems, errs = names("BENCH_SYSTEMS", SystemNames()[:1], SystemNames(), errs)
 	c.Scenarios, errs = names("BENCH_SCENARIOS", Names(), Names(), errs)
 	if v := os.Getenv("BENCH_SERVICE_ENV"); v != "" {

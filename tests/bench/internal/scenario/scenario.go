@@ -32,6 +32,9 @@ type Scenario struct {
 	// CLI says the scenario runs the `sundial` command, which is built
 	// only when a scenario that runs it is selected.
 	CLI bool
+	// Pages says the scenario times the dashboard's pages (its figures are
+	// the Result's Dashboard); it runs on Sundial alone.
+	Pages bool
 }
 
 // scaleDeadline is how long a scale or burst run may wait for its last
@@ -114,6 +117,14 @@ var Registry = []Scenario{
 		},
 		Run:      func(ctx context.Context, e *Env) (report.Result, error) { return e.sequencePreview(ctx) },
 		Sequence: true,
+	},
+	{
+		Name: "dashboard",
+		Description: func(c Config) string {
+			return fmt.Sprintf("%d sequential requests of each dashboard page, on a project with %d hooks over 7 days", c.DashboardRequests, c.DashboardHooks)
+		},
+		Run:   func(ctx context.Context, e *Env) (report.Result, error) { return e.dashboard(ctx) },
+		Pages: true,
 	},
 }
 

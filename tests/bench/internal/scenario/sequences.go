@@ -258,9 +258,14 @@ func waitRuns(ctx context.Context, dbURL string, slot time.Time, want int, deadl
 // loadNote is the machine's load average, for the report: the figures
 // mean little when other work shares the machine.
 func loadNote() string {
+	return "load average (1, 5, 15 min) at the start: " + loadAverage()
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
 	raw, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return "load average: " + err.Error()
+		return err.Error()
 	}
-	return "load average (1, 5, 15 min) at the start: " + strings.Join(strings.Fields(string(raw))[:3], ", ")
+	return strings.Join(strings.Fields(string(raw))[:3], ", ")
 }

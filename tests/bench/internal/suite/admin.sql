@@ -85,3 +85,106 @@ SELECT coalesce(bool_or(connected AND seen_at > now() - interval '30 seconds'), 
        coalesce(sum(sockets) FILTER (WHERE connected), 0)::int
 FROM listener_presence
 WHERE project_id = $1;
+
+-- name: seed-dashboard-hooks
+-- The dashboard scenario's project ($1, domain $2): $3 hooks created
+-- evenly over the last 7 days, newest last, with ids that ascend with
+-- created_at as the API's UUIDv7 do (the creation instant in ms, the row's
+-- number in the last bytes). Mixed as a busy project's: 80 % completed
+-- (most in one attempt), 7 % failed (3 attempts), 9 % pending and 4 %
+-- retry, whose run_at is at least an hour ahead so that no scheduler
+-- claims them during the run. Twelve paths, a payload of about 150 bytes.
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, status, attempts, lease_seq,
+                   post_duration_seconds, failure_error, try_at, run_at, created_at, updated_at)
+SELECT (lpad(to_hex((extract(epoch FROM h.created_at) * 1000)::bigint), 12, '0')
+        || '7000' || '8' || lpad(to_hex(h.n), 15, '0'))::uuid,
+       $1, h.path, $2,
+       jsonb_build_object('event', 'evt_' || h.n, 'customer', 'cus_' || (h.n % 50000),
+                          'amount', h.n % 100000, 'currency', 'eur', 'path', h.path,
+                          'note', 'seeded by the dashboard benchmark'),
+       CASE WHEN h.status = 'pending' THEN h.ahead ELSE least(h.created_at + h.delay, now()) END,
+       h.status, h.attempts, h.attempts,
+       CASE WHEN h.attempts > 0 THEN 0.02 + (h.n % 300) / 1000.0 ELSE 0 END,
+       CASE WHEN h.status = 'failed' THEN 'POST https://' || $2 || h.path || ': 500 Internal Server Error' END,
+       CASE WHEN h.status = 'retry' THEN h.ahead END,
+       CASE WHEN h.status IN ('pending', 'retry') THEN h.ahead END,
+       h.created_at, h.created_at
+FROM (
+    SELECT s.*,
+           CASE WHEN s.status = 'completed' THEN (ARRAY[1, 1, 1, 1, 1, 1, 1, 1, 2, 3])[1 + s.n % 10]
+                WHEN s.status = 'failed' THEN 3
+                WHEN s.status = 'retry' THEN 1 + s.n % 2
+                ELSE 0 END AS attempts
+    FROM (
+        SELECT n,
+               now() - interval '7 days' * (1 - n::float8 / $3) AS created_at,
+               make_interval(secs => (n * 7) % 600) AS delay,
+               now() + interval '1 hour' + make_interval(secs => n % 604800) AS ahead,
+               (ARRAY['/webhooks/orders/created', '/webhooks/orders/paid', '/webhooks/invoices/finalized',
+                      '/webhooks/subscriptions/renewed', '/webhooks/customers/updated',
+                      '/webhooks/shipments/dispatched', '/webhooks/refunds/issued', '/jobs/reminders/email',
+                      '/jobs/reports/daily', '/jobs/trials/ending', '/jobs/cleanup/sessions',
+                      '/integrations/crm/sync'])[1 + n % 12] AS path,
+               CASE WHEN (n * 37) % 100 < 80 THEN 'completed'
+                    WHEN (n * 37) % 100 < 87 THEN 'failed'
+                    WHEN (n * 37) % 100 < 96 THEN 'pending'
+                    ELSE 'retry' END AS status
+        FROM generate_series(1, $3::integer) AS n
+    ) AS s
+) AS h;
+
+-- name: seed-dashboard-attempts
+-- Every attempt of the project's ($1) hooks: one row per attempt counted,
+-- 30 s apart from postAt; the last attempt of a completed hook succeeded,
+-- every other failed with a 500.
+INSERT INTO hook_attempts (hook_id, attempt, lease_seq, started_at, duration_seconds, outcome,
+                           status_code, error, response_excerpt, created_at)
+SELECT h.id, a, a, h.post_at + (a - 1) * interval '30 seconds', h.post_duration_seconds,
+       CASE WHEN h.status = 'completed' AND a = h.attempts THEN 'success' ELSE 'failure' END,
+       CASE WHEN h.status = 'completed' AND a = h.attempts THEN 200 ELSE 500 END,
+       CASE WHEN h.status = 'completed' AND a = h.attempts THEN NULL ELSE 'unexpected status 500' END,
+       CASE WHEN h.status = 'completed' AND a = h.attempts THEN '{"ok":true}' ELSE '{"error":"internal"}' END,
+       h.post_at + (a - 1) * interval '30 seconds'
+FROM hooks AS h, generate_series(1, h.attempts) AS a
+WHERE h.project_id = $1;
+
+-- name: seed-dashboard-minutes
+-- The project's ($1) delivery figures for the last 7 days, kept as the
+-- scheduler keeps them (migration 00019): every minute with all 8 shards
+-- (the most the scheduler writes), about 100 deliveries a minute in all,
+-- the first attempts' lateness mostly 2 to 20 ms; then each shard's
+-- minutes summed into its 5-minute and hour rows.
+WITH minutes AS (
+    INSERT INTO delivery_minutes (project_id, step_seconds, minute, shard, succeeded, failed, async, lateness_buckets)
+    SELECT $1, 60, m.minute, s.shard, 11 + k % 3, (k % 5 = 0)::int, (k % 17 = 0)::int,
+           ARRAY[0, k % 2, 3 + k % 3, 5, 2 + k % 2, 1, k % 2, (k % 7 = 0)::int, 0, 0, 0, 0, 0, 0, 0, (k % 97 = 0)::int]::bigint[]
+    FROM generate_series(date_trunc('minute', now()) - interval '7 days', date_trunc('minute', now()), interval '1 minute') AS m (minute),
+         generate_series(0, 7) AS s (shard),
+         LATERAL (SELECT (extract(epoch FROM m.minute)::bigint / 60) + s.shard AS k) AS kk
+    RETURNING project_id, minute, shard, succeeded, failed, async, lateness_buckets
+)
+INSERT INTO delivery_minutes (project_id, step_seconds, minute, shard, succeeded, failed, async, lateness_buckets)
+SELECT m.project_id, st.step_seconds,
+       date_bin(make_interval(secs => st.step_seconds), m.minute, timestamptz '2000-01-01 00:00:00+00'),
+       m.shard, sum(m.succeeded), sum(m.failed), sum(m.async),
+       ARRAY[sum(m.lateness_buckets[1]), sum(m.lateness_buckets[2]), sum(m.lateness_buckets[3]), sum(m.lateness_buckets[4]),
+             sum(m.lateness_buckets[5]), sum(m.lateness_buckets[6]), sum(m.lateness_buckets[7]), sum(m.lateness_buckets[8]),
+             sum(m.lateness_buckets[9]), sum(m.lateness_buckets[10]), sum(m.lateness_buckets[11]), sum(m.lateness_buckets[12]),
+             sum(m.lateness_buckets[13]), sum(m.lateness_buckets[14]), sum(m.lateness_buckets[15]), sum(m.lateness_buckets[16])]::bigint[]
+FROM minutes AS m, (VALUES (300), (3600)) AS st (step_seconds)
+GROUP BY 1, 2, 3, 4;
+
+-- name: vacuum-dashboard
+-- After the seeding: a table that has been filled over 7 days has been
+-- vacuumed and analyzed by autovacuum (visibility map set, so the list's
+-- count reads only the index); a fresh load has not, and autovacuum would
+-- otherwise start during the measurement.
+VACUUM (ANALYZE) hooks, hook_attempts, delivery_minutes;
+
+-- name: count-dashboard-figures
+-- The project's ($1) rows of delivery_minutes, every step length.
+SELECT count(*)::int FROM delivery_minutes WHERE project_id = $1;
+
+-- name: dashboard-hook-with-attempts
+-- A hook of the project ($1) with 3 attempts, the dashboard's hook page.
+SELECT id FROM hooks WHERE project_id = $1 AND attempts = 3 LIMIT 1;
