@@ -98,8 +98,9 @@ func TestDashboardHooksListAndHookPage(t *testing.T) {
 	created := d.post(`{"path":"/orders?id=7","postIn":"1h","data":{"order":7}}`)
 	require.Equal(t, http.StatusCreated, created.status, string(created.body))
 	evil := d.evilHook(bulkDay)
+	var latest string
 	for i := range 3 {
-		d.stateHook(d.creds.ProjectID, "completed", bulkDay.Add(time.Duration(i)*time.Hour))
+		latest = d.stateHook(d.creds.ProjectID, "completed", bulkDay.Add(time.Duration(i)*time.Hour))
 	}
 	br := d.signedIn(account.Viewer)
 
@@ -123,6 +124,15 @@ func TestDashboardHooksListAndHookPage(t *testing.T) {
 	require.Equal(t, http.StatusOK, p.status, p.body)
 	require.Equal(t, 1, strings.Count(p.body, "<td>completed</td>"))
 	require.NotContains(t, p.body, `rel="next"`)
+
+	// A postAt window with the default sort is sorted by postAt: the hook
+	// created last but due first comes last, newest postAt first.
+	early := d.stateHook(d.creds.ProjectID, "completed", bulkDay.Add(-30*time.Minute))
+	p = br.get(d.hooksPath("?" + url.Values{"postAtAfter": {bulkDay.Add(-time.Hour).Format(time.RFC3339)},
+		"postAtBefore": {bulkDay.Add(3 * time.Hour).Format(time.RFC3339)}, "sortBy": {""}}.Encode()))
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Contains(t, p.body, `<option value="postAt" selected>`)
+	require.Less(t, strings.Index(p.body, d.hooksPath("/"+latest)), strings.Index(p.body, d.hooksPath("/"+early)))
 
 	p = br.get(d.hooksPath("?status=lost&limit=0"))
 	require.Equal(t, http.StatusBadRequest, p.status)

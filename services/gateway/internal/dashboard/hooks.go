@@ -77,6 +77,7 @@ func (d *Dashboard) listHooks(r *http.Request, newest bool) (hooksPage, int, err
 		filter.Set(hooklist.ParamSortBy, string(hooklist.SortByCreatedAt))
 		filter.Set(hooklist.ParamSortOrder, string(hooklist.Desc))
 	}
+	defaultSort(filter)
 	page := hooksPage{Filter: filter, Statuses: hooklist.Statuses, Tail: r.URL.Query().Get(tailParam) != ""}
 	noCursor := cloneWithout(filter, hooklist.ParamCursor)
 	page.TailQuery = template.URL(noCursor.Encode())
@@ -119,3 +120,16 @@ func cloneWithout(v url.Values, name string) url.Values {
 	}
 	return out
 }
+
+// defaultSort sorts a postAt window by postAt when the form leaves the sort
+// to its default: whoever asks for the hooks due in a window reads them in
+// that order, and the list then reads only the window's hooks. Sorted by
+// createdAt, a window far back with more than hooklist.CountCap hooks makes
+// the list walk every hook created since (docs/dashboard.md, "Hooks").
+func defaultSort(filter url.Values) {
+	window := filter.Get(hooklist.ParamPostAtAfter) != "" || filter.Get(hooklist.ParamPostAtBefore) != ""
+	if window && filter.Get(hooklist.ParamSortBy) == "" {
+		filter.Set(hooklist.ParamSortBy, string(hooklist.SortByPostAt))
+	}
+}
+
