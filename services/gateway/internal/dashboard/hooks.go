@@ -132,4 +132,3 @@ func defaultSort(filter url.Values) {
 		filter.Set(hooklist.ParamSortBy, string(hooklist.SortByPostAt))
 	}
 }
-
