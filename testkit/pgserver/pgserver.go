@@ -75,6 +75,10 @@ type Options struct {
 	// Durable keeps fsync on. Off (the default) makes tests faster; a crash
 	// of the machine may then lose the cluster's data.
 	Durable bool
+	// SynchronousStandby makes every commit of the cluster wait until a
+	// standby (StartStandby) has flushed it: a cluster for failover tests,
+	// whose commits block until its standby runs.
+	SynchronousStandby bool
 	// Log receives one line per step taken; nil discards.
 	Log *slog.Logger
 
