@@ -50,7 +50,7 @@ func TestPostgresFailover(t *testing.T) {
 
 	b := setup(t, options{dbURL: dbURL, gatewayProcess: true})
 	services := []*proc.Process{b.startScheduler(t, nil), b.startDispatcher(t, concurrency)}
-	l := b.startFailoverLoad(4, 100*time.Millisecond)
+	l := b.startFailoverLoad(t, 4, 100*time.Millisecond)
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= perPhase }, 60*time.Second, 10*time.Millisecond,
 		"hooks were not delivered before the failover")
 
@@ -119,8 +119,9 @@ func startReplicatedPostgres(t *testing.T) (string, *pgserver.Server, *pgserver.
 // a create answered 503 with the same Idempotency-Key until it is answered
 // 201.
 type failoverLoad struct {
-	quit chan struct{}
-	wg   sync.WaitGroup
+	quit     chan struct{}
+	quitOnce sync.Once
+	wg       sync.WaitGroup
 
 	mu    sync.Mutex
 	stats loadStats
@@ -137,13 +138,20 @@ type loadStats struct {
 }
 
 // startFailoverLoad starts `clients` clients, each sending a create every
-// `every`.
-func (b *bundle) startFailoverLoad(clients int, every time.Duration) *failoverLoad {
+// `every`, until stopped or the test ends.
+func (b *bundle) startFailoverLoad(t *testing.T, clients int, every time.Duration) *failoverLoad {
 	l := &failoverLoad{quit: make(chan struct{}), stats: loadStats{created: map[string][2]time.Time{}}}
 	for c := range clients {
 		l.wg.Go(func() { l.client(b, c, every) })
 	}
+	t.Cleanup(l.end)
 	return l
+}
+
+// end stops the clients and waits for them; it may be called again.
+func (l *failoverLoad) end() {
+	l.quitOnce.Do(func() { close(l.quit) })
+	l.wg.Wait()
 }
 
 func (l *failoverLoad) client(b *bundle, c int, every time.Duration) {
@@ -209,8 +217,7 @@ func (l *failoverLoad) snapshot() loadStats {
 // stop ends the load and returns what the clients saw.
 func (l *failoverLoad) stop(t *testing.T) loadStats {
 	t.Helper()
-	close(l.quit)
-	l.wg.Wait()
+	l.end()
 	return l.snapshot()
 }
 
