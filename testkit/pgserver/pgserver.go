@@ -6,7 +6,8 @@
 // The order is: a URL from the environment, then the server on
 // 127.0.0.1:5432 (user postgres, trust auth), then a cluster of our own.
 // Tests that must take PostgreSQL away (tests/crash) force a cluster of
-// their own and Restart it, never touching a shared server.
+// their own and Restart it, or Kill it and Promote its standby
+// (StartStandby), never touching a shared server.
 package pgserver
 
 import (
