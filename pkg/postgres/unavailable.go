@@ -11,8 +11,9 @@ import (
 
 // Unavailable reports whether err says that the database could not be
 // reached or dropped the connection (refused, reset, shutting down,
-// starting up), as opposed to a statement that failed. Callers answer the
-// first with "try again later" (the gateway's 503 with Retry-After) and the
+// starting up), or takes no writes (a standby, before a failover promotes
+// it), as opposed to a statement that failed. Callers answer the first
+// with "try again later" (the gateway's 503 with Retry-After) and the
 // second as a fault of their own.
 func Unavailable(err error) bool {
 	if err == nil {
@@ -25,9 +26,18 @@ func Unavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		// Class 08 is connection exception; 57P01-57P03 are the server
-		// shutting down (admin, crash) or not accepting connections yet.
+		// shutting down (admin, crash) or not accepting connections yet;
+		// 25006 (read_only_sql_transaction) is a write sent to a standby,
+		// which a URL without target_session_attrs=read-write can reach.
 		return strings.HasPrefix(pgErr.Code, "08") ||
-			pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+			pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" ||
+			pgErr.Code == "25006"
+	}
+	// A connection the server dropped under a transaction fails the
+	// transaction's later statements (its commit, its rollback) with
+	// ErrConnClosed, which wraps no network error.
+	if errors.Is(err, pgconn.ErrConnClosed) {
+		return true
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) {

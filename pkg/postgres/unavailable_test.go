@@ -31,6 +31,9 @@ func TestUnavailable(t *testing.T) {
 
 	require.True(t, postgres.Unavailable(&pgconn.PgError{Code: "57P01"}), "admin shutdown")
 	require.True(t, postgres.Unavailable(&pgconn.PgError{Code: "08006"}), "connection failure")
+	require.True(t, postgres.Unavailable(&pgconn.PgError{Code: "57P03"}), "cannot connect now")
+	require.True(t, postgres.Unavailable(&pgconn.PgError{Code: "25006"}), "read-only transaction: a write sent to a standby")
+	require.True(t, postgres.Unavailable(fmt.Errorf("commit: %w", pgconn.ErrConnClosed)), "connection closed under a transaction")
 	require.False(t, postgres.Unavailable(&pgconn.PgError{Code: "23505"}), "unique violation")
 	require.False(t, postgres.Unavailable(postgres.Translate(pgx.ErrNoRows)))
 	require.False(t, postgres.Unavailable(errors.New("boom")))

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,11 @@ type cluster struct {
 	user    *osUser // nil: run as ourselves
 	port    int
 	log     *slog.Logger
+	// syncStandby makes commits wait for a standby (Options.SynchronousStandby).
+	syncStandby bool
+	// killed says Kill ended the postmaster: there is nothing left to stop,
+	// though pg_ctl may think otherwise (see Kill).
+	killed atomic.Bool
 }
 
 func (c *cluster) url() string {
@@ -44,28 +50,37 @@ func startCluster(ctx context.Context, opts Options) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{dataDir: dir, log: opts.Log}
+	c := &cluster{dataDir: dir, log: opts.Log, syncStandby: opts.SynchronousStandby}
 	if c.bin, err = findBinaries(ctx, opts.searchPath, opts.libRoot, c.existingVersion()); err != nil {
 		return nil, err
 	}
-	if err := c.prepareDir(ctx); err != nil {
+	if err := c.launch(ctx, opts.Durable, func() error { return c.initdb(ctx, opts.Durable) }); err != nil {
 		return nil, err
 	}
+	return c, nil
+}
+
+// launch prepares the data folder, fills it with create when it holds no
+// cluster yet, and starts the server (or adopts the running one).
+func (c *cluster) launch(ctx context.Context, durable bool, create func() error) error {
+	if err := c.prepareDir(ctx); err != nil {
+		return err
+	}
 	if c.existingVersion() == "" {
-		if err := c.initdb(ctx, opts.Durable); err != nil {
-			return nil, err
+		if err := create(); err != nil {
+			return err
 		}
 	}
 	if port, ok := c.runningPort(ctx); ok {
 		c.port = port
-		c.log.Info("postgres: adopted the cluster already running", "dir", dir, "port", port)
-	} else if err := c.start(ctx, opts.Durable); err != nil {
-		return nil, err
+		c.log.Info("postgres: adopted the cluster already running", "dir", c.dataDir, "port", port)
+	} else if err := c.start(ctx, durable); err != nil {
+		return err
 	}
 	if err := Ping(ctx, c.url()); err != nil {
-		return nil, fmt.Errorf("cluster in %s started but does not answer: %w", dir, err)
+		return fmt.Errorf("cluster in %s started but does not answer: %w", c.dataDir, err)
 	}
-	return c, nil
+	return nil
 }
 
 // existingVersion is the major version of the cluster in dataDir, or "".
@@ -185,7 +200,15 @@ synchronous_commit = %s
 full_page_writes = %s
 # Test suites run many packages at once, each with its own pools.
 max_connections = 300
+# A standby may copy the cluster and stream its log (replica is the
+# default; written out because failover relies on it).
+wal_level = replica
 `, c.port, strings.ReplaceAll(socketDir, "'", "''"), sync, sync, sync)
+	if c.syncStandby {
+		// A commit returns once a standby has flushed it, so a failover to
+		// that standby loses nothing the server answered for.
+		conf += "synchronous_standby_names = '*'\n"
+	}
 	path := filepath.Join(c.dataDir, confFile)
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		return err
@@ -197,7 +220,7 @@ max_connections = 300
 }
 
 func (c *cluster) stop(ctx context.Context) error {
-	if _, running := c.runningPort(ctx); !running {
+	if _, running := c.runningPort(ctx); !running || c.killed.Load() {
 		return nil // stopped by someone else, e.g. another Server that adopted it
 	}
 	if _, err := c.run(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "fast", "-w", "-t", "60", "-s"); err != nil {

@@ -6,7 +6,8 @@
 // The order is: a URL from the environment, then the server on
 // 127.0.0.1:5432 (user postgres, trust auth), then a cluster of our own.
 // Tests that must take PostgreSQL away (tests/crash) force a cluster of
-// their own and Restart it, never touching a shared server.
+// their own and Restart it, or Kill it and Promote its standby
+// (StartStandby), never touching a shared server.
 package pgserver
 
 import (
@@ -75,6 +76,10 @@ type Options struct {
 	// Durable keeps fsync on. Off (the default) makes tests faster; a crash
 	// of the machine may then lose the cluster's data.
 	Durable bool
+	// SynchronousStandby makes every commit of the cluster wait until a
+	// standby (StartStandby) has flushed it: a cluster for failover tests,
+	// whose commits block until its standby runs.
+	SynchronousStandby bool
 	// Log receives one line per step taken; nil discards.
 	Log *slog.Logger
 

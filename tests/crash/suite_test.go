@@ -69,7 +69,9 @@ type bundle struct {
 	receiver *receiver
 	projects []gateway.Credentials
 	baseURL  string
-	http     *http.Client
+	// gateway is the gateway's process (gatewayProcess only).
+	gateway *proc.Process
+	http    *http.Client
 	// notifierLog holds the in-process notifier's log, at info level: its
 	// one line per alert shows what it received.
 	notifierLog *logtest.Buffer
@@ -170,7 +172,7 @@ func (b *bundle) startGatewayProcess(t *testing.T) {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	b.start(t, "gateway", map[string]string{"SUNDIAL_HTTP_ADDR": addr, "SUNDIAL_DATABASE_MAX_CONNS": "12"}, "serve")
+	b.gateway = b.start(t, "gateway", map[string]string{"SUNDIAL_HTTP_ADDR": addr, "SUNDIAL_DATABASE_MAX_CONNS": "12"}, "serve")
 	b.baseURL = "http://" + addr
 	require.Eventually(t, func() bool {
 		resp, err := b.http.Get(b.baseURL + "/v1/openapi.json")

@@ -33,6 +33,12 @@ func (c Client) Do(t testing.TB, method, path string, body any) (*http.Response,
 // Send is Do for goroutines other than the test's, which must not fail the
 // test themselves: a transport error is returned.
 func (c Client) Send(method, path string, body any) (*http.Response, []byte, error) {
+	return c.SendHeader(method, path, body, nil)
+}
+
+// SendHeader is Send with headers of the caller's (an Idempotency-Key, say)
+// added to the request.
+func (c Client) SendHeader(method, path string, body any, header http.Header) (*http.Response, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -44,6 +50,9 @@ func (c Client) Send(method, path string, body any) (*http.Response, []byte, err
 	req, err := http.NewRequest(method, c.BaseURL+path, rd)
 	if err != nil {
 		return nil, nil, err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	req.Header.Set("X-API-Key", c.APIKey)
 	if body != nil {

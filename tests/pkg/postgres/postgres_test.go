@@ -250,3 +250,43 @@ func TestConnectSendsAndReadsUUIDs(t *testing.T) {
 
 	require.Error(t, pool.QueryRow(ctx, "SELECT NULL::uuid").Scan(&back), "NULL needs a pointer")
 }
+
+// A write sent to a server that takes none (a standby, simulated by
+// default_transaction_read_only) and a transaction whose connection the
+// server closed are "unavailable": the gateway answers them 503 with
+// Retry-After, as during a failover (docs/operations.md).
+func TestUnavailableOnARealServer(t *testing.T) {
+	t.Parallel()
+	t.Run("read-only", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		u, err := url.Parse(emptyDB(t))
+		require.NoError(t, err)
+		q := u.Query()
+		q.Set("default_transaction_read_only", "on")
+		u.RawQuery = q.Encode()
+
+		_, err = postgres.Migrate(ctx, u.String())
+
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, err, &pgErr)
+		require.Equal(t, "25006", pgErr.Code)
+		require.True(t, postgres.Unavailable(err), "%v", err)
+	})
+	t.Run("terminated under a transaction", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		conn, err := pgx.Connect(ctx, pgtest.NewDB(t))
+		require.NoError(t, err)
+		defer conn.Close(context.Background())
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		exec(t, ctx, pgtest.ServerURL(), "SELECT pg_terminate_backend($1)", conn.PgConn().PID())
+
+		_, err = tx.Exec(ctx, "SELECT 1")
+		require.True(t, postgres.Unavailable(err), "the statement after the server closed the session: %v", err)
+		err = tx.Commit(ctx)
+		require.ErrorIs(t, err, pgconn.ErrConnClosed)
+		require.True(t, postgres.Unavailable(err), "the commit after: %v", err)
+	})
+}

@@ -51,6 +51,16 @@ func (e *Error) Error() string { return e.Message }
 
 func (e *Error) Unwrap() error { return e.Cause }
 
+// faultText is what the access log says of a fault: the cause behind an
+// Error too, which its message hides from the client.
+func faultText(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Cause != nil {
+		return e.Message + ": " + e.Cause.Error()
+	}
+	return err.Error()
+}
+
 func newError(status int, code, message string, details ...Detail) *Error {
 	return &Error{Status: status, Code: code, Message: message, Details: details}
 }

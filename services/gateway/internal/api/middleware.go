@@ -178,7 +178,7 @@ func accessLog(log *slog.Logger) echo.MiddlewareFunc {
 			level := slog.LevelInfo
 			if fault, ok := c.Get(keyFault).(error); ok {
 				level = slog.LevelError
-				attrs = append(attrs, slog.String("error", fault.Error()))
+				attrs = append(attrs, slog.String("error", faultText(fault)))
 			}
 			if qerr, ok := c.Get(keyQuotaErr).(error); ok {
 				level = max(level, slog.LevelWarn)
