@@ -14,6 +14,7 @@ replace (
 
 require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
+	github.com/stretchr/testify v1.12.1
 	github.com/sundial-run/sundial/pkg v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/dispatcher v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/gateway v0.0.0-00010101000000-000000000000

@@ -3,8 +3,8 @@ package validate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
