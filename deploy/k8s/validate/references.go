@@ -161,7 +161,13 @@ func (r rendering) checkScaledObject(o Object) error {
 		"scheduler":  event.SchedulerConsumer(),
 		"notifier":   event.NotifierConsumer(),
 	}
-	want, ok := consumers[serviceOf(target.template.Spec.Containers[0].Command)]
+	var want event.Consumer
+	ok := false
+	for _, c := range target.template.Spec.Containers {
+		if w, found := consumers[serviceOf(c.Command)]; found {
+			want, ok = w, true
+		}
+	}
 	for _, t := range so.Spec.Triggers {
 		if t.Type != "nats-jetstream" {
 			continue
