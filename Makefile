@@ -12,7 +12,7 @@ MAKEFLAGS += --no-print-directory
 
 SERVICES := gateway scheduler dispatcher notifier
 # Every Go module of the workspace (tools is separate: it pins the generators).
-MODULES := pkg sdk cmd/sundial testkit migrations $(addprefix services/,$(SERVICES)) deploy/local tests tests/bench
+MODULES := pkg sdk cmd/sundial testkit migrations $(addprefix services/,$(SERVICES)) deploy/local deploy/k8s tests tests/bench
 # In workspace mode a pattern must start at a module's root: ./... from the
 # repository root matches nothing, so each module gets its own pattern.
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
@@ -38,7 +38,8 @@ GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
 .PHONY: help run test bench bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
-	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean vendor-dashboard screenshots
+	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean vendor-dashboard screenshots \
+	k8s k8s-check
 
 help: ## list the targets
 	@echo "Usage: make TARGET"
@@ -122,8 +123,8 @@ generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI 
 	GOWORK=off go -C tools build -o $(BIN)/oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	cd $(OPENAPI_DIR) && $(BIN)/oapi-codegen -config oapi-codegen.yaml openapi.yaml
 
-verify: generate ## fail on drifted generated code, unformatted files, vet findings, broken module builds or OpenAPI lint
-	@$(MAKE) -k check-generated check-fmt vet build-modules lint-openapi
+verify: generate ## fail on drifted generated code, unformatted files, vet findings, broken module builds, OpenAPI lint or invalid deployment files
+	@$(MAKE) -k check-generated check-fmt vet build-modules lint-openapi k8s-check
 
 check-generated: ## fail when generated code differs from what is committed
 	@changes="$$(git status --porcelain -- $(GENERATED))"; \
@@ -155,6 +156,20 @@ build-modules: ## build and vet every module alone (GOWORK=off)
 
 lint-openapi: ## lint the gateway's OpenAPI document with Redocly's recommended rules
 	cd $(OPENAPI_DIR) && npx --yes -p $(LINT_NODE) -p $(REDOCLY_CLI) -c 'redocly lint --config redocly.yaml openapi.yaml'
+
+# The Kubernetes manifests (deploy/k8s, docs/operations.md): every overlay
+# rendered with kustomize's library, each object checked offline against
+# its schema (Kubernetes API types, the vendored KEDA and CloudNativePG
+# CRDs, the NATS chart's values), and every Sundial container's and
+# docker-compose.yml service's environment read by the service's own
+# configuration code.
+K8S_OUT := $(CURDIR)/.k8s
+
+k8s: ## render every deploy/k8s overlay into .k8s/NAME.yaml (checked as k8s-check does)
+	go run ./deploy/k8s/cmd/k8s-check -out $(K8S_OUT)
+
+k8s-check: ## check every deploy/k8s overlay and docker-compose.yml offline
+	go run ./deploy/k8s/cmd/k8s-check
 
 # The sundial tool is built static (no cgo: it runs on any Linux of its
 # architecture) with its version stamped: the nearest tag, else the commit.
