@@ -58,8 +58,12 @@ run: ## run all of Sundial on this machine, with a demo project (Ctrl-C stops it
 withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 	go build -o $(WITHPG) ./deploy/local/cmd/withpg
 
-test: withpg ## run every module's tests with -race
-	$(WITHPG) $(WITHPG_FLAGS) -- go test -race -count=1 $(GO_TEST_FLAGS) $(PACKAGES)
+# The suites always get a throwaway cluster of their own (max_connections
+# 300, fsync off): they run many packages at once, several booting service
+# processes with pools of their own, past the 100 connections of a default
+# server, which others on the machine may be using as well.
+test: withpg ## run every module's tests with -race, against a throwaway PostgreSQL cluster
+	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -race -count=1 $(GO_TEST_FLAGS) $(PACKAGES)
 
 # The README's pictures of the dashboard, rewritten from a browser test's
 # demo state (docs/dashboard.md, "Browser tests"); needs Chromium.
