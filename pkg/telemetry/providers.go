@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"net/http"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -11,6 +13,8 @@ import (
 type Providers struct {
 	Tracer trace.TracerProvider
 	Meter  metric.MeterProvider
+	// Metrics serves Meter's instruments in the Prometheus text format.
+	Metrics http.Handler
 }
 
 // Option overrides the providers a component uses; tests pass recording ones.
@@ -24,14 +28,24 @@ func WithProviders(tp trace.TracerProvider, mp metric.MeterProvider) Option {
 			p.Tracer = tp
 		}
 		if mp != nil {
-			p.Meter = mp
+			// Its instruments are not those of the global handler.
+			p.Meter, p.Metrics = mp, noMetrics
 		}
+	}
+}
+
+// WithMetrics uses m's meter provider, and serves its instruments on
+// /metrics, instead of the global ones.
+func WithMetrics(m Metrics) Option {
+	return func(p *Providers) {
+		p.Meter = m.Provider
+		p.Metrics = m.Handler
 	}
 }
 
 // Resolve returns the global providers with opts applied.
 func Resolve(opts ...Option) Providers {
-	p := Providers{Tracer: otel.GetTracerProvider(), Meter: otel.GetMeterProvider()}
+	p := Providers{Tracer: otel.GetTracerProvider(), Meter: otel.GetMeterProvider(), Metrics: resolveMetricsHandler()}
 	for _, opt := range opts {
 		opt(&p)
 	}

@@ -18,9 +18,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 )
 
 // NewLogger returns a JSON logger to w tagged with the service name. level
@@ -46,7 +44,8 @@ func ParseLevel(level string) error {
 type Shutdown func(context.Context) error
 
 // Setup installs the global tracer and meter providers and the W3C trace
-// context propagator. Traces and metrics are exported by OTLP over HTTP when
+// context propagator. The meter provider's instruments are also served in
+// the Prometheus format by the handler Resolve returns (NewMetrics). Traces and metrics are exported by OTLP over HTTP when
 // the standard OTEL_EXPORTER_OTLP_ENDPOINT (or the per-signal variants) is
 // set. Without a trace exporter, a trace this service starts is not
 // sampled: its spans carry ids, so the trace context still flows between
@@ -55,15 +54,12 @@ type Shutdown func(context.Context) error
 // another service, is sampled is recorded as usual.
 func Setup(ctx context.Context, service, version string) (Shutdown, error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	// Schemaless, so the attributes merge with the SDK's defaults whatever
-	// semantic-convention version the SDK was built with.
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
-		semconv.ServiceName(service), semconv.ServiceVersion(version)))
+	res, err := serviceResource(service, version)
 	if err != nil {
-		return nil, fmt.Errorf("telemetry resource: %w", err)
+		return nil, err
 	}
 	traceOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
-	metricOpts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+	var metricReaders []sdkmetric.Reader
 	if exporting("TRACES") {
 		exp, err := otlptracehttp.New(ctx)
 		if err != nil {
@@ -78,14 +74,18 @@ func Setup(ctx context.Context, service, version string) (Shutdown, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metric exporter: %w", err)
 		}
-		metricOpts = append(metricOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+		metricReaders = append(metricReaders, sdkmetric.NewPeriodicReader(exp))
+	}
+	metrics, err := newMetrics(res, metricReaders...)
+	if err != nil {
+		return nil, err
 	}
 	tp := sdktrace.NewTracerProvider(traceOpts...)
-	mp := sdkmetric.NewMeterProvider(metricOpts...)
 	otel.SetTracerProvider(tp)
-	otel.SetMeterProvider(mp)
+	otel.SetMeterProvider(metrics.Provider)
+	globalMetrics.Store(&metrics.Handler)
 	return func(ctx context.Context) error {
-		return errors.Join(tp.Shutdown(ctx), mp.Shutdown(ctx))
+		return errors.Join(tp.Shutdown(ctx), metrics.Provider.Shutdown(ctx))
 	}, nil
 }
 

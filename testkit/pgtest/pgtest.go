@@ -84,13 +84,13 @@ func withDatabase(base, name string) (string, error) {
 	return u.String(), nil
 }
 
-func exec(ctx context.Context, dbURL, stmt string) error {
+func exec(ctx context.Context, dbURL, stmt string, args ...any) error {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, stmt)
+	_, err = conn.Exec(ctx, stmt, args...)
 	return err
 }
 
@@ -144,6 +144,36 @@ func NewDB(t testing.TB) string {
 		t.Fatalf("pgtest: %v", err)
 	}
 	return dbURL
+}
+
+// Refuse makes the database of dbURL (one NewDB made) refuse new
+// connections and ends those it has, as an outage of that database would
+// for its clients; allow lets connections in again.
+func Refuse(t testing.TB, dbURL string) (allow func()) {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	setAllow := func(allow bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		stmt := fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS %t", pgx.Identifier{name}.Sanitize(), allow)
+		if err := exec(ctx, ServerURL(), stmt); err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
+		if allow {
+			return
+		}
+		err := exec(ctx, ServerURL(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
+		if err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
+	}
+	setAllow(false)
+	return func() { setAllow(true) }
 }
 
 // NewPool creates a fresh migrated database for t and returns a pool on it,

@@ -53,13 +53,17 @@ func startGateway(t *testing.T, nofile int) *gatewayProcess {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 	env := map[string]string{
-		"SUNDIAL_DATABASE_URL":       dbURL,
-		"SUNDIAL_NATS_URL":           ns.ClientURL(),
-		"SUNDIAL_HTTP_ADDR":          addr,
-		"SUNDIAL_DATABASE_MAX_CONNS": "8",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":   "5s",
-		"SUNDIAL_LOG_LEVEL":          "warn",
-		"SUNDIAL_SECRET_KEYS":        secrettest.Keys,
+		"SUNDIAL_DATABASE_URL":          dbURL,
+		"SUNDIAL_NATS_URL":              ns.ClientURL(),
+		"SUNDIAL_GATEWAY_ADMIN_ADDR":    "127.0.0.1:0",
+		"SUNDIAL_SCHEDULER_ADMIN_ADDR":  "127.0.0.1:0",
+		"SUNDIAL_DISPATCHER_ADMIN_ADDR": "127.0.0.1:0",
+		"SUNDIAL_NOTIFIER_ADMIN_ADDR":   "127.0.0.1:0",
+		"SUNDIAL_HTTP_ADDR":             addr,
+		"SUNDIAL_DATABASE_MAX_CONNS":    "8",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":      "5s",
+		"SUNDIAL_LOG_LEVEL":             "warn",
+		"SUNDIAL_SECRET_KEYS":           secrettest.Keys,
 	}
 	creds, err := gateway.CreateProject(ctx, gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "exhaustion", "hooks.example.com")
 	require.NoError(t, err)

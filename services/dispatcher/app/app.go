@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
@@ -57,6 +58,7 @@ type App struct {
 	handler *dispatch.Handler
 	// results publishes the attempt results in batches.
 	results *report.Batcher
+	admin   *adminhttp.Server
 }
 
 // New checks cfg, connects to PostgreSQL and NATS and makes sure the
@@ -122,7 +124,32 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		ListenerTimeout: dispatch.DefaultListenerTimeout,
 		TracerProvider:  tel.Tracer,
 	})
+	if err := a.listenAdmin(ctx, tel); err != nil {
+		a.close()
+		return nil, err
+	}
 	return a, nil
+}
+
+// listenAdmin binds the admin listener: ready when the database answers,
+// NATS is connected and the due hooks' consumer exists; metrics with that
+// consumer's lag.
+func (a *App) listenAdmin(ctx context.Context, tel telemetry.Providers) error {
+	consumer := event.DispatcherConsumer()
+	if err := bus.ObserveConsumerLag(a.js, tel.Meter.Meter(bus.MeterName), consumer); err != nil {
+		return err
+	}
+	var err error
+	a.admin, err = adminhttp.New(ctx, a.cfg.AdminAddr, tel.Metrics, []adminhttp.Check{
+		{Name: "database", Probe: a.pool.Ping},
+		{Name: "nats", Probe: bus.Ready(a.nc, a.js, consumer)},
+	}, a.log)
+	return err
+}
+
+// AdminAddr is the address the admin listener is bound to.
+func (a *App) AdminAddr() string {
+	return a.admin.Addr()
 }
 
 func newClient(cfg Config) (*delivery.Client, error) {
@@ -176,6 +203,7 @@ func (a *App) Run(ctx context.Context) error {
 	// The result batcher outlives ctx until the deliveries have drained:
 	// their results go out in its last batch.
 	var batching sync.WaitGroup
+	batching.Go(func() { a.admin.Run(ctx) })
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBatches()
 	batching.Go(func() { a.results.Run(batchCtx) })
@@ -195,6 +223,9 @@ func (a *App) Run(ctx context.Context) error {
 }
 
 func (a *App) close() {
+	if a.admin != nil {
+		_ = a.admin.Close()
+	}
 	a.nc.Close()
 	a.pool.Close()
 	a.client.Close()

@@ -18,6 +18,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/app"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/testkit/natstest"
@@ -31,6 +32,7 @@ type bundle struct {
 	cfg      app.Config
 	pool     *pgxpool.Pool
 	js       jetstream.JetStream
+	nats     *natstest.Server
 	receiver *fixture.Receiver
 }
 
@@ -41,31 +43,36 @@ func setup(t *testing.T, answer http.HandlerFunc) bundle {
 	_, js := srv.Connect(t)
 	receiver := fixture.StartReceiver(t, answer)
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL":         dbURL,
-		"SUNDIAL_NATS_URL":             srv.ClientURL(),
-		"SUNDIAL_DELIVERY_CA_FILE":     fixture.CAFile(t, receiver),
-		"SUNDIAL_DELIVERY_ALLOW_CIDRS": "127.0.0.0/8",
-		"SUNDIAL_SHUTDOWN_TIMEOUT":     "5s",
-		"SUNDIAL_SECRET_KEYS":          secrettest.Keys,
+		"SUNDIAL_DATABASE_URL":          dbURL,
+		"SUNDIAL_NATS_URL":              srv.ClientURL(),
+		"SUNDIAL_DELIVERY_CA_FILE":      fixture.CAFile(t, receiver),
+		"SUNDIAL_DELIVERY_ALLOW_CIDRS":  "127.0.0.0/8",
+		"SUNDIAL_SHUTDOWN_TIMEOUT":      "5s",
+		"SUNDIAL_SECRET_KEYS":           secrettest.Keys,
+		"SUNDIAL_DISPATCHER_ADMIN_ADDR": "127.0.0.1:0",
 	}))
 	require.NoError(t, err)
-	return bundle{cfg: cfg, pool: pool, js: js, receiver: receiver}
+	return bundle{cfg: cfg, pool: pool, js: js, nats: srv, receiver: receiver}
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // running is an App running in the background until the test ends.
 type running struct {
+	app    *app.App
 	cancel context.CancelFunc
 	done   chan error
 }
 
+// start runs an app whose metrics its admin listener serves.
 func start(t *testing.T, cfg app.Config) *running {
 	t.Helper()
-	a, err := app.New(context.Background(), cfg, quiet())
+	metrics, err := telemetry.NewMetrics("dispatcher", "test")
+	require.NoError(t, err)
+	a, err := app.NewWith(context.Background(), cfg, quiet(), telemetry.WithMetrics(metrics))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
+	r := &running{app: a, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-r.done })
 	return r

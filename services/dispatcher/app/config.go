@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
@@ -27,6 +28,10 @@ type Config struct {
 	NATSURL string
 	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL, default info).
 	LogLevel string
+	// AdminAddr is the admin listener's address: /healthz, /readyz and
+	// /metrics (docs/observability.md). SUNDIAL_DISPATCHER_ADMIN_ADDR,
+	// default :9092; port 0 picks a free one (App.AdminAddr).
+	AdminAddr string
 	// HeaderPrefix names the delivery headers: <Prefix>-Signature,
 	// X-<Prefix>-Signature, <Prefix>-Id, ... (SUNDIAL_HEADER_PREFIX, default
 	// Sundial).
@@ -121,6 +126,9 @@ const DefaultHostConcurrency = 256
 // as this machine reaches it.
 const DefaultPublicURL = "http://127.0.0.1:8080"
 
+// DefaultAdminAddr is AdminAddr's default.
+const DefaultAdminAddr = ":9092"
+
 // Limits checked by Validate.
 const (
 	maxDeliveryTimeout = 15 * time.Second
@@ -138,6 +146,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		DatabaseURL:          r.String("SUNDIAL_DATABASE_URL", postgres.DefaultURL),
 		NATSURL:              r.String("SUNDIAL_NATS_URL", bus.DefaultURL),
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
+		AdminAddr:            r.String("SUNDIAL_DISPATCHER_ADMIN_ADDR", DefaultAdminAddr),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", signing.DefaultHeaderPrefix),
 		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
 		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 128),
@@ -168,6 +177,9 @@ func (c Config) Validate() error {
 	v.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must not be empty")
 	if err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		v.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
+	}
+	if err := adminhttp.CheckAddr(c.AdminAddr); err != nil {
+		v.That(false, "SUNDIAL_DISPATCHER_ADMIN_ADDR=%q: %v", c.AdminAddr, err)
 	}
 	v.That(signing.ValidHeaderPrefix(c.HeaderPrefix), "SUNDIAL_HEADER_PREFIX=%q: want letters, digits and dashes, starting with a letter", c.HeaderPrefix)
 	v.That(validPublicURL(c.PublicURL), "SUNDIAL_PUBLIC_URL=%q: want an absolute http or https URL without query or fragment, e.g. https://sundial.example.com", c.PublicURL)

@@ -128,10 +128,11 @@ func (bb *bundle) project(name string) (string, uuid.UUID) {
 // in production) to nowhere.
 func (bb *bundle) start() {
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL": bb.dbURL,
-		"SUNDIAL_HTTP_ADDR":    "127.0.0.1:0",
-		"SUNDIAL_LOG_LEVEL":    "info",
-		"SUNDIAL_SECRET_KEYS":  secrettest.Keys,
+		"SUNDIAL_DATABASE_URL":       bb.dbURL,
+		"SUNDIAL_HTTP_ADDR":          "127.0.0.1:0",
+		"SUNDIAL_GATEWAY_ADMIN_ADDR": "127.0.0.1:0",
+		"SUNDIAL_LOG_LEVEL":          "info",
+		"SUNDIAL_SECRET_KEYS":        secrettest.Keys,
 	}))
 	require.NoError(bb.b, err)
 	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -15,10 +15,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/gateway/internal/account"
 	"github.com/sundial-run/sundial/services/gateway/internal/api"
 	"github.com/sundial-run/sundial/services/gateway/internal/apikey"
@@ -76,12 +78,19 @@ type App struct {
 	keys     *secretbox.Keyring
 	hub      *listen.Hub
 	sessions *account.Sweeper
+	admin    *adminhttp.Server
 }
 
 // New connects to the database and NATS (creating the streams) and binds
 // the listener, so that a bad configuration fails here; it starts no
 // goroutine of its own.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	return NewWith(ctx, cfg, log)
+}
+
+// NewWith is New with options (telemetry.WithMetrics); New keeps the plain
+// signature that deploy/local's suite takes as a function value.
+func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetry.Option) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -194,11 +203,24 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ConnState:         limited.Track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Ready when the database answers and NATS is connected: the gateway
+	// consumes no stream.
+	admin, err := adminhttp.New(ctx, cfg.AdminAddr, telemetry.Resolve(opts...).Metrics, []adminhttp.Check{
+		{Name: "database", Probe: pool.Ping},
+		{Name: "nats", Probe: bus.Ready(nc, js)},
+	}, log)
+	if err != nil {
+		_ = listener.Close()
+		nc.Close()
+		pool.Close()
+		return nil, err
+	}
 	return &App{
 		cfg: cfg, log: log, pool: pool, nc: nc, alerts: alerts, batcher: batcher,
 		sweeper:  idempotency.NewSweeper(queries, log, idempotency.TTL),
 		listener: limited, server: server, keys: keys, hub: hub,
 		sessions: account.NewSweeper(accounts, log),
+		admin:    admin,
 	}, nil
 }
 
@@ -271,6 +293,11 @@ func (a *App) Addr() string {
 	return a.listener.Addr().String()
 }
 
+// AdminAddr is the address the admin listener is bound to.
+func (a *App) AdminAddr() string {
+	return a.admin.Addr()
+}
+
 // Run serves until ctx is done, then stops accepting connections, lets
 // in-flight requests finish for up to ShutdownTimeout, publishes the quota
 // alerts they queued, and closes the connections.
@@ -281,6 +308,7 @@ func (a *App) Run(ctx context.Context) error {
 	// last requests may still queue alerts.
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
+	wg.Go(func() { a.admin.Run(ctx) })
 	wg.Go(func() { a.alerts.Run(background) })
 	wg.Go(func() { a.sweeper.Run(background) })
 	wg.Go(func() { a.resealSecrets(background) })

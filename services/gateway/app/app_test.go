@@ -36,6 +36,7 @@ func TestConfigDefaults(t *testing.T) {
 		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
 		NATSURL:          "nats://127.0.0.1:4222",
 		HTTPAddr:         ":8080",
+		AdminAddr:        ":9090",
 		LogLevel:         "info",
 		HeaderPrefix:     "Sundial",
 		MaxDataBytes:     1048576,
@@ -60,6 +61,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_DATABASE_URL":             "postgres://db/x",
 		"SUNDIAL_NATS_URL":                 "nats://bus:4222",
 		"SUNDIAL_HTTP_ADDR":                "127.0.0.1:9000",
+		"SUNDIAL_GATEWAY_ADMIN_ADDR":       "127.0.0.1:9001",
 		"SUNDIAL_LOG_LEVEL":                "debug",
 		"SUNDIAL_HEADER_PREFIX":            "Acme",
 		"SUNDIAL_MAX_DATA_BYTES":           "2048",
@@ -80,7 +82,7 @@ func TestConfigFromEnv(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
-		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", HTTPAddr: "127.0.0.1:9000", LogLevel: "debug", HeaderPrefix: "Acme",
+		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", HTTPAddr: "127.0.0.1:9000", AdminAddr: "127.0.0.1:9001", LogLevel: "debug", HeaderPrefix: "Acme",
 		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
 		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2, KeyCacheTTL: 250 * time.Millisecond,
 		MaxConnections: 500, IdleTimeout: 5 * time.Second, AuthFailuresPerMinute: 0,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
@@ -38,6 +39,11 @@ type Config struct {
 	HTTPAddr string
 	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL).
 	LogLevel string
+	// AdminAddr is the admin listener's address: /healthz, /readyz and
+	// /metrics (docs/observability.md); the API keeps its own /healthz and
+	// /readyz. SUNDIAL_GATEWAY_ADMIN_ADDR, default :9090; port 0 picks a
+	// free one (App.AdminAddr).
+	AdminAddr string
 	// HeaderPrefix names Sundial's own headers, e.g. <Prefix>-HookQuota-Limit
 	// (SUNDIAL_HEADER_PREFIX). Set it to match receivers written for another
 	// service's header names.
@@ -123,6 +129,7 @@ const (
 	DefaultNATSURL          = bus.DefaultURL
 	DefaultHTTPAddr         = ":8080"
 	DefaultLogLevel         = "info"
+	DefaultAdminAddr        = ":9090"
 	DefaultHeaderPrefix     = signing.DefaultHeaderPrefix
 	DefaultMaxDataBytes     = 1 << 20
 	DefaultShutdownTimeout  = 15 * time.Second
@@ -161,6 +168,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		NATSURL:          r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
 		HTTPAddr:         r.String("SUNDIAL_HTTP_ADDR", DefaultHTTPAddr),
 		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
+		AdminAddr:        r.String("SUNDIAL_GATEWAY_ADMIN_ADDR", DefaultAdminAddr),
 		HeaderPrefix:     r.String("SUNDIAL_HEADER_PREFIX", DefaultHeaderPrefix),
 		MaxDataBytes:     r.Int("SUNDIAL_MAX_DATA_BYTES", DefaultMaxDataBytes),
 		ShutdownTimeout:  r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
@@ -190,6 +198,8 @@ func (c Config) Validate() error {
 	check.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must not be empty")
 	_, _, err := net.SplitHostPort(c.HTTPAddr)
 	check.That(err == nil, "SUNDIAL_HTTP_ADDR=%q: want host:port, e.g. :8080", c.HTTPAddr)
+	adminErr := adminhttp.CheckAddr(c.AdminAddr)
+	check.That(adminErr == nil, "SUNDIAL_GATEWAY_ADMIN_ADDR=%q: %v", c.AdminAddr, adminErr)
 	check.That(telemetry.ParseLevel(c.LogLevel) == nil, "SUNDIAL_LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel)
 	check.That(len(c.HeaderPrefix) <= maxHeaderPrefixLength && headerToken.MatchString(c.HeaderPrefix),
 		"SUNDIAL_HEADER_PREFIX=%q: want letters, digits and hyphens (a header name), at most %d characters", c.HeaderPrefix, maxHeaderPrefixLength)

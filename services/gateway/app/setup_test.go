@@ -56,6 +56,7 @@ func testConfig(t testing.TB, dbURL string) app.Config {
 		DatabaseURL:      dbURL,
 		NATSURL:          natstest.Start(t, natstest.Options{}).ClientURL(),
 		HTTPAddr:         "127.0.0.1:0",
+		AdminAddr:        "127.0.0.1:0",
 		LogLevel:         "debug",
 		HeaderPrefix:     "Sundial",
 		MaxDataBytes:     app.DefaultMaxDataBytes,

@@ -19,11 +19,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/notifier/internal/alert"
 	"github.com/sundial-run/sundial/services/notifier/internal/channel"
 	"github.com/sundial-run/sundial/services/notifier/internal/closer"
@@ -58,6 +60,7 @@ type App struct {
 	closer  *closer.Closer
 	sender  *send.Worker
 	handler *alert.Handler
+	admin   *adminhttp.Server
 	// groupsDue wakes the closer when a group due now was stored;
 	// sendsDue wakes the sender when sends were created.
 	groupsDue, sendsDue chan struct{}
@@ -66,6 +69,12 @@ type App struct {
 // New connects to PostgreSQL and NATS and makes sure the streams exist. It
 // starts nothing that outlives it: on error everything it opened is closed.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	return NewWith(ctx, cfg, log)
+}
+
+// NewWith is New with options (telemetry.WithMetrics); New keeps the plain
+// signature that deploy/local's suite takes as a function value.
+func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetry.Option) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("notifier config: %w", err)
 	}
@@ -102,7 +111,33 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, pool: pool, nc: nc, js: js,
 		groupsDue: make(chan struct{}, 1), sendsDue: make(chan struct{}, 1)}
 	a.wire(roots, keys)
+	if err := a.listenAdmin(ctx, telemetry.Resolve(opts...)); err != nil {
+		nc.Close()
+		pool.Close()
+		return nil, err
+	}
 	return a, nil
+}
+
+// listenAdmin binds the admin listener: ready when the database answers,
+// NATS is connected and the alerts consumer exists; metrics with that
+// consumer's lag.
+func (a *App) listenAdmin(ctx context.Context, tel telemetry.Providers) error {
+	consumer := event.NotifierConsumer()
+	if err := bus.ObserveConsumerLag(a.js, tel.Meter.Meter(bus.MeterName), consumer); err != nil {
+		return err
+	}
+	var err error
+	a.admin, err = adminhttp.New(ctx, a.cfg.AdminAddr, tel.Metrics, []adminhttp.Check{
+		{Name: "database", Probe: a.pool.Ping},
+		{Name: "nats", Probe: bus.Ready(a.nc, a.js, consumer)},
+	}, a.log)
+	return err
+}
+
+// AdminAddr is the address the admin listener is bound to.
+func (a *App) AdminAddr() string {
+	return a.admin.Addr()
 }
 
 // wire builds the parts of the notifier on the open connections.
@@ -146,6 +181,7 @@ func (a *App) Run(ctx context.Context) error {
 	a.logStart()
 	var wg sync.WaitGroup
 	var consumeErr error
+	wg.Go(func() { a.admin.Run(ctx) })
 	wg.Go(func() {
 		consumeErr = bus.Consume(ctx, a.js, event.NotifierConsumer(), a.handler.Handle, bus.ConsumeOptions{
 			Concurrency:  a.cfg.Concurrency,

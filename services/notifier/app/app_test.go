@@ -16,6 +16,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/notifier/app"
 	"github.com/sundial-run/sundial/services/notifier/notifiertest"
 	"github.com/sundial-run/sundial/testkit/logtest"
@@ -38,6 +39,7 @@ type fixture struct {
 	db       *notifiertest.DB
 	receiver *notifiertest.Receiver
 	dbName   string
+	dbURL    string
 	logs     *logtest.Buffer
 	log      *slog.Logger
 }
@@ -58,6 +60,7 @@ func setup(t *testing.T, extra map[string]string) fixture {
 		"SUNDIAL_DELIVERY_ALLOW_PRIVATE": "true",
 		"SUNDIAL_DELIVERY_CA_FILE":       rcv.CAFile,
 		"SUNDIAL_SECRET_KEYS":            secrettest.Keys,
+		"SUNDIAL_NOTIFIER_ADMIN_ADDR":    "127.0.0.1:0",
 	}
 	for k, v := range extra {
 		env[k] = v
@@ -79,6 +82,7 @@ func setup(t *testing.T, extra map[string]string) fixture {
 		db:       notifiertest.Open(t, dbURL),
 		receiver: rcv,
 		dbName:   conn.Database,
+		dbURL:    dbURL,
 		logs:     logs,
 		log:      slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
@@ -86,6 +90,7 @@ func setup(t *testing.T, extra map[string]string) fixture {
 
 // runner is a running notifier.
 type runner struct {
+	app    *app.App
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -94,9 +99,11 @@ type runner struct {
 func (f fixture) start(t *testing.T) *runner {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, f.cfg, f.log)
+	metrics, err := telemetry.NewMetrics("notifier", "test")
 	require.NoError(t, err)
-	r := &runner{cancel: cancel, done: make(chan error, 1)}
+	a, err := app.NewWith(ctx, f.cfg, f.log, telemetry.WithMetrics(metrics))
+	require.NoError(t, err)
+	r := &runner{app: a, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/egress"
@@ -31,6 +32,10 @@ type Config struct {
 	DatabaseMaxConns int
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
 	LogLevel string
+	// AdminAddr is the admin listener's address: /healthz, /readyz and
+	// /metrics (docs/observability.md). SUNDIAL_NOTIFIER_ADMIN_ADDR,
+	// default :9093; port 0 picks a free one (App.AdminAddr).
+	AdminAddr string
 	// Concurrency bounds the sends in flight at once, and the alerts taken
 	// in at once. SUNDIAL_NOTIFIER_CONCURRENCY, default 8, 1 to 1024.
 	Concurrency int
@@ -124,6 +129,7 @@ const (
 	DefaultDatabaseURL      = postgres.DefaultURL
 	DefaultDatabaseMaxConns = 4
 	DefaultLogLevel         = "info"
+	DefaultAdminAddr        = ":9093"
 	DefaultConcurrency      = 8
 	DefaultShutdownTimeout  = 15 * time.Second
 	DefaultPollInterval     = time.Second
@@ -147,6 +153,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		DatabaseURL:      r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
 		DatabaseMaxConns: r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
 		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
+		AdminAddr:        r.String("SUNDIAL_NOTIFIER_ADMIN_ADDR", DefaultAdminAddr),
 		Concurrency:      r.Int("SUNDIAL_NOTIFIER_CONCURRENCY", DefaultConcurrency),
 		ShutdownTimeout:  r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 		PollInterval:     r.Duration("SUNDIAL_NOTIFIER_POLL_INTERVAL", DefaultPollInterval),
@@ -187,6 +194,9 @@ func (c Config) Validate() error {
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: want 1 to 1000", c.DatabaseMaxConns)
 	if err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		check.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
+	}
+	if err := adminhttp.CheckAddr(c.AdminAddr); err != nil {
+		check.That(false, "SUNDIAL_NOTIFIER_ADMIN_ADDR=%q: %v", c.AdminAddr, err)
 	}
 	// The bound keeps the consumer's MaxAckPending, which equals it, sane.
 	check.That(c.Concurrency >= 1 && c.Concurrency <= 1024,

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
@@ -57,6 +58,7 @@ type App struct {
 	waits   *asyncwait.Sweeper
 	holds   *holdrelease.Releaser
 	seqs    *sequencer.Sequencer
+	admin   *adminhttp.Server
 	tel     telemetry.Providers
 }
 
@@ -166,11 +168,38 @@ func (a *App) connect(ctx context.Context) error {
 		BatchSize: a.cfg.ClaimBatchSize,
 		Listen:    a.pool.Config().ConnConfig.Copy(),
 	}, a.log)
+	if err != nil {
+		return err
+	}
+	return a.listenAdmin(ctx)
+}
+
+// listenAdmin binds the admin listener: ready when the database answers,
+// NATS is connected and the results consumer exists; metrics with the
+// results consumer's lag.
+func (a *App) listenAdmin(ctx context.Context) error {
+	consumer := event.SchedulerConsumer()
+	if err := bus.ObserveConsumerLag(a.js, a.tel.Meter.Meter(bus.MeterName), consumer); err != nil {
+		return err
+	}
+	var err error
+	a.admin, err = adminhttp.New(ctx, a.cfg.AdminAddr, a.tel.Metrics, []adminhttp.Check{
+		{Name: "database", Probe: a.pool.Ping},
+		{Name: "nats", Probe: bus.Ready(a.nc, a.js, consumer)},
+	}, a.log)
 	return err
+}
+
+// AdminAddr is the address the admin listener is bound to.
+func (a *App) AdminAddr() string {
+	return a.admin.Addr()
 }
 
 // close releases what connect opened; it tolerates a partial connect.
 func (a *App) close() {
+	if a.admin != nil {
+		_ = a.admin.Close()
+	}
 	if a.nc != nil {
 		a.nc.Close()
 	}
@@ -191,6 +220,7 @@ func (a *App) Run(ctx context.Context) error {
 		"result_batch", a.cfg.ResultBatch, "result_linger", a.cfg.ResultLinger,
 		"async_sweep_interval", a.cfg.AsyncSweepInterval, "sequence_interval", a.cfg.SequenceInterval)
 	var wg sync.WaitGroup
+	wg.Go(func() { a.admin.Run(ctx) })
 	wg.Go(func() { a.claimer.Run(ctx) })
 	if a.window != nil {
 		wg.Go(func() { a.window.Run(ctx) })

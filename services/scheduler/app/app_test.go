@@ -17,6 +17,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/retry"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/app"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
@@ -27,10 +28,11 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type bundle struct {
-	cfg app.Config
-	q   *storetest.Queries
-	js  jetstream.JetStream
-	log *slog.Logger
+	cfg  app.Config
+	q    *storetest.Queries
+	js   jetstream.JetStream
+	nats *natstest.Server
+	log  *slog.Logger
 }
 
 func setup(t *testing.T) bundle {
@@ -44,17 +46,28 @@ func setup(t *testing.T) bundle {
 		"SUNDIAL_SCHEDULER_POLL_INTERVAL": "20ms",
 		"SUNDIAL_LEASE_DURATION":          "3s",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":        "5s",
+		"SUNDIAL_SCHEDULER_ADMIN_ADDR":    "127.0.0.1:0",
 	}))
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return bundle{cfg: cfg, q: storetest.New(pool), js: js, log: log}
+	return bundle{cfg: cfg, q: storetest.New(pool), js: js, nats: srv, log: log}
 }
 
 // start boots the app and returns a function that stops it and waits for
 // Run to return cleanly.
 func (b bundle) start(t *testing.T) (stop func()) {
 	t.Helper()
-	a, err := app.New(context.Background(), b.cfg, b.log)
+	_, stop = b.boot(t)
+	return stop
+}
+
+// boot is start that also returns the app, whose metrics its admin
+// listener serves.
+func (b bundle) boot(t *testing.T) (a *app.App, stop func()) {
+	t.Helper()
+	metrics, err := telemetry.NewMetrics(app.Name, "test")
+	require.NoError(t, err)
+	a, err = app.NewWith(context.Background(), b.cfg, b.log, telemetry.WithMetrics(metrics))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -74,7 +87,7 @@ func (b bundle) start(t *testing.T) (stop func()) {
 		}
 	}
 	t.Cleanup(stop)
-	return stop
+	return a, stop
 }
 
 // dispatcher stands in for the dispatcher service: it takes DueHooks from

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
@@ -30,6 +31,10 @@ type Config struct {
 	NATSURL string
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
 	LogLevel string
+	// AdminAddr is the admin listener's address: /healthz, /readyz and
+	// /metrics (docs/observability.md). SUNDIAL_SCHEDULER_ADMIN_ADDR,
+	// default :9091; port 0 picks a free one (App.AdminAddr).
+	AdminAddr string
 	// PollInterval is the wait between safety polls (claims of everything
 	// due) when the last one did not fill its batch (a full batch is
 	// followed at once by another claim). With the prefetch window on, it
@@ -145,6 +150,7 @@ const (
 	DefaultDatabaseURL        = postgres.DefaultURL
 	DefaultNATSURL            = bus.DefaultURL
 	DefaultLogLevel           = "info"
+	DefaultAdminAddr          = ":9091"
 	DefaultPollInterval       = time.Second
 	DefaultPrefetchWindow     = 5 * time.Second
 	DefaultPrefetchInterval   = time.Second
@@ -184,6 +190,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		DatabaseURL:        r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
 		NATSURL:            r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
 		LogLevel:           r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
+		AdminAddr:          r.String("SUNDIAL_SCHEDULER_ADMIN_ADDR", DefaultAdminAddr),
 		PollInterval:       r.Duration("SUNDIAL_SCHEDULER_POLL_INTERVAL", DefaultPollInterval),
 		PrefetchWindow:     r.Duration("SUNDIAL_SCHEDULER_PREFETCH", DefaultPrefetchWindow),
 		PrefetchInterval:   r.Duration("SUNDIAL_SCHEDULER_PREFETCH_INTERVAL", DefaultPrefetchInterval),
@@ -217,6 +224,9 @@ func (c Config) Validate() error {
 	ch.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must be set")
 	if err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		ch.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
+	}
+	if err := adminhttp.CheckAddr(c.AdminAddr); err != nil {
+		ch.That(false, "SUNDIAL_SCHEDULER_ADMIN_ADDR=%q: %v", c.AdminAddr, err)
 	}
 	ch.That(c.PollInterval > 0, "SUNDIAL_SCHEDULER_POLL_INTERVAL=%s: must be positive", c.PollInterval)
 	ch.That(c.PrefetchWindow >= 0, "SUNDIAL_SCHEDULER_PREFETCH=%s: must be 0 (off) or positive", c.PrefetchWindow)

@@ -48,10 +48,15 @@ func setup(t *testing.T) bundle {
 func start(t *testing.T, p place) bundle {
 	t.Helper()
 	env := envconf.Map(map[string]string{
-		"SUNDIAL_DATABASE_URL":   p.databaseURL,
-		"SUNDIAL_HTTP_ADDR":      "127.0.0.1:0",
-		"SUNDIAL_LOCAL_DATA_DIR": p.dataDir,
-		"SUNDIAL_LOG_LEVEL":      "warn",
+		"SUNDIAL_DATABASE_URL": p.databaseURL,
+		"SUNDIAL_HTTP_ADDR":    "127.0.0.1:0",
+		// The admin listeners too: tests run side by side.
+		"SUNDIAL_GATEWAY_ADMIN_ADDR":    "127.0.0.1:0",
+		"SUNDIAL_SCHEDULER_ADMIN_ADDR":  "127.0.0.1:0",
+		"SUNDIAL_DISPATCHER_ADMIN_ADDR": "127.0.0.1:0",
+		"SUNDIAL_NOTIFIER_ADMIN_ADDR":   "127.0.0.1:0",
+		"SUNDIAL_LOCAL_DATA_DIR":        p.dataDir,
+		"SUNDIAL_LOG_LEVEL":             "warn",
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	b := bundle{stdout: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}

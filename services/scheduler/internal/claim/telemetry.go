@@ -3,7 +3,6 @@ package claim
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -12,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -122,46 +122,24 @@ const (
 	depthTimeout = 2 * time.Second
 )
 
-// queueDepth caches the count of hooks due and not yet claimed.
-type queueDepth struct {
-	queries *store.Queries
-
-	mu   sync.Mutex
-	at   time.Time
-	last int64
-}
-
 // ObserveQueueDepth registers the sundial.scheduler.queue_depth gauge on
 // meter: the hooks due by the database clock and not yet claimed (capped at
 // 100,000), read from PostgreSQL at most every 10 s. A failed read reports
 // the last value, so a database outage does not blank the gauge.
 func ObserveQueueDepth(db store.DBTX, meter metric.Meter) error {
-	d := &queueDepth{queries: store.New(db)}
+	queries := store.New(db)
+	depth := telemetry.NewSampled(depthEvery, depthTimeout, func(ctx context.Context) (int64, error) {
+		return queries.CountDueHooks(ctx, depthLimit)
+	})
 	_, err := meter.Int64ObservableGauge("sundial.scheduler.queue_depth",
 		metric.WithDescription("Hooks due and not yet claimed, counted up to 100000 at most every 10 s."),
 		metric.WithUnit("{hook}"),
 		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
-			o.Observe(d.value(ctx))
+			o.Observe(depth.Value(ctx))
 			return nil
 		}))
 	if err != nil {
 		return fmt.Errorf("queue depth gauge: %w", err)
 	}
 	return nil
-}
-
-func (d *queueDepth) value(ctx context.Context) int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.at.IsZero() && time.Since(d.at) < depthEvery {
-		return d.last
-	}
-	ctx, cancel := context.WithTimeout(ctx, depthTimeout)
-	defer cancel()
-	n, err := d.queries.CountDueHooks(ctx, depthLimit)
-	d.at = time.Now()
-	if err == nil {
-		d.last = n
-	}
-	return d.last
 }

@@ -179,6 +179,11 @@ func (s *Suite) env(extra map[string]string) []string {
 		"SUNDIAL_DELIVERY_CA_FILE": s.Receiver.CAFile,
 		// The services seal secrets at rest with it (package secretbox).
 		"SUNDIAL_SECRET_KEYS": secrettest.Keys,
+		// Replicas of a service run side by side: admin listeners on free ports.
+		"SUNDIAL_GATEWAY_ADMIN_ADDR":    "127.0.0.1:0",
+		"SUNDIAL_SCHEDULER_ADMIN_ADDR":  "127.0.0.1:0",
+		"SUNDIAL_DISPATCHER_ADMIN_ADDR": "127.0.0.1:0",
+		"SUNDIAL_NOTIFIER_ADMIN_ADDR":   "127.0.0.1:0",
 	}
 	if s.NATS != nil {
 		all["SUNDIAL_NATS_URL"] = s.natsURL
