@@ -10,6 +10,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
@@ -25,6 +26,11 @@ type Config struct {
 	DatabaseURL string
 	// NATSURL locates NATS (SUNDIAL_NATS_URL, default nats://127.0.0.1:4222).
 	NATSURL string
+	// StreamReplicas is how many servers of a JetStream cluster keep each
+	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
+	// most 5; every service must be given the same value:
+	// docs/operations.md, "Streams and consumers").
+	StreamReplicas int
 	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL, default info).
 	LogLevel string
 	// HeaderPrefix names the delivery headers: <Prefix>-Signature,
@@ -137,6 +143,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 	cfg := Config{
 		DatabaseURL:          r.String("SUNDIAL_DATABASE_URL", postgres.DefaultURL),
 		NATSURL:              r.String("SUNDIAL_NATS_URL", bus.DefaultURL),
+		StreamReplicas:       r.Int(event.ReplicasEnv, event.DefaultReplicas),
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", signing.DefaultHeaderPrefix),
 		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
@@ -166,6 +173,8 @@ func (c Config) Validate() error {
 	var v envconf.Check
 	v.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must not be empty")
 	v.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must not be empty")
+	replicasErr := event.CheckReplicas(c.StreamReplicas)
+	v.That(replicasErr == nil, "%v", replicasErr)
 	if err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		v.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
 	}

@@ -88,7 +88,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	ensureCtx, cancel := context.WithTimeout(ctx, startupTimeout)
 	defer cancel()
-	if err := event.EnsureStreams(ensureCtx, js); err != nil {
+	if err := event.EnsureStreams(ensureCtx, js, cfg.StreamReplicas); err != nil {
 		nc.Close()
 		pool.Close()
 		return nil, err
@@ -147,7 +147,7 @@ func (a *App) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var consumeErr error
 	wg.Go(func() {
-		consumeErr = bus.Consume(ctx, a.js, event.NotifierConsumer(), a.handler.Handle, bus.ConsumeOptions{
+		consumeErr = bus.Consume(ctx, a.js, event.NotifierConsumer(a.cfg.StreamReplicas), a.handler.Handle, bus.ConsumeOptions{
 			Concurrency:  a.cfg.Concurrency,
 			DrainTimeout: a.cfg.ShutdownTimeout,
 			Logger:       a.log,

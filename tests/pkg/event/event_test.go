@@ -45,7 +45,7 @@ func TestStreamsHaveUniqueNamesAndSubjects(t *testing.T) {
 	t.Parallel()
 	names := map[string]bool{}
 	subjects := map[string]string{}
-	for _, s := range event.Streams() {
+	for _, s := range event.Streams(event.DefaultReplicas) {
 		require.False(t, names[s.Name], "stream %s defined twice", s.Name)
 		names[s.Name] = true
 		require.NotEmpty(t, s.Subjects)
@@ -68,11 +68,11 @@ func TestStreamsHaveUniqueNamesAndSubjects(t *testing.T) {
 func TestConsumersReadTheirStreams(t *testing.T) {
 	t.Parallel()
 	streams := map[string][]string{}
-	for _, s := range event.Streams() {
+	for _, s := range event.Streams(event.DefaultReplicas) {
 		streams[s.Name] = s.Subjects
 	}
 	durables := map[string]bool{}
-	for _, c := range []event.Consumer{event.DispatcherConsumer(), event.SchedulerConsumer(), event.NotifierConsumer()} {
+	for _, c := range []event.Consumer{event.DispatcherConsumer(event.DefaultReplicas), event.SchedulerConsumer(event.DefaultReplicas), event.NotifierConsumer(event.DefaultReplicas)} {
 		require.Contains(t, streams[c.Stream], c.Config.FilterSubject, c.Config.Durable)
 		require.False(t, durables[c.Config.Durable], "durable %s used twice", c.Config.Durable)
 		durables[c.Config.Durable] = true
@@ -92,8 +92,8 @@ func TestEnsureStreamsTwice(t *testing.T) {
 	t.Parallel()
 	ctx, js := setup(t)
 
-	require.NoError(t, event.EnsureStreams(ctx, js))
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 
 	var got []string
 	for name := range js.StreamNames(ctx).Name() {
@@ -105,11 +105,11 @@ func TestEnsureStreamsTwice(t *testing.T) {
 func TestEnsureStreamsKeepsMessages(t *testing.T) {
 	t.Parallel()
 	ctx, js := setup(t)
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 	_, err := js.Publish(ctx, event.SubjectAlert, []byte("x"))
 	require.NoError(t, err)
 
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 
 	s, err := js.Stream(ctx, event.StreamAlerts)
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestEnsureStreamsUpdatesConfiguration(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 
 	s, err := js.Stream(ctx, event.StreamAlerts)
 	require.NoError(t, err)

@@ -73,6 +73,7 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 		return nil, fmt.Errorf("claimer: %w", err)
 	}
 	cfg.DueBatch = max(cfg.DueBatch, 1)
+	cfg.StreamReplicas = max(cfg.StreamReplicas, event.DefaultReplicas)
 	in, err := newInstruments(cfg.TracerProvider, cfg.MeterProvider)
 	if err != nil {
 		return nil, err

@@ -41,7 +41,7 @@ func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
 	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
-	require.NoError(t, event.EnsureStreams(context.Background(), js))
+	require.NoError(t, event.EnsureStreams(context.Background(), js, event.DefaultReplicas))
 	q := storetest.New(pool)
 	b := bundle{pool: pool, q: q, js: js, domain: "receiver.example.com",
 		log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))}

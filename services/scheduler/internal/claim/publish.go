@@ -66,7 +66,7 @@ func (c *Claimer) healStreams(ctx context.Context) {
 	if !c.streamsLost.Load() {
 		return
 	}
-	if err := event.EnsureStreams(ctx, c.js); err != nil {
+	if err := event.EnsureStreams(ctx, c.js, c.cfg.StreamReplicas); err != nil {
 		c.log.Warn("re-create streams", "err", err)
 		return
 	}
