@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -25,7 +26,9 @@ var ErrFixedSetting = errors.New("a stream setting JetStream cannot change")
 // fix it: JetStream cannot change those, and running on settings other than
 // Sundial's (memory storage losing the queue at a restart, a limits stream
 // keeping acknowledged hooks) must not go unnoticed. Replicas are changed
-// by an update, which JetStream carries out in the background.
+// by an update; EnsureStreams then waits, within ctx, until JetStream has
+// placed the stream on that many servers, so that the consumers created
+// next can have as many replicas.
 //
 // A stream that exists with the wanted settings is left alone: updating a
 // stream while consumers are being created on it is needless churn for the
@@ -65,7 +68,31 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 	if _, err := js.UpdateStream(ctx, owned(have, want)); err != nil {
 		return fmt.Errorf("update stream %s (replicas %d to %d): %w", want.Name, have.Replicas, want.Replicas, err)
 	}
-	return nil
+	if have.Replicas == want.Replicas {
+		return nil
+	}
+	return awaitPeers(ctx, s, want.Replicas)
+}
+
+// awaitPeers waits, within ctx, until JetStream has given the stream as
+// many servers as replicas: it adds them in the background after the
+// update, and refuses a consumer with more replicas than the stream has
+// servers until then.
+func awaitPeers(ctx context.Context, s jetstream.Stream, replicas int) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		info, err := s.Info(ctx)
+		if err == nil && info.Cluster != nil && len(info.Cluster.Replicas)+1 == replicas {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stream %s: not yet on %d servers (JetStream goes on adding them): %w",
+				s.CachedInfo().Config.Name, replicas, errors.Join(ctx.Err(), err))
+		case <-tick.C:
+		}
+	}
 }
 
 // fixedSettings reports the settings of an existing stream that differ

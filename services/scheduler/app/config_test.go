@@ -17,6 +17,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, app.Config{
 		DatabaseURL:        "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
 		NATSURL:            "nats://127.0.0.1:4222",
+		StreamReplicas:     1,
 		LogLevel:           "info",
 		PollInterval:       time.Second,
 		PrefetchWindow:     5 * time.Second,
@@ -47,6 +48,7 @@ func TestConfigFromEnv(t *testing.T) {
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_DATABASE_URL":                   "postgres://db.internal/sundial",
 		"SUNDIAL_NATS_URL":                       "nats://nats.internal:4222",
+		"SUNDIAL_STREAM_REPLICAS":                "3",
 		"SUNDIAL_LOG_LEVEL":                      "debug",
 		"SUNDIAL_SCHEDULER_POLL_INTERVAL":        "250ms",
 		"SUNDIAL_SCHEDULER_PREFETCH":             "3s",
@@ -74,6 +76,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.Equal(t, app.Config{
 		DatabaseURL:        "postgres://db.internal/sundial",
 		NATSURL:            "nats://nats.internal:4222",
+		StreamReplicas:     3,
 		LogLevel:           "debug",
 		PollInterval:       250 * time.Millisecond,
 		PrefetchWindow:     3 * time.Second,
@@ -140,6 +143,8 @@ func TestValidateBounds(t *testing.T) {
 	for name, mutate := range map[string]func(*app.Config){
 		"empty database url":   func(c *app.Config) { c.DatabaseURL = "" },
 		"empty nats url":       func(c *app.Config) { c.NATSURL = "" },
+		"no stream replicas":   func(c *app.Config) { c.StreamReplicas = 0 },
+		"six stream replicas":  func(c *app.Config) { c.StreamReplicas = 6 },
 		"zero poll interval":   func(c *app.Config) { c.PollInterval = 0 },
 		"zero batch":           func(c *app.Config) { c.ClaimBatchSize = 0 },
 		"lease under 1s":       func(c *app.Config) { c.LeaseDuration = 999 * time.Millisecond },
