@@ -45,12 +45,23 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, replicas int) er
 	return nil
 }
 
+// RequestTimeout bounds each JetStream API request of EnsureStreams,
+// whatever the caller's context allows. A cluster drops a request about a
+// stream that has no leader (it is electing one) without an answer, so an
+// unbounded request would hold its caller for the caller's whole deadline
+// (a scheduler's claim, for a lease) after the stream is back.
+const RequestTimeout = 5 * time.Second
+
 func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) error {
-	s, err := js.Stream(ctx, want.Name)
+	reqCtx, cancel := context.WithTimeout(ctx, RequestTimeout)
+	s, err := js.Stream(reqCtx, want.Name)
+	cancel()
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		// CreateOrUpdate, not Create: another service may create it at the
 		// same moment.
-		if _, err := js.CreateOrUpdateStream(ctx, want); err != nil {
+		reqCtx, cancel := context.WithTimeout(ctx, RequestTimeout)
+		defer cancel()
+		if _, err := js.CreateOrUpdateStream(reqCtx, want); err != nil {
 			return fmt.Errorf("create stream %s with %d replicas: %w", want.Name, want.Replicas, err)
 		}
 		return nil
@@ -65,7 +76,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 	if upToDate(have, want) {
 		return nil
 	}
-	if _, err := js.UpdateStream(ctx, owned(have, want)); err != nil {
+	reqCtx, cancel = context.WithTimeout(ctx, RequestTimeout)
+	defer cancel()
+	if _, err := js.UpdateStream(reqCtx, owned(have, want)); err != nil {
 		return fmt.Errorf("update stream %s (replicas %d to %d): %w", want.Name, have.Replicas, want.Replicas, err)
 	}
 	if have.Replicas == want.Replicas {
@@ -82,7 +95,9 @@ func awaitPeers(ctx context.Context, s jetstream.Stream, replicas int) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		info, err := s.Info(ctx)
+		reqCtx, cancel := context.WithTimeout(ctx, RequestTimeout)
+		info, err := s.Info(reqCtx)
+		cancel()
 		if err == nil && info.Cluster != nil && len(info.Cluster.Replicas)+1 == replicas {
 			return nil
 		}

@@ -75,27 +75,39 @@ func TestNATSServersKilledMidBurst(t *testing.T) {
 	require.NoError(t, err)
 	b.nats.lead(t, first)
 	kills = append(kills, b.kill(t, first))
-	b.waitDeliveryAfter(t, kills[0].at)
+	// Restarted once the survivors have taken over, so that the kill is
+	// felt: a server back within milliseconds would be re-elected.
+	b.waitTakeover(t, first)
 	restarted := time.Now()
 	b.nats.start(t, b.nats.index(t, first))
 	require.Eventually(t, func() bool { return b.nats.healthy(b.nats.index(t, first)) }, 60*time.Second, 50*time.Millisecond,
 		"%s never caught up after its restart", first)
-	t.Logf("%s restarted and current (/healthz) in %s", first, time.Since(restarted).Round(time.Millisecond))
+	t.Logf("%s restarted %s after the kill, current (/healthz) %s later", first,
+		restarted.Sub(kills[0].at).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
 
 	// The second: another server, the due stream's leader unless that is
 	// the first again.
 	b.waitArrivals(t, hooks*3/5, spread+60*time.Second)
 	second := b.dueLeaderOtherThan(t, first)
 	kills = append(kills, b.kill(t, second))
-	b.waitDeliveryAfter(t, kills[1].at)
+	b.waitTakeover(t, second)
 
 	report := b.settle(t, hooks)
 	arrivals := b.receiver.Arrivals()
-	for _, k := range kills {
-		after, pause := recovery(arrivals, k.at)
-		t.Logf("kill -9 %s (%s): first delivery %s after the kill; longest pause in deliveries after it %s",
-			k.node, k.roles, after.Round(time.Millisecond), pause.Round(time.Millisecond))
+	burstEnd := window.Add(spread)
+	for i, k := range kills {
+		until := burstEnd
+		if i+1 < len(kills) && kills[i+1].at.Before(until) {
+			until = kills[i+1].at
+		}
+		r := recovery(arrivals, k.at, until)
+		t.Logf("kill -9 %s (%s): first delivery %s after the kill, first of a hook due after it %s; "+
+			"longest pause in deliveries from it to the next kill or the end of the burst %s",
+			k.node, k.roles, r.first.Round(time.Millisecond), r.firstDueAfter.Round(time.Millisecond), r.pause.Round(time.Millisecond))
 	}
+	late, lateness := lateness(arrivals)
+	t.Logf("delivered more than %s after their postAt: %d hooks; the latest %s after",
+		lateAfter, late, lateness.Round(time.Millisecond))
 	bound := len(kills) * dispatchers * concurrency
 	requireDuplicatesFromKills(t, report, arrivals, kills, bound)
 	t.Logf("%s; duplicates %d (bound %d: %d kills x %d dispatchers x %d in flight); whole test %s",
@@ -108,7 +120,7 @@ func (b *bundle) kill(t *testing.T, node string) kill {
 	roles := b.nats.leaders()
 	at := time.Now()
 	b.nats.kill(b.nats.index(t, node))
-	t.Logf("killed %s at %d arrivals; leaders before: %s", node, b.receiver.Distinct(), roles)
+	t.Logf("killed %s at %s, %d arrivals; leaders before: %s", node, at.UTC().Format("15:04:05.000"), b.receiver.Distinct(), roles)
 	return kill{node: node, roles: roles, at: at}
 }
 
@@ -139,13 +151,26 @@ func (b *bundle) waitArrivals(t *testing.T, n int, within time.Duration) {
 		"fewer than %d hooks arrived within %s", n, within)
 }
 
-// waitDeliveryAfter waits until a delivery arrives after at.
-func (b *bundle) waitDeliveryAfter(t *testing.T, at time.Time) {
+// waitTakeover waits until the servers other than killed have elected a
+// meta leader and a leader of every stream and consumer among themselves.
+func (b *bundle) waitTakeover(t *testing.T, killed string) {
 	t.Helper()
+	start := time.Now()
 	require.Eventually(t, func() bool {
-		after, _ := recovery(b.receiver.Arrivals(), at)
-		return after > 0
-	}, 60*time.Second, 20*time.Millisecond, "no delivery within 60s of the kill")
+		meta, err := b.nats.metaLeader()
+		if err != nil || meta == killed {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		for _, g := range groups {
+			if leader, err := b.nats.leader(ctx, g); err != nil || leader == "" || leader == killed {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 50*time.Millisecond, "the survivors of %s never took over", killed)
+	t.Logf("new leaders %s after killing %s: %s", time.Since(start).Round(time.Millisecond), killed, b.nats.leaders())
 }
 
 // settle waits until every accepted hook has arrived and is completed and
@@ -171,27 +196,68 @@ func (b *bundle) settle(t *testing.T, hooks int) checker.Report {
 	return r
 }
 
-// recovery is the time from at to the first arrival after it (0 when
-// none), and the longest pause between arrivals from at on.
-func recovery(arrivals []checker.Arrival, at time.Time) (first, pause time.Duration) {
+// recovered is how deliveries went on after a kill.
+type recovered struct {
+	// first is the time to the first arrival after the kill (perhaps a
+	// delivery in flight at the kill); firstDueAfter to the first arrival
+	// of a hook due after the kill, so claimed and published after it.
+	first, firstDueAfter time.Duration
+	// pause is the longest time without an arrival from the kill until a
+	// given time.
+	pause time.Duration
+}
+
+func recovery(arrivals []checker.Arrival, at, until time.Time) recovered {
+	var r recovered
 	var times []time.Time
 	for _, a := range arrivals {
-		if a.At.After(at) {
-			times = append(times, a.At)
+		if !a.At.After(at) {
+			continue
 		}
-	}
-	if len(times) == 0 {
-		return 0, 0
+		times = append(times, a.At)
+		if a.PostAt.After(at) && (r.firstDueAfter == 0 || a.At.Sub(at) < r.firstDueAfter) {
+			r.firstDueAfter = a.At.Sub(at)
+		}
 	}
 	slices.SortFunc(times, func(x, y time.Time) int { return x.Compare(y) })
 	prev := at
 	for _, ts := range times {
-		pause = max(pause, ts.Sub(prev))
+		if ts.After(until) {
+			ts = until
+		}
+		r.pause = max(r.pause, ts.Sub(prev))
 		prev = ts
 	}
-	return times[0].Sub(at), pause
+	if len(times) > 0 {
+		r.first = times[0].Sub(at)
+	}
+	return r
 }
 
+// lateAfter is the lateness that says a hook waited for its lease to
+// expire (its due message was lost or never stored) rather than for a
+// queue: half the suite's 30 s lease.
+const lateAfter = 15 * time.Second
+
+// lateness counts the hooks first delivered more than lateAfter after
+// their postAt, and returns the greatest lateness of a first delivery.
+func lateness(arrivals []checker.Arrival) (int, time.Duration) {
+	first := map[string]checker.Arrival{}
+	for _, a := range arrivals {
+		if f, ok := first[a.ID]; !ok || a.At.Before(f.At) {
+			first[a.ID] = a
+		}
+	}
+	late, most := 0, time.Duration(0)
+	for _, a := range first {
+		d := a.At.Sub(a.PostAt)
+		most = max(most, d)
+		if d > lateAfter {
+			late++
+		}
+	}
+	return late, most
+}
 
 // requireDuplicatesFromKills checks that every duplicate was delivered
 // before a kill and again after it, and that there are at most bound.

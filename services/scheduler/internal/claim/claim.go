@@ -62,7 +62,8 @@ type Claimer struct {
 	instruments instruments
 
 	// streamsLost is set when a publish found no stream, so that the next
-	// claim first re-creates the streams (NATS lost its store).
+	// claim first re-creates the streams (NATS lost its store), or waits
+	// until they answer (healStreams).
 	streamsLost atomic.Bool
 }
 
@@ -165,7 +166,9 @@ func (c *Claimer) ClaimOnce(ctx context.Context) (int, error) {
 // claimOnce is ClaimOnce, also telling whether the claim filled the batch
 // it was allowed (then there is probably more due work).
 func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
-	c.healStreams(ctx)
+	if err := c.healStreams(ctx); err != nil {
+		return 0, false, err
+	}
 	batch := c.reserve(ctx)
 	if batch == 0 {
 		return 0, false, errBackpressure
@@ -199,7 +202,10 @@ func (c *Claimer) release(n int) { c.admit.release(n) }
 // hook once it is due (hold.go) and which the caller must run. ctx is a
 // claim's (detach).
 func (c *Claimer) claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Duration) (claimed int, hold func(), err error) {
-	c.healStreams(ctx)
+	if err := c.healStreams(ctx); err != nil {
+		c.release(len(ids))
+		return 0, nil, err
+	}
 	start := time.Now()
 	rows, err := c.claimByID(ctx, c.queries, ids, ahead)
 	received := time.Now()

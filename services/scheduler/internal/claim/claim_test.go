@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -397,4 +399,46 @@ func TestConfigIsValidated(t *testing.T) {
 		_, err := claim.New(nil, nil, cfg, slog.Default())
 		require.Error(t, err, "%+v", cfg)
 	}
+}
+
+// TestClaimsWaitWhileTheStreamsCannotBeReached loses NATS after a publish
+// found no stream: claims then fail without claiming, so that the hooks
+// stay unclaimed in PostgreSQL instead of waiting for a lease, and resume
+// once NATS is back.
+func TestClaimsWaitWhileTheStreamsCannotBeReached(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	srv := natstest.Start(t, natstest.Options{})
+	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	b.js = js
+	ctx := context.Background()
+	first := b.hook(t, -time.Second)
+	c := b.claimer(t, claim.Config{})
+
+	// No stream: the claim commits, its publish fails.
+	n, err := c.ClaimOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	port := srv.Addr().(*net.TCPAddr).Port
+	srv.Shutdown()
+	srv.WaitForShutdown()
+
+	second := b.hook(t, -time.Second)
+	n, err = c.ClaimOnce(ctx)
+	require.ErrorContains(t, err, "streams unavailable, claims wait")
+	require.Zero(t, n)
+	require.Zero(t, fixture.Get(t, b.q, second.ID).LeaseSeq, "left unclaimed")
+
+	natstest.Start(t, natstest.Options{Port: port, StoreDir: srv.StoreDir})
+	require.Eventually(t, func() bool {
+		n, err := c.ClaimOnce(ctx)
+		return err == nil && n == 1
+	}, 20*time.Second, 20*time.Millisecond)
+	require.EqualValues(t, 1, fixture.Get(t, b.q, second.ID).LeaseSeq)
+	require.Equal(t, 1, fixture.CountMessages(b.js, event.StreamDue), "the second hook, published")
+	require.EqualValues(t, 1, fixture.Get(t, b.q, first.ID).LeaseSeq, "the first waits for its lease")
 }
