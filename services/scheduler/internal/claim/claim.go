@@ -43,6 +43,12 @@ import (
 // maxErrorBackoff bounds the wait between claims while the database fails.
 const maxErrorBackoff = 5 * time.Second
 
+// electionWait is how long a claim's publish waits for a due stream that
+// answers nothing, as while a JetStream cluster elects its leader (6 to 10
+// s measured: docs/operations.md, "A NATS node dies"), within the claim's
+// lease: a hook whose publish fails waits a whole lease to be re-driven.
+const electionWait = 15 * time.Second
+
 // The paths that claim, named in spans and log lines.
 const (
 	viaPoll   = "poll"
@@ -82,7 +88,7 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 	return &Claimer{
 		queries:     store.New(db),
 		js:          js,
-		pub:         bus.NewPublisher(js),
+		pub:         bus.NewPublisher(js).WaitForLeader(electionWait),
 		cfg:         cfg,
 		log:         log.With("component", "claimer"),
 		admit:       &admission{js: js, limit: cfg.MaxInFlight},

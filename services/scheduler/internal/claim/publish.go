@@ -11,7 +11,8 @@ import (
 )
 
 // Publishing. A claim has committed before anything is published, so a
-// failed publish is logged and counted, never retried here: the lease
+// failed publish is logged and counted, never retried here (the publisher
+// only waits out a stream's leader election, electionWait): the lease
 // expiry re-drives the hooks that were not published.
 
 // publish publishes the messages of claimed rows; how says which path
