@@ -18,6 +18,10 @@ type kill struct {
 	node  string
 	roles string
 	at    time.Time
+	// takenOver is when the survivors led everything again: until then
+	// acknowledgements and results could not be stored, so a delivery
+	// made before it may come again.
+	takenOver time.Time
 }
 
 // TestNATSServersKilledMidBurst delivers 10,000 hooks, due evenly over
@@ -25,17 +29,19 @@ type kill struct {
 // JetStream cluster with three replicas of everything. In the middle of
 // the burst it kills (SIGKILL) the server that leads the JetStream meta
 // group, having first made it the leader of every stream and consumer,
-// restarts it once deliveries have resumed, waits until it has caught
-// up, and kills another server, the due stream's leader by then, for
-// good: the cluster ends on two servers, a majority.
+// restarts it once the survivors have elected new leaders, waits until
+// it has caught up, and kills another server, the due stream's leader by
+// then, for good: the cluster ends on two servers, a majority.
 //
 // Every hook must arrive, none before its postAt. Duplicates are allowed
-// only for deliveries in flight at a kill: a hook delivered before a kill
-// whose acknowledgement or result the dead server took with it, delivered
-// again after the kill; at most what the dispatchers hold at once
-// (dispatchers x SUNDIAL_DISPATCHER_CONCURRENCY) per kill. The time from
-// each kill to the first delivery after it, and the longest pause in
-// deliveries after it, are logged.
+// only for deliveries in flight at a kill: a hook delivered before the
+// survivors took over, whose acknowledgement or result the dead server
+// took with it or could not store, delivered again after the kill; at
+// most what the dispatchers hold at once (dispatchers x
+// SUNDIAL_DISPATCHER_CONCURRENCY) per kill. Logged: the time from each
+// kill to new leaders, to the first delivery and to the first delivery of
+// a hook due after it, the longest pause in deliveries, and the hooks a
+// lease had to re-drive (delivered more than a lease late).
 func TestNATSServersKilledMidBurst(t *testing.T) {
 	binaries.Use(t)
 	t.Parallel()
@@ -77,7 +83,7 @@ func TestNATSServersKilledMidBurst(t *testing.T) {
 	kills = append(kills, b.kill(t, first))
 	// Restarted once the survivors have taken over, so that the kill is
 	// felt: a server back within milliseconds would be re-elected.
-	b.waitTakeover(t, first)
+	kills[0].takenOver = b.waitTakeover(t, first)
 	restarted := time.Now()
 	b.nats.start(t, b.nats.index(t, first))
 	require.Eventually(t, func() bool { return b.nats.healthy(b.nats.index(t, first)) }, 60*time.Second, 50*time.Millisecond,
@@ -90,7 +96,7 @@ func TestNATSServersKilledMidBurst(t *testing.T) {
 	b.waitArrivals(t, hooks*3/5, spread+60*time.Second)
 	second := b.dueLeaderOtherThan(t, first)
 	kills = append(kills, b.kill(t, second))
-	b.waitTakeover(t, second)
+	kills[1].takenOver = b.waitTakeover(t, second)
 
 	report := b.settle(t, hooks)
 	arrivals := b.receiver.Arrivals()
@@ -105,9 +111,12 @@ func TestNATSServersKilledMidBurst(t *testing.T) {
 			"longest pause in deliveries from it to the next kill or the end of the burst %s",
 			k.node, k.roles, r.first.Round(time.Millisecond), r.firstDueAfter.Round(time.Millisecond), r.pause.Round(time.Millisecond))
 	}
-	late, lateness := lateness(arrivals)
-	t.Logf("delivered more than %s after their postAt: %d hooks; the latest %s after",
-		lateAfter, late, lateness.Round(time.Millisecond))
+	// Over 15 s: held up by an election (up to 14 s seen) and its
+	// backlog, or by a lease; over 25 s: re-driven by its lease (30 s,
+	// counted from a claim up to the prefetch's lead before postAt).
+	late, most := lateness(arrivals, 15*time.Second, 25*time.Second)
+	t.Logf("first delivered more than 15 s after their postAt: %d hooks, more than 25 s: %d; the latest %s after",
+		late[0], late[1], most.Round(time.Millisecond))
 	bound := len(kills) * dispatchers * concurrency
 	requireDuplicatesFromKills(t, report, arrivals, kills, bound)
 	t.Logf("%s; duplicates %d (bound %d: %d kills x %d dispatchers x %d in flight); whole test %s",
@@ -153,7 +162,7 @@ func (b *bundle) waitArrivals(t *testing.T, n int, within time.Duration) {
 
 // waitTakeover waits until the servers other than killed have elected a
 // meta leader and a leader of every stream and consumer among themselves.
-func (b *bundle) waitTakeover(t *testing.T, killed string) {
+func (b *bundle) waitTakeover(t *testing.T, killed string) time.Time {
 	t.Helper()
 	start := time.Now()
 	require.Eventually(t, func() bool {
@@ -170,7 +179,9 @@ func (b *bundle) waitTakeover(t *testing.T, killed string) {
 		}
 		return true
 	}, 60*time.Second, 50*time.Millisecond, "the survivors of %s never took over", killed)
-	t.Logf("new leaders %s after killing %s: %s", time.Since(start).Round(time.Millisecond), killed, b.nats.leaders())
+	done := time.Now()
+	t.Logf("new leaders %s after killing %s: %s", done.Sub(start).Round(time.Millisecond), killed, b.nats.leaders())
+	return done
 }
 
 // settle waits until every accepted hook has arrived and is completed and
@@ -234,33 +245,32 @@ func recovery(arrivals []checker.Arrival, at, until time.Time) recovered {
 	return r
 }
 
-// lateAfter is the lateness that says a hook waited for its lease to
-// expire (its due message was lost or never stored) rather than for a
-// queue: half the suite's 30 s lease.
-const lateAfter = 15 * time.Second
-
-// lateness counts the hooks first delivered more than lateAfter after
+// lateness counts the hooks first delivered more than each of after
 // their postAt, and returns the greatest lateness of a first delivery.
-func lateness(arrivals []checker.Arrival) (int, time.Duration) {
+func lateness(arrivals []checker.Arrival, after ...time.Duration) ([]int, time.Duration) {
 	first := map[string]checker.Arrival{}
 	for _, a := range arrivals {
 		if f, ok := first[a.ID]; !ok || a.At.Before(f.At) {
 			first[a.ID] = a
 		}
 	}
-	late, most := 0, time.Duration(0)
+	late, most := make([]int, len(after)), time.Duration(0)
 	for _, a := range first {
 		d := a.At.Sub(a.PostAt)
 		most = max(most, d)
-		if d > lateAfter {
-			late++
+		for i, limit := range after {
+			if d > limit {
+				late[i]++
+			}
 		}
 	}
 	return late, most
 }
 
-// requireDuplicatesFromKills checks that every duplicate was delivered
-// before a kill and again after it, and that there are at most bound.
+// requireDuplicatesFromKills checks that every duplicate was in flight at
+// a kill (delivered before the survivors took over, so its
+// acknowledgement or result may have died with the server) and delivered
+// again after the kill, and that there are at most bound.
 func requireDuplicatesFromKills(t *testing.T, r checker.Report, arrivals []checker.Arrival, kills []kill, bound int) {
 	t.Helper()
 	times := map[string][]time.Time{}
@@ -271,8 +281,10 @@ func requireDuplicatesFromKills(t *testing.T, r checker.Report, arrivals []check
 	}
 	for id, ts := range times {
 		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
-		straddles := slices.ContainsFunc(kills, func(k kill) bool { return ts[0].Before(k.at) && !ts[len(ts)-1].Before(k.at) })
-		require.True(t, straddles, "hook %s arrived %d times (%v) without a kill between its deliveries", id, len(ts), ts)
+		straddles := slices.ContainsFunc(kills, func(k kill) bool {
+			return ts[0].Before(k.takenOver) && ts[len(ts)-1].After(k.at)
+		})
+		require.True(t, straddles, "hook %s arrived %d times (%v), not first before a kill's takeover and again after the kill", id, len(ts), ts)
 	}
 	require.LessOrEqual(t, r.TotalDuplicates(), bound, "duplicates beyond what was in flight at the kills")
 }
