@@ -37,11 +37,31 @@ type Message struct {
 // Publisher publishes events.
 type Publisher struct {
 	js jetstream.JetStream
+	// opts are the publishes' options (WaitForLeader).
+	opts []jetstream.PublishOpt
 }
 
-// NewPublisher returns a Publisher on js.
+// NewPublisher returns a Publisher on js. A publish that finds no stream
+// to take it fails after nats.go's retries (2, 250 ms apart).
 func NewPublisher(js jetstream.JetStream) *Publisher {
 	return &Publisher{js: js}
+}
+
+// leaderRetryWait is the wait between a WaitForLeader publisher's tries.
+const leaderRetryWait = 250 * time.Millisecond
+
+// WaitForLeader returns a Publisher on p's JetStream whose publishes, when
+// no stream answers them, are tried again every 250 ms for up to wait (and
+// within their context). A JetStream cluster whose stream is electing a
+// leader, its old one dead, answers no publish for seconds
+// (docs/operations.md, "A NATS node dies"); a publisher for which a failed
+// publish is costly waits the election out. A stream that is truly gone
+// makes such a publish fail only after wait.
+func (p *Publisher) WaitForLeader(wait time.Duration) *Publisher {
+	return &Publisher{js: p.js, opts: []jetstream.PublishOpt{
+		jetstream.WithRetryWait(leaderRetryWait),
+		jetstream.WithRetryAttempts(int(wait / leaderRetryWait)),
+	}}
 }
 
 func (p *Publisher) encode(ctx context.Context, m Message) (*nats.Msg, error) {
@@ -65,7 +85,7 @@ func (p *Publisher) Publish(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.js.PublishMsg(ctx, msg); err != nil {
+	if _, err := p.js.PublishMsg(ctx, msg, p.opts...); err != nil {
 		return fmt.Errorf("publish %s %s: %w", m.Subject, m.MsgID, err)
 	}
 	return nil
@@ -85,7 +105,7 @@ func (p *Publisher) PublishAll(ctx context.Context, msgs []Message) (int, error)
 		msg, err := p.encode(ctx, m)
 		if err == nil {
 			var f jetstream.PubAckFuture
-			f, err = p.js.PublishMsgAsync(msg)
+			f, err = p.js.PublishMsgAsync(msg, p.opts...)
 			if err == nil {
 				futures = append(futures, pending{future: f, items: max(m.Items, 1)})
 				continue

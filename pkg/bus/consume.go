@@ -132,7 +132,9 @@ func (w *worker) begin() bool {
 // runOnce ensures the stream and consumer exist and consumes until ctx is
 // done or the consumer is lost. A nil error means it ran and was lost.
 func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c event.Consumer) error {
-	if err := event.EnsureStreams(ctx, js); err != nil {
+	// A work queue's consumer has as many replicas as its stream (JetStream
+	// requires it), so the consumer's are the streams'.
+	if err := event.EnsureStreams(ctx, js, c.Config.Replicas); err != nil {
 		return err
 	}
 	cons, err := js.CreateOrUpdateConsumer(ctx, c.Stream, c.Config)

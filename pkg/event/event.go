@@ -6,13 +6,11 @@
 package event
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -45,19 +43,43 @@ const (
 // stored once.
 const DuplicateWindow = 2 * time.Minute
 
-// Streams returns the configuration of every stream. All are work queues:
-// a message is removed once its one consumer acknowledges it. PostgreSQL is
-// the system of record, so a stream that loses its data loses no hook: the
-// scheduler's lease expiry re-drives it.
-func Streams() []jetstream.StreamConfig {
+// Stream replicas (SUNDIAL_STREAM_REPLICAS): how many servers of a
+// JetStream cluster keep each stream and each durable consumer. A work
+// queue's consumers must have as many replicas as their stream (JetStream
+// refuses anything else), so one number sets both. Every service reads it
+// and must be given the same value: the last to start would otherwise
+// rescale the streams to its own.
+const (
+	ReplicasEnv     = "SUNDIAL_STREAM_REPLICAS"
+	DefaultReplicas = 1
+	// MaxReplicas is JetStream's own limit.
+	MaxReplicas = 5
+)
+
+// CheckReplicas returns an error naming SUNDIAL_STREAM_REPLICAS when n is
+// out of range; the services' Validate methods report it.
+func CheckReplicas(n int) error {
+	if n < 1 || n > MaxReplicas {
+		return fmt.Errorf("%s=%d: want 1 to %d (odd: 1, 3 or 5, so that a majority survives a server's loss)",
+			ReplicasEnv, n, MaxReplicas)
+	}
+	return nil
+}
+
+// Streams returns the configuration of every stream with the given
+// replicas. All are work queues: a message is removed once its one
+// consumer acknowledges it. PostgreSQL is the system of record, so a
+// stream that loses its data loses no hook: the scheduler's lease expiry
+// re-drives it.
+func Streams(replicas int) []jetstream.StreamConfig {
 	return []jetstream.StreamConfig{
-		workQueue(StreamDue, SubjectDue, time.Hour, "due hooks, from the scheduler to the dispatchers"),
-		workQueue(StreamResults, SubjectResult, 24*time.Hour, "attempt results, from the dispatchers to the scheduler"),
-		workQueue(StreamAlerts, SubjectAlert, 7*24*time.Hour, "alerts, from the scheduler and the gateway to the notifier"),
+		workQueue(StreamDue, SubjectDue, time.Hour, replicas, "due hooks, from the scheduler to the dispatchers"),
+		workQueue(StreamResults, SubjectResult, 24*time.Hour, replicas, "attempt results, from the dispatchers to the scheduler"),
+		workQueue(StreamAlerts, SubjectAlert, 7*24*time.Hour, replicas, "alerts, from the scheduler and the gateway to the notifier"),
 	}
 }
 
-func workQueue(name, subject string, maxAge time.Duration, description string) jetstream.StreamConfig {
+func workQueue(name, subject string, maxAge time.Duration, replicas int, description string) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        name,
 		Description: description,
@@ -67,6 +89,7 @@ func workQueue(name, subject string, maxAge time.Duration, description string) j
 		MaxAge:      maxAge,
 		Duplicates:  DuplicateWindow,
 		Discard:     jetstream.DiscardOld,
+		Replicas:    replicas,
 	}
 }
 
@@ -96,7 +119,7 @@ const (
 // they are bounded anyway: a dispatcher acknowledges without delivering any
 // message whose lease is (nearly) over, so a message handed back (its host
 // busy, a database hiccup) lives at most one lease.
-func DispatcherConsumer() Consumer {
+func DispatcherConsumer(replicas int) Consumer {
 	return Consumer{Stream: StreamDue, Config: jetstream.ConsumerConfig{
 		Durable:       ConsumerDispatcher,
 		FilterSubject: SubjectDue,
@@ -104,11 +127,12 @@ func DispatcherConsumer() Consumer {
 		AckWait:       30 * time.Second,
 		MaxDeliver:    -1,
 		MaxAckPending: MaxAckPendingDue,
+		Replicas:      replicas,
 	}}
 }
 
 // SchedulerConsumer reads attempt results.
-func SchedulerConsumer() Consumer {
+func SchedulerConsumer(replicas int) Consumer {
 	return Consumer{Stream: StreamResults, Config: jetstream.ConsumerConfig{
 		Durable:       ConsumerScheduler,
 		FilterSubject: SubjectResult,
@@ -116,12 +140,13 @@ func SchedulerConsumer() Consumer {
 		AckWait:       30 * time.Second,
 		MaxDeliver:    -1,
 		MaxAckPending: MaxAckPendingResults,
+		Replicas:      replicas,
 	}}
 }
 
 // NotifierConsumer reads alerts. Alerts are retried without limit: a channel
 // that keeps failing is reported, never silently dropped.
-func NotifierConsumer() Consumer {
+func NotifierConsumer(replicas int) Consumer {
 	return Consumer{Stream: StreamAlerts, Config: jetstream.ConsumerConfig{
 		Durable:       ConsumerNotifier,
 		FilterSubject: SubjectAlert,
@@ -129,37 +154,8 @@ func NotifierConsumer() Consumer {
 		AckWait:       time.Minute,
 		MaxDeliver:    -1,
 		MaxAckPending: MaxAckPendingAlerts,
+		Replicas:      replicas,
 	}}
-}
-
-// EnsureStreams creates the streams or brings their configuration up to
-// date. Every service calls it at start-up and again when a stream has
-// vanished, so that the suite heals after NATS lost its store.
-//
-// A stream that exists with the wanted settings is left alone: updating a
-// stream while consumers are being created on it is needless churn for the
-// server, and every consumer restart calls this.
-func EnsureStreams(ctx context.Context, js jetstream.JetStream) error {
-	for _, cfg := range Streams() {
-		if s, err := js.Stream(ctx, cfg.Name); err == nil && upToDate(s.CachedInfo().Config, cfg) {
-			continue
-		}
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
-			return fmt.Errorf("ensure stream %s: %w", cfg.Name, err)
-		}
-	}
-	return nil
-}
-
-// upToDate reports whether an existing stream has the settings Sundial sets.
-func upToDate(have, want jetstream.StreamConfig) bool {
-	return slices.Equal(have.Subjects, want.Subjects) &&
-		have.Retention == want.Retention &&
-		have.Storage == want.Storage &&
-		have.MaxAge == want.MaxAge &&
-		have.Duplicates == want.Duplicates &&
-		have.Discard == want.Discard &&
-		have.Description == want.Description
 }
 
 // IsStreamGone reports whether err says that a stream or consumer no longer

@@ -1,5 +1,7 @@
 // Package natstest runs a real NATS server with JetStream inside the test
-// process, with its store in the test's temporary directory.
+// process, with its store in the test's temporary directory, or a
+// JetStream cluster of them; and plans clusters (names, ports, store
+// folders, configuration files) for tests that run nats-server processes.
 package natstest
 
 import (
@@ -97,7 +99,14 @@ func (s *Server) Restart(t testing.TB, wipe bool) *Server {
 // Connect opens a client connection and its JetStream context, closed when t ends.
 func (s *Server) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
+	return connect(t, s.ClientURL())
+}
+
+// connect opens a client connection to url and its JetStream context,
+// closed when t ends.
+func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatalf("natstest: connect: %v", err)
 	}

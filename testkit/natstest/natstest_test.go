@@ -2,6 +2,8 @@ package natstest_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,4 +56,29 @@ func TestMaxPayload(t *testing.T) {
 	require.Equal(t, int64(1<<20), nc.MaxPayload(), "nats-server's default")
 	nc, _ = s.Restart(t, false).Connect(t)
 	require.Equal(t, int64(1<<20), nc.MaxPayload(), "kept across a restart")
+}
+
+func TestClusterTakesR3Streams(t *testing.T) {
+	t.Parallel()
+	c := natstest.StartCluster(t, 3)
+	_, js := c.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3"}, Replicas: 3})
+	require.NoError(t, err)
+	info := s.CachedInfo()
+	require.Equal(t, natstest.ClusterName, info.Cluster.Name)
+	require.Len(t, info.Cluster.Replicas, 2, "a leader and two followers")
+}
+
+func TestConfigListsEveryRoute(t *testing.T) {
+	t.Parallel()
+	nodes := natstest.PlanCluster(t, 3)
+	cfg := natstest.Config(nodes[0], nodes)
+	for _, n := range nodes {
+		require.Contains(t, cfg, fmt.Sprintf("nats-route://127.0.0.1:%d", n.ClusterPort))
+	}
+	require.Contains(t, cfg, `server_name: "n1"`)
+	require.Contains(t, cfg, nodes[0].StoreDir)
+	require.Equal(t, 3, strings.Count(natstest.ClientURLs(nodes), "nats://"))
 }

@@ -34,7 +34,7 @@ func TestDispatcherKilledMidDelivery(t *testing.T) {
 	}
 
 	select {
-	case <-b.receiver.held:
+	case <-b.receiver.Held():
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the receiver never held %d deliveries; got %d", inFlight, len(b.receiver.Blocked()))
 	}

@@ -52,7 +52,7 @@ func TestNATSRestartedWithStoreWiped(t *testing.T) {
 		return map[string]any{"path": "/before", "postAt": dueAt, "data": map[string]any{}}
 	})
 	select {
-	case <-b.receiver.held:
+	case <-b.receiver.Held():
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the receiver never held %d deliveries; got %d", inFlight, len(b.receiver.Blocked()))
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/sundial-run/sundial/tests/internal/checker"
 	"github.com/sundial-run/sundial/tests/internal/inproc"
 	"github.com/sundial-run/sundial/tests/internal/proc"
+	"github.com/sundial-run/sundial/tests/internal/recorder"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -66,7 +67,7 @@ type options struct {
 type bundle struct {
 	env      map[string]string
 	nats     *natstest.Server
-	receiver *receiver
+	receiver *recorder.Receiver
 	projects []gateway.Credentials
 	baseURL  string
 	// gateway is the gateway's process (gatewayProcess only).
@@ -94,7 +95,7 @@ func setup(t *testing.T, opts options) *bundle {
 		opts.projects = 1
 	}
 	ns := natstest.Start(t, natstest.Options{})
-	rcv := newReceiver(t, opts.hold)
+	rcv := recorder.Start(t, opts.hold)
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
 	t.Cleanup(transport.CloseIdleConnections)

@@ -43,11 +43,6 @@ var mustSet = []string{
 	"SUNDIAL_NOTIFIER_SMTP_FROM",
 }
 
-// pending are variables the manifests set for code that is not merged yet
-// (the admin port, the streams' replicas: docs/operations.md); no
-// ConfigFromEnv reads them so far. Once one does, its entry here is moot.
-var pending = []string{"SUNDIAL_ADMIN_ADDR", "SUNDIAL_STREAM_REPLICAS"}
-
 // secretStandIn is the value checked for a variable that comes from a
 // Secret, which the manifests only name: any non-empty value, except for
 // the keyring, which must parse.
@@ -69,15 +64,12 @@ func readBy(service string, env map[string]string) (map[string]bool, error) {
 	return read, err
 }
 
-// known is every variable some service reads, and the pending ones.
+// known is every variable some service reads.
 var known = sync.OnceValue(func() map[string]bool {
 	all := map[string]bool{}
 	for s := range services {
 		read, _ := readBy(s, nil)
 		maps.Copy(all, read)
-	}
-	for _, name := range pending {
-		all[name] = true
 	}
 	return all
 })

@@ -156,10 +156,12 @@ func (r rendering) checkScaledObject(o Object) error {
 	if target == nil {
 		return fmt.Errorf("scaleTargetRef: no Deployment %s in the rendering", ref.Name)
 	}
+	// Only the stream and the durable name are compared: the replicas do
+	// not matter here.
 	consumers := map[string]event.Consumer{
-		"dispatcher": event.DispatcherConsumer(),
-		"scheduler":  event.SchedulerConsumer(),
-		"notifier":   event.NotifierConsumer(),
+		"dispatcher": event.DispatcherConsumer(1),
+		"scheduler":  event.SchedulerConsumer(1),
+		"notifier":   event.NotifierConsumer(1),
 	}
 	var want event.Consumer
 	ok := false

@@ -91,7 +91,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		client.Close()
 		return nil, err
 	}
-	nc, js, err := connectNATS(ctx, cfg.NATSURL)
+	nc, js, err := connectNATS(ctx, cfg.NATSURL, cfg.StreamReplicas)
 	if err != nil {
 		client.Close()
 		pool.Close()
@@ -101,7 +101,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	sender := bus.Retrying{
 		Publisher:     bus.NewPublisher(js),
 		Retry:         report.DefaultRetry,
-		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js, cfg.StreamReplicas) },
 		Log:           log,
 	}
 	a.results, err = report.NewBatcher(report.BatchConfig{MaxBatch: cfg.ResultBatch, Linger: cfg.ResultLinger}, sender)
@@ -135,7 +135,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 // NATS is connected and the due hooks' consumer exists; metrics with that
 // consumer's lag.
 func (a *App) listenAdmin(ctx context.Context, tel telemetry.Providers) error {
-	consumer := event.DispatcherConsumer()
+	consumer := event.DispatcherConsumer(a.cfg.StreamReplicas)
 	if err := bus.ObserveConsumerLag(a.js, tel.Meter.Meter(bus.MeterName), consumer); err != nil {
 		return err
 	}
@@ -172,14 +172,14 @@ func newClient(cfg Config) (*delivery.Client, error) {
 	})
 }
 
-func connectNATS(ctx context.Context, url string) (*nats.Conn, jetstream.JetStream, error) {
+func connectNATS(ctx context.Context, url string, replicas int) (*nats.Conn, jetstream.JetStream, error) {
 	nc, js, err := bus.Connect(url, "sundial-"+name)
 	if err != nil {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, startupTimeout)
 	defer cancel()
-	if err := event.EnsureStreams(ctx, js); err != nil {
+	if err := event.EnsureStreams(ctx, js, replicas); err != nil {
 		nc.Close()
 		return nil, nil, fmt.Errorf("nats %s: %w", url, err)
 	}
@@ -207,7 +207,7 @@ func (a *App) Run(ctx context.Context) error {
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBatches()
 	batching.Go(func() { a.results.Run(batchCtx) })
-	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(), a.handler.Handle, bus.ConsumeOptions{
+	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(a.cfg.StreamReplicas), a.handler.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.Concurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,

@@ -11,6 +11,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
@@ -26,6 +27,11 @@ type Config struct {
 	DatabaseURL string
 	// NATSURL locates NATS (SUNDIAL_NATS_URL, default nats://127.0.0.1:4222).
 	NATSURL string
+	// StreamReplicas is how many servers of a JetStream cluster keep each
+	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
+	// most 5; every service must be given the same value:
+	// docs/operations.md, "Streams and consumers").
+	StreamReplicas int
 	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL, default info).
 	LogLevel string
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
@@ -145,6 +151,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 	cfg := Config{
 		DatabaseURL:          r.String("SUNDIAL_DATABASE_URL", postgres.DefaultURL),
 		NATSURL:              r.String("SUNDIAL_NATS_URL", bus.DefaultURL),
+		StreamReplicas:       r.Int(event.ReplicasEnv, event.DefaultReplicas),
 		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
 		AdminAddr:            r.String("SUNDIAL_DISPATCHER_ADMIN_ADDR", DefaultAdminAddr),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", signing.DefaultHeaderPrefix),
@@ -175,6 +182,8 @@ func (c Config) Validate() error {
 	var v envconf.Check
 	v.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must not be empty")
 	v.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must not be empty")
+	replicasErr := event.CheckReplicas(c.StreamReplicas)
+	v.That(replicasErr == nil, "%v", replicasErr)
 	if err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		v.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
 	}

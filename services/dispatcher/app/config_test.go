@@ -21,6 +21,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, app.Config{
 		DatabaseURL:          "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
 		NATSURL:              "nats://127.0.0.1:4222",
+		StreamReplicas:       1,
 		LogLevel:             "info",
 		AdminAddr:            ":9092",
 		HeaderPrefix:         "Sundial",
@@ -44,6 +45,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_DATABASE_URL":                 "postgres://db/sundial",
 		"SUNDIAL_NATS_URL":                     "nats://nats:4222",
+		"SUNDIAL_STREAM_REPLICAS":              "3",
 		"SUNDIAL_LOG_LEVEL":                    "debug",
 		"SUNDIAL_DISPATCHER_ADMIN_ADDR":        "127.0.0.1:19092",
 		"SUNDIAL_HEADER_PREFIX":                "Acme",
@@ -67,6 +69,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 	require.Equal(t, app.Config{
 		DatabaseURL:     "postgres://db/sundial",
 		NATSURL:         "nats://nats:4222",
+		StreamReplicas:  3,
 		LogLevel:        "debug",
 		AdminAddr:       "127.0.0.1:19092",
 		HeaderPrefix:    "Acme",
@@ -103,13 +106,14 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_RESPONSE_EXCERPT_BYTES":       "1000000",
 		"SUNDIAL_DISPATCHER_HOST_CONNECT_RATE": "0",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":             "soon",
+		"SUNDIAL_STREAM_REPLICAS":              "three",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{
 		"SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX", "SUNDIAL_DISPATCHER_CONCURRENCY", "SUNDIAL_DELIVERY_TIMEOUT",
 		"SUNDIAL_DISPATCHER_HOST_CONCURRENCY",
 		"SUNDIAL_DELIVERY_ALLOW_PRIVATE", "SUNDIAL_DELIVERY_ALLOW_CIDRS", "SUNDIAL_RESPONSE_EXCERPT_BYTES",
-		"SUNDIAL_DISPATCHER_HOST_CONNECT_RATE", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SECRET_KEYS",
+		"SUNDIAL_DISPATCHER_HOST_CONNECT_RATE", "SUNDIAL_SHUTDOWN_TIMEOUT", "SUNDIAL_SECRET_KEYS", "SUNDIAL_STREAM_REPLICAS",
 	} {
 		require.ErrorContains(t, err, name)
 	}
@@ -123,6 +127,7 @@ func TestValidate(t *testing.T) {
 	cases := map[string]func(*app.Config){
 		"SUNDIAL_DATABASE_URL":                 func(c *app.Config) { c.DatabaseURL = "" },
 		"SUNDIAL_NATS_URL":                     func(c *app.Config) { c.NATSURL = "" },
+		"SUNDIAL_STREAM_REPLICAS":              func(c *app.Config) { c.StreamReplicas = 6 },
 		"SUNDIAL_HEADER_PREFIX":                func(c *app.Config) { c.HeaderPrefix = "X:Y" },
 		"SUNDIAL_DISPATCHER_CONCURRENCY":       func(c *app.Config) { c.Concurrency = 0 },
 		"SUNDIAL_DISPATCHER_HOST_CONCURRENCY":  func(c *app.Config) { c.HostConcurrency = 0 },

@@ -102,7 +102,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err != nil {
 		return nil, err
 	}
-	nc, js, alerts, err := connectAlerts(ctx, cfg.NATSURL, log)
+	nc, js, alerts, err := connectAlerts(ctx, cfg.NATSURL, cfg.StreamReplicas, log)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -269,18 +269,18 @@ func hookService(cfg Config, pool *pgxpool.Pool, alerts *quota.Alerts, log *slog
 // connectAlerts connects to NATS, makes sure the streams exist, and returns
 // the JetStream (send tests publish on it) and the publisher of quota
 // threshold alerts.
-func connectAlerts(ctx context.Context, url string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, *quota.Alerts, error) {
+func connectAlerts(ctx context.Context, url string, replicas int, log *slog.Logger) (*nats.Conn, jetstream.JetStream, *quota.Alerts, error) {
 	nc, js, err := bus.Connect(url, "sundial-gateway")
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	streamCtx, cancel := context.WithTimeout(ctx, streamsTimeout)
 	defer cancel()
-	if err := event.EnsureStreams(streamCtx, js); err != nil {
+	if err := event.EnsureStreams(streamCtx, js, replicas); err != nil {
 		nc.Close()
 		return nil, nil, nil, err
 	}
-	alerts, err := quota.NewAlerts(js, log, alertDrainTimeout)
+	alerts, err := quota.NewAlerts(js, replicas, log, alertDrainTimeout)
 	if err != nil {
 		nc.Close()
 		return nil, nil, nil, err

@@ -35,6 +35,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, app.Config{
 		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
 		NATSURL:          "nats://127.0.0.1:4222",
+		StreamReplicas:   1,
 		HTTPAddr:         ":8080",
 		AdminAddr:        ":9090",
 		LogLevel:         "info",
@@ -60,6 +61,7 @@ func TestConfigFromEnv(t *testing.T) {
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_DATABASE_URL":             "postgres://db/x",
 		"SUNDIAL_NATS_URL":                 "nats://bus:4222",
+		"SUNDIAL_STREAM_REPLICAS":          "5",
 		"SUNDIAL_HTTP_ADDR":                "127.0.0.1:9000",
 		"SUNDIAL_GATEWAY_ADMIN_ADDR":       "127.0.0.1:9001",
 		"SUNDIAL_LOG_LEVEL":                "debug",
@@ -82,7 +84,7 @@ func TestConfigFromEnv(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
-		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", HTTPAddr: "127.0.0.1:9000", AdminAddr: "127.0.0.1:9001", LogLevel: "debug", HeaderPrefix: "Acme",
+		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", StreamReplicas: 5, HTTPAddr: "127.0.0.1:9000", AdminAddr: "127.0.0.1:9001", LogLevel: "debug", HeaderPrefix: "Acme",
 		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
 		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2, KeyCacheTTL: 250 * time.Millisecond,
 		MaxConnections: 500, IdleTimeout: 5 * time.Second, AuthFailuresPerMinute: 0,
@@ -123,6 +125,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_GATEWAY_TRUSTED_PROXIES":          "10.0.0.0/33",
 		"SUNDIAL_PUBLIC_URL":                       "ftp://sundial.example.com/v1",
 		"SUNDIAL_LISTENER_RESUME_WINDOW":           "0s",
+		"SUNDIAL_STREAM_REPLICAS":                  "7",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{"SUNDIAL_HTTP_ADDR", "SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX",
@@ -130,7 +133,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT",
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL", "SUNDIAL_GATEWAY_MAX_CONNECTIONS", "SUNDIAL_GATEWAY_IDLE_TIMEOUT",
 		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", "SUNDIAL_GATEWAY_TRUSTED_PROXIES", "SUNDIAL_SECRET_KEYS",
-		"SUNDIAL_PUBLIC_URL", "SUNDIAL_LISTENER_RESUME_WINDOW"} {
+		"SUNDIAL_PUBLIC_URL", "SUNDIAL_LISTENER_RESUME_WINDOW", "SUNDIAL_STREAM_REPLICAS"} {
 		require.ErrorContains(t, err, name)
 	}
 }

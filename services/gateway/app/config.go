@@ -16,6 +16,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
@@ -34,6 +35,11 @@ type Config struct {
 	// NATSURL is the NATS server (with JetStream) that quota threshold and
 	// channel send-test alerts are published to (SUNDIAL_NATS_URL).
 	NATSURL string
+	// StreamReplicas is how many servers of a JetStream cluster keep each
+	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
+	// most 5; every service must be given the same value:
+	// docs/operations.md, "Streams and consumers").
+	StreamReplicas int
 	// HTTPAddr is the address the API listens on (SUNDIAL_HTTP_ADDR);
 	// port 0 picks a free port, see App.Addr.
 	HTTPAddr string
@@ -166,6 +172,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 	cfg := Config{
 		DatabaseURL:      r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
 		NATSURL:          r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
+		StreamReplicas:   r.Int(event.ReplicasEnv, event.DefaultReplicas),
 		HTTPAddr:         r.String("SUNDIAL_HTTP_ADDR", DefaultHTTPAddr),
 		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
 		AdminAddr:        r.String("SUNDIAL_GATEWAY_ADMIN_ADDR", DefaultAdminAddr),
@@ -196,6 +203,8 @@ func (c Config) Validate() error {
 	var check envconf.Check
 	check.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must not be empty")
 	check.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must not be empty")
+	replicasErr := event.CheckReplicas(c.StreamReplicas)
+	check.That(replicasErr == nil, "%v", replicasErr)
 	_, _, err := net.SplitHostPort(c.HTTPAddr)
 	check.That(err == nil, "SUNDIAL_HTTP_ADDR=%q: want host:port, e.g. :8080", c.HTTPAddr)
 	adminErr := adminhttp.CheckAddr(c.AdminAddr)

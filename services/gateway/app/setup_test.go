@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
@@ -55,6 +56,7 @@ func testConfig(t testing.TB, dbURL string) app.Config {
 	return app.Config{
 		DatabaseURL:      dbURL,
 		NATSURL:          natstest.Start(t, natstest.Options{}).ClientURL(),
+		StreamReplicas:   event.DefaultReplicas,
 		HTTPAddr:         "127.0.0.1:0",
 		AdminAddr:        "127.0.0.1:0",
 		LogLevel:         "debug",

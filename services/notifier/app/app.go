@@ -97,7 +97,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	}
 	ensureCtx, cancel := context.WithTimeout(ctx, startupTimeout)
 	defer cancel()
-	if err := event.EnsureStreams(ensureCtx, js); err != nil {
+	if err := event.EnsureStreams(ensureCtx, js, cfg.StreamReplicas); err != nil {
 		nc.Close()
 		pool.Close()
 		return nil, err
@@ -123,7 +123,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 // NATS is connected and the alerts consumer exists; metrics with that
 // consumer's lag.
 func (a *App) listenAdmin(ctx context.Context, tel telemetry.Providers) error {
-	consumer := event.NotifierConsumer()
+	consumer := event.NotifierConsumer(a.cfg.StreamReplicas)
 	if err := bus.ObserveConsumerLag(a.js, tel.Meter.Meter(bus.MeterName), consumer); err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (a *App) Run(ctx context.Context) error {
 	var consumeErr error
 	wg.Go(func() { a.admin.Run(ctx) })
 	wg.Go(func() {
-		consumeErr = bus.Consume(ctx, a.js, event.NotifierConsumer(), a.handler.Handle, bus.ConsumeOptions{
+		consumeErr = bus.Consume(ctx, a.js, event.NotifierConsumer(a.cfg.StreamReplicas), a.handler.Handle, bus.ConsumeOptions{
 			Concurrency:  a.cfg.Concurrency,
 			DrainTimeout: a.cfg.ShutdownTimeout,
 			Logger:       a.log,

@@ -12,6 +12,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/channelconfig"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/signing"
@@ -23,6 +24,11 @@ type Config struct {
 	// NATSURL is the NATS server the alerts come from.
 	// SUNDIAL_NATS_URL, default nats://127.0.0.1:4222.
 	NATSURL string
+	// StreamReplicas is how many servers of a JetStream cluster keep each
+	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
+	// most 5; every service must be given the same value:
+	// docs/operations.md, "Streams and consumers").
+	StreamReplicas int
 	// DatabaseURL is the PostgreSQL database: alerts, groups, channels and
 	// sends live there.
 	// SUNDIAL_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable.
@@ -150,6 +156,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 	r := envconf.New(lookup)
 	cfg := Config{
 		NATSURL:          r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
+		StreamReplicas:   r.Int(event.ReplicasEnv, event.DefaultReplicas),
 		DatabaseURL:      r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
 		DatabaseMaxConns: r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
 		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
@@ -189,6 +196,8 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 func (c Config) Validate() error {
 	var check envconf.Check
 	check.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must be set")
+	replicasErr := event.CheckReplicas(c.StreamReplicas)
+	check.That(replicasErr == nil, "%v", replicasErr)
 	check.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must be set")
 	check.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= 1000,
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: want 1 to 1000", c.DatabaseMaxConns)

@@ -18,6 +18,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		NATSURL:          "nats://127.0.0.1:4222",
+		StreamReplicas:   1,
 		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
 		DatabaseMaxConns: 4,
 		LogLevel:         "info",
@@ -43,6 +44,7 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_NATS_URL":               "nats://nats:4222",
+		"SUNDIAL_STREAM_REPLICAS":        "3",
 		"SUNDIAL_DATABASE_URL":           "postgres://sundial@db/sundial",
 		"SUNDIAL_DATABASE_MAX_CONNS":     "2",
 		"SUNDIAL_LOG_LEVEL":              "debug",
@@ -72,6 +74,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
 		NATSURL:          "nats://nats:4222",
+		StreamReplicas:   3,
 		DatabaseURL:      "postgres://sundial@db/sundial",
 		DatabaseMaxConns: 2,
 		LogLevel:         "debug",
@@ -150,13 +153,13 @@ func TestValidate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	bad := cfg
-	bad.NATSURL, bad.DatabaseURL = "", ""
+	bad.NATSURL, bad.DatabaseURL, bad.StreamReplicas = "", "", 0
 	bad.Concurrency, bad.ShutdownTimeout = 0, -time.Second
 	bad.SMTP = app.SMTPConfig{Host: "smtp.example.com", Port: 0, TLS: "ssl", Username: "ops"}
 	err = bad.Validate()
 	require.Error(t, err)
 	for _, name := range []string{
-		"SUNDIAL_NATS_URL", "SUNDIAL_DATABASE_URL", "SUNDIAL_NOTIFIER_CONCURRENCY", "SUNDIAL_SHUTDOWN_TIMEOUT",
+		"SUNDIAL_NATS_URL", "SUNDIAL_STREAM_REPLICAS", "SUNDIAL_DATABASE_URL", "SUNDIAL_NOTIFIER_CONCURRENCY", "SUNDIAL_SHUTDOWN_TIMEOUT",
 		"SUNDIAL_NOTIFIER_SMTP_PORT", "SUNDIAL_NOTIFIER_SMTP_TLS", "SUNDIAL_NOTIFIER_SMTP_PASSWORD", "SUNDIAL_NOTIFIER_SMTP_FROM",
 	} {
 		require.Contains(t, err.Error(), name)

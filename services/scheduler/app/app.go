@@ -99,7 +99,7 @@ func (a *App) connect(ctx context.Context) error {
 	}
 	streamCtx, cancel := context.WithTimeout(ctx, startupTimeout)
 	defer cancel()
-	if err := event.EnsureStreams(streamCtx, a.js); err != nil {
+	if err := event.EnsureStreams(streamCtx, a.js, a.cfg.StreamReplicas); err != nil {
 		return err
 	}
 	// Sizes agree end to end: refuse a server too small for Sundial.
@@ -113,6 +113,7 @@ func (a *App) connect(ctx context.Context) error {
 		MaxRedrives:    a.cfg.MaxRedrives,
 		MaxInFlight:    a.cfg.MaxInFlight,
 		DueBatch:       a.cfg.DueBatch,
+		StreamReplicas: a.cfg.StreamReplicas,
 		TracerProvider: a.tel.Tracer,
 		MeterProvider:  a.tel.Meter,
 	}, a.log)
@@ -135,7 +136,7 @@ func (a *App) connect(ctx context.Context) error {
 			return err
 		}
 	}
-	a.results, err = result.New(a.pool, a.js, a.log, nil,
+	a.results, err = result.New(a.pool, a.js, a.cfg.StreamReplicas, a.log, nil,
 		telemetry.WithProviders(a.tel.Tracer, a.tel.Meter))
 	if err != nil {
 		return err
@@ -178,7 +179,7 @@ func (a *App) connect(ctx context.Context) error {
 // NATS is connected and the results consumer exists; metrics with the
 // results consumer's lag.
 func (a *App) listenAdmin(ctx context.Context) error {
-	consumer := event.SchedulerConsumer()
+	consumer := event.SchedulerConsumer(a.cfg.StreamReplicas)
 	if err := bus.ObserveConsumerLag(a.js, a.tel.Meter.Meter(bus.MeterName), consumer); err != nil {
 		return err
 	}
@@ -238,7 +239,7 @@ func (a *App) Run(ctx context.Context) error {
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBatches()
 	wg.Go(func() { a.batches.Run(batchCtx) })
-	err := bus.Consume(ctx, a.js, event.SchedulerConsumer(), a.batches.Handle, bus.ConsumeOptions{
+	err := bus.Consume(ctx, a.js, event.SchedulerConsumer(a.cfg.StreamReplicas), a.batches.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.ResultConcurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,

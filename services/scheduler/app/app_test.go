@@ -104,8 +104,8 @@ type dispatcher struct {
 // moment, which -race reports.
 func (b bundle) dispatcher(t *testing.T) dispatcher {
 	t.Helper()
-	require.NoError(t, event.EnsureStreams(context.Background(), b.js))
-	c := event.DispatcherConsumer()
+	require.NoError(t, event.EnsureStreams(context.Background(), b.js, event.DefaultReplicas))
+	c := event.DispatcherConsumer(event.DefaultReplicas)
 	cons, err := b.js.CreateOrUpdateConsumer(context.Background(), c.Stream, c.Config)
 	require.NoError(t, err)
 	return dispatcher{t: t, cons: cons, pub: bus.NewPublisher(b.js)}

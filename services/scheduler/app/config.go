@@ -8,6 +8,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
@@ -29,6 +30,11 @@ type Config struct {
 	DatabaseURL string
 	// NATSURL is the NATS server URL. SUNDIAL_NATS_URL, default nats://127.0.0.1:4222.
 	NATSURL string
+	// StreamReplicas is how many servers of a JetStream cluster keep each
+	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
+	// most 5; every service must be given the same value:
+	// docs/operations.md, "Streams and consumers").
+	StreamReplicas int
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
 	LogLevel string
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
@@ -189,6 +195,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 	cfg := Config{
 		DatabaseURL:        r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
 		NATSURL:            r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
+		StreamReplicas:     r.Int(event.ReplicasEnv, event.DefaultReplicas),
 		LogLevel:           r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
 		AdminAddr:          r.String("SUNDIAL_SCHEDULER_ADMIN_ADDR", DefaultAdminAddr),
 		PollInterval:       r.Duration("SUNDIAL_SCHEDULER_POLL_INTERVAL", DefaultPollInterval),
@@ -222,6 +229,8 @@ func (c Config) Validate() error {
 	var ch envconf.Check
 	ch.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must be set")
 	ch.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must be set")
+	replicasErr := event.CheckReplicas(c.StreamReplicas)
+	ch.That(replicasErr == nil, "%v", replicasErr)
 	if err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		ch.That(false, "SUNDIAL_LOG_LEVEL: %v", err)
 	}

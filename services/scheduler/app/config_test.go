@@ -17,6 +17,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, app.Config{
 		DatabaseURL:        "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
 		NATSURL:            "nats://127.0.0.1:4222",
+		StreamReplicas:     1,
 		LogLevel:           "info",
 		AdminAddr:          ":9091",
 		PollInterval:       time.Second,
@@ -48,6 +49,7 @@ func TestConfigFromEnv(t *testing.T) {
 	cfg, err := app.ConfigFromEnv(envconf.Map(map[string]string{
 		"SUNDIAL_DATABASE_URL":                   "postgres://db.internal/sundial",
 		"SUNDIAL_NATS_URL":                       "nats://nats.internal:4222",
+		"SUNDIAL_STREAM_REPLICAS":                "3",
 		"SUNDIAL_LOG_LEVEL":                      "debug",
 		"SUNDIAL_SCHEDULER_ADMIN_ADDR":           "127.0.0.1:19091",
 		"SUNDIAL_SCHEDULER_POLL_INTERVAL":        "250ms",
@@ -76,6 +78,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.Equal(t, app.Config{
 		DatabaseURL:        "postgres://db.internal/sundial",
 		NATSURL:            "nats://nats.internal:4222",
+		StreamReplicas:     3,
 		LogLevel:           "debug",
 		AdminAddr:          "127.0.0.1:19091",
 		PollInterval:       250 * time.Millisecond,
@@ -143,6 +146,8 @@ func TestValidateBounds(t *testing.T) {
 	for name, mutate := range map[string]func(*app.Config){
 		"empty database url":   func(c *app.Config) { c.DatabaseURL = "" },
 		"empty nats url":       func(c *app.Config) { c.NATSURL = "" },
+		"no stream replicas":   func(c *app.Config) { c.StreamReplicas = 0 },
+		"six stream replicas":  func(c *app.Config) { c.StreamReplicas = 6 },
 		"zero poll interval":   func(c *app.Config) { c.PollInterval = 0 },
 		"zero batch":           func(c *app.Config) { c.ClaimBatchSize = 0 },
 		"lease under 1s":       func(c *app.Config) { c.LeaseDuration = 999 * time.Millisecond },

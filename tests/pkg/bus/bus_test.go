@@ -45,7 +45,7 @@ func setup(t *testing.T) env {
 	srv := natstest.Start(t, natstest.Options{})
 	_, js := srv.Connect(t)
 	ctx := t.Context()
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 	return env{ctx: ctx, js: js, pub: bus.NewPublisher(js)}
 }
 
@@ -88,7 +88,7 @@ func (e env) consume(t *testing.T, h bus.Handler, opts bus.ConsumeOptions) (stop
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		_ = bus.Consume(ctx, e.js, event.NotifierConsumer(), h, opts)
+		_ = bus.Consume(ctx, e.js, event.NotifierConsumer(event.DefaultReplicas), h, opts)
 	}()
 	t.Cleanup(func() { cancel(); <-finished })
 	return cancel, finished

@@ -29,7 +29,7 @@ func TestRetryingRecreatesLostStreams(t *testing.T) {
 	send := bus.Retrying{
 		Publisher:     e.pub,
 		Retry:         bus.RetryPolicy{Tries: 3, Backoff: time.Millisecond, Timeout: time.Second},
-		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, e.js) },
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, e.js, event.DefaultReplicas) },
 	}
 	tries, err := send.PublishCounting(e.ctx, alertMsg("a1"))
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event"
@@ -45,7 +46,7 @@ func TestStreamsHaveUniqueNamesAndSubjects(t *testing.T) {
 	t.Parallel()
 	names := map[string]bool{}
 	subjects := map[string]string{}
-	for _, s := range event.Streams() {
+	for _, s := range event.Streams(event.DefaultReplicas) {
 		require.False(t, names[s.Name], "stream %s defined twice", s.Name)
 		names[s.Name] = true
 		require.NotEmpty(t, s.Subjects)
@@ -68,11 +69,11 @@ func TestStreamsHaveUniqueNamesAndSubjects(t *testing.T) {
 func TestConsumersReadTheirStreams(t *testing.T) {
 	t.Parallel()
 	streams := map[string][]string{}
-	for _, s := range event.Streams() {
+	for _, s := range event.Streams(event.DefaultReplicas) {
 		streams[s.Name] = s.Subjects
 	}
 	durables := map[string]bool{}
-	for _, c := range []event.Consumer{event.DispatcherConsumer(), event.SchedulerConsumer(), event.NotifierConsumer()} {
+	for _, c := range []event.Consumer{event.DispatcherConsumer(event.DefaultReplicas), event.SchedulerConsumer(event.DefaultReplicas), event.NotifierConsumer(event.DefaultReplicas)} {
 		require.Contains(t, streams[c.Stream], c.Config.FilterSubject, c.Config.Durable)
 		require.False(t, durables[c.Config.Durable], "durable %s used twice", c.Config.Durable)
 		durables[c.Config.Durable] = true
@@ -92,8 +93,8 @@ func TestEnsureStreamsTwice(t *testing.T) {
 	t.Parallel()
 	ctx, js := setup(t)
 
-	require.NoError(t, event.EnsureStreams(ctx, js))
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 
 	var got []string
 	for name := range js.StreamNames(ctx).Name() {
@@ -105,11 +106,11 @@ func TestEnsureStreamsTwice(t *testing.T) {
 func TestEnsureStreamsKeepsMessages(t *testing.T) {
 	t.Parallel()
 	ctx, js := setup(t)
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 	_, err := js.Publish(ctx, event.SubjectAlert, []byte("x"))
 	require.NoError(t, err)
 
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 
 	s, err := js.Stream(ctx, event.StreamAlerts)
 	require.NoError(t, err)
@@ -129,7 +130,7 @@ func TestEnsureStreamsUpdatesConfiguration(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 
 	s, err := js.Stream(ctx, event.StreamAlerts)
 	require.NoError(t, err)
@@ -188,4 +189,125 @@ func TestDuesMsgIDIsDeterministicAndApartFromResults(t *testing.T) {
 	require.True(t, strings.HasPrefix(id, event.KindDues+":"))
 	require.NotEqual(t, id, event.DuesMsgID([]string{"a", "b"}, []int64{1, 3}), "another lease")
 	require.NotEqual(t, id, event.ResultsMsgID(ids, seqs), "a batch of results never shares a due batch's id")
+}
+
+func TestCheckReplicas(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 3, 5} {
+		require.NoError(t, event.CheckReplicas(n), n)
+	}
+	for _, n := range []int{0, -1, 6} {
+		err := event.CheckReplicas(n)
+		require.ErrorContains(t, err, fmt.Sprintf("SUNDIAL_STREAM_REPLICAS=%d: want 1 to 5", n))
+	}
+}
+
+func TestStreamsAndConsumersTakeTheReplicas(t *testing.T) {
+	t.Parallel()
+	for _, s := range event.Streams(3) {
+		require.Equal(t, 3, s.Replicas, s.Name)
+	}
+	for _, c := range []event.Consumer{event.DispatcherConsumer(3), event.SchedulerConsumer(3), event.NotifierConsumer(3)} {
+		require.Equal(t, 3, c.Config.Replicas, c.Config.Durable)
+	}
+}
+
+// streamInfo reads a stream's info from the server.
+func streamInfo(t *testing.T, js jetstream.JetStream, name string) *jetstream.StreamInfo {
+	t.Helper()
+	s, err := js.Stream(t.Context(), name)
+	require.NoError(t, err)
+	info, err := s.Info(t.Context())
+	require.NoError(t, err)
+	return info
+}
+
+// TestEnsureStreamsRescalesOnACluster starts Sundial's streams and a
+// consumer at one replica on a three-server cluster, as a deployment
+// before SUNDIAL_STREAM_REPLICAS=3, then ensures them at three: the
+// streams and the consumer are updated in place and keep their messages;
+// and back to one.
+func TestEnsureStreamsRescalesOnACluster(t *testing.T) {
+	t.Parallel()
+	c := natstest.StartCluster(t, 3)
+	_, js := c.Connect(t)
+	ctx := t.Context()
+	require.NoError(t, event.EnsureStreams(ctx, js, 1))
+	_, err := js.CreateOrUpdateConsumer(ctx, event.StreamDue, event.DispatcherConsumer(1).Config)
+	require.NoError(t, err)
+	_, err = js.Publish(ctx, event.SubjectDue, []byte("kept"))
+	require.NoError(t, err)
+
+	for _, replicas := range []int{3, 1} {
+		require.NoError(t, event.EnsureStreams(ctx, js, replicas))
+		dispatcher := event.DispatcherConsumer(replicas)
+		cons, err := js.CreateOrUpdateConsumer(ctx, dispatcher.Stream, dispatcher.Config)
+		require.NoError(t, err, "replicas %d", replicas)
+		require.Equal(t, replicas, cons.CachedInfo().Config.Replicas)
+		for _, s := range event.Streams(replicas) {
+			require.Equal(t, replicas, streamInfo(t, js, s.Name).Config.Replicas, s.Name)
+		}
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			info := streamInfo(t, js, event.StreamDue)
+			assert.Len(c, info.Cluster.Replicas, replicas-1, "followers of the leader")
+			assert.Equal(c, uint64(1), info.State.Msgs, "the message is kept")
+		}, 30*time.Second, 50*time.Millisecond)
+	}
+}
+
+func TestEnsureStreamsNeedsAClusterForReplicas(t *testing.T) {
+	t.Parallel()
+	ctx, js := setup(t)
+	err := event.EnsureStreams(ctx, js, 3)
+	require.ErrorContains(t, err, "create stream "+event.StreamDue+" with 3 replicas")
+
+	require.NoError(t, event.EnsureStreams(ctx, js, 1))
+	err = event.EnsureStreams(ctx, js, 3)
+	require.ErrorContains(t, err, "update stream "+event.StreamDue+" (replicas 1 to 3)")
+	require.ErrorContains(t, err, "replicas > 1 not supported in non-clustered mode", "the server's reason")
+}
+
+// TestEnsureStreamsRefusesFixedSettings finds a stream made by hand with
+// memory storage and limits retention, which JetStream cannot change: the
+// error names the stream, both settings, both values and the fix, and the
+// stream is left as it was.
+func TestEnsureStreamsRefusesFixedSettings(t *testing.T) {
+	t.Parallel()
+	ctx, js := setup(t)
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: event.StreamResults, Subjects: []string{event.SubjectResult},
+		Storage: jetstream.MemoryStorage, Retention: jetstream.LimitsPolicy,
+	})
+	require.NoError(t, err)
+
+	err = event.EnsureStreams(ctx, js, 1)
+	require.ErrorIs(t, err, event.ErrFixedSetting)
+	for _, want := range []string{
+		"stream SUNDIAL_RESULTS has storage Memory, Sundial wants File",
+		"stream SUNDIAL_RESULTS has retention Limits, Sundial wants WorkQueue",
+		"nats stream rm SUNDIAL_RESULTS",
+	} {
+		require.ErrorContains(t, err, want)
+	}
+	info := streamInfo(t, js, event.StreamResults)
+	require.Equal(t, jetstream.MemoryStorage, info.Config.Storage, "left alone")
+}
+
+// TestEnsureStreamsKeepsTheOperatorsSettings updates a stream whose
+// settings Sundial owns differ, and keeps a limit an operator added.
+func TestEnsureStreamsKeepsTheOperatorsSettings(t *testing.T) {
+	t.Parallel()
+	ctx, js := setup(t)
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: event.StreamDue, Subjects: []string{event.SubjectDue},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+		MaxAge: time.Minute, MaxBytes: 64 << 20,
+	})
+	require.NoError(t, err)
+
+	require.NoError(t, event.EnsureStreams(ctx, js, 1))
+
+	info := streamInfo(t, js, event.StreamDue)
+	require.Equal(t, time.Hour, info.Config.MaxAge, "Sundial's")
+	require.Equal(t, int64(64<<20), info.Config.MaxBytes, "the operator's")
 }

@@ -53,7 +53,7 @@ func setup(t *testing.T, answer http.HandlerFunc) bundle {
 	pool, _ := pgtest.NewPool(t)
 	srv := natstest.Start(t, natstest.Options{})
 	_, js := srv.Connect(t)
-	require.NoError(t, event.EnsureStreams(context.Background(), js))
+	require.NoError(t, event.EnsureStreams(context.Background(), js, event.DefaultReplicas))
 	receiver := fixture.StartReceiver(t, answer)
 	roots, err := egress.LoadRoots(fixture.CAFile(t, receiver))
 	require.NoError(t, err)
@@ -74,7 +74,7 @@ func sender(js jetstream.JetStream, retry bus.RetryPolicy) bus.Retrying {
 	return bus.Retrying{
 		Publisher:     bus.NewPublisher(js),
 		Retry:         retry,
-		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js, event.DefaultReplicas) },
 	}
 }
 

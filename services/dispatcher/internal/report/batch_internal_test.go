@@ -30,7 +30,7 @@ type bundle struct {
 func setup(t *testing.T, cfg BatchConfig) bundle {
 	t.Helper()
 	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
-	require.NoError(t, event.EnsureStreams(context.Background(), js))
+	require.NoError(t, event.EnsureStreams(context.Background(), js, event.DefaultReplicas))
 	b, err := NewBatcher(cfg, bus.Retrying{Publisher: bus.NewPublisher(js), Retry: DefaultRetry,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)

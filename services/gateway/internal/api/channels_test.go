@@ -52,7 +52,7 @@ func setupSendTest(t *testing.T, wait time.Duration) testBundle {
 	require.NoError(t, err)
 	ns := natstest.Start(t, natstest.Options{})
 	_, js := ns.Connect(t)
-	require.NoError(t, event.EnsureStreams(t.Context(), js))
+	require.NoError(t, event.EnsureStreams(t.Context(), js, event.DefaultReplicas))
 	q := store.New(pool)
 	logs := &logtest.Buffer{}
 	channels := channel.NewService(pool, bus.NewPublisher(js), secrettest.Keyring())

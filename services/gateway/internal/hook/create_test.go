@@ -257,13 +257,13 @@ func TestThresholdAlertsAreSentOnceAcrossGateways(t *testing.T) {
 	b.setPlan(40, 200) // alerts at 30, 40 and 60 hooks; hard cap 80
 	ns := natstest.Start(t, natstest.Options{})
 	_, js := ns.Connect(t)
-	require.NoError(t, event.EnsureStreams(b.ctx, js))
+	require.NoError(t, event.EnsureStreams(b.ctx, js, event.DefaultReplicas))
 
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var gateways []*hook.Service
 	var recorders []*recorder
 	for range 2 {
-		alerts, err := quota.NewAlerts(js, log, 5*time.Second)
+		alerts, err := quota.NewAlerts(js, event.DefaultReplicas, log, 5*time.Second)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

@@ -38,9 +38,10 @@ type Alerts struct {
 	drainTimeout time.Duration
 }
 
-// NewAlerts returns an Alerts publishing with js. drainTimeout bounds how
+// NewAlerts returns an Alerts publishing with js; replicas are
+// SUNDIAL_STREAM_REPLICAS, for re-creating lost streams. drainTimeout bounds how
 // long Run keeps publishing queued alerts after its context ends.
-func NewAlerts(js jetstream.JetStream, log *slog.Logger, drainTimeout time.Duration) (*Alerts, error) {
+func NewAlerts(js jetstream.JetStream, replicas int, log *slog.Logger, drainTimeout time.Duration) (*Alerts, error) {
 	failures, err := otel.Meter("sundial/gateway").Int64Counter("sundial.gateway.quota_alert_publish_failures",
 		metric.WithDescription("Quota threshold alerts that could not be published after retries, or found the queue full."))
 	if err != nil {
@@ -49,7 +50,7 @@ func NewAlerts(js jetstream.JetStream, log *slog.Logger, drainTimeout time.Durat
 	send := bus.Retrying{
 		Publisher:     bus.NewPublisher(js),
 		Retry:         bus.RetryPolicy{Tries: alertTries, Backoff: alertFirstBackoff, Timeout: alertPublishTimeout},
-		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js) },
+		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js, replicas) },
 		Log:           log,
 	}
 	return &Alerts{

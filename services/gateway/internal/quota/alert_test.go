@@ -36,10 +36,10 @@ func setupAlerts(t *testing.T, bare bool, drainTimeout time.Duration) alertBundl
 	ns := natstest.Start(t, natstest.Options{})
 	_, js := ns.Connect(t)
 	if !bare {
-		require.NoError(t, event.EnsureStreams(t.Context(), js))
+		require.NoError(t, event.EnsureStreams(t.Context(), js, event.DefaultReplicas))
 	}
 	logs := &logtest.Buffer{}
-	alerts, err := quota.NewAlerts(js, slog.New(slog.NewJSONHandler(logs, nil)), drainTimeout)
+	alerts, err := quota.NewAlerts(js, event.DefaultReplicas, slog.New(slog.NewJSONHandler(logs, nil)), drainTimeout)
 	require.NoError(t, err)
 	return alertBundle{t: t, ctx: t.Context(), nats: ns, js: js, alerts: alerts, logs: logs}
 }

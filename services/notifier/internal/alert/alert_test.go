@@ -84,7 +84,7 @@ func setup(t *testing.T, failures int) fixture {
 	srv := natstest.Start(t, natstest.Options{})
 	_, js := srv.Connect(t)
 	ctx := t.Context()
-	require.NoError(t, event.EnsureStreams(ctx, js))
+	require.NoError(t, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 	f := fixture{ctx: ctx, js: js, pub: bus.NewPublisher(js), sender: newRecorder(failures), outcomes: make(chan bus.Outcome, 100)}
 
 	h := alert.NewHandler(f.sender, slog.New(slog.DiscardHandler))
@@ -92,7 +92,7 @@ func setup(t *testing.T, failures int) fixture {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = bus.Consume(consumeCtx, js, event.NotifierConsumer(), h.Handle, bus.ConsumeOptions{
+		_ = bus.Consume(consumeCtx, js, event.NotifierConsumer(event.DefaultReplicas), h.Handle, bus.ConsumeOptions{
 			Concurrency: 4,
 			Logger:      slog.New(slog.DiscardHandler),
 			Settled:     func(o bus.Outcome) { f.outcomes <- o },

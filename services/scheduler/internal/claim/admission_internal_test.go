@@ -17,7 +17,7 @@ import (
 func withStreams(t *testing.T) jetstream.JetStream {
 	t.Helper()
 	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
-	require.NoError(t, event.EnsureStreams(t.Context(), js))
+	require.NoError(t, event.EnsureStreams(t.Context(), js, event.DefaultReplicas))
 	return js
 }
 

@@ -43,6 +43,12 @@ import (
 // maxErrorBackoff bounds the wait between claims while the database fails.
 const maxErrorBackoff = 5 * time.Second
 
+// electionWait is how long a claim's publish waits for a due stream that
+// answers nothing, as while a JetStream cluster elects its leader (6 to 10
+// s measured: docs/operations.md, "A NATS node dies"), within the claim's
+// lease: a hook whose publish fails waits a whole lease to be re-driven.
+const electionWait = 15 * time.Second
+
 // The paths that claim, named in spans and log lines.
 const (
 	viaPoll   = "poll"
@@ -62,7 +68,8 @@ type Claimer struct {
 	instruments instruments
 
 	// streamsLost is set when a publish found no stream, so that the next
-	// claim first re-creates the streams (NATS lost its store).
+	// claim first re-creates the streams (NATS lost its store), or waits
+	// until they answer (healStreams).
 	streamsLost atomic.Bool
 }
 
@@ -73,6 +80,7 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 		return nil, fmt.Errorf("claimer: %w", err)
 	}
 	cfg.DueBatch = max(cfg.DueBatch, 1)
+	cfg.StreamReplicas = max(cfg.StreamReplicas, event.DefaultReplicas)
 	in, err := newInstruments(cfg.TracerProvider, cfg.MeterProvider)
 	if err != nil {
 		return nil, err
@@ -80,7 +88,7 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 	return &Claimer{
 		queries:     store.New(db),
 		js:          js,
-		pub:         bus.NewPublisher(js),
+		pub:         bus.NewPublisher(js).WaitForLeader(electionWait),
 		cfg:         cfg,
 		log:         log.With("component", "claimer"),
 		admit:       &admission{js: js, limit: cfg.MaxInFlight},
@@ -164,7 +172,9 @@ func (c *Claimer) ClaimOnce(ctx context.Context) (int, error) {
 // claimOnce is ClaimOnce, also telling whether the claim filled the batch
 // it was allowed (then there is probably more due work).
 func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
-	c.healStreams(ctx)
+	if err := c.healStreams(ctx); err != nil {
+		return 0, false, err
+	}
 	batch := c.reserve(ctx)
 	if batch == 0 {
 		return 0, false, errBackpressure
@@ -198,7 +208,10 @@ func (c *Claimer) release(n int) { c.admit.release(n) }
 // hook once it is due (hold.go) and which the caller must run. ctx is a
 // claim's (detach).
 func (c *Claimer) claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Duration) (claimed int, hold func(), err error) {
-	c.healStreams(ctx)
+	if err := c.healStreams(ctx); err != nil {
+		c.release(len(ids))
+		return 0, nil, err
+	}
 	start := time.Now()
 	rows, err := c.claimByID(ctx, c.queries, ids, ahead)
 	received := time.Now()

@@ -31,7 +31,7 @@ func BenchmarkClaim(b *testing.B) {
 			require.NoError(b, err)
 			b.Cleanup(pool.Close)
 			_, js := natstest.Start(b, natstest.Options{}).Connect(b)
-			require.NoError(b, event.EnsureStreams(ctx, js))
+			require.NoError(b, event.EnsureStreams(ctx, js, event.DefaultReplicas))
 			q := storetest.New(pool)
 			project := fixture.Project(b, q, "receiver.example.com", defaults)
 			if c.prepare != nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +43,7 @@ func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
 	_, js := natstest.Start(t, natstest.Options{}).Connect(t)
-	require.NoError(t, event.EnsureStreams(context.Background(), js))
+	require.NoError(t, event.EnsureStreams(context.Background(), js, event.DefaultReplicas))
 	q := storetest.New(pool)
 	b := bundle{pool: pool, q: q, js: js, domain: "receiver.example.com",
 		log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))}
@@ -397,4 +399,47 @@ func TestConfigIsValidated(t *testing.T) {
 		_, err := claim.New(nil, nil, cfg, slog.Default())
 		require.Error(t, err, "%+v", cfg)
 	}
+}
+
+// TestClaimsWaitWhileTheStreamsCannotBeReached loses NATS after a publish
+// found no stream: claims then fail without claiming, so that the hooks
+// stay unclaimed in PostgreSQL instead of waiting for a lease, and resume
+// once NATS is back.
+func TestClaimsWaitWhileTheStreamsCannotBeReached(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	srv := natstest.Start(t, natstest.Options{})
+	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	b.js = js
+	ctx := context.Background()
+	first := b.hook(t, -time.Second)
+	// A short lease: a publish to no stream fails within it.
+	c := b.claimer(t, claim.Config{Lease: 2 * time.Second})
+
+	// No stream: the claim commits, its publish fails.
+	n, err := c.ClaimOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	port := srv.Addr().(*net.TCPAddr).Port
+	srv.Shutdown()
+	srv.WaitForShutdown()
+
+	second := b.hook(t, -time.Second)
+	n, err = c.ClaimOnce(ctx)
+	require.ErrorContains(t, err, "streams unavailable, claims wait")
+	require.Zero(t, n)
+	require.Zero(t, fixture.Get(t, b.q, second.ID).LeaseSeq, "left unclaimed")
+
+	natstest.Start(t, natstest.Options{Port: port, StoreDir: srv.StoreDir})
+	require.Eventually(t, func() bool {
+		n, err := c.ClaimOnce(ctx)
+		return err == nil && n >= 1
+	}, 20*time.Second, 20*time.Millisecond)
+	require.EqualValues(t, 1, fixture.Get(t, b.q, second.ID).LeaseSeq, "claimed once, when the streams answered")
+	require.Positive(t, fixture.Get(t, b.q, first.ID).LeaseSeq)
+	require.Positive(t, fixture.CountMessages(b.js, event.StreamDue), "published")
 }

@@ -30,6 +30,10 @@ type Config struct {
 	// the due and results queues) at which claiming pauses; 0 means no
 	// bound. See admission.go.
 	MaxInFlight int
+	// StreamReplicas are the replicas of the streams the claimer re-creates
+	// when a publish found none (SUNDIAL_STREAM_REPLICAS); 0 is taken as
+	// event.DefaultReplicas.
+	StreamReplicas int
 	// TracerProvider and MeterProvider make the claimer's spans and
 	// metrics; nil means the global ones.
 	TracerProvider trace.TracerProvider

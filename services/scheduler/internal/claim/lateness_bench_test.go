@@ -80,7 +80,7 @@ func runLateness(b *testing.B, load latenessLoad, mode latenessMode) []time.Dura
 	pool, _ := pgtest.NewPool(b)
 	srv := natstest.Start(b, natstest.Options{})
 	nc, js := srv.Connect(b)
-	require.NoError(b, event.EnsureStreams(context.Background(), js))
+	require.NoError(b, event.EnsureStreams(context.Background(), js, event.DefaultReplicas))
 	q := storetest.New(pool)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	project := fixture.Project(b, q, "receiver.example.com", defaults)

@@ -2,6 +2,7 @@ package claim
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -10,7 +11,8 @@ import (
 )
 
 // Publishing. A claim has committed before anything is published, so a
-// failed publish is logged and counted, never retried here: the lease
+// failed publish is logged and counted, never retried here (the publisher
+// only waits out a stream's leader election, electionWait): the lease
 // expiry re-drives the hooks that were not published.
 
 // publish publishes the messages of claimed rows; how says which path
@@ -59,19 +61,23 @@ func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow) [
 	return msgs
 }
 
-// healStreams re-creates the streams after a publish found none. It does
-// not block the claim: if NATS is still without them the next publish fails
-// the same way and the leases re-drive the hooks.
-func (c *Claimer) healStreams(ctx context.Context) {
+// healStreams re-creates the streams after a publish found none, and
+// reports whether claiming may go on. A claim whose hooks cannot be
+// published costs each of them a whole lease before it is re-driven; so
+// while the streams cannot be reached or re-created (NATS down, or a
+// cluster electing a stream leader, which answers nobody for seconds),
+// claims wait, with the hooks still unclaimed in PostgreSQL, and are
+// published as soon as the streams answer again.
+func (c *Claimer) healStreams(ctx context.Context) error {
 	if !c.streamsLost.Load() {
-		return
+		return nil
 	}
-	if err := event.EnsureStreams(ctx, c.js); err != nil {
-		c.log.Warn("re-create streams", "err", err)
-		return
+	if err := event.EnsureStreams(ctx, c.js, c.cfg.StreamReplicas); err != nil {
+		return fmt.Errorf("streams unavailable, claims wait: %w", err)
 	}
 	c.streamsLost.Store(false)
-	c.log.Info("re-created streams after a publish found none")
+	c.log.Info("the streams answer again after a publish found none")
+	return nil
 }
 
 // logBatch writes the one line per claim: duration is the whole of it,

@@ -131,18 +131,19 @@ func insertAlerts(ctx context.Context, q *store.Queries, alerts []*eventv1.Alert
 
 type alerter struct {
 	js       jetstream.JetStream
+	replicas int
 	pub      *bus.Publisher
 	log      *slog.Logger
 	failures metric.Int64Counter
 }
 
-func newAlerter(js jetstream.JetStream, log *slog.Logger) (*alerter, error) {
+func newAlerter(js jetstream.JetStream, replicas int, log *slog.Logger) (*alerter, error) {
 	failures, err := otel.Meter("sundial/scheduler").Int64Counter("sundial.scheduler.alert_publish_failures",
 		metric.WithDescription("Alerts whose event could not be published after retries; the notifier's sweeper takes them from the outbox."))
 	if err != nil {
 		return nil, fmt.Errorf("alert metrics: %w", err)
 	}
-	return &alerter{js: js, pub: bus.NewPublisher(js), log: log, failures: failures}, nil
+	return &alerter{js: js, replicas: replicas, pub: bus.NewPublisher(js), log: log, failures: failures}, nil
 }
 
 // publishAll publishes the events of committed alerts and returns the first
@@ -194,7 +195,7 @@ func (a *alerter) healStreams(ctx context.Context, err error) {
 	if !event.IsStreamGone(err) {
 		return
 	}
-	if err := event.EnsureStreams(ctx, a.js); err != nil {
+	if err := event.EnsureStreams(ctx, a.js, a.replicas); err != nil {
 		a.log.WarnContext(ctx, "re-create streams", "err", err)
 	}
 }

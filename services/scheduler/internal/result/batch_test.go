@@ -176,7 +176,7 @@ func consume(t *testing.T, b bundle, batcher *result.Batcher, n int) []bus.Outco
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = bus.Consume(ctx, b.js, event.SchedulerConsumer(), batcher.Handle, bus.ConsumeOptions{
+		_ = bus.Consume(ctx, b.js, event.SchedulerConsumer(event.DefaultReplicas), batcher.Handle, bus.ConsumeOptions{
 			Concurrency: n, Logger: b.log, Settled: func(o bus.Outcome) { settled <- o },
 		})
 	}()
@@ -201,7 +201,7 @@ func TestConcurrentBatchesOverOverlappingHooks(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	reader := sdkmetric.NewManualReader()
-	applier, err := result.New(b.pool, b.js, b.log, lowJitter,
+	applier, err := result.New(b.pool, b.js, event.DefaultReplicas, b.log, lowJitter,
 		telemetry.WithProviders(nil, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	require.NoError(t, err)
 	project := fixture.Project(t, b.q, domain, fixed30)
@@ -276,7 +276,7 @@ func TestBatchThatCannotReachTheDatabaseFailsEveryResult(t *testing.T) {
 	b := setup(t)
 	hook := b.leased(t, fixed30, time.Minute)
 	pool, _ := pgtest.NewPool(t)
-	applier, err := result.New(pool, b.js, b.log, lowJitter)
+	applier, err := result.New(pool, b.js, event.DefaultReplicas, b.log, lowJitter)
 	require.NoError(t, err)
 	pool.Close()
 	other := resultFor(hook, eventv1.Outcome_OUTCOME_FAILURE, 500, "HTTP 500")
@@ -416,7 +416,7 @@ func (b bundle) tracedApplier(t *testing.T) (*result.Applier, *sdktrace.TracerPr
 	t.Helper()
 	recorder := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
-	applier, err := result.New(b.pool, b.js, b.log, lowJitter, telemetry.WithProviders(tp, nil))
+	applier, err := result.New(b.pool, b.js, event.DefaultReplicas, b.log, lowJitter, telemetry.WithProviders(tp, nil))
 	require.NoError(t, err)
 	return applier, tp, recorder
 }

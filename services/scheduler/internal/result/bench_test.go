@@ -90,7 +90,7 @@ func benchSetup(b *testing.B, cfg result.BatchConfig, n int) (bus.Handler, [][]b
 		require.NoError(b, err)
 	}
 	// Successes publish nothing: no JetStream needed.
-	applier, err := result.New(pool, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), lowJitter)
+	applier, err := result.New(pool, nil, event.DefaultReplicas, slog.New(slog.NewTextHandler(io.Discard, nil)), lowJitter)
 	require.NoError(b, err)
 	batcher, err := applier.NewBatcher(cfg)
 	require.NoError(b, err)

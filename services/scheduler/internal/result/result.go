@@ -75,10 +75,11 @@ type Applier struct {
 	tracer  trace.Tracer
 }
 
-// New returns an Applier that publishes alerts on js. rnd is the jitter source; nil means a shared
+// New returns an Applier that publishes alerts on js, re-creating lost
+// streams with replicas (SUNDIAL_STREAM_REPLICAS). rnd is the jitter source; nil means a shared
 // random source (tests pass a fixed one to know the delay). Options inject
 // the telemetry providers; by default the global ones are used.
-func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand, opts ...telemetry.Option) (*Applier, error) {
+func New(db TxBeginner, js jetstream.JetStream, replicas int, log *slog.Logger, rnd retry.Rand, opts ...telemetry.Option) (*Applier, error) {
 	o := telemetry.Resolve(opts...)
 	meter := o.Meter.Meter("sundial/scheduler")
 	applied, err := meter.Int64Counter("sundial.scheduler.results_applied",
@@ -92,7 +93,7 @@ func New(db TxBeginner, js jetstream.JetStream, log *slog.Logger, rnd retry.Rand
 		return nil, fmt.Errorf("result metrics: %w", err)
 	}
 	log = log.With("component", "results")
-	alerts, err := newAlerter(js, log)
+	alerts, err := newAlerter(js, replicas, log)
 	if err != nil {
 		return nil, err
 	}

@@ -51,9 +51,9 @@ func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
 	nc, js := natstest.Start(t, natstest.Options{}).Connect(t)
-	require.NoError(t, event.EnsureStreams(context.Background(), js))
+	require.NoError(t, event.EnsureStreams(context.Background(), js, event.DefaultReplicas))
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	applier, err := result.New(pool, js, log, lowJitter)
+	applier, err := result.New(pool, js, event.DefaultReplicas, log, lowJitter)
 	require.NoError(t, err)
 	return bundle{pool: pool, q: storetest.New(pool), nc: nc, js: js, log: log, applier: applier,
 		batcher: runBatcher(t, applier, result.BatchConfig{MaxBatch: 500, Linger: 2 * time.Millisecond, InFlight: 4})}
@@ -338,7 +338,7 @@ func TestMalformedResultsAreDropped(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = bus.Consume(ctx, b.js, event.SchedulerConsumer(), b.batcher.Handle, bus.ConsumeOptions{
+		_ = bus.Consume(ctx, b.js, event.SchedulerConsumer(event.DefaultReplicas), b.batcher.Handle, bus.ConsumeOptions{
 			Concurrency: 4, Logger: b.log, Settled: func(o bus.Outcome) { outcomes <- o },
 		})
 	}()

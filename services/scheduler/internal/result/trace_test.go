@@ -53,7 +53,7 @@ func TestOneTraceFromClaimToAppliedResult(t *testing.T) {
 	telemetry.InjectNATS(deliverCtx, header)
 	deliver.End()
 
-	applier, err := result.New(b.pool, b.js, b.log, lowJitter, telemetry.WithProviders(tp, nil))
+	applier, err := result.New(b.pool, b.js, event.DefaultReplicas, b.log, lowJitter, telemetry.WithProviders(tp, nil))
 	require.NoError(t, err)
 	data, err := proto.Marshal(resultFor(fixture.Get(t, b.q, hook.ID), eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
 	require.NoError(t, err)

@@ -1,4 +1,8 @@
-package crash
+// Package recorder is the crash suites' HTTPS receiver: it records every
+// arrival for the checker (tests/internal/checker) and answers 200, and can
+// hold the first requests until released, so that deliveries are in flight
+// when a process dies.
+package recorder
 
 import (
 	"encoding/json"
@@ -13,10 +17,10 @@ import (
 	"github.com/sundial-run/sundial/tests/internal/checker"
 )
 
-// receiver is an HTTPS endpoint that records every arrival for the checker
+// Receiver is an HTTPS endpoint that records every arrival for the checker
 // and answers 200. It can hold the first `hold` requests until released, so
 // that deliveries are in flight when a process dies.
-type receiver struct {
+type Receiver struct {
 	srv    *https.Receiver
 	CAFile string
 
@@ -31,9 +35,11 @@ type receiver struct {
 	blocked  []string
 }
 
-func newReceiver(t *testing.T, hold int) *receiver {
+// Start runs a Receiver, stopped when t ends, that holds the first hold
+// requests (none when 0).
+func Start(t *testing.T, hold int) *Receiver {
 	t.Helper()
-	r := &receiver{
+	r := &Receiver{
 		hold:    hold,
 		held:    make(chan struct{}),
 		release: make(chan struct{}),
@@ -49,7 +55,7 @@ func newReceiver(t *testing.T, hold int) *receiver {
 	return r
 }
 
-func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	// The clock is read first: anything later would only hide an early
 	// delivery.
 	at := time.Now()
@@ -79,35 +85,38 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.WriteString(w, `{"ok":true}`)
 }
 
+// Held is closed once `hold` requests are waiting.
+func (r *Receiver) Held() <-chan struct{} { return r.held }
+
 // Release lets the held requests answer (to a caller that may be gone).
-func (r *receiver) Release() { r.relOnce.Do(func() { close(r.release) }) }
+func (r *Receiver) Release() { r.relOnce.Do(func() { close(r.release) }) }
 
 // Domain is the receiver's host:port, the project's domain.
-func (r *receiver) Domain() string { return r.srv.Addr() }
+func (r *Receiver) Domain() string { return r.srv.Addr() }
 
 // Arrivals returns a copy of every arrival so far.
-func (r *receiver) Arrivals() []checker.Arrival {
+func (r *Receiver) Arrivals() []checker.Arrival {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]checker.Arrival(nil), r.arrivals...)
 }
 
 // Distinct is the number of different ids that arrived.
-func (r *receiver) Distinct() int {
+func (r *Receiver) Distinct() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.ids)
 }
 
 // Blocked returns the ids of the held requests.
-func (r *receiver) Blocked() []string {
+func (r *Receiver) Blocked() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.blocked...)
 }
 
 // Counts returns how many times each id arrived.
-func (r *receiver) Counts() map[string]int {
+func (r *Receiver) Counts() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make(map[string]int, len(r.ids))

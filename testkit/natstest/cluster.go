@@ -1,0 +1,181 @@
+package natstest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ClusterName is the name of every test cluster.
+const ClusterName = "sundial-test"
+
+// Node is one server of a JetStream cluster on this machine. Its ports are
+// fixed before any server starts, so that each can be given every route.
+type Node struct {
+	Name        string
+	Port        int
+	ClusterPort int
+	// MonitorPort serves /jsz and /healthz.
+	MonitorPort int
+	StoreDir    string
+}
+
+// ClientURL is the node's client address.
+func (n Node) ClientURL() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.Port) }
+
+// MonitorURL is the base of the node's monitoring endpoints.
+func (n Node) MonitorURL() string { return fmt.Sprintf("http://127.0.0.1:%d", n.MonitorPort) }
+
+// routeURL is where the other nodes reach this one.
+func (n Node) routeURL() string { return fmt.Sprintf("nats-route://127.0.0.1:%d", n.ClusterPort) }
+
+// PlanCluster names n nodes (n1, n2, ...) and gives them free ports and
+// store folders in the test's temporary directory.
+func PlanCluster(t testing.TB, n int) []Node {
+	t.Helper()
+	ports := freePorts(t, 3*n)
+	nodes := make([]Node, n)
+	for i := range nodes {
+		nodes[i] = Node{
+			Name: fmt.Sprintf("n%d", i+1), Port: ports[3*i], ClusterPort: ports[3*i+1], MonitorPort: ports[3*i+2],
+			StoreDir: t.TempDir(),
+		}
+	}
+	return nodes
+}
+
+// freePorts finds n ports free at once on 127.0.0.1. Another process may
+// take one before the server listens on it: rare enough on a test machine.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("natstest: free port: %v", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// ClientURLs is every node's client address, comma-separated: what
+// SUNDIAL_NATS_URL holds for a cluster.
+func ClientURLs(nodes []Node) string {
+	urls := make([]string, len(nodes))
+	for i, n := range nodes {
+		urls[i] = n.ClientURL()
+	}
+	return strings.Join(urls, ",")
+}
+
+// routes is every node's route URL.
+func routes(nodes []Node) []string {
+	urls := make([]string, len(nodes))
+	for i, n := range nodes {
+		urls[i] = n.routeURL()
+	}
+	return urls
+}
+
+// Config is the nats-server configuration file of node in the cluster of
+// nodes, for a server run as a process.
+func Config(node Node, nodes []Node) string {
+	return fmt.Sprintf(`server_name: %q
+listen: "127.0.0.1:%d"
+http: "127.0.0.1:%d"
+max_payload: %d
+jetstream {
+  store_dir: %q
+}
+cluster {
+  name: %q
+  listen: "127.0.0.1:%d"
+  routes: [%s]
+}
+`, node.Name, node.Port, node.MonitorPort, DefaultMaxPayload, node.StoreDir, ClusterName, node.ClusterPort,
+		`"`+strings.Join(routes(nodes), `", "`)+`"`)
+}
+
+// Cluster is a JetStream cluster of in-process servers.
+type Cluster struct {
+	Nodes   []Node
+	Servers []*server.Server
+}
+
+// StartCluster runs a cluster of n in-process servers, waits until
+// JetStream has elected a meta leader, and shuts it down when t ends.
+func StartCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	c := &Cluster{Nodes: PlanCluster(t, n)}
+	for _, node := range c.Nodes {
+		s, err := server.NewServer(&server.Options{
+			ServerName: node.Name,
+			Host:       "127.0.0.1",
+			Port:       node.Port,
+			HTTPHost:   "127.0.0.1",
+			HTTPPort:   node.MonitorPort,
+			JetStream:  true,
+			StoreDir:   node.StoreDir,
+			MaxPayload: DefaultMaxPayload,
+			Cluster:    server.ClusterOpts{Name: ClusterName, Host: "127.0.0.1", Port: node.ClusterPort},
+			Routes:     server.RoutesFromStr(strings.Join(routes(c.Nodes), ",")),
+			NoLog:      true,
+			NoSigs:     true,
+		})
+		if err != nil {
+			t.Fatalf("natstest: cluster node %s: %v", node.Name, err)
+		}
+		go s.Start()
+		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+		c.Servers = append(c.Servers, s)
+	}
+	for _, s := range c.Servers {
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatal("natstest: cluster node not ready within 10s")
+		}
+	}
+	c.waitForMetaLeader(t)
+	return c
+}
+
+// waitForMetaLeader waits, at most 30 s, until a JetStream request
+// succeeds: the meta group has a leader.
+func (c *Cluster) waitForMetaLeader(t testing.TB) {
+	t.Helper()
+	_, js := c.Connect(t)
+	deadline := time.After(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := js.AccountInfo(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("natstest: no JetStream meta leader within 30s: %v", err)
+		case <-tick.C:
+		}
+	}
+}
+
+// ClientURL is every server's address, comma-separated.
+func (c *Cluster) ClientURL() string { return ClientURLs(c.Nodes) }
+
+// Connect opens a client connection to the cluster and its JetStream
+// context, closed when t ends.
+func (c *Cluster) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	return connect(t, c.ClientURL())
+}
