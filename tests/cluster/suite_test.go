@@ -78,6 +78,11 @@ func setup(t *testing.T) *bundle {
 		"SUNDIAL_DATABASE_MAX_CONNS": "4",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":   "5s",
 		"SUNDIAL_LOG_LEVEL":          "warn",
+		// Several of each service on one machine: any free admin port.
+		"SUNDIAL_GATEWAY_ADMIN_ADDR":    "127.0.0.1:0",
+		"SUNDIAL_SCHEDULER_ADMIN_ADDR":  "127.0.0.1:0",
+		"SUNDIAL_DISPATCHER_ADMIN_ADDR": "127.0.0.1:0",
+		"SUNDIAL_NOTIFIER_ADMIN_ADDR":   "127.0.0.1:0",
 	}
 	creds, err := gateway.CreateProject(context.Background(), gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys},
 		"cluster", rcv.Domain())
