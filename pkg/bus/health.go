@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -10,9 +11,26 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
+
+// ConsumerAdmin binds the admin listener of a service that reads one
+// durable consumer (the scheduler, the dispatcher, the notifier): ready
+// when its database answers (pingDB), NATS is connected and the consumer
+// exists; its metrics with the consumer's lag.
+func ConsumerAdmin(ctx context.Context, addr string, tel telemetry.Providers, pingDB func(context.Context) error,
+	nc *nats.Conn, js jetstream.JetStream, consumer event.Consumer, log *slog.Logger,
+) (*adminhttp.Server, error) {
+	if err := ObserveConsumerLag(js, tel.Meter.Meter(MeterName), consumer); err != nil {
+		return nil, err
+	}
+	return adminhttp.New(ctx, addr, tel.Metrics, []adminhttp.Check{
+		{Name: "database", Probe: pingDB},
+		{Name: "nats", Probe: Ready(nc, js, consumer)},
+	}, log)
+}
 
 // Ready returns the NATS part of a service's readiness: the connection is
 // up (not reconnecting) and each of the service's durable consumers exists

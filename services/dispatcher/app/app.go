@@ -135,15 +135,9 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 // NATS is connected and the due hooks' consumer exists; metrics with that
 // consumer's lag.
 func (a *App) listenAdmin(ctx context.Context, tel telemetry.Providers) error {
-	consumer := event.DispatcherConsumer(a.cfg.StreamReplicas)
-	if err := bus.ObserveConsumerLag(a.js, tel.Meter.Meter(bus.MeterName), consumer); err != nil {
-		return err
-	}
 	var err error
-	a.admin, err = adminhttp.New(ctx, a.cfg.AdminAddr, tel.Metrics, []adminhttp.Check{
-		{Name: "database", Probe: a.pool.Ping},
-		{Name: "nats", Probe: bus.Ready(a.nc, a.js, consumer)},
-	}, a.log)
+	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, tel, a.pool.Ping, a.nc, a.js,
+		event.DispatcherConsumer(a.cfg.StreamReplicas), a.log)
 	return err
 }
 

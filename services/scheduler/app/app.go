@@ -179,15 +179,9 @@ func (a *App) connect(ctx context.Context) error {
 // NATS is connected and the results consumer exists; metrics with the
 // results consumer's lag.
 func (a *App) listenAdmin(ctx context.Context) error {
-	consumer := event.SchedulerConsumer(a.cfg.StreamReplicas)
-	if err := bus.ObserveConsumerLag(a.js, a.tel.Meter.Meter(bus.MeterName), consumer); err != nil {
-		return err
-	}
 	var err error
-	a.admin, err = adminhttp.New(ctx, a.cfg.AdminAddr, a.tel.Metrics, []adminhttp.Check{
-		{Name: "database", Probe: a.pool.Ping},
-		{Name: "nats", Probe: bus.Ready(a.nc, a.js, consumer)},
-	}, a.log)
+	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, a.tel, a.pool.Ping, a.nc, a.js,
+		event.SchedulerConsumer(a.cfg.StreamReplicas), a.log)
 	return err
 }
 
