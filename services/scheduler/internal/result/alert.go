@@ -10,13 +10,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
 // Alerts (docs/notifications.md): the transaction that fails a hook for
@@ -31,13 +29,6 @@ const (
 	alertTries          = 4
 	alertFirstBackoff   = 200 * time.Millisecond
 	alertPublishTimeout = 5 * time.Second
-)
-
-// Alert kinds as the alerts table names them.
-const (
-	kindHookFailed        = event.AlertKindHookFailed
-	kindEndpointRecovered = event.AlertKindEndpointRecovered
-	kindEndpointPaused    = event.AlertKindEndpointPaused
 )
 
 // hookFailure is a hook whose retries ran out.
@@ -88,45 +79,6 @@ func (r recovery) alert() *eventv1.Alert {
 		Path:       r.path,
 		Attempts:   r.failedHooks,
 	}
-}
-
-// kindName is the alerts table's name of an alert's kind.
-func kindName(k eventv1.AlertKind) string {
-	switch k {
-	case eventv1.AlertKind_ALERT_KIND_ENDPOINT_RECOVERED:
-		return kindEndpointRecovered
-	case eventv1.AlertKind_ALERT_KIND_ENDPOINT_PAUSED:
-		return kindEndpointPaused
-	}
-	return kindHookFailed
-}
-
-// insertAlerts writes alerts into the outbox in one statement; an alert
-// already there is left as it is.
-func insertAlerts(ctx context.Context, q *store.Queries, alerts []*eventv1.Alert) error {
-	if len(alerts) == 0 {
-		return nil
-	}
-	arg := store.InsertAlertsParams{}
-	for _, a := range alerts {
-		body, err := proto.Marshal(a)
-		if err != nil {
-			return fmt.Errorf("encode alert %s: %w", a.GetAlertId(), err)
-		}
-		projectID, err := uuid.Parse(a.GetProjectId())
-		if err != nil {
-			return fmt.Errorf("alert %s: project id: %w", a.GetAlertId(), err)
-		}
-		arg.Ids = append(arg.Ids, a.GetAlertId())
-		arg.ProjectIds = append(arg.ProjectIds, projectID)
-		arg.Kinds = append(arg.Kinds, kindName(a.GetKind()))
-		arg.Bodies = append(arg.Bodies, body)
-		arg.OccurredAts = append(arg.OccurredAts, a.GetOccurredAt().AsTime())
-	}
-	if err := q.InsertAlerts(ctx, arg); err != nil {
-		return fmt.Errorf("insert alerts: %w", err)
-	}
-	return nil
 }
 
 type alerter struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/scheduler/internal/outbox"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -383,7 +384,7 @@ func (a *Applier) settle(ctx context.Context, q *store.Queries, ins []attempt, p
 	for _, i := range append(plan.successes, plan.failures...) {
 		alerts = append(alerts, outs[i].alerts...)
 	}
-	if err := insertAlerts(ctx, q, alerts); err != nil {
+	if err := outbox.Insert(ctx, q, alerts); err != nil {
 		return err
 	}
 	return a.advanceSequences(ctx, q, ins, plan, outs)

@@ -8,6 +8,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/event"
 
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
+	"github.com/sundial-run/sundial/services/scheduler/internal/outbox"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -59,7 +60,7 @@ func (a *Applier) recordBreakers(ctx context.Context, q *store.Queries, ins []at
 			}
 		}
 	}
-	return insertAlerts(ctx, q, alerts)
+	return outbox.Insert(ctx, q, alerts)
 }
 
 // breakerOutcome is what a delivery result says of its server: failing

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sundial-run/sundial/services/scheduler/internal/outbox"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -34,7 +35,7 @@ func (a *Applier) ApplyResumes(ctx context.Context) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if err := insertAlerts(ctx, q, alerts); err != nil {
+	if err := outbox.Insert(ctx, q, alerts); err != nil {
 		return 0, fmt.Errorf("apply resumes: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -23,6 +23,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/scheduler/internal/outbox"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -173,12 +176,17 @@ func advance(ctx context.Context, q *store.Queries, runIDs []uuid.UUID, fresh bo
 // against its project's hard cap as the gateway counts a created hook.
 // pendingOnly holds the runs whose ready steps all got a hook due now.
 func start(ctx context.Context, q *store.Queries, ready []store.ReadySequenceStepsRow) (Started, map[uuid.UUID]bool, error) {
-	left, err := quotaLeft(ctx, q, ready)
+	periods, err := lockPeriods(ctx, q, ready)
 	if err != nil {
 		return Started{}, nil, err
 	}
+	left := make(map[uuid.UUID]int64, len(periods))
+	for id, p := range periods {
+		left[id] = max(p.HardCap-p.HooksCreated, 0)
+	}
 	var started Started
 	pendingOnly := map[uuid.UUID]bool{}
+	counted := map[uuid.UUID]int64{}
 	arg := store.StartSequenceStepsParams{QuotaError: QuotaExceeded}
 	for _, r := range ready {
 		hookID, status := uuid.Nil, StatusSkipped
@@ -187,6 +195,7 @@ func start(ctx context.Context, q *store.Queries, ready []store.ReadySequenceSte
 			started.Skipped++
 		case left[r.ProjectID] > 0:
 			left[r.ProjectID]--
+			counted[r.ProjectID]++
 			hookID, status = uuid.Must(uuid.NewV7()), StatusPending
 			started.Hooks++
 		default:
@@ -210,29 +219,59 @@ func start(ctx context.Context, q *store.Queries, ready []store.ReadySequenceSte
 	if err := q.StartSequenceSteps(ctx, arg); err != nil {
 		return Started{}, nil, fmt.Errorf("start sequence steps: %w", err)
 	}
+	if err := claimThresholds(ctx, q, periods, counted); err != nil {
+		return Started{}, nil, err
+	}
 	return started, pendingOnly, nil
 }
 
-// quotaLeft locks the current billing period of every project with a step
-// to start and says how many hooks each may still create before its hard
-// cap.
-func quotaLeft(ctx context.Context, q *store.Queries, ready []store.ReadySequenceStepsRow) (map[uuid.UUID]int64, error) {
+// claimThresholds claims, in the transaction that counted the step hooks,
+// the usage thresholds (event.QuotaCrossings) their count reached first in
+// each project's period, and writes their alerts into the outbox, as the
+// gateway's creates do. The notifier's sweeper takes them in (within
+// SUNDIAL_NOTIFIER_SWEEP_AGE, 10 s): the scheduler does not publish them.
+func claimThresholds(ctx context.Context, q *store.Queries, periods map[uuid.UUID]store.LockQuotaPeriodsRow, counted map[uuid.UUID]int64) error {
+	var alerts []*eventv1.Alert
+	for id, n := range counted {
+		p := periods[id]
+		crossed := event.QuotaCrossings(id, p.PlanQuota, p.HooksCreated+n, p.PeriodStart, p.DbNow, p.AlertedThresholds)
+		if len(crossed) == 0 {
+			continue
+		}
+		percents := make([]int32, len(crossed))
+		for i, c := range crossed {
+			percents[i] = c.Percent
+			alerts = append(alerts, c.Alert())
+		}
+		err := q.ClaimStepQuotaThresholds(ctx, store.ClaimStepQuotaThresholdsParams{
+			Thresholds: percents, ProjectID: id, PeriodStart: p.PeriodStart,
+		})
+		if err != nil {
+			return fmt.Errorf("claim quota thresholds: %w", err)
+		}
+	}
+	return outbox.Insert(ctx, q, alerts)
+}
+
+// lockPeriods locks the current billing period of every project with a
+// step to start, by project.
+func lockPeriods(ctx context.Context, q *store.Queries, ready []store.ReadySequenceStepsRow) (map[uuid.UUID]store.LockQuotaPeriodsRow, error) {
 	var projects []uuid.UUID
 	for _, r := range ready {
 		if r.Defined {
 			projects = append(projects, r.ProjectID)
 		}
 	}
-	left := map[uuid.UUID]int64{}
+	periods := map[uuid.UUID]store.LockQuotaPeriodsRow{}
 	if len(projects) == 0 {
-		return left, nil
+		return periods, nil
 	}
 	rows, err := q.LockQuotaPeriods(ctx, projects)
 	if err != nil {
 		return nil, fmt.Errorf("lock quota periods: %w", err)
 	}
 	for _, r := range rows {
-		left[r.ProjectID] = max(r.HardCap-r.HooksCreated, 0)
+		periods[r.ProjectID] = r
 	}
-	return left, nil
+	return periods, nil
 }

@@ -402,6 +402,46 @@ func TestAStepPastTheHardCapFails(t *testing.T) {
 	require.Equal(t, "failed", b.run(t, run.ID).Status)
 }
 
+// TestStepHooksClaimUsageThresholds: step hooks count against the quota as
+// created hooks do, so the thresholds they reach first are claimed and
+// their alerts written to the outbox (the notifier's sweeper sends them),
+// each once a period: 7 of 10 used, three root steps reach 75 % and 100 %;
+// the next run's steps reach nothing new (150 % is past the hard cap).
+func TestStepHooksClaimUsageThresholds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, err := b.tq.SetPlanForTest(ctx, storetest.SetPlanForTestParams{ProjectID: b.project, PlanQuota: 10, HooksCreated: 7})
+	require.NoError(t, err)
+	steps := `[{"name": "a", "path": "/a"}, {"name": "b", "path": "/b"}, {"name": "c", "path": "/c"}]`
+	b.sequence(t, def{schedule: hourly, startIn: -time.Second, steps: steps})
+
+	b.scan(t)
+
+	claimed, err := b.tq.AlertedThresholdsForTest(ctx, b.project)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []int32{75, 100}, claimed)
+	alerts, err := b.tq.ListAlertsForTest(ctx, b.project)
+	require.NoError(t, err)
+	require.Len(t, alerts, 2)
+	percents := map[int32]int64{}
+	for _, a := range alerts {
+		require.Equal(t, event.AlertKindQuotaThreshold, a.Kind)
+		var alert eventv1.Alert
+		require.NoError(t, proto.Unmarshal(a.Body, &alert))
+		require.Equal(t, eventv1.AlertKind_ALERT_KIND_QUOTA_THRESHOLD, alert.GetKind())
+		require.EqualValues(t, 10, alert.GetQuota())
+		percents[alert.GetThresholdPercent()] = alert.GetUsage()
+	}
+	require.Equal(t, map[int32]int64{75: 10, 100: 10}, percents)
+
+	b.sequence(t, def{schedule: hourly, startIn: -time.Second, steps: steps})
+	b.scan(t)
+	alerts, err = b.tq.ListAlertsForTest(ctx, b.project)
+	require.NoError(t, err)
+	require.Len(t, alerts, 2, "each threshold once a period")
+}
+
 // TestCatchUp: the scheduler was down across several slots; one scan
 // records each as a run by the sequence's catchUp. every 2m from 5.5
 // minutes ago: three missed slots (-5.5, -3.5, -1.5 min), none within the

@@ -179,7 +179,8 @@ ORDER BY s.run_id, s.name;
 -- The current billing period's row of each project (created at zero when
 -- missing), locked until the transaction ends as the gateway's creates lock
 -- it (in project order, so the two never deadlock), with the hard cap the
--- period is judged by: quota x percent / 100, rounded down.
+-- period is judged by (quota x percent / 100, rounded down), the quota, and
+-- the usage thresholds already claimed in the period.
 WITH locked AS (
     INSERT INTO usage_periods (project_id, period_start, period_end, hooks_created)
     SELECT p.id,
@@ -190,13 +191,23 @@ WITH locked AS (
     ORDER BY p.id
     ON CONFLICT (project_id, period_start)
     DO UPDATE SET hooks_created = usage_periods.hooks_created
-    RETURNING project_id, hooks_created
+    RETURNING project_id, hooks_created, period_start, alerted_thresholds
 )
-SELECT locked.project_id, locked.hooks_created,
+SELECT locked.project_id, locked.hooks_created, locked.period_start, locked.alerted_thresholds,
+    p.plan_quota,
     LEAST(floor(p.plan_quota::numeric * p.plan_hard_cap_percent / 100),
-          9223372036854775807)::bigint AS hard_cap
+          9223372036854775807)::bigint AS hard_cap,
+    now()::timestamptz AS db_now
 FROM locked
 JOIN projects AS p ON p.id = locked.project_id;
+
+-- name: ClaimStepQuotaThresholds :exec
+-- Records usage thresholds that sequence step hooks reached first in the
+-- period (event.QuotaCrossings), in the transaction holding the period's
+-- row (LockQuotaPeriods), as the gateway's creates claim theirs.
+UPDATE usage_periods
+SET alerted_thresholds = alerted_thresholds || sqlc.arg(thresholds)::integer[]
+WHERE project_id = sqlc.arg(project_id) AND period_start = sqlc.arg(period_start);
 
 -- name: StartSequenceSteps :exec
 -- Starts ready steps (runstep.Advance decided each): statuses[i] pending

@@ -178,6 +178,26 @@ func (q *Queries) ClaimSequenceTriggers(ctx context.Context, batchSize int32) ([
 	return items, nil
 }
 
+const claimStepQuotaThresholds = `-- name: ClaimStepQuotaThresholds :exec
+UPDATE usage_periods
+SET alerted_thresholds = alerted_thresholds || $1::integer[]
+WHERE project_id = $2 AND period_start = $3
+`
+
+type ClaimStepQuotaThresholdsParams struct {
+	Thresholds  []int32
+	ProjectID   uuid.UUID
+	PeriodStart time.Time
+}
+
+// Records usage thresholds that sequence step hooks reached first in the
+// period (event.QuotaCrossings), in the transaction holding the period's
+// row (LockQuotaPeriods), as the gateway's creates claim theirs.
+func (q *Queries) ClaimStepQuotaThresholds(ctx context.Context, arg ClaimStepQuotaThresholdsParams) error {
+	_, err := q.db.Exec(ctx, claimStepQuotaThresholds, arg.Thresholds, arg.ProjectID, arg.PeriodStart)
+	return err
+}
+
 const deleteSequenceTriggers = `-- name: DeleteSequenceTriggers :exec
 DELETE FROM sequence_triggers WHERE run_id = ANY($1::uuid[])
 `
@@ -322,25 +342,32 @@ WITH locked AS (
     ORDER BY p.id
     ON CONFLICT (project_id, period_start)
     DO UPDATE SET hooks_created = usage_periods.hooks_created
-    RETURNING project_id, hooks_created
+    RETURNING project_id, hooks_created, period_start, alerted_thresholds
 )
-SELECT locked.project_id, locked.hooks_created,
+SELECT locked.project_id, locked.hooks_created, locked.period_start, locked.alerted_thresholds,
+    p.plan_quota,
     LEAST(floor(p.plan_quota::numeric * p.plan_hard_cap_percent / 100),
-          9223372036854775807)::bigint AS hard_cap
+          9223372036854775807)::bigint AS hard_cap,
+    now()::timestamptz AS db_now
 FROM locked
 JOIN projects AS p ON p.id = locked.project_id
 `
 
 type LockQuotaPeriodsRow struct {
-	ProjectID    uuid.UUID
-	HooksCreated int64
-	HardCap      int64
+	ProjectID         uuid.UUID
+	HooksCreated      int64
+	PeriodStart       time.Time
+	AlertedThresholds []int32
+	PlanQuota         int64
+	HardCap           int64
+	DbNow             time.Time
 }
 
 // The current billing period's row of each project (created at zero when
 // missing), locked until the transaction ends as the gateway's creates lock
 // it (in project order, so the two never deadlock), with the hard cap the
-// period is judged by: quota x percent / 100, rounded down.
+// period is judged by (quota x percent / 100, rounded down), the quota, and
+// the usage thresholds already claimed in the period.
 func (q *Queries) LockQuotaPeriods(ctx context.Context, projectIds []uuid.UUID) ([]LockQuotaPeriodsRow, error) {
 	rows, err := q.db.Query(ctx, lockQuotaPeriods, projectIds)
 	if err != nil {
@@ -350,7 +377,15 @@ func (q *Queries) LockQuotaPeriods(ctx context.Context, projectIds []uuid.UUID) 
 	var items []LockQuotaPeriodsRow
 	for rows.Next() {
 		var i LockQuotaPeriodsRow
-		if err := rows.Scan(&i.ProjectID, &i.HooksCreated, &i.HardCap); err != nil {
+		if err := rows.Scan(
+			&i.ProjectID,
+			&i.HooksCreated,
+			&i.PeriodStart,
+			&i.AlertedThresholds,
+			&i.PlanQuota,
+			&i.HardCap,
+			&i.DbNow,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

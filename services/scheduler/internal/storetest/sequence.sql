@@ -83,3 +83,9 @@ FROM generate_series(1, sqlc.arg(count)::integer) AS g;
 -- Whether sequence_runs has been analyzed, by anyone.
 SELECT (last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL)::boolean AS analyzed
 FROM pg_catalog.pg_stat_user_tables WHERE relname = 'sequence_runs';
+
+-- name: AlertedThresholdsForTest :one
+-- The usage thresholds claimed in the project's current period.
+SELECT alerted_thresholds FROM usage_periods
+WHERE project_id = sqlc.arg(project_id)
+  AND period_start = date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';

@@ -13,6 +13,20 @@ import (
 	"github.com/google/uuid"
 )
 
+const alertedThresholdsForTest = `-- name: AlertedThresholdsForTest :one
+SELECT alerted_thresholds FROM usage_periods
+WHERE project_id = $1
+  AND period_start = date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+`
+
+// The usage thresholds claimed in the project's current period.
+func (q *Queries) AlertedThresholdsForTest(ctx context.Context, projectID uuid.UUID) ([]int32, error) {
+	row := q.db.QueryRow(ctx, alertedThresholdsForTest, projectID)
+	var alerted_thresholds []int32
+	err := row.Scan(&alerted_thresholds)
+	return alerted_thresholds, err
+}
+
 const countTriggersForTest = `-- name: CountTriggersForTest :one
 SELECT count(*) FROM sequence_triggers
 `
