@@ -267,6 +267,41 @@ func (s *HookService) Schedule(ctx context.Context, req ScheduleHookRequest) (Ho
 	})
 }
 
+// ScheduleHooksRequest is a batch of 1 to MaxBatchHooks hooks to schedule
+// together, all or none.
+type ScheduleHooksRequest struct {
+	// Hooks are scheduled in this order; their own IdempotencyKey is not
+	// sent (a batch has one key, below).
+	Hooks []ScheduleHookRequest `json:"hooks"`
+	// IdempotencyKey makes repeats of the batch safe for 24 hours: a repeat
+	// answers the hooks the first one created. When empty, ScheduleBatch
+	// makes a fresh key, as Schedule does.
+	IdempotencyKey string `json:"-"`
+}
+
+// MaxBatchHooks bounds the hooks of one ScheduleBatch. The request's body
+// is also bounded (16 MiB): batches of large data must be smaller.
+const MaxBatchHooks = 1000
+
+// ScheduleBatch creates every hook of req, all or none, in one request
+// (POST /v1/hooks/batch), and returns them in req's order. A bad hook
+// fails the whole batch with an *APIError naming each problem as
+// hooks[i].field; a batch that does not fit under the quota's hard cap is
+// refused whole (429). Like Schedule, it always sends an Idempotency-Key.
+func (s *HookService) ScheduleBatch(ctx context.Context, req ScheduleHooksRequest) ([]Hook, error) {
+	key := req.IdempotencyKey
+	if key == "" {
+		var err error
+		if key, err = newIdempotencyKey(); err != nil {
+			return nil, err
+		}
+	}
+	return get[[]Hook](ctx, s.c, call{
+		method: "POST", path: "/hooks/batch", body: req,
+		header: map[string][]string{"Idempotency-Key": {key}},
+	})
+}
+
 // newIdempotencyKey is 128 random bits in hex.
 func newIdempotencyKey() (string, error) {
 	var b [16]byte

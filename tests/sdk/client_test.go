@@ -108,6 +108,30 @@ func TestHooksThroughTheSDK(t *testing.T) {
 	require.Zero(t, res.Affected)
 }
 
+func TestScheduleBatchThroughTheSDK(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	ctx := b.ctx
+	req := sundial.ScheduleHooksRequest{IdempotencyKey: "batch-1", Hooks: []sundial.ScheduleHookRequest{
+		{Path: "/a", Data: map[string]any{"n": 1}, PostIn: sundial.Delay(time.Hour)},
+		{Path: "/b", Data: map[string]any{}, PostAtLocal: sundial.LocalTime(time.Date(2035, 12, 1, 9, 0, 0, 0, time.UTC)), Timezone: "Europe/Paris"},
+	}}
+	hooks, err := b.client.Hooks.ScheduleBatch(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, hooks, 2)
+	require.Equal(t, "/a", hooks[0].Path)
+	require.Equal(t, "/b", hooks[1].Path)
+	require.True(t, hooks[1].PostAt.Equal(time.Date(2035, 12, 1, 8, 0, 0, 0, time.UTC)))
+	again, err := b.client.Hooks.ScheduleBatch(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, []string{hooks[0].ID, hooks[1].ID}, []string{again[0].ID, again[1].ID}, "the same Idempotency-Key gives the first hooks")
+
+	req.Hooks[1].PostIn, req.IdempotencyKey = "soon", ""
+	_, err = b.client.Hooks.ScheduleBatch(ctx, req)
+	apiErr := requireAPIError(t, err, http.StatusBadRequest, sundial.CodeInvalidRequest)
+	require.ElementsMatch(t, []string{"hooks[1].postAtLocal", "hooks[1].postIn"}, apiErr.Fields())
+}
+
 func TestBadInputNamesTheField(t *testing.T) {
 	t.Parallel()
 	b := setup(t, false)

@@ -21,6 +21,7 @@ var schemaTypes = map[string]any{
 	"HookSequenceData":        sundial.HookSequenceData{},
 	"RetryOverride":           sundial.RetryOverride{},
 	"ScheduleHookRequest":     sundial.ScheduleHookRequest{},
+	"ScheduleHooksRequest":    sundial.ScheduleHooksRequest{},
 	"ListMeta":                sundial.ListMeta{},
 	"ListHooksResponse":       sundial.HookPage{},
 	"HookAttempt":             sundial.HookAttempt{},
@@ -73,7 +74,7 @@ var schemaTypes = map[string]any{
 // envelopes are the schemas that only wrap another ({"data": X}); the SDK
 // unwraps them.
 var envelopes = []string{
-	"HookAttemptListResponse", "AsyncAnswerResponse", "HookResponse", "EmptyResponse",
+	"HookAttemptListResponse", "AsyncAnswerResponse", "HookResponse", "HooksResponse", "EmptyResponse",
 	"BulkActionResponse", "ProjectResponse", "ApiKeyListResponse", "NewApiKeyResponse",
 	"SigningKeyListResponse", "EndpointListResponse", "EndpointResponse", "ChannelResponse",
 	"ChannelListResponse", "ChannelSendListResponse", "ChannelTestResponse", "ListenerTicketResponse",

@@ -131,11 +131,46 @@ func benchCreates(b *testing.B, base, key string) {
 	b.ReportMetric(float64(l.P99.Microseconds())/1000, "p99-ms")
 }
 
-// postHook creates one hook due in an hour, with the body apibench sends.
-func postHook(client *http.Client, base, key string, n int64) error {
-	body := fmt.Sprintf(`{"path":"/bench/%d?source=gateway","postIn":"1h","data":{"n":%d,"event":"invoice.due","customer":{"id":"cus_%08d","plan":"pro"},"tags":["bench","load"]}}`,
+// benchHook is the body of one create due in an hour, the one apibench
+// sends.
+func benchHook(n int64) string {
+	return fmt.Sprintf(`{"path":"/bench/%d?source=gateway","postIn":"1h","data":{"n":%d,"event":"invoice.due","customer":{"id":"cus_%08d","plan":"pro"},"tags":["bench","load"]}}`,
 		n, n, n)
-	req, err := http.NewRequest(http.MethodPost, base+"/v1/hooks", bytes.NewReader([]byte(body)))
+}
+
+// postHook creates one hook due in an hour.
+func postHook(client *http.Client, base, key string, n int64) error {
+	return post(client, base+"/v1/hooks", key, benchHook(n))
+}
+
+// BenchmarkCreateBatch sends POST /v1/hooks/batch of batchBenchHooks hooks
+// (benchHook's), one request at a time, through the whole HTTP stack of an
+// in-process gateway. Each op is one request; it reports hooks/s.
+func BenchmarkCreateBatch(b *testing.B) {
+	const batchBenchHooks = 1000
+	base, key := startBenchGateway(b, func(*app.Config) {})
+	client := &http.Client{Timeout: time.Minute}
+	var n int64
+	start := time.Now()
+	for b.Loop() {
+		var body bytes.Buffer
+		body.WriteString(`{"hooks":[`)
+		for i := range batchBenchHooks {
+			if i > 0 {
+				body.WriteByte(',')
+			}
+			n++
+			body.WriteString(benchHook(n))
+		}
+		body.WriteString(`]}`)
+		require.NoError(b, post(client, base+"/v1/hooks/batch", key, body.String()))
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "hooks/s")
+}
+
+// post sends a create's body to url and expects 201.
+func post(client *http.Client, url, key, body string) error {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
 	if err != nil {
 		return err
 	}
@@ -150,7 +185,7 @@ func postHook(client *http.Client, base, key string, n int64) error {
 		return err
 	}
 	if res.StatusCode != http.StatusCreated {
-		return fmt.Errorf("POST /v1/hooks: HTTP %d", res.StatusCode)
+		return fmt.Errorf("POST %s: HTTP %d", url, res.StatusCode)
 	}
 	return nil
 }

@@ -69,6 +69,12 @@ func TestIsolationWalk(t *testing.T) {
 		require.Equal(t, "intruder.example.com", created.Domain, "a hook is created in the caller's project")
 		require.Equal(t, "gone", a.status(created.ID), "and is invisible to the first project")
 	})
+	walk("createHooks", func() {
+		created := a.postBatch([]string{`{"path":"/mine","postIn":"1h","data":{}}`}, as).hooks(t)
+		require.Len(t, created, 1)
+		require.Equal(t, "intruder.example.com", created[0].Domain, "a batch is created in the caller's project")
+		require.Equal(t, "gone", a.status(created[0].ID), "and is invisible to the first project")
+	})
 	walk("getHook", func() {
 		for _, id := range ids {
 			a.do(http.MethodGet, "/v1/hooks/"+id, nil, as).requireError(t, http.StatusNotFound, "not_found")

@@ -163,6 +163,7 @@ type IdempotencyKey struct {
 	RequestHash []byte
 	HookID      uuid.UUID
 	CreatedAt   time.Time
+	HookIds     []uuid.UUID
 }
 
 type ListenerPresence struct {

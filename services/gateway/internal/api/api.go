@@ -72,6 +72,7 @@ type KeyCache interface {
 // Hooks stores hooks.
 type Hooks interface {
 	Create(ctx context.Context, projectID uuid.UUID, n hook.New) (store.Hook, quota.Usage, error)
+	CreateAll(ctx context.Context, projectID uuid.UUID, b hook.NewBatch) ([]store.Hook, quota.Usage, error)
 	Get(ctx context.Context, projectID, id uuid.UUID) (store.Hook, error)
 	Delete(ctx context.Context, projectID, id uuid.UUID) error
 }
@@ -120,6 +121,13 @@ const readyTimeout = 2 * time.Second
 // bodyOverhead is what a request body may add to the largest data payload:
 // the other fields of the request, and the client's whitespace.
 const bodyOverhead = 64 << 10
+
+// batchBodyLimit bounds the body of POST /v1/hooks/batch (at least a single
+// create's bound): the body is read into memory, and decoded and validated
+// there, before anything is stored, so 1,000 hooks of the largest data (1
+// GiB by default) cannot be. 16 MiB is 1,000 hooks of about 16 KiB each;
+// larger hooks go in smaller batches.
+const batchBodyLimit = 16 << 20
 
 // server implements gen.StrictServerInterface. Each area's operations are
 // methods of its own embedded type, so that each lives in its own file.
@@ -171,7 +179,8 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Binder = strictBinder{limit: int64(d.Config.MaxDataBytes) + bodyOverhead}
+	single := int64(d.Config.MaxDataBytes) + bodyOverhead
+	e.Binder = strictBinder{limit: single, batchLimit: max(single, batchBodyLimit)}
 	e.Use(requestID, tracing(d.Tracing.Tracer("github.com/sundial-run/sundial/services/gateway/internal/api")),
 		accessLog(d.Log), recoverPanic)
 

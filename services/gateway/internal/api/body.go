@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
 )
 
@@ -21,8 +22,9 @@ import (
 // one refuses each with a 400 naming the problem (package strictjson), and
 // refuses a body that is not JSON (415) or too large (413).
 type strictBinder struct {
-	// limit is the largest body read, in bytes.
-	limit int64
+	// limit is the largest body read, in bytes; batchLimit that of a
+	// batch of hooks.
+	limit, batchLimit int64
 }
 
 // errNoBody is a request without a body. It wraps io.EOF, which the
@@ -46,7 +48,7 @@ func (b strictBinder) Bind(v any, c echo.Context) error {
 	if err := requireJSON(r); err != nil {
 		return err
 	}
-	body, err := b.read(c)
+	body, err := b.read(c, b.limitOf(v))
 	if err != nil {
 		return err
 	}
@@ -67,16 +69,24 @@ func requireJSON(r *http.Request) error {
 	return nil
 }
 
-// read reads the body, refusing one over the limit before reading it when
-// its length is declared, and as soon as it passes the limit when it is not.
-func (b strictBinder) read(c echo.Context) ([]byte, error) {
+// limitOf is the body limit of the operation whose body v is.
+func (b strictBinder) limitOf(v any) int64 {
+	if _, ok := v.(*hook.BatchRequest); ok {
+		return b.batchLimit
+	}
+	return b.limit
+}
+
+// read reads the body, refusing one over limit before reading it when its
+// length is declared, and as soon as it passes the limit when it is not.
+func (b strictBinder) read(c echo.Context, limit int64) ([]byte, error) {
 	tooLarge := newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-		fmt.Sprintf("request body is larger than %d bytes", b.limit))
+		fmt.Sprintf("request body is larger than %d bytes", limit))
 	r := c.Request()
-	if r.ContentLength > b.limit {
+	if r.ContentLength > limit {
 		return nil, tooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, b.limit))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, limit))
 	var maxErr *http.MaxBytesError
 	switch {
 	case errors.As(err, &maxErr):

@@ -27,26 +27,55 @@ func (s *server) CreateHook(ctx context.Context, req gen.CreateHookRequestObject
 		return nil, err
 	}
 	created, usage, err := s.Hooks.Create(ctx, projectOf(ctx), n)
-	var exhausted *quota.ExhaustedError
-	switch {
-	case errors.As(err, &exhausted):
-		usage.SetHeaders(responseHeaders(ctx), s.Config.HeaderPrefix)
-		responseHeaders(ctx).Set("Retry-After", strconv.FormatInt(usage.RetryAfter(), 10))
-		return nil, newError(http.StatusTooManyRequests, CodeQuotaExhausted,
-			fmt.Sprintf("hook quota exhausted for this billing period (%d of %d hooks, hard cap %d); it resets at %s",
-				usage.Used, usage.Limit, usage.HardCap, usage.ResetsAt.UTC().Format(time.RFC3339)))
-	case errors.Is(err, idempotency.ErrKeyReused), errors.Is(err, idempotency.ErrHookDeleted):
-		return nil, newError(http.StatusConflict, CodeConflict, err.Error(),
-			Detail{Field: idempotency.Header, Message: err.Error()})
-	case err != nil:
-		return nil, internal(err)
+	if err != nil {
+		return nil, s.createError(ctx, err, usage)
 	}
 	usage.SetHeaders(responseHeaders(ctx), s.Config.HeaderPrefix)
 	return gen.CreateHook201JSONResponse{Body: gen.HookResponse{Data: toHook(created)}}, nil
 }
 
+// CreateHooks schedules a batch of hooks, all or none (POST
+// /v1/hooks/batch). The body was decoded strictly into hook.BatchRequest
+// (strictBinder, with the batch's body bound); each hook is validated as
+// CreateHook's.
+func (s *server) CreateHooks(ctx context.Context, req gen.CreateHooksRequestObject) (gen.CreateHooksResponseObject, error) {
+	b, err := s.newBatch(*req.Body, req.Params.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	created, usage, err := s.Hooks.CreateAll(ctx, projectOf(ctx), b)
+	if err != nil {
+		return nil, s.createError(ctx, err, usage)
+	}
+	usage.SetHeaders(responseHeaders(ctx), s.Config.HeaderPrefix)
+	out := gen.HooksResponse{Data: make([]gen.Hook, len(created))}
+	for i, h := range created {
+		out.Data[i] = toHook(h)
+	}
+	return gen.CreateHooks201JSONResponse{Body: out}, nil
+}
+
+// createError translates the error of a create: the quota's 429 with the
+// usage without the refused hooks, the Idempotency-Key's 409s, else a
+// fault.
+func (s *server) createError(ctx context.Context, err error, usage quota.Usage) error {
+	var exhausted *quota.ExhaustedError
+	switch {
+	case errors.As(err, &exhausted):
+		usage.SetHeaders(responseHeaders(ctx), s.Config.HeaderPrefix)
+		responseHeaders(ctx).Set("Retry-After", strconv.FormatInt(usage.RetryAfter(), 10))
+		return newError(http.StatusTooManyRequests, CodeQuotaExhausted,
+			fmt.Sprintf("hook quota exhausted for this billing period (%d of %d hooks, hard cap %d); it resets at %s",
+				usage.Used, usage.Limit, usage.HardCap, usage.ResetsAt.UTC().Format(time.RFC3339)))
+	case errors.Is(err, idempotency.ErrKeyReused), errors.Is(err, idempotency.ErrHookDeleted):
+		return newError(http.StatusConflict, CodeConflict, err.Error(),
+			Detail{Field: idempotency.Header, Message: err.Error()})
+	}
+	return internal(err)
+}
+
 // newHook validates a POST /v1/hooks request.
-func (s *server) newHook(req hook.CreateRequest, idempotencyKey *string) (hook.New, error) {
+func (s *server) newHook(req hook.CreateRequest, key *string) (hook.New, error) {
 	n, err := req.Validate(s.Config.MaxDataBytes)
 	var (
 		invalidReq *hook.InvalidError
@@ -57,21 +86,49 @@ func (s *server) newHook(req hook.CreateRequest, idempotencyKey *string) (hook.N
 		return hook.New{}, newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, tooLarge.Error(),
 			Detail{Field: "data", Message: fmt.Sprintf("must be at most %d bytes", tooLarge.Max)})
 	case errors.As(err, &invalidReq):
-		details := make([]Detail, len(invalidReq.Problems))
-		for i, p := range invalidReq.Problems {
-			details[i] = Detail(p)
-		}
-		return hook.New{}, newError(http.StatusBadRequest, CodeInvalidRequest, "invalid request: "+invalidReq.Error(), details...)
+		return hook.New{}, invalidHook(http.StatusBadRequest, CodeInvalidRequest, invalidReq)
 	case err != nil:
 		return hook.New{}, internal(err)
 	}
-	if idempotencyKey != nil {
-		if err := idempotency.ValidateKey(*idempotencyKey); err != nil {
-			return hook.New{}, invalid(Detail{Field: idempotency.Header, Message: err.Error()})
-		}
-		n.IdempotencyKey = *idempotencyKey
+	n.IdempotencyKey, err = idempotencyKey(key)
+	return n, err
+}
+
+// newBatch validates a POST /v1/hooks/batch request: a hook's data over
+// the limit makes it a 413, as for a single create.
+func (s *server) newBatch(req hook.BatchRequest, key *string) (hook.NewBatch, error) {
+	b, err := req.Validate(s.Config.MaxDataBytes)
+	var invalidReq *hook.BatchInvalidError
+	switch {
+	case errors.As(err, &invalidReq) && invalidReq.TooLarge:
+		return hook.NewBatch{}, invalidHook(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, &invalidReq.InvalidError)
+	case errors.As(err, &invalidReq):
+		return hook.NewBatch{}, invalidHook(http.StatusBadRequest, CodeInvalidRequest, &invalidReq.InvalidError)
+	case err != nil:
+		return hook.NewBatch{}, internal(err)
 	}
-	return n, nil
+	b.IdempotencyKey, err = idempotencyKey(key)
+	return b, err
+}
+
+// invalidHook is the error response naming every field at fault.
+func invalidHook(status int, code string, e *hook.InvalidError) error {
+	details := make([]Detail, len(e.Problems))
+	for i, p := range e.Problems {
+		details[i] = Detail(p)
+	}
+	return newError(status, code, "invalid request: "+e.Error(), details...)
+}
+
+// idempotencyKey validates the Idempotency-Key header of a create, if any.
+func idempotencyKey(key *string) (string, error) {
+	if key == nil {
+		return "", nil
+	}
+	if err := idempotency.ValidateKey(*key); err != nil {
+		return "", invalid(Detail{Field: idempotency.Header, Message: err.Error()})
+	}
+	return *key, nil
 }
 
 // GetHook returns a hook of the project (GET /v1/hooks/{id}).

@@ -105,12 +105,12 @@ func (s *Service) createKeyed(ctx context.Context, p pending) outcome {
 	outs := make([]outcome, 1)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		earlier, repeat, err := idempotency.Claim(ctx, q, p.projectID, p.n.IdempotencyKey, fingerprint, p.id, s.keysTTL)
+		earlier, repeat, err := idempotency.Claim(ctx, q, p.projectID, p.n.IdempotencyKey, fingerprint, []uuid.UUID{p.id}, s.keysTTL)
 		if err != nil {
 			return err
 		}
 		if repeat {
-			outs[0].out, err = repeated(ctx, q, p.projectID, earlier)
+			outs[0].out, err = repeated(ctx, q, p.projectID, earlier[0])
 			return err
 		}
 		if err := insertBatch(ctx, q, []pending{p}, outs); err != nil {
@@ -134,11 +134,11 @@ func repeated(ctx context.Context, q *store.Queries, projectID, hookID uuid.UUID
 		}
 		return created{}, fmt.Errorf("get hook of idempotency key: %w", err)
 	}
-	limits, err := quota.Read(ctx, q, projectID)
+	u, err := usage(ctx, q, projectID)
 	if err != nil {
 		return created{}, err
 	}
-	return created{hook: h, charge: quota.Charge{Usage: limits.Usage}}, nil
+	return created{hook: h, charge: quota.Charge{Usage: u}}, nil
 }
 
 // createBatch creates the batch's hooks in one transaction: outs[i] is the

@@ -19,8 +19,15 @@ type fingerprintFields struct {
 	RetryOverride json.RawMessage `json:"retryOverride,omitempty"`
 }
 
-// fingerprint is the SHA-256 of the hook's canonical form.
-func (n New) fingerprint() ([]byte, error) {
+// batchFingerprint is the canonical form of a POST /v1/hooks/batch: its
+// hooks' in order, under a name of its own, so that a batch of one and a
+// single create of the same hook differ.
+type batchFingerprint struct {
+	Batch []fingerprintFields `json:"batch"`
+}
+
+// canonical is the hook's canonical form.
+func (n New) canonical() fingerprintFields {
 	f := fingerprintFields{Path: n.Path, Data: n.Data, RetryOverride: n.RetryOverride}
 	if n.PostAt != nil {
 		at := n.PostAt.UTC()
@@ -28,10 +35,28 @@ func (n New) fingerprint() ([]byte, error) {
 	} else {
 		f.PostInNanos = int64(n.PostIn)
 	}
-	b, err := json.Marshal(f)
+	return f
+}
+
+// fingerprint is the SHA-256 of the hook's canonical form.
+func (n New) fingerprint() ([]byte, error) {
+	return sum(n.canonical())
+}
+
+// fingerprint is the SHA-256 of the batch's canonical form.
+func (b NewBatch) fingerprint() ([]byte, error) {
+	f := batchFingerprint{Batch: make([]fingerprintFields, len(b.Hooks))}
+	for i, n := range b.Hooks {
+		f.Batch[i] = n.canonical()
+	}
+	return sum(f)
+}
+
+func sum(canonical any) ([]byte, error) {
+	b, err := json.Marshal(canonical)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(b)
-	return sum[:], nil
+	s := sha256.Sum256(b)
+	return s[:], nil
 }

@@ -1,6 +1,7 @@
 // Package hook is the hook resource of the API: the request that schedules
-// one and its validation, the JSON a client sees, and the store operations
-// behind POST, GET and DELETE.
+// one (alone, or in a batch of them: batchrequest.go, createall.go) and its
+// validation, the JSON a client sees, and the store operations behind POST,
+// GET and DELETE.
 package hook
 
 import (

@@ -1,14 +1,16 @@
-// Package idempotency makes POST /v1/hooks safe to repeat: a request with
-// an Idempotency-Key header creates one hook, and a repeat with the same key
-// within TTL (24 hours) gets that hook back instead of creating another.
+// Package idempotency makes POST /v1/hooks and POST /v1/hooks/batch safe to
+// repeat: a request with an Idempotency-Key header creates its hooks once,
+// and a repeat with the same key within TTL (24 hours) gets those hooks back
+// instead of creating others.
 //
 // Rules, all per project:
 //   - A key is 1 to 255 printable ASCII characters (ValidateKey).
 //   - A repeat within TTL with the same request (the same canonical
-//     fingerprint) names the first hook: nothing is created or counted.
+//     fingerprint) names the first request's hooks: nothing is created or
+//     counted. A single create and a batch never share a fingerprint.
 //   - The same key with a different request within TTL is refused
 //     (ErrKeyReused; the API answers 409 idempotency_key_reused).
-//   - A repeat whose hook has since been deleted is refused as well
+//   - A repeat one of whose hooks has since been deleted is refused as well
 //     (ErrHookDeleted, 409): recreating a hook its owner deleted would be a
 //     surprise, and the key still names it.
 //   - After TTL the key is free: the next request with it creates a new hook.
@@ -66,33 +68,47 @@ func ValidateKey(key string) error {
 	return nil
 }
 
-// Claim takes key for the hook hookID that q's transaction is about to
-// create, and returns (hookID, false). When a live request already holds
-// the key with the same fingerprint it returns that request's hook id and
-// true: the caller creates nothing. A different fingerprint is
-// ErrKeyReused.
+// Claim takes key for the hooks hookIDs (at least one, in the request's
+// order) that q's transaction is about to create, and returns (hookIDs,
+// false). When a live request already holds the key with the same
+// fingerprint it returns that request's hook ids, in its order, and true:
+// the caller creates nothing. A different fingerprint is ErrKeyReused.
 //
 // Call it first in the transaction: a concurrent claim of the same key
 // waits for this transaction to end, and the key's lock must not be taken
 // after locks that the other transaction holds.
-func Claim(ctx context.Context, q *store.Queries, projectID uuid.UUID, key string, fingerprint []byte, hookID uuid.UUID, ttl time.Duration) (uuid.UUID, bool, error) {
-	claimed, err := q.ClaimIdempotencyKey(ctx, store.ClaimIdempotencyKeyParams{
-		ProjectID: projectID, Key: key, RequestHash: fingerprint, HookID: hookID, TtlSeconds: ttl.Seconds(),
+func Claim(ctx context.Context, q *store.Queries, projectID uuid.UUID, key string, fingerprint []byte, hookIDs []uuid.UUID, ttl time.Duration) ([]uuid.UUID, bool, error) {
+	if len(hookIDs) == 0 {
+		return nil, false, errors.New("claim idempotency key: no hook")
+	}
+	texts := make([]string, len(hookIDs))
+	for i, id := range hookIDs {
+		texts[i] = id.String()
+	}
+	_, err := q.ClaimIdempotencyKey(ctx, store.ClaimIdempotencyKeyParams{
+		ProjectID: projectID, Key: key, RequestHash: fingerprint, HookID: hookIDs[0], HookIds: texts,
+		TtlSeconds: ttl.Seconds(),
 	})
 	if err == nil {
-		return claimed, false, nil
+		return hookIDs, false, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, false, fmt.Errorf("claim idempotency key: %w", postgres.Translate(err))
+		return nil, false, fmt.Errorf("claim idempotency key: %w", postgres.Translate(err))
 	}
 	held, err := q.GetIdempotencyKey(ctx, store.GetIdempotencyKeyParams{ProjectID: projectID, Key: key})
 	if err != nil {
-		return uuid.Nil, false, fmt.Errorf("read idempotency key: %w", postgres.Translate(err))
+		return nil, false, fmt.Errorf("read idempotency key: %w", postgres.Translate(err))
 	}
 	if !bytes.Equal(held.RequestHash, fingerprint) {
-		return uuid.Nil, false, ErrKeyReused
+		return nil, false, ErrKeyReused
 	}
-	return held.HookID, true, nil
+	ids := make([]uuid.UUID, len(held.HookIds))
+	for i, t := range held.HookIds {
+		if ids[i], err = uuid.Parse(t); err != nil {
+			return nil, false, fmt.Errorf("read idempotency key: hook id %q: %w", t, err)
+		}
+	}
+	return ids, true, nil
 }
 
 // Sweeper deletes expired keys in the background.

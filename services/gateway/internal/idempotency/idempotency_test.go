@@ -79,12 +79,41 @@ func (b bundle) claim(projectID uuid.UUID, key string, fingerprint []byte, ttl t
 		got    uuid.UUID
 		repeat bool
 	)
+	ids, repeat, err := b.claimAll(projectID, key, fingerprint, []uuid.UUID{hookID}, ttl)
+	if len(ids) == 1 {
+		got = ids[0]
+	}
+	return hookID, got, repeat, err
+}
+
+// claimAll claims key for hookIDs in a transaction of its own and commits.
+func (b bundle) claimAll(projectID uuid.UUID, key string, fingerprint []byte, hookIDs []uuid.UUID, ttl time.Duration) ([]uuid.UUID, bool, error) {
+	b.t.Helper()
+	var (
+		got    []uuid.UUID
+		repeat bool
+	)
 	err := pgx.BeginFunc(b.ctx, b.pool, func(tx pgx.Tx) error {
 		var err error
-		got, repeat, err = idempotency.Claim(b.ctx, store.New(tx), projectID, key, fingerprint, hookID, ttl)
+		got, repeat, err = idempotency.Claim(b.ctx, store.New(tx), projectID, key, fingerprint, hookIDs, ttl)
 		return err
 	})
-	return hookID, got, repeat, err
+	return got, repeat, err
+}
+
+// A batch's key names all its hooks, in order.
+func TestClaimBatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	got, repeat, err := b.claimAll(b.project, "k", fingerprint("a"), ids, idempotency.TTL)
+	require.NoError(t, err)
+	require.False(t, repeat)
+	require.Equal(t, ids, got)
+	got, repeat, err = b.claimAll(b.project, "k", fingerprint("a"), []uuid.UUID{uuid.New()}, idempotency.TTL)
+	require.NoError(t, err)
+	require.True(t, repeat, "the same request again is a repeat")
+	require.Equal(t, ids, got, "a repeat gets the first request's hooks in its order")
 }
 
 func fingerprint(s string) []byte {
@@ -139,7 +168,7 @@ func TestAKeyClaimedInARolledBackTransactionIsFree(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	err := pgx.BeginFunc(b.ctx, b.pool, func(tx pgx.Tx) error {
-		_, _, err := idempotency.Claim(b.ctx, store.New(tx), b.project, "k", fingerprint("a"), uuid.New(), idempotency.TTL)
+		_, _, err := idempotency.Claim(b.ctx, store.New(tx), b.project, "k", fingerprint("a"), []uuid.UUID{uuid.New()}, idempotency.TTL)
 		require.NoError(t, err)
 		return context.Canceled // roll back, as a refused create does
 	})
@@ -156,7 +185,7 @@ func TestAConcurrentClaimWaitsForTheFirst(t *testing.T) {
 	tx, err := b.pool.Begin(b.ctx)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(b.ctx) }()
-	_, _, err = idempotency.Claim(b.ctx, store.New(tx), b.project, "k", fingerprint("a"), first, idempotency.TTL)
+	_, _, err = idempotency.Claim(b.ctx, store.New(tx), b.project, "k", fingerprint("a"), []uuid.UUID{first}, idempotency.TTL)
 	require.NoError(t, err)
 
 	// While the first is open, a claim of the same key waits for it: one
@@ -164,7 +193,7 @@ func TestAConcurrentClaimWaitsForTheFirst(t *testing.T) {
 	blocked, cancel := context.WithTimeout(b.ctx, 300*time.Millisecond)
 	defer cancel()
 	err = pgx.BeginFunc(blocked, b.pool, func(tx pgx.Tx) error {
-		_, _, err := idempotency.Claim(blocked, store.New(tx), b.project, "k", fingerprint("a"), uuid.New(), idempotency.TTL)
+		_, _, err := idempotency.Claim(blocked, store.New(tx), b.project, "k", fingerprint("a"), []uuid.UUID{uuid.New()}, idempotency.TTL)
 		return err
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)

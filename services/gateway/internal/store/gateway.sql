@@ -45,6 +45,11 @@ RETURNING *;
 -- name: GetHook :one
 SELECT * FROM hooks WHERE project_id = @project_id AND id = @id;
 
+-- name: GetHooksByIDs :many
+-- The hooks of the project among ids (text: see InsertHooks), in no order;
+-- deleted ones are missing.
+SELECT * FROM hooks WHERE project_id = @project_id AND id = ANY(CAST(@ids::text[] AS uuid[]));
+
 -- name: DeleteHook :execrows
 -- Attempt rows go with the hook (ON DELETE CASCADE).
 DELETE FROM hooks WHERE project_id = @project_id AND id = @id;

@@ -85,6 +85,64 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 	return i, err
 }
 
+const getHooksByIDs = `-- name: GetHooksByIDs :many
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
+`
+
+type GetHooksByIDsParams struct {
+	ProjectID uuid.UUID
+	Ids       []string
+}
+
+// The hooks of the project among ids (text: see InsertHooks), in no order;
+// deleted ones are missing.
+func (q *Queries) GetHooksByIDs(ctx context.Context, arg GetHooksByIDsParams) ([]Hook, error) {
+	rows, err := q.db.Query(ctx, getHooksByIDs, arg.ProjectID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Hook
+	for rows.Next() {
+		var i Hook
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Path,
+			&i.Domain,
+			&i.Data,
+			&i.PostAt,
+			&i.Status,
+			&i.Attempts,
+			&i.PostDurationSeconds,
+			&i.FailureError,
+			&i.TryAt,
+			&i.WasNotified,
+			&i.RetryOverride,
+			&i.SequenceID,
+			&i.SequenceStep,
+			&i.SequenceLastRunAt,
+			&i.RunAt,
+			&i.LeaseSeq,
+			&i.LeaseExpiresAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
+			&i.HeldDueAt,
+			&i.SequenceRunID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getProjectPlan = `-- name: GetProjectPlan :one
 SELECT domain, plan_quota, plan_hard_cap_percent
 FROM projects

@@ -14,13 +14,14 @@ import (
 
 const claimIdempotencyKey = `-- name: ClaimIdempotencyKey :one
 
-INSERT INTO idempotency_keys (project_id, key, request_hash, hook_id)
-VALUES ($1, $2, $3, $4)
+INSERT INTO idempotency_keys (project_id, key, request_hash, hook_id, hook_ids)
+VALUES ($1, $2, $3, $4, CAST($5::text[] AS uuid[]))
 ON CONFLICT (project_id, key) DO UPDATE
 SET request_hash = EXCLUDED.request_hash,
     hook_id = EXCLUDED.hook_id,
+    hook_ids = EXCLUDED.hook_ids,
     created_at = now()
-WHERE idempotency_keys.created_at <= now() - make_interval(secs => $5::double precision)
+WHERE idempotency_keys.created_at <= now() - make_interval(secs => $6::double precision)
 RETURNING hook_id
 `
 
@@ -29,23 +30,28 @@ type ClaimIdempotencyKeyParams struct {
 	Key         string
 	RequestHash []byte
 	HookID      uuid.UUID
+	HookIds     []string
 	TtlSeconds  float64
 }
 
-// Idempotency-Key of POST /v1/hooks (internal/idempotency). A key names one
-// hook for a time to live (24 hours); after it, the key may name a new one.
+// Idempotency-Key of POST /v1/hooks and POST /v1/hooks/batch
+// (internal/idempotency). A key names the hooks of one request for a time to
+// live (24 hours); after it, the key may name new ones.
 // Takes the key for a hook about to be created: a new key, or one whose time
 // to live has passed. No row comes back when the key is held by a live
 // request. A concurrent transaction claiming the same key waits here until
 // this one ends: after a commit it finds the key held (and reads it), after
 // a rollback it takes the key itself. On a conflict the row is locked even
 // when it is not updated, so the read that follows sees it.
+// hook_ids are the request's hooks in order (text: see InsertHooks), the
+// first of which is hook_id (idempotency.Claim).
 func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (uuid.UUID, error) {
 	row := q.db.QueryRow(ctx, claimIdempotencyKey,
 		arg.ProjectID,
 		arg.Key,
 		arg.RequestHash,
 		arg.HookID,
+		arg.HookIds,
 		arg.TtlSeconds,
 	)
 	var hook_id uuid.UUID
@@ -83,7 +89,7 @@ func (q *Queries) DeleteExpiredIdempotencyKeys(ctx context.Context, arg DeleteEx
 }
 
 const getIdempotencyKey = `-- name: GetIdempotencyKey :one
-SELECT request_hash, hook_id, created_at
+SELECT request_hash, COALESCE(hook_ids, ARRAY[hook_id])::text[] AS hook_ids, created_at
 FROM idempotency_keys
 WHERE project_id = $1 AND key = $2
 `
@@ -95,13 +101,14 @@ type GetIdempotencyKeyParams struct {
 
 type GetIdempotencyKeyRow struct {
 	RequestHash []byte
-	HookID      uuid.UUID
+	HookIds     []string
 	CreatedAt   time.Time
 }
 
+// A key claimed before hook_ids existed names its one hook.
 func (q *Queries) GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyParams) (GetIdempotencyKeyRow, error) {
 	row := q.db.QueryRow(ctx, getIdempotencyKey, arg.ProjectID, arg.Key)
 	var i GetIdempotencyKeyRow
-	err := row.Scan(&i.RequestHash, &i.HookID, &i.CreatedAt)
+	err := row.Scan(&i.RequestHash, &i.HookIds, &i.CreatedAt)
 	return i, err
 }
