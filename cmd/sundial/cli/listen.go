@@ -17,9 +17,12 @@ import (
 	sundial "github.com/sundial-run/sundial/sdk"
 )
 
-// localTimeout bounds a forwarded request: the gateway waits 10 s for the
-// answer, after which it records the attempt failed anyway.
-const localTimeout = 10 * time.Second
+// localTimeout bounds a forwarded request. It is shorter than the gateway's
+// 10 s ack timeout (after which the attempt fails as ack_timeout), so that
+// the nack naming the real cause, the local server's silence, reaches the
+// gateway first: at 10 s each, the two raced and the attempt's error was
+// whichever came first.
+const localTimeout = 9 * time.Second
 
 // maxLocalBody is what is read of the local server's answer (and thrown
 // away) so that its connection can be reused.
