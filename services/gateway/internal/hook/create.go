@@ -2,7 +2,6 @@ package hook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -127,18 +126,15 @@ func (s *Service) createKeyed(ctx context.Context, p pending) outcome {
 // repeated answers a repeat of an earlier request: its hook as it is now,
 // and the usage, which the repeat does not change.
 func repeated(ctx context.Context, q *store.Queries, projectID, hookID uuid.UUID) (created, error) {
-	h, err := q.GetHook(ctx, store.GetHookParams{ProjectID: projectID, ID: hookID})
+	hooks, err := hooksByID(ctx, q, projectID, []uuid.UUID{hookID})
 	if err != nil {
-		if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
-			return created{}, idempotency.ErrHookDeleted
-		}
-		return created{}, fmt.Errorf("get hook of idempotency key: %w", err)
+		return created{}, err
 	}
 	u, err := usage(ctx, q, projectID)
 	if err != nil {
 		return created{}, err
 	}
-	return created{hook: h, charge: quota.Charge{Usage: u}}, nil
+	return created{hook: hooks[0], charge: quota.Charge{Usage: u}}, nil
 }
 
 // createBatch creates the batch's hooks in one transaction: outs[i] is the
