@@ -120,3 +120,63 @@ func TestSequenceFailedStepSkipsItsDependents(t *testing.T) {
 	require.Equal(t, map[string]string{"first": "failed", "second": "skipped", "third": "skipped"}, status)
 	require.Len(t, b.receiver.Received(), 1, "the skipped steps were never delivered")
 }
+
+// A sequence's next run is written ahead of its slot (its root hook is
+// listed, due at the slot, and the sequence shows the slot as nextRunAt);
+// paused before the slot, the run is withdrawn: the hook goes, and nothing
+// is delivered at the slot nor listed as a run.
+func TestSequencePausedBeforeItsSlotNeverRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	body := map[string]any{"name": "paused", "schedule": map[string]any{"every": "1m"},
+		"startAt": time.Now().Add(-52 * time.Second).UTC().Format(time.RFC3339Nano),
+		"steps":   []map[string]any{{"name": "only", "path": "/only", "data": map[string]any{}}}}
+	resp, raw := b.do(t, http.MethodPost, "/v1/sequences", body)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", raw)
+	var created struct {
+		Data struct {
+			ID        string    `json:"id"`
+			NextRunAt time.Time `json:"nextRunAt"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &created))
+	slot := created.Data.NextRunAt
+	pending := func() []hook {
+		resp, raw := b.do(t, http.MethodGet, "/v1/hooks", nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+		var out struct{ Data []hook }
+		require.NoError(t, json.Unmarshal(raw, &out))
+		return out.Data
+	}
+	require.Eventually(t, func() bool { return len(pending()) == 1 }, 5*time.Second, 50*time.Millisecond,
+		"the run is written ahead of its slot")
+	root := pending()[0]
+	require.True(t, root.PostAt.Equal(slot), "due at the slot: %v, want %v", root.PostAt, slot)
+	require.True(t, time.Now().Before(slot), "written before the slot")
+	resp, raw = b.do(t, http.MethodGet, "/v1/sequences/"+created.Data.ID, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+	var shown struct {
+		Data struct {
+			NextRunAt time.Time `json:"nextRunAt"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &shown))
+	require.True(t, shown.Data.NextRunAt.Equal(slot), "nextRunAt %v, want the slot %v", shown.Data.NextRunAt, slot)
+
+	resp, raw = b.do(t, http.MethodPost, "/v1/sequences/"+created.Data.ID+"/pause", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+	require.Eventually(t, func() bool { return len(pending()) == 0 }, 5*time.Second, 50*time.Millisecond,
+		"the run written ahead is withdrawn")
+	// A plain hook due at the same instant is delivered; the sequence's is
+	// not.
+	probe := b.schedule(t, map[string]any{"path": "/probe", "data": map[string]any{}, "postAt": slot.Format(time.RFC3339Nano)})
+	b.waitStatus(t, probe.ID, "completed", 20*time.Second)
+	got := b.receiver.Received()
+	require.Len(t, got, 1)
+	require.Contains(t, string(got[0].Body), `"/probe"`)
+	resp, raw = b.do(t, http.MethodGet, "/v1/sequences/"+created.Data.ID+"/runs", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+	var runs struct{ Data []sequenceRun }
+	require.NoError(t, json.Unmarshal(raw, &runs))
+	require.Empty(t, runs.Data)
+}

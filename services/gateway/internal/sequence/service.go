@@ -276,7 +276,7 @@ func encode(d Definition) (schedule, steps json.RawMessage, err error) {
 // decode reads a stored sequence's schedule and steps, which only the
 // gateway writes, after validating them.
 func decode(row store.Sequence) (Sequence, error) {
-	out := Sequence{Sequence: row}
+	out := Sequence{Sequence: withRunWrittenAhead(row, time.Now())}
 	if err := json.Unmarshal(row.Schedule, &out.Spec); err != nil {
 		return Sequence{}, fmt.Errorf("sequence %s: stored schedule: %w", row.ID, err)
 	}
@@ -284,6 +284,29 @@ func decode(row store.Sequence) (Sequence, error) {
 		return Sequence{}, fmt.Errorf("sequence %s: stored steps: %w", row.ID, err)
 	}
 	return out, nil
+}
+
+// withRunWrittenAhead is row as the API shows it when the scheduler has
+// written its next run ahead of the slot (docs/sequences.md, "Runs written
+// ahead of their slot"): the scheduler has already moved next_run_at past
+// that slot, so until the slot the slot is still nextRunAt, and once it
+// has passed it is lastRunAt (the scheduler folds it in at its next move).
+// A run written under an older revision is being withdrawn: the row's own
+// plan, from the change, stands.
+func withRunWrittenAhead(row store.Sequence, now time.Time) store.Sequence {
+	if row.PreparedSlot == nil {
+		return row
+	}
+	slot := *row.PreparedSlot
+	switch {
+	case !slot.After(now):
+		if row.LastRunAt == nil || slot.After(*row.LastRunAt) {
+			row.LastRunAt = &slot
+		}
+	case row.PreparedRevision != nil && *row.PreparedRevision == row.Revision:
+		row.NextRunAt = &slot
+	}
+	return row
 }
 
 func scheduleOf(row store.Sequence) (calendar.Schedule, error) {

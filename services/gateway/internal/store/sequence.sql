@@ -37,6 +37,7 @@ SET name        = @name,
     overlap     = @overlap,
     status      = @status,
     next_run_at = sqlc.narg(next_run_at),
+    revision    = revision + 1,
     updated_at  = now()
 WHERE project_id = @project_id AND id = @id
 RETURNING *;
@@ -46,6 +47,7 @@ RETURNING *;
 UPDATE sequences
 SET status      = @status,
     next_run_at = sqlc.narg(next_run_at),
+    revision    = revision + 1,
     updated_at  = now()
 WHERE project_id = @project_id AND id = @id
 RETURNING *;
@@ -53,8 +55,10 @@ RETURNING *;
 -- name: PauseSequence :execrows
 -- Pausing an active sequence drops its next slot: slots passed while
 -- paused never run. A paused or ended sequence is left as it is.
+-- Replace, resume and pause count a revision: the scheduler withdraws a run
+-- it wrote ahead of its slot under an older one (migration 00021).
 UPDATE sequences
-SET status = 'paused', next_run_at = NULL, updated_at = now()
+SET status = 'paused', next_run_at = NULL, revision = revision + 1, updated_at = now()
 WHERE project_id = @project_id AND id = @id AND status = 'active';
 
 -- name: DeleteSequence :execrows
@@ -89,9 +93,13 @@ WHERE s.project_id = @project_id AND s.id = @sequence_id
 RETURNING requested_at;
 
 -- name: ListSequenceRuns :many
--- Newest slot first, strictly after the cursor's (slot, id).
+-- Newest slot first, strictly after the cursor's (slot, id). A run the
+-- scheduler wrote ahead of its slot (migration 00021) starts at its slot
+-- and is listed from then on: until then the sequence shows the slot as
+-- its nextRunAt.
 SELECT * FROM sequence_runs
 WHERE project_id = @project_id AND sequence_id = @sequence_id
+  AND started_at <= now()
   AND (slot, id) < (@before_slot::timestamptz, @before_id::uuid)
 ORDER BY slot DESC, id DESC
 LIMIT @max_rows::integer;
@@ -99,7 +107,7 @@ LIMIT @max_rows::integer;
 -- name: CountSequenceRuns :one
 SELECT count(*) FROM (
     SELECT 1 FROM sequence_runs
-    WHERE project_id = @project_id AND sequence_id = @sequence_id
+    WHERE project_id = @project_id AND sequence_id = @sequence_id AND started_at <= now()
     LIMIT @max_count::integer
 ) AS capped;
 

@@ -16,7 +16,7 @@ import (
 const countSequenceRuns = `-- name: CountSequenceRuns :one
 SELECT count(*) FROM (
     SELECT 1 FROM sequence_runs
-    WHERE project_id = $1 AND sequence_id = $2
+    WHERE project_id = $1 AND sequence_id = $2 AND started_at <= now()
     LIMIT $3::integer
 ) AS capped
 `
@@ -72,7 +72,7 @@ func (q *Queries) DeleteSequence(ctx context.Context, arg DeleteSequenceParams) 
 }
 
 const getSequence = `-- name: GetSequence :one
-SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at FROM sequences WHERE project_id = $1 AND id = $2
+SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision FROM sequences WHERE project_id = $1 AND id = $2
 `
 
 type GetSequenceParams struct {
@@ -98,12 +98,15 @@ func (q *Queries) GetSequence(ctx context.Context, arg GetSequenceParams) (Seque
 		&i.LastRunAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Revision,
+		&i.PreparedSlot,
+		&i.PreparedRevision,
 	)
 	return i, err
 }
 
 const getSequenceAtNow = `-- name: GetSequenceAtNow :one
-SELECT sequences.id, sequences.project_id, sequences.name, sequences.schedule, sequences.steps, sequences.start_at, sequences.end_at, sequences.catch_up, sequences.overlap, sequences.status, sequences.next_run_at, sequences.last_run_at, sequences.created_at, sequences.updated_at, now()::timestamptz AS db_now
+SELECT sequences.id, sequences.project_id, sequences.name, sequences.schedule, sequences.steps, sequences.start_at, sequences.end_at, sequences.catch_up, sequences.overlap, sequences.status, sequences.next_run_at, sequences.last_run_at, sequences.created_at, sequences.updated_at, sequences.revision, sequences.prepared_slot, sequences.prepared_revision, now()::timestamptz AS db_now
 FROM sequences
 WHERE project_id = $1 AND id = $2
 `
@@ -137,6 +140,9 @@ func (q *Queries) GetSequenceAtNow(ctx context.Context, arg GetSequenceAtNowPara
 		&i.Sequence.LastRunAt,
 		&i.Sequence.CreatedAt,
 		&i.Sequence.UpdatedAt,
+		&i.Sequence.Revision,
+		&i.Sequence.PreparedSlot,
+		&i.Sequence.PreparedRevision,
 		&i.DbNow,
 	)
 	return i, err
@@ -147,7 +153,7 @@ const insertSequence = `-- name: InsertSequence :one
 INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (project_id, name) DO NOTHING
-RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision
 `
 
 type InsertSequenceParams struct {
@@ -201,6 +207,9 @@ func (q *Queries) InsertSequence(ctx context.Context, arg InsertSequenceParams) 
 		&i.LastRunAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Revision,
+		&i.PreparedSlot,
+		&i.PreparedRevision,
 	)
 	return i, err
 }
@@ -276,6 +285,7 @@ func (q *Queries) ListSequenceRunSteps(ctx context.Context, arg ListSequenceRunS
 const listSequenceRuns = `-- name: ListSequenceRuns :many
 SELECT id, project_id, sequence_id, slot, trigger, status, skip_reason, started_at, finished_at FROM sequence_runs
 WHERE project_id = $1 AND sequence_id = $2
+  AND started_at <= now()
   AND (slot, id) < ($3::timestamptz, $4::uuid)
 ORDER BY slot DESC, id DESC
 LIMIT $5::integer
@@ -289,7 +299,10 @@ type ListSequenceRunsParams struct {
 	MaxRows    int32
 }
 
-// Newest slot first, strictly after the cursor's (slot, id).
+// Newest slot first, strictly after the cursor's (slot, id). A run the
+// scheduler wrote ahead of its slot (migration 00021) starts at its slot
+// and is listed from then on: until then the sequence shows the slot as
+// its nextRunAt.
 func (q *Queries) ListSequenceRuns(ctx context.Context, arg ListSequenceRunsParams) ([]SequenceRun, error) {
 	rows, err := q.db.Query(ctx, listSequenceRuns,
 		arg.ProjectID,
@@ -327,7 +340,7 @@ func (q *Queries) ListSequenceRuns(ctx context.Context, arg ListSequenceRunsPara
 }
 
 const listSequences = `-- name: ListSequences :many
-SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at FROM sequences
+SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision FROM sequences
 WHERE project_id = $1
   AND (created_at, id) < ($2::timestamptz, $3::uuid)
 ORDER BY created_at DESC, id DESC
@@ -372,6 +385,9 @@ func (q *Queries) ListSequences(ctx context.Context, arg ListSequencesParams) ([
 			&i.LastRunAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Revision,
+			&i.PreparedSlot,
+			&i.PreparedRevision,
 		); err != nil {
 			return nil, err
 		}
@@ -384,7 +400,7 @@ func (q *Queries) ListSequences(ctx context.Context, arg ListSequencesParams) ([
 }
 
 const lockSequence = `-- name: LockSequence :one
-SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at FROM sequences WHERE project_id = $1 AND id = $2 FOR UPDATE
+SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision FROM sequences WHERE project_id = $1 AND id = $2 FOR UPDATE
 `
 
 type LockSequenceParams struct {
@@ -412,13 +428,16 @@ func (q *Queries) LockSequence(ctx context.Context, arg LockSequenceParams) (Seq
 		&i.LastRunAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Revision,
+		&i.PreparedSlot,
+		&i.PreparedRevision,
 	)
 	return i, err
 }
 
 const pauseSequence = `-- name: PauseSequence :execrows
 UPDATE sequences
-SET status = 'paused', next_run_at = NULL, updated_at = now()
+SET status = 'paused', next_run_at = NULL, revision = revision + 1, updated_at = now()
 WHERE project_id = $1 AND id = $2 AND status = 'active'
 `
 
@@ -429,6 +448,8 @@ type PauseSequenceParams struct {
 
 // Pausing an active sequence drops its next slot: slots passed while
 // paused never run. A paused or ended sequence is left as it is.
+// Replace, resume and pause count a revision: the scheduler withdraws a run
+// it wrote ahead of its slot under an older one (migration 00021).
 func (q *Queries) PauseSequence(ctx context.Context, arg PauseSequenceParams) (int64, error) {
 	result, err := q.db.Exec(ctx, pauseSequence, arg.ProjectID, arg.ID)
 	if err != nil {
@@ -441,9 +462,10 @@ const planSequence = `-- name: PlanSequence :one
 UPDATE sequences
 SET status      = $1,
     next_run_at = $2,
+    revision    = revision + 1,
     updated_at  = now()
 WHERE project_id = $3 AND id = $4
-RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision
 `
 
 type PlanSequenceParams struct {
@@ -477,6 +499,9 @@ func (q *Queries) PlanSequence(ctx context.Context, arg PlanSequenceParams) (Seq
 		&i.LastRunAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Revision,
+		&i.PreparedSlot,
+		&i.PreparedRevision,
 	)
 	return i, err
 }
@@ -492,9 +517,10 @@ SET name        = $1,
     overlap     = $7,
     status      = $8,
     next_run_at = $9,
+    revision    = revision + 1,
     updated_at  = now()
 WHERE project_id = $10 AND id = $11
-RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision
 `
 
 type ReplaceSequenceParams struct {
@@ -541,6 +567,9 @@ func (q *Queries) ReplaceSequence(ctx context.Context, arg ReplaceSequenceParams
 		&i.LastRunAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Revision,
+		&i.PreparedSlot,
+		&i.PreparedRevision,
 	)
 	return i, err
 }

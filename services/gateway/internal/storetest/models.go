@@ -244,20 +244,23 @@ type Project struct {
 }
 
 type Sequence struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Name      string
-	Schedule  json.RawMessage
-	Steps     json.RawMessage
-	StartAt   time.Time
-	EndAt     *time.Time
-	CatchUp   string
-	Overlap   string
-	Status    string
-	NextRunAt *time.Time
-	LastRunAt *time.Time
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID               uuid.UUID
+	ProjectID        uuid.UUID
+	Name             string
+	Schedule         json.RawMessage
+	Steps            json.RawMessage
+	StartAt          time.Time
+	EndAt            *time.Time
+	CatchUp          string
+	Overlap          string
+	Status           string
+	NextRunAt        *time.Time
+	LastRunAt        *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	Revision         int64
+	PreparedSlot     *time.Time
+	PreparedRevision *int64
 }
 
 type SequenceRun struct {

@@ -3,9 +3,11 @@
 // database clock, records the due slots as runs by the catch-up and
 // overlap rules (plan.go), starts the runs' root steps through package
 // runstep, and advances each sequence to its next slot, or ends it past
-// its endAt. It consumes the gateway's trigger requests the same way, as
-// manual runs, and fails the pending steps whose hook the API cancelled or
-// deleted.
+// its endAt. A slot of a sequence with overlap allow has its run written
+// up to Lead before it (prepare.go), its root hooks due at the slot, and
+// withdrawn if the sequence changes before the slot. It consumes the
+// gateway's trigger requests the same way, as manual runs, and fails the
+// pending steps whose hook the API cancelled or deleted.
 //
 // Every pass is a bounded number of bounded transactions: up to BatchSize
 // sequences (or trigger requests, or steps) locked FOR UPDATE SKIP LOCKED,
@@ -61,10 +63,13 @@ type Config struct {
 	// one pass. A pass that reached its cap is followed by another at once.
 	BatchSize  int
 	MaxBatches int
-	// Workers is how many transactions start due sequences' runs at once
-	// (each on its own sequences: SKIP LOCKED), so that a burst of runs
-	// uses more than one of PostgreSQL's cores.
+	// Workers is how many transactions start due sequences' runs (or
+	// write them ahead) at once (each on its own sequences: SKIP LOCKED),
+	// so that a burst of runs uses more than one of PostgreSQL's cores.
 	Workers int
+	// Lead is how long before its slot a run is written (prepare.go): up
+	// to DefaultLead, at most 59 s; 0 takes the default.
+	Lead time.Duration
 }
 
 // Sequencer runs the sequences' schedules.
@@ -88,6 +93,10 @@ func New(db TxBeginner, cfg Config, log *slog.Logger) *Sequencer {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
+	if cfg.Lead <= 0 {
+		cfg.Lead = DefaultLead
+	}
+	cfg.Lead = min(cfg.Lead, maxLead)
 	return &Sequencer{db: db, cfg: cfg, log: log.With("component", "sequencer")}
 }
 
@@ -123,8 +132,9 @@ func (s *Sequencer) Run(ctx context.Context) {
 	}
 }
 
-// ScanOnce runs one pass: due sequences, then trigger requests, then steps
-// whose hook is gone, each in transactions of up to BatchSize until one
+// ScanOnce runs one pass: runs written ahead whose sequence changed since,
+// due sequences, sequences whose next run to write ahead, trigger
+// requests, then steps whose hook is gone, each in transactions of up to BatchSize until one
 // finds fewer, at most MaxBatches of each, then the statistics' refresh.
 // more reports that a kind stopped at its cap (more work may be waiting).
 func (s *Sequencer) ScanOnce(ctx context.Context) (more bool, err error) {
@@ -144,7 +154,12 @@ func (s *Sequencer) scan(ctx context.Context, p pass) (more bool, err error) {
 		tx      txFunc
 		workers int
 	}
-	kinds := []kind{{"due sequences", s.scheduleTx, s.cfg.Workers}, {"trigger requests", s.triggerTx, 1}}
+	// Withdrawals first: a sequence changed since its run was written ahead
+	// is written ahead again only once that run is withdrawn.
+	kinds := []kind{{"changed sequences' runs written ahead", s.withdrawTx, 1},
+		{"due sequences", s.scheduleTx, s.cfg.Workers},
+		{"sequences to write ahead", s.prepareTx, s.cfg.Workers},
+		{"trigger requests", s.triggerTx, 1}}
 	if p.vanished {
 		kinds = append(kinds, kind{"steps whose hook is gone", s.vanishedTx, 1})
 	}

@@ -41,6 +41,11 @@ var policy = retry.Policy{MinRetries: 2, DelaySecs: 30, Strategy: retry.Strategy
 // noRetries is a step's retryOverride: its first failure is final.
 const noRetries = `{"minRetries": 0, "delaySecs": 1, "strategy": "fixed", "backoffFactor": 2, "jitter": false}`
 
+// noLead makes a sequencer write no run ahead of its slot (nothing is due
+// within a nanosecond and not yet due), so that the tests of the due scan
+// see only its runs; prepare_test.go tests writing ahead.
+const noLead = time.Nanosecond
+
 type bundle struct {
 	pool    *pgxpool.Pool
 	tq      *storetest.Queries
@@ -71,7 +76,7 @@ func setup(t *testing.T) bundle {
 	claimer, err := claim.New(pool, js, claim.Config{BatchSize: 1000, Lease: time.Minute, PollInterval: time.Second, MaxRedrives: 5}, log)
 	require.NoError(t, err)
 	return bundle{pool: pool, tq: tq, js: js, log: log, project: fixture.Project(t, tq, domain, policy),
-		seq: sequencer.New(pool, sequencer.Config{}, log), claimer: claimer, applier: applier, batcher: batcher}
+		seq: sequencer.New(pool, sequencer.Config{Lead: noLead}, log), claimer: claimer, applier: applier, batcher: batcher}
 }
 
 // def is a sequence as the gateway would store it.
@@ -614,7 +619,7 @@ func TestTwoSequencersNeverRunASlotTwice(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for range 2 {
-		s := sequencer.New(b.pool, sequencer.Config{BatchSize: 7, MaxBatches: 1}, b.log)
+		s := sequencer.New(b.pool, sequencer.Config{BatchSize: 7, MaxBatches: 1, Lead: noLead}, b.log)
 		wg.Go(func() {
 			for {
 				more, err := s.ScanOnce(context.Background())

@@ -28,6 +28,7 @@ FROM sequences AS s
 LEFT JOIN LATERAL (
     SELECT 1 AS one FROM sequence_runs AS r
     WHERE r.sequence_id = s.id AND r.status = 'running' AND r.finished_at IS NULL
+      AND r.started_at <= now()
     LIMIT 1
 ) AS run ON true
 WHERE s.status = 'active' AND s.next_run_at IS NOT NULL AND s.next_run_at <= now()
@@ -39,17 +40,136 @@ FOR UPDATE OF s SKIP LOCKED;
 -- Moves the claimed sequences past the slots their scan handled: next_run_at
 -- to the next slot, or, where ends[i], the sequence is over (status ended,
 -- no next slot); last_run_at to the latest slot that got a run, where
--- recorded[i]. updated_at is the definition's and is left alone.
+-- recorded[i]. updated_at is the definition's and is left alone. A run
+-- written ahead whose slot has passed folds into last_run_at (GREATEST
+-- leaves NULLs out); one whose slot is still to come (written under an
+-- older revision, waiting to be withdrawn) is left for the withdrawal.
 UPDATE sequences AS s
-SET next_run_at = CASE WHEN u.ended THEN NULL ELSE u.next_run_at END,
-    status      = CASE WHEN u.ended THEN 'ended' ELSE s.status END,
-    last_run_at = CASE WHEN u.recorded THEN u.last_run_at ELSE s.last_run_at END
+SET next_run_at   = CASE WHEN u.ended THEN NULL ELSE u.next_run_at END,
+    status        = CASE WHEN u.ended THEN 'ended' ELSE s.status END,
+    last_run_at   = GREATEST(CASE WHEN u.recorded THEN u.last_run_at ELSE s.last_run_at END,
+                             CASE WHEN s.prepared_slot <= now() THEN s.prepared_slot END),
+    prepared_slot = CASE WHEN s.prepared_slot <= now() THEN NULL ELSE s.prepared_slot END
 FROM (
     SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
         unnest(sqlc.arg(next_run_ats)::timestamptz[]) AS next_run_at,
         unnest(sqlc.arg(ends)::boolean[]) AS ended,
         unnest(sqlc.arg(last_run_ats)::timestamptz[]) AS last_run_at,
         unnest(sqlc.arg(recorded)::boolean[]) AS recorded
+) AS u
+WHERE s.id = u.id;
+
+-- name: ClaimSequencesToPrepare :many
+-- Locks up to batch_size active sequences whose next slot comes within
+-- lead_seconds by the database clock, soonest first, to write that slot's
+-- run ahead (docs/sequences.md, "Runs written ahead of their slot"): only
+-- with overlap allow (whether a previous run has finished is known only at
+-- the slot), and only when no run written ahead is still waiting for its
+-- slot (a sequence has at most one). The lead is under a minute, the
+-- shortest interval between two slots, so a sequence is in the scanned
+-- range only while its next slot is not yet written. SKIP LOCKED as in
+-- ClaimDueSequences.
+SELECT s.id, s.project_id, s.schedule, s.start_at, s.end_at,
+    s.next_run_at::timestamptz AS next_run_at
+FROM sequences AS s
+WHERE s.status = 'active' AND s.next_run_at IS NOT NULL
+  AND s.next_run_at > now()
+  AND s.next_run_at <= now() + make_interval(secs => sqlc.arg(lead_seconds)::float8)
+  AND s.overlap = 'allow'
+  AND (s.prepared_slot IS NULL OR s.prepared_slot <= now())
+ORDER BY s.next_run_at
+LIMIT sqlc.arg(batch_size)::integer
+FOR UPDATE OF s SKIP LOCKED;
+
+-- name: PrepareSequences :exec
+-- Records that the claimed sequences' next runs are written (slots[i], under
+-- the sequence's current revision) and moves them to the slot after
+-- (next_run_ats[i]); where lasts[i] there is none, and next_run_at stays at
+-- the slot, so that the due scan ends the sequence once the slot has come
+-- (its run is there already: InsertSequenceRuns leaves it). A run written
+-- ahead before, whose slot has passed, folds into last_run_at.
+UPDATE sequences AS s
+SET next_run_at       = CASE WHEN u.last THEN s.next_run_at ELSE u.next_run_at END,
+    last_run_at       = GREATEST(s.last_run_at, s.prepared_slot),
+    prepared_slot     = u.slot,
+    prepared_revision = s.revision
+FROM (
+    SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
+        unnest(sqlc.arg(slots)::timestamptz[]) AS slot,
+        unnest(sqlc.arg(next_run_ats)::timestamptz[]) AS next_run_at,
+        unnest(sqlc.arg(lasts)::boolean[]) AS last
+) AS u
+WHERE s.id = u.id;
+
+-- name: ClaimStalePreparedSequences :many
+-- Locks up to batch_size sequences whose run written ahead was written
+-- under an older revision than the sequence has now (the gateway replaced,
+-- paused or resumed it since: sequences_prepared_stale_idx).
+SELECT s.id, s.prepared_slot::timestamptz AS prepared_slot
+FROM sequences AS s
+WHERE s.prepared_slot IS NOT NULL AND s.prepared_revision <> s.revision
+LIMIT sqlc.arg(batch_size)::integer
+FOR UPDATE OF s SKIP LOCKED;
+
+-- name: LockPreparedRunHooks :many
+-- The step hooks of the claimed sequences' runs written ahead whose slot
+-- is still to come, locked: a claim of the scheduler's delivery path that
+-- holds one is waited for. unclaimed says that the hook is pending and was
+-- never leased nor attempted; a run with any other hook (leased: its run
+-- has begun; failed on the hard cap: the run is over) stays. A step with
+-- no hook yet is returned with a nil hook id.
+SELECT r.id AS run_id, r.sequence_id,
+    COALESCE(h.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS hook_id,
+    COALESCE(h.unclaimed, true)::boolean AS unclaimed
+FROM sequence_runs AS r
+JOIN (
+    SELECT unnest(sqlc.arg(sequence_ids)::uuid[]) AS sequence_id,
+        unnest(sqlc.arg(slots)::timestamptz[]) AS slot
+) AS u ON r.sequence_id = u.sequence_id AND r.slot = u.slot
+JOIN sequence_run_steps AS st ON st.run_id = r.id
+LEFT JOIN LATERAL (
+    SELECT x.id, (x.status = 'pending' AND x.lease_expires_at IS NULL AND x.attempts = 0) AS unclaimed
+    FROM hooks AS x
+    WHERE x.id = st.hook_id
+    FOR UPDATE
+) AS h ON true
+WHERE r.trigger = 'schedule' AND r.slot > now()
+ORDER BY r.id, st.name
+FOR UPDATE OF r;
+
+-- name: WithdrawPreparedRuns :exec
+-- Deletes runs written ahead (their steps go with them) and their step
+-- hooks, none of which was leased: the hooks never left the database.
+-- A pending one was counted in its project's period (the period of its
+-- creation) and is counted out; one that failed on the hard cap never was.
+WITH gone AS (
+    DELETE FROM hooks AS h
+    WHERE h.id = ANY(sqlc.arg(hook_ids)::uuid[])
+    RETURNING h.project_id, h.created_at, h.status
+), counted AS (
+    UPDATE usage_periods AS p
+    SET hooks_created = GREATEST(p.hooks_created - c.hooks, 0)
+    FROM (
+        SELECT gone.project_id,
+            date_trunc('month', gone.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS period_start,
+            count(*) AS hooks
+        FROM gone WHERE gone.status = 'pending'
+        GROUP BY 1, 2
+    ) AS c
+    WHERE p.project_id = c.project_id AND p.period_start = c.period_start
+)
+DELETE FROM sequence_runs AS r WHERE r.id = ANY(sqlc.arg(run_ids)::uuid[]);
+
+-- name: ClearPreparedSlots :exec
+-- The claimed sequences' runs written ahead are withdrawn or, where
+-- kept[i] (their slot had come), stay and fold into last_run_at.
+UPDATE sequences AS s
+SET last_run_at       = GREATEST(s.last_run_at, CASE WHEN u.kept THEN s.prepared_slot END),
+    prepared_slot     = NULL,
+    prepared_revision = NULL
+FROM (
+    SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
+        unnest(sqlc.arg(kept)::boolean[]) AS kept
 ) AS u
 WHERE s.id = u.id;
 
@@ -68,7 +188,8 @@ DELETE FROM sequence_triggers WHERE run_id = ANY(sqlc.arg(run_ids)::uuid[]);
 
 -- name: InsertSequenceRuns :many
 -- Records runs (statuses[i] running or skipped; skip_reasons[i] empty
--- unless skipped) with their steps: every step of the sequence's current
+-- unless skipped), started at their slot or now, whichever is later (a run
+-- written ahead starts at its slot), with their steps: every step of the sequence's current
 -- definition, waiting in a running run (runstep.Advance starts those whose
 -- dependencies are met), skipped in a skipped one. A slot that already has
 -- its run (another scheduler got there first: the unique index
@@ -78,8 +199,9 @@ DELETE FROM sequence_triggers WHERE run_id = ANY(sqlc.arg(run_ids)::uuid[]);
 -- array, a step without a name, a name twice) still records a run, with the
 -- steps that can be read, rather than failing the batch at every scan.
 WITH run AS (
-    INSERT INTO sequence_runs (id, project_id, sequence_id, slot, trigger, status, skip_reason)
-    SELECT u.id, u.project_id, u.sequence_id, u.slot, u.trigger, u.status, NULLIF(u.skip_reason, '')
+    INSERT INTO sequence_runs (id, project_id, sequence_id, slot, trigger, status, skip_reason, started_at)
+    SELECT u.id, u.project_id, u.sequence_id, u.slot, u.trigger, u.status, NULLIF(u.skip_reason, ''),
+        GREATEST(now(), u.slot)
     FROM (
         SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
             unnest(sqlc.arg(project_ids)::uuid[]) AS project_id,
@@ -211,7 +333,8 @@ WHERE project_id = sqlc.arg(project_id) AND period_start = sqlc.arg(period_start
 
 -- name: StartSequenceSteps :exec
 -- Starts ready steps (runstep.Advance decided each): statuses[i] pending
--- (a hook due now, counted in the project's period), failed (over the hard
+-- (a hook due now, or at its run's slot for a run written ahead of it,
+-- counted in the project's period), failed (over the hard
 -- cap: a failed hook saying so, not counted) or skipped (no longer in the
 -- definition: no hook; hook_ids[i] is then the nil UUID). The hooks carry
 -- their sequence data (sequence, step, the run's slot, the run); the
@@ -232,8 +355,8 @@ WITH u AS (
 ), hook AS (
     INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, status, failure_error,
         retry_override, sequence_id, sequence_step, sequence_last_run_at, sequence_run_id)
-    SELECT u.hook_id, u.project_id, u.path, u.domain, u.data::jsonb, now(),
-        CASE WHEN u.status = 'pending' THEN now() END,
+    SELECT u.hook_id, u.project_id, u.path, u.domain, u.data::jsonb, GREATEST(now(), u.slot),
+        CASE WHEN u.status = 'pending' THEN GREATEST(now(), u.slot) END,
         CASE WHEN u.status = 'pending' THEN 'pending' ELSE 'failed' END,
         CASE WHEN u.status = 'failed' THEN sqlc.arg(quota_error)::text END,
         NULLIF(u.retry_override, '')::jsonb, u.sequence_id, u.name, u.slot, u.run_id

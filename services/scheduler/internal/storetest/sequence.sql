@@ -89,3 +89,16 @@ FROM pg_catalog.pg_stat_user_tables WHERE relname = 'sequence_runs';
 SELECT alerted_thresholds FROM usage_periods
 WHERE project_id = sqlc.arg(project_id)
   AND period_start = date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';
+
+-- name: ReviseSequenceForTest :execrows
+-- What the gateway's PUT does: new steps, planned again from the first slot
+-- at or after now (here the start, in the future), a new revision.
+UPDATE sequences
+SET steps = sqlc.arg(steps), next_run_at = start_at, revision = revision + 1, updated_at = now()
+WHERE id = sqlc.arg(id);
+
+-- name: PauseSequenceForTest :execrows
+-- What the gateway's pause does.
+UPDATE sequences
+SET status = 'paused', next_run_at = NULL, revision = revision + 1, updated_at = now()
+WHERE id = sqlc.arg(id) AND status = 'active';

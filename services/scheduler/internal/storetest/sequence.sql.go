@@ -60,7 +60,7 @@ func (q *Queries) GetRunForTest(ctx context.Context, id uuid.UUID) (SequenceRun,
 }
 
 const getSequenceForTest = `-- name: GetSequenceForTest :one
-SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at FROM sequences WHERE id = $1
+SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision FROM sequences WHERE id = $1
 `
 
 func (q *Queries) GetSequenceForTest(ctx context.Context, id uuid.UUID) (Sequence, error) {
@@ -81,6 +81,9 @@ func (q *Queries) GetSequenceForTest(ctx context.Context, id uuid.UUID) (Sequenc
 		&i.LastRunAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Revision,
+		&i.PreparedSlot,
+		&i.PreparedRevision,
 	)
 	return i, err
 }
@@ -146,7 +149,7 @@ VALUES (
     $8, $9,
     now() + make_interval(secs => $6::float8)
 )
-RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision
 `
 
 type InsertSequenceForTestParams struct {
@@ -195,6 +198,9 @@ func (q *Queries) InsertSequenceForTest(ctx context.Context, arg InsertSequenceF
 		&i.LastRunAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Revision,
+		&i.PreparedSlot,
+		&i.PreparedRevision,
 	)
 	return i, err
 }
@@ -331,6 +337,21 @@ func (q *Queries) ListRunsForTest(ctx context.Context, sequenceID uuid.UUID) ([]
 	return items, nil
 }
 
+const pauseSequenceForTest = `-- name: PauseSequenceForTest :execrows
+UPDATE sequences
+SET status = 'paused', next_run_at = NULL, revision = revision + 1, updated_at = now()
+WHERE id = $1 AND status = 'active'
+`
+
+// What the gateway's pause does.
+func (q *Queries) PauseSequenceForTest(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, pauseSequenceForTest, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const replaceStepsForTest = `-- name: ReplaceStepsForTest :execrows
 UPDATE sequences SET steps = $1, updated_at = now() WHERE id = $2
 `
@@ -343,6 +364,27 @@ type ReplaceStepsForTestParams struct {
 // What the gateway's PUT does to the steps (the schedule kept).
 func (q *Queries) ReplaceStepsForTest(ctx context.Context, arg ReplaceStepsForTestParams) (int64, error) {
 	result, err := q.db.Exec(ctx, replaceStepsForTest, arg.Steps, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const reviseSequenceForTest = `-- name: ReviseSequenceForTest :execrows
+UPDATE sequences
+SET steps = $1, next_run_at = start_at, revision = revision + 1, updated_at = now()
+WHERE id = $2
+`
+
+type ReviseSequenceForTestParams struct {
+	Steps json.RawMessage
+	ID    uuid.UUID
+}
+
+// What the gateway's PUT does: new steps, planned again from the first slot
+// at or after now (here the start, in the future), a new revision.
+func (q *Queries) ReviseSequenceForTest(ctx context.Context, arg ReviseSequenceForTestParams) (int64, error) {
+	result, err := q.db.Exec(ctx, reviseSequenceForTest, arg.Steps, arg.ID)
 	if err != nil {
 		return 0, err
 	}
