@@ -92,10 +92,11 @@ func Finish(ctx context.Context, q *store.Queries, finals []Final) (Started, err
 	if len(locked) == 0 {
 		return Started{}, nil
 	}
-	if err := q.FinishSequenceSteps(ctx, arg); err != nil {
+	waiting, err := q.FinishSequenceSteps(ctx, arg)
+	if err != nil {
 		return Started{}, fmt.Errorf("finish sequence steps: %w", err)
 	}
-	return Advance(ctx, q, locked)
+	return settle(ctx, q, waiting, locked)
 }
 
 // FailVanished fails, in the caller's transaction, up to max pending steps
@@ -116,7 +117,7 @@ func FailVanished(ctx context.Context, q *store.Queries, max int) (int, Started,
 		arg.Statuses = append(arg.Statuses, StatusFailed)
 		runIDs = append(runIDs, r.RunID)
 	}
-	if err := q.FinishSequenceSteps(ctx, arg); err != nil {
+	if _, err := q.FinishSequenceSteps(ctx, arg); err != nil {
 		return 0, Started{}, fmt.Errorf("fail steps whose hook is gone: %w", err)
 	}
 	started, err := Advance(ctx, q, slices.Compact(runIDs))
@@ -145,31 +146,65 @@ func advance(ctx context.Context, q *store.Queries, runIDs []uuid.UUID, fresh bo
 	if len(runIDs) == 0 {
 		return Started{}, nil
 	}
-	ready, err := q.ReadySequenceSteps(ctx, runIDs)
+	started, pendingOnly, err := startReady(ctx, q, runIDs)
 	if err != nil {
-		return Started{}, fmt.Errorf("read ready steps: %w", err)
+		return Started{}, err
 	}
+	unsettled := runIDs
+	if fresh {
+		unsettled = slices.DeleteFunc(slices.Clone(runIDs), func(id uuid.UUID) bool { return pendingOnly[id] })
+	}
+	if err := skipAndEnd(ctx, q, unsettled, unsettled); err != nil {
+		return Started{}, err
+	}
+	return started, nil
+}
+
+// settle moves on the runs some of whose steps just took their final
+// status: only those with a waiting step (waiting) can start or skip one,
+// and every one of them (all) may end. A burst of single-step runs thus
+// makes one statement here, not three.
+func settle(ctx context.Context, q *store.Queries, waiting, all []uuid.UUID) (Started, error) {
 	var started Started
-	var pendingOnly map[uuid.UUID]bool
-	if len(ready) > 0 {
-		if started, pendingOnly, err = start(ctx, q, ready); err != nil {
+	if len(waiting) > 0 {
+		var err error
+		if started, _, err = startReady(ctx, q, waiting); err != nil {
 			return Started{}, err
 		}
 	}
-	settle := runIDs
-	if fresh {
-		settle = slices.DeleteFunc(slices.Clone(runIDs), func(id uuid.UUID) bool { return pendingOnly[id] })
-	}
-	if len(settle) == 0 {
-		return started, nil
-	}
-	if err := q.SkipSequenceDependents(ctx, settle); err != nil {
-		return Started{}, fmt.Errorf("skip dependents of failed steps: %w", err)
-	}
-	if err := q.FinishSequenceRuns(ctx, settle); err != nil {
-		return Started{}, fmt.Errorf("finish sequence runs: %w", err)
+	if err := skipAndEnd(ctx, q, waiting, all); err != nil {
+		return Started{}, err
 	}
 	return started, nil
+}
+
+// startReady starts the given runs' ready steps; pendingOnly holds the runs
+// whose ready steps all got a hook due.
+func startReady(ctx context.Context, q *store.Queries, runIDs []uuid.UUID) (Started, map[uuid.UUID]bool, error) {
+	ready, err := q.ReadySequenceSteps(ctx, runIDs)
+	if err != nil {
+		return Started{}, nil, fmt.Errorf("read ready steps: %w", err)
+	}
+	if len(ready) == 0 {
+		return Started{}, nil, nil
+	}
+	return start(ctx, q, ready)
+}
+
+// skipAndEnd skips, in the runs skip, the waiting steps that can no longer
+// run, then ends the runs of end whose steps are all done.
+func skipAndEnd(ctx context.Context, q *store.Queries, skip, end []uuid.UUID) error {
+	if len(skip) > 0 {
+		if err := q.SkipSequenceDependents(ctx, skip); err != nil {
+			return fmt.Errorf("skip dependents of failed steps: %w", err)
+		}
+	}
+	if len(end) > 0 {
+		if err := q.FinishSequenceRuns(ctx, end); err != nil {
+			return fmt.Errorf("finish sequence runs: %w", err)
+		}
+	}
+	return nil
 }
 
 // start creates the hooks of the ready steps in one statement, each counted

@@ -237,16 +237,26 @@ WHERE r.id = ANY(sqlc.arg(ids)::uuid[]) AND r.status = 'running'
 ORDER BY r.id
 FOR UPDATE;
 
--- name: FinishSequenceSteps :exec
+-- name: FinishSequenceSteps :many
 -- The hooks of pending steps reached their final status (statuses[i]:
--- completed or failed): their steps take it.
-UPDATE sequence_run_steps AS s
-SET status = u.status
-FROM (
-    SELECT unnest(sqlc.arg(hook_ids)::uuid[]) AS hook_id,
-        unnest(sqlc.arg(statuses)::text[]) AS status
-) AS u
-WHERE s.hook_id = u.hook_id AND s.status = 'pending';
+-- completed or failed): their steps take it. Returns the runs of those
+-- steps that have a waiting step (read before this statement's own
+-- changes, which turn pending steps final and touch no waiting one): only
+-- those can start or skip a step now (runstep.Finish); every run of
+-- single-step sequences, or whose last steps just finished, is left out.
+WITH done AS (
+    UPDATE sequence_run_steps AS s
+    SET status = u.status
+    FROM (
+        SELECT unnest(sqlc.arg(hook_ids)::uuid[]) AS hook_id,
+            unnest(sqlc.arg(statuses)::text[]) AS status
+    ) AS u
+    WHERE s.hook_id = u.hook_id AND s.status = 'pending'
+    RETURNING s.run_id
+)
+SELECT DISTINCT done.run_id
+FROM done
+WHERE EXISTS (SELECT 1 FROM sequence_run_steps AS w WHERE w.run_id = done.run_id AND w.status = 'waiting');
 
 -- name: LockVanishedSequenceSteps :many
 -- Pending steps whose hook is gone (cancelled or deleted through the API,

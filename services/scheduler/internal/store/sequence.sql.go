@@ -355,14 +355,20 @@ func (q *Queries) FinishSequenceRuns(ctx context.Context, runIds []uuid.UUID) er
 	return err
 }
 
-const finishSequenceSteps = `-- name: FinishSequenceSteps :exec
-UPDATE sequence_run_steps AS s
-SET status = u.status
-FROM (
-    SELECT unnest($1::uuid[]) AS hook_id,
-        unnest($2::text[]) AS status
-) AS u
-WHERE s.hook_id = u.hook_id AND s.status = 'pending'
+const finishSequenceSteps = `-- name: FinishSequenceSteps :many
+WITH done AS (
+    UPDATE sequence_run_steps AS s
+    SET status = u.status
+    FROM (
+        SELECT unnest($1::uuid[]) AS hook_id,
+            unnest($2::text[]) AS status
+    ) AS u
+    WHERE s.hook_id = u.hook_id AND s.status = 'pending'
+    RETURNING s.run_id
+)
+SELECT DISTINCT done.run_id
+FROM done
+WHERE EXISTS (SELECT 1 FROM sequence_run_steps AS w WHERE w.run_id = done.run_id AND w.status = 'waiting')
 `
 
 type FinishSequenceStepsParams struct {
@@ -371,10 +377,29 @@ type FinishSequenceStepsParams struct {
 }
 
 // The hooks of pending steps reached their final status (statuses[i]:
-// completed or failed): their steps take it.
-func (q *Queries) FinishSequenceSteps(ctx context.Context, arg FinishSequenceStepsParams) error {
-	_, err := q.db.Exec(ctx, finishSequenceSteps, arg.HookIds, arg.Statuses)
-	return err
+// completed or failed): their steps take it. Returns the runs of those
+// steps that have a waiting step (read before this statement's own
+// changes, which turn pending steps final and touch no waiting one): only
+// those can start or skip a step now (runstep.Finish); every run of
+// single-step sequences, or whose last steps just finished, is left out.
+func (q *Queries) FinishSequenceSteps(ctx context.Context, arg FinishSequenceStepsParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, finishSequenceSteps, arg.HookIds, arg.Statuses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var run_id uuid.UUID
+		if err := rows.Scan(&run_id); err != nil {
+			return nil, err
+		}
+		items = append(items, run_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const insertSequenceRuns = `-- name: InsertSequenceRuns :many
