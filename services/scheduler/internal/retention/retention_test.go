@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -31,15 +32,16 @@ const (
 )
 
 type bundle struct {
-	q   *store.Queries
-	tq  *storetest.Queries
-	log *slog.Logger
+	pool *pgxpool.Pool
+	q    *store.Queries
+	tq   *storetest.Queries
+	log  *slog.Logger
 }
 
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := pgtest.NewPool(t)
-	return bundle{q: store.New(pool), tq: storetest.New(pool), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	return bundle{pool: pool, q: store.New(pool), tq: storetest.New(pool), log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 }
 
 // project makes a project whose retentionDays and plan bound are given.

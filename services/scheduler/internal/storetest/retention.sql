@@ -29,3 +29,9 @@ SELECT count(*)::bigint FROM hook_attempts WHERE hook_id = ANY(sqlc.arg(hook_ids
 -- name: ExistingHooksForTest :many
 -- Which of the given hooks are still there.
 SELECT id FROM hooks WHERE id = ANY(sqlc.arg(ids)::uuid[]);
+
+-- name: InsertRunStepForTest :exec
+-- A step of a run as runstep leaves it: pending with its hook, or
+-- finished as its hook did.
+INSERT INTO sequence_run_steps (run_id, name, hook_id, status)
+VALUES (sqlc.arg(run_id), sqlc.arg(name), sqlc.arg(hook_id), sqlc.arg(status));

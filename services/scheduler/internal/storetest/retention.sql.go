@@ -95,6 +95,30 @@ func (q *Queries) InsertAttemptForTest(ctx context.Context, arg InsertAttemptFor
 	return err
 }
 
+const insertRunStepForTest = `-- name: InsertRunStepForTest :exec
+INSERT INTO sequence_run_steps (run_id, name, hook_id, status)
+VALUES ($1, $2, $3, $4)
+`
+
+type InsertRunStepForTestParams struct {
+	RunID  uuid.UUID
+	Name   string
+	HookID *uuid.UUID
+	Status string
+}
+
+// A step of a run as runstep leaves it: pending with its hook, or
+// finished as its hook did.
+func (q *Queries) InsertRunStepForTest(ctx context.Context, arg InsertRunStepForTestParams) error {
+	_, err := q.db.Exec(ctx, insertRunStepForTest,
+		arg.RunID,
+		arg.Name,
+		arg.HookID,
+		arg.Status,
+	)
+	return err
+}
+
 const setRetentionForTest = `-- name: SetRetentionForTest :execrows
 
 UPDATE projects
