@@ -279,6 +279,7 @@ func TestPatchSendsOnlyWhatIsSet(t *testing.T) {
 		Name:                Ptr("Acme"),
 		AuthorizationHeader: SetNull[string](),
 		MaxConcurrency:      SetTo(8),
+		RetentionDays:       Ptr(45),
 		Alerts:              &AlertSettingsPatch{OwnerEmails: []string{}},
 	})
 	require.NoError(t, err)
@@ -289,7 +290,8 @@ func TestPatchSendsOnlyWhatIsSet(t *testing.T) {
 	for k, v := range raw {
 		got[k] = string(v)
 	}
-	want := map[string]string{"name": `"Acme"`, "authorizationHeader": "null", "maxConcurrency": "8", "alerts": `{"ownerEmails":[]}`}
+	want := map[string]string{"name": `"Acme"`, "authorizationHeader": "null", "maxConcurrency": "8", "retentionDays": "45",
+		"alerts": `{"ownerEmails":[]}`}
 	require.Equal(t, want, got, "body %s", s.body(0))
 	require.Equal(t, http.MethodPatch, s.requests()[0].Method)
 }

@@ -32,10 +32,14 @@ type Project struct {
 	Alerts                 AlertSettings `json:"alerts"`
 	// MaxConcurrency caps deliveries in flight to one host from one
 	// dispatcher; nil: no cap.
-	MaxConcurrency  *int      `json:"maxConcurrency"`
-	SignatureScheme string    `json:"signatureScheme"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
+	MaxConcurrency  *int   `json:"maxConcurrency"`
+	SignatureScheme string `json:"signatureScheme"`
+	// RetentionDays is how many days completed and failed hooks are kept
+	// after they finished (then deleted with their attempts); at most
+	// Quota.MaxRetentionDays.
+	RetentionDays int       `json:"retentionDays"`
+	CreatedAt     time.Time `json:"createdAt"`
+	UpdatedAt     time.Time `json:"updatedAt"`
 }
 
 // ProjectRetryPolicy is a project's default retry settings (the API's
@@ -49,10 +53,12 @@ type ProjectRetryPolicy struct {
 	Jitter        bool    `json:"jitter"`
 }
 
-// ProjectQuota is the hooks the plan includes per billing period.
+// ProjectQuota is the hooks the plan includes per billing period, and the
+// bound of the project's RetentionDays.
 type ProjectQuota struct {
-	Limit          int64 `json:"limit"`
-	HardCapPercent int   `json:"hardCapPercent"`
+	Limit            int64 `json:"limit"`
+	HardCapPercent   int   `json:"hardCapPercent"`
+	MaxRetentionDays int   `json:"maxRetentionDays"`
 }
 
 // AlertSettings is how alerts are grouped and who gets usage e-mails.
@@ -78,6 +84,8 @@ type ProjectPatch struct {
 	SignatureScheme     *string             `json:"signatureScheme,omitempty"`
 	// MaxConcurrency is 1 to 10000; SetNull removes the cap.
 	MaxConcurrency Nullable[int] `json:"maxConcurrency,omitzero"`
+	// RetentionDays is 1 to the plan's Quota.MaxRetentionDays.
+	RetentionDays *int `json:"retentionDays,omitempty"`
 }
 
 // ProjectRetryPolicyPatch changes some of the project's retry settings.

@@ -191,6 +191,14 @@ func TestProjectAndKeysThroughTheSDK(t *testing.T) {
 	_, err = b.client.Project.Update(ctx, sundial.ProjectPatch{SignatureScheme: sundial.Ptr("rot13")})
 	apiErr := requireAPIError(t, err, http.StatusBadRequest, sundial.CodeInvalidRequest)
 	require.Contains(t, apiErr.Fields(), "signatureScheme")
+	require.Equal(t, 30, p.RetentionDays)
+	require.Equal(t, 90, p.Quota.MaxRetentionDays)
+	p, err = b.client.Project.Update(ctx, sundial.ProjectPatch{RetentionDays: sundial.Ptr(14)})
+	require.NoError(t, err)
+	require.Equal(t, 14, p.RetentionDays)
+	_, err = b.client.Project.Update(ctx, sundial.ProjectPatch{RetentionDays: sundial.Ptr(91)})
+	apiErr = requireAPIError(t, err, http.StatusBadRequest, sundial.CodeInvalidRequest)
+	require.Contains(t, apiErr.Fields(), "retentionDays")
 
 	// A new API key works until it is revoked.
 	k, err := b.client.APIKeys.Create(ctx, sundial.CreateAPIKeyRequest{Name: "ci"})

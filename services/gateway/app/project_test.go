@@ -27,8 +27,9 @@ type projectJSON struct {
 	AsyncTimeoutSecs       int  `json:"asyncTimeoutSecs"`
 	AuthorizationHeaderSet bool `json:"authorizationHeaderSet"`
 	Quota                  struct {
-		Limit          int64 `json:"limit"`
-		HardCapPercent int32 `json:"hardCapPercent"`
+		Limit            int64 `json:"limit"`
+		HardCapPercent   int32 `json:"hardCapPercent"`
+		MaxRetentionDays int   `json:"maxRetentionDays"`
 	} `json:"quota"`
 	Alerts struct {
 		GroupWaitSecs   int      `json:"groupWaitSecs"`
@@ -37,6 +38,7 @@ type projectJSON struct {
 		OwnerEmails     []string `json:"ownerEmails"`
 	} `json:"alerts"`
 	SignatureScheme string `json:"signatureScheme"`
+	RetentionDays   int    `json:"retentionDays"`
 	CreatedAt       string `json:"createdAt"`
 	UpdatedAt       string `json:"updatedAt"`
 }

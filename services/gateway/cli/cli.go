@@ -34,7 +34,8 @@ const usage = `Usage:
                         give a person a role in a project (creating the
                         user) and print a one-time set-password link (24 h)
   gateway admin set-plan --project ID [--quota N] [--hard-cap-percent P]
-                         [--rate-limit PER_SECOND] [--rate-burst BURST] [--json]
+                         [--rate-limit PER_SECOND] [--rate-burst BURST]
+                         [--max-retention-days DAYS] [--json]
   gateway admin reseal-secrets
                         seal every stored secret with the first key of
                         SUNDIAL_SECRET_KEYS (after adding a key, before

@@ -193,11 +193,13 @@ type planJSON struct {
 	HardCapPercent     int32  `json:"hardCapPercent"`
 	RateLimitPerSecond int    `json:"rateLimitPerSecond"`
 	RateLimitBurst     int    `json:"rateLimitBurst"`
+	MaxRetentionDays   int    `json:"maxRetentionDays"`
 }
 
 // defaultPlan is a new project's plan and rate limit (the schema's defaults).
 func defaultPlan(projectID string) planJSON {
-	return planJSON{ProjectID: projectID, Quota: 100_000, HardCapPercent: 200, RateLimitPerSecond: 100, RateLimitBurst: 200}
+	return planJSON{ProjectID: projectID, Quota: 100_000, HardCapPercent: 200, RateLimitPerSecond: 100, RateLimitBurst: 200,
+		MaxRetentionDays: 90}
 }
 
 // newProject creates a project with the CLI and returns its id.
@@ -218,9 +220,12 @@ func (b bundle) storedPlan(projectID string) planJSON {
 	defer pool.Close()
 	row, err := store.New(pool).GetProjectLimits(b.t.Context(), uuid.MustParse(projectID))
 	require.NoError(b.t, err)
+	settings, err := store.New(pool).GetProjectSettings(b.t.Context(), uuid.MustParse(projectID))
+	require.NoError(b.t, err)
 	return planJSON{
 		ProjectID: projectID, Quota: row.PlanQuota, HardCapPercent: row.PlanHardCapPercent,
 		RateLimitPerSecond: int(row.RateLimitPerSecond), RateLimitBurst: int(row.RateLimitBurst),
+		MaxRetentionDays: int(settings.PlanMaxRetentionDays),
 	}
 }
 
@@ -235,7 +240,7 @@ func decodePlan(t *testing.T, stdout string) planJSON {
 	require.False(t, dec.More(), "nothing after the object")
 	var fields map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(stdout), &fields))
-	require.Len(t, fields, 5, stdout)
+	require.Len(t, fields, 6, stdout)
 	return p
 }
 
@@ -274,8 +279,11 @@ func TestSetPlanChangesOnlyTheGivenSettings(t *testing.T) {
 		{"hard cap and burst", []string{"--hard-cap-percent", "250", "--rate-burst", "999"}, func(p *planJSON) {
 			p.HardCapPercent, p.RateLimitBurst = 250, 999
 		}},
-		{"everything", []string{"--quota", "1000", "--hard-cap-percent", "120", "--rate-limit", "10", "--rate-burst", "25"}, func(p *planJSON) {
-			*p = planJSON{ProjectID: p.ProjectID, Quota: 1000, HardCapPercent: 120, RateLimitPerSecond: 10, RateLimitBurst: 25}
+		{"retention bound", []string{"--max-retention-days", "400"}, func(p *planJSON) { p.MaxRetentionDays = 400 }},
+		{"retention bound of 1", []string{"--max-retention-days", "1"}, func(p *planJSON) { p.MaxRetentionDays = 1 }},
+		{"retention bound of 3650", []string{"--max-retention-days", "3650"}, func(p *planJSON) { p.MaxRetentionDays = 3650 }},
+		{"everything", []string{"--quota", "1000", "--hard-cap-percent", "120", "--rate-limit", "10", "--rate-burst", "25", "--max-retention-days", "7"}, func(p *planJSON) {
+			*p = planJSON{ProjectID: p.ProjectID, Quota: 1000, HardCapPercent: 120, RateLimitPerSecond: 10, RateLimitBurst: 25, MaxRetentionDays: 7}
 		}},
 	}
 	for _, tt := range tests {
@@ -297,11 +305,11 @@ func TestSetPlanKeepsEarlierChanges(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	id := b.newProject()
-	for _, flags := range [][]string{{"--quota", "42"}, {"--hard-cap-percent", "175"}, {"--rate-limit", "8"}, {"--rate-burst", "16"}} {
+	for _, flags := range [][]string{{"--quota", "42"}, {"--hard-cap-percent", "175"}, {"--rate-limit", "8"}, {"--rate-burst", "16"}, {"--max-retention-days", "5"}} {
 		r := b.run(append([]string{"admin", "set-plan", "--project", id}, flags...)...)
 		require.Equal(t, cli.ExitOK, r.code, r.stderr)
 	}
-	want := planJSON{ProjectID: id, Quota: 42, HardCapPercent: 175, RateLimitPerSecond: 8, RateLimitBurst: 16}
+	want := planJSON{ProjectID: id, Quota: 42, HardCapPercent: 175, RateLimitPerSecond: 8, RateLimitBurst: 16, MaxRetentionDays: 5}
 	require.Equal(t, want, b.storedPlan(id))
 }
 
@@ -309,7 +317,7 @@ func TestSetPlanConcurrentChangesOfDifferentSettingsAllStay(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	id := b.newProject()
-	changes := [][]string{{"--quota", "42"}, {"--hard-cap-percent", "175"}, {"--rate-limit", "8"}, {"--rate-burst", "16"}}
+	changes := [][]string{{"--quota", "42"}, {"--hard-cap-percent", "175"}, {"--rate-limit", "8"}, {"--rate-burst", "16"}, {"--max-retention-days", "5"}}
 	var wg sync.WaitGroup
 	results := make([]result, len(changes))
 	for i, flags := range changes {
@@ -319,7 +327,7 @@ func TestSetPlanConcurrentChangesOfDifferentSettingsAllStay(t *testing.T) {
 	for _, r := range results {
 		require.Equal(t, cli.ExitOK, r.code, r.stderr)
 	}
-	want := planJSON{ProjectID: id, Quota: 42, HardCapPercent: 175, RateLimitPerSecond: 8, RateLimitBurst: 16}
+	want := planJSON{ProjectID: id, Quota: 42, HardCapPercent: 175, RateLimitPerSecond: 8, RateLimitBurst: 16, MaxRetentionDays: 5}
 	require.Equal(t, want, b.storedPlan(id))
 }
 
@@ -334,7 +342,8 @@ func TestSetPlanPrintsReadableLines(t *testing.T) {
 		"Quota:       1000 hooks per billing period\n"+
 		"Hard cap:    150% of the quota (1500 hooks)\n"+
 		"Rate limit:  20 requests per second per API key\n"+
-		"Burst:       200 requests\n", r.stdout)
+		"Burst:       200 requests\n"+
+		"Retention:   at most 90 days\n", r.stdout)
 	require.Empty(t, r.stderr)
 }
 
@@ -348,7 +357,7 @@ func TestSetPlanJSONIsOneObjectAndNothingElse(t *testing.T) {
 	want.RateLimitBurst = 300
 	require.Equal(t, want, decodePlan(t, r.stdout))
 	require.Equal(t, mustJSON(t, want)+"\n", r.stdout)
-	require.JSONEq(t, `{"projectId":"`+id+`","quota":100000,"hardCapPercent":200,"rateLimitPerSecond":100,"rateLimitBurst":300}`, r.stdout)
+	require.JSONEq(t, `{"projectId":"`+id+`","quota":100000,"hardCapPercent":200,"rateLimitPerSecond":100,"rateLimitBurst":300,"maxRetentionDays":90}`, r.stdout)
 }
 
 func TestSetPlanBadUsageExitsWith2AndChangesNothing(t *testing.T) {
@@ -363,7 +372,9 @@ func TestSetPlanBadUsageExitsWith2AndChangesNothing(t *testing.T) {
 		{"missing project", []string{"--quota", "10"}, "--project is required"},
 		{"empty project", []string{"--project", "", "--quota", "10"}, "--project is required"},
 		{"project not a UUID", []string{"--project", "acme", "--quota", "10"}, `--project: "acme" is not a project id`},
-		{"nothing to change", []string{"--project", id}, "at least one of --quota, --hard-cap-percent, --rate-limit, --rate-burst"},
+		{"nothing to change", []string{"--project", id}, "at least one of --quota, --hard-cap-percent, --rate-limit, --rate-burst, --max-retention-days"},
+		{"retention bound 0", []string{"--project", id, "--max-retention-days", "0"}, "--max-retention-days: must be 1 to 3650, got 0"},
+		{"retention bound 3651", []string{"--project", id, "--max-retention-days", "3651"}, "--max-retention-days: must be 1 to 3650, got 3651"},
 		{"only --json", []string{"--project", id, "--json"}, "at least one of --quota"},
 		{"quota 0", []string{"--project", id, "--quota", "0"}, "--quota: must be at least 1, got 0"},
 		{"quota negative", []string{"--project", id, "--quota", "-5"}, "--quota: must be at least 1, got -5"},

@@ -30,10 +30,11 @@ const (
 // planChange is what set-plan was asked to change: nil is a flag not given,
 // whose setting stays as it is.
 type planChange struct {
-	quota          *int64
-	hardCapPercent *int
-	ratePerSecond  *int
-	rateBurst      *int
+	quota            *int64
+	hardCapPercent   *int
+	ratePerSecond    *int
+	rateBurst        *int
+	maxRetentionDays *int
 }
 
 func (c planChange) changesPlan() bool { return c.quota != nil || c.hardCapPercent != nil }
@@ -47,6 +48,7 @@ type planSettings struct {
 	HardCapPercent     int32  `json:"hardCapPercent"`
 	RateLimitPerSecond int    `json:"rateLimitPerSecond"`
 	RateLimitBurst     int    `json:"rateLimitBurst"`
+	MaxRetentionDays   int    `json:"maxRetentionDays"`
 }
 
 func setPlan(ctx context.Context, args []string, env Env) error {
@@ -56,6 +58,7 @@ func setPlan(ctx context.Context, args []string, env Env) error {
 	hardCapPercent := fs.Int("hard-cap-percent", 0, "hard cap as a percentage of the quota, 100 to 10000")
 	ratePerSecond := fs.Int("rate-limit", 0, "requests per second per API key, 1 to 100000")
 	rateBurst := fs.Int("rate-burst", 0, "the most requests an API key may make at once, 1 to 1000000 (with --rate-limit, at least as many)")
+	maxRetentionDays := fs.Int("max-retention-days", 0, "the most days a project may keep its finished hooks (its retentionDays' bound), 1 to 3650")
 	asJSON := fs.Bool("json", false, "print the resulting plan as one JSON object")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -71,6 +74,8 @@ func setPlan(ctx context.Context, args []string, env Env) error {
 			change.ratePerSecond = ratePerSecond
 		case "rate-burst":
 			change.rateBurst = rateBurst
+		case "max-retention-days":
+			change.maxRetentionDays = maxRetentionDays
 		}
 	})
 	id, err := checkPlanFlags(*projectID, change)
@@ -96,10 +101,11 @@ func setPlan(ctx context.Context, args []string, env Env) error {
 		"Quota:       %d hooks per billing period\n"+
 		"Hard cap:    %d%% of the quota (%d hooks)\n"+
 		"Rate limit:  %d requests per second per API key\n"+
-		"Burst:       %d requests\n",
+		"Burst:       %d requests\n"+
+		"Retention:   at most %d days\n",
 		settings.ProjectID, settings.Quota,
 		settings.HardCapPercent, quota.HardCap(settings.Quota, settings.HardCapPercent),
-		settings.RateLimitPerSecond, settings.RateLimitBurst)
+		settings.RateLimitPerSecond, settings.RateLimitBurst, settings.MaxRetentionDays)
 	return nil
 }
 
@@ -114,8 +120,10 @@ func checkPlanFlags(projectID string, change planChange) (uuid.UUID, error) {
 		return uuid.Nil, usagef("set-plan: --project: %q is not a project id (a UUID)", projectID)
 	}
 	switch {
-	case !change.changesPlan() && !change.changesRateLimit():
-		return uuid.Nil, usagef("set-plan: nothing to change: give at least one of --quota, --hard-cap-percent, --rate-limit, --rate-burst")
+	case !change.changesPlan() && !change.changesRateLimit() && change.maxRetentionDays == nil:
+		return uuid.Nil, usagef("set-plan: nothing to change: give at least one of --quota, --hard-cap-percent, --rate-limit, --rate-burst, --max-retention-days")
+	case change.maxRetentionDays != nil && (*change.maxRetentionDays < project.MinRetentionDays || *change.maxRetentionDays > project.MaxRetentionDays):
+		return uuid.Nil, usagef("set-plan: --max-retention-days: must be %d to %d, got %d", project.MinRetentionDays, project.MaxRetentionDays, *change.maxRetentionDays)
 	case change.quota != nil && *change.quota < 1:
 		return uuid.Nil, usagef("set-plan: --quota: must be at least 1, got %d", *change.quota)
 	case change.hardCapPercent != nil && (*change.hardCapPercent < minHardCapPercent || *change.hardCapPercent > maxHardCapPercent):
@@ -171,12 +179,20 @@ func changePlan(ctx context.Context, databaseURL string, projectID uuid.UUID, ch
 				return err
 			}
 		}
+		retention := int(current.PlanMaxRetentionDays)
+		if change.maxRetentionDays != nil {
+			retention = *change.maxRetentionDays
+			if err := project.SetMaxRetentionDays(ctx, q, projectID, retention); err != nil {
+				return err
+			}
+		}
 		settings = planSettings{
 			ProjectID:          projectID.String(),
 			Quota:              plan.Quota,
 			HardCapPercent:     plan.HardCapPercent,
 			RateLimitPerSecond: rate.PerSecond,
 			RateLimitBurst:     rate.Burst,
+			MaxRetentionDays:   retention,
 		}
 		return nil
 	})

@@ -42,6 +42,9 @@ func TestAdminListener(t *testing.T) {
 		"sundial_scheduler_queue_depth":              dto.MetricType_GAUGE,
 		"sundial_nats_consumer_pending":              dto.MetricType_GAUGE,
 		"target_info":                                dto.MetricType_GAUGE,
+		// The retention cleaner's first pass, at start, adds 0.
+		"sundial_retention_hooks_deleted_total":    dto.MetricType_COUNTER,
+		"sundial_retention_attempts_deleted_total": dto.MetricType_COUNTER,
 	})
 	lag := families["sundial_nats_consumer_pending"].GetMetric()
 	require.Len(t, lag, 1)

@@ -27,6 +27,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/holdrelease"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
+	"github.com/sundial-run/sundial/services/scheduler/internal/retention"
 	"github.com/sundial-run/sundial/services/scheduler/internal/sequencer"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
@@ -58,6 +59,7 @@ type App struct {
 	waits   *asyncwait.Sweeper
 	holds   *holdrelease.Releaser
 	seqs    *sequencer.Sequencer
+	cleaner *retention.Cleaner // nil when retention is off
 	admin   *adminhttp.Server
 	tel     telemetry.Providers
 }
@@ -164,6 +166,9 @@ func (a *App) connect(ctx context.Context) error {
 	// Sequences' slots, trigger requests and cancelled step hooks: runs
 	// and the hooks of their steps are written here only.
 	a.seqs = sequencer.New(a.pool, sequencer.Config{Interval: a.cfg.SequenceInterval}, a.log)
+	if err := a.newCleaner(); err != nil {
+		return err
+	}
 	a.waits, err = asyncwait.New(store.New(a.pool), a.results, asyncwait.Config{
 		Interval:  a.cfg.AsyncSweepInterval,
 		BatchSize: a.cfg.ClaimBatchSize,
@@ -173,6 +178,23 @@ func (a *App) connect(ctx context.Context) error {
 		return err
 	}
 	return a.listenAdmin(ctx)
+}
+
+// newCleaner makes the retention cleaner (finished hooks past their
+// project's retention are deleted), unless an interval of 0 turns it off.
+func (a *App) newCleaner() error {
+	if a.cfg.RetentionInterval == 0 {
+		return nil
+	}
+	var err error
+	a.cleaner, err = retention.New(store.New(a.pool), retention.Config{
+		Interval:      a.cfg.RetentionInterval,
+		BatchSize:     a.cfg.RetentionBatch,
+		MaxBatches:    a.cfg.RetentionMaxBatches,
+		Pause:         a.cfg.RetentionPause,
+		MeterProvider: a.tel.Meter,
+	}, a.log)
+	return err
 }
 
 // listenAdmin binds the admin listener: ready when the database answers,
@@ -223,6 +245,9 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() { a.waits.Run(ctx) })
 	wg.Go(func() { a.holds.Run(ctx) })
 	wg.Go(func() { a.seqs.Run(ctx) })
+	if a.cleaner != nil {
+		wg.Go(func() { a.cleaner.Run(ctx) })
+	}
 	// Resume requests of the API are few and not urgent to the millisecond:
 	// the poll interval is soon enough.
 	wg.Go(func() { a.results.RunResumes(ctx, a.cfg.PollInterval) })

@@ -14,6 +14,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
+	"github.com/sundial-run/sundial/services/scheduler/internal/retention"
 	"github.com/sundial-run/sundial/services/scheduler/internal/sequencer"
 )
 
@@ -149,6 +150,20 @@ type Config struct {
 	// SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN, default 10m.
 	BreakerCooldown    time.Duration
 	BreakerMaxCooldown time.Duration
+	// RetentionInterval is the wait between the retention cleaner's passes
+	// (package retention; docs/operations.md, "Retention"); 0 turns the
+	// cleaner off. SUNDIAL_SCHEDULER_RETENTION_INTERVAL, default 1m.
+	RetentionInterval time.Duration
+	// RetentionBatch bounds the hooks one delete (one transaction) takes,
+	// 1 to 10000, and RetentionMaxBatches the deletes of one pass, 1 to
+	// 1000; RetentionPause, 0 to 10s, separates two deletes, and a pass
+	// that reached its cap from the next.
+	// SUNDIAL_SCHEDULER_RETENTION_BATCH, default 1000;
+	// SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES, default 10;
+	// SUNDIAL_SCHEDULER_RETENTION_PAUSE, default 100ms.
+	RetentionBatch      int
+	RetentionMaxBatches int
+	RetentionPause      time.Duration
 }
 
 // Defaults.
@@ -178,6 +193,11 @@ const (
 	DefaultBreakerSpan        = breaker.DefaultMinSpan
 	DefaultBreakerCooldown    = breaker.DefaultCooldown
 	DefaultBreakerMaxCooldown = breaker.DefaultMaxCooldown
+
+	DefaultRetentionInterval   = retention.DefaultInterval
+	DefaultRetentionBatch      = retention.DefaultBatchSize
+	DefaultRetentionMaxBatches = retention.DefaultMaxBatches
+	DefaultRetentionPause      = retention.DefaultPause
 )
 
 // Bounds checked by Validate.
@@ -219,6 +239,11 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		BreakerSpan:        r.Duration("SUNDIAL_SCHEDULER_BREAKER_SPAN", DefaultBreakerSpan),
 		BreakerCooldown:    r.Duration("SUNDIAL_SCHEDULER_BREAKER_COOLDOWN", DefaultBreakerCooldown),
 		BreakerMaxCooldown: r.Duration("SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN", DefaultBreakerMaxCooldown),
+
+		RetentionInterval:   r.Duration("SUNDIAL_SCHEDULER_RETENTION_INTERVAL", DefaultRetentionInterval),
+		RetentionBatch:      r.Int("SUNDIAL_SCHEDULER_RETENTION_BATCH", DefaultRetentionBatch),
+		RetentionMaxBatches: r.Int("SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES", DefaultRetentionMaxBatches),
+		RetentionPause:      r.Duration("SUNDIAL_SCHEDULER_RETENTION_PAUSE", DefaultRetentionPause),
 	}
 	return cfg, errors.Join(r.Err(), cfg.Validate())
 }
@@ -271,7 +296,18 @@ func (c Config) Validate() error {
 	ch.That(c.BreakerCooldown >= time.Second, "SUNDIAL_SCHEDULER_BREAKER_COOLDOWN=%s: must be at least 1s", c.BreakerCooldown)
 	ch.That(c.BreakerMaxCooldown >= c.BreakerCooldown,
 		"SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN=%s: must be at least SUNDIAL_SCHEDULER_BREAKER_COOLDOWN (%s)", c.BreakerMaxCooldown, c.BreakerCooldown)
+	c.validateRetention(&ch)
 	return ch.Err()
+}
+
+func (c Config) validateRetention(ch *envconf.Check) {
+	ch.That(c.RetentionInterval >= 0, "SUNDIAL_SCHEDULER_RETENTION_INTERVAL=%s: must be 0 (off) or positive", c.RetentionInterval)
+	ch.That(c.RetentionBatch >= 1 && c.RetentionBatch <= retention.MaxBatchSize,
+		"SUNDIAL_SCHEDULER_RETENTION_BATCH=%d: want 1 to %d", c.RetentionBatch, retention.MaxBatchSize)
+	ch.That(c.RetentionMaxBatches >= 1 && c.RetentionMaxBatches <= retention.MaxMaxBatches,
+		"SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES=%d: want 1 to %d", c.RetentionMaxBatches, retention.MaxMaxBatches)
+	ch.That(c.RetentionPause >= 0 && c.RetentionPause <= retention.MaxPause,
+		"SUNDIAL_SCHEDULER_RETENTION_PAUSE=%s: want 0 to %s", c.RetentionPause, retention.MaxPause)
 }
 
 // breakerPolicy is the circuit breakers' policy of the configuration.

@@ -41,6 +41,11 @@ func TestConfigDefaults(t *testing.T) {
 		BreakerSpan:        3 * time.Second,
 		BreakerCooldown:    30 * time.Second,
 		BreakerMaxCooldown: 10 * time.Minute,
+
+		RetentionInterval:   time.Minute,
+		RetentionBatch:      1000,
+		RetentionMaxBatches: 10,
+		RetentionPause:      100 * time.Millisecond,
 	}, cfg)
 }
 
@@ -73,6 +78,11 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_SCHEDULER_BREAKER_SPAN":         "0s",
 		"SUNDIAL_SCHEDULER_BREAKER_COOLDOWN":     "2s",
 		"SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN": "1m",
+
+		"SUNDIAL_SCHEDULER_RETENTION_INTERVAL":    "0s",
+		"SUNDIAL_SCHEDULER_RETENTION_BATCH":       "10000",
+		"SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES": "1",
+		"SUNDIAL_SCHEDULER_RETENTION_PAUSE":       "0s",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
@@ -98,6 +108,9 @@ func TestConfigFromEnv(t *testing.T) {
 		BreakerFailures:    3,
 		BreakerCooldown:    2 * time.Second,
 		BreakerMaxCooldown: time.Minute,
+
+		RetentionBatch:      10000,
+		RetentionMaxBatches: 1,
 	}, cfg)
 }
 

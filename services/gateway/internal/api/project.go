@@ -89,7 +89,8 @@ func projectResponse(s project.Settings) gen.ProjectSettingsJSONResponse {
 		},
 		AsyncTimeoutSecs:       s.AsyncTimeoutSecs,
 		AuthorizationHeaderSet: s.AuthorizationHeaderSet,
-		Quota:                  gen.ProjectQuota{Limit: s.Quota.Limit, HardCapPercent: s.Quota.HardCapPercent},
+		Quota: gen.ProjectQuota{Limit: s.Quota.Limit, HardCapPercent: s.Quota.HardCapPercent,
+			MaxRetentionDays: s.Quota.MaxRetentionDays},
 		Alerts: gen.AlertSettings{
 			GroupWaitSecs:   s.Alerts.GroupWaitSecs,
 			FollowUpMinSecs: s.Alerts.FollowUpMinSecs,
@@ -98,6 +99,7 @@ func projectResponse(s project.Settings) gen.ProjectSettingsJSONResponse {
 		},
 		SignatureScheme: gen.SignatureScheme(s.SignatureScheme),
 		MaxConcurrency:  s.MaxConcurrency,
+		RetentionDays:   s.RetentionDays,
 		CreatedAt:       s.CreatedAt.UTC(),
 		UpdatedAt:       s.UpdatedAt.UTC(),
 	}}}

@@ -91,6 +91,7 @@ func settingsPatch(r *http.Request) (project.Patch, map[string]string) {
 	p.Domain = f.text("domain")
 	p.AsyncTimeoutSecs = f.integer("asyncTimeoutSecs")
 	p.SignatureScheme = f.text("signatureScheme")
+	p.RetentionDays = f.integer("retentionDays")
 	if f.has("maxConcurrency") && strings.TrimSpace(r.PostFormValue("maxConcurrency")) == "" {
 		p.MaxConcurrency = project.Null[int]()
 	} else {

@@ -22,6 +22,7 @@ type PatchRequest struct {
 	Alerts              *AlertsRequest `json:"alerts"`
 	SignatureScheme     *string        `json:"signatureScheme"`
 	MaxConcurrency      *int           `json:"maxConcurrency"`
+	RetentionDays       *int           `json:"retentionDays"`
 
 	ID                     json.RawMessage `json:"id"`
 	AuthorizationHeaderSet json.RawMessage `json:"authorizationHeaderSet"`
@@ -109,6 +110,7 @@ func (r *PatchRequest) Patch() (Patch, error) {
 		AuthorizationHeader: field(r.given, "authorizationHeader", r.AuthorizationHeader),
 		SignatureScheme:     field(r.given, "signatureScheme", r.SignatureScheme),
 		MaxConcurrency:      field(r.given, "maxConcurrency", r.MaxConcurrency),
+		RetentionDays:       field(r.given, "retentionDays", r.RetentionDays),
 	}
 	if null, ok := r.given["retryPolicy"]; ok {
 		p.RetryPolicy = Null[RetryPolicyPatch]()

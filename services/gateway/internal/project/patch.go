@@ -50,6 +50,9 @@ type Patch struct {
 	// MaxConcurrency caps the project's deliveries in flight to one host
 	// from one dispatcher; null clears the cap.
 	MaxConcurrency Field[int]
+	// RetentionDays is how many days finished hooks are kept, 1 to the
+	// plan's bound (checked against the project's row by apply).
+	RetentionDays Field[int]
 }
 
 // AlertsPatch changes some of the alert settings; the others stay.
@@ -84,6 +87,11 @@ const (
 	// MaxConcurrency's bounds; migration 00011 checks the same.
 	MinMaxConcurrency = 1
 	MaxMaxConcurrency = 10000
+	// RetentionDays' lower bound; the upper is the plan's
+	// (Quota.MaxRetentionDays, at most MaxRetentionDays: migration 00022
+	// checks both).
+	MinRetentionDays = 1
+	MaxRetentionDays = 3650
 
 	maxNameLength   = 200
 	maxDomainLength = 253
@@ -131,7 +139,7 @@ func (p problems) err() error {
 
 func (p Patch) empty() bool {
 	return !p.Name.Set && !p.Domain.Set && !p.RetryPolicy.Set && !p.AsyncTimeoutSecs.Set && !p.AuthorizationHeader.Set &&
-		!p.Alerts.Set && !p.SignatureScheme.Set && !p.MaxConcurrency.Set
+		!p.Alerts.Set && !p.SignatureScheme.Set && !p.MaxConcurrency.Set && !p.RetentionDays.Set
 }
 
 // check applies the rules of each field on its own, before anything is
@@ -156,6 +164,8 @@ func (p Patch) check() error {
 		checkAuthorization(*v, &bad)
 	}
 	inRange(p.MaxConcurrency, "maxConcurrency", MinMaxConcurrency, MaxMaxConcurrency, &bad)
+	notNull(p.RetentionDays, "retentionDays", &bad)
+	inRange(p.RetentionDays, "retentionDays", MinRetentionDays, MaxRetentionDays, &bad)
 	notNull(p.Alerts, "alerts", &bad)
 	if v := p.Alerts.Ptr(); v != nil {
 		v.check(&bad)
@@ -300,6 +310,12 @@ func (p Patch) apply(cur Settings) (Settings, error) {
 	if p.MaxConcurrency.Set {
 		next.MaxConcurrency = p.MaxConcurrency.Ptr()
 	}
+	if v := p.RetentionDays.Ptr(); v != nil {
+		if err := checkRetention(*v, cur.Quota); err != nil {
+			return Settings{}, err
+		}
+		next.RetentionDays = *v
+	}
 	if v := p.RetryPolicy.Ptr(); v != nil {
 		next.RetryPolicy = v.apply(cur.RetryPolicy)
 		if err := checkDelays(next.RetryPolicy, *v); err != nil {
@@ -353,6 +369,18 @@ func set[T any](dst *T, f Field[T]) {
 	if v := f.Ptr(); v != nil {
 		*dst = *v
 	}
+}
+
+// checkRetention refuses a retention above the plan's bound, which only
+// the operator changes; the project's row holds it, so this is checked as
+// the change is merged into that row.
+func checkRetention(days int, plan Quota) error {
+	if days <= plan.MaxRetentionDays {
+		return nil
+	}
+	var bad problems
+	bad.add("retentionDays", "must be from %d to %d, the plan's bound (quota.maxRetentionDays)", MinRetentionDays, plan.MaxRetentionDays)
+	return bad.err()
 }
 
 // checkDelays refuses a maximum delay below the first delay: every

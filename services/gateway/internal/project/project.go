@@ -126,6 +126,24 @@ func SetPlan(ctx context.Context, q *store.Queries, projectID uuid.UUID, p Plan)
 	return nil
 }
 
+// SetMaxRetentionDays changes the plan's bound of a project's
+// retentionDays, 1 to MaxRetentionDays. A project whose retentionDays is
+// above the new bound keeps it, and its hooks are kept no longer than the
+// bound (the cleaner takes the lesser).
+func SetMaxRetentionDays(ctx context.Context, q *store.Queries, projectID uuid.UUID, days int) error {
+	if days < MinRetentionDays || days > MaxRetentionDays {
+		return fmt.Errorf("plan: want a retention bound of %d to %d days, got %d", MinRetentionDays, MaxRetentionDays, days)
+	}
+	n, err := q.SetProjectMaxRetentionDays(ctx, store.SetProjectMaxRetentionDaysParams{ID: projectID, PlanMaxRetentionDays: int32(days)})
+	if err != nil {
+		return fmt.Errorf("set retention bound: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("set retention bound: project %s: %w", projectID, postgres.ErrNotFound)
+	}
+	return nil
+}
+
 // ActiveSigningKey returns the key that signs the project's deliveries.
 func ActiveSigningKey(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, projectID uuid.UUID) (string, error) {
 	row, err := q.GetActiveSigningKey(ctx, projectID)

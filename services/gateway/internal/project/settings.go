@@ -19,11 +19,14 @@ import (
 // retryOverride wins over them.
 type RetryPolicy = retry.Policy
 
-// Quota is the project's plan: hooks per billing period, and the hard cap
-// as a percentage of it. Only an operator changes it (SetPlan).
+// Quota is the project's plan: hooks per billing period, the hard cap
+// as a percentage of it, and the most days its finished hooks may be kept
+// (the bound of RetentionDays). Only an operator changes it (SetPlan,
+// SetMaxRetentionDays).
 type Quota struct {
-	Limit          int64
-	HardCapPercent int32
+	Limit            int64
+	HardCapPercent   int32
+	MaxRetentionDays int
 }
 
 // Alerts are the project's notification settings: how long failures are
@@ -54,8 +57,12 @@ type Settings struct {
 	// one host from one dispatcher; nil: none (the dispatcher's adaptive
 	// limit under its ceiling decides).
 	MaxConcurrency *int
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// RetentionDays is how many days completed and failed hooks are kept
+	// after they finished (the scheduler's cleaner then deletes them with
+	// their attempts), 1 to Quota.MaxRetentionDays.
+	RetentionDays int
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // settingsRow is every query's view of a project's settings (sqlc makes
@@ -73,7 +80,8 @@ func fromRow(r settingsRow) Settings {
 		}.Project(),
 		AsyncTimeoutSecs:       int(r.AsyncTimeoutSecs),
 		AuthorizationHeaderSet: r.AuthorizationHeaderSet,
-		Quota:                  Quota{Limit: r.PlanQuota, HardCapPercent: r.PlanHardCapPercent},
+		Quota: Quota{Limit: r.PlanQuota, HardCapPercent: r.PlanHardCapPercent,
+			MaxRetentionDays: int(r.PlanMaxRetentionDays)},
 		Alerts: Alerts{
 			GroupWaitSecs:   int(r.AlertGroupWaitSecs),
 			FollowUpMinSecs: int(r.AlertFollowupMinSecs),
@@ -82,6 +90,7 @@ func fromRow(r settingsRow) Settings {
 		},
 		SignatureScheme: r.SignatureScheme,
 		MaxConcurrency:  intPtr(r.MaxConcurrency),
+		RetentionDays:   int(r.RetentionDays),
 		CreatedAt:       r.CreatedAt,
 		UpdatedAt:       r.UpdatedAt,
 	}
@@ -186,6 +195,7 @@ func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, proj
 		OwnerEmails:               nonNil(next.Alerts.OwnerEmails),
 		SignatureScheme:           next.SignatureScheme,
 		MaxConcurrency:            int32Ptr(next.MaxConcurrency),
+		RetentionDays:             int32(next.RetentionDays),
 		SetAuthorizationHeader:    p.AuthorizationHeader.Set,
 		AuthorizationHeaderSealed: authorization,
 	})

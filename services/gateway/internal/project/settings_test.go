@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
 	"github.com/sundial-run/sundial/testkit/pgtest"
@@ -21,6 +23,7 @@ import (
 
 type bundle struct {
 	ctx      context.Context
+	pool     *pgxpool.Pool
 	q        *storetest.Queries
 	settings *project.Service
 	id       uuid.UUID
@@ -31,7 +34,7 @@ func setup(t *testing.T) bundle {
 	pool, _ := pgtest.NewPool(t)
 	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "hooks.example.com")
 	require.NoError(t, err)
-	return bundle{ctx: t.Context(), q: storetest.New(pool), settings: project.NewService(pool, secrettest.Keyring()), id: created.ID}
+	return bundle{ctx: t.Context(), pool: pool, q: storetest.New(pool), settings: project.NewService(pool, secrettest.Keyring()), id: created.ID}
 }
 
 func (b bundle) get(t *testing.T) project.Settings {
@@ -76,7 +79,8 @@ func TestGetShowsTheDefaults(t *testing.T) {
 	}, s.RetryPolicy)
 	require.Equal(t, 300, s.AsyncTimeoutSecs)
 	require.False(t, s.AuthorizationHeaderSet)
-	require.Equal(t, project.Quota{Limit: 100000, HardCapPercent: 200}, s.Quota)
+	require.Equal(t, project.Quota{Limit: 100000, HardCapPercent: 200, MaxRetentionDays: 90}, s.Quota)
+	require.Equal(t, 30, s.RetentionDays)
 	require.Equal(t, s.CreatedAt, s.UpdatedAt)
 
 	_, err := b.settings.Get(b.ctx, uuid.New())
@@ -187,6 +191,10 @@ func TestUpdateValidatesEveryField(t *testing.T) {
 		{"asyncTimeoutSecs null", `{"asyncTimeoutSecs":null}`, "asyncTimeoutSecs", "must not be null"},
 		{"maxConcurrency low", `{"maxConcurrency":0}`, "maxConcurrency", "from 1 to 10000"},
 		{"maxConcurrency high", `{"maxConcurrency":10001}`, "maxConcurrency", "from 1 to 10000"},
+		{"retentionDays low", `{"retentionDays":0}`, "retentionDays", "from 1 to 3650"},
+		{"retentionDays over the plan", `{"retentionDays":91}`, "retentionDays", "from 1 to 90, the plan's bound"},
+		{"retentionDays over any plan", `{"retentionDays":3651}`, "retentionDays", "from 1 to 3650"},
+		{"retentionDays null", `{"retentionDays":null}`, "retentionDays", "must not be null"},
 		{"authorization empty", `{"authorizationHeader":""}`, "authorizationHeader", "must not be empty"},
 		{"authorization too long", `{"authorizationHeader":"` + long + `"}`, "authorizationHeader", "at most 4096"},
 		{"authorization CR LF", `{"authorizationHeader":"Bearer x\r\nX-Evil: 1"}`, "authorizationHeader", "printable ASCII"},
@@ -359,4 +367,40 @@ func TestAbsentNullAndValueOfMaxConcurrency(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, s.MaxConcurrency, "null: no cap")
 	require.Equal(t, s, b.get(t))
+}
+
+// TestRetentionDaysIsBoundedByThePlan: retentionDays may be set up to the
+// plan's bound, which only the operator moves; lowering the bound leaves
+// the setting as it is (the cleaner keeps hooks no longer than the bound).
+func TestRetentionDaysIsBoundedByThePlan(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	s, err := b.patch(t, `{"retentionDays":90}`)
+	require.NoError(t, err)
+	require.Equal(t, 90, s.RetentionDays)
+	require.Equal(t, s, b.get(t), "stored as returned")
+
+	_, err = b.patch(t, `{"retentionDays":400}`)
+	requireProblem(t, err, "retentionDays", "from 1 to 90, the plan's bound")
+
+	q := store.New(b.pool)
+	require.NoError(t, project.SetMaxRetentionDays(b.ctx, q, b.id, 400))
+	s, err = b.patch(t, `{"retentionDays":400}`)
+	require.NoError(t, err)
+	require.Equal(t, 400, s.RetentionDays)
+	require.Equal(t, 400, s.Quota.MaxRetentionDays)
+
+	require.NoError(t, project.SetMaxRetentionDays(b.ctx, q, b.id, 7))
+	s = b.get(t)
+	require.Equal(t, 400, s.RetentionDays, "kept; the bound applies")
+	require.Equal(t, 7, s.Quota.MaxRetentionDays)
+	_, err = b.patch(t, `{"retentionDays":8}`)
+	requireProblem(t, err, "retentionDays", "from 1 to 7, the plan's bound")
+	s, err = b.patch(t, `{"retentionDays":1}`)
+	require.NoError(t, err)
+	require.Equal(t, 1, s.RetentionDays)
+
+	require.Error(t, project.SetMaxRetentionDays(b.ctx, q, b.id, 0))
+	require.Error(t, project.SetMaxRetentionDays(b.ctx, q, b.id, project.MaxRetentionDays+1))
+	require.ErrorIs(t, project.SetMaxRetentionDays(b.ctx, q, uuid.New(), 30), postgres.ErrNotFound)
 }

@@ -11,6 +11,15 @@ SET plan_quota = @plan_quota,
     updated_at = now()
 WHERE id = @id;
 
+-- name: SetProjectMaxRetentionDays :execrows
+-- The plan's bound of retention_days (gateway admin set-plan
+-- --max-retention-days). A project's retention_days above a lowered bound
+-- stays: the cleaner keeps hooks no longer than the bound.
+UPDATE projects
+SET plan_max_retention_days = @plan_max_retention_days,
+    updated_at = now()
+WHERE id = @id;
+
 -- name: InsertHooks :many
 -- The hooks of a create batch (internal/hook; a single create is a batch
 -- of one) in one statement: element i

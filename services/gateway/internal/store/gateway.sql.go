@@ -260,6 +260,29 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 	return items, nil
 }
 
+const setProjectMaxRetentionDays = `-- name: SetProjectMaxRetentionDays :execrows
+UPDATE projects
+SET plan_max_retention_days = $1,
+    updated_at = now()
+WHERE id = $2
+`
+
+type SetProjectMaxRetentionDaysParams struct {
+	PlanMaxRetentionDays int32
+	ID                   uuid.UUID
+}
+
+// The plan's bound of retention_days (gateway admin set-plan
+// --max-retention-days). A project's retention_days above a lowered bound
+// stays: the cleaner keeps hooks no longer than the bound.
+func (q *Queries) SetProjectMaxRetentionDays(ctx context.Context, arg SetProjectMaxRetentionDaysParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setProjectMaxRetentionDays, arg.PlanMaxRetentionDays, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const setProjectPlan = `-- name: SetProjectPlan :execrows
 UPDATE projects
 SET plan_quota = $1,

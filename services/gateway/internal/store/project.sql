@@ -16,7 +16,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
 FROM projects
 WHERE id = @id;
 
@@ -31,7 +31,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
 FROM projects
 WHERE id = @id
 FOR NO KEY UPDATE;
@@ -56,6 +56,7 @@ SET name                 = @name,
     owner_emails            = @owner_emails::text[],
     signature_scheme        = @signature_scheme,
     max_concurrency         = sqlc.narg(max_concurrency)::integer,
+    retention_days          = @retention_days,
     authorization_header = CASE WHEN @set_authorization_header::boolean
                                 THEN NULL
                                 ELSE authorization_header END,
@@ -70,13 +71,13 @@ RETURNING id, name, domain,
           (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          signature_scheme, max_concurrency, created_at, updated_at;
+          signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at;
 
 -- name: LockProjectPlan :one
 -- The plan and rate limit an operator's change (gateway admin set-plan) is
 -- merged into, locked until the change commits so that two concurrent
 -- changes of different settings cannot undo each other.
-SELECT plan_quota, plan_hard_cap_percent, rate_limit_per_second, rate_limit_burst
+SELECT plan_quota, plan_hard_cap_percent, rate_limit_per_second, rate_limit_burst, plan_max_retention_days
 FROM projects
 WHERE id = @id
 FOR NO KEY UPDATE;

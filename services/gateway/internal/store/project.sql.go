@@ -19,7 +19,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
 FROM projects
 WHERE id = $1
 `
@@ -44,6 +44,8 @@ type GetProjectSettingsRow struct {
 	OwnerEmails            []string
 	SignatureScheme        string
 	MaxConcurrency         *int32
+	RetentionDays          int32
+	PlanMaxRetentionDays   int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -71,6 +73,8 @@ func (q *Queries) GetProjectSettings(ctx context.Context, id uuid.UUID) (GetProj
 		&i.OwnerEmails,
 		&i.SignatureScheme,
 		&i.MaxConcurrency,
+		&i.RetentionDays,
+		&i.PlanMaxRetentionDays,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -107,17 +111,18 @@ func (q *Queries) InsertProject(ctx context.Context, arg InsertProjectParams) er
 }
 
 const lockProjectPlan = `-- name: LockProjectPlan :one
-SELECT plan_quota, plan_hard_cap_percent, rate_limit_per_second, rate_limit_burst
+SELECT plan_quota, plan_hard_cap_percent, rate_limit_per_second, rate_limit_burst, plan_max_retention_days
 FROM projects
 WHERE id = $1
 FOR NO KEY UPDATE
 `
 
 type LockProjectPlanRow struct {
-	PlanQuota          int64
-	PlanHardCapPercent int32
-	RateLimitPerSecond int32
-	RateLimitBurst     int32
+	PlanQuota            int64
+	PlanHardCapPercent   int32
+	RateLimitPerSecond   int32
+	RateLimitBurst       int32
+	PlanMaxRetentionDays int32
 }
 
 // The plan and rate limit an operator's change (gateway admin set-plan) is
@@ -131,6 +136,7 @@ func (q *Queries) LockProjectPlan(ctx context.Context, id uuid.UUID) (LockProjec
 		&i.PlanHardCapPercent,
 		&i.RateLimitPerSecond,
 		&i.RateLimitBurst,
+		&i.PlanMaxRetentionDays,
 	)
 	return i, err
 }
@@ -142,7 +148,7 @@ SELECT id, name, domain,
        (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
 FROM projects
 WHERE id = $1
 FOR NO KEY UPDATE
@@ -168,6 +174,8 @@ type LockProjectSettingsRow struct {
 	OwnerEmails            []string
 	SignatureScheme        string
 	MaxConcurrency         *int32
+	RetentionDays          int32
+	PlanMaxRetentionDays   int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -199,6 +207,8 @@ func (q *Queries) LockProjectSettings(ctx context.Context, id uuid.UUID) (LockPr
 		&i.OwnerEmails,
 		&i.SignatureScheme,
 		&i.MaxConcurrency,
+		&i.RetentionDays,
+		&i.PlanMaxRetentionDays,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -222,21 +232,22 @@ SET name                 = $1,
     owner_emails            = $13::text[],
     signature_scheme        = $14,
     max_concurrency         = $15::integer,
-    authorization_header = CASE WHEN $16::boolean
+    retention_days          = $16,
+    authorization_header = CASE WHEN $17::boolean
                                 THEN NULL
                                 ELSE authorization_header END,
-    authorization_header_sealed = CASE WHEN $16::boolean
-                                THEN $17::text
+    authorization_header_sealed = CASE WHEN $17::boolean
+                                THEN $18::text
                                 ELSE authorization_header_sealed END,
     updated_at           = now()
-WHERE id = $18
+WHERE id = $19
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
           (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          signature_scheme, max_concurrency, created_at, updated_at
+          signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
 `
 
 type UpdateProjectSettingsParams struct {
@@ -255,6 +266,7 @@ type UpdateProjectSettingsParams struct {
 	OwnerEmails               []string
 	SignatureScheme           string
 	MaxConcurrency            *int32
+	RetentionDays             int32
 	SetAuthorizationHeader    bool
 	AuthorizationHeaderSealed *string
 	ID                        uuid.UUID
@@ -280,6 +292,8 @@ type UpdateProjectSettingsRow struct {
 	OwnerEmails            []string
 	SignatureScheme        string
 	MaxConcurrency         *int32
+	RetentionDays          int32
+	PlanMaxRetentionDays   int32
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -304,6 +318,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		arg.OwnerEmails,
 		arg.SignatureScheme,
 		arg.MaxConcurrency,
+		arg.RetentionDays,
 		arg.SetAuthorizationHeader,
 		arg.AuthorizationHeaderSealed,
 		arg.ID,
@@ -329,6 +344,8 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		&i.OwnerEmails,
 		&i.SignatureScheme,
 		&i.MaxConcurrency,
+		&i.RetentionDays,
+		&i.PlanMaxRetentionDays,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)

@@ -241,6 +241,8 @@ type Project struct {
 	AuthorizationHeaderSealed *string
 	AsyncSecretSealed         *string
 	SignatureScheme           string
+	RetentionDays             int32
+	PlanMaxRetentionDays      int32
 }
 
 type Sequence struct {

@@ -1342,8 +1342,17 @@ type Project struct {
 	MaxConcurrency *int   `json:"maxConcurrency,omitempty"`
 	Name           string `json:"name"`
 
-	// Quota The plan's hooks per billing period and the hard cap; set by the operator.
+	// Quota The plan's hooks per billing period, the hard cap and the bound of `retentionDays`; set by the operator.
 	Quota ProjectQuota `json:"quota"`
+
+	// RetentionDays How many days completed and failed hooks are kept after they finished (default 30);
+	// then the scheduler deletes them with their attempts, in small batches. Pending and
+	// retry hooks are never deleted. 1 to the plan's `quota.maxRetentionDays`; a value
+	// outside is a 400 naming `retentionDays`.
+	//
+	//
+	// Examples: 30
+	RetentionDays RetentionDays `json:"retentionDays"`
 
 	// RetryPolicy The project's default retry settings; a hook's `retryOverride` wins over them.
 	// Defaults: 5 retries, 30 s, exponential with factor 2.0 up to 3600 s, jitter on.
@@ -1369,11 +1378,16 @@ type Project struct {
 // 400 saying so.
 type ProjectPatch = project.PatchRequest
 
-// ProjectQuota The plan's hooks per billing period and the hard cap; set by the operator.
+// ProjectQuota The plan's hooks per billing period, the hard cap and the bound of `retentionDays`; set by the operator.
 type ProjectQuota struct {
 	// HardCapPercent Hooks are accepted up to this percentage of `limit`, then refused with 429 `quota_exhausted`.
 	HardCapPercent int32 `json:"hardCapPercent"`
 	Limit          int64 `json:"limit"`
+
+	// MaxRetentionDays The most days the project may keep its finished hooks: the bound of `retentionDays`
+	// (default 90). When the operator lowers it below `retentionDays`, hooks are kept no
+	// longer than this.
+	MaxRetentionDays int `json:"maxRetentionDays"`
 }
 
 // ProjectResponse defines model for ProjectResponse.
@@ -1386,6 +1400,14 @@ type ResumeEndpointRequest struct {
 	// Domain The endpoint's domain, as `GET /endpoints` lists it.
 	Domain string `json:"domain"`
 }
+
+// RetentionDays How many days completed and failed hooks are kept after they finished (default 30);
+// then the scheduler deletes them with their attempts, in small batches. Pending and
+// retry hooks are never deleted. 1 to the plan's `quota.maxRetentionDays`; a value
+// outside is a 400 naming `retentionDays`.
+//
+// Examples: 30
+type RetentionDays = int
 
 // RetryIDsRequest defines model for RetryIDsRequest.
 type RetryIDsRequest = bulk.RetryIDsRequest
