@@ -113,6 +113,9 @@ func TestQuickBenchmark(t *testing.T) {
 			require.True(t, res.OK, "%s on %s: %v", s.Name, system, res.Notes)
 			if s.Plan == nil {
 				requireIntake(t, res)
+				if s.Name == "batch-intake" {
+					requireBatch(t, res)
+				}
 				continue
 			}
 			requireDeliveries(t, res)
@@ -275,6 +278,23 @@ func requireIntake(t *testing.T, res report.Result) {
 	require.LessOrEqual(t, c.Latency.P99Ms, c.Latency.MaxMs)
 	require.Empty(t, c.Errors)
 	require.Positive(t, res.PeakRSSMiB["gateway"])
+}
+
+// requireBatch checks the batch-intake row: whole batches counted, a
+// COPY timed and compared, the goals present (the single create's too, as
+// schedule ran in the same run).
+func requireBatch(t *testing.T, res report.Result) {
+	t.Helper()
+	b := res.Batch
+	require.NotNil(t, b)
+	require.Equal(t, b.Size*b.Requests, res.Create.Count, "hooks are whole batches")
+	require.Positive(t, b.RequestsPerSecond)
+	require.Positive(t, b.Copy.Rows)
+	require.Positive(t, b.Copy.PerSecond)
+	require.Positive(t, b.VsCopy)
+	require.Positive(t, b.CPUMicrosPerHook["gateway"])
+	require.Len(t, b.Goals, 3)
+	require.Len(t, b.Load, 2)
 }
 
 func requireDeliveries(t *testing.T, res report.Result) {

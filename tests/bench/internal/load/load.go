@@ -183,6 +183,37 @@ func (c *Client) Loop(ctx context.Context, clients int, d time.Duration, postAt 
 	if err != nil {
 		return Created{}, err
 	}
+	l, err := closedLoop(ctx, clients, d, func() int { return c.postStatus(ctx, "/v1/hooks", body) })
+	if err != nil {
+		return Created{}, err
+	}
+	return l.created(1), nil
+}
+
+// looped is what a closed loop saw: the latency of each answer 201, the
+// other answers by status, and how long it ran.
+type looped struct {
+	latencies []time.Duration
+	errors    map[string]int
+	elapsed   time.Duration
+}
+
+// created sums up a loop whose every answer 201 created perAnswer hooks.
+func (l looped) created(perAnswer int) Created {
+	return Created{
+		Count:     len(l.latencies) * perAnswer,
+		Seconds:   l.elapsed.Seconds(),
+		PerSecond: stats.PerSecond(len(l.latencies)*perAnswer, l.elapsed),
+		Latency:   stats.Summarize(l.latencies),
+		Errors:    l.errors,
+		Finished:  time.Now(),
+	}
+}
+
+// closedLoop runs post from clients goroutines at once, each calling it
+// again as soon as it returns, for d; requests under way at the end are
+// waited for and counted.
+func closedLoop(ctx context.Context, clients int, d time.Duration, post func() int) (looped, error) {
 	type tally struct {
 		latencies []time.Duration
 		errors    map[string]int
@@ -197,7 +228,7 @@ func (c *Client) Loop(ctx context.Context, clients int, d time.Duration, postAt 
 			t := &tallies[w]
 			for ctx.Err() == nil && time.Now().Before(end) {
 				t0 := time.Now()
-				status := c.postStatus(ctx, body)
+				status := post()
 				if status == http.StatusCreated {
 					t.latencies = append(t.latencies, time.Since(t0))
 					continue
@@ -207,32 +238,23 @@ func (c *Client) Loop(ctx context.Context, clients int, d time.Duration, postAt 
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	out := looped{elapsed: time.Since(start), errors: map[string]int{}}
 	if err := ctx.Err(); err != nil {
-		return Created{}, err
+		return out, err
 	}
-	var all []time.Duration
-	errs := map[string]int{}
 	for _, t := range tallies {
-		all = append(all, t.latencies...)
+		out.latencies = append(out.latencies, t.latencies...)
 		for k, v := range t.errors {
-			errs[k] += v
+			out.errors[k] += v
 		}
 	}
-	return Created{
-		Count:     len(all),
-		Seconds:   elapsed.Seconds(),
-		PerSecond: stats.PerSecond(len(all), elapsed),
-		Latency:   stats.Summarize(all),
-		Errors:    errs,
-		Finished:  time.Now(),
-	}, nil
+	return out, nil
 }
 
 // postStatus sends one create and returns the answer's status, 0 for no
 // answer.
-func (c *Client) postStatus(ctx context.Context, body []byte) int {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/v1/hooks", bytes.NewReader(body))
+func (c *Client) postStatus(ctx context.Context, path string, body []byte) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, bytes.NewReader(body))
 	if err != nil {
 		return 0
 	}

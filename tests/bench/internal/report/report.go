@@ -90,6 +90,8 @@ type Result struct {
 	Sequence *Sequence `json:"sequence,omitempty"`
 	// Listen is the listen scenario's figures.
 	Listen *Listen `json:"listen,omitempty"`
+	// Batch is the batch-intake scenario's figures.
+	Batch *Batch `json:"batch,omitempty"`
 	// Dashboard is the dashboard scenario's figures.
 	Dashboard *Dashboard `json:"dashboard,omitempty"`
 	// Database and NATS count the delivery phase's work.

@@ -21,6 +21,7 @@ func (r Report) PrintTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nSundial end to end%s, %d vCPU (%s), %.0f GiB, %s\n", quick, r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemoryGiB, r.Machine.GoVersion)
 	r.printIntake(w)
+	r.printBatch(w)
 	r.printDeliveries(w)
 	r.printListen(w)
 	r.printSequences(w)
@@ -52,14 +53,14 @@ func (r Report) printIntake(w io.Writer) {
 }
 
 func (r Report) printDeliveries(w io.Writer) {
-	if !slices.ContainsFunc(r.Results, func(res Result) bool { return res.Scenario != "schedule" && res.Listen == nil }) {
+	if !slices.ContainsFunc(r.Results, func(res Result) bool { return !intake(res) && res.Listen == nil }) {
 		return
 	}
 	fmt.Fprintln(w, "\nDeliveries (lateness = first arrival - postAt; x steady = figure / same system's steady figure):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tsystem\thooks\tbacklog\tcreate/s\tdelivered\tdup\tearly\tlate p50 ms\tp99 ms\tmax ms\tall in s\tdeliv/s\tsustained/s\tx steady p99/deliv/s\tpeak RSS MiB\tok\t")
 	for _, res := range r.Results {
-		if res.Scenario == "schedule" || res.Listen != nil || res.Dashboard != nil || (res.Sequence != nil && res.Sequence.Due == nil) {
+		if intake(res) || res.Listen != nil || res.Dashboard != nil || (res.Sequence != nil && res.Sequence.Due == nil) {
 			continue
 		}
 		c := res.Check
@@ -73,6 +74,12 @@ func (r Report) printDeliveries(w io.Writer) {
 			res.DeliveriesPerSecond, res.SustainedPerSecond, vs, formatRSS(res.PeakRSSMiB), res.OK)
 	}
 	_ = tw.Flush()
+}
+
+// intake says a result is one of the API's intake scenarios, which
+// deliver nothing.
+func intake(res Result) bool {
+	return res.Scenario == "schedule" || res.Scenario == "batch-intake"
 }
 
 // printMemory is the memory scenario: each process's peak RSS, the most of

@@ -25,6 +25,13 @@ type Config struct {
 	// ScheduleSeconds is the closed loop of the schedule scenario
 	// (BENCH_SCHEDULE_SECONDS, default 30, quick 5).
 	ScheduleSeconds int
+	// BatchSeconds is the closed loop of the batch-intake scenario
+	// (BENCH_BATCH_SECONDS, default 30, quick 5), BatchClients its clients
+	// (BENCH_BATCH_CLIENTS, default 8) and BatchCopyRows the hooks of its
+	// COPY (BENCH_BATCH_COPY_ROWS, default 200000, quick 20000).
+	BatchSeconds  int
+	BatchClients  int
+	BatchCopyRows int
 	// SameSecondSize is the hooks due in the same second
 	// (BENCH_SAME_SECOND_SIZE, default 1000, quick 200).
 	SameSecondSize int
@@ -110,6 +117,7 @@ func (c Config) Sizes() map[string]int {
 		"BENCH_LISTEN_STEADY_SECONDS": c.ListenSteadySeconds, "BENCH_LISTEN_IDLE": c.ListenIdle,
 	}
 	maps.Copy(sizes, c.sequenceSizes())
+	sizes["BENCH_BATCH_SECONDS"], sizes["BENCH_BATCH_CLIENTS"], sizes["BENCH_BATCH_COPY_ROWS"] = c.BatchSeconds, c.BatchClients, c.BatchCopyRows
 	sizes["BENCH_DASHBOARD_HOOKS"], sizes["BENCH_DASHBOARD_REQUESTS"] = c.DashboardHooks, c.DashboardRequests
 	return sizes
 }
@@ -165,6 +173,9 @@ func ConfigFromEnv(root string) (Config, error) {
 		Root:                root,
 		ServiceEnv:          maps.Clone(DefaultServiceEnv),
 	}
+	c.BatchSeconds = size("BENCH_BATCH_SECONDS", 30, 5)
+	c.BatchClients = num("BENCH_BATCH_CLIENTS", 8)
+	c.BatchCopyRows = size("BENCH_BATCH_COPY_ROWS", 200_000, 20_000)
 	c.Sequences = size("BENCH_SEQUENCES", 100_000, 500)
 	c.SequenceMemoryRows = size("BENCH_SEQUENCE_MEMORY_ROWS", 1_000_000, 10_000)
 	c.SequenceMemorySeconds = size("BENCH_SEQUENCE_MEMORY_SECONDS", 30, 5)

@@ -51,6 +51,14 @@ var Registry = []Scenario{
 		Run: func(ctx context.Context, e *Env) (report.Result, error) { return e.schedule(ctx) },
 	},
 	{
+		Name: "batch-intake",
+		Description: func(c Config) string {
+			return fmt.Sprintf("POST /v1/hooks/batch of %d hooks closed loop, %d clients, %d s, hooks due next year; COPY of %d hooks",
+				batchSize, c.BatchClients, c.BatchSeconds, c.BatchCopyRows)
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) { return e.batchIntake(ctx) },
+	},
+	{
 		Name:        "burst",
 		Description: func(c Config) string { return fmt.Sprintf("%d hooks due at the same instant", c.BurstSize) },
 		Plan: func(c Config) plan {
@@ -199,6 +207,7 @@ func (e *Env) Run(ctx context.Context) []report.Result {
 	}
 	report.CompareWithSteady(out)
 	report.CompareSequencesWithBurst(out)
+	report.BatchGoals(out)
 	return out
 }
 
