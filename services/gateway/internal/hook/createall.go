@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -109,25 +110,77 @@ func usage(ctx context.Context, q *store.Queries, projectID uuid.UUID) (quota.Us
 	return limits.Usage, err
 }
 
-// insertAll inserts the batch's hooks with one statement (insertTaken) and
-// then counts them together (quota.Add, last: it locks the project's usage
-// row until the commit), so that either all fit or the caller rolls back.
+// insertAll inserts the batch's hooks with one statement (insertProject)
+// and then counts them together (quota.Add, last: it locks the project's
+// usage row until the commit), so that either all fit or the caller rolls
+// back.
 func insertAll(ctx context.Context, q *store.Queries, projectID uuid.UUID, batch []pending) ([]store.Hook, quota.Charge, error) {
-	all := make([]int, len(batch))
-	for i := range all {
-		all[i] = i
-	}
-	outs := make([]outcome, len(batch))
-	if err := insertTaken(ctx, q, batch, all, outs); err != nil {
+	hooks, err := insertProject(ctx, q, projectID, batch)
+	if err != nil {
 		return nil, quota.Charge{}, err
 	}
 	charge, err := quota.Add(ctx, q, projectID, int64(len(batch)))
 	if err != nil {
 		return nil, charge, err
 	}
-	hooks := make([]store.Hook, len(outs))
-	for i, o := range outs {
-		hooks[i] = o.out.hook
-	}
 	return hooks, charge, nil
+}
+
+// insertProject inserts the hooks of one project's batch in one statement
+// (InsertProjectHooks: no join, so the rows go in in the batch's order)
+// and returns them in that order.
+func insertProject(ctx context.Context, q *store.Queries, projectID uuid.UUID, batch []pending) ([]store.Hook, error) {
+	arg := store.InsertProjectHooksParams{
+		ProjectID: projectID,
+		Ids:       make([]string, len(batch)), Paths: make([]string, len(batch)), Datas: make([]string, len(batch)),
+		PostAts: make([]time.Time, len(batch)), PostInSeconds: make([]int64, len(batch)),
+		RetryOverrides: make([]string, len(batch)),
+	}
+	for i, p := range batch {
+		arg.Ids[i], arg.Paths[i] = p.id.String(), p.n.Path
+		arg.Datas[i], arg.RetryOverrides[i] = string(p.n.Data), string(p.n.RetryOverride)
+		arg.PostInSeconds[i] = -1
+		if p.n.PostAt != nil {
+			arg.PostAts[i] = *p.n.PostAt
+		} else {
+			arg.PostInSeconds[i] = int64(p.n.PostIn.Seconds())
+		}
+	}
+	rows, err := q.InsertProjectHooks(ctx, arg)
+	if err != nil {
+		return nil, fmt.Errorf("insert hooks: %w", postgres.Translate(err))
+	}
+	return inBatchOrder(batch, rows)
+}
+
+// inBatchOrder returns the inserted rows in the batch's order; a hook
+// missing from them (its project was deleted meanwhile) fails the batch.
+func inBatchOrder(batch []pending, rows []store.Hook) ([]store.Hook, error) {
+	if len(rows) == len(batch) {
+		// The statement returns them in the batch's order: check each
+		// instead of building a map.
+		ordered := true
+		for i := range rows {
+			if rows[i].ID != batch[i].id {
+				ordered = false
+				break
+			}
+		}
+		if ordered {
+			return rows, nil
+		}
+	}
+	hooks := make([]store.Hook, len(batch))
+	byID := make(map[uuid.UUID]*store.Hook, len(rows))
+	for i := range rows {
+		byID[rows[i].ID] = &rows[i]
+	}
+	for i, p := range batch {
+		h, ok := byID[p.id]
+		if !ok {
+			return nil, fmt.Errorf("insert hook %s: %w", p.id, postgres.ErrNotFound)
+		}
+		hooks[i] = *h
+	}
+	return hooks, nil
 }

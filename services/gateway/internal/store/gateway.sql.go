@@ -173,7 +173,8 @@ FROM (
         unnest($4::text[]) AS data,
         unnest($5::timestamptz[]) AS post_at,
         unnest($6::bigint[]) AS post_in_seconds,
-        unnest($7::text[]) AS retry_override
+        unnest($7::text[]) AS retry_override,
+        generate_series(1, cardinality($1::text[])) AS ord
 ) AS n
 JOIN projects AS p ON p.id = n.project_id
 CROSS JOIN LATERAL (
@@ -182,6 +183,7 @@ CROSS JOIN LATERAL (
         ELSE now() + make_interval(secs => n.post_in_seconds)
     END AS at
 ) AS due
+ORDER BY n.ord
 RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id
 `
 
@@ -205,6 +207,12 @@ type InsertHooksParams struct {
 // []uuid.UUID element by element through database/sql's Valuer (a string
 // it then parses back), which cost the gateway more than the rest of the
 // statement; PostgreSQL's text-to-uuid cast is cheap.
+// The rows are inserted in the arrays' order (ORDER BY ord): the join with
+// projects is a hash join that otherwise emits them in its hash table's
+// order, and the ids, UUIDv7 in request order, then land all over the
+// primary key and the (project, created_at, id) indexes instead of at
+// their right edge (a 1,000-hook batch measured 20 % slower in
+// PostgreSQL; docs/benchmarks.md, "Batch intake").
 func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hook, error) {
 	rows, err := q.db.Query(ctx, insertHooks,
 		arg.Ids,
@@ -214,6 +222,98 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 		arg.PostAts,
 		arg.PostInSeconds,
 		arg.RetryOverrides,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Hook
+	for rows.Next() {
+		var i Hook
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Path,
+			&i.Domain,
+			&i.Data,
+			&i.PostAt,
+			&i.Status,
+			&i.Attempts,
+			&i.PostDurationSeconds,
+			&i.FailureError,
+			&i.TryAt,
+			&i.WasNotified,
+			&i.RetryOverride,
+			&i.SequenceID,
+			&i.SequenceStep,
+			&i.SequenceLastRunAt,
+			&i.RunAt,
+			&i.LeaseSeq,
+			&i.LeaseExpiresAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.RetryBudgetBase,
+			&i.AsyncDeadline,
+			&i.Redrives,
+			&i.HeldDueAt,
+			&i.SequenceRunID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const insertProjectHooks = `-- name: InsertProjectHooks :many
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
+SELECT n.id, p.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb
+FROM (
+    SELECT unnest($1::text[])::uuid AS id,
+        unnest($2::text[]) AS path,
+        unnest($3::text[]) AS data,
+        unnest($4::timestamptz[]) AS post_at,
+        unnest($5::bigint[]) AS post_in_seconds,
+        unnest($6::text[]) AS retry_override
+) AS n
+CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $7) AS p
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN n.post_in_seconds < 0 THEN n.post_at
+        ELSE now() + make_interval(secs => n.post_in_seconds)
+    END AS at
+) AS due
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id
+`
+
+type InsertProjectHooksParams struct {
+	Ids            []string
+	Paths          []string
+	Datas          []string
+	PostAts        []time.Time
+	PostInSeconds  []int64
+	RetryOverrides []string
+	ProjectID      uuid.UUID
+}
+
+// InsertHooks for hooks of one project (POST /v1/hooks/batch): the project
+// is one value, its domain read once, and there is no join, so the rows go
+// in in the arrays' order (ids ascending, appended to every index) and
+// nothing casts or hashes a project id per hook: a 1,000-hook batch
+// measured about 25 % cheaper in PostgreSQL than InsertHooks before its
+// ORDER BY. Nothing is inserted when the project does not exist.
+func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooksParams) ([]Hook, error) {
+	rows, err := q.db.Query(ctx, insertProjectHooks,
+		arg.Ids,
+		arg.Paths,
+		arg.Datas,
+		arg.PostAts,
+		arg.PostInSeconds,
+		arg.RetryOverrides,
+		arg.ProjectID,
 	)
 	if err != nil {
 		return nil, err
