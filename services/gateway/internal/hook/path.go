@@ -47,6 +47,41 @@ func pathProblem(path string) string {
 	case strings.Contains(path, "#"):
 		return "must not contain a fragment (#): it is never sent to the server"
 	}
+	if plainPath(path) {
+		return plainProblem(path)
+	}
+	return encodedProblem(path)
+}
+
+// plainPath reports whether path has only letters, digits and "/-._~":
+// nothing percent-decodes, nothing starts a query, and the path parses as
+// a URL path, so that a ".." segment is all that is left to refuse
+// (plainProblem). It is the common case, and encodedProblem's unescaping
+// and URL parsing cost a batch of 1,000 hooks more than the rest of their
+// validation.
+func plainPath(path string) bool {
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+			return false
+		}
+	}
+	return true
+}
+
+// plainProblem is encodedProblem for a plainPath.
+func plainProblem(path string) string {
+	for segment := range strings.SplitSeq(path, "/") {
+		if segment == ".." {
+			return `must not contain a ".." segment`
+		}
+	}
+	return ""
+}
+
+// encodedProblem checks what the prefix rules leave of any path: its
+// segments once percent-decoded, and that it parses as a URL path.
+func encodedProblem(path string) string {
 	pathPart, _, _ := strings.Cut(path, "?")
 	for _, segment := range strings.Split(pathPart, "/") {
 		decoded, err := url.PathUnescape(segment)
