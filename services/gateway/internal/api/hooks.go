@@ -48,11 +48,7 @@ func (s *server) CreateHooks(ctx context.Context, req gen.CreateHooksRequestObje
 		return nil, s.createError(ctx, err, usage)
 	}
 	usage.SetHeaders(responseHeaders(ctx), s.Config.HeaderPrefix)
-	out := gen.HooksResponse{Data: make([]gen.Hook, len(created))}
-	for i, h := range created {
-		out.Data[i] = toHook(h)
-	}
-	return gen.CreateHooks201JSONResponse{Body: out}, nil
+	return hooksCreated{hooks: created}, nil
 }
 
 // createError translates the error of a create: the quota's 429 with the

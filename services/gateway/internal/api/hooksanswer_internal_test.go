@@ -1,0 +1,128 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// fast says whether answerHooks' hook i takes the fast path: the first 5
+// (new hooks with data of plain ASCII) and 3 after the 3 others.
+func fast(i int) bool { return i < 5 || 8 <= i && i < 11 }
+
+// answerHooks are hooks of every shape the batch answer may hold: just
+// created (the fast path) with data as PostgreSQL's jsonb writes it, and
+// each field or character that sends a hook, or its data, through
+// encoding/json instead.
+func answerHooks(t *testing.T) []store.Hook {
+	t.Helper()
+	at := time.Date(2027, 3, 14, 1, 59, 26, 535897000, time.UTC)
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
+	base := func(data string) store.Hook {
+		return store.Hook{
+			ID: uuid.Must(uuid.NewV7()), ProjectID: uuid.New(), Path: "/webhooks/orders/created", Domain: "receiver.example.com",
+			Data: json.RawMessage(data), PostAt: at, Status: "pending", CreatedAt: at.Add(-time.Hour), UpdatedAt: at.Add(-time.Hour),
+		}
+	}
+	failure, try, step, seq := "HTTP 503", at.Add(time.Minute), "second", uuid.New()
+	var hooks []store.Hook
+	for _, data := range []string{
+		// The fast path's (newFast).
+		`{}`, `{"n": 1}`, `{"a": [1, 2.50, {"b": null}], "c": "x y, z: \"q\" \\ \n"}`, `{"a": true, "b": false, "c": -1e+300}`,
+		`{"tab": "a\tb", "k": "\u0001 \u003c"}`,
+		// encoding/json's.
+		`{"html": "<b>&</b>"}`, `{"é": "ü"}`, "{\"sep\": \"\u2028\u2029\"}",
+	} {
+		hooks = append(hooks, base(data))
+	}
+	odd := []func(*store.Hook){
+		// The fast path's too (the answer's times are UTC).
+		func(h *store.Hook) { h.PostAt = at.In(paris) },
+		func(h *store.Hook) { h.PostAt = at.Truncate(time.Second) },
+		func(h *store.Hook) { h.Domain = "xn--bcher-kva.example" },
+		// encoding/json's.
+		func(h *store.Hook) { h.FailureError, h.Attempts, h.Status, h.TryAt = &failure, 3, "failed", &try },
+		func(h *store.Hook) {
+			h.RetryOverride = json.RawMessage(`{"minRetries": 2, "delaySecs": 5, "strategy": "fixed"}`)
+		},
+		func(h *store.Hook) { h.SequenceID, h.SequenceStep, h.SequenceLastRunAt = &seq, &step, &at },
+		func(h *store.Hook) { h.WasNotified = true },
+		func(h *store.Hook) { h.PostDurationSeconds = 0.000123 },
+		func(h *store.Hook) { h.Path = "/a?b=<c>&d=é" },
+	}
+	for _, change := range odd {
+		h := base(`{"n": 2}`)
+		change(&h)
+		hooks = append(hooks, h)
+	}
+	return hooks
+}
+
+// TestHooksCreatedAsGenerated checks the batch answer byte for byte against
+// the generated writer's encoding/json, hook by hook and for all at once,
+// and that its status and content type are the generated ones.
+func TestHooksCreatedAsGenerated(t *testing.T) {
+	t.Parallel()
+	hooks := answerHooks(t)
+	encode := func(hs []store.Hook) []byte {
+		out := gen.HooksResponse{Data: make([]gen.Hook, len(hs))}
+		for i, h := range hs {
+			out.Data[i] = toHook(h)
+		}
+		var buf bytes.Buffer
+		require.NoError(t, json.NewEncoder(&buf).Encode(out))
+		return buf.Bytes()
+	}
+	for i, h := range hooks {
+		got, err := appendHooksResponse(nil, []store.Hook{h})
+		require.NoError(t, err)
+		require.Equal(t, string(encode([]store.Hook{h})), string(got), "hook %d", i)
+	}
+	want := httptest.NewRecorder()
+	require.NoError(t, gen.CreateHooks201JSONResponse{Body: gen.HooksResponse{Data: toHooks(hooks)}}.VisitCreateHooksResponse(want))
+	got := httptest.NewRecorder()
+	require.NoError(t, hooksCreated{hooks: hooks}.VisitCreateHooksResponse(got))
+	require.Equal(t, http.StatusCreated, got.Code)
+	require.Equal(t, want.Header().Get("Content-Type"), got.Header().Get("Content-Type"))
+	require.Equal(t, want.Body.String(), got.Body.String())
+	require.Equal(t, string(encode(hooks)), got.Body.String())
+}
+
+// TestAppendNewHookTakesNewHooks checks that a hook just created, with
+// plain data, takes the fast path (else the test above proves little).
+func TestAppendNewHookTakesNewHooks(t *testing.T) {
+	t.Parallel()
+	hooks := answerHooks(t)
+	for i, h := range hooks {
+		_, ok := appendNewHook(nil, toHook(h))
+		require.Equal(t, fast(i), ok, "hook %d takes the fast path: %v", i, fast(i))
+	}
+}
+
+// TestHooksCreatedRefusesWhatEncodingJSONRefuses checks that a time
+// encoding/json cannot write fails the answer as the generated writer's.
+func TestHooksCreatedRefusesWhatEncodingJSONRefuses(t *testing.T) {
+	t.Parallel()
+	h := answerHooks(t)[0]
+	h.PostAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.Error(t, gen.CreateHooks201JSONResponse{Body: gen.HooksResponse{Data: toHooks([]store.Hook{h})}}.VisitCreateHooksResponse(httptest.NewRecorder()))
+	require.Error(t, hooksCreated{hooks: []store.Hook{h}}.VisitCreateHooksResponse(httptest.NewRecorder()))
+}
+
+func toHooks(hs []store.Hook) []gen.Hook {
+	out := make([]gen.Hook, len(hs))
+	for i, h := range hs {
+		out[i] = toHook(h)
+	}
+	return out
+}
