@@ -48,6 +48,10 @@ type Config struct {
 	// BENCH_SCALE_10M_ROWS, default 10000000, quick 100000).
 	Scale1MRows  int
 	Scale10MRows int
+	// ScaleHighRate is scale-10m-high's rate: steady at that rate with
+	// Scale10MRows far-future hooks (BENCH_SCALE_HIGH_RATE, default 2000
+	// hooks/s, quick 200; issue 19).
+	ScaleHighRate int
 	// Sequences are the sequences of the sequences scenario, all due at one
 	// slot (BENCH_SEQUENCES, default 100000, quick 500).
 	Sequences int
@@ -111,7 +115,7 @@ func (c Config) Sizes() map[string]int {
 		"BENCH_SCHEDULE_SECONDS": c.ScheduleSeconds, "BENCH_SAME_SECOND_SIZE": c.SameSecondSize,
 		"BENCH_STEADY_RATE": c.SteadyRate, "BENCH_STEADY_SECONDS": c.SteadySeconds,
 		"BENCH_BURST_SIZE": c.BurstSize, "BENCH_SCALE_1M_ROWS": c.Scale1MRows,
-		"BENCH_SCALE_10M_ROWS": c.Scale10MRows, "BENCH_CLIENTS": c.Clients,
+		"BENCH_SCALE_10M_ROWS": c.Scale10MRows, "BENCH_SCALE_HIGH_RATE": c.ScaleHighRate, "BENCH_CLIENTS": c.Clients,
 		"BENCH_BASELINE_WORKERS":  c.BaselineWorkers,
 		"BENCH_LISTEN_BURST_SIZE": c.ListenBurstSize, "BENCH_LISTEN_STEADY_RATE": c.ListenSteadyRate,
 		"BENCH_LISTEN_STEADY_SECONDS": c.ListenSteadySeconds, "BENCH_LISTEN_IDLE": c.ListenIdle,
@@ -176,6 +180,7 @@ func ConfigFromEnv(root string) (Config, error) {
 	c.BatchSeconds = size("BENCH_BATCH_SECONDS", 30, 5)
 	c.BatchClients = num("BENCH_BATCH_CLIENTS", 8)
 	c.BatchCopyRows = size("BENCH_BATCH_COPY_ROWS", 200_000, 20_000)
+	c.ScaleHighRate = size("BENCH_SCALE_HIGH_RATE", 2000, 200)
 	c.Sequences = size("BENCH_SEQUENCES", 100_000, 500)
 	c.SequenceMemoryRows = size("BENCH_SEQUENCE_MEMORY_ROWS", 1_000_000, 10_000)
 	c.SequenceMemorySeconds = size("BENCH_SEQUENCE_MEMORY_SECONDS", 30, 5)

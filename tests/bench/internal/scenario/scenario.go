@@ -87,6 +87,17 @@ var Registry = []Scenario{
 		Plan: func(c Config) plan { return steady("scale-10m", c, c.Scale10MRows) },
 	},
 	{
+		Name: "scale-10m-high",
+		Description: func(c Config) string {
+			return fmt.Sprintf("%d hooks/s due continuously for %d s with %d far-future pending hooks in the table",
+				c.ScaleHighRate, c.SteadySeconds, c.Scale10MRows)
+		},
+		Plan: func(c Config) plan {
+			c.SteadyRate = c.ScaleHighRate
+			return steady("scale-10m-high", c, c.Scale10MRows)
+		},
+	},
+	{
 		Name:        "same-second",
 		Description: func(c Config) string { return fmt.Sprintf("%d hooks due in the same instant", c.SameSecondSize) },
 		Plan: func(c Config) plan {
