@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/sundial-run/sundial/tests/bench/internal/logscan"
@@ -111,7 +112,7 @@ func (r Report) printRetention(w io.Writer) {
 		fmt.Fprintf(w, "deleted hooks/attempts (passes): before the window %d/%d (%d), in the %.1f s window %d/%d (%d), after %d/%d (%d); left once stopped %d/%d\n",
 			t.Before.Hooks, t.Before.Attempts, t.Before.Passes, t.WindowSeconds, t.Window.Hooks, t.Window.Attempts, t.Window.Passes,
 			t.After.Hooks, t.After.Attempts, t.After.Passes, t.Remaining.Hooks, t.Remaining.Attempts)
-		fmt.Fprintf(w, "load average (1, 5, 15 min): %v\n", t.LoadAverage)
+		fmt.Fprintf(w, "load average (1, 5, 15 min): %s\n", strings.Join(t.LoadAverage, "; then "))
 		if t.VsOff != nil {
 			fmt.Fprintf(w, "lateness on / off: p50 %.2f, p99 %.2f, max %.2f\n", t.VsOff["lateP50"], t.VsOff["lateP99"], t.VsOff["lateMax"])
 		}

@@ -29,7 +29,8 @@ func TestSplitDeletionsByWhereEachPassEnded(t *testing.T) {
 func TestCompareRetentionSetsTheGoalOnTheOnRow(t *testing.T) {
 	t.Parallel()
 	off := row("retention-off", "sundial", 500, 10, nil)
-	off.Retention = &report.Retention{Load: suite.ExpiredLoad{Hooks: 100, Attempts: 100}, OK: true}
+	off.Retention = &report.Retention{Load: suite.ExpiredLoad{Hooks: 100, Attempts: 100}, OK: true,
+		LoadAverage: []string{"1.00, 2.00, 3.00", "1.50, 2.00, 3.00"}}
 	on := row("retention-on", "sundial", 500, 11.9, nil)
 	on.Retention = &report.Retention{Cleaner: true, Load: suite.ExpiredLoad{Hooks: 100, Attempts: 100},
 		Window: report.Deleted{Hooks: 60, Attempts: 60, Passes: 6}, OK: true}
@@ -58,4 +59,5 @@ func TestCompareRetentionSetsTheGoalOnTheOnRow(t *testing.T) {
 	report.Report{Results: []report.Result{off, on}}.PrintTable(&out)
 	require.Contains(t, out.String(), "Retention, retention-on (sundial): cleaner on")
 	require.Contains(t, out.String(), "in the 0.0 s window 60/60 (6)")
+	require.Contains(t, out.String(), "load average (1, 5, 15 min): 1.00, 2.00, 3.00; then 1.50, 2.00, 3.00")
 }
