@@ -38,8 +38,10 @@ type Retention struct {
 	VsOff map[string]float64 `json:"vsOff,omitempty"`
 	// Goals are issue 19's, on the retention-on row.
 	Goals []Goal `json:"goals,omitempty"`
-	// OK says the deletions add up: none without the cleaner, and the
-	// expired hooks left are those loaded less those the cleaner logged.
+	// OK says the deletions add up: none without the cleaner; with it,
+	// the expired hooks left are those loaded less those the cleaner
+	// logged, give or take the one statement that may commit unlogged as
+	// the scheduler stops.
 	OK bool `json:"ok"`
 }
 
