@@ -80,7 +80,8 @@ func (b testBundle) run(t *testing.T, extra ...string) report.Report {
 // TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
 // on Sundial and the river baseline, but for the scenarios that run the
 // `sundial` command (TestQuickListen's), the sequence scenarios
-// (TestQuickSequences') and the dashboard's (TestQuickDashboard's), and checks that it runs and that its report is
+// (TestQuickSequences'), the dashboard's (TestQuickDashboard's) and the
+// retention pair (TestQuickRetention's), and checks that it runs and that its report is
 // well formed: every scenario present for every system and
 // passed, rates above zero, percentiles in order, nothing early. It checks
 // no target: the figures of a quick run on a busy machine mean little.
@@ -89,7 +90,7 @@ func TestQuickBenchmark(t *testing.T) {
 	b := setup(t)
 	var names []string
 	for _, s := range scenario.Registry {
-		if !s.CLI && !s.Sequence && !s.Pages {
+		if !s.CLI && !s.Sequence && !s.Pages && !s.Retention {
 			names = append(names, s.Name)
 		}
 	}
@@ -98,7 +99,7 @@ func TestQuickBenchmark(t *testing.T) {
 	systems := strings.Split(quickSystems, ",")
 	deliveries := 0
 	for _, s := range scenario.Registry {
-		if s.CLI || s.Sequence || s.Pages {
+		if s.CLI || s.Sequence || s.Pages || s.Retention {
 			continue
 		}
 		if s.Plan != nil {
@@ -256,6 +257,53 @@ func TestQuickDashboard(t *testing.T) {
 	require.Contains(t, d.Pages[8].Path, "cursor=", "the next page is the first page's link")
 	require.Len(t, d.Goals, len(d.Pages))
 	require.Len(t, d.Load, 2)
+}
+
+// TestQuickRetention runs the retention pair scaled down (BENCH_QUICK=1)
+// and checks its report: both steady windows delivered, none early; the
+// expired hooks and their attempts all loaded; without the cleaner none
+// deleted and all left; with it all deleted by the end (the quick size is
+// far too small to keep the cleaner busy through the window, so where the
+// deletions fall is not checked), and the on/off comparison with its goal.
+// It checks no goal.
+func TestQuickRetention(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var names []string
+	for _, s := range scenario.Registry {
+		if s.Retention {
+			names = append(names, s.Name)
+		}
+	}
+	require.Equal(t, []string{"retention-off", "retention-on"}, names)
+	rep := b.run(t, "BENCH_SCENARIOS="+strings.Join(names, ","))
+	rows := int64(rep.Sizes["BENCH_RETENTION_ROWS"])
+	for _, name := range names {
+		res := find(t, rep.Results, name, "sundial")
+		require.True(t, res.OK, "%s: %v", name, res.Notes)
+		requireDeliveries(t, res)
+		r := res.Retention
+		require.NotNil(t, r, name)
+		require.True(t, r.OK, name)
+		require.EqualValues(t, rows, r.Load.Hooks, name)
+		require.EqualValues(t, rows, r.Load.Attempts, name)
+		require.Len(t, r.LoadAverage, 2, name)
+	}
+	off := find(t, rep.Results, "retention-off", "sundial").Retention
+	require.False(t, off.Cleaner)
+	require.Zero(t, off.Before.Hooks+off.Window.Hooks+off.After.Hooks)
+	require.Equal(t, rows, off.Remaining.Hooks)
+	require.Equal(t, rows, off.Remaining.Attempts)
+	require.Nil(t, off.Goals)
+
+	on := find(t, rep.Results, "retention-on", "sundial").Retention
+	require.True(t, on.Cleaner)
+	require.Equal(t, rows, on.Before.Hooks+on.Window.Hooks+on.After.Hooks)
+	require.Equal(t, rows, on.Before.Attempts+on.Window.Attempts+on.After.Attempts)
+	require.Zero(t, on.Remaining.Hooks)
+	require.Zero(t, on.Remaining.Attempts)
+	require.Positive(t, on.VsOff["lateP99"])
+	require.Len(t, on.Goals, 1)
 }
 
 func find(t *testing.T, results []report.Result, name, system string) report.Result {

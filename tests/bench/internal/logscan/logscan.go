@@ -176,3 +176,48 @@ func lineCount(raw []byte) int {
 	}
 	return l.Count
 }
+
+// Record is one log line's time and integer fields.
+type Record struct {
+	At     time.Time
+	Values map[string]int64
+}
+
+// ScanFields returns the lines whose msg is msg, in time order, each with
+// the named integer fields it has (e.g. the scheduler's "expired hooks
+// deleted" lines and their hooks_deleted and attempts_deleted).
+func ScanFields(path, msg string, fields ...string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	needle := []byte(`"msg":"` + msg + `"`)
+	var out []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		raw := sc.Bytes()
+		if !bytes.Contains(raw, needle) {
+			continue
+		}
+		var l map[string]any
+		if err := json.Unmarshal(raw, &l); err != nil {
+			continue // not one of the services' JSON lines
+		}
+		at, _ := l["time"].(string)
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			continue
+		}
+		r := Record{At: t, Values: map[string]int64{}}
+		for _, name := range fields {
+			if v, ok := l[name].(float64); ok {
+				r.Values[name] = int64(v)
+			}
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Record) int { return a.At.Compare(b.At) })
+	return out, sc.Err()
+}

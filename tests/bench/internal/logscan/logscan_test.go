@@ -67,3 +67,20 @@ func TestCounterReadsOnlyWholeNewLines(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 42, n, "a line's count field counts that many")
 }
+
+func TestScanFieldsReadsTheNamedIntegers(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "scheduler.log")
+	lines := `{"time":"2026-11-21T10:00:02Z","level":"INFO","msg":"expired hooks deleted","hooks_deleted":10000,"attempts_deleted":10000,"batches":10,"more":true}
+{"time":"2026-11-21T10:00:01Z","level":"INFO","msg":"expired hooks deleted","hooks_deleted":500,"attempts_deleted":700,"batches":1,"more":false}
+{"time":"2026-11-21T10:00:03Z","level":"INFO","msg":"applied attempt results","count":3}
+not json "msg":"expired hooks deleted"
+`
+	require.NoError(t, os.WriteFile(path, []byte(lines), 0o600))
+	records, err := logscan.ScanFields(path, "expired hooks deleted", "hooks_deleted", "attempts_deleted", "absent")
+	require.NoError(t, err)
+	require.Equal(t, []logscan.Record{
+		{At: time.Date(2026, 11, 21, 10, 0, 1, 0, time.UTC), Values: map[string]int64{"hooks_deleted": 500, "attempts_deleted": 700}},
+		{At: time.Date(2026, 11, 21, 10, 0, 2, 0, time.UTC), Values: map[string]int64{"hooks_deleted": 10000, "attempts_deleted": 10000}},
+	}, records, "in time order, a field a line lacks left out, other messages and non-JSON lines skipped")
+}

@@ -94,6 +94,8 @@ type Result struct {
 	Batch *Batch `json:"batch,omitempty"`
 	// Dashboard is the dashboard scenario's figures.
 	Dashboard *Dashboard `json:"dashboard,omitempty"`
+	// Retention is the retention scenarios' figures.
+	Retention *Retention `json:"retention,omitempty"`
 	// Database and NATS count the delivery phase's work.
 	Database        suite.DBStats      `json:"database"`
 	NATS            suite.NATSStats    `json:"nats"`

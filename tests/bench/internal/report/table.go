@@ -26,6 +26,7 @@ func (r Report) PrintTable(w io.Writer) {
 	r.printListen(w)
 	r.printSequences(w)
 	r.printDashboard(w)
+	r.printRetention(w)
 	r.printMemory(w)
 	r.printComparisons(w)
 	r.printStages(w)

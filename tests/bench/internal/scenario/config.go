@@ -71,6 +71,10 @@ type Config struct {
 	// (BENCH_DASHBOARD_REQUESTS, default 300, quick 30).
 	DashboardHooks    int
 	DashboardRequests int
+	// RetentionRows are the expired hooks (each with one attempt) of the
+	// retention scenarios (BENCH_RETENTION_ROWS, default 10000000, quick
+	// 20000; issue 19).
+	RetentionRows int
 	// ListenBurstSize, ListenSteadyRate and ListenSteadySeconds shape the
 	// listen scenario's deliveries (BENCH_LISTEN_BURST_SIZE, default 20000,
 	// quick 1000; BENCH_LISTEN_STEADY_RATE, default 500 hooks/s, quick 100;
@@ -123,6 +127,7 @@ func (c Config) Sizes() map[string]int {
 	maps.Copy(sizes, c.sequenceSizes())
 	sizes["BENCH_BATCH_SECONDS"], sizes["BENCH_BATCH_CLIENTS"], sizes["BENCH_BATCH_COPY_ROWS"] = c.BatchSeconds, c.BatchClients, c.BatchCopyRows
 	sizes["BENCH_DASHBOARD_HOOKS"], sizes["BENCH_DASHBOARD_REQUESTS"] = c.DashboardHooks, c.DashboardRequests
+	sizes["BENCH_RETENTION_ROWS"] = c.RetentionRows
 	return sizes
 }
 
@@ -187,6 +192,7 @@ func ConfigFromEnv(root string) (Config, error) {
 	c.SequencePreviewRequests = size("BENCH_SEQUENCE_PREVIEW_REQUESTS", 2000, 200)
 	c.DashboardHooks = size("BENCH_DASHBOARD_HOOKS", 1_000_000, 20_000)
 	c.DashboardRequests = size("BENCH_DASHBOARD_REQUESTS", 300, 30)
+	c.RetentionRows = size("BENCH_RETENTION_ROWS", 10_000_000, 20_000)
 	c.Systems, errs = names("BENCH_SYSTEMS", SystemNames()[:1], SystemNames(), errs)
 	c.Scenarios, errs = names("BENCH_SCENARIOS", Names(), Names(), errs)
 	if v := os.Getenv("BENCH_SERVICE_ENV"); v != "" {

@@ -36,6 +36,12 @@ type plan struct {
 	// profile takes CPU profiles of the scheduler and dispatcher during
 	// delivery when BENCH_PPROF=1.
 	profile bool
+	// expired finished hooks, each with an attempt, that finished long
+	// before the project's retention are inserted before the services
+	// start (the retention scenarios; Sundial alone).
+	expired int
+	// env are settings for every service on top of the configured ones.
+	env map[string]string
 }
 
 // createMargin divides the measured create rate when choosing the first
@@ -110,7 +116,7 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 	if res.Check.Duplicates > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d duplicate deliveries without any fault: leases expired while hooks or their results were queued, and the hooks were re-driven", res.Check.Duplicates))
 	}
-	res.OK = res.Check.Complete() && res.Check.Early == 0
+	res.OK = res.Check.Complete() && res.Check.Early == 0 && (res.Retention == nil || res.Retention.OK)
 	return res, nil
 }
 

@@ -35,6 +35,9 @@ type Scenario struct {
 	// Pages says the scenario times the dashboard's pages (its figures are
 	// the Result's Dashboard); it runs on Sundial alone.
 	Pages bool
+	// Retention says the scenario measures the retention cleaner (its
+	// figures are the Result's Retention); it runs on Sundial alone.
+	Retention bool
 }
 
 // scaleDeadline is how long a scale or burst run may wait for its last
@@ -138,6 +141,26 @@ var Registry = []Scenario{
 		Sequence: true,
 	},
 	{
+		Name: "retention-off",
+		Description: func(c Config) string {
+			return fmt.Sprintf("steady with %d expired hooks (and their attempts) in the table, the cleaner off", c.RetentionRows)
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) {
+			return e.deliver(ctx, Systems[0], retention("retention-off", e.Cfg, false))
+		},
+		Retention: true,
+	},
+	{
+		Name: "retention-on",
+		Description: func(c Config) string {
+			return fmt.Sprintf("steady with %d expired hooks (and their attempts) in the table, the cleaner deleting them", c.RetentionRows)
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) {
+			return e.deliver(ctx, Systems[0], retention("retention-on", e.Cfg, true))
+		},
+		Retention: true,
+	},
+	{
 		Name: "dashboard",
 		Description: func(c Config) string {
 			return fmt.Sprintf("%d sequential requests of each dashboard page, on a project with %d hooks over 7 days", c.DashboardRequests, c.DashboardHooks)
@@ -169,6 +192,22 @@ func steady(name string, c Config, backlog int) plan {
 		profile:  backlog > 0,
 	}
 }
+
+// retention is the steady plan with c.RetentionRows expired hooks loaded
+// first. Without the cleaner, SUNDIAL_SCHEDULER_RETENTION_INTERVAL=0 turns
+// it off: the run is the comparison's reference, not a tuning of the
+// measured one, which runs with the defaults.
+func retention(name string, c Config, cleaner bool) plan {
+	p := steady(name, c, 0)
+	p.expired = c.RetentionRows
+	if !cleaner {
+		p.env = map[string]string{retentionInterval: "0"}
+	}
+	return p
+}
+
+// retentionInterval is the scheduler's setting of the cleaner's period.
+const retentionInterval = "SUNDIAL_SCHEDULER_RETENTION_INTERVAL"
 
 // Names lists the registered scenarios.
 func Names() []string {
@@ -219,6 +258,7 @@ func (e *Env) Run(ctx context.Context) []report.Result {
 	report.CompareWithSteady(out)
 	report.CompareSequencesWithBurst(out)
 	report.BatchGoals(out)
+	report.CompareRetention(out)
 	return out
 }
 

@@ -24,6 +24,11 @@ type sundial struct {
 	p        plan
 	profiled chan []string
 	backlog  *suite.BacklogLoad
+	// expired is how the retention scenarios' expired hooks were loaded,
+	// and loadAtT0 the load average once the hooks were created, just
+	// before the first postAt.
+	expired  *suite.ExpiredLoad
+	loadAtT0 string
 }
 
 // sundialSuite starts the suite for scenario in dir; a backlog of far-future
@@ -55,7 +60,15 @@ func backlogNote(l suite.BacklogLoad) string {
 
 func startSundial(ctx context.Context, e *Env, p plan, dir string, arrivals int) (Instance, error) {
 	in := &sundial{e: e, p: p, profiled: make(chan []string, 1)}
-	s, err := sundialSuite(ctx, e, p.name, dir, arrivals, p.backlog, &in.backlog)
+	var (
+		s   *suite.Suite
+		err error
+	)
+	if p.expired > 0 {
+		s, err = expiredSuite(ctx, e, p, dir, arrivals, &in.expired)
+	} else {
+		s, err = sundialSuite(ctx, e, p.name, dir, arrivals, p.backlog, &in.backlog)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +90,7 @@ func (in *sundial) BeginDelivery(ctx context.Context, t0 time.Time) []string {
 	if err := in.s.StopService("gateway"); err != nil {
 		notes = append(notes, "gateway stop: "+err.Error())
 	}
+	in.loadAtT0 = loadAverage()
 	if !in.p.profile || !in.e.Cfg.Pprof {
 		in.profiled <- nil
 		return notes
@@ -122,6 +136,9 @@ func (in *sundial) Settle(ctx context.Context, hooks int, res *report.Result) (U
 	}
 	db, _ := in.s.DatabaseStats(ctx)
 	res.Stages = stages(in.s, res.Check.FirstPostAt, time.Time{}, res.Check)
+	if in.expired != nil {
+		res.Retention = in.retention(ctx, res)
+	}
 	return Usage{CPU: cpu, Database: db, NATS: nats}, rss
 }
 

@@ -188,3 +188,52 @@ SELECT count(*)::int FROM delivery_minutes WHERE project_id = $1;
 -- name: dashboard-hook-with-attempts
 -- A hook of the project ($1) with 3 attempts, the dashboard's hook page.
 SELECT id FROM hooks WHERE project_id = $1 AND attempts = 3 LIMIT 1;
+
+-- name: seed-expired
+-- The retention scenarios' expired hooks of project $1 (domain $2), rows
+-- $3 to $4 of $5: finished 60 to 90 days ago (older than the default
+-- retentionDays, 30, and within the plan's default bound, 90), every
+-- tenth failed and the rest completed, each with the one attempt that
+-- finished it. Ids ascend with created_at as the API's UUIDv7 do (the
+-- creation instant in ms, the row's number in the last bytes), and
+-- updated_at (the cleaner's order) with the row number. One statement
+-- writes both tables: the hooks it inserts feed the attempts.
+WITH h AS (
+    INSERT INTO hooks (id, project_id, path, domain, data, post_at, status, attempts, lease_seq,
+                       post_duration_seconds, failure_error, created_at, updated_at)
+    SELECT (lpad(to_hex((extract(epoch FROM s.post_at - interval '1 minute') * 1000)::bigint), 12, '0')
+            || '7000' || '8' || lpad(to_hex(s.n), 15, '0'))::uuid,
+           $1, '/expired', $2, jsonb_build_object('event', 'evt_' || s.n, 'note', 'expired, seeded by the retention benchmark'),
+           s.post_at, s.status, 1, 1, 0.02,
+           CASE WHEN s.status = 'failed' THEN 'POST https://' || $2 || '/expired: 500 Internal Server Error' END,
+           s.post_at - interval '1 minute', s.post_at + interval '1 second'
+    FROM (
+        SELECT n,
+               now() - interval '90 days' + interval '30 days' * (n::float8 / $5) AS post_at,
+               CASE WHEN n % 10 = 0 THEN 'failed' ELSE 'completed' END AS status
+        FROM generate_series($3::integer, $4::integer) AS n
+    ) AS s
+    RETURNING id, post_at, status
+)
+INSERT INTO hook_attempts (hook_id, attempt, lease_seq, started_at, duration_seconds, outcome,
+                           status_code, error, response_excerpt, created_at)
+SELECT h.id, 1, 1, h.post_at, 0.02,
+       CASE WHEN h.status = 'completed' THEN 'success' ELSE 'failure' END,
+       CASE WHEN h.status = 'completed' THEN 200 ELSE 500 END,
+       CASE WHEN h.status = 'completed' THEN NULL ELSE 'unexpected status 500' END,
+       CASE WHEN h.status = 'completed' THEN '{"ok":true}' ELSE '{"error":"internal"}' END,
+       h.post_at + interval '1 second'
+FROM h;
+
+-- name: vacuum-expired
+-- After the expired hooks' load: a table whose rows were written over
+-- months has been vacuumed and analyzed by autovacuum; a fresh load has
+-- not, and autovacuum would otherwise start during the measurement.
+VACUUM (ANALYZE) hooks, hook_attempts;
+
+-- name: count-expired
+-- The retention scenarios' expired hooks of project $1 still in the table,
+-- and the attempts older than 30 days (the expired hooks' alone: the run's
+-- own are from now).
+SELECT (SELECT count(*) FROM hooks WHERE project_id = $1 AND path = '/expired'),
+       (SELECT count(*) FROM hook_attempts WHERE created_at < now() - interval '30 days');
