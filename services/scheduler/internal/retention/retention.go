@@ -160,7 +160,7 @@ func (c *Cleaner) CleanOnce(ctx context.Context) (Pass, error) {
 		if p.Batches > 0 && !c.pause(ctx) {
 			return p, ctx.Err()
 		}
-		row, err := c.expired.DeleteExpiredHooks(ctx, int32(c.cfg.BatchSize))
+		row, err := c.deleteBatch(ctx)
 		if err != nil {
 			return p, fmt.Errorf("delete expired hooks: %w", err)
 		}
@@ -175,6 +175,21 @@ func (c *Cleaner) CleanOnce(ctx context.Context) (Pass, error) {
 	}
 	p.More = true
 	return p, nil
+}
+
+// statementTimeout bounds one delete statement once the pass's context is
+// done (deleteBatch).
+const statementTimeout = 30 * time.Second
+
+// deleteBatch runs one delete statement. It is not cancelled with ctx: a
+// cancelled statement may still commit on the server, and its deletions
+// would then be counted nowhere (neither logged nor in the metrics), so a
+// stop waits for the statement in flight, up to statementTimeout, and the
+// pass ends at its next pause.
+func (c *Cleaner) deleteBatch(ctx context.Context) (store.DeleteExpiredHooksRow, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statementTimeout)
+	defer cancel()
+	return c.expired.DeleteExpiredHooks(ctx, int32(c.cfg.BatchSize))
 }
 
 // pause waits Pause between two statements; false when ctx ended first.
