@@ -47,9 +47,16 @@ func TestNetworkCutHoldsHooksUntilTheListenerIsBack(t *testing.T) {
 }
 
 // requireOldestFirst checks that arrivals came in the order their hooks
-// fell due, but for deliveries in flight together: the dispatcher and the
-// listener work on many at once, so one may overtake another by up to a
-// batch.
+// fell due, but for deliveries in flight together. The scheduler releases
+// them in due order, 5 ms apart (docs/listener.md, "Release"); the
+// dispatcher delivers a claim's batch side by side and the listener runs up
+// to 64 handlers at once, so when the machine is slower than the pacing (a
+// loaded CI machine: 26 and 35 places were seen) one hook may overtake
+// others by up to what is in flight. So the check is twofold: no hook moves
+// by more than the listener's 64 handlers, and the order as a whole is the
+// due order (Spearman's rank correlation at least 0.8: the loaded runs had
+// 0.91 and 0.96; released all at once, as before the pacing, the order is
+// random: at most 0.40 in 2,000 shuffles of 100).
 func requireOldestFirst(t *testing.T, got []arrival, postAts map[string]time.Time) {
 	t.Helper()
 	order := make([]string, 0, len(postAts))
@@ -66,8 +73,13 @@ func requireOldestFirst(t *testing.T, got []arrival, postAts map[string]time.Tim
 		ranks[i] = rank[a.ID]
 	}
 	t.Logf("due rank of each arrival, in arrival order: %v", ranks)
-	const inFlight = 20
+	const inFlight = 64
+	var squares float64
 	for i, r := range ranks {
 		require.InDelta(t, i, r, inFlight, "arrival %d was due %d-th: %v", i, r, ranks)
+		squares += float64((i - r) * (i - r))
 	}
+	n := float64(len(ranks))
+	rho := 1 - 6*squares/(n*(n*n-1))
+	require.GreaterOrEqual(t, rho, 0.8, "arrivals not in due order (rank correlation %.2f): %v", rho, ranks)
 }
