@@ -241,10 +241,14 @@ func (tb *tab) text(sel string) string {
 	return strings.TrimSpace(run(tb, "text of "+sel, chromedp.Text(chromedp.CSS(sel))))
 }
 
-// typeInto clears a field and types v into it, key by key.
+// typeInto clears a field and types v into it, key by key. It focuses the
+// field and sends the keys to the page rather than using SendKeys, which is
+// the same for a text field but reads the node's attributes without their
+// lock (chromedp v0.23.0, query.go: a data race with the attribute updates
+// the page sends, which the race detector caught in CI).
 func (tb *tab) typeInto(sel, v string) {
 	tb.t.Helper()
-	tb.do("type into "+sel, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), v))
+	tb.do("type into "+sel, chromedp.Clear(chromedp.CSS(sel)), chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(v))
 }
 
 // click clicks the first element matching sel.
