@@ -2,10 +2,7 @@ package crash
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +21,13 @@ import (
 // service, not of the request) and create nothing; afterwards every
 // service must carry on by itself (pools reconnect, the scheduler listens
 // for notifications again) and every hook the API accepted must arrive.
+//
+// The client retries a create answered 503 with the same Idempotency-Key,
+// as the 503 invites: an immediate shutdown can make a commit durable
+// whose answer never reached the gateway (the gateway answers 503, it
+// cannot know), and only the retry, answered with that hook, tells the
+// client it exists. The projects must then hold exactly the hooks
+// answered 201.
 //
 // Duplicates allowed: one per delivery that can be in flight at the
 // restart (the dispatcher's concurrency). Results wait in NATS while the
@@ -63,7 +67,7 @@ func testPostgresRestart(t *testing.T, mode pgserver.StopMode) {
 	b.startScheduler(t, nil)
 	b.startDispatcher(t, concurrency)
 
-	p := b.produce()
+	l := b.startRetryingLoad(t, 1, 20*time.Millisecond)
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= perPhase }, 60*time.Second, 10*time.Millisecond,
 		"hooks were not delivered before the restart")
 
@@ -78,7 +82,8 @@ func testPostgresRestart(t *testing.T, mode pgserver.StopMode) {
 	restarted := b.acceptedCount()
 	require.Eventually(t, func() bool { return b.acceptedCount() >= restarted+perPhase }, 60*time.Second, 10*time.Millisecond,
 		"the API did not accept hooks again after the restart")
-	refused := p.stop(t)
+	loadStats := l.stop(t)
+	require.Empty(t, loadStats.errs, "every create must be answered 201, or 503 with Retry-After")
 
 	for _, s := range downStatuses {
 		require.GreaterOrEqual(t, s, 500, "a hook created while PostgreSQL was down must be refused with a 5xx")
@@ -86,7 +91,7 @@ func testPostgresRestart(t *testing.T, mode pgserver.StopMode) {
 	report := b.settle(t, 120*time.Second)
 	requireClean(t, report, concurrency)
 	t.Logf("%d hooks accepted (%d after the restart), %d refused while the database was down (statuses %v); %d duplicates (bound %d)",
-		report.Accepted, report.Accepted-restarted, refused+len(downStatuses), downStatuses, report.TotalDuplicates(), concurrency)
+		report.Accepted, report.Accepted-restarted, loadStats.refused+len(downStatuses), downStatuses, report.TotalDuplicates(), concurrency)
 }
 
 // dueSoon is a hook due half a second from now.
@@ -96,58 +101,4 @@ func dueSoon() map[string]any {
 		"postAt": time.Now().Add(500 * time.Millisecond).UTC().Format(time.RFC3339Nano),
 		"data":   map[string]any{},
 	}
-}
-
-// producer creates hooks due soon at a steady pace until stopped.
-type producer struct {
-	quit chan struct{}
-	done chan struct{}
-
-	mu      sync.Mutex
-	refused int
-	err     error
-}
-
-// produce starts creating one hook every 20 ms as the first project. 5xx
-// answers (the database is down) are counted as refused; anything else but
-// a 201 is an error.
-func (b *bundle) produce() *producer {
-	p := &producer{quit: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.quit:
-				return
-			case <-tick.C:
-			}
-			status, err := b.create(0, dueSoon())
-			if err == nil && status != http.StatusCreated && status < 500 {
-				err = fmt.Errorf("POST /v1/hooks answered %d", status)
-			}
-			p.mu.Lock()
-			if status >= 500 {
-				p.refused++
-			}
-			if err != nil && p.err == nil {
-				p.err = err
-			}
-			p.mu.Unlock()
-		}
-	}()
-	return p
-}
-
-// stop ends production, fails the test on the first error, and returns how
-// many requests were refused with a 5xx.
-func (p *producer) stop(t *testing.T) int {
-	t.Helper()
-	close(p.quit)
-	<-p.done
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	require.NoError(t, p.err)
-	return p.refused
 }

@@ -84,7 +84,7 @@ func TestSchedulerKilledInSteadyStream(t *testing.T) {
 	first := b.startScheduler(t, env)
 	b.startDispatcher(t, 16)
 
-	p := b.produce()
+	l := b.startRetryingLoad(t, 1, 20*time.Millisecond)
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= perPhase }, 60*time.Second, 10*time.Millisecond,
 		"hooks were not delivered before the kill")
 	first.Kill()
@@ -92,7 +92,9 @@ func TestSchedulerKilledInSteadyStream(t *testing.T) {
 	b.startScheduler(t, env)
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= killedAt+perPhase }, 60*time.Second, 10*time.Millisecond,
 		"hooks were not delivered after the new scheduler started")
-	require.Zero(t, p.stop(t), "the API refused hooks")
+	s := l.stop(t)
+	require.Empty(t, s.errs, "every create must be answered 201")
+	require.Zero(t, s.refused, "the API refused hooks")
 
 	report := b.settle(t, 120*time.Second)
 	bound := 2 * resultConcurrency
