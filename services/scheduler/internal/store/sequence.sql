@@ -104,10 +104,16 @@ WHERE s.id = u.id;
 -- name: ClaimStalePreparedSequences :many
 -- Locks up to batch_size sequences whose run written ahead was written
 -- under an older revision than the sequence has now (the gateway replaced,
--- paused or resumed it since: sequences_prepared_stale_idx).
+-- paused or resumed it since: sequences_prepared_stale_idx). ORDER BY id
+-- makes PostgreSQL read that index: without it, it estimated nearly every
+-- sequence written ahead stale (a comparison of two columns it cannot
+-- judge) and scanned the whole table for the LIMIT, 12 ms a pass with
+-- 100,000 sequences written ahead, every second, for nothing found; in id
+-- order it reads only the stale entries (0.02 ms).
 SELECT s.id, s.prepared_slot::timestamptz AS prepared_slot
 FROM sequences AS s
 WHERE s.prepared_slot IS NOT NULL AND s.prepared_revision <> s.revision
+ORDER BY s.id
 LIMIT sqlc.arg(batch_size)::integer
 FOR UPDATE OF s SKIP LOCKED;
 
