@@ -113,8 +113,14 @@ type Config struct {
 	// ResultLinger is how long a batch of results waits, after its first
 	// result, for more before it is applied; 0 applies what is waiting at
 	// once. Under load batches fill before it passes; it adds at most this
-	// much to the time a result takes when results are few.
-	// SUNDIAL_SCHEDULER_RESULT_LINGER, default 2ms, 0 to 1s.
+	// much to the time a result takes when results are few (a hook's
+	// delivery is not waiting for it: only its status, its alerts and a
+	// sequence's next steps are). The default gathers about 40 results a
+	// batch at 2,000 deliveries/s, where 2 ms gathered 8: a batch's four
+	// statements cost PostgreSQL about the same for 8 results as for 40,
+	// and at 2 ms they took half of its processor time per hook
+	// (docs/benchmarks.md, "Steady 2,000/s").
+	// SUNDIAL_SCHEDULER_RESULT_LINGER, default 20ms, 0 to 1s.
 	ResultLinger time.Duration
 	// AsyncSweepInterval is how often the scheduler looks for async waits
 	// that have ended (a 202 answer neither acked nor nacked within its
@@ -184,7 +190,7 @@ const (
 	DefaultResultConcurrency  = 1024
 	DefaultResultBatch        = 500
 	DefaultDueBatch           = 64
-	DefaultResultLinger       = 2 * time.Millisecond
+	DefaultResultLinger       = 20 * time.Millisecond
 	DefaultAsyncSweepInterval = time.Second
 	DefaultSequenceInterval   = sequencer.DefaultInterval
 	DefaultDatabaseMaxConns   = 16

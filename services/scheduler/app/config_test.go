@@ -32,7 +32,7 @@ func TestConfigDefaults(t *testing.T) {
 		ResultConcurrency:  1024,
 		ResultBatch:        500,
 		DueBatch:           64,
-		ResultLinger:       2 * time.Millisecond,
+		ResultLinger:       20 * time.Millisecond,
 		AsyncSweepInterval: time.Second,
 		SequenceInterval:   time.Second,
 		DatabaseMaxConns:   16,

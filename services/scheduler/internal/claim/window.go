@@ -201,7 +201,7 @@ func (w *Window) resetWake(t *time.Timer) {
 		t.Stop()
 		return
 	}
-	at := w.queue[0].runAt.Add(-w.offset - w.cfg.ClaimAhead)
+	at := w.queue[0].runAt.Add(-w.offset - w.cfg.claimLead())
 	if w.pausedUntil.After(at) {
 		at = w.pausedUntil
 	}
@@ -241,10 +241,11 @@ func (w *Window) claimDue(ctx context.Context) {
 	}
 }
 
-// hasDue reports whether the first queued hook may be claimed: its run_at
-// is within ClaimAhead of the local estimate of the database clock.
+// hasDue reports whether a claim should start: the first queued hook's
+// run_at is within claimLead of the local estimate of the database clock.
+// The claim then takes every hook within ClaimAhead (popDue).
 func (w *Window) hasDue() bool {
-	return len(w.queue) > 0 && !w.queue[0].runAt.After(w.claimHorizon())
+	return len(w.queue) > 0 && !w.queue[0].runAt.After(w.now().Add(w.offset+w.cfg.claimLead()))
 }
 
 // claimHorizon is the latest run_at that may be claimed now, by the local
@@ -270,10 +271,11 @@ func (w *Window) applyClaim(c claimed) {
 	for _, r := range c.waiting {
 		// A hook that was claimable and still waits was locked: try it
 		// again shortly, not at once. The queue's run_at only times the
-		// wake-up; the claim reads the row's own.
+		// wake-up (a claim starts claimLead before it); the claim reads
+		// the row's own.
 		at := r.RunAt
-		if horizon := r.DbNow.Add(w.cfg.ClaimAhead); !at.After(horizon) {
-			at = horizon.Add(lockedRetry)
+		if !at.After(r.DbNow.Add(w.cfg.ClaimAhead)) {
+			at = r.DbNow.Add(w.cfg.claimLead() + lockedRetry)
 		}
 		w.add(r.ID, at)
 	}
