@@ -1,0 +1,63 @@
+package claim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// A claim starts when its first queued hook is within three quarters of
+// the claim-ahead, and takes every hook within the whole of it: hooks due
+// a few milliseconds apart are claimed together, not one claim each, and
+// none is taken earlier than the claim-ahead before it is due.
+func TestAClaimGathersTheHooksOfTheLastQuarterOfTheClaimAhead(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
+	now := start
+	w := &Window{
+		cfg:   WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: 200 * time.Millisecond},
+		now:   func() time.Time { return now },
+		runAt: map[uuid.UUID]time.Time{},
+		// The database clock runs 3 s ahead of the local one.
+		offset: 3 * time.Second,
+	}
+	dbStart := start.Add(w.offset)
+	// Hooks due every 10 ms from 160 ms to 300 ms after the database's now.
+	due := map[uuid.UUID]time.Duration{}
+	for ms := 160; ms <= 300; ms += 10 {
+		id := uuid.New()
+		due[id] = time.Duration(ms) * time.Millisecond
+		w.add(id, dbStart.Add(due[id]))
+	}
+
+	// The first is 160 ms from due: within the claim-ahead, not yet within
+	// its three quarters (150 ms).
+	require.False(t, w.hasDue(), "a claim started as soon as its first hook came within the claim-ahead")
+
+	now = start.Add(10 * time.Millisecond)
+	require.True(t, w.hasDue(), "no claim once the first hook was 150 ms from due")
+	ids := w.popDue(500)
+	var got []time.Duration
+	for _, id := range ids {
+		got = append(got, due[id])
+	}
+	// Everything due within 200 ms of now (10 ms + 200 ms after the start),
+	// nothing later.
+	require.Equal(t, []time.Duration{160, 170, 180, 190, 200, 210}, inMillis(got))
+	require.False(t, w.hasDue(), "the next hook (220 ms) is 210 ms from due")
+
+	// The next claim starts when the next hook is 150 ms from due.
+	now = start.Add(70 * time.Millisecond)
+	require.True(t, w.hasDue())
+	require.Len(t, w.popDue(500), 6, "220 to 270 ms")
+}
+
+func inMillis(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d / time.Millisecond
+	}
+	return out
+}
