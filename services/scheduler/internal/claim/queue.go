@@ -43,9 +43,9 @@ func (w *Window) add(id uuid.UUID, runAt time.Time) {
 
 // popDue takes up to limit claimable ids off the queue.
 func (w *Window) popDue(limit int) []uuid.UUID {
-	dbNow := w.claimHorizon()
+	horizon := w.claimHorizon()
 	var ids []uuid.UUID
-	for len(w.queue) > 0 && len(ids) < limit && !w.queue[0].runAt.After(dbNow) {
+	for len(w.queue) > 0 && len(ids) < limit && !w.queue[0].runAt.After(horizon) {
 		e := heap.Pop(&w.queue).(dueEntry)
 		if at, ok := w.runAt[e.id]; !ok || !at.Equal(e.runAt) {
 			continue // superseded by a later add, or already claimed

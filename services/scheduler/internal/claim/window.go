@@ -245,14 +245,17 @@ func (w *Window) claimDue(ctx context.Context) {
 // run_at is within claimLead of the local estimate of the database clock.
 // The claim then takes every hook within ClaimAhead (popDue).
 func (w *Window) hasDue() bool {
-	return len(w.queue) > 0 && !w.queue[0].runAt.After(w.now().Add(w.offset+w.cfg.claimLead()))
+	return len(w.queue) > 0 && !w.queue[0].runAt.After(w.dbNow().Add(w.cfg.claimLead()))
 }
+
+// dbNow is the local estimate of the database clock.
+func (w *Window) dbNow() time.Time { return w.now().Add(w.offset) }
 
 // claimHorizon is the latest run_at that may be claimed now, by the local
 // estimate of the database clock; the claim itself checks it by the
 // database's.
 func (w *Window) claimHorizon() time.Time {
-	return w.now().Add(w.offset + w.cfg.ClaimAhead)
+	return w.dbNow().Add(w.cfg.ClaimAhead)
 }
 
 // claimed is what one claim reports to Run: the ids it did not claim that
