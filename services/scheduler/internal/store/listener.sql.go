@@ -32,6 +32,12 @@ sel AS (
     SELECT h.id, h.held_due_at
     FROM listening
     JOIN hooks AS h ON h.project_id = listening.project_id AND h.held_due_at IS NOT NULL
+    -- A gate the planner cannot reorder (a one-time filter): with no
+    -- project listening, hooks is not read at all. The join alone was seen
+    -- to scan the whole table every pass on a table not yet analyzed, when
+    -- the planner took hooks for the outer side and fetched its first row
+    -- before finding listening empty (16 ms a pass at 40,000 rows).
+    WHERE EXISTS (SELECT 1 FROM listening)
     ORDER BY h.held_due_at, h.id
     LIMIT $3::integer
     FOR UPDATE OF h SKIP LOCKED
