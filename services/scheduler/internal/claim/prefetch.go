@@ -26,14 +26,31 @@ type loaded struct {
 }
 
 // startPrefetch starts a prefetch read unless one is running; then that
-// one is followed by another, since the ask may be for hooks it missed.
+// one is followed by another, since the ask may be for hooks it missed. A
+// window with a backlog reads nothing (backlogged).
 func (w *Window) startPrefetch(ctx context.Context) {
+	if w.backlogged() {
+		return
+	}
 	if w.prefetching {
 		w.prefetchAgain = true
 		return
 	}
 	w.prefetching = true
 	w.workers.Go(func() { w.loaded <- w.prefetch(ctx) })
+}
+
+// backlogged reports whether the window already holds a read's worth of
+// hooks (maxPrefetch) and the first of them is due: its claims are behind.
+// A read then returns, earliest first, hooks due no sooner than those the
+// window holds (in a burst, mostly the very hooks it holds: 86 reads of up
+// to 20,000 rows for 100,000 hooks, about a tenth of the scheduler's
+// processor time and 6 us of PostgreSQL's a row); any hook it would add
+// that the window lacks (a notification lost) the poll claims as soon,
+// since while claims fill their batches the poll runs back to back. Reads
+// resume once the backlog is below a read's worth.
+func (w *Window) backlogged() bool {
+	return len(w.runAt) >= maxPrefetch && w.hasDue()
 }
 
 // prefetch reads the hooks due within the window.

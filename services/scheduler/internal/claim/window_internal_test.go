@@ -61,3 +61,31 @@ func inMillis(ds []time.Duration) []time.Duration {
 	}
 	return out
 }
+
+// A window whose claims are behind by a read's worth of due hooks starts
+// no prefetch read (it would re-load what the window holds); once the
+// backlog is below that, or its first hook is not yet due, it reads again.
+func TestABackloggedWindowDoesNotReadAgain(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
+	w := &Window{
+		cfg:   WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: 200 * time.Millisecond},
+		now:   func() time.Time { return now },
+		runAt: map[uuid.UUID]time.Time{},
+	}
+	for range maxPrefetch - 1 {
+		w.add(uuid.New(), now.Add(time.Second))
+	}
+	require.False(t, w.backlogged(), "fewer than a read's worth queued")
+	w.add(uuid.New(), now.Add(time.Second))
+	require.False(t, w.backlogged(), "a read's worth queued, none due yet")
+
+	now = now.Add(time.Second)
+	require.True(t, w.backlogged(), "a read's worth queued and due")
+	w.startPrefetch(t.Context())
+	require.False(t, w.prefetching, "a backlogged window started a read")
+	require.False(t, w.prefetchAgain, "a backlogged window asked for a read later")
+
+	require.Len(t, w.popDue(1), 1)
+	require.False(t, w.backlogged(), "one claimed: below a read's worth")
+}
