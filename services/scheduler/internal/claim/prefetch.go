@@ -43,12 +43,12 @@ func (w *Window) startPrefetch(ctx context.Context) {
 // backlogged reports whether the window already holds a read's worth of
 // hooks (maxPrefetch) and the first of them is due: its claims are behind.
 // A read then returns, earliest first, hooks due no sooner than those the
-// window holds (in a burst, mostly the very hooks it holds: 86 reads of up
-// to 20,000 rows for 100,000 hooks, about a tenth of the scheduler's
-// processor time and 6 us of PostgreSQL's a row); any hook it would add
-// that the window lacks (a notification lost) the poll claims as soon,
-// since while claims fill their batches the poll runs back to back. Reads
-// resume once the backlog is below a read's worth.
+// window holds; in a burst, mostly the very hooks it holds (a burst of
+// 100,000 read 230,000 rows in 26 reads, about 5 % of PostgreSQL's
+// processor time: docs/benchmarks.md, "The burst's budget"). Any hook a
+// read would add that the window lacks (a notification lost) the poll
+// claims as soon, since while claims fill their batches the poll runs back
+// to back. Reads resume once the backlog is below a read's worth.
 func (w *Window) backlogged() bool {
 	return len(w.runAt) >= maxPrefetch && w.hasDue()
 }
