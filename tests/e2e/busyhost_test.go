@@ -151,8 +151,12 @@ func TestBusyHostDoesNotBurnOtherHooksAttempts(t *testing.T) {
 	}})
 	host := startSharedHost(t)
 	domain := host.srv.Addr()
-	apiA, _ := b.newProject(t, "project-a", domain)
+	apiA, credsA := b.newProject(t, "project-a", domain)
 	apiB, _ := b.newProject(t, "project-b", domain)
+	// A's 500 creates from 8 clients outrun a new key's rate limit (100
+	// requests a second, bursts of 200) on a fast machine: lifted, so that
+	// A's hooks fall due as fast as they are created.
+	b.setPlan(t, credsA.ProjectID, 1_000_000)
 
 	// A's hooks fall due as they are created; B's 2 s after the last.
 	scheduleConcurrently(t, apiA, hangs, "/hang", time.Second)
