@@ -57,10 +57,12 @@ func TestAppAHeaderBombFailsOnlyItsOwnHook(t *testing.T) {
 	b := setup(t, nil)
 	const others = 40
 	var arrived atomic.Int64
+	bombIn := make(chan struct{})
 	othersIn := make(chan struct{})
 	bombed := make(chan struct{})
 	r := fixture.StartHTTP2Receiver(t, func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == "/bomb" {
+			close(bombIn)
 			// Once the others in flight beside it have arrived (the host
 			// limit lets up to 15 go with it), or a second has passed.
 			select {
@@ -88,6 +90,14 @@ func TestAppAHeaderBombFailsOnlyItsOwnHook(t *testing.T) {
 	projectID := fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "whsec_app"})
 	bomb := fixture.DueHook(projectID, r.URL+"/bomb", "/bomb")
 	publishDue(t, b.js, bomb)
+	// The others only once the bomb is on its way: published together,
+	// they could take the flow's 16 slots first, and the bomb, finding
+	// none within its wait, would be deferred (seen once in CI).
+	select {
+	case <-bombIn:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bomb's delivery never reached the receiver")
+	}
 	for range others {
 		publishDue(t, b.js, fixture.DueHook(projectID, r.URL+"/hooks", "/hooks"))
 	}
