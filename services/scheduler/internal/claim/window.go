@@ -201,7 +201,7 @@ func (w *Window) resetWake(t *time.Timer) {
 		t.Stop()
 		return
 	}
-	at := w.queue[0].runAt.Add(-w.offset - w.cfg.claimLead())
+	at := w.claimStart(w.queue[0].runAt)
 	if w.pausedUntil.After(at) {
 		at = w.pausedUntil
 	}
@@ -242,10 +242,16 @@ func (w *Window) claimDue(ctx context.Context) {
 }
 
 // hasDue reports whether a claim should start: the first queued hook's
-// run_at is within claimLead of the local estimate of the database clock.
-// The claim then takes every hook within ClaimAhead (popDue).
+// claimStart has come. The claim then takes every hook within ClaimAhead
+// (popDue).
 func (w *Window) hasDue() bool {
-	return len(w.queue) > 0 && !w.queue[0].runAt.After(w.dbNow().Add(w.cfg.claimLead()))
+	return len(w.queue) > 0 && !w.claimStart(w.queue[0].runAt).After(w.now())
+}
+
+// claimStart is the local instant a claim starts for a hook due at runAt:
+// claimLead before it by the local estimate of the database clock.
+func (w *Window) claimStart(runAt time.Time) time.Time {
+	return runAt.Add(-w.offset - w.cfg.claimLead())
 }
 
 // dbNow is the local estimate of the database clock.

@@ -16,13 +16,9 @@ func TestAClaimGathersTheHooksOfTheLastQuarterOfTheClaimAhead(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
 	now := start
-	w := &Window{
-		cfg:   WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: 200 * time.Millisecond},
-		now:   func() time.Time { return now },
-		runAt: map[uuid.UUID]time.Time{},
-		// The database clock runs 3 s ahead of the local one.
-		offset: 3 * time.Second,
-	}
+	w := testWindow(&now)
+	// The database clock runs 3 s ahead of the local one.
+	w.offset = 3 * time.Second
 	dbStart := start.Add(w.offset)
 	// Hooks due every 10 ms from 160 ms to 300 ms after the database's now.
 	due := map[uuid.UUID]time.Duration{}
@@ -54,6 +50,16 @@ func TestAClaimGathersTheHooksOfTheLastQuarterOfTheClaimAhead(t *testing.T) {
 	require.Len(t, w.popDue(500), 6, "220 to 270 ms")
 }
 
+// testWindow is a Window with the default claim-ahead whose local clock
+// reads *now; it has no database, so nothing may start a claim or a read.
+func testWindow(now *time.Time) *Window {
+	return &Window{
+		cfg:   WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: 200 * time.Millisecond},
+		now:   func() time.Time { return *now },
+		runAt: map[uuid.UUID]time.Time{},
+	}
+}
+
 func inMillis(ds []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(ds))
 	for i, d := range ds {
@@ -68,11 +74,7 @@ func inMillis(ds []time.Duration) []time.Duration {
 func TestABackloggedWindowDoesNotReadAgain(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
-	w := &Window{
-		cfg:   WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: 200 * time.Millisecond},
-		now:   func() time.Time { return now },
-		runAt: map[uuid.UUID]time.Time{},
-	}
+	w := testWindow(&now)
 	for range maxPrefetch - 1 {
 		w.add(uuid.New(), now.Add(time.Second))
 	}
