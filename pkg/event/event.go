@@ -194,6 +194,7 @@ const TypeHeader = "Sundial-Type"
 const (
 	TypeDueHook        = "sundial.event.v1.DueHook"
 	TypeDueHooks       = "sundial.event.v1.DueHooks"
+	TypeHeldDueHooks   = "sundial.event.v1.HeldDueHooks"
 	TypeAttemptResult  = "sundial.event.v1.AttemptResult"
 	TypeAttemptResults = "sundial.event.v1.AttemptResults"
 )

@@ -17,7 +17,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/event"
@@ -473,21 +472,13 @@ func (b *bundle) eachDueHook(fn func(*eventv1.DueHook)) error {
 		if err != nil {
 			return err
 		}
-		if msg.Header.Get(event.TypeHeader) == event.TypeDueHooks {
-			var batch eventv1.DueHooks
-			if err := proto.Unmarshal(msg.Data, &batch); err != nil {
-				return err
-			}
-			for _, due := range batch.GetHooks() {
-				fn(due)
-			}
-			continue
-		}
-		var due eventv1.DueHook
-		if err := proto.Unmarshal(msg.Data, &due); err != nil {
+		hooks, err := event.DecodeDue(msg.Header.Get(event.TypeHeader), msg.Data)
+		if err != nil {
 			return err
 		}
-		fn(&due)
+		for _, due := range hooks {
+			fn(due)
+		}
 	}
 	return nil
 }

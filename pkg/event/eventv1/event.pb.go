@@ -191,7 +191,16 @@ type DueHook struct {
 	// The project has a listener connected (docs/listener.md, "Routing"):
 	// the dispatcher hands the delivery to it through a gateway
 	// (ListenerDelivery) instead of POSTing it to url.
-	Listener      bool `protobuf:"varint,14,opt,name=listener,proto3" json:"listener,omitempty"`
+	Listener bool `protobuf:"varint,14,opt,name=listener,proto3" json:"listener,omitempty"`
+	// How long after the message reaches a dispatcher the delivery may start:
+	// what the hook's due instant was still ahead when the scheduler
+	// published it, by the database clock (the scheduler claims up to
+	// SUNDIAL_SCHEDULER_CLAIM_AHEAD ahead and publishes a claim's hooks
+	// together at once). Counted from arrival, which comes after publishing,
+	// so the wait can only end late, never early. Zero or absent: at once.
+	// Only in HeldDueHooks messages, which dispatchers of earlier releases do
+	// not read (they would deliver at once, early).
+	Hold          *durationpb.Duration `protobuf:"bytes,15,opt,name=hold,proto3" json:"hold,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -324,6 +333,13 @@ func (x *DueHook) GetListener() bool {
 	return false
 }
 
+func (x *DueHook) GetHold() *durationpb.Duration {
+	if x != nil {
+		return x.Hold
+	}
+	return nil
+}
+
 // DueHooks carries many DueHooks in one message: the scheduler publishes
 // the hooks of one claim together (up to SUNDIAL_SCHEDULER_DUE_BATCH of
 // them), which saves a JetStream publish, a stored message and an
@@ -377,6 +393,58 @@ func (x *DueHooks) GetHooks() []*DueHook {
 	return nil
 }
 
+// HeldDueHooks is DueHooks whose hooks may carry a hold: a dispatcher
+// delivers each no sooner than its hold after the message reached it. The
+// scheduler publishes a claim's hooks in it (header Sundial-Type:
+// sundial.event.v1.HeldDueHooks) when any of them is not yet due, and a
+// dispatcher handing back hooks it still held does too. A message type of
+// its own, not a field alone, so that a dispatcher of an earlier release
+// refuses it (the hooks then wait for their lease to expire: late, never
+// early) instead of delivering its hooks at once.
+type HeldDueHooks struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hooks         []*DueHook             `protobuf:"bytes,1,rep,name=hooks,proto3" json:"hooks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeldDueHooks) Reset() {
+	*x = HeldDueHooks{}
+	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldDueHooks) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldDueHooks) ProtoMessage() {}
+
+func (x *HeldDueHooks) ProtoReflect() protoreflect.Message {
+	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldDueHooks.ProtoReflect.Descriptor instead.
+func (*HeldDueHooks) Descriptor() ([]byte, []int) {
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *HeldDueHooks) GetHooks() []*DueHook {
+	if x != nil {
+		return x.Hooks
+	}
+	return nil
+}
+
 // AttemptResult reports what happened to one DueHook.
 type AttemptResult struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -416,7 +484,7 @@ type AttemptResult struct {
 
 func (x *AttemptResult) Reset() {
 	*x = AttemptResult{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -428,7 +496,7 @@ func (x *AttemptResult) String() string {
 func (*AttemptResult) ProtoMessage() {}
 
 func (x *AttemptResult) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -441,7 +509,7 @@ func (x *AttemptResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptResult.ProtoReflect.Descriptor instead.
 func (*AttemptResult) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AttemptResult) GetHookId() string {
@@ -559,7 +627,7 @@ type AttemptResults struct {
 
 func (x *AttemptResults) Reset() {
 	*x = AttemptResults{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +639,7 @@ func (x *AttemptResults) String() string {
 func (*AttemptResults) ProtoMessage() {}
 
 func (x *AttemptResults) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +652,7 @@ func (x *AttemptResults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptResults.ProtoReflect.Descriptor instead.
 func (*AttemptResults) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AttemptResults) GetResults() []*AttemptResult {
@@ -626,7 +694,7 @@ type Alert struct {
 
 func (x *Alert) Reset() {
 	*x = Alert{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +706,7 @@ func (x *Alert) String() string {
 func (*Alert) ProtoMessage() {}
 
 func (x *Alert) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +719,7 @@ func (x *Alert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alert.ProtoReflect.Descriptor instead.
 func (*Alert) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{4}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Alert) GetAlertId() string {
@@ -763,7 +831,7 @@ var File_sundial_event_v1_event_proto protoreflect.FileDescriptor
 
 const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1csundial/event/v1/event.proto\x12\x10sundial.event.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa4\x04\n" +
+	"\x1csundial/event/v1/event.proto\x12\x10sundial.event.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd3\x04\n" +
 	"\aDueHook\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -782,8 +850,11 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12!\n" +
 	"\fmax_attempts\x18\f \x01(\x05R\vmaxAttempts\x12@\n" +
 	"\x0elease_duration\x18\r \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\x12\x1a\n" +
-	"\blistener\x18\x0e \x01(\bR\blistener\";\n" +
+	"\blistener\x18\x0e \x01(\bR\blistener\x12-\n" +
+	"\x04hold\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x04hold\";\n" +
 	"\bDueHooks\x12/\n" +
+	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"?\n" +
+	"\fHeldDueHooks\x12/\n" +
 	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xc8\x05\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
@@ -857,42 +928,45 @@ func file_sundial_event_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_sundial_event_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_sundial_event_v1_event_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: sundial.event.v1.Outcome
 	(AlertKind)(0),                // 1: sundial.event.v1.AlertKind
 	(*DueHook)(nil),               // 2: sundial.event.v1.DueHook
 	(*DueHooks)(nil),              // 3: sundial.event.v1.DueHooks
-	(*AttemptResult)(nil),         // 4: sundial.event.v1.AttemptResult
-	(*AttemptResults)(nil),        // 5: sundial.event.v1.AttemptResults
-	(*Alert)(nil),                 // 6: sundial.event.v1.Alert
-	nil,                           // 7: sundial.event.v1.AttemptResult.TraceContextEntry
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 9: google.protobuf.Duration
+	(*HeldDueHooks)(nil),          // 4: sundial.event.v1.HeldDueHooks
+	(*AttemptResult)(nil),         // 5: sundial.event.v1.AttemptResult
+	(*AttemptResults)(nil),        // 6: sundial.event.v1.AttemptResults
+	(*Alert)(nil),                 // 7: sundial.event.v1.Alert
+	nil,                           // 8: sundial.event.v1.AttemptResult.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 10: google.protobuf.Duration
 }
 var file_sundial_event_v1_event_proto_depIdxs = []int32{
-	8,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
-	8,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
-	8,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
-	2,  // 5: sundial.event.v1.DueHooks.hooks:type_name -> sundial.event.v1.DueHook
-	0,  // 6: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
-	8,  // 7: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
-	9,  // 8: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
-	7,  // 9: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
-	9,  // 10: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
-	9,  // 11: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
-	4,  // 12: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
-	1,  // 13: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	8,  // 14: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	8,  // 15: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	8,  // 16: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	9,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
+	9,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
+	9,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
+	10, // 5: sundial.event.v1.DueHook.hold:type_name -> google.protobuf.Duration
+	2,  // 6: sundial.event.v1.DueHooks.hooks:type_name -> sundial.event.v1.DueHook
+	2,  // 7: sundial.event.v1.HeldDueHooks.hooks:type_name -> sundial.event.v1.DueHook
+	0,  // 8: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
+	9,  // 9: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
+	10, // 10: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
+	8,  // 11: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
+	10, // 12: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
+	10, // 13: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
+	5,  // 14: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	1,  // 15: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	9,  // 16: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	9,  // 17: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	9,  // 18: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }
@@ -906,7 +980,7 @@ func file_sundial_event_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sundial_event_v1_event_proto_rawDesc), len(file_sundial_event_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

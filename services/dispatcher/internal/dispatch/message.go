@@ -1,15 +1,17 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
@@ -34,29 +36,20 @@ const inProgressEvery = 10 * time.Second
 // the message (deliverAll) and returns bus.Drop for a message that does
 // not decode.
 func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
+	// A hook's hold counts from here: after the message reached this
+	// process, so never before the scheduler published it.
+	received := time.Now()
 	hooks, err := decode(d)
 	if err != nil {
 		return bus.Drop(err)
 	}
-	return h.deliverAll(ctx, d, hooks)
+	return h.deliverAll(ctx, d, received, hooks)
 }
 
-// decode returns the hooks of a due message in the batch form: a DueHooks
-// message's hooks, or a DueHook alone (no event.TypeHeader, or
-// event.TypeDueHook) as a batch of one.
+// decode returns the hooks of a due message in the batch form
+// (event.DecodeDue).
 func decode(d bus.Delivery) ([]*eventv1.DueHook, error) {
-	if d.Header.Get(event.TypeHeader) == event.TypeDueHooks {
-		var batch eventv1.DueHooks
-		if err := proto.Unmarshal(d.Data, &batch); err != nil {
-			return nil, fmt.Errorf("decode DueHooks: %w", err)
-		}
-		return batch.GetHooks(), nil
-	}
-	var msg eventv1.DueHook
-	if err := proto.Unmarshal(d.Data, &msg); err != nil {
-		return nil, fmt.Errorf("decode DueHook: %w", err)
-	}
-	return []*eventv1.DueHook{&msg}, nil
+	return event.DecodeDue(d.Header.Get(event.TypeHeader), d.Data)
 }
 
 // failure is a hook of a message that was not delivered now, and why.
@@ -67,6 +60,13 @@ type failure struct {
 
 // deliverAll delivers the hooks of a message, each with deliverOne, and
 // returns once each is reported, deferred, skipped or handed back.
+//
+// A hook with a hold (claimed ahead of its due instant, the scheduler's
+// claim package, hold.go) starts no sooner than its hold after received:
+// the hooks are taken in the order of their holds, each waited for before
+// it takes a delivery slot, so a hook waiting for its instant holds no
+// slot. When ctx ends during a wait, that hook and the rest go back with
+// the holds they still need, as below.
 //
 // A hook waits for one of the handler's delivery slots (Concurrency) at
 // most poolWait; when the pool stays busy that long, it and the rest of the
@@ -87,7 +87,7 @@ type failure struct {
 // A message without one well-formed hook is dropped (bus.Drop); a
 // malformed hook beside well-formed ones, a scheduler bug, is skipped: the
 // lease re-drives it, if it is a hook.
-func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, hooks []*eventv1.DueHook) error {
+func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.Time, hooks []*eventv1.DueHook) error {
 	defer keepAlive(d)()
 	var (
 		wg        sync.WaitGroup
@@ -96,12 +96,16 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, hooks []*event
 		malformed []error
 		started   int
 		poolBusy  bool
+		stopped   bool
 	)
 	fail := func(msg *eventv1.DueHook, err error) {
 		mu.Lock()
 		failed = append(failed, failure{hook: msg, err: err})
 		mu.Unlock()
 	}
+	slices.SortStableFunc(hooks, func(a, b *eventv1.DueHook) int {
+		return cmp.Compare(a.GetHold().AsDuration(), b.GetHold().AsDuration())
+	})
 	for _, msg := range hooks {
 		due, err := check(msg)
 		if err != nil {
@@ -109,6 +113,11 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, hooks []*event
 			continue
 		}
 		started++
+		if stopped = stopped || !waitHold(ctx, received, msg); stopped {
+			keepHoldLeft(received, msg)
+			fail(msg, fmt.Errorf("hook %s: stopped while holding it: %w", due.hookID, context.Cause(ctx)))
+			continue
+		}
 		wg.Add(1)
 		if poolBusy || !h.takeDeliverySlot(ctx) {
 			poolBusy = true
@@ -144,6 +153,38 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, hooks []*event
 		return errors.Join(errs...)
 	}
 	return h.handBack(ctx, failed)
+}
+
+// waitHold waits until msg's hold, counted from received, has passed and
+// clears it, so that a hook handed back later is not held again; false
+// when ctx ended first.
+func waitHold(ctx context.Context, received time.Time, msg *eventv1.DueHook) bool {
+	if wait := time.Until(holdEnd(received, msg)); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	msg.Hold = nil
+	return true
+}
+
+// keepHoldLeft sets msg's hold to what is left of it now, for a hand-back
+// (the next dispatcher counts it from its own arrival, later than now).
+func keepHoldLeft(received time.Time, msg *eventv1.DueHook) {
+	left := time.Until(holdEnd(received, msg))
+	msg.Hold = nil
+	if left > 0 {
+		msg.Hold = durationpb.New(left)
+	}
+}
+
+// holdEnd is the instant msg's hold, counted from received, ends.
+func holdEnd(received time.Time, msg *eventv1.DueHook) time.Time {
+	return received.Add(msg.GetHold().AsDuration())
 }
 
 // poolWait bounds a hook's wait for a delivery slot: a pool busy that long

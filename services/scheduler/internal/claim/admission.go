@@ -36,11 +36,8 @@ type admission struct {
 	// perDue turns the due queue's messages into hooks.
 	perDue dueRatio
 
-	mu       sync.Mutex
-	inFlight int
-	// held counts hooks claimed ahead and held until due (hold.go): in
-	// flight too, but in no queue yet, so no measure sees them.
-	held       int
+	mu         sync.Mutex
+	inFlight   int
 	measuredAt time.Time
 	measuring  bool
 	// unreadable is set while the last measure failed.
@@ -72,7 +69,7 @@ func (a *admission) reserve(ctx context.Context, want int) int {
 		a.measuring = true
 		go a.refresh(context.WithoutCancel(ctx))
 	}
-	n := max(min(want, a.limit-a.inFlight-a.held), 0)
+	n := max(min(want, a.limit-a.inFlight), 0)
 	if a.unreadable {
 		n = want
 	}
@@ -87,17 +84,6 @@ func (a *admission) release(n int) {
 	}
 	a.mu.Lock()
 	a.inFlight = max(a.inFlight-n, 0)
-	a.mu.Unlock()
-}
-
-// hold counts n more hooks held until due; a negative n counts published
-// ones out.
-func (a *admission) hold(n int) {
-	if a.limit == 0 {
-		return
-	}
-	a.mu.Lock()
-	a.held = max(a.held+n, 0)
 	a.mu.Unlock()
 }
 

@@ -54,23 +54,6 @@ func TestAdmissionWithoutBoundAdmitsAll(t *testing.T) {
 	a.release(7)
 }
 
-func TestAdmissionCountsHeldHooksThatNoQueueShows(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	js := withStreams(t)
-	a := &admission{js: js, limit: 5}
-
-	// Four hooks claimed ahead and held: a fresh measure of the (empty)
-	// queues must not forget them.
-	a.hold(4)
-	a.refresh(ctx)
-	require.Equal(t, 1, a.reserve(ctx, 3))
-	// Published: the queues count them from now on, the hold no more.
-	a.hold(-4)
-	a.refresh(ctx)
-	require.Equal(t, 3, a.reserve(ctx, 3))
-}
-
 func TestAdmissionCountsTheHooksOfDueBatches(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

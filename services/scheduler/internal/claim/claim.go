@@ -191,7 +191,8 @@ func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 	full = len(rows) == batch
 	rows, _ = c.leaveOutDeferred(ctx, rows)
 	c.release(batch - len(rows))
-	c.publish(ctx, rows, start, viaPoll)
+	// The poll claims only hooks already due: none is held.
+	c.publish(ctx, rows, time.Now(), start, viaPoll)
 	return len(rows), full, nil
 }
 
@@ -203,33 +204,25 @@ func (c *Claimer) reserve(ctx context.Context) int { return c.admit.reserve(ctx,
 func (c *Claimer) release(n int) { c.admit.release(n) }
 
 // claimIDs claims those of ids that are due within ahead by the database
-// clock, releases the room of the others, and publishes what it claimed:
-// at once when all of it is due, else through hold, which publishes each
-// hook once it is due (hold.go) and which the caller must run. ctx is a
-// claim's (detach).
-func (c *Claimer) claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Duration) (claimed int, hold func(), err error) {
+// clock, releases the room of the others, and publishes what it claimed at
+// once, each hook with the hold it still needs (hold.go). ctx is a claim's
+// (detach).
+func (c *Claimer) claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Duration) (claimed int, err error) {
 	if err := c.healStreams(ctx); err != nil {
 		c.release(len(ids))
-		return 0, nil, err
+		return 0, err
 	}
 	start := time.Now()
 	rows, err := c.claimByID(ctx, c.queries, ids, ahead)
 	received := time.Now()
 	if err != nil {
 		c.release(len(ids))
-		return 0, nil, err
+		return 0, err
 	}
 	rows, _ = c.leaveOutDeferred(ctx, rows)
 	c.release(len(ids) - len(rows))
-	if !mustHold(rows) {
-		c.publish(ctx, rows, start, viaWindow)
-		return len(rows), nil, nil
-	}
-	return len(rows), func() {
-		holdCtx, cancel := c.detach(ctx)
-		defer cancel()
-		c.publishWhenDue(holdCtx, rows, received, start, viaWindow)
-	}, nil
+	c.publish(ctx, rows, received, start, viaWindow)
+	return len(rows), nil
 }
 
 // warmClaim runs the claim by id on db with no ids: it changes nothing,

@@ -84,8 +84,9 @@ type WindowConfig struct {
 	// commit or publish delays only its own hooks.
 	Claims int
 	// ClaimAhead is how long before a hook is due (database clock) its
-	// just-in-time claim may run; its DueHook is then held until it is due
-	// (see hold.go). Zero claims at the due instant.
+	// just-in-time claim may run; its DueHook then carries the hold the
+	// dispatcher waits out before delivering it (see hold.go). Zero claims
+	// at the due instant.
 	ClaimAhead time.Duration
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 	"github.com/sundial-run/sundial/testkit/natstest"
 )
@@ -29,7 +30,7 @@ func TestABatchOfOneIsStoredOnceWhenItsClaimIsPublishedAgain(t *testing.T) {
 
 	publish := func() {
 		t.Helper()
-		n, err := c.pub.PublishAll(ctx, c.messages(ctx, []store.ClaimDueHooksRow{row}))
+		n, err := c.pub.PublishAll(ctx, c.messages(ctx, []store.ClaimDueHooksRow{row}, time.Now()))
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 	}
@@ -45,4 +46,36 @@ func TestABatchOfOneIsStoredOnceWhenItsClaimIsPublishedAgain(t *testing.T) {
 	msgs = natstest.StreamMessages(t, js, event.StreamDue)
 	require.Len(t, msgs, 2, "the next claim's batch is a message of its own")
 	require.Equal(t, event.DuesMsgID([]string{hookID.String()}, []int64{4}), msgs[1].Header.Get(jetstream.MsgIDHeader))
+}
+
+// A claim's hooks go out at once: one not yet due by the database clock
+// carries the hold left until it is (never more than what the database
+// clock still had to run when the claim's answer arrived), in a
+// HeldDueHooks message, which dispatchers of earlier releases refuse; a
+// hook already due carries none.
+func TestAHookNotYetDueGoesOutAtOnceWithItsHold(t *testing.T) {
+	t.Parallel()
+	c, err := New(nil, nil, Config{BatchSize: 10, DueBatch: 10, Lease: time.Minute, PollInterval: time.Second}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	dbNow := time.Now().Add(time.Hour) // only differences of its readings count
+	due := store.ClaimDueHooksRow{ID: uuid.New(), LeaseSeq: 1, Domain: "r.example.com", Path: "/", Data: []byte(`{}`),
+		DueAt: dbNow.Add(-time.Millisecond), DbNow: dbNow}
+	early := due
+	early.ID, early.DueAt = uuid.New(), dbNow.Add(150*time.Millisecond)
+
+	received := time.Now()
+	msgs := c.messages(t.Context(), []store.ClaimDueHooksRow{due, early}, received)
+	built := time.Now()
+	require.Len(t, msgs, 1)
+	require.Equal(t, event.TypeHeldDueHooks, msgs[0].Type)
+	hooks := msgs[0].Body.(*eventv1.HeldDueHooks).GetHooks()
+	require.Len(t, hooks, 2)
+	require.Nil(t, hooks[0].GetHold(), "a hook already due is not held")
+	hold := hooks[1].GetHold().AsDuration()
+	require.LessOrEqual(t, hold, 150*time.Millisecond)
+	require.GreaterOrEqual(t, hold, 150*time.Millisecond-built.Sub(received),
+		"the hold is what is left of the 150 ms once the message is built")
+
+	msgs = c.messages(t.Context(), []store.ClaimDueHooksRow{due}, received)
+	require.Equal(t, event.TypeDueHooks, msgs[0].Type, "with none held, the message is a DueHooks")
 }

@@ -31,13 +31,12 @@ func TestReleaseAtWaitsTheDatabaseClocksRemainder(t *testing.T) {
 	}
 }
 
-func TestMustHoldOnlyRowsNotYetDue(t *testing.T) {
+func TestHoldIsWhatIsLeftUntilTheRelease(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	due := store.ClaimDueHooksRow{DueAt: now.Add(-time.Millisecond), DbNow: now}
-	early := store.ClaimDueHooksRow{DueAt: now.Add(time.Millisecond), DbNow: now}
-	require.False(t, mustHold([]store.ClaimDueHooksRow{due, due}))
-	require.True(t, mustHold([]store.ClaimDueHooksRow{due, early}))
+	require.Equal(t, 150*time.Millisecond, holdAt(now, now.Add(150*time.Millisecond)))
+	require.Zero(t, holdAt(now, now))
+	require.Zero(t, holdAt(now, now.Add(-time.Second)), "a release already past holds nothing")
 }
 
 func TestLatestDBNowIsTheLastReadingOfAClaim(t *testing.T) {

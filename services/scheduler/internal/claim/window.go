@@ -23,10 +23,9 @@ type idClaimer interface {
 	reserve(ctx context.Context) int
 	release(n int)
 	// claimIDs claims those of ids due within ahead by the database clock
-	// and publishes them; hold, when not nil, publishes those not yet due
-	// once they are, and must be run. It releases the room of the ids it
-	// did not claim.
-	claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Duration) (claimed int, hold func(), err error)
+	// and publishes them, each with the hold it still needs. It releases
+	// the room of the ids it did not claim.
+	claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Duration) (claimed int, err error)
 	// warmClaim runs the claim statement on db with no ids.
 	warmClaim(ctx context.Context, db store.DBTX, ahead time.Duration) error
 	// detach is the context of one claim: ctx's values without its
@@ -78,7 +77,7 @@ type Window struct {
 	prefetching, prefetchAgain bool
 	settled                    chan claimed
 	loaded                     chan loaded
-	// workers counts the claim, hold and prefetch goroutines, so that Run
+	// workers counts the claim and prefetch goroutines, so that Run
 	// returns only once they have.
 	workers sync.WaitGroup
 
@@ -290,21 +289,18 @@ func (w *Window) applyClaim(c claimed) {
 	}
 }
 
-// claim claims ids by the database clock and publishes them, each once it
-// is due (hold.go); of the ids left over it reports those to look at again
-// (requeue). It runs on its own goroutine, detached from ctx's cancellation
-// like Claimer.Run's claims; so does the hold, which frees the claim's
-// slot at once and ends within ClaimAhead, before Run returns.
+// claim claims ids by the database clock and publishes them, each with
+// the hold it still needs (hold.go); of the ids left over it reports those
+// to look at again (requeue). It runs on its own goroutine, detached from
+// ctx's cancellation like Claimer.Run's claims, and ends before Run
+// returns.
 func (w *Window) claim(ctx context.Context, ids []uuid.UUID) claimed {
 	ctx, cancel := w.claimer.detach(ctx)
 	defer cancel()
-	n, hold, err := w.claimer.claimIDs(ctx, ids, w.cfg.ClaimAhead)
+	n, err := w.claimer.claimIDs(ctx, ids, w.cfg.ClaimAhead)
 	if err != nil {
 		w.log.Warn("just-in-time claim failed; the poll covers these hooks", "count", len(ids), "err", err)
 		return claimed{}
-	}
-	if hold != nil {
-		w.workers.Go(hold)
 	}
 	if n == len(ids) {
 		return claimed{}

@@ -290,9 +290,10 @@ func TestWindowHoldsClaimsWhileTheQueuesAreFull(t *testing.T) {
 }
 
 // A claim ahead of the due instant takes the database's commit off the
-// delivery's critical path, but the DueHook must still wait for the due
-// instant, and a window stopped while it holds one must publish it first.
-func TestWindowClaimsAheadButPublishesOnlyWhenDue(t *testing.T) {
+// delivery's critical path; its DueHook goes out at once, carrying the hold
+// a dispatcher waits out before sending it: published instant plus hold is
+// never before the due instant.
+func TestWindowClaimsAheadAndHoldsTheHookUntilDue(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	const lease = time.Minute
@@ -301,26 +302,24 @@ func TestWindowClaimsAheadButPublishesOnlyWhenDue(t *testing.T) {
 		Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: time.Second,
 	}, b.log)
 	require.NoError(t, err)
-	stop := runWindow(t, w)
+	runWindow(t, w)
 	hook := b.hook(t, 2*time.Second)
 
-	require.Eventually(t, func() bool { return fixture.Get(t, b.q, hook.ID).LeaseSeq == 1 },
-		15*time.Second, 2*time.Millisecond)
-	// Stopped while it holds the claimed hook: Run returns only once the
-	// DueHook is out, not before its time.
-	stop()
+	b.waitDue(t, 1)
 	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
-	require.Len(t, msgs, 1)
+	// Held: published before it was due (the claim starts 750 ms ahead).
+	require.Equal(t, event.TypeHeldDueHooks, msgs[0].Header.Get(event.TypeHeader))
 	due := fixture.DueHook(t, msgs[0])
 	require.Equal(t, hook.ID.String(), due.GetHookId())
 	claimedAt := due.GetLeaseExpiresAt().AsTime().Add(-lease)
 	require.True(t, claimedAt.Before(hook.PostAt), "claimed at %s, not ahead of its post_at %s", claimedAt, hook.PostAt)
-	require.False(t, msgs[0].Time.Before(hook.PostAt), "published at %s, before its post_at %s", msgs[0].Time, hook.PostAt)
+	release := msgs[0].Time.Add(due.GetHold().AsDuration())
+	require.False(t, release.Before(hook.PostAt), "held until %s, before its post_at %s", release, hook.PostAt)
 }
 
 // With the local clock running ahead, the window tries to claim earlier
 // than ClaimAhead: the database refuses, and the hook is claimed within
-// ClaimAhead of its run_at by the database clock and published when due.
+// ClaimAhead of its run_at by the database clock and held until due.
 func TestClaimAheadIsBoundedByTheDatabaseClock(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -339,5 +338,6 @@ func TestClaimAheadIsBoundedByTheDatabaseClock(t *testing.T) {
 	claimedAt := fixture.DueHook(t, msg).GetLeaseExpiresAt().AsTime().Add(-lease)
 	require.False(t, claimedAt.Before(hook.PostAt.Add(-ahead)),
 		"claimed at %s, more than %s before its post_at %s", claimedAt, ahead, hook.PostAt)
-	require.False(t, msg.Time.Before(hook.PostAt), "published at %s, before its post_at %s", msg.Time, hook.PostAt)
+	release := msg.Time.Add(fixture.DueHook(t, msg).GetHold().AsDuration())
+	require.False(t, release.Before(hook.PostAt), "held until %s, before its post_at %s", release, hook.PostAt)
 }

@@ -1,0 +1,111 @@
+package dispatch_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+	"github.com/sundial-run/sundial/testkit/natstest"
+)
+
+// heldDelivery is the delivery of a HeldDueHooks message carrying hooks.
+func heldDelivery(t *testing.T, hooks []*eventv1.DueHook) bus.Delivery {
+	t.Helper()
+	header := nats.Header{}
+	header.Set(event.TypeHeader, event.TypeHeldDueHooks)
+	return bus.Delivery{
+		Subject: event.SubjectDue, Header: header, NumDelivered: 1,
+		Data: fixture.Encode(t, &eventv1.HeldDueHooks{Hooks: hooks}),
+	}
+}
+
+// arrivals records when each hook's request reached the receiver.
+type arrivals struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (a *arrivals) answer(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	a.at[r.Header.Get("Sundial-Id")] = time.Now()
+	a.mu.Unlock()
+}
+
+func (a *arrivals) of(id string) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.at[id]
+}
+
+// A claim's hooks come together, each with the hold it still needs: a held
+// hook is sent no sooner than its hold after the message arrived, and a
+// hook without one is not kept waiting behind it.
+func TestHandleStartsAHeldHookNoSoonerThanItsHold(t *testing.T) {
+	t.Parallel()
+	got := &arrivals{at: map[string]time.Time{}}
+	b := setup(t, got.answer)
+	hooks, _ := b.batch(t, 2)
+	const hold = 300 * time.Millisecond
+	// The held hook first in the message: the dispatcher orders by hold.
+	hooks[0].Hold = durationpb.New(hold)
+	d := heldDelivery(t, hooks)
+
+	sent := time.Now() // before the message reaches the handler
+	require.NoError(t, b.handler.Handle(context.Background(), d))
+
+	held, now := got.of(hooks[0].GetHookId()), got.of(hooks[1].GetHookId())
+	require.False(t, held.IsZero(), "held hook delivered")
+	require.False(t, now.IsZero(), "hook without a hold delivered")
+	require.GreaterOrEqual(t, held.Sub(sent), hold, "a held hook is never sent before its hold has passed")
+	require.True(t, now.Before(held), "the hook without a hold went first")
+	res := results(t, b)
+	for _, due := range hooks {
+		require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res[due.GetHookId()].GetOutcome())
+	}
+	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue), "nothing handed back")
+}
+
+// Stopped while it holds a hook, the dispatcher hands it back with what is
+// left of its hold (in a HeldDueHooks message, which only dispatchers that
+// wait out holds read), so that the next one does not send it early.
+func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hooks, _ := b.batch(t, 2)
+	const hold = time.Minute
+	hooks[1].Hold = durationpb.New(hold)
+	d := heldDelivery(t, hooks)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	received := time.Now()
+	go func() { done <- b.handler.Handle(ctx, d) }()
+	require.Eventually(t, func() bool { return len(results(t, b)) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the first hook's result")
+	cancel() // shutdown while the second is held
+	require.NoError(t, <-done)
+	stopped := time.Now()
+
+	require.Len(t, b.receiver.Received(), 1, "the held hook was not sent")
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
+	require.Len(t, msgs, 1)
+	require.Equal(t, event.TypeHeldDueHooks, msgs[0].Header.Get(event.TypeHeader))
+	var back eventv1.HeldDueHooks
+	require.NoError(t, proto.Unmarshal(msgs[0].Data, &back))
+	require.Len(t, back.GetHooks(), 1)
+	require.Equal(t, hooks[1].GetHookId(), back.GetHooks()[0].GetHookId())
+	left := back.GetHooks()[0].GetHold().AsDuration()
+	require.LessOrEqual(t, left, hold-stopped.Sub(received)+time.Millisecond, "only what is left of the hold")
+	require.Greater(t, left, hold-10*time.Second, "the rest of the hold is kept")
+}
