@@ -59,6 +59,7 @@ func TestHandleStartsAHeldHookNoSoonerThanItsHold(t *testing.T) {
 	const hold = 300 * time.Millisecond
 	// The held hook first in the message: the dispatcher orders by hold.
 	hooks[0].Hold = durationpb.New(hold)
+	hooks[0].LeaseDuration = durationpb.New(time.Minute)
 	d := heldDelivery(t, hooks)
 
 	sent := time.Now() // before the message reaches the handler
@@ -83,8 +84,9 @@ func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	hooks, _ := b.batch(t, 2)
-	const hold = time.Minute
+	const hold = 30 * time.Second // within the fixture's lease of a minute
 	hooks[1].Hold = durationpb.New(hold)
+	hooks[1].LeaseDuration = durationpb.New(time.Minute)
 	d := heldDelivery(t, hooks)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -108,4 +110,20 @@ func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
 	left := back.GetHooks()[0].GetHold().AsDuration()
 	require.LessOrEqual(t, left, hold-stopped.Sub(received)+time.Millisecond, "only what is left of the hold")
 	require.Greater(t, left, hold-10*time.Second, "the rest of the hold is kept")
+}
+
+// A hold longer than the hook's lease is no scheduler's (its holds are at
+// most its claim-ahead): the hook is skipped, not kept in hand past the
+// instant its lease re-drives it.
+func TestHandleSkipsAHookHeldBeyondItsLease(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hooks, _ := b.batch(t, 2)
+	hooks[1].LeaseDuration = durationpb.New(time.Minute)
+	hooks[1].Hold = durationpb.New(2 * time.Minute)
+	require.NoError(t, b.handler.Handle(context.Background(), heldDelivery(t, hooks)))
+
+	require.Len(t, b.receiver.Received(), 1, "only the well-formed hook is sent")
+	require.Equal(t, hooks[0].GetHookId(), b.receiver.Received()[0].Header.Get("Sundial-Id"))
+	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue), "nothing handed back")
 }

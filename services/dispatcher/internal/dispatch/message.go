@@ -253,6 +253,12 @@ func check(msg *eventv1.DueHook) (dueHook, error) {
 	if len(msg.GetData()) == 0 {
 		return dueHook{}, fmt.Errorf("DueHook %s has no data", hookID)
 	}
+	// A hold beyond the lease would keep the message in hand past the
+	// instant the scheduler re-drives the hook (the scheduler's holds are
+	// at most its claim-ahead, 2 s).
+	if hold := msg.GetHold().AsDuration(); hold > msg.GetLeaseDuration().AsDuration() {
+		return dueHook{}, fmt.Errorf("DueHook %s holds %s, longer than its lease of %s", hookID, hold, msg.GetLeaseDuration().AsDuration())
+	}
 	return dueHook{msg: msg, hookID: hookID, projectID: projectID, host: host(msg.GetUrl())}, nil
 }
 

@@ -63,7 +63,7 @@ func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) (instrumen
 		return in, fmt.Errorf("claimer metrics: %w", err)
 	}
 	in.lateness, err = meter.Float64Histogram("sundial.scheduler.publish_lateness",
-		metric.WithDescription("Time from a hook's postAt to its first DueHook being published."), metric.WithUnit("s"),
+		metric.WithDescription("Time from a hook's postAt to its first DueHook being published; 0 when it was published ahead of it (claimed ahead, the dispatcher holds it until due)."), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(latenessBuckets...))
 	if err != nil {
 		return in, fmt.Errorf("claimer metrics: %w", err)
