@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -15,19 +14,13 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
 // heldDelivery is the delivery of a HeldDueHooks message carrying hooks.
 func heldDelivery(t *testing.T, hooks []*eventv1.DueHook) bus.Delivery {
 	t.Helper()
-	header := nats.Header{}
-	header.Set(event.TypeHeader, event.TypeHeldDueHooks)
-	return bus.Delivery{
-		Subject: event.SubjectDue, Header: header, NumDelivered: 1,
-		Data: fixture.Encode(t, &eventv1.HeldDueHooks{Hooks: hooks}),
-	}
+	return dueDelivery(t, event.TypeHeldDueHooks, &eventv1.HeldDueHooks{Hooks: hooks})
 }
 
 // arrivals records when each hook's request reached the receiver.

@@ -39,12 +39,15 @@ func (b bundle) batch(t *testing.T, n int) ([]*eventv1.DueHook, bus.Delivery) {
 // batchDelivery is the delivery of a DueHooks message carrying hooks.
 func batchDelivery(t *testing.T, hooks []*eventv1.DueHook) bus.Delivery {
 	t.Helper()
+	return dueDelivery(t, event.TypeDueHooks, &eventv1.DueHooks{Hooks: hooks})
+}
+
+// dueDelivery is the first delivery of a message of the due subject.
+func dueDelivery(t *testing.T, typ string, body proto.Message) bus.Delivery {
+	t.Helper()
 	header := nats.Header{}
-	header.Set(event.TypeHeader, event.TypeDueHooks)
-	return bus.Delivery{
-		Subject: event.SubjectDue, Header: header, NumDelivered: 1,
-		Data: fixture.Encode(t, &eventv1.DueHooks{Hooks: hooks}),
-	}
+	header.Set(event.TypeHeader, typ)
+	return bus.Delivery{Subject: event.SubjectDue, Header: header, NumDelivered: 1, Data: fixture.Encode(t, body)}
 }
 
 // results returns the results on the results stream by hook id; each came
