@@ -84,7 +84,7 @@ func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	received := time.Now()
+	started := time.Now()
 	go func() { done <- b.handler.Handle(ctx, d) }()
 	require.Eventually(t, func() bool { return len(results(t, b)) == 1 }, 10*time.Second, 10*time.Millisecond,
 		"the first hook's result")
@@ -101,8 +101,10 @@ func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
 	require.Len(t, back.GetHooks(), 1)
 	require.Equal(t, hooks[1].GetHookId(), back.GetHooks()[0].GetHookId())
 	left := back.GetHooks()[0].GetHold().AsDuration()
-	require.LessOrEqual(t, left, hold-stopped.Sub(received)+time.Millisecond, "only what is left of the hold")
-	require.Greater(t, left, hold-10*time.Second, "the rest of the hold is kept")
+	// The handler counts from its own receipt, before the first hook's
+	// result; the first hook's delivery came between the two.
+	require.Less(t, left, hold, "only what is left of the hold")
+	require.GreaterOrEqual(t, left, hold-stopped.Sub(started), "the rest of the hold is kept")
 }
 
 // A hold longer than the hook's lease is no scheduler's (its holds are at
