@@ -128,9 +128,17 @@ func scheduleConcurrently(t *testing.T, c apiclient.Client, n int, path string, 
 // TestBusyHostDoesNotBurnOtherHooksAttempts is issue 14's first attack:
 // project A's 500 hooks go to a path of a host that never answers, and
 // project B's 30 hooks to a fast path of the same host, due 2 s later.
-// B's hooks must arrive on time (p99 under 1 s late), no hook may have an
-// attempt recorded that the receiver never got, and none may fail as lost
-// ("no result after N deliveries") while A's hooks time out.
+// B's hooks must arrive on time, no hook may have an attempt recorded that
+// the receiver never got, and none may fail as lost ("no result after N
+// deliveries") while A's hooks time out.
+//
+// On time is measured against a control: project C's 30 hooks, due with
+// B's, go to a host of their own through the same services, so C's
+// lateness is what the machine's load alone costs (on a slow machine
+// running the whole suite, p99 over a second for both). B's p99 may exceed
+// C's by less than a second: waiting behind A's hanging requests costs
+// B's hooks up to the 2 s delivery timeout each, and the bug this guards
+// against cost them minutes.
 //
 // The lease is short and the re-drive cap 1, so that a hook held or handed
 // back until its lease runs out (what the per-host limit used to do) is
@@ -153,34 +161,23 @@ func TestBusyHostDoesNotBurnOtherHooksAttempts(t *testing.T) {
 	domain := host.srv.Addr()
 	apiA, credsA := b.newProject(t, "project-a", domain)
 	apiB, _ := b.newProject(t, "project-b", domain)
+	control := startSharedHost(t)
+	apiC, _ := b.newProject(t, "project-c", control.srv.Addr())
 	// A's 500 creates from 8 clients outrun a new key's rate limit (100
 	// requests a second, bursts of 200) on a fast machine: lifted, so that
 	// A's hooks fall due as fast as they are created.
 	b.setPlan(t, credsA.ProjectID, 1_000_000)
 
-	// A's hooks fall due as they are created; B's 2 s after the last.
+	// A's hooks fall due as they are created; B's and C's 2 s after the
+	// last.
 	scheduleConcurrently(t, apiA, hangs, "/hang", time.Second)
 	dueA := time.Now()
 	scheduleConcurrently(t, apiB, fast, "/fast", 2*time.Second)
+	scheduleConcurrently(t, apiC, fast, "/fast", 2*time.Second)
 
-	// B's hooks complete, each on its first attempt.
-	var hooksB []hook
-	require.Eventually(t, func() bool {
-		hooksB = listHooks(t, apiB)
-		return !slices.ContainsFunc(hooksB, func(h hook) bool { return h.Status != "completed" })
-	}, 60*time.Second, 100*time.Millisecond, "B's hooks never all completed")
-	require.Len(t, hooksB, fast)
-	late := make([]time.Duration, 0, fast)
-	for _, h := range hooksB {
-		require.Equal(t, 1, h.Attempts, "hook %s", h.ID)
-		n, first := host.requests(h.ID)
-		require.Equal(t, 1, n, "hook %s delivered once", h.ID)
-		late = append(late, first.Sub(h.PostAt))
-	}
-	slices.Sort(late)
-	p99 := late[(len(late)*99+99)/100-1]
-	t.Logf("B's lateness: p50 %s, p99 %s, max %s", late[len(late)/2], p99, late[len(late)-1])
-	require.Less(t, p99, time.Second, "B's hooks late behind A's hanging ones")
+	hooksB, p99B := onTimeOnce(t, "B", apiB, host, fast)
+	_, p99C := onTimeOnce(t, "C (control)", apiC, control, fast)
+	require.Less(t, p99B, p99C+time.Second, "B's hooks late behind A's hanging ones")
 
 	// A's hooks keep timing out for two more leases and beyond: long
 	// enough for a hook held until its lease runs out to be re-driven past
@@ -205,4 +202,28 @@ func TestBusyHostDoesNotBurnOtherHooksAttempts(t *testing.T) {
 	}
 	require.Positive(t, attempted, "A's hooks were attempted (and timed out)")
 	t.Logf("A: %d of %d hooks attempted by %s after they were due", attempted, hangs, 3*lease)
+}
+
+// onTimeOnce waits until the project's n hooks are completed, each on its
+// first attempt and received once by host, and returns them with the p99
+// of their lateness (first arrival - postAt).
+func onTimeOnce(t *testing.T, name string, api apiclient.Client, host *sharedHost, n int) ([]hook, time.Duration) {
+	t.Helper()
+	var hooks []hook
+	require.Eventually(t, func() bool {
+		hooks = listHooks(t, api)
+		return !slices.ContainsFunc(hooks, func(h hook) bool { return h.Status != "completed" })
+	}, 60*time.Second, 100*time.Millisecond, "%s's hooks never all completed", name)
+	require.Len(t, hooks, n)
+	late := make([]time.Duration, 0, n)
+	for _, h := range hooks {
+		require.Equal(t, 1, h.Attempts, "hook %s", h.ID)
+		got, first := host.requests(h.ID)
+		require.Equal(t, 1, got, "hook %s delivered once", h.ID)
+		late = append(late, first.Sub(h.PostAt))
+	}
+	slices.Sort(late)
+	p99 := late[(len(late)*99+99)/100-1]
+	t.Logf("%s's lateness: p50 %s, p99 %s, max %s", name, late[len(late)/2], p99, late[len(late)-1])
+	return hooks, p99
 }
