@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -93,14 +92,10 @@ func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
 	stopped := time.Now()
 
 	require.Len(t, b.receiver.Received(), 1, "the held hook was not sent")
-	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
-	require.Len(t, msgs, 1)
-	require.Equal(t, event.TypeHeldDueHooks, msgs[0].Header.Get(event.TypeHeader))
-	var back eventv1.HeldDueHooks
-	require.NoError(t, proto.Unmarshal(msgs[0].Data, &back))
-	require.Len(t, back.GetHooks(), 1)
-	require.Equal(t, hooks[1].GetHookId(), back.GetHooks()[0].GetHookId())
-	left := back.GetHooks()[0].GetHold().AsDuration()
+	back := handedBack(t, b, event.TypeHeldDueHooks)
+	require.Len(t, back, 1)
+	require.Equal(t, hooks[1].GetHookId(), back[0].GetHookId())
+	left := back[0].GetHold().AsDuration()
 	// The handler counts from its own receipt, before the first hook's
 	// result; the first hook's delivery came between the two.
 	require.Less(t, left, hold, "only what is left of the hold")

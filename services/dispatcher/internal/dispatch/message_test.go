@@ -66,6 +66,18 @@ func results(t *testing.T, b bundle) map[string]*eventv1.AttemptResult {
 	return out
 }
 
+// handedBack returns the hooks of the one message the handler published
+// back on the due subject, which must be of type typ (event.DecodeDue).
+func handedBack(t *testing.T, b bundle, typ string) []*eventv1.DueHook {
+	t.Helper()
+	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
+	require.Len(t, msgs, 1)
+	require.Equal(t, typ, msgs[0].Header.Get(event.TypeHeader))
+	hooks, err := event.DecodeDue(typ, msgs[0].Data)
+	require.NoError(t, err)
+	return hooks
+}
+
 func TestHandleDeliversEveryHookOfABatch(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
@@ -251,11 +263,7 @@ func TestHandleHandsBackAHookWhoseDeliveryShutdownCutShort(t *testing.T) {
 	res := results(t, b)
 	require.Len(t, res, 1, "the cut delivery has no result")
 	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res[hooks[0].GetHookId()].GetOutcome())
-	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
-	require.Len(t, msgs, 1)
-	require.Equal(t, event.TypeDueHooks, msgs[0].Header.Get(event.TypeHeader))
-	var back eventv1.DueHooks
-	require.NoError(t, proto.Unmarshal(msgs[0].Data, &back))
-	require.Len(t, back.GetHooks(), 1)
-	require.True(t, proto.Equal(hooks[1], back.GetHooks()[0]), "handed back as it came")
+	back := handedBack(t, b, event.TypeDueHooks)
+	require.Len(t, back, 1)
+	require.True(t, proto.Equal(hooks[1], back[0]), "handed back as it came")
 }
