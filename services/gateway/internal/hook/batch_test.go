@@ -198,12 +198,16 @@ func TestBatcherHardCapIsExact(t *testing.T) {
 }
 
 // TestBatcherJudgesABatchInOrder queues creates before the batcher runs,
-// so that they make one batch with room for some of them only.
+// so that they make one batch with room for some of them only. A create
+// counts as active before it reaches the queue, so some may still be on
+// their way when the batcher starts (seen on a slow machine: batches of 1,
+// 2 and 17): the batch lingers (up to MaxLinger) until it holds every
+// active create, which the batcher's Enough ends at once.
 func TestBatcherJudgesABatchInOrder(t *testing.T) {
 	t.Parallel()
 	b := setupBatch(t)
 	b.setPlan(8, 150) // alerts at 6, 8 and 12 hooks; hard cap 12
-	bat, start := b.batcher(hook.BatchConfig{MaxBatch: 64, Linger: 0, InFlight: 1, Timeout: 10 * time.Second})
+	bat, start := b.batcher(hook.BatchConfig{MaxBatch: 64, Linger: hook.MaxLinger, InFlight: 1, Timeout: 10 * time.Second})
 	var (
 		results []result
 		done    = make(chan struct{})
