@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/app"
 )
@@ -24,27 +24,14 @@ func main() {
 	}
 }
 
-// Garbage-collector defaults when the operator sets none: the dispatcher's
-// heap is small and short-lived (a delivery's buffers), so collecting half
-// as often saves CPU in a burst, and the memory limit keeps the process
-// well under 100 MiB whatever GOGC lets the heap grow to.
-const (
-	defaultGOGC       = 200
-	defaultMemLimitMB = 80
-)
-
-// tuneGC applies the defaults above unless GOGC or GOMEMLIMIT is set.
-func tuneGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGOGC)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemLimitMB << 20)
-	}
-}
+// gc are the collector's defaults when the operator sets none: the
+// dispatcher's heap is small and short-lived (a delivery's buffers), so
+// collecting half as often saves CPU in a burst, and the memory limit keeps
+// the process well under 100 MiB whatever GOGC lets the heap grow to.
+var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 80}
 
 func run() error {
-	tuneGC()
+	gcdefault.Apply(gc)
 	cfg, err := app.ConfigFromEnv(nil)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/app"
 )
@@ -25,7 +26,16 @@ func main() {
 	}
 }
 
+// gc are the collector's defaults when the operator sets none. A burst
+// allocates a batch's rows, events and statements for every few hundred
+// hooks, and Go's default (GOGC=100) spent a quarter of the scheduler's CPU
+// collecting them (docs/benchmarks.md); collecting half as often halves
+// that, and the soft limit keeps the heap under the 128 MiB that
+// docs/operations.md gives the scheduler.
+var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 100}
+
 func run() error {
+	gcdefault.Apply(gc)
 	cfg, err := app.ConfigFromEnv(nil)
 	if err != nil {
 		return err
