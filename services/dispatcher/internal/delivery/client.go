@@ -73,7 +73,6 @@ const MaxResponseHeaderBytes = egress.MaxResponseHeaderBytes
 // Client delivers hooks. It is safe for concurrent use and keeps
 // connections to receivers alive between deliveries.
 type Client struct {
-	http      *http.Client
 	transport *http.Transport
 	timeout   time.Duration
 	excerpt   int
@@ -170,12 +169,6 @@ func NewClient(opts Options) (*Client, error) {
 		DisableCompression: true,
 	}
 	return &Client{
-		http: &http.Client{
-			Transport: transport,
-			// A redirect is an answer like any other non-2xx: following it
-			// would send a signed payload somewhere the customer never named.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
 		transport: transport,
 		timeout:   opts.Timeout,
 		excerpt:   max(opts.ExcerptBytes, 0),
