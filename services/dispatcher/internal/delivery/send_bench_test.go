@@ -1,10 +1,15 @@
 package delivery_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"runtime"
 	"sync"
 	"syscall"
@@ -53,6 +58,92 @@ func BenchmarkSendToOneHost(b *testing.B) {
 	// CPU of the process (client and receiver) per delivery: steadier than
 	// the rate on a shared machine.
 	b.ReportMetric(float64((cpuTime(b)-before).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// BenchmarkExchangeFloor is BenchmarkSendToOneHost's deliveries without
+// net/http's client: each worker prepares the delivery as Send does, writes
+// it on a TLS connection of its own with one write and reads the answer
+// with http.ReadResponse on the same goroutine (no pool, no connection
+// goroutines, no hand-offs between them). It is no client Sundial could
+// ship (no header limit, no stale-connection check, no 1xx handling): it
+// measures how much of a delivery's CPU the transport's machinery takes,
+// the lever a leaner client would have (docs/benchmarks.md, "The
+// scheduler's collector and the delivery's transport").
+func BenchmarkExchangeFloor(b *testing.B) {
+	r := receiver.StartT(b, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_, _ = io.WriteString(w, "ok")
+	}), receiver.Options{HTTP2: true})
+	roots, err := egress.LoadRoots(receiver.CAFile(b))
+	require.NoError(b, err)
+	client, err := delivery.NewClient(delivery.Options{
+		Timeout: 10 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: userAgent,
+		RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
+	})
+	require.NoError(b, err)
+	b.Cleanup(client.Close)
+	tlsConfig := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	req := request(r.URL()+"/hooks", "whsec_k")
+	b.SetParallelism(64 / max(1, testingProcs()))
+	before := cpuTime(b)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		conn, err := tls.Dial("tcp", r.Addr(), tlsConfig)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer func() { _ = conn.Close() }()
+		in := bufio.NewReader(conn)
+		var out bytes.Buffer
+		for pb.Next() {
+			if err := exchangeOnce(conn, in, &out, client, req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime(b)-before).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// exchangeOnce is one delivery of BenchmarkExchangeFloor, with the work
+// per delivery that Send does around the exchange: the deadline, the
+// URL, the prepared body and headers, the excerpt.
+func exchangeOnce(conn *tls.Conn, in *bufio.Reader, out *bytes.Buffer, client *delivery.Client, r delivery.Request) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	deadline, _ := ctx.Deadline()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return err
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return err
+	}
+	p := client.Prepare(r, time.Now())
+	out.Reset()
+	fmt.Fprintf(out, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", u.RequestURI(), u.Host, len(p.Body))
+	if err := p.Header.Write(out); err != nil {
+		return err
+	}
+	out.WriteString("\r\n")
+	out.Write(p.Body)
+	if _, err := conn.Write(out.Bytes()); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(in, &http.Request{Method: http.MethodPost})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 1024))
+	return err
 }
 
 // cpuTime is the process's user and system CPU time so far.
