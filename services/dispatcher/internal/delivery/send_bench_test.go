@@ -29,18 +29,8 @@ import (
 // client with the default options (docs/choices.md, "Delivery details":
 // HTTP/1.1 against HTTP/2).
 func BenchmarkSendToOneHost(b *testing.B) {
-	r := receiver.StartT(b, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		_, _ = io.WriteString(w, "ok")
-	}), receiver.Options{HTTP2: true})
-	roots, err := egress.LoadRoots(receiver.CAFile(b))
-	require.NoError(b, err)
-	client, err := delivery.NewClient(delivery.Options{
-		Timeout: 10 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: userAgent,
-		RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
-	})
-	require.NoError(b, err)
-	b.Cleanup(client.Close)
+	r, opts := startBenchReceiver(b)
+	client := newBenchClient(b, opts)
 	req := request(r.URL()+"/hooks", "whsec_k")
 	b.SetParallelism(64 / max(1, testingProcs()))
 	before := cpuTime(b)
@@ -55,9 +45,7 @@ func BenchmarkSendToOneHost(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	// CPU of the process (client and receiver) per delivery: steadier than
-	// the rate on a shared machine.
-	b.ReportMetric(float64((cpuTime(b)-before).Microseconds())/float64(b.N), "cpu-µs/op")
+	reportCPU(b, before)
 }
 
 // BenchmarkExchangeFloor is BenchmarkSendToOneHost's deliveries without
@@ -70,19 +58,9 @@ func BenchmarkSendToOneHost(b *testing.B) {
 // the lever a leaner client would have (docs/benchmarks.md, "The
 // scheduler's collector and the delivery's transport").
 func BenchmarkExchangeFloor(b *testing.B) {
-	r := receiver.StartT(b, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		_, _ = io.WriteString(w, "ok")
-	}), receiver.Options{HTTP2: true})
-	roots, err := egress.LoadRoots(receiver.CAFile(b))
-	require.NoError(b, err)
-	client, err := delivery.NewClient(delivery.Options{
-		Timeout: 10 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: userAgent,
-		RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
-	})
-	require.NoError(b, err)
-	b.Cleanup(client.Close)
-	tlsConfig := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	r, opts := startBenchReceiver(b)
+	client := newBenchClient(b, opts)
+	tlsConfig := &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	req := request(r.URL()+"/hooks", "whsec_k")
 	b.SetParallelism(64 / max(1, testingProcs()))
 	before := cpuTime(b)
@@ -104,7 +82,7 @@ func BenchmarkExchangeFloor(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime(b)-before).Microseconds())/float64(b.N), "cpu-µs/op")
+	reportCPU(b, before)
 }
 
 // exchangeOnce is one delivery of BenchmarkExchangeFloor, with the work
@@ -146,6 +124,36 @@ func exchangeOnce(conn *tls.Conn, in *bufio.Reader, out *bytes.Buffer, client *d
 	return err
 }
 
+// startBenchReceiver starts a receiver that offers HTTP/2 and HTTP/1.1 and
+// answers 200 at once, and returns it with the default client options
+// that trust it.
+func startBenchReceiver(b *testing.B) (*receiver.Receiver, delivery.Options) {
+	r := receiver.StartT(b, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_, _ = io.WriteString(w, "ok")
+	}), receiver.Options{HTTP2: true})
+	roots, err := egress.LoadRoots(receiver.CAFile(b))
+	require.NoError(b, err)
+	return r, delivery.Options{
+		Timeout: 10 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: userAgent,
+		RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
+	}
+}
+
+// newBenchClient is a client with opts, closed when b ends.
+func newBenchClient(b *testing.B, opts delivery.Options) *delivery.Client {
+	client, err := delivery.NewClient(opts)
+	require.NoError(b, err)
+	b.Cleanup(client.Close)
+	return client
+}
+
+// reportCPU reports the process's CPU (client and receiver) per operation
+// since before: steadier than the rate on a shared machine.
+func reportCPU(b *testing.B, before time.Duration) {
+	b.ReportMetric(float64((cpuTime(b)-before).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime(b *testing.B) time.Duration {
 	var ru syscall.Rusage
@@ -157,20 +165,12 @@ func cpuTime(b *testing.B) time.Duration {
 // (no connection yet) to the same receiver: what a burst to a quiet host
 // costs in connections and handshakes.
 func BenchmarkBurstToAColdHost(b *testing.B) {
-	r := receiver.StartT(b, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		_, _ = io.WriteString(w, "ok")
-	}), receiver.Options{HTTP2: true})
-	roots, err := egress.LoadRoots(receiver.CAFile(b))
-	require.NoError(b, err)
+	r, opts := startBenchReceiver(b)
 	req := request(r.URL()+"/hooks", "whsec_k")
 	before := cpuTime(b)
 	b.ResetTimer()
 	for range b.N {
-		client, err := delivery.NewClient(delivery.Options{
-			Timeout: 10 * time.Second, ExcerptBytes: 1024, HeaderPrefix: "Sundial", UserAgent: userAgent,
-			RootCAs: roots, Guard: egress.NewGuard(false, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}),
-		})
+		client, err := delivery.NewClient(opts)
 		require.NoError(b, err)
 		var wg sync.WaitGroup
 		for range 64 {
@@ -185,7 +185,7 @@ func BenchmarkBurstToAColdHost(b *testing.B) {
 		client.Close()
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime(b)-before).Microseconds())/float64(b.N), "cpu-µs/op")
+	reportCPU(b, before)
 }
 
 // testingProcs is GOMAXPROCS, by which RunParallel multiplies its
