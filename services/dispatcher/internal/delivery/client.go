@@ -11,8 +11,10 @@
 // deliveries go over HTTP/1.1 only, one request per connection at a time,
 // so one answer can only fail its own delivery and no HTTP/2 control frame
 // ever reaches the dispatcher; response headers are read up to
-// MaxResponseHeaderBytes; and new connections to one host are rate-limited
-// (connrate.go).
+// MaxResponseHeaderBytes; connections per host are bounded (pool.go); and
+// new connections to one host are rate-limited (connrate.go). The HTTP/1.1
+// exchange itself is conn.go's: the delivery's goroutine writes and reads
+// its connection without net/http's transport.
 package delivery
 
 import (
@@ -21,7 +23,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/egress"
@@ -73,7 +74,7 @@ const MaxResponseHeaderBytes = egress.MaxResponseHeaderBytes
 // Client delivers hooks. It is safe for concurrent use and keeps
 // connections to receivers alive between deliveries.
 type Client struct {
-	transport *http.Transport
+	conns     *pool
 	timeout   time.Duration
 	excerpt   int
 	header    headerNames
@@ -92,8 +93,12 @@ const (
 	maxRateHosts = 10000
 )
 
-// maxSessions bounds the hosts whose TLS sessions are kept for resumption.
-const maxSessions = 1024
+// maxSessions bounds the hosts whose TLS sessions are kept for resumption,
+// and maxIdleConns the idle connections kept in all.
+const (
+	maxSessions  = 1024
+	maxIdleConns = 1024
+)
 
 // maxConnectWait is the longest a delivery waits for its host's next new
 // connection (connrate.go) before it is handed back unsent: long enough
@@ -126,50 +131,34 @@ func NewClient(opts Options) (*Client, error) {
 		Control:   opts.Guard.Control,
 		Resolver:  opts.Resolver,
 	}
-	// HTTP/1.1 only: over HTTP/2 every delivery to a host shares one
-	// connection, so one hostile answer (a header over the decoder's
-	// limit, a GOAWAY, a RST flood) failed every delivery on it, and the
-	// receiver could make the dispatcher answer PING, SETTINGS and
-	// WINDOW_UPDATE floods. Over HTTP/1.1 a connection carries one
-	// delivery at a time and nothing else; the benchmarks found it no
-	// slower (docs/choices.md, "Delivery details").
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	transport := &http.Transport{
-		// Nil: HTTPS_PROXY and friends would route deliveries around the
-		// egress guard (the guard would check the proxy, not the receiver).
-		Proxy:       nil,
-		DialContext: connects.dial(dialer.DialContext),
-		Protocols:   &protocols,
-		TLSClientConfig: &tls.Config{
-			RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12,
-			// Over HTTP/1.1 a busy host has many connections: resuming
-			// the session of an earlier one skips the certificate
-			// checks, about 40 % of a handshake's CPU on either side.
-			ClientSessionCache: tls.NewLRUClientSessionCache(maxSessions),
-		},
-		TLSHandshakeTimeout: opts.Timeout,
-		// A host has at most as many connections as deliveries in flight
-		// to it, and all of them are kept alive between deliveries. With
-		// fewer idle ones, each delivery over the count closed its
-		// connection and the next opened one (a TLS handshake per
-		// delivery). Without the cap, a delivery that found no idle
-		// connection in the instant between an answer and its
-		// connection's return to the pool dialled a new one, and the
-		// surplus was closed again: a healthy receiver at 64 deliveries in
-		// flight cost a steady trickle of handshakes and used up its
-		// connect rate (BenchmarkSendToOneHost).
-		MaxConnsPerHost:        perHost,
-		MaxIdleConns:           max(1024, perHost),
-		MaxIdleConnsPerHost:    perHost,
-		IdleConnTimeout:        idleConnTimeout,
-		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
-		// Receivers get exactly the headers of the delivery contract; Go
-		// would otherwise add Accept-Encoding and decompress the answer.
-		DisableCompression: true,
+	// HTTP/1.1 only (the only protocol offered in the handshake): over
+	// HTTP/2 every delivery to a host shares one connection, so one
+	// hostile answer (a header over the decoder's limit, a GOAWAY, a RST
+	// flood) failed every delivery on it, and the receiver could make the
+	// dispatcher answer PING, SETTINGS and WINDOW_UPDATE floods. Over
+	// HTTP/1.1 a connection carries one delivery at a time and nothing
+	// else; the benchmarks found it no slower (docs/choices.md, "Delivery
+	// details"). No proxy from the environment: HTTPS_PROXY and friends
+	// would route deliveries around the egress guard.
+	config := &tls.Config{
+		RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"http/1.1"},
+		// Over HTTP/1.1 a busy host has many connections: resuming the
+		// session of an earlier one skips the certificate checks, about
+		// 40 % of a handshake's CPU on either side.
+		ClientSessionCache: tls.NewLRUClientSessionCache(maxSessions),
+		// A delivery is a few KiB: whole records from the first one, not
+		// the small ones Go starts a connection with (one write system
+		// call per record).
+		DynamicRecordSizingDisabled: true,
 	}
+	// A host has at most as many connections as deliveries in flight to
+	// it, and all of them are kept alive between deliveries: with fewer
+	// idle ones, each delivery over the count closed its connection and
+	// the next opened one (a TLS handshake per delivery).
+	conns := newPool(connects.dial(dialer.DialContext), config, perHost, max(maxIdleConns, perHost), idleConnTimeout)
 	return &Client{
-		transport: transport,
+		conns:     conns,
 		timeout:   opts.Timeout,
 		excerpt:   max(opts.ExcerptBytes, 0),
 		header:    newHeaderNames(opts.HeaderPrefix),
@@ -179,7 +168,8 @@ func NewClient(opts Options) (*Client, error) {
 	}, nil
 }
 
-// Close releases idle connections.
+// Close closes the idle connections; a delivery in flight closes its own
+// when it ends.
 func (c *Client) Close() {
-	c.transport.CloseIdleConnections()
+	c.conns.close()
 }

@@ -1,7 +1,7 @@
 package delivery
 
 import (
-	"strings"
+	"errors"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/egress"
@@ -29,10 +29,8 @@ func Describe(err error, timeout time.Duration) string {
 // MaxResponseHeaderBytes.
 const tooLargeHeaders = "response headers larger than 64 KiB"
 
-// headersTooLarge recognises Go's transport refusing an answer over
-// MaxResponseHeaderBytes, which it reports only in words
-// ("net/http: server response headers exceeded 65536 bytes; aborted");
-// TestTenMegabyteHeadersAreReadOnlyTo64KiB keeps the wording checked.
+// headersTooLarge recognises an answer over MaxResponseHeaderBytes
+// (conn.go).
 func headersTooLarge(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "server response headers exceeded")
+	return errors.Is(err, errHeadersTooLarge)
 }

@@ -1,7 +1,6 @@
 package delivery
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,7 +91,8 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := checkURL(r.URL); err != nil {
+	t, err := parseTarget(r.URL)
+	if err != nil {
 		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: err.Error(), StartedAt: time.Now()}, nil
 	}
 	if len(r.Keys) == 0 {
@@ -106,14 +106,9 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	exchangeCtx, cancel := context.WithDeadline(ctx, sentAt.Add(c.timeout))
 	defer cancel()
 	prepared := c.Prepare(r, sentAt)
-	req, err := http.NewRequestWithContext(exchangeCtx, http.MethodPost, r.URL, bytes.NewReader(prepared.Body))
-	if err != nil {
-		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: "invalid URL", StartedAt: sentAt}, nil
-	}
-	req.Header = prepared.Header
 
 	res := Result{StartedAt: sentAt}
-	resp, err := c.do(exchangeCtx, req)
+	resp, err := c.do(exchangeCtx, t, prepared)
 	if errors.Is(err, ErrConnectionRate) && ctx.Err() == nil {
 		return Result{}, err
 	}
@@ -122,8 +117,7 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	}
 	if exchangeCtx.Err() != nil {
 		// An answer whose headers came only after the deadline is a
-		// timeout: the transport may still hand it over when the
-		// cancellation and the headers race.
+		// timeout, however the headers and the deadline raced.
 		drainAndClose(resp.Body)
 		return c.failed(ctx, exchangeCtx, res, exchangeCtx.Err())
 	}
@@ -132,8 +126,8 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	res.Duration = time.Since(sentAt)
 	drainAndClose(resp.Body)
 	if readErr == nil && exchangeCtx.Err() != nil {
-		// The limit covers the whole exchange, and a transport cut off by
-		// the deadline may report the body as merely ended.
+		// The limit covers the whole exchange, and a body cut off by the
+		// deadline may read as merely ended.
 		readErr = exchangeCtx.Err()
 	}
 	if readErr != nil {
@@ -170,29 +164,27 @@ func (c *Client) bodyError(exchangeCtx context.Context, err error) string {
 	return Describe(err, c.timeout)
 }
 
-// do sends req, as the first to open a connection to a cold host, or
-// after it (warm.go).
-func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, error) {
-	host := req.URL.Host
-	traced, release, err := c.warm.enter(ctx, host)
+// do sends the prepared delivery to t on a connection of the pool, as the
+// first to open a connection to a cold host, or after it (warm.go). A
+// redirect is an answer like any other non-2xx: following it would send a
+// signed payload somewhere the customer never named.
+func (c *Client) do(ctx context.Context, t target, p Prepared) (*http.Response, error) {
+	opened, err := c.warm.enter(ctx, t.host)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	if traced != ctx {
-		req = req.WithContext(traced)
+	conn, err := c.conns.get(ctx, t)
+	opened(err == nil)
+	if err != nil {
+		return nil, err
 	}
-	// The transport itself rather than an http.Client: a redirect is an
-	// answer like any other non-2xx (following it would send a signed
-	// payload somewhere the customer never named), the deadline is the
-	// context's, and there are no cookies, so a Client would only copy the
-	// headers for redirects it must not follow: 2-3 % of the dispatcher's
-	// CPU in a burst (docs/benchmarks.md).
-	resp, err := c.transport.RoundTrip(req)
-	if err == nil {
-		c.warm.touch(host)
+	resp, err := conn.roundTrip(ctx, t, p)
+	if err != nil {
+		conn.host.discard(conn)
+		return nil, err
 	}
-	return resp, err
+	c.warm.touch(t.host)
+	return resp, nil
 }
 
 // failed fills in a failed exchange, unless the caller's context ended.

@@ -2,28 +2,49 @@ package delivery
 
 import (
 	"errors"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 )
 
-// checkURL accepts only absolute https URLs: a delivery always uses HTTPS.
-func checkURL(raw string) error {
+// target is where a delivery goes.
+type target struct {
+	// addr is the host and port dialled (443 unless the URL names one).
+	addr string
+	// host is the Host header: the URL's host, with its port if it has one.
+	host string
+	// serverName is the name the certificate must hold: the host without
+	// port or brackets.
+	serverName string
+	// requestURI is the path and query as sent on the request line.
+	requestURI string
+}
+
+// parseTarget accepts only absolute https URLs: a delivery always uses
+// HTTPS.
+func parseTarget(raw string) (target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return errors.New("invalid URL")
+		return target{}, errors.New("invalid URL")
 	}
-	if u.Scheme != "https" || u.Host == "" {
-		return errors.New("invalid URL: want https://host/path")
+	if u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return target{}, errors.New("invalid URL: want https://host/path")
 	}
-	if legacyIPv4(u.Hostname()) {
+	name := u.Hostname()
+	if legacyIPv4(name) {
 		// Some resolvers (glibc's inet_aton) read these as addresses; the
 		// guard would still check the result, but a URL that only some
 		// machines understand is refused outright.
-		return errors.New("invalid URL: host " + u.Hostname() + " is an IPv4 address in a legacy spelling")
+		return target{}, errors.New("invalid URL: host " + name + " is an IPv4 address in a legacy spelling")
 	}
-	return nil
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	host := strings.TrimSuffix(u.Host, ":")
+	return target{addr: net.JoinHostPort(name, port), host: host, serverName: name, requestURI: u.RequestURI()}, nil
 }
 
 // legacyIPv4 reports whether host is an IPv4 address in one of the forms

@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +13,7 @@ import (
 // SUNDIAL_DISPATCHER_CONCURRENCY full TLS handshakes at once, CPU on both
 // sides and a visible delay before the first deliveries arrived. So while a
 // host has had no connection lately, one delivery at a time opens one and
-// the others to that host wait until it has it (httptrace's GotConn). Then
+// the others to that host wait until it has it. Then
 // they go, each opening its own connection (deliveries are HTTP/1.1 only,
 // client.go), and their handshakes resume the first one's TLS session
 // when its ticket has been read by then, as it usually has: no
@@ -62,50 +61,44 @@ func (h *hostWarmth) warm(now time.Time) bool {
 
 // enter lets a delivery to host go. When the host is cold and no other
 // delivery is opening a connection, this one is to open it: enter returns
-// ctx with a trace that marks the host warm once the connection is had,
-// and a release to call when the exchange is over (it lets the waiters go
-// if the connection never came). When another delivery is opening one,
-// enter waits for it, or for ctx to end.
-func (w *warmHosts) enter(ctx context.Context, host string) (context.Context, func(), error) {
+// the function to call once it has a connection (true) or gave up (false),
+// which marks the host warm or lets the waiters try for themselves. When
+// another delivery is opening one, enter waits for it, or for ctx to end.
+func (w *warmHosts) enter(ctx context.Context, host string) (func(connected bool), error) {
 	if v, ok := w.hosts.Load(host); ok && v.(*hostWarmth).warm(w.now()) {
-		return ctx, noop, nil
+		return noop, nil
 	}
 	w.mu.Lock()
 	h := w.host(host)
 	if h == nil || h.warm(w.now()) {
 		w.mu.Unlock()
-		return ctx, noop, nil
+		return noop, nil
 	}
 	if wait := h.opening; wait != nil {
 		w.mu.Unlock()
 		select {
 		case <-wait:
-			return ctx, noop, nil
+			return noop, nil
 		case <-ctx.Done():
-			return ctx, nil, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	opening := make(chan struct{})
 	h.opening = opening
 	w.mu.Unlock()
 
-	var once sync.Once
-	open := func(connected bool) {
-		once.Do(func() {
-			if connected {
-				h.warmUntil.Store(w.now().Add(w.ttl).UnixNano())
-			}
-			w.mu.Lock()
-			h.opening = nil
-			w.mu.Unlock()
-			close(opening)
-		})
-	}
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { open(true) }}
-	return httptrace.WithClientTrace(ctx, trace), func() { open(false) }, nil
+	return func(connected bool) {
+		if connected {
+			h.warmUntil.Store(w.now().Add(w.ttl).UnixNano())
+		}
+		w.mu.Lock()
+		h.opening = nil
+		w.mu.Unlock()
+		close(opening)
+	}, nil
 }
 
-func noop() {}
+func noop(bool) {}
 
 // host returns host's entry, adding it if there is room; nil when there
 // is none. Called with mu held.

@@ -1,0 +1,195 @@
+package delivery
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// One connection to a receiver, carrying one delivery at a time over
+// HTTP/1.1. The delivery's goroutine writes the request and reads the
+// answer itself: net/http's transport ran two goroutines per connection
+// and handed every request and answer between them and the caller, which
+// cost about a quarter of a delivery's CPU on the client's side
+// (BenchmarkSendToOneHost against BenchmarkExchangeFloor,
+// docs/benchmarks.md). What the transport bounded is bounded here too:
+// the answer's headers (MaxResponseHeaderBytes), the 1xx answers before
+// the final one (max1xx), the body read to keep the connection
+// (maxDrain), the whole exchange (the deadline, on the socket), and the
+// connections per host (pool.go).
+
+// errHeadersTooLarge is an answer whose status line and headers went over
+// MaxResponseHeaderBytes; Describe puts it as tooLargeHeaders.
+var errHeadersTooLarge = errors.New("delivery: response headers larger than the limit")
+
+// errTooMany1xx is an answer that kept sending informational statuses.
+var errTooMany1xx = errors.New("too many 1xx informational responses")
+
+// max1xx is how many 1xx answers (100 Continue, 103 Early Hints) may come
+// before the final one, as net/http allows.
+const max1xx = 5
+
+// readBufferSize is the answer's read buffer: the status line, headers and
+// excerpt of a usual answer in one read.
+const readBufferSize = 4 << 10
+
+// aLongTimeAgo is the deadline that interrupts a connection's reads and
+// writes at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// conn is an open connection to a receiver.
+type conn struct {
+	host *hostConns
+	// netConn is the TCP connection under tls; closing it ends both
+	// without a close_notify a hostile receiver could stall.
+	netConn net.Conn
+	tls     *tls.Conn
+	// raw peeks at the socket of an idle connection (idle.go); nil where
+	// the connection offers none.
+	raw  syscall.RawConn
+	peek [1]byte
+	// limit sits under br: it bounds what an answer's headers may take,
+	// and is lifted for the body, which the caller bounds.
+	limit io.LimitedReader
+	br    *bufio.Reader
+	out   bytes.Buffer
+	// idleSince is when the connection went back to the pool.
+	idleSince time.Time
+}
+
+// dialConn opens a TLS connection to t through dial (the egress guard and
+// the host's connect rate), bounded by ctx.
+func dialConn(ctx context.Context, dial dialFunc, config *tls.Config, t target) (*conn, error) {
+	netConn, err := dial(ctx, "tcp", t.addr)
+	if err != nil {
+		return nil, err
+	}
+	config = config.Clone()
+	config.ServerName = t.serverName
+	tlsConn := tls.Client(netConn, config)
+	if err := tlsConn.HandshakeContext(ctx); err != nil {
+		_ = netConn.Close()
+		return nil, err
+	}
+	c := &conn{netConn: netConn, tls: tlsConn}
+	c.limit.R = tlsConn
+	c.br = bufio.NewReaderSize(&c.limit, readBufferSize)
+	if sc, ok := netConn.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
+	return c, nil
+}
+
+// roundTrip writes the delivery and reads the answer's status and headers;
+// the answer's Body reads the rest and, once closed, gives the connection
+// back or closes it. ctx's deadline bounds the whole exchange, body
+// included, and ctx's end interrupts it. On an error the connection is
+// spent and the caller closes it.
+func (c *conn) roundTrip(ctx context.Context, t target, p Prepared) (*http.Response, error) {
+	deadline, _ := ctx.Deadline()
+	if err := c.netConn.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.netConn.SetDeadline(aLongTimeAgo) })
+	c.out.Reset()
+	writeRequest(&c.out, t, p)
+	if _, err := c.tls.Write(c.out.Bytes()); err != nil {
+		stop()
+		return nil, err
+	}
+	resp, err := c.readHead()
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	resp.Body = &connBody{body: resp.Body, conn: c, stop: stop,
+		keep: !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols}
+	return resp, nil
+}
+
+// writeRequest writes the POST as net/http would: the request line, Host,
+// the prepared headers (values with line breaks made spaces, as
+// http.Header.Write does), Content-Length and the body.
+func writeRequest(b *bytes.Buffer, t target, p Prepared) {
+	b.Grow(len(p.Body) + 1024)
+	b.WriteString("POST ")
+	b.WriteString(t.requestURI)
+	b.WriteString(" HTTP/1.1\r\nHost: ")
+	b.WriteString(t.host)
+	b.WriteString("\r\n")
+	_ = p.Header.Write(b) // a bytes.Buffer does not fail
+	b.WriteString("Content-Length: ")
+	b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(len(p.Body)), 10))
+	b.WriteString("\r\n\r\n")
+	b.Write(p.Body)
+}
+
+// readHead reads the final answer's status line and headers, skipping up
+// to max1xx informational answers, all within MaxResponseHeaderBytes.
+func (c *conn) readHead() (*http.Response, error) {
+	c.limit.N = MaxResponseHeaderBytes
+	for range max1xx + 1 {
+		resp, err := http.ReadResponse(c.br, nil)
+		if err != nil {
+			if c.limit.N <= 0 {
+				return nil, errHeadersTooLarge
+			}
+			return nil, err
+		}
+		if resp.StatusCode < 100 || resp.StatusCode > 199 || resp.StatusCode == http.StatusSwitchingProtocols {
+			// The body's length is the answer's to tell; the caller reads
+			// a bounded part of it.
+			c.limit.N = math.MaxInt64
+			return resp, nil
+		}
+	}
+	return nil, errTooMany1xx
+}
+
+// connBody is an answer's body on a connection of the pool.
+type connBody struct {
+	body io.ReadCloser
+	conn *conn
+	// stop unhooks the exchange's context; false when the context ended
+	// first and the connection's deadline was moved to interrupt it.
+	stop func() bool
+	// keep is whether the answer lets the connection carry another
+	// delivery (no "Connection: close", no protocol switch).
+	keep   bool
+	ended  bool
+	closed bool
+}
+
+func (b *connBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if err == io.EOF {
+		b.ended = true
+	}
+	return n, err
+}
+
+// Close gives the connection back when the body was read to its end and
+// nothing else arrived; otherwise it closes the connection. It never reads:
+// net/http's body would read the rest, however long.
+func (b *connBody) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	interrupted := !b.stop()
+	if b.ended && b.keep && !interrupted && b.conn.br.Buffered() == 0 {
+		b.conn.host.release(b.conn)
+		return nil
+	}
+	b.conn.host.discard(b.conn)
+	return nil
+}
