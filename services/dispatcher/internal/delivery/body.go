@@ -37,10 +37,30 @@ func timestamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// writeString writes s as a JSON string; a path's "&" stays readable.
+// writeString writes s as a JSON string, as encoding/json does without
+// HTML escaping (a path's "&" stays readable). Ids, timestamps and most
+// paths need no escape and are copied between quotes: an encoder for each
+// of a body's six strings was 2 % of the dispatcher's CPU in a burst.
 func writeString(b *bytes.Buffer, s string) {
+	if plainJSON(s) {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)       // a string always encodes
 	b.Truncate(b.Len() - 1) // Encode ends with a newline
+}
+
+// plainJSON reports whether s is printable ASCII without a quote or a
+// backslash: the JSON string is s itself between quotes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

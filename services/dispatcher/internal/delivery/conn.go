@@ -102,17 +102,20 @@ func (c *conn) roundTrip(ctx context.Context, t target, p Prepared) (*http.Respo
 	stop := context.AfterFunc(ctx, func() { _ = c.netConn.SetDeadline(aLongTimeAgo) })
 	c.out.Reset()
 	writeRequest(&c.out, t, p)
-	if _, err := c.tls.Write(c.out.Bytes()); err != nil {
-		stop()
-		return nil, err
-	}
+	_, writeErr := c.tls.Write(c.out.Bytes())
 	resp, err := c.readHead()
 	if err != nil {
 		stop()
+		if writeErr != nil {
+			return nil, writeErr
+		}
 		return nil, err
 	}
+	// A receiver may answer (413, say) and close before it has read a
+	// large body: its answer is the outcome, as net/http's transport
+	// had it, and the connection is spent.
 	resp.Body = &connBody{body: resp.Body, conn: c, stop: stop,
-		keep: !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols}
+		keep: writeErr == nil && !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols}
 	return resp, nil
 }
 
