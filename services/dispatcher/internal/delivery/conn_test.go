@@ -146,16 +146,7 @@ func TestAHostGetsAtMostItsConcurrencyInConnections(t *testing.T) {
 			first.Wait()
 		}
 	})
-	client := limitedClient(t, fixture.CAFile(t, r), allowed, 0)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			res, err := client.Send(context.Background(), request(r.URL+"/hooks", "whsec_k"))
-			require.NoError(t, err)
-			require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome, res.Error)
-		})
-	}
-	wg.Wait()
+	sendAtOnce(t, limitedClient(t, fixture.CAFile(t, r), allowed, 0), r.URL+"/hooks", n)
 	require.Len(t, r.Received(), n)
 	require.Equal(t, allowed, r.Conns())
 }

@@ -46,25 +46,23 @@ func limitedClient(t *testing.T, caFile string, hostConcurrency, connectRate int
 // each to succeed.
 func burst(t *testing.T, r *fixture.Receiver, n int) {
 	t.Helper()
-	client := freshClient(t, fixture.CAFile(t, r))
+	sendAtOnce(t, freshClient(t, fixture.CAFile(t, r)), r.URL+"/hooks", n)
+	require.Len(t, r.Received(), n)
+}
+
+// sendAtOnce sends n deliveries to url at once through client and
+// requires each to succeed.
+func sendAtOnce(t *testing.T, client *delivery.Client, url string, n int) {
+	t.Helper()
 	var wg sync.WaitGroup
-	outcomes := make(chan eventv1.Outcome, n)
 	for range n {
 		wg.Go(func() {
-			res, err := client.Send(context.Background(), request(r.URL+"/hooks", "whsec_k"))
-			if err != nil {
-				outcomes <- eventv1.Outcome_OUTCOME_UNSPECIFIED
-				return
-			}
-			outcomes <- res.Outcome
+			res, err := client.Send(context.Background(), request(url, "whsec_k"))
+			require.NoError(t, err)
+			require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome, res.Error)
 		})
 	}
 	wg.Wait()
-	close(outcomes)
-	for o := range outcomes {
-		require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, o)
-	}
-	require.Len(t, r.Received(), n)
 }
 
 func TestAHostAtItsCeilingKeepsItsConnectionsAlive(t *testing.T) {
@@ -88,15 +86,7 @@ func TestAHostAtItsCeilingKeepsItsConnectionsAlive(t *testing.T) {
 	})
 	client := limitedClient(t, fixture.CAFile(t, r), n, 0)
 	for _, path := range []string{"/first", "/second"} {
-		var wg sync.WaitGroup
-		for range n {
-			wg.Go(func() {
-				res, err := client.Send(context.Background(), request(r.URL+path, "whsec_k"))
-				require.NoError(t, err)
-				require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome, res.Error)
-			})
-		}
-		wg.Wait()
+		sendAtOnce(t, client, r.URL+path, n)
 	}
 	require.Equal(t, n, r.Conns(), "the second burst reused the first one's connections")
 }
@@ -141,15 +131,7 @@ func TestNewConnectionsResumeTheFirstTLSSession(t *testing.T) {
 	})
 	client := freshClient(t, fixture.CAFile(t, r))
 	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, send(t, client, request(r.URL+"/first", "whsec_k")).Outcome)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			res, err := client.Send(context.Background(), request(r.URL+"/hooks", "whsec_k"))
-			require.NoError(t, err)
-			require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome, res.Error)
-		})
-	}
-	wg.Wait()
+	sendAtOnce(t, client, r.URL+"/hooks", n)
 	require.Equal(t, n, r.Conns())
 	require.EqualValues(t, n-1, resumed.Load(), "new connections that resumed the first one's session")
 }
