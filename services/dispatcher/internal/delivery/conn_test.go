@@ -200,3 +200,40 @@ func TestAClosedClientStillDelivers(t *testing.T) {
 	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, send(t, client, request(r.URL+"/hooks", "whsec_k")).Outcome)
 	require.Equal(t, 2, r.Conns(), "closing dropped the idle connection")
 }
+
+func TestAnAnswerThatEndsTheConnectionIsNotReused(t *testing.T) {
+	t.Parallel()
+	// Answers after which a connection cannot carry another delivery: a
+	// protocol switch (a failure like any other non-2xx; the receiver
+	// here would go on answering on it), and a body without a length,
+	// which ends with the connection.
+	for _, tc := range []struct {
+		name, answer, outcome, error, excerpt string
+		keepOpen                              bool
+	}{
+		{"switch", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+			"failure", "HTTP 101", "", true},
+		{"no length", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nread to the close",
+			"success", "", "read to the close", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := startRawServer(t, func(conn net.Conn, in *bufio.Reader) {
+				for readRequest(in) {
+					_, _ = io.WriteString(conn, tc.answer)
+					if !tc.keepOpen {
+						return
+					}
+				}
+			})
+			client := freshClient(t, receiver.CAFile(t))
+			for range 2 {
+				res := send(t, client, request("https://"+s.addr+"/hooks", "whsec_k"))
+				require.Equal(t, tc.outcome, strings.ToLower(strings.TrimPrefix(res.Outcome.String(), "OUTCOME_")))
+				require.Equal(t, tc.error, res.Error)
+				require.Equal(t, tc.excerpt, res.Excerpt)
+			}
+			require.EqualValues(t, 2, s.conns.Load(), "each delivery on a connection of its own")
+		})
+	}
+}
