@@ -61,8 +61,9 @@ func (h *hostWarmth) warm(now time.Time) bool {
 
 // enter lets a delivery to host go. When the host is cold and no other
 // delivery is opening a connection, this one is to open it: enter returns
-// the function to call once it has a connection (true) or gave up (false),
-// which marks the host warm or lets the waiters try for themselves. When
+// the function to call, exactly once, when it has a connection (true) or
+// gave up (false), which marks the host warm or lets the waiters try for
+// themselves. When
 // another delivery is opening one, enter waits for it, or for ctx to end.
 func (w *warmHosts) enter(ctx context.Context, host string) (func(connected bool), error) {
 	if v, ok := w.hosts.Load(host); ok && v.(*hostWarmth).warm(w.now()) {
