@@ -42,6 +42,11 @@ const max1xx = 5
 // excerpt of a usual answer in one read.
 const readBufferSize = 4 << 10
 
+// maxKeptRequestBuffer is the largest request buffer a connection keeps
+// for its next delivery; a larger one, built for a large payload, is
+// dropped after its write.
+const maxKeptRequestBuffer = 64 << 10
+
 // aLongTimeAgo is the deadline that interrupts a connection's reads and
 // writes at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -103,6 +108,11 @@ func (c *conn) roundTrip(ctx context.Context, t target, p Prepared) (*http.Respo
 	c.out.Reset()
 	writeRequest(&c.out, t, p)
 	_, writeErr := c.tls.Write(c.out.Bytes())
+	if c.out.Cap() > maxKeptRequestBuffer {
+		// An idle connection keeps no large payload's buffer: a pool of
+		// them would hold megabytes each.
+		c.out = bytes.Buffer{}
+	}
 	resp, err := c.readHead()
 	if err != nil {
 		stop()
