@@ -19,7 +19,7 @@ var wording = egress.Wording{RefusedPrefix: "refused: ", ClosedPrefix: "connecti
 // "response headers larger than 64 KiB", else
 // "connection error: <short reason>".
 func Describe(err error, timeout time.Duration) string {
-	if headersTooLarge(err) {
+	if errors.Is(err, errHeadersTooLarge) { // conn.go
 		return tooLargeHeaders
 	}
 	return wording.Describe(err, timeout)
@@ -28,9 +28,3 @@ func Describe(err error, timeout time.Duration) string {
 // tooLargeHeaders is the failure of an answer whose headers went over
 // MaxResponseHeaderBytes.
 const tooLargeHeaders = "response headers larger than 64 KiB"
-
-// headersTooLarge recognises an answer over MaxResponseHeaderBytes
-// (conn.go).
-func headersTooLarge(err error) bool {
-	return errors.Is(err, errHeadersTooLarge)
-}
