@@ -5,8 +5,8 @@
 -- limit, and locks them, so that a hook changed by a concurrent transaction
 -- is re-checked rather than acted on in a stale state.
 --
--- Range selections rely on the indexes (project_id, status, post_at, id)
--- and (project_id, post_at, id); the planner picks by the status's share.
+-- Range selections rely on the index (project_id, status, post_at, id):
+-- each names its status.
 
 -- name: RetryFailedHooksByID :execrows
 -- A failed hook gets a fresh retry budget: retry_budget_base remembers the
@@ -53,7 +53,7 @@ WHERE h.id = sel.id AND h.status = 'failed';
 
 -- name: CancelHooksByID :execrows
 -- Cancelling deletes, as DELETE /v1/hooks/{id} does; attempt rows go with
--- the hook (ON DELETE CASCADE).
+-- the hook (migration 00026's trigger).
 DELETE FROM hooks
 WHERE project_id = @project_id
   AND id = ANY(@ids::uuid[])

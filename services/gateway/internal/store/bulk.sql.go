@@ -25,7 +25,7 @@ type CancelHooksByIDParams struct {
 }
 
 // Cancelling deletes, as DELETE /v1/hooks/{id} does; attempt rows go with
-// the hook (ON DELETE CASCADE).
+// the hook (migration 00026's trigger).
 func (q *Queries) CancelHooksByID(ctx context.Context, arg CancelHooksByIDParams) (int64, error) {
 	result, err := q.db.Exec(ctx, cancelHooksByID, arg.ProjectID, arg.Ids)
 	if err != nil {
@@ -294,8 +294,8 @@ type RetryFailedHooksByIDParams struct {
 // limit, and locks them, so that a hook changed by a concurrent transaction
 // is re-checked rather than acted on in a stale state.
 //
-// Range selections rely on the indexes (project_id, status, post_at, id)
-// and (project_id, post_at, id); the planner picks by the status's share.
+// Range selections rely on the index (project_id, status, post_at, id):
+// each names its status.
 // A failed hook gets a fresh retry budget: retry_budget_base remembers the
 // attempts already made, so attempt numbers keep counting up and the
 // history stays. It is due now by the database clock; the last error and

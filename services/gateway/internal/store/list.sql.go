@@ -16,7 +16,8 @@ const countHooks = `-- name: CountHooks :one
 SELECT count(*) FROM (
     SELECT 1 FROM hooks
     WHERE project_id = $1
-      AND ($2::text IS NULL OR status = $2)
+      AND status = ANY(CASE WHEN $2::text IS NULL THEN '{pending,retry,completed,failed}'::text[]
+                            ELSE ARRAY[$2::text] END)
       AND ($3::timestamptz IS NULL OR created_at > $3)
       AND ($4::timestamptz IS NULL OR created_at < $4)
       AND ($5::timestamptz IS NULL OR post_at > $5)
@@ -37,7 +38,9 @@ type CountHooksParams struct {
 
 // Counts the hooks matching the filters, but stops at count_limit: an exact
 // count of millions of rows would cost far more than the page. Without time
-// filters on both columns it reads only an index.
+// filters on both columns it reads only an index. The status array (every
+// status when none is asked for) makes each status's range of the index
+// one scan bounded by the time filter, as in the ListFew queries.
 func (q *Queries) CountHooks(ctx context.Context, arg CountHooksParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countHooks,
 		arg.ProjectID,
@@ -57,7 +60,8 @@ const listFewHooksCreatedAsc = `-- name: ListFewHooksCreatedAsc :many
 SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base, matching.async_deadline, matching.redrives, matching.held_due_at, matching.sequence_run_id FROM (
     SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks
     WHERE project_id = $1
-      AND ($2::text IS NULL OR status = $2)
+      AND status = ANY(CASE WHEN $2::text IS NULL THEN '{pending,retry,completed,failed}'::text[]
+                            ELSE ARRAY[$2::text] END)
       AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
       AND ($5::timestamptz IS NULL OR created_at < $5)
       AND ($6::timestamptz IS NULL OR post_at > $6)
@@ -139,7 +143,8 @@ const listFewHooksCreatedDesc = `-- name: ListFewHooksCreatedDesc :many
 SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base, matching.async_deadline, matching.redrives, matching.held_due_at, matching.sequence_run_id FROM (
     SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks
     WHERE project_id = $1
-      AND ($2::text IS NULL OR status = $2)
+      AND status = ANY(CASE WHEN $2::text IS NULL THEN '{pending,retry,completed,failed}'::text[]
+                            ELSE ARRAY[$2::text] END)
       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4::uuid))
       AND ($5::timestamptz IS NULL OR created_at > $5)
       AND ($6::timestamptz IS NULL OR post_at > $6)
@@ -227,7 +232,8 @@ const listFewHooksPostAtAsc = `-- name: ListFewHooksPostAtAsc :many
 SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base, matching.async_deadline, matching.redrives, matching.held_due_at, matching.sequence_run_id FROM (
     SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks
     WHERE project_id = $1
-      AND ($2::text IS NULL OR status = $2)
+      AND status = ANY(CASE WHEN $2::text IS NULL THEN '{pending,retry,completed,failed}'::text[]
+                            ELSE ARRAY[$2::text] END)
       AND ($3::timestamptz IS NULL OR (post_at, id) > ($3, $4::uuid))
       AND ($5::timestamptz IS NULL OR post_at < $5)
       AND ($6::timestamptz IS NULL OR created_at > $6)
@@ -309,7 +315,8 @@ const listFewHooksPostAtDesc = `-- name: ListFewHooksPostAtDesc :many
 SELECT matching.id, matching.project_id, matching.path, matching.domain, matching.data, matching.post_at, matching.status, matching.attempts, matching.post_duration_seconds, matching.failure_error, matching.try_at, matching.was_notified, matching.retry_override, matching.sequence_id, matching.sequence_step, matching.sequence_last_run_at, matching.run_at, matching.lease_seq, matching.lease_expires_at, matching.created_at, matching.updated_at, matching.retry_budget_base, matching.async_deadline, matching.redrives, matching.held_due_at, matching.sequence_run_id FROM (
     SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks
     WHERE project_id = $1
-      AND ($2::text IS NULL OR status = $2)
+      AND status = ANY(CASE WHEN $2::text IS NULL THEN '{pending,retry,completed,failed}'::text[]
+                            ELSE ARRAY[$2::text] END)
       AND ($3::timestamptz IS NULL OR (post_at, id) < ($3, $4::uuid))
       AND ($5::timestamptz IS NULL OR post_at > $5)
       AND ($6::timestamptz IS NULL OR created_at > $6)
@@ -388,14 +395,48 @@ func (q *Queries) ListFewHooksPostAtDesc(ctx context.Context, arg ListFewHooksPo
 }
 
 const listHooksCreatedAsc = `-- name: ListHooksCreatedAsc :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks
-WHERE project_id = $1
-  AND ($2::text IS NULL OR status = $2)
-  AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
-  AND ($5::timestamptz IS NULL OR created_at < $5)
-  AND ($6::timestamptz IS NULL OR post_at > $6)
-  AND ($7::timestamptz IS NULL OR post_at < $7)
-ORDER BY created_at ASC, id ASC
+SELECT page.id, page.project_id, page.path, page.domain, page.data, page.post_at, page.status, page.attempts, page.post_duration_seconds, page.failure_error, page.try_at, page.was_notified, page.retry_override, page.sequence_id, page.sequence_step, page.sequence_last_run_at, page.run_at, page.lease_seq, page.lease_expires_at, page.created_at, page.updated_at, page.retry_budget_base, page.async_deadline, page.redrives, page.held_due_at, page.sequence_run_id FROM (
+    (SELECT p.id, p.project_id, p.path, p.domain, p.data, p.post_at, p.status, p.attempts, p.post_duration_seconds, p.failure_error, p.try_at, p.was_notified, p.retry_override, p.sequence_id, p.sequence_step, p.sequence_last_run_at, p.run_at, p.lease_seq, p.lease_expires_at, p.created_at, p.updated_at, p.retry_budget_base, p.async_deadline, p.redrives, p.held_due_at, p.sequence_run_id FROM hooks AS p
+     WHERE p.project_id = $1 AND p.status = 'pending'
+       AND ($2::text IS NULL OR $2::text = 'pending')
+       AND ($3::timestamptz IS NULL OR (p.created_at, p.id) > ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR p.created_at < $5)
+       AND ($6::timestamptz IS NULL OR p.post_at > $6)
+       AND ($7::timestamptz IS NULL OR p.post_at < $7)
+     ORDER BY p.created_at ASC, p.id ASC
+     LIMIT $8)
+    UNION ALL
+    (SELECT r.id, r.project_id, r.path, r.domain, r.data, r.post_at, r.status, r.attempts, r.post_duration_seconds, r.failure_error, r.try_at, r.was_notified, r.retry_override, r.sequence_id, r.sequence_step, r.sequence_last_run_at, r.run_at, r.lease_seq, r.lease_expires_at, r.created_at, r.updated_at, r.retry_budget_base, r.async_deadline, r.redrives, r.held_due_at, r.sequence_run_id FROM hooks AS r
+     WHERE r.project_id = $1 AND r.status = 'retry'
+       AND ($2::text IS NULL OR $2::text = 'retry')
+       AND ($3::timestamptz IS NULL OR (r.created_at, r.id) > ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR r.created_at < $5)
+       AND ($6::timestamptz IS NULL OR r.post_at > $6)
+       AND ($7::timestamptz IS NULL OR r.post_at < $7)
+     ORDER BY r.created_at ASC, r.id ASC
+     LIMIT $8)
+    UNION ALL
+    (SELECT c.id, c.project_id, c.path, c.domain, c.data, c.post_at, c.status, c.attempts, c.post_duration_seconds, c.failure_error, c.try_at, c.was_notified, c.retry_override, c.sequence_id, c.sequence_step, c.sequence_last_run_at, c.run_at, c.lease_seq, c.lease_expires_at, c.created_at, c.updated_at, c.retry_budget_base, c.async_deadline, c.redrives, c.held_due_at, c.sequence_run_id FROM hooks AS c
+     WHERE c.project_id = $1 AND c.status = 'completed'
+       AND ($2::text IS NULL OR $2::text = 'completed')
+       AND ($3::timestamptz IS NULL OR (c.created_at, c.id) > ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR c.created_at < $5)
+       AND ($6::timestamptz IS NULL OR c.post_at > $6)
+       AND ($7::timestamptz IS NULL OR c.post_at < $7)
+     ORDER BY c.created_at ASC, c.id ASC
+     LIMIT $8)
+    UNION ALL
+    (SELECT f.id, f.project_id, f.path, f.domain, f.data, f.post_at, f.status, f.attempts, f.post_duration_seconds, f.failure_error, f.try_at, f.was_notified, f.retry_override, f.sequence_id, f.sequence_step, f.sequence_last_run_at, f.run_at, f.lease_seq, f.lease_expires_at, f.created_at, f.updated_at, f.retry_budget_base, f.async_deadline, f.redrives, f.held_due_at, f.sequence_run_id FROM hooks AS f
+     WHERE f.project_id = $1 AND f.status = 'failed'
+       AND ($2::text IS NULL OR $2::text = 'failed')
+       AND ($3::timestamptz IS NULL OR (f.created_at, f.id) > ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR f.created_at < $5)
+       AND ($6::timestamptz IS NULL OR f.post_at > $6)
+       AND ($7::timestamptz IS NULL OR f.post_at < $7)
+     ORDER BY f.created_at ASC, f.id ASC
+     LIMIT $8)
+) AS page
+ORDER BY page.created_at ASC, page.id ASC
 LIMIT $8
 `
 
@@ -468,14 +509,48 @@ func (q *Queries) ListHooksCreatedAsc(ctx context.Context, arg ListHooksCreatedA
 
 const listHooksCreatedDesc = `-- name: ListHooksCreatedDesc :many
 
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks
-WHERE project_id = $1
-  AND ($2::text IS NULL OR status = $2)
-  AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4::uuid))
-  AND ($5::timestamptz IS NULL OR created_at > $5)
-  AND ($6::timestamptz IS NULL OR post_at > $6)
-  AND ($7::timestamptz IS NULL OR post_at < $7)
-ORDER BY created_at DESC, id DESC
+SELECT page.id, page.project_id, page.path, page.domain, page.data, page.post_at, page.status, page.attempts, page.post_duration_seconds, page.failure_error, page.try_at, page.was_notified, page.retry_override, page.sequence_id, page.sequence_step, page.sequence_last_run_at, page.run_at, page.lease_seq, page.lease_expires_at, page.created_at, page.updated_at, page.retry_budget_base, page.async_deadline, page.redrives, page.held_due_at, page.sequence_run_id FROM (
+    (SELECT p.id, p.project_id, p.path, p.domain, p.data, p.post_at, p.status, p.attempts, p.post_duration_seconds, p.failure_error, p.try_at, p.was_notified, p.retry_override, p.sequence_id, p.sequence_step, p.sequence_last_run_at, p.run_at, p.lease_seq, p.lease_expires_at, p.created_at, p.updated_at, p.retry_budget_base, p.async_deadline, p.redrives, p.held_due_at, p.sequence_run_id FROM hooks AS p
+     WHERE p.project_id = $1 AND p.status = 'pending'
+       AND ($2::text IS NULL OR $2::text = 'pending')
+       AND ($3::timestamptz IS NULL OR (p.created_at, p.id) < ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR p.created_at > $5)
+       AND ($6::timestamptz IS NULL OR p.post_at > $6)
+       AND ($7::timestamptz IS NULL OR p.post_at < $7)
+     ORDER BY p.created_at DESC, p.id DESC
+     LIMIT $8)
+    UNION ALL
+    (SELECT r.id, r.project_id, r.path, r.domain, r.data, r.post_at, r.status, r.attempts, r.post_duration_seconds, r.failure_error, r.try_at, r.was_notified, r.retry_override, r.sequence_id, r.sequence_step, r.sequence_last_run_at, r.run_at, r.lease_seq, r.lease_expires_at, r.created_at, r.updated_at, r.retry_budget_base, r.async_deadline, r.redrives, r.held_due_at, r.sequence_run_id FROM hooks AS r
+     WHERE r.project_id = $1 AND r.status = 'retry'
+       AND ($2::text IS NULL OR $2::text = 'retry')
+       AND ($3::timestamptz IS NULL OR (r.created_at, r.id) < ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR r.created_at > $5)
+       AND ($6::timestamptz IS NULL OR r.post_at > $6)
+       AND ($7::timestamptz IS NULL OR r.post_at < $7)
+     ORDER BY r.created_at DESC, r.id DESC
+     LIMIT $8)
+    UNION ALL
+    (SELECT c.id, c.project_id, c.path, c.domain, c.data, c.post_at, c.status, c.attempts, c.post_duration_seconds, c.failure_error, c.try_at, c.was_notified, c.retry_override, c.sequence_id, c.sequence_step, c.sequence_last_run_at, c.run_at, c.lease_seq, c.lease_expires_at, c.created_at, c.updated_at, c.retry_budget_base, c.async_deadline, c.redrives, c.held_due_at, c.sequence_run_id FROM hooks AS c
+     WHERE c.project_id = $1 AND c.status = 'completed'
+       AND ($2::text IS NULL OR $2::text = 'completed')
+       AND ($3::timestamptz IS NULL OR (c.created_at, c.id) < ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR c.created_at > $5)
+       AND ($6::timestamptz IS NULL OR c.post_at > $6)
+       AND ($7::timestamptz IS NULL OR c.post_at < $7)
+     ORDER BY c.created_at DESC, c.id DESC
+     LIMIT $8)
+    UNION ALL
+    (SELECT f.id, f.project_id, f.path, f.domain, f.data, f.post_at, f.status, f.attempts, f.post_duration_seconds, f.failure_error, f.try_at, f.was_notified, f.retry_override, f.sequence_id, f.sequence_step, f.sequence_last_run_at, f.run_at, f.lease_seq, f.lease_expires_at, f.created_at, f.updated_at, f.retry_budget_base, f.async_deadline, f.redrives, f.held_due_at, f.sequence_run_id FROM hooks AS f
+     WHERE f.project_id = $1 AND f.status = 'failed'
+       AND ($2::text IS NULL OR $2::text = 'failed')
+       AND ($3::timestamptz IS NULL OR (f.created_at, f.id) < ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR f.created_at > $5)
+       AND ($6::timestamptz IS NULL OR f.post_at > $6)
+       AND ($7::timestamptz IS NULL OR f.post_at < $7)
+     ORDER BY f.created_at DESC, f.id DESC
+     LIMIT $8)
+) AS page
+ORDER BY page.created_at DESC, page.id DESC
 LIMIT $8
 `
 
@@ -491,11 +566,17 @@ type ListHooksCreatedDescParams struct {
 }
 
 // Listing hooks (GET /v1/hooks). One query per sort column and direction,
-// each an index range scan on (project_id[, status], sort column, id) in the
-// sort direction that stops after row_limit rows; and, for filters on the
-// other time column, a variant that selects the matching hooks first. The
-// parameters are the same in every list query, so the hooklist package fills
-// one struct:
+// each a merge of index range scans on (project_id, status, sort column,
+// id), one per status, in the sort direction, that stops after row_limit
+// rows; and, for filters on the other time column, a variant that selects
+// the matching hooks first. hooks has no list index without status
+// (migration 00025): every write of a hook would pay for its entries. So
+// a list of any status reads the four statuses' ranges side by side (the
+// four branches, the same but for the status: a new status needs a branch
+// here and in the status arrays below), and a list of one status reads
+// one (the others' `sqlc.narg(status)::text = '...'` folds to false). The
+// parameters are the same in every list query, so the hooklist package
+// fills one struct:
 //
 //	status                  NULL for any.
 //	key_at, key_id          exclusive keyset position: the last row of the
@@ -570,14 +651,48 @@ func (q *Queries) ListHooksCreatedDesc(ctx context.Context, arg ListHooksCreated
 }
 
 const listHooksPostAtAsc = `-- name: ListHooksPostAtAsc :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks
-WHERE project_id = $1
-  AND ($2::text IS NULL OR status = $2)
-  AND ($3::timestamptz IS NULL OR (post_at, id) > ($3, $4::uuid))
-  AND ($5::timestamptz IS NULL OR post_at < $5)
-  AND ($6::timestamptz IS NULL OR created_at > $6)
-  AND ($7::timestamptz IS NULL OR created_at < $7)
-ORDER BY post_at ASC, id ASC
+SELECT page.id, page.project_id, page.path, page.domain, page.data, page.post_at, page.status, page.attempts, page.post_duration_seconds, page.failure_error, page.try_at, page.was_notified, page.retry_override, page.sequence_id, page.sequence_step, page.sequence_last_run_at, page.run_at, page.lease_seq, page.lease_expires_at, page.created_at, page.updated_at, page.retry_budget_base, page.async_deadline, page.redrives, page.held_due_at, page.sequence_run_id FROM (
+    (SELECT p.id, p.project_id, p.path, p.domain, p.data, p.post_at, p.status, p.attempts, p.post_duration_seconds, p.failure_error, p.try_at, p.was_notified, p.retry_override, p.sequence_id, p.sequence_step, p.sequence_last_run_at, p.run_at, p.lease_seq, p.lease_expires_at, p.created_at, p.updated_at, p.retry_budget_base, p.async_deadline, p.redrives, p.held_due_at, p.sequence_run_id FROM hooks AS p
+     WHERE p.project_id = $1 AND p.status = 'pending'
+       AND ($2::text IS NULL OR $2::text = 'pending')
+       AND ($3::timestamptz IS NULL OR (p.post_at, p.id) > ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR p.post_at < $5)
+       AND ($6::timestamptz IS NULL OR p.created_at > $6)
+       AND ($7::timestamptz IS NULL OR p.created_at < $7)
+     ORDER BY p.post_at ASC, p.id ASC
+     LIMIT $8)
+    UNION ALL
+    (SELECT r.id, r.project_id, r.path, r.domain, r.data, r.post_at, r.status, r.attempts, r.post_duration_seconds, r.failure_error, r.try_at, r.was_notified, r.retry_override, r.sequence_id, r.sequence_step, r.sequence_last_run_at, r.run_at, r.lease_seq, r.lease_expires_at, r.created_at, r.updated_at, r.retry_budget_base, r.async_deadline, r.redrives, r.held_due_at, r.sequence_run_id FROM hooks AS r
+     WHERE r.project_id = $1 AND r.status = 'retry'
+       AND ($2::text IS NULL OR $2::text = 'retry')
+       AND ($3::timestamptz IS NULL OR (r.post_at, r.id) > ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR r.post_at < $5)
+       AND ($6::timestamptz IS NULL OR r.created_at > $6)
+       AND ($7::timestamptz IS NULL OR r.created_at < $7)
+     ORDER BY r.post_at ASC, r.id ASC
+     LIMIT $8)
+    UNION ALL
+    (SELECT c.id, c.project_id, c.path, c.domain, c.data, c.post_at, c.status, c.attempts, c.post_duration_seconds, c.failure_error, c.try_at, c.was_notified, c.retry_override, c.sequence_id, c.sequence_step, c.sequence_last_run_at, c.run_at, c.lease_seq, c.lease_expires_at, c.created_at, c.updated_at, c.retry_budget_base, c.async_deadline, c.redrives, c.held_due_at, c.sequence_run_id FROM hooks AS c
+     WHERE c.project_id = $1 AND c.status = 'completed'
+       AND ($2::text IS NULL OR $2::text = 'completed')
+       AND ($3::timestamptz IS NULL OR (c.post_at, c.id) > ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR c.post_at < $5)
+       AND ($6::timestamptz IS NULL OR c.created_at > $6)
+       AND ($7::timestamptz IS NULL OR c.created_at < $7)
+     ORDER BY c.post_at ASC, c.id ASC
+     LIMIT $8)
+    UNION ALL
+    (SELECT f.id, f.project_id, f.path, f.domain, f.data, f.post_at, f.status, f.attempts, f.post_duration_seconds, f.failure_error, f.try_at, f.was_notified, f.retry_override, f.sequence_id, f.sequence_step, f.sequence_last_run_at, f.run_at, f.lease_seq, f.lease_expires_at, f.created_at, f.updated_at, f.retry_budget_base, f.async_deadline, f.redrives, f.held_due_at, f.sequence_run_id FROM hooks AS f
+     WHERE f.project_id = $1 AND f.status = 'failed'
+       AND ($2::text IS NULL OR $2::text = 'failed')
+       AND ($3::timestamptz IS NULL OR (f.post_at, f.id) > ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR f.post_at < $5)
+       AND ($6::timestamptz IS NULL OR f.created_at > $6)
+       AND ($7::timestamptz IS NULL OR f.created_at < $7)
+     ORDER BY f.post_at ASC, f.id ASC
+     LIMIT $8)
+) AS page
+ORDER BY page.post_at ASC, page.id ASC
 LIMIT $8
 `
 
@@ -649,14 +764,48 @@ func (q *Queries) ListHooksPostAtAsc(ctx context.Context, arg ListHooksPostAtAsc
 }
 
 const listHooksPostAtDesc = `-- name: ListHooksPostAtDesc :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks
-WHERE project_id = $1
-  AND ($2::text IS NULL OR status = $2)
-  AND ($3::timestamptz IS NULL OR (post_at, id) < ($3, $4::uuid))
-  AND ($5::timestamptz IS NULL OR post_at > $5)
-  AND ($6::timestamptz IS NULL OR created_at > $6)
-  AND ($7::timestamptz IS NULL OR created_at < $7)
-ORDER BY post_at DESC, id DESC
+SELECT page.id, page.project_id, page.path, page.domain, page.data, page.post_at, page.status, page.attempts, page.post_duration_seconds, page.failure_error, page.try_at, page.was_notified, page.retry_override, page.sequence_id, page.sequence_step, page.sequence_last_run_at, page.run_at, page.lease_seq, page.lease_expires_at, page.created_at, page.updated_at, page.retry_budget_base, page.async_deadline, page.redrives, page.held_due_at, page.sequence_run_id FROM (
+    (SELECT p.id, p.project_id, p.path, p.domain, p.data, p.post_at, p.status, p.attempts, p.post_duration_seconds, p.failure_error, p.try_at, p.was_notified, p.retry_override, p.sequence_id, p.sequence_step, p.sequence_last_run_at, p.run_at, p.lease_seq, p.lease_expires_at, p.created_at, p.updated_at, p.retry_budget_base, p.async_deadline, p.redrives, p.held_due_at, p.sequence_run_id FROM hooks AS p
+     WHERE p.project_id = $1 AND p.status = 'pending'
+       AND ($2::text IS NULL OR $2::text = 'pending')
+       AND ($3::timestamptz IS NULL OR (p.post_at, p.id) < ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR p.post_at > $5)
+       AND ($6::timestamptz IS NULL OR p.created_at > $6)
+       AND ($7::timestamptz IS NULL OR p.created_at < $7)
+     ORDER BY p.post_at DESC, p.id DESC
+     LIMIT $8)
+    UNION ALL
+    (SELECT r.id, r.project_id, r.path, r.domain, r.data, r.post_at, r.status, r.attempts, r.post_duration_seconds, r.failure_error, r.try_at, r.was_notified, r.retry_override, r.sequence_id, r.sequence_step, r.sequence_last_run_at, r.run_at, r.lease_seq, r.lease_expires_at, r.created_at, r.updated_at, r.retry_budget_base, r.async_deadline, r.redrives, r.held_due_at, r.sequence_run_id FROM hooks AS r
+     WHERE r.project_id = $1 AND r.status = 'retry'
+       AND ($2::text IS NULL OR $2::text = 'retry')
+       AND ($3::timestamptz IS NULL OR (r.post_at, r.id) < ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR r.post_at > $5)
+       AND ($6::timestamptz IS NULL OR r.created_at > $6)
+       AND ($7::timestamptz IS NULL OR r.created_at < $7)
+     ORDER BY r.post_at DESC, r.id DESC
+     LIMIT $8)
+    UNION ALL
+    (SELECT c.id, c.project_id, c.path, c.domain, c.data, c.post_at, c.status, c.attempts, c.post_duration_seconds, c.failure_error, c.try_at, c.was_notified, c.retry_override, c.sequence_id, c.sequence_step, c.sequence_last_run_at, c.run_at, c.lease_seq, c.lease_expires_at, c.created_at, c.updated_at, c.retry_budget_base, c.async_deadline, c.redrives, c.held_due_at, c.sequence_run_id FROM hooks AS c
+     WHERE c.project_id = $1 AND c.status = 'completed'
+       AND ($2::text IS NULL OR $2::text = 'completed')
+       AND ($3::timestamptz IS NULL OR (c.post_at, c.id) < ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR c.post_at > $5)
+       AND ($6::timestamptz IS NULL OR c.created_at > $6)
+       AND ($7::timestamptz IS NULL OR c.created_at < $7)
+     ORDER BY c.post_at DESC, c.id DESC
+     LIMIT $8)
+    UNION ALL
+    (SELECT f.id, f.project_id, f.path, f.domain, f.data, f.post_at, f.status, f.attempts, f.post_duration_seconds, f.failure_error, f.try_at, f.was_notified, f.retry_override, f.sequence_id, f.sequence_step, f.sequence_last_run_at, f.run_at, f.lease_seq, f.lease_expires_at, f.created_at, f.updated_at, f.retry_budget_base, f.async_deadline, f.redrives, f.held_due_at, f.sequence_run_id FROM hooks AS f
+     WHERE f.project_id = $1 AND f.status = 'failed'
+       AND ($2::text IS NULL OR $2::text = 'failed')
+       AND ($3::timestamptz IS NULL OR (f.post_at, f.id) < ($3, $4::uuid))
+       AND ($5::timestamptz IS NULL OR f.post_at > $5)
+       AND ($6::timestamptz IS NULL OR f.created_at > $6)
+       AND ($7::timestamptz IS NULL OR f.created_at < $7)
+     ORDER BY f.post_at DESC, f.id DESC
+     LIMIT $8)
+) AS page
+ORDER BY page.post_at DESC, page.id DESC
 LIMIT $8
 `
 
