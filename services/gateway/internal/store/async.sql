@@ -51,6 +51,9 @@ SELECT h.id, h.attempts + 1, @lease_seq, now(), 0, 'async', 202, @state::text,
     @timeout_seconds::integer, sqlc.narg(body)::jsonb, true
 FROM hooks AS h
 WHERE h.id = @hook_id
+-- Keeps the hook from being deleted until the attempt is in (attempts go
+-- with their hook by migration 00026's trigger, which must see it).
+FOR KEY SHARE OF h
 RETURNING attempt;
 
 -- name: AckAttempt :exec

@@ -162,6 +162,7 @@ SELECT h.id, h.attempts + 1, $1, now(), 0, 'async', 202, $2::text,
     $3::integer, $4::jsonb, true
 FROM hooks AS h
 WHERE h.id = $5
+FOR KEY SHARE OF h
 RETURNING attempt
 `
 
@@ -180,6 +181,8 @@ type RecordAnswerBeforeResultParams struct {
 // apply it; the hook itself is the scheduler's to change. The attempt's
 // duration and response excerpt are unknown and left empty; a nack ends its
 // wait now.
+// Keeps the hook from being deleted until the attempt is in (attempts go
+// with their hook by migration 00026's trigger, which must see it).
 func (q *Queries) RecordAnswerBeforeResult(ctx context.Context, arg RecordAnswerBeforeResultParams) (int32, error) {
 	row := q.db.QueryRow(ctx, recordAnswerBeforeResult,
 		arg.LeaseSeq,

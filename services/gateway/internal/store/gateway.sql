@@ -94,7 +94,7 @@ SELECT * FROM hooks WHERE project_id = @project_id AND id = @id;
 SELECT * FROM hooks WHERE project_id = @project_id AND id = ANY(CAST(@ids::text[] AS uuid[]));
 
 -- name: DeleteHook :execrows
--- Attempt rows go with the hook (ON DELETE CASCADE).
+-- Attempt rows go with the hook (migration 00026's trigger).
 DELETE FROM hooks WHERE project_id = @project_id AND id = @id;
 
 -- name: DatabaseNow :one

@@ -33,7 +33,7 @@ type DeleteHookParams struct {
 	ID        uuid.UUID
 }
 
-// Attempt rows go with the hook (ON DELETE CASCADE).
+// Attempt rows go with the hook (migration 00026's trigger).
 func (q *Queries) DeleteHook(ctx context.Context, arg DeleteHookParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteHook, arg.ProjectID, arg.ID)
 	if err != nil {

@@ -11,8 +11,9 @@
 -- another transaction holds (another scheduler's cleaner, a bulk retry
 -- making it pending) to a later pass, and the lock taken here makes such a
 -- change wait and then find the row gone. Attempts are deleted by this
--- statement rather than by the foreign key's cascade so that they can be
--- counted; the cascade then finds none.
+-- statement rather than by the trigger that deletes a hook's attempts with
+-- it (migration 00026) so that they can be counted; the trigger then finds
+-- none.
 WITH doomed AS MATERIALIZED (
     SELECT h.id
     FROM projects AS p

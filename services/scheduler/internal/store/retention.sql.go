@@ -58,8 +58,9 @@ type DeleteExpiredHooksRow struct {
 // another transaction holds (another scheduler's cleaner, a bulk retry
 // making it pending) to a later pass, and the lock taken here makes such a
 // change wait and then find the row gone. Attempts are deleted by this
-// statement rather than by the foreign key's cascade so that they can be
-// counted; the cascade then finds none.
+// statement rather than by the trigger that deletes a hook's attempts with
+// it (migration 00026) so that they can be counted; the trigger then finds
+// none.
 func (q *Queries) DeleteExpiredHooks(ctx context.Context, maxHooks int32) (DeleteExpiredHooksRow, error) {
 	row := q.db.QueryRow(ctx, deleteExpiredHooks, maxHooks)
 	var i DeleteExpiredHooksRow
