@@ -408,6 +408,30 @@ func TestCancelDeletesTheHookWithItsAttempts(t *testing.T) {
 	require.Zero(t, attempts)
 }
 
+// Attempts go with their hook by a trigger, not a foreign key (migration
+// 00026): also when the hook goes in the cascade of its project's delete.
+func TestADeletedProjectTakesItsHooksAttemptsWithIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project, other := b.project(t, 100000, 200), b.project(t, 100000, 200)
+	gone, kept := b.hook(t, project, spec{status: "failed", attempts: 2}), b.hook(t, other, spec{status: "failed", attempts: 2})
+	tq := storetest.New(b.pool)
+	for _, h := range []uuid.UUID{gone.ID, kept.ID} {
+		for i := int32(1); i <= 2; i++ {
+			require.NoError(t, tq.InsertAttemptForBulkTest(context.Background(), storetest.InsertAttemptForBulkTestParams{HookID: h, Attempt: i}))
+		}
+	}
+	n, err := tq.DeleteProject(context.Background(), project)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	attempts, err := tq.CountAttemptsForBulkTest(context.Background(), gone.ID)
+	require.NoError(t, err)
+	require.Zero(t, attempts, "the deleted project's attempts")
+	attempts, err = tq.CountAttemptsForBulkTest(context.Background(), kept.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, attempts, "the other project's attempts")
+}
+
 func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

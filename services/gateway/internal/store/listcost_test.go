@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/pgtest"
+)
+
+// hooks has no list index without status (migration 00025): a list of any
+// status must read the four statuses' index ranges side by side (list.sql),
+// so that a page costs about its own rows whatever the project holds. A
+// plan that read the project's hooks and sorted them (what an ordered query
+// over `status = ANY(...)` gets from PostgreSQL) would read every one of
+// them for each page. These tests run the queries under EXPLAIN ANALYZE and
+// bound the buffers they touch.
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// listedHooks is how many hooks the project holds: far more than a page,
+// so that reading them all shows in the buffers.
+const listedHooks = 60_000 + 1_000 + 500
+
+// maxPageBuffers bounds a page of 101 hooks: four short index descents and
+// the heap pages of the rows read (measured: about 20 by postAt; about 115
+// by createdAt, where the fixture's hooks of a status share one creation
+// time and so are ordered by their random ids, each on its own page).
+// Reading the project's hooks takes about a thousand.
+const maxPageBuffers = 200
+
+type listCost struct {
+	pool    *pgxpool.Pool
+	project uuid.UUID
+	start   time.Time
+}
+
+// setupListCost makes a project of 60,000 completed, 1,000 failed and 500
+// pending hooks, due one second apart from the same start, with fresh
+// statistics.
+func setupListCost(t *testing.T) listCost {
+	t.Helper()
+	ctx := context.Background()
+	pool, _ := pgtest.NewPool(t)
+	tq := storetest.New(pool)
+	c := listCost{pool: pool, project: uuid.New(), start: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	require.NoError(t, tq.InsertProjectForBulkTest(ctx, storetest.InsertProjectForBulkTestParams{
+		ID: c.project, Domain: "hooks.example.com", PlanQuota: 1_000_000, PlanHardCapPercent: 200,
+	}))
+	for status, n := range map[string]int32{"completed": 60_000, "failed": 1_000, "pending": 500} {
+		_, err := tq.InsertHooksForBulkBench(ctx, storetest.InsertHooksForBulkBenchParams{
+			ProjectID: c.project, Start: c.start, Status: status, N: n,
+		})
+		require.NoError(t, err)
+	}
+	require.NoError(t, tq.AnalyzeHooksForBulkBench(ctx))
+	return c
+}
+
+// explained runs query under EXPLAIN (ANALYZE, BUFFERS) in a transaction
+// it rolls back, and returns the rows the statement produced and the
+// shared buffers it touched.
+func (c listCost) explained(t *testing.T, query string, args ...any) (rows, buffers float64) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := c.pool.BeginTx(ctx, pgx.TxOptions{})
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	var raw []byte
+	// QueryExecModeExec plans with the actual values, as the hooklist
+	// package's unnamed statements are planned.
+	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query,
+		append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&raw))
+	var out []struct {
+		Plan struct {
+			Rows float64 `json:"Actual Rows"`
+			Hit  float64 `json:"Shared Hit Blocks"`
+			Read float64 `json:"Shared Read Blocks"`
+		} `json:"Plan"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &out))
+	require.Len(t, out, 1)
+	return out[0].Plan.Rows, out[0].Plan.Hit + out[0].Plan.Read
+}
+
+func TestAPageOfAnyStatusReadsThePageNotTheProject(t *testing.T) {
+	t.Parallel()
+	c := setupListCost(t)
+	after := c.start.Add(10 * time.Second)
+	cases := map[string]struct {
+		query string
+		arg   ListHooksCreatedDescParams
+	}{
+		"createdAt desc":         {listHooksCreatedDesc, ListHooksCreatedDescParams{ProjectID: c.project, RowLimit: 101}},
+		"createdAt asc":          {listHooksCreatedAsc, ListHooksCreatedDescParams{ProjectID: c.project, RowLimit: 101}},
+		"postAt desc":            {listHooksPostAtDesc, ListHooksCreatedDescParams{ProjectID: c.project, RowLimit: 101}},
+		"postAt asc, from a key": {listHooksPostAtAsc, ListHooksCreatedDescParams{ProjectID: c.project, KeyAt: &after, KeyID: uuid.Max, RowLimit: 101}},
+	}
+	for name, tc := range cases {
+		a := tc.arg
+		rows, buffers := c.explained(t, tc.query, a.ProjectID, a.Status, a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit)
+		require.EqualValues(t, 101, rows, name)
+		t.Logf("%s: %.0f buffers", name, buffers)
+		require.Less(t, buffers, float64(maxPageBuffers), "%s: buffers for a page of 101", name)
+	}
+}
+
+// A count over a time window of any status reads the window of each
+// status's range, not the project's whole index.
+func TestACountOverAWindowReadsTheWindow(t *testing.T) {
+	t.Parallel()
+	c := setupListCost(t)
+	from, to := c.start.Add(100*time.Second), c.start.Add(201*time.Second)
+	_, buffers := c.explained(t, countHooks, c.project, nil, nil, nil, &from, &to, int32(100_001))
+	var n int64
+	require.NoError(t, c.pool.QueryRow(context.Background(), countHooks,
+		pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, int32(100_001)).Scan(&n))
+	require.EqualValues(t, 300, n, "100 hooks of each status in the window")
+	t.Logf("%.0f buffers", buffers)
+	require.Less(t, buffers, float64(maxPageBuffers), "buffers for a count of 300 among %d", listedHooks)
+}
