@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -64,32 +63,6 @@ func setupListCost(t *testing.T) listCost {
 	return c
 }
 
-// explained runs query under EXPLAIN (ANALYZE, BUFFERS) in a transaction
-// it rolls back, and returns the rows the statement produced and the
-// shared buffers it touched.
-func (c listCost) explained(t *testing.T, query string, args ...any) (rows, buffers float64) {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := c.pool.BeginTx(ctx, pgx.TxOptions{})
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback(ctx) }()
-	var raw []byte
-	// QueryExecModeExec plans with the actual values, as the hooklist
-	// package's unnamed statements are planned.
-	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query,
-		append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&raw))
-	var out []struct {
-		Plan struct {
-			Rows float64 `json:"Actual Rows"`
-			Hit  float64 `json:"Shared Hit Blocks"`
-			Read float64 `json:"Shared Read Blocks"`
-		} `json:"Plan"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &out))
-	require.Len(t, out, 1)
-	return out[0].Plan.Rows, out[0].Plan.Hit + out[0].Plan.Read
-}
-
 func TestAPageOfAnyStatusReadsThePageNotTheProject(t *testing.T) {
 	t.Parallel()
 	c := setupListCost(t)
@@ -105,7 +78,7 @@ func TestAPageOfAnyStatusReadsThePageNotTheProject(t *testing.T) {
 	}
 	for name, tc := range cases {
 		a := tc.arg
-		rows, buffers := c.explained(t, tc.query, a.ProjectID, a.Status, a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit)
+		rows, buffers := pgtest.Explain(t, c.pool, tc.query, pgx.QueryExecModeExec, a.ProjectID, a.Status, a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit)
 		require.EqualValues(t, 101, rows, name)
 		t.Logf("%s: %.0f buffers", name, buffers)
 		require.Less(t, buffers, float64(maxPageBuffers), "%s: buffers for a page of 101", name)
@@ -118,7 +91,7 @@ func TestACountOverAWindowReadsTheWindow(t *testing.T) {
 	t.Parallel()
 	c := setupListCost(t)
 	from, to := c.start.Add(100*time.Second), c.start.Add(201*time.Second)
-	_, buffers := c.explained(t, countHooks, c.project, nil, nil, nil, &from, &to, int32(100_001))
+	_, buffers := pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, int32(100_001))
 	var n int64
 	require.NoError(t, c.pool.QueryRow(context.Background(), countHooks,
 		pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, int32(100_001)).Scan(&n))

@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -60,33 +58,10 @@ func setupCost(t *testing.T) costBundle {
 	return costBundle{pool: pool, q: New(pool), tq: tq, project: project}
 }
 
-// explainedCost runs query under EXPLAIN (ANALYZE, BUFFERS) in a
-// transaction it rolls back, and returns the rows the statement produced
-// and the shared buffers it touched.
-func (b costBundle) explainedCost(t *testing.T, query string, args ...any) (rows, buffers float64) {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{})
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback(ctx) }()
-	var raw []byte
-	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(&raw))
-	var out []struct {
-		Plan struct {
-			Rows float64 `json:"Actual Rows"`
-			Hit  float64 `json:"Shared Hit Blocks"`
-			Read float64 `json:"Shared Read Blocks"`
-		} `json:"Plan"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &out))
-	require.Len(t, out, 1)
-	return out[0].Plan.Rows, out[0].Plan.Hit + out[0].Plan.Read
-}
-
 func TestClaimDueHooksCostIsLinearInTheHooksClaimed(t *testing.T) {
 	t.Parallel()
 	b := setupCost(t)
-	rows, buffers := b.explainedCost(t, claimDueHooks, 30.0, int32(500))
+	rows, buffers := pgtest.Explain(t, b.pool, claimDueHooks, 30.0, int32(500))
 	require.EqualValues(t, 500, rows)
 	t.Logf("%.1f buffers per claimed hook", buffers/rows)
 	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
@@ -102,7 +77,7 @@ func TestClaimHooksByIDCostIsLinearInTheHooksClaimed(t *testing.T) {
 	for i := 0; i < len(due); i += 4 {
 		ids = append(ids, due[i].ID)
 	}
-	rows, buffers := b.explainedCost(t, claimHooksByID, 30.0, ids, 1.0)
+	rows, buffers := pgtest.Explain(t, b.pool, claimHooksByID, 30.0, ids, 1.0)
 	require.EqualValues(t, 500, rows)
 	t.Logf("%.1f buffers per claimed hook", buffers/rows)
 	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
@@ -120,7 +95,7 @@ func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
 			require.NoError(t, b.tq.UpsertPresenceForTest(context.Background(), storetest.UpsertPresenceForTestParams{
 				ProjectID: b.project, GatewayID: "gw-1", Connected: connected, ResumeInSeconds: 900,
 			}))
-			rows, buffers := b.explainedCost(t, claimDueHooks, 30.0, int32(500))
+			rows, buffers := pgtest.Explain(t, b.pool, claimDueHooks, 30.0, int32(500))
 			require.EqualValues(t, 500, rows)
 			t.Logf("%.1f buffers per claimed hook", buffers/rows)
 			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
@@ -131,7 +106,7 @@ func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
 			for i := 0; i < len(due); i += 4 {
 				ids = append(ids, due[i].ID)
 			}
-			rows, buffers = b.explainedCost(t, claimHooksByID, 30.0, ids, 1.0)
+			rows, buffers = pgtest.Explain(t, b.pool, claimHooksByID, 30.0, ids, 1.0)
 			require.EqualValues(t, 500, rows)
 			t.Logf("%.1f buffers per claimed hook", buffers/rows)
 			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
