@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/testkit/receiver"
 )
@@ -236,4 +238,25 @@ func TestAnAnswerThatEndsTheConnectionIsNotReused(t *testing.T) {
 			require.EqualValues(t, 2, s.conns.Load(), "each delivery on a connection of its own")
 		})
 	}
+}
+
+func TestAnIdleConnectionKeepsNoLargeRequestBuffer(t *testing.T) {
+	t.Parallel()
+	// A 1 MiB payload's request buffer is dropped after its write, so a
+	// pool of idle connections does not hold a megabyte each; a usual
+	// one is kept for the next delivery.
+	r := fixture.StartReceiver(t, nil)
+	client := freshClient(t, fixture.CAFile(t, r))
+	idleBuffer := func(data string) int {
+		req := request(r.URL+"/hooks", "whsec_k")
+		req.Data = json.RawMessage(data)
+		res := send(t, client, req)
+		require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome, res.Error)
+		caps := delivery.IdleRequestBuffers(client)
+		require.Len(t, caps, 1)
+		return caps[0]
+	}
+	require.Positive(t, idleBuffer(`{"small":true}`))
+	require.Zero(t, idleBuffer(`"`+strings.Repeat("x", 1<<20)+`"`))
+	require.Positive(t, idleBuffer(`{"small":true}`))
 }
