@@ -141,6 +141,9 @@ func (a *Applier) endWaits(ctx context.Context, q *store.Queries, ids []uuid.UUI
 		}
 	}
 	outs := make([]*applied, len(ins))
+	if err := a.completeAll(ctx, q, ins, &plan, outs, true); err != nil {
+		return nil, nil, err
+	}
 	if err := a.settle(ctx, q, ins, plan, outs); err != nil {
 		return nil, nil, err
 	}

@@ -1,10 +1,12 @@
 package result
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -341,14 +343,19 @@ func (p *batchPlan) add(i int, in attempt) {
 }
 
 // applyBatch applies ins in the caller's transaction and tallies the
-// attempts it applies in figures (figures.go).
+// attempts it applies in figures (figures.go). The successes' hooks are
+// completed first, which tells the live ones from the stale; every
+// attempt is recorded after its hook is locked (migration 00026).
 func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attempt, figures *tally) ([]*applied, error) {
 	plan, err := lockBatch(ctx, q, ins)
 	if err != nil {
 		return nil, err
 	}
-	figures.addPlanned(ins, plan)
 	outs := make([]*applied, len(ins))
+	if err := a.completeAll(ctx, q, ins, &plan, outs, false); err != nil {
+		return nil, err
+	}
+	figures.addPlanned(ins, plan)
 	if err := insertAttempts(ctx, q, ins, append(plan.successes, plan.failures...)); err != nil {
 		return nil, err
 	}
@@ -367,16 +374,13 @@ func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attemp
 	return outs, nil
 }
 
-// settle moves the hooks of the planned successes and failures on, their
-// attempts recorded: to completed, or, for a failure, to retry while the
-// budget allows another attempt and to failed once it does not, writing
-// the alerts that causes, and moves on the sequence runs whose step hooks
-// finished (sequence.go). Delivery results and ended async waits (async.go)
-// all come through here.
+// settle moves on what the completions (completeAll, run first) left: the
+// hooks of the planned failures, their attempts recorded, go to retry
+// while the budget allows another attempt and to failed once it does not;
+// it writes the alerts the successes and failures cause, and moves on the
+// sequence runs whose step hooks finished (sequence.go). Delivery results
+// and ended async waits (async.go) all come through here.
 func (a *Applier) settle(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
-	if err := a.completeAll(ctx, q, ins, plan, outs); err != nil {
-		return err
-	}
 	if err := a.settleFailures(ctx, q, ins, plan, outs); err != nil {
 		return err
 	}
@@ -429,25 +433,38 @@ func (a *Applier) startWaits(ctx context.Context, q *store.Queries, ins []attemp
 	return nil
 }
 
-// lockBatch locks, in one statement, the hooks that still hold the lease of
-// a result, and sorts those results by kind.
+// lockBatch sorts the results by kind, the first of each lease only, and
+// locks, in one statement, the hooks of those that are not successes and
+// still hold their lease: the plan keeps only those. The successes stay
+// unlocked until completeAll completes their hooks, checking the lease as
+// it does.
 func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan, error) {
-	first := make(map[leaseKey]int, len(ins))
-	arg := store.LockLeasedHooksParams{HookIds: make([]uuid.UUID, 0, len(ins)), LeaseSeqs: make([]int64, 0, len(ins))}
+	seen := make(map[leaseKey]struct{}, len(ins))
+	var all batchPlan
 	for i, in := range ins {
 		k := leaseKey{in.hookID, in.leaseSeq}
-		if _, dup := first[k]; dup {
+		if _, dup := seen[k]; dup {
 			continue
 		}
-		first[k] = i
-		arg.HookIds = append(arg.HookIds, in.hookID)
-		arg.LeaseSeqs = append(arg.LeaseSeqs, in.leaseSeq)
+		seen[k] = struct{}{}
+		all.add(i, in)
+	}
+	plan := batchPlan{hooks: make(map[int]lockedHook, len(ins)), successes: all.successes}
+	others := append(append(append([]int(nil), all.failures...), all.waits...), all.defers...)
+	if len(others) == 0 {
+		return plan, nil
+	}
+	first := make(map[leaseKey]int, len(others))
+	arg := store.LockLeasedHooksParams{HookIds: make([]uuid.UUID, 0, len(others)), LeaseSeqs: make([]int64, 0, len(others))}
+	for _, i := range others {
+		first[leaseKey{ins[i].hookID, ins[i].leaseSeq}] = i
+		arg.HookIds = append(arg.HookIds, ins[i].hookID)
+		arg.LeaseSeqs = append(arg.LeaseSeqs, ins[i].leaseSeq)
 	}
 	rows, err := q.LockLeasedHooks(ctx, arg)
 	if err != nil {
 		return batchPlan{}, fmt.Errorf("lock hooks: %w", err)
 	}
-	plan := batchPlan{hooks: make(map[int]lockedHook, len(rows))}
 	for _, row := range rows {
 		i := first[leaseKey{row.ID, row.LeaseSeq}]
 		plan.hooks[i] = lockedHook{
@@ -486,15 +503,26 @@ func insertAttempts(ctx context.Context, q *store.Queries, ins []attempt, idx []
 	return nil
 }
 
-// completeAll completes the hooks of every success in one statement.
-func (a *Applier) completeAll(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
+// completeAll completes, in one statement, the hooks that still hold the
+// lease of a planned success (waitsEnded: the successes are acks of async
+// waits the caller has locked, CompleteHooks), locking them as it does,
+// and keeps in the
+// plan only those successes, with their hooks; the others are stale (outs
+// stays nil). The hooks are written in id order, the order LockLeasedHooks
+// locks in.
+func (a *Applier) completeAll(ctx context.Context, q *store.Queries, ins []attempt, plan *batchPlan, outs []*applied, waitsEnded bool) error {
 	if len(plan.successes) == 0 {
 		return nil
 	}
-	arg := store.CompleteHooksParams{}
-	for _, i := range plan.successes {
+	byID := slices.Clone(plan.successes)
+	slices.SortFunc(byID, func(x, y int) int { return bytes.Compare(ins[x].hookID[:], ins[y].hookID[:]) })
+	arg := store.CompleteHooksParams{WaitsEnded: waitsEnded}
+	success := make(map[leaseKey]int, len(byID))
+	for _, i := range byID {
 		in := ins[i]
+		success[leaseKey{in.hookID, in.leaseSeq}] = i
 		arg.Ids = append(arg.Ids, in.hookID)
+		arg.LeaseSeqs = append(arg.LeaseSeqs, in.leaseSeq)
 		arg.Attempts = append(arg.Attempts, in.attempt)
 		arg.Durations = append(arg.Durations, in.duration)
 		arg.StartedAts = append(arg.StartedAts, in.startedAt)
@@ -503,20 +531,31 @@ func (a *Applier) completeAll(ctx context.Context, q *store.Queries, ins []attem
 	if err != nil {
 		return fmt.Errorf("set hooks completed: %w", err)
 	}
-	at := make(map[uuid.UUID]time.Time, len(rows))
+	at := make(map[leaseKey]time.Time, len(rows))
 	for _, row := range rows {
-		at[row.ID] = row.UpdatedAt
-	}
-	for _, i := range plan.successes {
-		h := plan.hooks[i]
-		when, ok := at[ins[i].hookID]
-		if !ok {
-			return fmt.Errorf("set hook %s completed: not updated under its lock", ins[i].hookID)
+		k := leaseKey{row.ID, row.LeaseSeq}
+		at[k] = row.UpdatedAt
+		i := success[k]
+		plan.hooks[i] = lockedHook{
+			projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
+			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
+				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
+			sequenceRun: row.SequenceRunID, postAt: row.PostAt,
 		}
+	}
+	live := plan.successes[:0]
+	for _, i := range plan.successes {
+		when, ok := at[leaseKey{ins[i].hookID, ins[i].leaseSeq}]
+		if !ok {
+			continue
+		}
+		live = append(live, i)
+		h := plan.hooks[i]
 		outs[i] = &applied{projectID: h.projectID, path: h.path, status: StatusCompleted,
 			maxAttempts: a.budget(ctx, ins[i].hookID, h).MaxAttempts(), at: when}
 	}
-	return recoverAll(ctx, q, ins, plan, outs)
+	plan.successes = live
+	return recoverAll(ctx, q, ins, *plan, outs)
 }
 
 // endpoint is where hooks are delivered: a project's domain and path.

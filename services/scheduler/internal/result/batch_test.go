@@ -135,6 +135,39 @@ func TestBatchAppliesEveryKindInOneTransaction(t *testing.T) {
 	require.Equal(t, "HTTP 503", *failed.Error)
 }
 
+// Two different outcomes of one lease in a batch (two dispatchers that
+// both delivered it): the first applies and the other is stale, across the
+// two ways a batch takes its hooks (successes completed with the lease
+// checked, the others locked first).
+func TestTwoOutcomesOfOneLeaseInABatchApplyOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	hooks := make([]storetest.Hook, 4)
+	var rs []*eventv1.AttemptResult
+	for i := range hooks {
+		hooks[i] = b.leased(t, fixed30, time.Minute)
+		rs = append(rs, resultFor(hooks[i], eventv1.Outcome_OUTCOME_SUCCESS, 200, ""),
+			resultFor(hooks[i], eventv1.Outcome_OUTCOME_FAILURE, 503, "HTTP 503"))
+	}
+	batcher := runBatcher(t, b.applier, exactBatch(len(rs)))
+	for i, err := range handleAll(t, batcher.Handle, rs...) {
+		require.NoError(t, err, "result %d", i)
+	}
+	for _, h := range hooks {
+		attempts := fixture.Attempts(t, b.q, h.ID)
+		require.Len(t, attempts, 1, "one outcome of the lease applies")
+		row := fixture.Get(t, b.q, h.ID)
+		switch attempts[0].Outcome {
+		case "success":
+			require.Equal(t, "completed", row.Status)
+		case "failure":
+			require.Equal(t, "retry", row.Status)
+		default:
+			t.Fatalf("attempt outcome %q", attempts[0].Outcome)
+		}
+	}
+}
+
 // TestPoisonResultIsDroppedWhileTheOthersApply runs the real consumer: the
 // database refuses one result of a batch (an attempt number below the
 // hook's retry budget base violates a check), which must not keep the

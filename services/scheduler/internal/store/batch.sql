@@ -11,7 +11,10 @@
 -- applied). Rows are locked in id order, so two batches over
 -- overlapping hooks wait for each other instead of deadlocking.
 -- sequence_run_id tells a sequence step's hook (package runstep).
--- post_at gives a first attempt its lateness (the dashboard's figures).
+-- post_at gives a first attempt's lateness (the dashboard's figures).
+-- A batch's successes are not locked here: CompleteHooks checks their
+-- lease as it completes them, so their rows are written once rather than
+-- locked and then written.
 SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.post_at, h.retry_budget_base, h.retry_override,
     h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
     p.retry_max_delay_secs, p.retry_jitter
@@ -46,9 +49,22 @@ FROM (
 ON CONFLICT DO NOTHING;
 
 -- name: CompleteHooks :many
--- The attempts succeeded (or were acked): the hooks, locked by the caller's
--- transaction, are completed; tryAt shows when each attempt was made. An
--- async wait the hook was in ends.
+-- The attempts succeeded (or were acked): the hooks that still hold the
+-- lease of a success (a pair (ids[i], lease_seqs[i])) are completed, and
+-- returned with what settling the success needs of them (the columns of
+-- LockLeasedHooks); a pair with no row is stale, as there. The lease is
+-- checked here rather than by a lock taken first, so that a success
+-- writes its hook's row once: the row is locked by this update, and the
+-- attempt recorded after it in the same transaction. A delivery's result
+-- holds the lease while its hook is pending under it and in flight
+-- (lease_expires_at set: a hook whose lease ended with a 202 is waiting
+-- for its answer, and a second result of that lease is stale). With
+-- waits_ended, the caller is ending async waits whose hooks it has locked
+-- (LockEndedAsyncWaits), and a hook waiting under the lease
+-- (async_deadline set) holds it too. Rows are updated
+-- in the order of the pairs, which callers sort by id, as LockLeasedHooks
+-- locks them. tryAt shows when each attempt was made. An async wait the
+-- hook was in ends.
 UPDATE hooks AS h
 SET status                = 'completed',
     attempts              = u.attempts,
@@ -61,12 +77,19 @@ SET status                = 'completed',
     updated_at            = now()
 FROM (
     SELECT unnest(sqlc.arg(ids)::uuid[]) AS id,
+        unnest(sqlc.arg(lease_seqs)::bigint[]) AS lease_seq,
         unnest(sqlc.arg(attempts)::integer[]) AS attempts,
         unnest(sqlc.arg(durations)::float8[]) AS duration,
         unnest(sqlc.arg(started_ats)::timestamptz[]) AS started_at
-) AS u
+) AS u, projects AS p
 WHERE h.id = u.id
-RETURNING h.id, h.updated_at;
+  AND h.lease_seq = u.lease_seq
+  AND h.status = 'pending'
+  AND (h.lease_expires_at IS NOT NULL OR (sqlc.arg(waits_ended)::boolean AND h.async_deadline IS NOT NULL))
+  AND p.id = h.project_id
+RETURNING h.id, h.lease_seq, h.updated_at, h.project_id, h.domain, h.path, h.post_at, h.retry_budget_base,
+    h.retry_override, h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy,
+    p.retry_backoff_factor, p.retry_max_delay_secs, p.retry_jitter;
 
 -- name: SettleFailedHooks :many
 -- The attempts failed (or were nacked, or their async wait timed out): the

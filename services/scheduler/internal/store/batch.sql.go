@@ -25,33 +25,71 @@ SET status                = 'completed',
     async_deadline        = NULL,
     updated_at            = now()
 FROM (
-    SELECT unnest($1::uuid[]) AS id,
-        unnest($2::integer[]) AS attempts,
-        unnest($3::float8[]) AS duration,
-        unnest($4::timestamptz[]) AS started_at
-) AS u
+    SELECT unnest($2::uuid[]) AS id,
+        unnest($3::bigint[]) AS lease_seq,
+        unnest($4::integer[]) AS attempts,
+        unnest($5::float8[]) AS duration,
+        unnest($6::timestamptz[]) AS started_at
+) AS u, projects AS p
 WHERE h.id = u.id
-RETURNING h.id, h.updated_at
+  AND h.lease_seq = u.lease_seq
+  AND h.status = 'pending'
+  AND (h.lease_expires_at IS NOT NULL OR ($1::boolean AND h.async_deadline IS NOT NULL))
+  AND p.id = h.project_id
+RETURNING h.id, h.lease_seq, h.updated_at, h.project_id, h.domain, h.path, h.post_at, h.retry_budget_base,
+    h.retry_override, h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy,
+    p.retry_backoff_factor, p.retry_max_delay_secs, p.retry_jitter
 `
 
 type CompleteHooksParams struct {
+	WaitsEnded bool
 	Ids        []uuid.UUID
+	LeaseSeqs  []int64
 	Attempts   []int32
 	Durations  []float64
 	StartedAts []time.Time
 }
 
 type CompleteHooksRow struct {
-	ID        uuid.UUID
-	UpdatedAt time.Time
+	ID                 uuid.UUID
+	LeaseSeq           int64
+	UpdatedAt          time.Time
+	ProjectID          uuid.UUID
+	Domain             string
+	Path               string
+	PostAt             time.Time
+	RetryBudgetBase    int32
+	RetryOverride      json.RawMessage
+	SequenceRunID      *uuid.UUID
+	RetryMinRetries    int32
+	RetryDelaySecs     int32
+	RetryStrategy      string
+	RetryBackoffFactor float64
+	RetryMaxDelaySecs  int32
+	RetryJitter        bool
 }
 
-// The attempts succeeded (or were acked): the hooks, locked by the caller's
-// transaction, are completed; tryAt shows when each attempt was made. An
-// async wait the hook was in ends.
+// The attempts succeeded (or were acked): the hooks that still hold the
+// lease of a success (a pair (ids[i], lease_seqs[i])) are completed, and
+// returned with what settling the success needs of them (the columns of
+// LockLeasedHooks); a pair with no row is stale, as there. The lease is
+// checked here rather than by a lock taken first, so that a success
+// writes its hook's row once: the row is locked by this update, and the
+// attempt recorded after it in the same transaction. A delivery's result
+// holds the lease while its hook is pending under it and in flight
+// (lease_expires_at set: a hook whose lease ended with a 202 is waiting
+// for its answer, and a second result of that lease is stale). With
+// waits_ended, the caller is ending async waits whose hooks it has locked
+// (LockEndedAsyncWaits), and a hook waiting under the lease
+// (async_deadline set) holds it too. Rows are updated
+// in the order of the pairs, which callers sort by id, as LockLeasedHooks
+// locks them. tryAt shows when each attempt was made. An async wait the
+// hook was in ends.
 func (q *Queries) CompleteHooks(ctx context.Context, arg CompleteHooksParams) ([]CompleteHooksRow, error) {
 	rows, err := q.db.Query(ctx, completeHooks,
+		arg.WaitsEnded,
 		arg.Ids,
+		arg.LeaseSeqs,
 		arg.Attempts,
 		arg.Durations,
 		arg.StartedAts,
@@ -63,7 +101,24 @@ func (q *Queries) CompleteHooks(ctx context.Context, arg CompleteHooksParams) ([
 	var items []CompleteHooksRow
 	for rows.Next() {
 		var i CompleteHooksRow
-		if err := rows.Scan(&i.ID, &i.UpdatedAt); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.LeaseSeq,
+			&i.UpdatedAt,
+			&i.ProjectID,
+			&i.Domain,
+			&i.Path,
+			&i.PostAt,
+			&i.RetryBudgetBase,
+			&i.RetryOverride,
+			&i.SequenceRunID,
+			&i.RetryMinRetries,
+			&i.RetryDelaySecs,
+			&i.RetryStrategy,
+			&i.RetryBackoffFactor,
+			&i.RetryMaxDelaySecs,
+			&i.RetryJitter,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -175,7 +230,10 @@ type LockLeasedHooksRow struct {
 // applied). Rows are locked in id order, so two batches over
 // overlapping hooks wait for each other instead of deadlocking.
 // sequence_run_id tells a sequence step's hook (package runstep).
-// post_at gives a first attempt its lateness (the dashboard's figures).
+// post_at gives a first attempt's lateness (the dashboard's figures).
+// A batch's successes are not locked here: CompleteHooks checks their
+// lease as it completes them, so their rows are written once rather than
+// locked and then written.
 func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams) ([]LockLeasedHooksRow, error) {
 	rows, err := q.db.Query(ctx, lockLeasedHooks, arg.HookIds, arg.LeaseSeqs)
 	if err != nil {
