@@ -23,10 +23,10 @@ WITH due AS (
 -- leased: the pause's end (the probe's lease expiry once a probe is out),
 -- or a second from now when another claim's probe raced this one. Such a
 -- hook gets no lease, no attempt and no re-drive, keeps its status, and is
--- returned with deferred set, for the caller to leave out. With no paused
--- endpoint both are an index probe per due hook that finds nothing. paused
--- is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook of the
--- outer join (500 x 500 index probes per claim of 500).
+-- returned with deferred set, for the caller to leave out. Both start from
+-- troubled (below), so with no paused endpoint they cost nothing per hook.
+-- paused is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook
+-- of the outer join (500 x 500 index probes per claim of 500).
 -- Listener presence (migration 00015, docs/listener.md "Routing"), one
 -- probe of listener_presence's primary key per project of the claim, not
 -- per hook: routed holds the due projects that are listening (a row
@@ -54,6 +54,18 @@ routed AS MATERIALIZED (
     ) AS lp
     WHERE lp.listening OR lp.resume_until > now()
 ),
+-- troubled: the claim's units (project, domain) whose breaker holds a
+-- pause, read with one probe of endpoint_breakers' key per distinct unit
+-- rather than per hook (a burst's claim of 500 hooks to one domain: one
+-- probe, not 1,000), and leaving out the routed projects. Usually empty,
+-- which leaves probe and paused nothing to join.
+troubled AS MATERIALIZED (
+    SELECT o.project_id, o.domain, o.paused_until
+    FROM (SELECT DISTINCT due.project_id, due.domain FROM due) AS u
+    JOIN endpoint_breakers AS o ON o.project_id = u.project_id AND o.domain = u.domain
+    WHERE o.paused_until IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = u.project_id)
+),
 probe AS (
     UPDATE endpoint_breakers AS b
     SET paused_until  = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
@@ -61,23 +73,21 @@ probe AS (
         probe_hook_id = c.id,
         updated_at    = now()
     FROM (
-        SELECT DISTINCT ON (o.project_id, o.domain) o.project_id, o.domain, due.id
-        FROM due
-        JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
-        WHERE o.paused_until <= now()
-          AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
-        ORDER BY o.project_id, o.domain, due.run_at, due.id
+        SELECT DISTINCT ON (t.project_id, t.domain) t.project_id, t.domain, due.id
+        FROM troubled AS t
+        JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
+        WHERE t.paused_until <= now()
+        ORDER BY t.project_id, t.domain, due.run_at, due.id
     ) AS c
     WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
     RETURNING b.project_id, b.domain, b.paused_until, c.id AS probe_id
 ),
 paused AS MATERIALIZED (
-    SELECT due.id, COALESCE(pr.paused_until, GREATEST(o.paused_until, now() + interval '1 second')) AS until
-    FROM due
-    JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
-    LEFT JOIN probe AS pr ON pr.project_id = o.project_id AND pr.domain = o.domain
-    WHERE o.paused_until IS NOT NULL AND due.id IS DISTINCT FROM pr.probe_id
-      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
+    SELECT due.id, COALESCE(pr.paused_until, GREATEST(t.paused_until, now() + interval '1 second')) AS until
+    FROM troubled AS t
+    JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
+    LEFT JOIN probe AS pr ON pr.project_id = t.project_id AND pr.domain = t.domain
+    WHERE due.id IS DISTINCT FROM pr.probe_id
 ),
 -- held: where each hook that is not leased goes, and whether the listener
 -- holds it (then held_due_at keeps its due time; a breaker's hold leaves
@@ -163,10 +173,10 @@ WITH due AS (
 -- leased: the pause's end (the probe's lease expiry once a probe is out),
 -- or a second from now when another claim's probe raced this one. Such a
 -- hook gets no lease, no attempt and no re-drive, keeps its status, and is
--- returned with deferred set, for the caller to leave out. With no paused
--- endpoint both are an index probe per due hook that finds nothing. paused
--- is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook of the
--- outer join (500 x 500 index probes per claim of 500).
+-- returned with deferred set, for the caller to leave out. Both start from
+-- troubled (below), so with no paused endpoint they cost nothing per hook.
+-- paused is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook
+-- of the outer join (500 x 500 index probes per claim of 500).
 -- Listener presence (migration 00015, docs/listener.md "Routing"), one
 -- probe of listener_presence's primary key per project of the claim, not
 -- per hook: routed holds the due projects that are listening (a row
@@ -194,6 +204,18 @@ routed AS MATERIALIZED (
     ) AS lp
     WHERE lp.listening OR lp.resume_until > now()
 ),
+-- troubled: the claim's units (project, domain) whose breaker holds a
+-- pause, read with one probe of endpoint_breakers' key per distinct unit
+-- rather than per hook (a burst's claim of 500 hooks to one domain: one
+-- probe, not 1,000), and leaving out the routed projects. Usually empty,
+-- which leaves probe and paused nothing to join.
+troubled AS MATERIALIZED (
+    SELECT o.project_id, o.domain, o.paused_until
+    FROM (SELECT DISTINCT due.project_id, due.domain FROM due) AS u
+    JOIN endpoint_breakers AS o ON o.project_id = u.project_id AND o.domain = u.domain
+    WHERE o.paused_until IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = u.project_id)
+),
 probe AS (
     UPDATE endpoint_breakers AS b
     SET paused_until  = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
@@ -201,23 +223,21 @@ probe AS (
         probe_hook_id = c.id,
         updated_at    = now()
     FROM (
-        SELECT DISTINCT ON (o.project_id, o.domain) o.project_id, o.domain, due.id
-        FROM due
-        JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
-        WHERE o.paused_until <= now()
-          AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
-        ORDER BY o.project_id, o.domain, due.run_at, due.id
+        SELECT DISTINCT ON (t.project_id, t.domain) t.project_id, t.domain, due.id
+        FROM troubled AS t
+        JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
+        WHERE t.paused_until <= now()
+        ORDER BY t.project_id, t.domain, due.run_at, due.id
     ) AS c
     WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
     RETURNING b.project_id, b.domain, b.paused_until, c.id AS probe_id
 ),
 paused AS MATERIALIZED (
-    SELECT due.id, COALESCE(pr.paused_until, GREATEST(o.paused_until, now() + interval '1 second')) AS until
-    FROM due
-    JOIN endpoint_breakers AS o ON o.project_id = due.project_id AND o.domain = due.domain
-    LEFT JOIN probe AS pr ON pr.project_id = o.project_id AND pr.domain = o.domain
-    WHERE o.paused_until IS NOT NULL AND due.id IS DISTINCT FROM pr.probe_id
-      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = due.project_id)
+    SELECT due.id, COALESCE(pr.paused_until, GREATEST(t.paused_until, now() + interval '1 second')) AS until
+    FROM troubled AS t
+    JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
+    LEFT JOIN probe AS pr ON pr.project_id = t.project_id AND pr.domain = t.domain
+    WHERE due.id IS DISTINCT FROM pr.probe_id
 ),
 -- held: where each hook that is not leased goes, and whether the listener
 -- holds it (then held_due_at keeps its due time; a breaker's hold leaves
