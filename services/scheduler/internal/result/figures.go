@@ -142,6 +142,10 @@ func (t *tally) write(ctx context.Context, q *store.Queries) error {
 		arg.Succeeded[i], arg.Failed[i], arg.Async[i] = r.succeeded, r.failed, r.async
 		arg.Buckets = append(arg.Buckets, r.lateness[:]...)
 	}
+	// The last statement of its transaction: the setting ends with it.
+	if err := q.GenericPlansUntilCommit(ctx); err != nil {
+		return fmt.Errorf("add delivery figures: %w", err)
+	}
 	if err := q.AddDeliveryMinutes(ctx, arg); err != nil {
 		return fmt.Errorf("add delivery figures: %w", err)
 	}

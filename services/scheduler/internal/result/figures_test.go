@@ -10,7 +10,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/deliverystats"
+	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/storetest"
@@ -346,4 +348,28 @@ func TestPruneFiguresDeletesOnlyOldRowsInBoundedRounds(t *testing.T) {
 	for _, m := range []time.Time{cutoff, cutoff.Add(time.Minute), now} {
 		require.Contains(t, got, m.UTC())
 	}
+}
+
+// The figures' statement runs on a generic plan from its first execution:
+// its arrays hold a few rows, and PostgreSQL planned it anew at every
+// batch before.
+func TestFiguresArePlannedOncePerConnection(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, hooks := b.leasedMany(t, 4)
+	one, err := postgres.Connect(context.Background(), b.url, 1)
+	require.NoError(t, err)
+	t.Cleanup(one.Close)
+	applier, err := result.New(one, b.js, event.DefaultReplicas, b.log, lowJitter)
+	require.NoError(t, err)
+	batcher := runBatcher(t, applier, exactBatch(1))
+	for _, h := range hooks {
+		require.NoError(t, handleAll(t, batcher.Handle, resultFor(h, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))[0])
+	}
+	var generic, custom int64
+	require.NoError(t, one.QueryRow(context.Background(),
+		`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '-- name: AddDeliveryMinutes %'`,
+	).Scan(&generic, &custom))
+	require.EqualValues(t, len(hooks), generic)
+	require.Zero(t, custom)
 }

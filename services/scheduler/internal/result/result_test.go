@@ -35,6 +35,7 @@ const domain = "receiver.example.com"
 
 type bundle struct {
 	pool    *pgxpool.Pool
+	url     string
 	q       *storetest.Queries
 	nc      *nats.Conn
 	js      jetstream.JetStream
@@ -49,13 +50,13 @@ func lowJitter() float64 { return 0 }
 
 func setup(t *testing.T) bundle {
 	t.Helper()
-	pool, _ := pgtest.NewPool(t)
+	pool, url := pgtest.NewPool(t)
 	nc, js := natstest.Start(t, natstest.Options{}).Connect(t)
 	require.NoError(t, event.EnsureStreams(context.Background(), js, event.DefaultReplicas))
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	applier, err := result.New(pool, js, event.DefaultReplicas, log, lowJitter)
 	require.NoError(t, err)
-	return bundle{pool: pool, q: storetest.New(pool), nc: nc, js: js, log: log, applier: applier,
+	return bundle{pool: pool, url: url, q: storetest.New(pool), nc: nc, js: js, log: log, applier: applier,
 		batcher: runBatcher(t, applier, result.BatchConfig{MaxBatch: 500, Linger: 2 * time.Millisecond, InFlight: 4})}
 }
 
