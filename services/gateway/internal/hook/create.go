@@ -99,7 +99,7 @@ func (s *Service) create(ctx context.Context, p pending) outcome {
 // which a custom plan counts exactly and the generic plan guesses at 100,
 // so the custom plan always looked cheaper, and pg_stat_statements showed
 // as many plans as calls, InsertHooks' costing about a third of its time
-// (docs/benchmarks.md, "Creates planned once"). The generic plans are
+// (docs/benchmarks.md, "Fewer writes and fewer plans"). The generic plans are
 // those of a batch's size, which suits every create: the lookups are by
 // key and the inserts go to the indexes' right edge.
 var createTx = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"}

@@ -504,12 +504,11 @@ func insertAttempts(ctx context.Context, q *store.Queries, ins []attempt, idx []
 }
 
 // completeAll completes, in one statement, the hooks that still hold the
-// lease of a planned success (waitsEnded: the successes are acks of async
-// waits the caller has locked, CompleteHooks), locking them as it does,
-// and keeps in the
+// lease of a planned success, locking them as it does, and keeps in the
 // plan only those successes, with their hooks; the others are stale (outs
-// stays nil). The hooks are written in id order, the order LockLeasedHooks
-// locks in.
+// stays nil). waitsEnded: the successes are acks of async waits whose
+// hooks the caller has locked (CompleteHooks). The hooks are written in id
+// order, the order LockLeasedHooks locks in.
 func (a *Applier) completeAll(ctx context.Context, q *store.Queries, ins []attempt, plan *batchPlan, outs []*applied, waitsEnded bool) error {
 	if len(plan.successes) == 0 {
 		return nil

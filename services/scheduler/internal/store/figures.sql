@@ -38,7 +38,7 @@ ON CONFLICT (project_id, step_seconds, minute, shard) DO UPDATE SET
 -- (SET LOCAL plan_cache_mode): AddDeliveryMinutes' arrays hold a few rows,
 -- which a custom plan counts exactly and the generic plan guesses at 100,
 -- so PostgreSQL planned it anew at every result batch (about 300 µs a
--- plan, pg_stat_statements; docs/benchmarks.md, "Creates planned once").
+-- plan, pg_stat_statements; docs/benchmarks.md, "Fewer writes and fewer plans").
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
 
 -- name: DeleteDeliveryMinutesBefore :execrows
