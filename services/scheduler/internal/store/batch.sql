@@ -11,7 +11,7 @@
 -- applied). Rows are locked in id order, so two batches over
 -- overlapping hooks wait for each other instead of deadlocking.
 -- sequence_run_id tells a sequence step's hook (package runstep).
--- post_at gives a first attempt's lateness (the dashboard's figures).
+-- post_at gives a first attempt its lateness (the dashboard's figures).
 -- A batch's successes are not locked here: CompleteHooks checks their
 -- lease as it completes them, so their rows are written once rather than
 -- locked and then written.
