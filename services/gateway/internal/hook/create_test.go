@@ -343,8 +343,7 @@ func TestThresholdAlertsAreSentOnceAcrossGateways(t *testing.T) {
 // statement's cost).
 func TestCreatesArePlannedOncePerConnection(t *testing.T) {
 	t.Parallel()
-	_, url := pgtest.NewPool(t)
-	one, err := postgres.Connect(t.Context(), url, 1)
+	one, err := postgres.Connect(t.Context(), pgtest.NewDB(t), 1)
 	require.NoError(t, err)
 	t.Cleanup(one.Close)
 	created, err := project.Create(t.Context(), one, secrettest.Keyring(), "Acme", "example.com")
