@@ -328,6 +328,10 @@ type batchPlan struct {
 	defers []int
 }
 
+// completes reports whether the result is a success that completes its
+// hook: not a deferral, not a 202.
+func completes(in attempt) bool { return in.success && !in.deferred && !in.async }
+
 // add sorts the result at i, whose hook is locked, by kind.
 func (p *batchPlan) add(i int, in attempt) {
 	switch {
@@ -335,7 +339,7 @@ func (p *batchPlan) add(i int, in attempt) {
 		p.defers = append(p.defers, i)
 	case in.async:
 		p.waits = append(p.waits, i)
-	case in.success:
+	case completes(in):
 		p.successes = append(p.successes, i)
 	default:
 		p.failures = append(p.failures, i)
@@ -439,27 +443,24 @@ func (a *Applier) startWaits(ctx context.Context, q *store.Queries, ins []attemp
 // unlocked until completeAll completes their hooks, checking the lease as
 // it does.
 func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan, error) {
-	seen := make(map[leaseKey]struct{}, len(ins))
-	var all batchPlan
+	first := make(map[leaseKey]int, len(ins))
+	plan := batchPlan{hooks: make(map[int]lockedHook, len(ins))}
+	arg := store.LockLeasedHooksParams{}
 	for i, in := range ins {
 		k := leaseKey{in.hookID, in.leaseSeq}
-		if _, dup := seen[k]; dup {
+		if _, dup := first[k]; dup {
 			continue
 		}
-		seen[k] = struct{}{}
-		all.add(i, in)
+		first[k] = i
+		if completes(in) {
+			plan.successes = append(plan.successes, i)
+			continue
+		}
+		arg.HookIds = append(arg.HookIds, in.hookID)
+		arg.LeaseSeqs = append(arg.LeaseSeqs, in.leaseSeq)
 	}
-	plan := batchPlan{hooks: make(map[int]lockedHook, len(ins)), successes: all.successes}
-	others := append(append(append([]int(nil), all.failures...), all.waits...), all.defers...)
-	if len(others) == 0 {
+	if len(arg.HookIds) == 0 {
 		return plan, nil
-	}
-	first := make(map[leaseKey]int, len(others))
-	arg := store.LockLeasedHooksParams{HookIds: make([]uuid.UUID, 0, len(others)), LeaseSeqs: make([]int64, 0, len(others))}
-	for _, i := range others {
-		first[leaseKey{ins[i].hookID, ins[i].leaseSeq}] = i
-		arg.HookIds = append(arg.HookIds, ins[i].hookID)
-		arg.LeaseSeqs = append(arg.LeaseSeqs, ins[i].leaseSeq)
 	}
 	rows, err := q.LockLeasedHooks(ctx, arg)
 	if err != nil {
