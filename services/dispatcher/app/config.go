@@ -50,12 +50,11 @@ type Config struct {
 	PublicURL string
 	// Concurrency bounds the deliveries this replica handles at once,
 	// whether their hooks came alone or in a DueHooks batch, each from its
-	// DueHook until its result is stored. It also bounds the due messages
-	// in hand, so a replica holds at most Concurrency batches (of up to
-	// SUNDIAL_SCHEDULER_DUE_BATCH hooks) waiting for a delivery slot, plus
-	// as many pulled ahead: with batched results
-	// that includes the wait for the batch (ResultLinger and the publish),
-	// so the default leaves about 64 on the wire while as many wait
+	// DueHook until its exchange is over; as many results again may wait
+	// for their batch (ResultLinger and the publish) without a slot. It
+	// also bounds the due messages in hand, so a replica holds at most
+	// Concurrency batches (of up to SUNDIAL_SCHEDULER_DUE_BATCH hooks)
+	// waiting for a delivery slot, plus as many pulled ahead
 	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
 	Concurrency int
 	// HostConcurrency is the ceiling on this replica's deliveries in flight
@@ -107,8 +106,11 @@ type Config struct {
 	// read: see docs/architecture.md, "Rolling upgrades").
 	ResultBatch int
 	// ResultLinger is how long a batch of results waits, after its first,
-	// for more (SUNDIAL_DISPATCHER_RESULT_LINGER, default 2ms, 0 to 1s). A
-	// delivery's slot is held until its batch is stored.
+	// for more (SUNDIAL_DISPATCHER_RESULT_LINGER, default 10ms, 0 to 1s). A
+	// delivery frees its slot when its exchange is over, before its result
+	// waits: the linger delays a hook's status by up to that, never a
+	// delivery. At a steady few hundred hooks a second, a 2 ms linger sent
+	// nearly every result in a message of its own (docs/benchmarks.md).
 	ResultLinger time.Duration
 	// DatabaseMaxConns bounds the PostgreSQL pool
 	// (SUNDIAL_DATABASE_MAX_CONNS, default 8).
@@ -165,7 +167,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		HostConnectRate:      r.Int("SUNDIAL_DISPATCHER_HOST_CONNECT_RATE", delivery.DefaultConnectRate),
 		KeyCacheTTL:          r.Duration("SUNDIAL_DISPATCHER_KEY_CACHE_TTL", 5*time.Second),
 		ResultBatch:          r.Int("SUNDIAL_DISPATCHER_RESULT_BATCH", 256),
-		ResultLinger:         r.Duration("SUNDIAL_DISPATCHER_RESULT_LINGER", 2*time.Millisecond),
+		ResultLinger:         r.Duration("SUNDIAL_DISPATCHER_RESULT_LINGER", 10*time.Millisecond),
 		DatabaseMaxConns:     r.Int("SUNDIAL_DATABASE_MAX_CONNS", 8),
 		ShutdownTimeout:      r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", 15*time.Second),
 		SecretKeys:           r.String(secretbox.EnvVar, ""),

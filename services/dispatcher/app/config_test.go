@@ -33,7 +33,7 @@ func TestConfigDefaults(t *testing.T) {
 		HostConnectRate:      50,
 		KeyCacheTTL:          5 * time.Second,
 		ResultBatch:          256,
-		ResultLinger:         2 * time.Millisecond,
+		ResultLinger:         10 * time.Millisecond,
 		DatabaseMaxConns:     8,
 		ShutdownTimeout:      15 * time.Second,
 		SecretKeys:           secrettest.Keys,

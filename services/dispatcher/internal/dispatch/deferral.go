@@ -42,7 +42,7 @@ func (h *Handler) deferHook(ctx context.Context, log deliveryLog, due dueHook, w
 	}
 	r.TraceContext = telemetry.InjectMap(ctx)
 	h.cfg.Metrics.recordDeferral(ctx)
-	err := h.cfg.Results.Report(context.WithoutCancel(ctx), r)
+	err := h.reportResult(context.WithoutCancel(ctx), due, r)
 	log.log(ctx, slog.LevelDebug, "delivery deferred", slog.String("host", due.host), slog.String("reason", why),
 		slog.Duration("defer_for", wait), slog.Bool("reported", err == nil))
 	return handled{outcome: outcomeDeferred}, err

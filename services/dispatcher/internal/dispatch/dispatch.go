@@ -61,7 +61,8 @@ type Config struct {
 	// host, adapting to each receiver; nil means no per-host bound.
 	Hosts *hostlimit.Limiter
 	// Concurrency bounds the deliveries in flight, whatever message they
-	// came in (default 128).
+	// came in, each from its DueHook until its exchange is over (default
+	// 128); as many results again may wait for their batch.
 	Concurrency int
 	// DeliveryTimeout is the longest a delivery takes (the sender's
 	// limit): a delivery is started only while its lease has that long
@@ -88,7 +89,12 @@ type Handler struct {
 	log    *slog.Logger
 	tracer trace.Tracer
 	// deliveries runs every delivery, and slots (of Concurrency) bound
-	// them across messages (message.go).
+	// them across messages (message.go). A delivery frees its slot before
+	// its result waits for its batch, so the pool has room for Concurrency
+	// deliveries on the wire and as many results waiting (with every slot
+	// busy, a 10 ms linger's worth at about 12,000 results a second);
+	// beyond that the pool holds the next delivery back until a batch is
+	// stored.
 	deliveries *bus.Pool
 	slots      chan struct{}
 }
@@ -117,7 +123,7 @@ func NewHandler(cfg Config) *Handler {
 		cfg.Concurrency = DefaultConcurrency
 	}
 	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
-		deliveries: bus.NewPool(cfg.Concurrency), slots: make(chan struct{}, cfg.Concurrency)}
+		deliveries: bus.NewPool(2 * cfg.Concurrency), slots: make(chan struct{}, cfg.Concurrency)}
 }
 
 // Close ends the goroutines that ran deliveries.

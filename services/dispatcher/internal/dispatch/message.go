@@ -132,7 +132,8 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 		}
 		h.deliveries.Go(func() {
 			defer wg.Done()
-			defer h.freeDeliverySlot()
+			due.slot = &deliverySlot{h: h}
+			defer due.slot.free()
 			if err := h.deliverOne(ctx, due); err != nil {
 				fail(msg, err)
 			}
@@ -216,7 +217,26 @@ func (h *Handler) takeDeliverySlot(ctx context.Context) bool {
 	return false
 }
 
-func (h *Handler) freeDeliverySlot() { <-h.slots }
+// deliverySlot is a delivery's hold on one of the handler's slots. The
+// delivery frees it once its exchange is over, before its result waits for
+// its batch (reportResult): the wait is the result linger and a publish,
+// and a slot held through it would cap the deliveries a second at
+// Concurrency / (exchange + linger + publish) instead of Concurrency /
+// exchange. One goroutine owns it: free gives the slot back once, however
+// often it is called, and does nothing on a nil slot (a deferral of a hook
+// that found the pool busy holds none).
+type deliverySlot struct {
+	h     *Handler
+	freed bool
+}
+
+func (s *deliverySlot) free() {
+	if s == nil || s.freed {
+		return
+	}
+	s.freed = true
+	<-s.h.slots
+}
 
 // deferOne defers a hook that found the delivery pool busy, under its
 // deliver span like any other handling.
@@ -235,6 +255,8 @@ type dueHook struct {
 	// host is the destination's host[:port], parsed once for the log line
 	// and the span ("" when the URL does not parse).
 	host string
+	// slot is the delivery slot the hook holds, nil when none.
+	slot *deliverySlot
 }
 
 // check validates a decoded DueHook.

@@ -22,10 +22,18 @@ func (h *Handler) publish(ctx context.Context, log deliveryLog, due dueHook, res
 	// The batch's headers cannot carry every delivery's trace: each
 	// result carries its own.
 	r.TraceContext = telemetry.InjectMap(ctx)
-	if err := h.cfg.Results.Report(ctx, r); err != nil && ctx.Err() != nil {
+	if err := h.reportResult(ctx, due, r); err != nil && ctx.Err() != nil {
 		log.error(ctx, "shutdown cut short the wait for the result's batch; if it was not published, the lease expiry will re-drive the hook",
 			slog.String("err", err.Error()))
 	}
+}
+
+// reportResult frees the hook's delivery slot, its work done, and reports
+// r, waiting until r's batch is stored: every result, delivered or
+// deferred, is reported here.
+func (h *Handler) reportResult(ctx context.Context, due dueHook, r *eventv1.AttemptResult) error {
+	due.slot.free()
+	return h.cfg.Results.Report(ctx, r)
 }
 
 func attemptResult(due dueHook, res delivery.Result) *eventv1.AttemptResult {
