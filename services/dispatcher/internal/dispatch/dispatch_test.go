@@ -82,7 +82,13 @@ func sender(js jetstream.JetStream, retry bus.RetryPolicy) bus.Retrying {
 // the test ends.
 func runReporter(t *testing.T, send bus.Retrying) *report.Batcher {
 	t.Helper()
-	r, err := report.NewBatcher(report.BatchConfig{MaxBatch: 16}, send)
+	return runReporterWith(t, send, report.BatchConfig{MaxBatch: 16})
+}
+
+// runReporterWith is runReporter with batches of cfg.
+func runReporterWith(t *testing.T, send bus.Retrying, cfg report.BatchConfig) *report.Batcher {
+	t.Helper()
+	r, err := report.NewBatcher(cfg, send)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

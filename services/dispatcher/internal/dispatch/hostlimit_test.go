@@ -26,13 +26,15 @@ func (b bundle) limitedHandler(t *testing.T, hosts *hostlimit.Limiter) *dispatch
 	return b.handlerWith(t, dispatch.Config{Hosts: hosts})
 }
 
-// handlerWith returns a handler of cfg, its credentials, sender, result
-// and hand-back publishers and log filled in.
+// handlerWith returns a handler of cfg, its credentials, sender,
+// hand-back publisher, log and (unless set) result publisher filled in.
 func (b bundle) handlerWith(t *testing.T, cfg dispatch.Config) *dispatch.Handler {
 	cfg.Credentials = credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100)
 	cfg.Sender = b.client
 	cfg.HandBack = bus.Retrying{Publisher: bus.NewPublisher(b.js)}
-	cfg.Results = runReporter(t, sender(b.js, report.DefaultRetry))
+	if cfg.Results == nil {
+		cfg.Results = runReporter(t, sender(b.js, report.DefaultRetry))
+	}
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	return dispatch.NewHandler(cfg)
 }

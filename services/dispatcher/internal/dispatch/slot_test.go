@@ -2,21 +2,16 @@ package dispatch_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 	"github.com/sundial-run/sundial/testkit/natstest"
-	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // A delivery frees its slot when its exchange is over, not when its
@@ -28,22 +23,9 @@ import (
 func TestADeliveryFreesItsSlotBeforeItsResultWaits(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	send := sender(b.js, report.DefaultRetry)
-	reporter, err := report.NewBatcher(report.BatchConfig{MaxBatch: 16, Linger: report.MaxLinger}, send)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); reporter.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	h := dispatch.NewHandler(dispatch.Config{
-		Credentials:     credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
-		Sender:          b.client,
-		Results:         reporter,
-		HandBack:        send,
-		Log:             slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Concurrency:     1,
-		DeliveryTimeout: 5 * time.Second,
-	})
+	lingering := runReporterWith(t, sender(b.js, report.DefaultRetry),
+		report.BatchConfig{MaxBatch: 16, Linger: report.MaxLinger})
+	h := b.handlerWith(t, dispatch.Config{Results: lingering, Concurrency: 1})
 	t.Cleanup(h.Close)
 	hooks, d := b.batch(t, 2)
 
