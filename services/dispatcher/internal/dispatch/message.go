@@ -130,9 +130,9 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 			}()
 			continue
 		}
+		due.slot = &deliverySlot{h: h}
 		h.deliveries.Go(func() {
 			defer wg.Done()
-			due.slot = &deliverySlot{h: h}
 			defer due.slot.free()
 			if err := h.deliverOne(ctx, due); err != nil {
 				fail(msg, err)
