@@ -130,7 +130,7 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 			}()
 			continue
 		}
-		due.slot = &deliverySlot{h: h}
+		due.slot = &deliverySlot{slots: h.slots}
 		h.deliveries.Go(func() {
 			defer wg.Done()
 			defer due.slot.free()
@@ -226,16 +226,16 @@ func (h *Handler) takeDeliverySlot(ctx context.Context) bool {
 // often it is called, and does nothing on a nil slot (a deferral of a hook
 // that found the pool busy holds none).
 type deliverySlot struct {
-	h     *Handler
-	freed bool
+	// slots is the handler's, nil once this one is freed.
+	slots chan struct{}
 }
 
 func (s *deliverySlot) free() {
-	if s == nil || s.freed {
+	if s == nil || s.slots == nil {
 		return
 	}
-	s.freed = true
-	<-s.h.slots
+	<-s.slots
+	s.slots = nil
 }
 
 // deferOne defers a hook that found the delivery pool busy, under its
