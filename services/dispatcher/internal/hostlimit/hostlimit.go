@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -69,16 +70,20 @@ type Limiter struct {
 type host struct {
 	busy    int
 	waiting int
-	flows   map[string]*flow
-	// freed is closed (and replaced) when a slot is given back while
-	// someone waits, waking every waiter of the host to try again.
-	freed chan struct{}
+	// woken counts the waiters handed a slot (wakeLocked) that have not
+	// yet come back for it: the slot is theirs to take.
+	woken int
+	flows map[string]*flow
 }
 
 // flow is one project's deliveries to one host.
 type flow struct {
 	busy    int
 	waiting int
+	// queue holds the wake-up channels of the flow's waiters not yet
+	// woken, oldest first; woken is as the host's.
+	queue []chan struct{}
+	woken int
 	// cap is the project's cap at the last acquire (0: none).
 	cap int
 	// deferred estimates the flow's hooks deferred and not yet served
@@ -122,10 +127,17 @@ type Slot struct {
 // flow's deliveries take longer than wait anyway. It returns the slot, or
 // nil and how long the caller should defer the hook.
 func (l *Limiter) Acquire(ctx context.Context, key Key, cap int, wait time.Duration) (*Slot, time.Duration) {
-	var timer *time.Timer
+	var (
+		timer *time.Timer
+		wake  chan struct{}
+		woken bool
+	)
 	for {
 		l.mu.Lock()
 		h, f := l.flow(key, cap)
+		if woken {
+			l.stopWaitingLocked(h, f, true)
+		}
 		if s := l.take(key, h, f); s != nil {
 			l.mu.Unlock()
 			return s, 0
@@ -137,21 +149,24 @@ func (l *Limiter) Acquire(ctx context.Context, key Key, cap int, wait time.Durat
 			l.mu.Unlock()
 			return nil, d
 		}
+		if wake == nil {
+			wake = make(chan struct{}, 1)
+		}
 		h.waiting++
 		f.waiting++
-		freed := h.freed
+		f.queue = append(f.queue, wake)
 		l.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(wait)
 			defer timer.Stop()
 		}
 		select {
-		case <-freed:
-			l.stopWaiting(key)
+		case <-wake:
+			woken = true
 		case <-timer.C:
-			return nil, l.stopWaitingDeferred(key)
+			return nil, l.stopWaitingDeferred(key, wake)
 		case <-ctx.Done():
-			return nil, l.stopWaitingDeferred(key)
+			return nil, l.stopWaitingDeferred(key, wake)
 		}
 	}
 }
@@ -160,7 +175,7 @@ func (l *Limiter) Acquire(ctx context.Context, key Key, cap int, wait time.Durat
 func (l *Limiter) flow(key Key, cap int) (*host, *flow) {
 	h := l.hosts[key.Host]
 	if h == nil {
-		h = &host{flows: make(map[string]*flow), freed: make(chan struct{})}
+		h = &host{flows: make(map[string]*flow)}
 		l.hosts[key.Host] = h
 	}
 	f := h.flows[key.Project]
@@ -216,25 +231,73 @@ func (l *Limiter) starved(h *host, f *flow, share int) bool {
 	return false
 }
 
-func (l *Limiter) stopWaiting(key Key) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h := l.hosts[key.Host]
+// stopWaitingLocked counts a waiter of f out, one that was woken or one
+// that leaves its queue; l.mu is held.
+func (l *Limiter) stopWaitingLocked(h *host, f *flow, woken bool) {
 	h.waiting--
-	h.flows[key.Project].waiting--
-	l.forgetIdle(key, h)
+	f.waiting--
+	if woken {
+		h.woken--
+		f.woken--
+	}
 }
 
-func (l *Limiter) stopWaitingDeferred(key Key) time.Duration {
+// stopWaitingDeferred counts out a waiter that gives up (its wait or its
+// context ended) and suggests its deferral. A waiter woken at the same
+// moment passes the slot it was handed on.
+func (l *Limiter) stopWaitingDeferred(key Key, wake chan struct{}) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.hosts[key.Host]
 	f := h.flows[key.Project]
-	h.waiting--
-	f.waiting--
+	queued := slices.Index(f.queue, wake)
+	if queued >= 0 {
+		f.queue = slices.Delete(f.queue, queued, queued+1)
+	}
+	l.stopWaitingLocked(h, f, queued < 0)
 	d := l.deferLocked(key, h, f)
+	l.wakeLocked(h)
 	l.forgetIdle(key, h)
 	return d
+}
+
+// wakeLocked hands the slots h has free to its waiters, one wake-up per
+// slot rather than every waiter woken to race for one: first to the flows
+// below their fair share, oldest waiter first, then to any flow under its
+// limit. A waiter woken takes its slot as any caller (take), so one that
+// finds it gone (a new caller took it first) waits again; the slot's
+// holder wakes the next when it is done. l.mu is held.
+func (l *Limiter) wakeLocked(h *host) {
+	for h.waiting > h.woken && h.busy+h.woken < l.cfg.Ceiling {
+		f := l.nextWoken(h)
+		if f == nil {
+			return
+		}
+		wake := f.queue[0]
+		f.queue[0] = nil
+		f.queue = f.queue[1:]
+		f.woken++
+		h.woken++
+		wake <- struct{}{}
+	}
+}
+
+// nextWoken is the flow of h whose oldest waiter gets the next free slot:
+// one below its fair share if any, else any under its limit; nil when no
+// waiter could take a slot now. l.mu is held.
+func (l *Limiter) nextWoken(h *host) *flow {
+	var under *flow
+	for _, f := range h.flows {
+		held := f.busy + f.woken
+		if len(f.queue) == 0 || held >= f.lim.Limit() {
+			continue
+		}
+		if held < l.share(h, f) {
+			return f
+		}
+		under = f
+	}
+	return under
 }
 
 // deferLocked counts a deferral and suggests its delay: about how long the
@@ -277,10 +340,7 @@ func (l *Limiter) done(s *Slot, sample Sample) {
 		f.lim.observe(sample, l.cfg.Now())
 		f.deferred = max(f.deferred-1, 0)
 	}
-	if h.waiting > 0 {
-		close(h.freed)
-		h.freed = make(chan struct{})
-	}
+	l.wakeLocked(h)
 	l.forgetIdle(s.key, h)
 }
 

@@ -2,7 +2,9 @@ package hostlimit_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,4 +217,53 @@ func TestHost(t *testing.T) {
 	require.Equal(t, "127.0.0.1:8443", hostlimit.Host("https://127.0.0.1:8443/x"))
 	require.Equal(t, "[::1]:443", hostlimit.Host("https://[::1]/"))
 	require.Equal(t, "", hostlimit.Host("https://a b/%zz"))
+}
+
+// TestEveryFreedSlotReachesAWaiter has many deliveries of two projects
+// contend for a host's four slots, some of them giving up after a
+// millisecond. A freed slot wakes one waiter, not all; a slot handed to a
+// waiter that gave up at that moment must be passed on. A slot lost on the
+// way would leave the patient waiters without one at the end, for their
+// whole wait, and they would come back empty.
+func TestEveryFreedSlotReachesAWaiter(t *testing.T) {
+	t.Parallel()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 4, Initial: 4})
+	var (
+		wg       sync.WaitGroup
+		inFlight atomic.Int32
+		most     atomic.Int32
+		empty    atomic.Int32
+	)
+	for i := range 48 {
+		key, wait := projectA, 10*time.Second
+		if i%2 == 1 {
+			key = projectB
+		}
+		impatient := i%3 == 0
+		if impatient {
+			wait = time.Millisecond
+		}
+		wg.Go(func() {
+			for range 200 {
+				s, _ := l.Acquire(context.Background(), key, 0, wait)
+				if s == nil {
+					if !impatient {
+						empty.Add(1)
+					}
+					continue
+				}
+				n := inFlight.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				runtime.Gosched()
+				inFlight.Add(-1)
+				s.Done(hostlimit.Sample{})
+			}
+		})
+	}
+	wg.Wait()
+	require.Zero(t, empty.Load(), "a patient waiter came back without a slot")
+	require.LessOrEqual(t, most.Load(), int32(4), "the ceiling held")
+	require.Equal(t, hostlimit.Stats{Limit: 4}, l.Flow(projectA))
+	require.Equal(t, hostlimit.Stats{Limit: 4}, l.Flow(projectB))
 }
