@@ -124,7 +124,8 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	log := telemetry.NewLogger(env.Stderr, "gateway", cfg.LogLevel)
+	log, logs := telemetry.NewBufferedLogger(env.Stderr, "gateway", cfg.LogLevel)
+	defer logs.Close()
 	// Traces and metrics help operate the API but are not needed to serve
 	// it, so a failed telemetry set-up is reported and the API still runs.
 	if shutdown, err := telemetry.Setup(ctx, "gateway", Version); err != nil {

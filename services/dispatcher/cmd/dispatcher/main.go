@@ -36,7 +36,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log := telemetry.NewLogger(os.Stderr, service, cfg.LogLevel)
+	log, logs := telemetry.NewBufferedLogger(os.Stderr, service, cfg.LogLevel)
+	defer logs.Close()
 	// Deliveries matter more than their telemetry: without it the
 	// dispatcher still runs, and says so.
 	if shutdown, err := telemetry.Setup(context.Background(), service, app.Version); err != nil {

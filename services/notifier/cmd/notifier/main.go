@@ -28,7 +28,8 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "notifier: configuration:", err)
 		return 2
 	}
-	log := telemetry.NewLogger(os.Stderr, "notifier", cfg.LogLevel)
+	log, logs := telemetry.NewBufferedLogger(os.Stderr, "notifier", cfg.LogLevel)
+	defer logs.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 

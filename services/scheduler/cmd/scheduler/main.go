@@ -40,7 +40,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log := telemetry.NewLogger(os.Stderr, app.Name, cfg.LogLevel)
+	log, logs := telemetry.NewBufferedLogger(os.Stderr, app.Name, cfg.LogLevel)
+	defer logs.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	shutdown, err := telemetry.Setup(ctx, app.Name, version)
