@@ -44,7 +44,7 @@ func TestDispatcherKilledMidDelivery(t *testing.T) {
 	b.startDispatcher(t, inFlight)
 
 	report := b.settle(t, 90*time.Second)
-	requireClean(t, report, inFlight)
+	b.requireClean(t, report, inFlight)
 
 	counts := b.receiver.Counts()
 	blocked := map[string]bool{}

@@ -75,7 +75,7 @@ func TestNATSRestartedWithStoreWiped(t *testing.T) {
 	}, 60*time.Second, 50*time.Millisecond, "the notifier never logged the 75 %% quota alert raised after the restart")
 
 	report := b.settle(t, 120*time.Second)
-	requireClean(t, report, inFlight)
+	b.requireClean(t, report, inFlight)
 	t.Logf("%d hooks in NATS at the wipe (%d held in flight), %d after; %d duplicates (bound %d)",
 		before, inFlight, after, report.TotalDuplicates(), inFlight)
 }

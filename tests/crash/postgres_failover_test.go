@@ -74,7 +74,7 @@ func TestPostgresFailover(t *testing.T) {
 		}
 	}
 	report := b.settle(t, 120*time.Second)
-	requireClean(t, report, concurrency)
+	b.requireClean(t, report, concurrency)
 
 	firstCreate, ok := s.firstCreatedAfter(killedAt)
 	require.True(t, ok)

@@ -89,7 +89,7 @@ func testPostgresRestart(t *testing.T, mode pgserver.StopMode) {
 		require.GreaterOrEqual(t, s, 500, "a hook created while PostgreSQL was down must be refused with a 5xx")
 	}
 	report := b.settle(t, 120*time.Second)
-	requireClean(t, report, concurrency)
+	b.requireClean(t, report, concurrency)
 	t.Logf("%d hooks accepted (%d after the restart), %d refused while the database was down (statuses %v); %d duplicates (bound %d)",
 		report.Accepted, report.Accepted-restarted, loadStats.refused+len(downStatuses), downStatuses, report.TotalDuplicates(), concurrency)
 }

@@ -55,7 +55,7 @@ func TestSchedulerKilledAfterClaiming(t *testing.T) {
 	b.startScheduler(t, nil)
 
 	report := b.settle(t, 90*time.Second)
-	requireClean(t, report, 0)
+	b.requireClean(t, report, 0)
 	t.Logf("%d hooks claimed and held unpublished at the kill, all re-driven; %d duplicates (bound 0)",
 		held, report.TotalDuplicates())
 }
@@ -98,7 +98,7 @@ func TestSchedulerKilledInSteadyStream(t *testing.T) {
 
 	report := b.settle(t, 120*time.Second)
 	bound := 2 * resultConcurrency
-	requireClean(t, report, bound)
+	b.requireClean(t, report, bound)
 	t.Logf("%d hooks, %d accepted before the kill; %d duplicates (bound %d)",
 		report.Accepted, killedAt, report.TotalDuplicates(), bound)
 }

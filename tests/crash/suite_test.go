@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +81,8 @@ type bundle struct {
 	services inproc.Group
 	mu       sync.Mutex
 	accepted map[string]time.Time
+	// procs are the processes started, for explainDuplicates.
+	procs []*proc.Process
 }
 
 func setup(t *testing.T, opts options) *bundle {
@@ -235,7 +239,11 @@ func (b *bundle) natsServer() *natstest.Server {
 // failed.
 func (b *bundle) start(t *testing.T, name string, extra map[string]string, args ...string) *proc.Process {
 	t.Helper()
-	return proc.Start(t, name, binaries.Path(t, name), []map[string]string{b.env, extra}, args...)
+	p := proc.Start(t, name, binaries.Path(t, name), []map[string]string{b.env, extra}, args...)
+	b.mu.Lock()
+	b.procs = append(b.procs, p)
+	b.mu.Unlock()
+	return p
 }
 
 // startScheduler starts a scheduler process; extra overrides the suite's
@@ -421,10 +429,58 @@ func (b *bundle) settle(t *testing.T, within time.Duration) checker.Report {
 	return r
 }
 
-// requireClean fails the test on every problem the checker found.
-func requireClean(t *testing.T, r checker.Report, maxDuplicates int) {
+// requireClean fails the test on every problem the checker found. Before
+// failing on duplicates it logs what explains them (explainDuplicates).
+func (b *bundle) requireClean(t *testing.T, r checker.Report, maxDuplicates int) {
 	t.Helper()
+	if r.TotalDuplicates() > maxDuplicates {
+		b.explainDuplicates(t, r)
+	}
 	require.Empty(t, r.Problems(maxDuplicates), "checker: %s", r)
+}
+
+// explainDuplicates logs, for a few of the hooks that arrived more than
+// once, each arrival, the attempts the hook recorded and the lines of the
+// processes' logs that name it: whether the second arrival was a retry of
+// a failed attempt, a re-drive after the lease, or a message delivered
+// twice shows there (at info level, as in the load test, the dispatcher
+// logs each delivery with its attempt and lease).
+func (b *bundle) explainDuplicates(t *testing.T, r checker.Report) {
+	t.Helper()
+	ids := slices.Sorted(maps.Keys(r.Duplicates))
+	arrivals := b.receiver.Arrivals()
+	b.mu.Lock()
+	procs := slices.Clone(b.procs)
+	b.mu.Unlock()
+	for _, id := range ids[:min(len(ids), 5)] {
+		var why strings.Builder
+		fmt.Fprintf(&why, "hook %s arrived %d times:\n", id, r.Duplicates[id]+1)
+		for _, a := range arrivals {
+			if a.ID == id {
+				fmt.Fprintf(&why, "  arrival at %s, signed at %d\n", a.At.Format(time.RFC3339Nano), a.Timestamp)
+			}
+		}
+		fmt.Fprintf(&why, "  attempts: %s\n", b.attempts(t, id))
+		for _, p := range procs {
+			for _, line := range p.Lines(id, 20) {
+				fmt.Fprintf(&why, "  %s pid %d: %s\n", p.Name, p.Cmd.Process.Pid, line)
+			}
+		}
+		t.Log(why.String())
+	}
+}
+
+// attempts is the body of GET /v1/hooks/{id}/attempts from the project
+// that holds the hook.
+func (b *bundle) attempts(t *testing.T, id string) string {
+	t.Helper()
+	for i := range b.projects {
+		resp, raw := b.api(i).Do(t, http.MethodGet, "/v1/hooks/"+id+"/attempts", nil)
+		if resp.StatusCode == http.StatusOK {
+			return string(raw)
+		}
+	}
+	return "(no project holds the hook)"
 }
 
 // liveDueHooks counts the DueHooks in NATS whose lease has not expired:
