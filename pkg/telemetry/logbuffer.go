@@ -29,8 +29,10 @@ type LogBuffer struct {
 	mu     sync.Mutex
 	w      io.Writer
 	buf    []byte
+	// timer flushes the lines logFlushEvery after the first of them: it
+	// is set when a line lands in an empty buffer (a pending run that
+	// finds the buffer empty does nothing).
 	timer  *time.Timer
-	armed  bool
 	closed bool
 }
 
@@ -49,12 +51,12 @@ func (b *LogBuffer) Write(p []byte) (int, error) {
 	if b.closed {
 		return b.w.Write(p)
 	}
+	first := len(b.buf) == 0
 	b.buf = append(b.buf, p...)
 	if len(b.buf) >= logBufferSize {
 		return len(p), b.flushLocked()
 	}
-	if !b.armed {
-		b.armed = true
+	if first {
 		b.timer.Reset(logFlushEvery)
 	}
 	return len(p), nil
@@ -81,7 +83,6 @@ func (b *LogBuffer) Close() error {
 func (b *LogBuffer) flushDue() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.armed = false
 	_ = b.flushLocked()
 }
 

@@ -81,6 +81,26 @@ func TestAFullBufferIsWrittenAtOnce(t *testing.T) {
 	require.Equal(t, 1, writes)
 }
 
+// A line that lands in the buffer just emptied by a full flush or a
+// warning still goes out on the timer: the timer is set by whichever line
+// finds the buffer empty.
+func TestALineAfterAFlushGoesOutOnTheTimer(t *testing.T) {
+	t.Parallel()
+	out := &output{}
+	log, b := telemetry.NewBufferedLogger(out, "test", "info")
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	for i := range 3 {
+		log.Info("delivery", "n", i)
+		log.Warn("slow receiver", "n", i)
+		log.Info("after the warning", "n", i)
+		want := 3 * (i + 1)
+		require.Eventually(t, func() bool {
+			lines, _ := out.count()
+			return lines == want
+		}, 10*time.Second, time.Millisecond, "round %d: the line after the warning was never written", i)
+	}
+}
+
 func TestCloseWritesWhatWaitsAndLaterLinesGoStraightThrough(t *testing.T) {
 	t.Parallel()
 	out, b := setup(t)
