@@ -5,6 +5,8 @@ package logtest
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -26,4 +28,20 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Tail returns the last max bytes written, from a line's start, after a
+// line that says how much was left out: what a failed test logs of a
+// service that wrote megabytes, of which the end (the failure's moment)
+// is what a reader needs.
+func (b *Buffer) Tail(max int) string {
+	s := b.String()
+	if len(s) <= max {
+		return s
+	}
+	cut := len(s) - max
+	if nl := strings.IndexByte(s[cut:], '\n'); nl >= 0 {
+		cut += nl + 1
+	}
+	return fmt.Sprintf("[%d bytes before this left out]\n%s", cut, s[cut:])
 }

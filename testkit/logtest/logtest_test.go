@@ -19,3 +19,12 @@ func TestBufferKeepsEveryConcurrentWrite(t *testing.T) {
 	wg.Wait()
 	require.Len(t, strings.Split(strings.TrimSpace(b.String()), "\n"), 50)
 }
+
+func TestTailKeepsTheLastWholeLines(t *testing.T) {
+	t.Parallel()
+	var b Buffer
+	_, _ = b.Write([]byte("first\nsecond\nthird\n"))
+	require.Equal(t, "first\nsecond\nthird\n", b.Tail(100), "all of it when it fits")
+	// The last 8 bytes start inside "second": that line is left out whole.
+	require.Equal(t, "[13 bytes before this left out]\nthird\n", b.Tail(8))
+}

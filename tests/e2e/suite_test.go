@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 	notifier "github.com/sundial-run/sundial/services/notifier/app"
 	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
+	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/natstest"
 	"github.com/sundial-run/sundial/testkit/pgtest"
 	https "github.com/sundial-run/sundial/testkit/receiver"
@@ -95,6 +95,9 @@ type bundle struct {
 	client *http.Client
 	// logs, when set, gets every service's log lines at debug level (JSON).
 	logs io.Writer
+	// captured gets them at info level otherwise; a failed test logs its
+	// end.
+	captured *logtest.Buffer
 	// services are the services running in-process.
 	services inproc.Group
 }
@@ -108,7 +111,7 @@ type options struct {
 	// env adds to or overrides the services' environment.
 	env map[string]string
 	// logs, when set, gets every service's log lines at debug level (JSON)
-	// instead of stderr at warn.
+	// instead of the bundle's buffer at info.
 	logs io.Writer
 }
 
@@ -150,6 +153,12 @@ func setup(t *testing.T, opts options) *bundle {
 	}
 	maps.Copy(b.env, opts.env)
 	b.client = contract.Client(t)
+	b.captured = &logtest.Buffer{}
+	t.Cleanup(func() {
+		if t.Failed() && b.logs == nil {
+			t.Logf("the services' log:\n%s", b.captured.Tail(256<<10))
+		}
+	})
 	t.Cleanup(b.stopAll)
 	creds, err := gateway.CreateProject(ctx, gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "e2e", rcv.Domain())
 	require.NoError(t, err)
@@ -166,7 +175,7 @@ func (b *bundle) logger(name string) *slog.Logger {
 	if b.logs != nil {
 		return slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("service", name)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("service", name)
+	return slog.New(slog.NewTextHandler(b.captured, &slog.HandlerOptions{Level: slog.LevelInfo})).With("service", name)
 }
 
 // start boots one service in-process.

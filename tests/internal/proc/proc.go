@@ -108,7 +108,7 @@ func Start(t *testing.T, name, path string, env []map[string]string, args ...str
 	t.Cleanup(func() {
 		p.Kill()
 		if t.Failed() {
-			t.Logf("%s pid %d output:\n%s", name, cmd.Process.Pid, tail(p.Output.String(), maxLogged))
+			t.Logf("%s pid %d output:\n%s", name, cmd.Process.Pid, p.Output.Tail(maxLogged))
 		}
 	})
 	return p
@@ -116,21 +116,8 @@ func Start(t *testing.T, name, path string, env []map[string]string, args ...str
 
 // maxLogged bounds the output a failed test logs of each process: a
 // process at info level writes a line per delivery, megabytes in a load
-// test, of which the end (the failure's moment) is what a reader needs.
+// test.
 const maxLogged = 256 << 10
-
-// tail is the last max bytes of s, from a line's start, after a line that
-// says how much was left out.
-func tail(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := len(s) - max
-	if nl := strings.IndexByte(s[cut:], '\n'); nl >= 0 {
-		cut += nl + 1
-	}
-	return fmt.Sprintf("[%d bytes before this left out]\n%s", cut, s[cut:])
-}
 
 // Lines returns the lines of the process's output that contain sub, at
 // most max of them (the first ones).
