@@ -93,8 +93,8 @@ type Config struct {
 	// comma-separated KEY=VALUE, e.g.
 	// SUNDIAL_DISPATCHER_HOST_CONCURRENCY=64,SUNDIAL_SCHEDULER_BATCH_SIZE=1000).
 	ServiceEnv map[string]string
-	// Pprof builds the services with pprof and profiles the burst and
-	// scale scenarios' delivery phase, and the gateway during schedule
+	// Pprof builds the services with pprof and profiles the delivery phase
+	// of burst, steady and the scale scenarios, and the gateway during schedule
 	// (BENCH_PPROF=1) for PprofSeconds
 	// (BENCH_PPROF_SECONDS, default 15).
 	Pprof        bool

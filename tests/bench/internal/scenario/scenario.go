@@ -189,7 +189,7 @@ func steady(name string, c Config, backlog int) plan {
 		spread:   time.Duration(c.SteadySeconds) * time.Second,
 		backlog:  backlog,
 		deadline: time.Minute,
-		profile:  backlog > 0,
+		profile:  true,
 	}
 }
 
