@@ -26,9 +26,9 @@ const (
 // Close when the process is done logging; writes after it go straight
 // through.
 type LogBuffer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	buf    []byte
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
 	// timer flushes the lines logFlushEvery after the first of them: it
 	// is set when a line lands in an empty buffer (a pending run that
 	// finds the buffer empty does nothing).
