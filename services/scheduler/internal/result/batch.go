@@ -209,7 +209,7 @@ func (b *Batcher) applyBatch(ctx context.Context, jobs []*job) {
 	}
 	replies := make([]reply, len(jobs))
 	outs, err := b.a.applyBatchTx(ctx, ins)
-	fallback := err != nil && permanent(err)
+	fallback := err != nil && retryAlone(err)
 	switch {
 	case fallback:
 		for i, in := range ins {
@@ -279,7 +279,7 @@ func (b *Batcher) logBatch(ctx context.Context, replies []reply, fallback bool, 
 		"async", counts[StatusPending], "deferred", counts["deferred"], "stale", counts["stale"], "duration", took}
 	if fallback {
 		b.a.log.WarnContext(ctx, "applied attempt results", append(attrs, "not_applied", counts["not_applied"],
-			"fallback", "batch refused by the database; applied result by result", "batch_err", err)...)
+			"fallback", "batch refused by the database (or deadlocked); applied result by result", "batch_err", err)...)
 		return
 	}
 	b.a.log.InfoContext(ctx, "applied attempt results", attrs...)

@@ -249,6 +249,18 @@ func permanent(err error) bool {
 	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23"))
 }
 
+// retryAlone reports whether a batch's error may be one result's fault
+// (data the database refuses, permanent) or the batch's shape: a deadlock
+// with another batch. Two batches over the same hooks lock them in id
+// order where their plans follow the sorted pairs, but a plan that joins
+// the pairs to the hooks another way (a larger batch, other statistics)
+// locks them in the table's order; applied one by one, the results lock
+// one hook each and cannot deadlock on hooks.
+func retryAlone(err error) bool {
+	var pgErr *pgconn.PgError
+	return permanent(err) || (errors.As(err, &pgErr) && pgErr.Code == "40P01")
+}
+
 // applied is what a transaction did to the hook.
 type applied struct {
 	projectID   uuid.UUID
