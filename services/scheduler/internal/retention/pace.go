@@ -10,13 +10,11 @@ import (
 // so that it keeps the database busy at most 1/(1+idleFactor) of the time,
 // a fifth, however slow the machine. A statement slowed by a busy database
 // (deliveries at their peak) makes the cleaner wait longer, and the
-// deliveries get the time back. Where a 1,000-hook statement takes up to
-// 25 ms the pause stays Pause (100 ms); one that took 35 ms on a benchmark
-// machine makes it 140 ms, and one of 140 ms (an early development
-// machine, where the fixed pause kept the cleaner busy 58 % of the time)
-// 560 ms. The lateness the benchmark's cleaner cost did not change with
-// it (docs/benchmarks.md, "A ninth machine"): this bounds the cleaner's
-// share, it is not shown to make deliveries faster.
+// deliveries get the time back. On a fast machine a 1,000-hook statement
+// takes 10-20 ms and the pause stays Pause (100 ms); on the benchmark's
+// slowest, 46 ms at the fixed pause kept the cleaner busy a third of the
+// time and raised the steady load's p99 1.6x (docs/benchmarks.md,
+// "Retention").
 const idleFactor = 4
 
 // pauseAfter is the wait after a statement that took took: Pause, or

@@ -41,7 +41,7 @@ func pacedCleaner(t *testing.T, cfg Config, took time.Duration) (*Cleaner, *[]ti
 }
 
 // TestASlowStatementLengthensThePause: after a statement that took longer
-// than a quarter of Pause, the cleaner waits four times as long as it took,
+// than a fifth of Pause, the cleaner waits four times as long as it took,
 // between statements and before the next pass; a fast one leaves the
 // pause at Pause; never longer than Interval; none at all with Pause 0.
 func TestASlowStatementLengthensThePause(t *testing.T) {

@@ -11,10 +11,9 @@
 // that reached its cap is followed by another after a pause, so a backlog
 // drains at a bounded rate. The pause is Pause, or idleFactor times the
 // last statement's duration when that is longer (pace.go): the cleaner
-// takes a bounded share of the database's time however slow the machine.
-// The statement locks the hooks it deletes with SKIP LOCKED, so any number
-// of scheduler replicas may clean at once without waiting on each other
-// or on a bulk retry.
+// takes a bounded share of the database's time however slow the machine. The statement locks the hooks it deletes with
+// SKIP LOCKED, so any number of scheduler replicas may clean at once
+// without waiting on each other or on a bulk retry.
 //
 // A sequence run's step keeps its hook's id after the hook is deleted:
 // only a pending step whose hook is gone counts as failed (the sequencer's
