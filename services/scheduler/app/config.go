@@ -162,9 +162,8 @@ type Config struct {
 	RetentionInterval time.Duration
 	// RetentionBatch bounds the hooks one delete (one transaction) takes,
 	// 1 to 10000, and RetentionMaxBatches the deletes of one pass, 1 to
-	// 1000; RetentionPause, 0 to 10s, is the shortest wait between two
-	// deletes, and between a pass that reached its cap and the next (four
-	// times the last delete's duration when that is longer; 0: no wait).
+	// 1000; RetentionPause, 0 to 10s, separates two deletes, and a pass
+	// that reached its cap from the next.
 	// SUNDIAL_SCHEDULER_RETENTION_BATCH, default 1000;
 	// SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES, default 10;
 	// SUNDIAL_SCHEDULER_RETENTION_PAUSE, default 100ms.
