@@ -6,12 +6,10 @@
 //
 // A Cleaner runs passes every Interval. A pass is at most MaxBatches
 // statements of at most BatchSize hooks each, every statement its own
-// short transaction, with a pause between them so that the deletes never
+// short transaction, with Pause between them so that the deletes never
 // hold locks or the WAL for long while hooks are being delivered; a pass
-// that reached its cap is followed by another after a pause, so a backlog
-// drains at a bounded rate. The pause is Pause, or idleFactor times the
-// last statement's duration when that is longer (pace.go): the cleaner
-// takes a bounded share of the database's time however slow the machine. The statement locks the hooks it deletes with
+// that reached its cap is followed by another after Pause, so a backlog
+// drains at a bounded rate. The statement locks the hooks it deletes with
 // SKIP LOCKED, so any number of scheduler replicas may clean at once
 // without waiting on each other or on a bulk retry.
 //
@@ -63,9 +61,8 @@ type Config struct {
 	// MaxBatches the statements of one pass.
 	BatchSize  int
 	MaxBatches int
-	// Pause is the shortest wait between two statements of a pass, and
-	// before the pass that follows one that reached its cap; the wait is
-	// longer after a slow statement (pauseAfter).
+	// Pause is the wait between two statements of a pass, and before the
+	// pass that follows one that reached its cap.
 	Pause time.Duration
 	// MeterProvider makes the counters; nil means the global provider.
 	MeterProvider metric.MeterProvider
@@ -87,9 +84,6 @@ type Cleaner struct {
 	log      *slog.Logger
 	hooks    metric.Int64Counter
 	attempts metric.Int64Counter
-	// now and wait are time.Now and sleepCtx, a test's clock otherwise.
-	now  func() time.Time
-	wait func(ctx context.Context, d time.Duration) bool
 }
 
 // New returns a Cleaner.
@@ -100,7 +94,7 @@ func New(expired Expired, cfg Config, log *slog.Logger) (*Cleaner, error) {
 		mp = otel.GetMeterProvider()
 	}
 	meter := mp.Meter(MeterName)
-	c := &Cleaner{expired: expired, cfg: cfg, log: log.With("component", "retention"), now: time.Now, wait: sleepCtx}
+	c := &Cleaner{expired: expired, cfg: cfg, log: log.With("component", "retention")}
 	var err error
 	c.hooks, err = meter.Int64Counter("sundial.retention.hooks_deleted",
 		metric.WithDescription("Completed and failed hooks deleted after their project's retention."))
@@ -132,8 +126,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Run cleans until ctx is done: a pass at once, then one every Interval,
-// or after a pause (pauseAfter its last statement) when the last one
-// reached its cap.
+// or after Pause when the last one reached its cap.
 func (c *Cleaner) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -143,7 +136,7 @@ func (c *Cleaner) Run(ctx context.Context) {
 			return
 		case <-timer.C:
 		}
-		p, took, err := c.cleanOnce(ctx)
+		p, err := c.CleanOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			c.log.WarnContext(ctx, "retention pass failed", "err", err, "hooks_deleted", p.Hooks, "attempts_deleted", p.Attempts)
 		}
@@ -151,30 +144,25 @@ func (c *Cleaner) Run(ctx context.Context) {
 			c.log.InfoContext(ctx, "expired hooks deleted", "hooks_deleted", p.Hooks, "attempts_deleted", p.Attempts,
 				"batches", p.Batches, "more", p.More)
 		}
-		timer.Reset(c.nextPass(p, took, err))
+		wait := c.cfg.Interval
+		if p.More && err == nil {
+			wait = c.cfg.Pause
+		}
+		timer.Reset(wait)
 	}
 }
 
-// CleanOnce runs one pass: statements of up to BatchSize hooks, each
-// after a pause (pauseAfter the one before), until one deletes fewer or
-// MaxBatches have run.
+// CleanOnce runs one pass: statements of up to BatchSize hooks, Pause
+// apart, until one deletes fewer or MaxBatches have run.
 func (c *Cleaner) CleanOnce(ctx context.Context) (Pass, error) {
-	p, _, err := c.cleanOnce(ctx)
-	return p, err
-}
-
-// cleanOnce is CleanOnce, also returning how long its last statement
-// took, which paces the pass after it.
-func (c *Cleaner) cleanOnce(ctx context.Context) (p Pass, took time.Duration, err error) {
+	var p Pass
 	for p.Batches < c.cfg.MaxBatches {
-		if p.Batches > 0 && !c.wait(ctx, c.pauseAfter(took)) {
-			return p, took, ctx.Err()
+		if p.Batches > 0 && !c.pause(ctx) {
+			return p, ctx.Err()
 		}
-		start := c.now()
 		row, err := c.deleteBatch(ctx)
-		took = c.now().Sub(start)
 		if err != nil {
-			return p, took, fmt.Errorf("delete expired hooks: %w", err)
+			return p, fmt.Errorf("delete expired hooks: %w", err)
 		}
 		p.Batches++
 		p.Hooks += row.Hooks
@@ -182,11 +170,11 @@ func (c *Cleaner) cleanOnce(ctx context.Context) (p Pass, took time.Duration, er
 		c.hooks.Add(ctx, row.Hooks)
 		c.attempts.Add(ctx, row.Attempts)
 		if row.Hooks < int64(c.cfg.BatchSize) {
-			return p, took, nil
+			return p, nil
 		}
 	}
 	p.More = true
-	return p, took, nil
+	return p, nil
 }
 
 // statementTimeout bounds one delete statement once the pass's context is
@@ -202,4 +190,19 @@ func (c *Cleaner) deleteBatch(ctx context.Context) (store.DeleteExpiredHooksRow,
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statementTimeout)
 	defer cancel()
 	return c.expired.DeleteExpiredHooks(ctx, int32(c.cfg.BatchSize))
+}
+
+// pause waits Pause between two statements; false when ctx ended first.
+func (c *Cleaner) pause(ctx context.Context) bool {
+	if c.cfg.Pause == 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(c.cfg.Pause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
