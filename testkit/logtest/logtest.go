@@ -30,6 +30,11 @@ func (b *Buffer) String() string {
 	return b.buf.String()
 }
 
+// FailureTail is how much of a service's or process's output a failed test
+// logs (with Tail): at info level a service writes a line per delivery,
+// megabytes in a load test, and the end holds the failure's moment.
+const FailureTail = 256 << 10
+
 // Tail returns the last max bytes written, from a line's start, after a
 // line that says how much was left out: what a failed test logs of a
 // service that wrote megabytes, of which the end (the failure's moment)

@@ -156,7 +156,7 @@ func setup(t *testing.T, opts options) *bundle {
 	b.captured = &logtest.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() && b.logs == nil {
-			t.Logf("the services' log:\n%s", b.captured.Tail(256<<10))
+			t.Logf("the services' log:\n%s", b.captured.Tail(logtest.FailureTail))
 		}
 	})
 	t.Cleanup(b.stopAll)

@@ -108,16 +108,11 @@ func Start(t *testing.T, name, path string, env []map[string]string, args ...str
 	t.Cleanup(func() {
 		p.Kill()
 		if t.Failed() {
-			t.Logf("%s pid %d output:\n%s", name, cmd.Process.Pid, p.Output.Tail(maxLogged))
+			t.Logf("%s pid %d output:\n%s", name, cmd.Process.Pid, p.Output.Tail(logtest.FailureTail))
 		}
 	})
 	return p
 }
-
-// maxLogged bounds the output a failed test logs of each process: a
-// process at info level writes a line per delivery, megabytes in a load
-// test.
-const maxLogged = 256 << 10
 
 // Lines returns the lines of the process's output that contain sub, at
 // most max of them (the first ones).

@@ -2,17 +2,15 @@ package hook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sundial-run/sundial/pkg/batch"
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -129,7 +127,7 @@ func (b *Batcher) commit(ctx context.Context, jobs []*job) {
 		creates[i] = j.Item
 	}
 	outs, err := b.createBatch(ctx, creates)
-	fallback := err != nil && retryAlone(err)
+	fallback := err != nil && postgres.RetryAlone(err)
 	switch {
 	case fallback:
 		for i, p := range creates {
@@ -144,15 +142,6 @@ func (b *Batcher) commit(ctx context.Context, jobs []*job) {
 		j.Answer(outs[i])
 	}
 	b.logBatch(ctx, outs, fallback, err, time.Since(start))
-}
-
-// retryAlone reports whether a batch's error may be one request's fault
-// (bad data) or the batch's shape (a deadlock with another batch), so that
-// creating the requests one by one may succeed.
-func retryAlone(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) &&
-		(strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23") || pgErr.Code == "40P01")
 }
 
 // logBatch writes the batch's one line, at debug (each request has its

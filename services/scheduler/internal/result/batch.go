@@ -19,6 +19,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/outbox"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
@@ -209,7 +210,7 @@ func (b *Batcher) applyBatch(ctx context.Context, jobs []*job) {
 	}
 	replies := make([]reply, len(jobs))
 	outs, err := b.a.applyBatchTx(ctx, ins)
-	fallback := err != nil && retryAlone(err)
+	fallback := err != nil && postgres.RetryAlone(err)
 	switch {
 	case fallback:
 		for i, in := range ins {

@@ -24,7 +24,6 @@ package result
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -33,7 +32,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -42,6 +40,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
@@ -108,7 +107,7 @@ func New(db TxBeginner, js jetstream.JetStream, replicas int, log *slog.Logger, 
 func (a *Applier) finish(ctx context.Context, in attempt, out *applied, err error, took time.Duration, level slog.Level) error {
 	if err != nil {
 		err = fmt.Errorf("apply result of hook %s lease %d: %w", in.hookID, in.leaseSeq, err)
-		if permanent(err) {
+		if postgres.Refused(err) {
 			return bus.Drop(err)
 		}
 		return err
@@ -240,25 +239,6 @@ func failureText(statusCode int32) string {
 // for ever.
 func cleanText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
-}
-
-// permanent reports database errors that retrying cannot fix: data the
-// database refuses (class 22) or a violated constraint (class 23).
-func permanent(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23"))
-}
-
-// retryAlone reports whether a batch's error may be one result's fault
-// (data the database refuses, permanent) or the batch's shape: a deadlock
-// with another batch. Two batches over the same hooks lock them in id
-// order where their plans follow the sorted pairs, but a plan that joins
-// the pairs to the hooks another way (a larger batch, other statistics)
-// locks them in the table's order; applied one by one, the results lock
-// one hook each and cannot deadlock on hooks.
-func retryAlone(err error) bool {
-	var pgErr *pgconn.PgError
-	return permanent(err) || (errors.As(err, &pgErr) && pgErr.Code == "40P01")
 }
 
 // applied is what a transaction did to the hook.

@@ -65,7 +65,7 @@ ON CONFLICT DO NOTHING;
 -- in the order of the pairs, which callers sort by id, as LockLeasedHooks
 -- locks them, where the plan follows the pairs; a batch that deadlocks
 -- with another all the same is applied result by result (package result,
--- retryAlone). tryAt shows when each attempt was made. An async wait the
+-- postgres.RetryAlone). tryAt shows when each attempt was made. An async wait the
 -- hook was in ends.
 UPDATE hooks AS h
 SET status                = 'completed',

@@ -85,7 +85,7 @@ type CompleteHooksRow struct {
 // in the order of the pairs, which callers sort by id, as LockLeasedHooks
 // locks them, where the plan follows the pairs; a batch that deadlocks
 // with another all the same is applied result by result (package result,
-// retryAlone). tryAt shows when each attempt was made. An async wait the
+// postgres.RetryAlone). tryAt shows when each attempt was made. An async wait the
 // hook was in ends.
 func (q *Queries) CompleteHooks(ctx context.Context, arg CompleteHooksParams) ([]CompleteHooksRow, error) {
 	rows, err := q.db.Query(ctx, completeHooks,
