@@ -38,6 +38,8 @@ type Outcome struct {
 	Early int `json:"early"`
 	// Lateness is first arrival minus postAt, per delivered hook.
 	Lateness stats.Summary `json:"lateness"`
+	// LateSpread is how the hooks later than LateBound fall over the run.
+	LateSpread Spread `json:"lateSpread"`
 	// FirstPostAt and LastPostAt bound the scheduled instants; FirstArrival
 	// and LastArrival the first arrivals of scheduled hooks.
 	FirstPostAt  time.Time `json:"firstPostAt"`
@@ -92,8 +94,10 @@ func Compare(hooks []Hook, arrivals []Arrival) Outcome {
 	o.Missing = len(hooks) - len(first)
 	o.latenesses = make([]time.Duration, 0, len(first))
 	o.firsts = make([]time.Time, 0, len(first))
+	dues := make([]time.Time, 0, len(first))
 	for id, at := range first {
 		o.latenesses = append(o.latenesses, at.Sub(postAt[id]))
+		dues = append(dues, postAt[id])
 		o.firsts = append(o.firsts, at)
 		if o.FirstArrival.IsZero() || at.Before(o.FirstArrival) {
 			o.FirstArrival = at
@@ -103,5 +107,6 @@ func Compare(hooks []Hook, arrivals []Arrival) Outcome {
 		}
 	}
 	o.Lateness = stats.Summarize(o.latenesses)
+	o.LateSpread = spread(o.FirstPostAt, o.LastPostAt, dues, o.latenesses)
 	return o
 }

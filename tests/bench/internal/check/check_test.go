@@ -57,3 +57,30 @@ func TestCompareAllOnTime(t *testing.T) {
 	require.Equal(t, 990.0, o.Lateness.P99Ms)
 	require.Equal(t, 1000.0, o.Lateness.MaxMs)
 }
+
+// The late hooks are counted by the second they were due in, the worst
+// seconds first; a hook exactly at the bound is not late.
+func TestLateSpread(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	var hooks []check.Hook
+	var arrivals []check.Arrival
+	add := func(due, late time.Duration) {
+		h := check.Hook{ID: uuid.New(), PostAt: base.Add(due)}
+		hooks = append(hooks, h)
+		arrivals = append(arrivals, check.Arrival{ID: h.ID, At: h.PostAt.Add(late)})
+	}
+	add(0, 2*time.Millisecond)
+	add(100*time.Millisecond, check.LateBound)
+	add(1500*time.Millisecond, 30*time.Millisecond)
+	add(3200*time.Millisecond, 12*time.Millisecond)
+	add(3700*time.Millisecond, 45*time.Millisecond)
+	add(4999*time.Millisecond, time.Millisecond)
+
+	s := check.Compare(hooks, arrivals).LateSpread
+	require.Equal(t, 3, s.Late)
+	require.Equal(t, 2, s.Seconds)
+	require.Equal(t, 5, s.Span)
+	require.Equal(t, []check.LateSecond{{Second: 3, Late: 2, MaxMs: 45}, {Second: 1, Late: 1, MaxMs: 30}}, s.Worst)
+	require.Equal(t, "3 later than 10ms, in 2 of 5 seconds; most in +3s: 2 (max 45.0 ms), +1s: 1 (max 30.0 ms)", s.String())
+}

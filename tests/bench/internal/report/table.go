@@ -125,6 +125,9 @@ func (r Report) printStages(w io.Writer) {
 		if len(res.PerHook) > 0 {
 			fmt.Fprintf(w, "    per hook: %s\n", formatMap(res.PerHook, "%.2f"))
 		}
+		if res.Check.Delivered > 0 {
+			fmt.Fprintf(w, "    late: %s\n", res.Check.LateSpread)
+		}
 		for _, n := range res.Notes {
 			fmt.Fprintf(w, "    note: %s\n", n)
 		}
