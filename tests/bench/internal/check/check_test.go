@@ -81,6 +81,7 @@ func TestLateSpread(t *testing.T) {
 	require.Equal(t, 3, s.Late)
 	require.Equal(t, 2, s.Seconds)
 	require.Equal(t, 5, s.Span)
+	require.Equal(t, []int{0, 1, 0, 2, 0}, s.BySecond)
 	require.Equal(t, []check.LateSecond{{Second: 3, Late: 2, MaxMs: 45}, {Second: 1, Late: 1, MaxMs: 30}}, s.Worst)
 	require.Equal(t, "3 later than 10ms, in 2 of 5 seconds; most in +3s: 2 (max 45.0 ms), +1s: 1 (max 30.0 ms)", s.String())
 }

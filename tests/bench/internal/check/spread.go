@@ -27,6 +27,8 @@ type Spread struct {
 	Span    int `json:"span"`
 	// Worst are the seconds holding the most, most first.
 	Worst []LateSecond `json:"worst,omitempty"`
+	// BySecond counts them second by second, for a plot.
+	BySecond []int `json:"bySecond,omitempty"`
 }
 
 // LateSecond is one second of the run and its hooks later than LateBound.
@@ -42,6 +44,7 @@ type LateSecond struct {
 // (its lateness, same order) by second.
 func spread(first time.Time, last time.Time, dues []time.Time, lates []time.Duration) Spread {
 	s := Spread{Span: int(last.Sub(first)/time.Second) + 1}
+	s.BySecond = make([]int, s.Span)
 	by := map[int]*LateSecond{}
 	for i, late := range lates {
 		if late <= LateBound {
@@ -49,6 +52,7 @@ func spread(first time.Time, last time.Time, dues []time.Time, lates []time.Dura
 		}
 		s.Late++
 		sec := int(dues[i].Sub(first) / time.Second)
+		s.BySecond[sec]++
 		ls := by[sec]
 		if ls == nil {
 			ls = &LateSecond{Second: sec}
