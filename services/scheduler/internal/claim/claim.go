@@ -58,6 +58,9 @@ const (
 // Claimer claims due hooks and publishes them. Several claimers, in one
 // process or many, may share a database: SKIP LOCKED keeps them apart.
 type Claimer struct {
+	// db is what queries runs on; a just-in-time claim runs on it through
+	// a rowClock (rowclock.go).
+	db      store.DBTX
 	queries *store.Queries
 	js      jetstream.JetStream
 	pub     *bus.Publisher
@@ -86,6 +89,7 @@ func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*
 		return nil, err
 	}
 	return &Claimer{
+		db:          db,
 		queries:     store.New(db),
 		js:          js,
 		pub:         bus.NewPublisher(js).WaitForLeader(electionWait),
@@ -192,7 +196,7 @@ func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 	rows, _ = c.leaveOutDeferred(ctx, rows)
 	c.release(batch - len(rows))
 	// The poll claims only hooks already due: none is held.
-	c.publish(ctx, rows, time.Now(), start, viaPoll)
+	c.publish(ctx, rows, answerClock(rows, nil, time.Now()), start, viaPoll)
 	return len(rows), full, nil
 }
 
@@ -213,15 +217,17 @@ func (c *Claimer) claimIDs(ctx context.Context, ids []uuid.UUID, ahead time.Dura
 		return 0, err
 	}
 	start := time.Now()
-	rows, err := c.claimByID(ctx, c.queries, ids, ahead)
+	answer := &rowClock{DBTX: c.db}
+	rows, err := c.claimByID(ctx, store.New(answer), ids, ahead)
 	received := time.Now()
 	if err != nil {
 		c.release(len(ids))
 		return 0, err
 	}
+	clock := answerClock(rows, answer.arrived, received)
 	rows, _ = c.leaveOutDeferred(ctx, rows)
 	c.release(len(ids) - len(rows))
-	c.publish(ctx, rows, received, start, viaWindow)
+	c.publish(ctx, rows, clock, start, viaWindow)
 	return len(rows), nil
 }
 

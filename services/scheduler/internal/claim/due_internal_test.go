@@ -30,7 +30,7 @@ func TestABatchOfOneIsStoredOnceWhenItsClaimIsPublishedAgain(t *testing.T) {
 
 	publish := func() {
 		t.Helper()
-		n, err := c.pub.PublishAll(ctx, c.messages(ctx, []store.ClaimDueHooksRow{row}, time.Now()))
+		n, err := c.pub.PublishAll(ctx, c.messages(ctx, []store.ClaimDueHooksRow{row}, answerClock([]store.ClaimDueHooksRow{row}, nil, time.Now())))
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 	}
@@ -64,7 +64,7 @@ func TestAHookNotYetDueGoesOutAtOnceWithItsHold(t *testing.T) {
 	early.ID, early.DueAt = uuid.New(), dbNow.Add(150*time.Millisecond)
 
 	received := time.Now()
-	msgs := c.messages(t.Context(), []store.ClaimDueHooksRow{due, early}, received)
+	msgs := c.messages(t.Context(), []store.ClaimDueHooksRow{due, early}, dbClock{local: received, db: dbNow})
 	built := time.Now()
 	require.Len(t, msgs, 1)
 	require.Equal(t, event.TypeHeldDueHooks, msgs[0].Type)
@@ -76,6 +76,6 @@ func TestAHookNotYetDueGoesOutAtOnceWithItsHold(t *testing.T) {
 	require.GreaterOrEqual(t, hold, 150*time.Millisecond-built.Sub(received),
 		"the hold is what is left of the 150 ms once the message is built")
 
-	msgs = c.messages(t.Context(), []store.ClaimDueHooksRow{due}, received)
+	msgs = c.messages(t.Context(), []store.ClaimDueHooksRow{due}, dbClock{local: received, db: dbNow})
 	require.Equal(t, event.TypeDueHooks, msgs[0].Type, "with none held, the message is a DueHooks")
 }

@@ -17,15 +17,15 @@ import (
 // only waits out a stream's leader election, electionWait): the lease
 // expiry re-drives the hooks that were not published.
 
-// publish publishes the messages of claimed rows, whose claim's answer
-// arrived at received; how says which path claimed them (poll or
-// just-in-time), for the span and the log line.
-func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, received, start time.Time, how string) {
+// publish publishes the messages of claimed rows, holding each until the
+// database clock, bounded by clock, reaches its due instant; how says which
+// path claimed them (poll or just-in-time), for the span and the log line.
+func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, clock dbClock, start time.Time, how string) {
 	if len(rows) == 0 {
 		return
 	}
 	c.instruments.claimed.Add(ctx, int64(len(rows)))
-	msgs := c.messages(ctx, rows, received)
+	msgs := c.messages(ctx, rows, clock)
 	pubStart := time.Now()
 	pubCtx, endTrace := c.instruments.traceClaim(ctx, len(rows), len(msgs), start, how)
 	published, err := c.pub.PublishAll(pubCtx, msgs)
@@ -41,17 +41,17 @@ func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, re
 // messages builds the messages of claimed rows: their DueHooks, each with
 // the hold it still needs (hold.go), in batches of up to DueBatch (due.go),
 // and the failed results of attempts given up.
-func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow, received time.Time) []bus.Message {
+func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow, clock dbClock) []bus.Message {
 	msgs := make([]bus.Message, 0, len(rows)/c.cfg.DueBatch+1)
 	batch := bus.DueBatch{Max: c.cfg.DueBatch}
-	dbNow, now := latestDBNow(rows), time.Now()
+	now := time.Now()
 	for _, r := range rows {
 		if c.givenUp(r) {
 			msgs = append(msgs, c.giveUp(ctx, r))
 			continue
 		}
 		due := c.dueHook(r)
-		if hold := holdAt(now, releaseAt(received, r.DueAt, dbNow)); hold > 0 {
+		if hold := holdAt(now, clock.releaseAt(r.DueAt)); hold > 0 {
 			due.Hold = durationpb.New(hold)
 		}
 		if !batch.Fits(due) {
