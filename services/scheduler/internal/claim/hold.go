@@ -31,9 +31,10 @@ import (
 // Which row that is follows from how PostgreSQL answers: it sends rows as
 // it writes them, a buffer (8 KiB) at a time, and the last buffer only once
 // the claim has committed. Paired with the last reading and the whole
-// answer's arrival, the bound took in the commit (a WAL flush, several
-// milliseconds on a busy database), and every hook of the claim was late by
-// it; a row of an earlier buffer arrives while the statement still runs.
+// answer's arrival, the bound took in the commit (a WAL flush, up to
+// several milliseconds on a busy database), and every hook of the claim
+// was late by it; a row of an earlier buffer arrives while the statement
+// still runs (a claim small enough for one buffer gains nothing).
 // Measured at 2,000 hooks/s on 2 vCPUs: the bound's over-estimate p50
 // 2.1 -> 1.5 ms, p90 5.5 -> 3.2 ms, p99 12.2 -> 7.5 ms (docs/benchmarks.md,
 // "The hold's floor").
