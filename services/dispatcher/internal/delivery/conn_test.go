@@ -260,3 +260,27 @@ func TestAnIdleConnectionKeepsNoLargeRequestBuffer(t *testing.T) {
 	require.Zero(t, idleBuffer(`"`+strings.Repeat("x", 1<<20)+`"`))
 	require.Positive(t, idleBuffer(`{"small":true}`))
 }
+
+func TestAnAnswerBeforeTheWholeBodyIsTheOutcome(t *testing.T) {
+	t.Parallel()
+	// The receiver answers 413 from the request's headers and closes
+	// without reading the 16 MiB body (more than the sockets buffer): the client's write fails, but the
+	// answer came, and it is the attempt's outcome (as with net/http's
+	// transport), not a connection error.
+	s := startRawServer(t, func(conn net.Conn, in *bufio.Reader) {
+		if _, err := http.ReadRequest(in); err != nil {
+			return
+		}
+		_, _ = io.WriteString(conn, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big!")
+	})
+	client := freshClient(t, receiver.CAFile(t))
+	req := request("https://"+s.addr+"/hooks", "whsec_k")
+	req.Data = json.RawMessage(`"` + strings.Repeat("x", 16<<20) + `"`)
+	for i := range 2 {
+		res := send(t, client, req)
+		require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome, "delivery %d: %s", i, res.Error)
+		require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "delivery %d: %s", i, res.Error)
+		require.Equal(t, "too big!", res.Excerpt)
+	}
+	require.EqualValues(t, 2, s.conns.Load(), "the receiver closed each connection")
+}
