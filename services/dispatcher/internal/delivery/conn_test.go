@@ -284,3 +284,29 @@ func TestAnAnswerBeforeTheWholeBodyIsTheOutcome(t *testing.T) {
 	}
 	require.EqualValues(t, 2, s.conns.Load(), "the receiver closed each connection")
 }
+
+func TestWarmOpensAConnectionTheNextDeliveryUses(t *testing.T) {
+	t.Parallel()
+	// A hook waiting out its hold warms its host: the connection is
+	// opened then, and the delivery at the due instant finds it idle.
+	s := startRawServer(t, func(conn net.Conn, in *bufio.Reader) {
+		for readRequest(in) {
+			_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	client := freshClient(t, receiver.CAFile(t))
+	url := "https://" + s.addr + "/hooks"
+	require.NoError(t, client.Warm(t.Context(), url))
+	require.EqualValues(t, 1, s.conns.Load(), "the connection is open when Warm returns")
+	require.NoError(t, client.Warm(t.Context(), url))
+	require.EqualValues(t, 1, s.conns.Load(), "a host with a connection is not warmed again")
+	for range 2 {
+		res := send(t, client, request(url, "whsec_k"))
+		require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome, res.Error)
+	}
+	require.EqualValues(t, 1, s.conns.Load(), "the deliveries went on the warmed connection")
+
+	// Warming dials as a delivery does: through the egress guard.
+	require.Error(t, client.Warm(t.Context(), "https://10.9.8.7:443/hooks"))
+	require.Error(t, client.Warm(t.Context(), "not a url"))
+}

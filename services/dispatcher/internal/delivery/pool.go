@@ -88,6 +88,35 @@ func (p *pool) get(ctx context.Context, t target) (*conn, error) {
 	}
 }
 
+// open dials a connection to t and keeps it idle for the host's next
+// delivery, unless the host has one already (idle, in use or being
+// dialled) or the pool is closed: then it does nothing. The connection is
+// dialled as a delivery's would be (the egress guard, the host's connect
+// rate) and counted from the start, so the host's bound holds.
+func (p *pool) open(ctx context.Context, t target) error {
+	p.mu.Lock()
+	h := p.hosts[t.addr]
+	if h == nil {
+		h = &hostConns{pool: p, addr: t.addr}
+		p.hosts[t.addr] = h
+	}
+	if p.closed || h.open > 0 {
+		h.forgetIfUnusedLocked()
+		p.mu.Unlock()
+		return nil
+	}
+	h.open++
+	p.mu.Unlock()
+	c, err := dialConn(ctx, p.dial, p.config, t)
+	if err != nil {
+		h.abandon()
+		return err
+	}
+	c.host = h
+	h.release(c)
+	return nil
+}
+
 // take pops addr's most recent idle connection, or counts a new one to
 // dial (c and wait nil), or queues a wait for one to come back.
 func (p *pool) take(addr string) (c *conn, h *hostConns, wait chan struct{}) {

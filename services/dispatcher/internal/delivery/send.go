@@ -187,6 +187,32 @@ func (c *Client) do(ctx context.Context, t target, p Prepared) (*http.Response, 
 	return resp, nil
 }
 
+// Warm opens a connection to the receiver of rawURL, to be kept for the
+// next delivery there, unless the host has a connection already (idle, in
+// use or being opened): then it returns at once. The dispatcher calls it
+// while a claimed hook waits out its hold, so that the first delivery to
+// a host gone cold (no connection for idleConnTimeout) does not spend its
+// due instant on the TCP and TLS handshakes, two round trips to the
+// receiver and the handshake's CPU on both sides. It opens the connection
+// as the delivery would, as the first to a cold host (warm.go), within the
+// client's timeout; an error only says the connection was not opened (the
+// delivery will try, and report why).
+func (c *Client) Warm(ctx context.Context, rawURL string) error {
+	t, err := parseTarget(rawURL)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	opened, err := c.warm.enter(ctx, t.host)
+	if err != nil {
+		return err
+	}
+	err = c.conns.open(ctx, t)
+	opened(err == nil)
+	return err
+}
+
 // failed fills in a failed exchange, unless the caller's context ended.
 func (c *Client) failed(ctx, exchangeCtx context.Context, res Result, err error) (Result, error) {
 	if ctx.Err() != nil {

@@ -26,10 +26,12 @@ type Credentials interface {
 }
 
 // Sender makes one delivery, or prepares it (body, signed headers, async
-// URLs) for the project's listener; *delivery.Client is one.
+// URLs) for the project's listener, and opens a connection to a receiver
+// ahead of its deliveries; *delivery.Client is one.
 type Sender interface {
 	Send(ctx context.Context, r delivery.Request) (delivery.Result, error)
 	Prepare(r delivery.Request, sentAt time.Time) delivery.Prepared
+	Warm(ctx context.Context, url string) error
 }
 
 // Listener hands one delivery to the project's listener through the

@@ -69,6 +69,33 @@ func TestHandleStartsAHeldHookNoSoonerThanItsHold(t *testing.T) {
 	require.Empty(t, natstest.StreamMessages(t, b.js, event.StreamDue), "nothing handed back")
 }
 
+// While a claim's hooks wait out their holds, the dispatcher opens a
+// connection to their cold receiver, so that the first of them does not
+// spend its due instant on the handshakes, and is sent on it.
+func TestAHeldHookFindsItsReceiverConnected(t *testing.T) {
+	t.Parallel()
+	got := &arrivals{at: map[string]time.Time{}}
+	b := setup(t, got.answer)
+	hooks, _ := b.batch(t, 1)
+	const hold = 2 * time.Second
+	hooks[0].Hold = durationpb.New(hold)
+	hooks[0].LeaseDuration = durationpb.New(time.Minute)
+	d := heldDelivery(t, hooks)
+
+	start := time.Now()
+	handled := make(chan error, 1)
+	go func() { handled <- b.handler.Handle(context.Background(), d) }()
+	// Within half the hold: a connection opened only for the delivery
+	// would come after all of it.
+	require.Eventually(t, func() bool { return b.receiver.Conns() == 1 }, hold/2, time.Millisecond,
+		"no connection opened during the hold")
+	require.Less(t, time.Since(start), hold, "the hold is still running")
+	require.True(t, got.of(hooks[0].GetHookId()).IsZero(), "nothing sent before the hold's end")
+	require.NoError(t, <-handled)
+	require.Len(t, b.receiver.Received(), 1)
+	require.Equal(t, 1, b.receiver.Conns(), "the delivery went on the warmed connection")
+}
+
 // Stopped while it holds a hook, the dispatcher hands it back with what is
 // left of its hold (in a HeldDueHooks message, which only dispatchers that
 // wait out holds read), so that the next one does not send it early.

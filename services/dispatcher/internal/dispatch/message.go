@@ -16,6 +16,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
 
 // A due message. The scheduler publishes the hooks of a claim together in
@@ -106,6 +107,7 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 	slices.SortStableFunc(hooks, func(a, b *eventv1.DueHook) int {
 		return cmp.Compare(a.GetHold().AsDuration(), b.GetHold().AsDuration())
 	})
+	h.warmHosts(ctx, hooks)
 	for _, msg := range hooks {
 		due, err := check(msg)
 		if err != nil {
@@ -154,6 +156,33 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 		return errors.Join(errs...)
 	}
 	return h.handBack(ctx, failed)
+}
+
+// warmHosts opens, while the message's held hooks wait out their holds, a
+// connection to each of their receivers that has none (delivery.Client's
+// Warm), once per host and message, each on a goroutine of its own
+// that ends within the client's timeout. A hook due at a host gone cold
+// then finds a connection open at its due instant, instead of spending two
+// round trips to the receiver and a TLS handshake after it; a host with a
+// connection costs a look in the pool. Listener deliveries open nothing.
+func (h *Handler) warmHosts(ctx context.Context, hooks []*eventv1.DueHook) {
+	var warmed []string
+	for _, msg := range hooks {
+		if msg.GetHold().AsDuration() <= 0 || msg.GetListener() {
+			continue
+		}
+		host := hostlimit.Host(msg.GetUrl())
+		if slices.Contains(warmed, host) {
+			continue
+		}
+		warmed = append(warmed, host)
+		url := msg.GetUrl()
+		go func() {
+			if err := h.cfg.Sender.Warm(ctx, url); err != nil && ctx.Err() == nil {
+				h.log.DebugContext(ctx, "receiver not warmed ahead of its held hooks", "host", host, "err", err)
+			}
+		}()
+	}
 }
 
 // waitHold waits until msg's hold, counted from received, has passed and
