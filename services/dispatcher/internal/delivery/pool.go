@@ -95,11 +95,7 @@ func (p *pool) get(ctx context.Context, t target) (*conn, error) {
 // rate) and counted from the start, so the host's bound holds.
 func (p *pool) open(ctx context.Context, t target) error {
 	p.mu.Lock()
-	h := p.hosts[t.addr]
-	if h == nil {
-		h = &hostConns{pool: p, addr: t.addr}
-		p.hosts[t.addr] = h
-	}
+	h := p.hostLocked(t.addr)
 	if p.closed || h.open > 0 {
 		h.forgetIfUnusedLocked()
 		p.mu.Unlock()
@@ -122,11 +118,7 @@ func (p *pool) open(ctx context.Context, t target) error {
 func (p *pool) take(addr string) (c *conn, h *hostConns, wait chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	h = p.hosts[addr]
-	if h == nil {
-		h = &hostConns{pool: p, addr: addr}
-		p.hosts[addr] = h
-	}
+	h = p.hostLocked(addr)
 	if n := len(h.idle); n > 0 {
 		c = h.idle[n-1]
 		h.idle[n-1] = nil
@@ -141,6 +133,17 @@ func (p *pool) take(addr string) (c *conn, h *hostConns, wait chan struct{}) {
 	wait = make(chan struct{})
 	h.waiters = append(h.waiters, wait)
 	return nil, h, wait
+}
+
+// hostLocked returns addr's connections, adding the host when it has none.
+// Called with mu held.
+func (p *pool) hostLocked(addr string) *hostConns {
+	h := p.hosts[addr]
+	if h == nil {
+		h = &hostConns{pool: p, addr: addr}
+		p.hosts[addr] = h
+	}
+	return h
 }
 
 // release keeps c for the host's next delivery, unless the pool is closed
