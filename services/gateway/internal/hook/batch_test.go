@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/batch"
@@ -64,6 +65,14 @@ func (b batchBundle) batcher(cfg hook.BatchConfig) (*hook.Batcher, func()) {
 		<-done
 	})
 	return bat, start
+}
+
+// requireLogged waits for a batch's log line: a batch answers its
+// requests before it logs, so the line may follow the last answer.
+func (b batchBundle) requireLogged(want string) {
+	b.t.Helper()
+	require.EventuallyWithT(b.t, func(c *assert.CollectT) { assert.Contains(c, b.logs.String(), want) },
+		10*time.Second, time.Millisecond)
 }
 
 // running returns a started batcher.
@@ -235,7 +244,7 @@ func TestBatcherJudgesABatchInOrder(t *testing.T) {
 	alerts, err := storetest.New(b.pool).ListAlertsForTest(b.ctx, b.project)
 	require.NoError(t, err)
 	require.Len(t, alerts, 3, "each threshold's alert stored once")
-	require.Contains(t, b.logs.String(), `"creates":20`, "one batch")
+	b.requireLogged(`"creates":20`) // one batch
 }
 
 // TestBatcherClaimsThresholdsOnceUnderConcurrency crosses every threshold
@@ -298,7 +307,7 @@ func TestBatcherBadRequestFailsAlone(t *testing.T) {
 	hooks, err := storetest.New(b.pool).ListProjectHooksForBulkTest(b.ctx, b.project)
 	require.NoError(t, err)
 	require.Len(t, hooks, 9)
-	require.Contains(t, b.logs.String(), "created request by request")
+	b.requireLogged("created request by request")
 }
 
 // TestBatcherLeavesIdempotentCreatesToTheService checks that a key still
