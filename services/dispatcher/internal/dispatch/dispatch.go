@@ -6,6 +6,7 @@ package dispatch
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -99,6 +100,12 @@ type Handler struct {
 	// stored.
 	deliveries *bus.Pool
 	slots      chan struct{}
+	// warming runs the connections warmHosts opens (message.go), under
+	// warmCtx, which Close cancels before it waits for them: a message's
+	// own context may outlive its Handle.
+	warming  sync.WaitGroup
+	warmCtx  context.Context
+	stopWarm context.CancelFunc
 }
 
 // NewHandler returns a Handler.
@@ -124,11 +131,17 @@ func NewHandler(cfg Config) *Handler {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
+	warmCtx, stopWarm := context.WithCancel(context.Background())
 	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
-		deliveries: bus.NewPool(2 * cfg.Concurrency), slots: make(chan struct{}, cfg.Concurrency)}
+		deliveries: bus.NewPool(2 * cfg.Concurrency), slots: make(chan struct{}, cfg.Concurrency),
+		warmCtx: warmCtx, stopWarm: stopWarm}
 }
 
-// Close ends the goroutines that ran deliveries.
+// Close ends the goroutines that ran deliveries, and stops and waits for
+// the connections being warmed, so that none is opened after the client
+// closes.
 func (h *Handler) Close() {
+	h.stopWarm()
+	h.warming.Wait()
 	h.deliveries.Close()
 }

@@ -98,11 +98,16 @@ func runReporterWith(t *testing.T, send bus.Retrying, cfg report.BatchConfig) *r
 }
 
 func (b bundle) newHandler(t *testing.T, js jetstream.JetStream, retry bus.RetryPolicy) *dispatch.Handler {
+	return b.newHandlerWith(t, js, retry, b.client)
+}
+
+// newHandlerWith is newHandler with to in place of the bundle's client.
+func (b bundle) newHandlerWith(t *testing.T, js jetstream.JetStream, retry bus.RetryPolicy, to dispatch.Sender) *dispatch.Handler {
 	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(b.reader)).Meter(dispatch.MeterName)
 	send := sender(js, retry)
 	return dispatch.NewHandler(dispatch.Config{
 		Credentials: credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
-		Sender:      b.client,
+		Sender:      to,
 		Results:     runReporter(t, send),
 		HandBack:    send,
 		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),

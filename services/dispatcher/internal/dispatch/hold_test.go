@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
@@ -94,6 +97,40 @@ func TestAHeldHookFindsItsReceiverConnected(t *testing.T) {
 	require.NoError(t, <-handled)
 	require.Len(t, b.receiver.Received(), 1)
 	require.Equal(t, 1, b.receiver.Conns(), "the delivery went on the warmed connection")
+}
+
+// hangingWarm is a Sender whose Warm waits for its context to end, as a
+// dial to a receiver that never answers does.
+type hangingWarm struct {
+	dispatch.Sender
+	entered  chan struct{}
+	returned atomic.Bool
+}
+
+func (s *hangingWarm) Warm(ctx context.Context, _ string) error {
+	close(s.entered) // the test's one held hook warms once
+	<-ctx.Done()
+	s.returned.Store(true)
+	return ctx.Err()
+}
+
+// A connection being warmed may outlive its message: Close stops it and
+// waits for it, so that none is opened after the client has closed.
+func TestCloseWaitsForTheWarming(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	sender := &hangingWarm{Sender: b.client, entered: make(chan struct{})}
+	h := b.newHandlerWith(t, b.js, report.DefaultRetry, sender)
+	hooks, _ := b.batch(t, 1)
+	hooks[0].Hold = durationpb.New(50 * time.Millisecond)
+	hooks[0].LeaseDuration = durationpb.New(time.Minute)
+
+	require.NoError(t, h.Handle(context.Background(), heldDelivery(t, hooks)))
+	require.Len(t, b.receiver.Received(), 1)
+	<-sender.entered
+	require.False(t, sender.returned.Load(), "the warming still hangs after its message")
+	h.Close()
+	require.True(t, sender.returned.Load(), "Close returned before the warming")
 }
 
 // Stopped while it holds a hook, the dispatcher hands it back with what is

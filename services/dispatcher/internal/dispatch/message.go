@@ -161,7 +161,7 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 // warmHosts opens, while the message's held hooks wait out their holds, a
 // connection to each of their receivers that has none (delivery.Client's
 // Warm), once per host and message, each on a goroutine of its own
-// that ends within the client's timeout. A hook due at a host gone cold
+// that ends within the client's timeout or at Close. A hook due at a host gone cold
 // then finds a connection open at its due instant, instead of spending two
 // round trips to the receiver and a TLS handshake after it; a host with a
 // connection costs a look in the pool. Listener deliveries open nothing.
@@ -177,11 +177,11 @@ func (h *Handler) warmHosts(ctx context.Context, hooks []*eventv1.DueHook) {
 		}
 		warmed = append(warmed, host)
 		url := msg.GetUrl()
-		go func() {
-			if err := h.cfg.Sender.Warm(ctx, url); err != nil && ctx.Err() == nil {
+		h.warming.Go(func() {
+			if err := h.cfg.Sender.Warm(h.warmCtx, url); err != nil && h.warmCtx.Err() == nil {
 				h.log.DebugContext(ctx, "receiver not warmed ahead of its held hooks", "host", host, "err", err)
 			}
-		}()
+		})
 	}
 }
 
