@@ -154,7 +154,12 @@ func (l *Limiter) Acquire(ctx context.Context, key Key, cap int, wait time.Durat
 		}
 		h.waiting++
 		f.waiting++
-		f.queue = append(f.queue, wake)
+		if woken {
+			// Handed a slot it found gone, it is still the oldest waiter.
+			f.queue = slices.Insert(f.queue, 0, wake)
+		} else {
+			f.queue = append(f.queue, wake)
+		}
 		l.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(wait)
@@ -265,8 +270,12 @@ func (l *Limiter) stopWaitingDeferred(key Key, wake chan struct{}) time.Duration
 // slot rather than every waiter woken to race for one: first to the flows
 // below their fair share, oldest waiter first, then to any flow under its
 // limit. A waiter woken takes its slot as any caller (take), so one that
-// finds it gone (a new caller took it first) waits again; the slot's
-// holder wakes the next when it is done. l.mu is held.
+// finds it gone (a new caller took it first) waits again, at the front of
+// its queue, and the slot's holder wakes it when it is done. Keeping the
+// slot for the waiter instead would make each freed slot a hand-off to a
+// sleeping goroutine: BenchmarkContendedHost measured 1.25 µs a slot so,
+// against 0.35-0.50 µs letting callers take a free slot at once.
+// l.mu is held.
 func (l *Limiter) wakeLocked(h *host) {
 	for h.waiting > h.woken && h.busy+h.woken < l.cfg.Ceiling {
 		f := l.nextWoken(h)
