@@ -160,11 +160,12 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 
 // warmHosts opens, while the message's held hooks wait out their holds, a
 // connection to each of their receivers that has none (delivery.Client's
-// Warm), once per host and message, each on a goroutine of its own
-// that ends within the client's timeout or at Close. A hook due at a host gone cold
-// then finds a connection open at its due instant, instead of spending two
-// round trips to the receiver and a TLS handshake after it; a host with a
-// connection costs a look in the pool. Listener deliveries open nothing.
+// Warm), once per host and message, each on a goroutine of its own that
+// ends within the client's timeout or at Close. A hook due at a host gone
+// cold then finds a connection open at its due instant, instead of
+// spending two round trips to the receiver and a TLS handshake after it; a
+// host with a connection costs a look in the pool. Listener deliveries
+// open nothing.
 func (h *Handler) warmHosts(ctx context.Context, hooks []*eventv1.DueHook) {
 	var warmed []string
 	for _, msg := range hooks {
