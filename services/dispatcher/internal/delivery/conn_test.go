@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
@@ -296,9 +297,9 @@ func TestWarmOpensAConnectionTheNextDeliveryUses(t *testing.T) {
 	})
 	client := freshClient(t, receiver.CAFile(t))
 	url := "https://" + s.addr + "/hooks"
-	require.NoError(t, client.Warm(t.Context(), url))
+	require.NoError(t, client.Warm(t.Context(), url, 1))
 	require.EqualValues(t, 1, s.conns.Load(), "the connection is open when Warm returns")
-	require.NoError(t, client.Warm(t.Context(), url))
+	require.NoError(t, client.Warm(t.Context(), url, 1))
 	require.EqualValues(t, 1, s.conns.Load(), "a host with a connection is not warmed again")
 	for range 2 {
 		res := send(t, client, request(url, "whsec_k"))
@@ -307,6 +308,38 @@ func TestWarmOpensAConnectionTheNextDeliveryUses(t *testing.T) {
 	require.EqualValues(t, 1, s.conns.Load(), "the deliveries went on the warmed connection")
 
 	// Warming dials as a delivery does: through the egress guard.
-	require.Error(t, client.Warm(t.Context(), "https://10.9.8.7:443/hooks"))
-	require.Error(t, client.Warm(t.Context(), "not a url"))
+	require.Error(t, client.Warm(t.Context(), "https://10.9.8.7:443/hooks", 1))
+	require.Error(t, client.Warm(t.Context(), "not a url", 1))
+}
+
+func TestWarmOpensAConnectionForEachHookOfACrowd(t *testing.T) {
+	t.Parallel()
+	// Hooks due at one instant go out side by side: warming opens a
+	// connection for each, within the host's bound, and they find them
+	// idle at their due instant.
+	s := startRawServer(t, func(conn net.Conn, in *bufio.Reader) {
+		for readRequest(in) {
+			_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	client := limitedClient(t, receiver.CAFile(t), 4, 0)
+	url := "https://" + s.addr + "/hooks"
+	require.NoError(t, client.Warm(t.Context(), url, 3))
+	require.EqualValues(t, 3, s.conns.Load(), "the connections are open when Warm returns")
+	require.NoError(t, client.Warm(t.Context(), url, 2))
+	require.EqualValues(t, 3, s.conns.Load(), "a host with enough connections is not warmed again")
+
+	var crowd sync.WaitGroup
+	for range 3 {
+		crowd.Go(func() {
+			res, err := client.Send(context.Background(), request(url, "whsec_k"))
+			assert.NoError(t, err)
+			assert.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome, res.Error)
+		})
+	}
+	crowd.Wait()
+	require.EqualValues(t, 3, s.conns.Load(), "the crowd went on the warmed connections")
+
+	require.NoError(t, client.Warm(t.Context(), url, 100))
+	require.EqualValues(t, 4, s.conns.Load(), "no more than the host's bound")
 }

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"crypto/tls"
 	"sync"
 	"time"
@@ -88,29 +89,39 @@ func (p *pool) get(ctx context.Context, t target) (*conn, error) {
 	}
 }
 
-// open dials a connection to t and keeps it idle for the host's next
-// delivery, unless the host has one already (idle, in use or being
-// dialled) or the pool is closed: then it does nothing. The connection is
-// dialled as a delivery's would be (the egress guard, the host's connect
-// rate) and counted from the start, so the host's bound holds.
-func (p *pool) open(ctx context.Context, t target) error {
+// open dials connections to t, side by side, until the host has n (idle,
+// in use or being dialled; at most the host's bound), and keeps them idle
+// for the host's next deliveries; with as many already, or the pool
+// closed, it does nothing. Each is dialled as a delivery's would be (the
+// egress guard, the host's connect rate) and counted from the start, so
+// the host's bound holds.
+func (p *pool) open(ctx context.Context, t target, n int) error {
 	p.mu.Lock()
 	h := p.hostLocked(t.addr)
-	if p.closed || h.open > 0 {
+	more := min(n, p.perHost) - h.open
+	if p.closed || more <= 0 {
 		h.forgetIfUnusedLocked()
 		p.mu.Unlock()
 		return nil
 	}
-	h.open++
+	h.open += more
 	p.mu.Unlock()
-	c, err := dialConn(ctx, p.dial, p.config, t)
-	if err != nil {
-		h.abandon()
-		return err
+	errs := make([]error, more)
+	var dials sync.WaitGroup
+	for i := range more {
+		dials.Go(func() {
+			c, err := dialConn(ctx, p.dial, p.config, t)
+			if err != nil {
+				h.abandon()
+				errs[i] = err
+				return
+			}
+			c.host = h
+			h.release(c)
+		})
 	}
-	c.host = h
-	h.release(c)
-	return nil
+	dials.Wait()
+	return errors.Join(errs...)
 }
 
 // take pops addr's most recent idle connection, or counts a new one to

@@ -187,17 +187,18 @@ func (c *Client) do(ctx context.Context, t target, p Prepared) (*http.Response, 
 	return resp, nil
 }
 
-// Warm opens a connection to the receiver of rawURL, to be kept for the
-// next delivery there, unless the host has a connection already (idle, in
-// use or being opened): then it returns at once. The dispatcher calls it
-// while a claimed hook waits out its hold, so that the first delivery to
-// a host gone cold (no connection for idleConnTimeout) does not spend its
-// due instant on the TCP and TLS handshakes, two round trips to the
-// receiver and the handshake's CPU on both sides. It opens the connection
-// as the delivery would, as the first to a cold host (warm.go), within the
-// client's timeout; an error only says the connection was not opened (the
-// delivery will try, and report why).
-func (c *Client) Warm(ctx context.Context, rawURL string) error {
+// Warm opens connections to the receiver of rawURL until it has n (idle,
+// in use or being opened; at most HostConcurrency), to be kept for the
+// next deliveries there; with as many already, it returns at once. The
+// dispatcher calls it while claimed hooks wait out their holds, so that
+// the deliveries due at a host gone cold (no connection for
+// idleConnTimeout) do not spend their due instant on the TCP and TLS
+// handshakes, two round trips to the receiver and the handshake's CPU on
+// both sides. It opens the connections as deliveries would: the first
+// alone, as the first to a cold host (warm.go), then the rest side by
+// side, within the client's timeout; an error only says a connection was
+// not opened (the delivery will try, and report why).
+func (c *Client) Warm(ctx context.Context, rawURL string, n int) error {
 	t, err := parseTarget(rawURL)
 	if err != nil {
 		return err
@@ -208,9 +209,12 @@ func (c *Client) Warm(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	err = c.conns.open(ctx, t)
+	err = c.conns.open(ctx, t, 1)
 	opened(err == nil)
-	return err
+	if err != nil || n <= 1 {
+		return err
+	}
+	return c.conns.open(ctx, t, n)
 }
 
 // failed fills in a failed exchange, unless the caller's context ended.

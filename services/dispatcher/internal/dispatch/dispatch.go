@@ -32,7 +32,7 @@ type Credentials interface {
 type Sender interface {
 	Send(ctx context.Context, r delivery.Request) (delivery.Result, error)
 	Prepare(r delivery.Request, sentAt time.Time) delivery.Prepared
-	Warm(ctx context.Context, url string) error
+	Warm(ctx context.Context, url string, n int) error
 }
 
 // Listener hands one delivery to the project's listener through the

@@ -99,6 +99,31 @@ func TestAHeldHookFindsItsReceiverConnected(t *testing.T) {
 	require.Equal(t, 1, b.receiver.Conns(), "the delivery went on the warmed connection")
 }
 
+// Hooks due together at a cold host go out side by side: the hold opens a
+// connection for each, and they find them open at their due instant.
+func TestAHeldCrowdFindsAConnectionForEachHook(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	hooks, _ := b.batch(t, 4)
+	const hold = 2 * time.Second
+	for _, hk := range hooks {
+		hk.Hold = durationpb.New(hold)
+		hk.LeaseDuration = durationpb.New(time.Minute)
+	}
+	d := heldDelivery(t, hooks)
+
+	start := time.Now()
+	handled := make(chan error, 1)
+	go func() { handled <- b.handler.Handle(context.Background(), d) }()
+	require.Eventually(t, func() bool { return b.receiver.Conns() == 4 }, hold/2, time.Millisecond,
+		"a connection for each hook opened during the hold")
+	require.Less(t, time.Since(start), hold, "the hold is still running")
+	require.Empty(t, b.receiver.Received(), "nothing sent before the hold's end")
+	require.NoError(t, <-handled)
+	require.Len(t, b.receiver.Received(), 4)
+	require.Equal(t, 4, b.receiver.Conns(), "the crowd went on the warmed connections")
+}
+
 // hangingWarm is a Sender whose Warm waits for its context to end, as a
 // dial to a receiver that never answers does.
 type hangingWarm struct {
@@ -107,7 +132,7 @@ type hangingWarm struct {
 	returned atomic.Bool
 }
 
-func (s *hangingWarm) Warm(ctx context.Context, _ string) error {
+func (s *hangingWarm) Warm(ctx context.Context, _ string, _ int) error {
 	close(s.entered) // the test's one held hook warms once
 	<-ctx.Done()
 	s.returned.Store(true)

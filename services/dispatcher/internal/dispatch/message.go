@@ -158,32 +158,70 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 	return h.handBack(ctx, failed)
 }
 
-// warmHosts opens, while the message's held hooks wait out their holds, a
-// connection to each of their receivers that has none (delivery.Client's
-// Warm), once per host and message, each on a goroutine of its own that
-// ends within the client's timeout or at Close. A hook due at a host gone
-// cold then finds a connection open at its due instant, instead of
-// spending two round trips to the receiver and a TLS handshake after it; a
-// host with a connection costs a look in the pool. Listener deliveries
-// open nothing.
+// warmHosts opens, while the message's held hooks wait out their holds,
+// connections to their receivers (delivery.Client's Warm): for each
+// project's hooks to a host, as many as the most of them due together
+// (largestCrowd) and its flow may send at once (hostlimit), counting the
+// host's connections already open; each on a goroutine of its own that
+// ends within the client's timeout or at Close. The hooks due at a host
+// gone cold then find connections open at their due instant, instead of
+// spending two round trips to the receiver and a TLS handshake after it;
+// a host with enough connections costs a look in the pool. Two projects'
+// crowds at one host are each warmed alone, not added up. Listener
+// deliveries open nothing.
 func (h *Handler) warmHosts(ctx context.Context, hooks []*eventv1.DueHook) {
-	var warmed []string
+	type crowd struct {
+		url   string
+		holds []time.Duration // in increasing order, as hooks are
+	}
+	var (
+		keys   []hostlimit.Key
+		crowds = map[hostlimit.Key]*crowd{}
+	)
 	for _, msg := range hooks {
-		if msg.GetHold().AsDuration() <= 0 || msg.GetListener() {
+		hold := msg.GetHold().AsDuration()
+		if hold <= 0 || msg.GetListener() {
 			continue
 		}
-		host := hostlimit.Host(msg.GetUrl())
-		if slices.Contains(warmed, host) {
-			continue
+		key := hostlimit.Key{Project: msg.GetProjectId(), Host: hostlimit.Host(msg.GetUrl())}
+		c := crowds[key]
+		if c == nil {
+			c = &crowd{url: msg.GetUrl()}
+			crowds[key] = c
+			keys = append(keys, key)
 		}
-		warmed = append(warmed, host)
-		url := msg.GetUrl()
+		c.holds = append(c.holds, hold)
+	}
+	for _, key := range keys {
+		c := crowds[key]
+		n := largestCrowd(c.holds)
+		if h.cfg.Hosts != nil {
+			n = min(n, h.cfg.Hosts.Limit(key))
+		}
 		h.warming.Go(func() {
-			if err := h.cfg.Sender.Warm(h.warmCtx, url); err != nil && h.warmCtx.Err() == nil {
-				h.log.DebugContext(ctx, "receiver not warmed ahead of its held hooks", "host", host, "err", err)
+			if err := h.cfg.Sender.Warm(h.warmCtx, c.url, n); err != nil && h.warmCtx.Err() == nil {
+				h.log.DebugContext(ctx, "receiver not warmed ahead of its held hooks", "host", key.Host, "err", err)
 			}
 		})
 	}
+}
+
+// crowdWindow is how close together holds end for their hooks to count as
+// due together: a delivery takes longer than this, so such hooks are in
+// flight at once, each on a connection of its own.
+const crowdWindow = time.Millisecond
+
+// largestCrowd is the most of holds (in increasing order) that end within
+// crowdWindow of one another.
+func largestCrowd(holds []time.Duration) int {
+	most, first := 0, 0
+	for i, d := range holds {
+		for d-holds[first] > crowdWindow {
+			first++
+		}
+		most = max(most, i-first+1)
+	}
+	return most
 }
 
 // waitHold waits until msg's hold, counted from received, has passed and

@@ -382,6 +382,19 @@ type Stats struct {
 	Limit, InFlight, Waiting int
 }
 
+// Limit returns how many deliveries of key's flow may be in flight now:
+// its limit, or a new flow's (Config.Initial) when it is unknown.
+func (l *Limiter) Limit(key Key) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.hosts[key.Host]; h != nil {
+		if f := h.flows[key.Project]; f != nil {
+			return f.lim.Limit()
+		}
+	}
+	return l.cfg.Initial
+}
+
 // Flow returns key's current limit and counts (the zero Stats when the
 // flow is unknown).
 func (l *Limiter) Flow(key Key) Stats {

@@ -267,3 +267,14 @@ func TestEveryFreedSlotReachesAWaiter(t *testing.T) {
 	require.Equal(t, hostlimit.Stats{Limit: 4}, l.Flow(projectA))
 	require.Equal(t, hostlimit.Stats{Limit: 4}, l.Flow(projectB))
 }
+
+func TestLimitIsANewFlowsUntilTheFlowIsKnown(t *testing.T) {
+	t.Parallel()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 8, Initial: 3})
+	require.Equal(t, 3, l.Limit(projectA), "a flow not seen yet starts at Initial")
+	s := take(t, l, projectA, 0)
+	defer s.Done(hostlimit.Sample{})
+	require.Equal(t, l.Flow(projectA).Limit, l.Limit(projectA))
+	require.Equal(t, 3, hostlimit.New(hostlimit.Config{Ceiling: 3, Initial: 16}).Limit(projectA),
+		"nor above the ceiling")
+}
