@@ -2,8 +2,8 @@ package delivery
 
 import (
 	"context"
-	"errors"
 	"crypto/tls"
+	"errors"
 	"sync"
 	"time"
 )
