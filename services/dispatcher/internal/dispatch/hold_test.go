@@ -77,34 +77,23 @@ func TestHandleStartsAHeldHookNoSoonerThanItsHold(t *testing.T) {
 // spend its due instant on the handshakes, and is sent on it.
 func TestAHeldHookFindsItsReceiverConnected(t *testing.T) {
 	t.Parallel()
-	got := &arrivals{at: map[string]time.Time{}}
-	b := setup(t, got.answer)
-	hooks, _ := b.batch(t, 1)
-	const hold = 2 * time.Second
-	hooks[0].Hold = durationpb.New(hold)
-	hooks[0].LeaseDuration = durationpb.New(time.Minute)
-	d := heldDelivery(t, hooks)
-
-	start := time.Now()
-	handled := make(chan error, 1)
-	go func() { handled <- b.handler.Handle(context.Background(), d) }()
-	// Within half the hold: a connection opened only for the delivery
-	// would come after all of it.
-	require.Eventually(t, func() bool { return b.receiver.Conns() == 1 }, hold/2, time.Millisecond,
-		"no connection opened during the hold")
-	require.Less(t, time.Since(start), hold, "the hold is still running")
-	require.True(t, got.of(hooks[0].GetHookId()).IsZero(), "nothing sent before the hold's end")
-	require.NoError(t, <-handled)
-	require.Len(t, b.receiver.Received(), 1)
-	require.Equal(t, 1, b.receiver.Conns(), "the delivery went on the warmed connection")
+	requireConnectedDuringTheHold(t, 1)
 }
 
 // Hooks due together at a cold host go out side by side: the hold opens a
 // connection for each, and they find them open at their due instant.
 func TestAHeldCrowdFindsAConnectionForEachHook(t *testing.T) {
 	t.Parallel()
+	requireConnectedDuringTheHold(t, 4)
+}
+
+// requireConnectedDuringTheHold hands n hooks due together at a cold
+// receiver to the handler and checks that n connections open during their
+// hold, before anything is sent, and that the deliveries then use them.
+func requireConnectedDuringTheHold(t *testing.T, n int) {
+	t.Helper()
 	b := setup(t, nil)
-	hooks, _ := b.batch(t, 4)
+	hooks, _ := b.batch(t, n)
 	const hold = 2 * time.Second
 	for _, hk := range hooks {
 		hk.Hold = durationpb.New(hold)
@@ -115,13 +104,15 @@ func TestAHeldCrowdFindsAConnectionForEachHook(t *testing.T) {
 	start := time.Now()
 	handled := make(chan error, 1)
 	go func() { handled <- b.handler.Handle(context.Background(), d) }()
-	require.Eventually(t, func() bool { return b.receiver.Conns() == 4 }, hold/2, time.Millisecond,
+	// Within half the hold: a connection opened only for a delivery
+	// would come after all of it.
+	require.Eventually(t, func() bool { return b.receiver.Conns() == n }, hold/2, time.Millisecond,
 		"a connection for each hook opened during the hold")
 	require.Less(t, time.Since(start), hold, "the hold is still running")
 	require.Empty(t, b.receiver.Received(), "nothing sent before the hold's end")
 	require.NoError(t, <-handled)
-	require.Len(t, b.receiver.Received(), 4)
-	require.Equal(t, 4, b.receiver.Conns(), "the crowd went on the warmed connections")
+	require.Len(t, b.receiver.Received(), n)
+	require.Equal(t, n, b.receiver.Conns(), "the deliveries went on the warmed connections")
 }
 
 // hangingWarm is a Sender whose Warm waits for its context to end, as a
