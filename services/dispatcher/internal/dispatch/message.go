@@ -176,12 +176,15 @@ func (h *Handler) warmHosts(ctx context.Context, hooks []*eventv1.DueHook) {
 	}
 	var (
 		keys   []hostlimit.Key
-		crowds = map[hostlimit.Key]*crowd{}
+		crowds map[hostlimit.Key]*crowd // made at the first held hook: a burst's messages hold none
 	)
 	for _, msg := range hooks {
 		hold := msg.GetHold().AsDuration()
 		if hold <= 0 || msg.GetListener() {
 			continue
+		}
+		if crowds == nil {
+			crowds = map[hostlimit.Key]*crowd{}
 		}
 		key := hostlimit.Key{Project: msg.GetProjectId(), Host: hostlimit.Host(msg.GetUrl())}
 		c := crowds[key]

@@ -385,12 +385,8 @@ type Stats struct {
 // Limit returns how many deliveries of key's flow may be in flight now:
 // its limit, or a new flow's (Config.Initial) when it is unknown.
 func (l *Limiter) Limit(key Key) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if h := l.hosts[key.Host]; h != nil {
-		if f := h.flows[key.Project]; f != nil {
-			return f.lim.Limit()
-		}
+	if s := l.Flow(key); s.Limit > 0 { // a known flow's limit is at least 1
+		return s.Limit
 	}
 	return l.cfg.Initial
 }

@@ -45,7 +45,7 @@ type LateSecond struct {
 func spread(first time.Time, last time.Time, dues []time.Time, lates []time.Duration) Spread {
 	s := Spread{Span: int(last.Sub(first)/time.Second) + 1}
 	s.BySecond = make([]int, s.Span)
-	by := map[int]*LateSecond{}
+	maxMs := make([]float64, s.Span)
 	for i, late := range lates {
 		if late <= LateBound {
 			continue
@@ -53,18 +53,14 @@ func spread(first time.Time, last time.Time, dues []time.Time, lates []time.Dura
 		s.Late++
 		sec := int(dues[i].Sub(first) / time.Second)
 		s.BySecond[sec]++
-		ls := by[sec]
-		if ls == nil {
-			ls = &LateSecond{Second: sec}
-			by[sec] = ls
+		maxMs[sec] = max(maxMs[sec], float64(late.Microseconds())/1000)
+	}
+	for sec, n := range s.BySecond {
+		if n > 0 {
+			s.Worst = append(s.Worst, LateSecond{Second: sec, Late: n, MaxMs: maxMs[sec]})
 		}
-		ls.Late++
-		ls.MaxMs = max(ls.MaxMs, float64(late.Microseconds())/1000)
 	}
-	s.Seconds = len(by)
-	for _, ls := range by {
-		s.Worst = append(s.Worst, *ls)
-	}
+	s.Seconds = len(s.Worst)
 	slices.SortFunc(s.Worst, func(a, b LateSecond) int {
 		return cmp.Or(cmp.Compare(b.Late, a.Late), cmp.Compare(a.Second, b.Second))
 	})
