@@ -15,17 +15,46 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/pkg/signing"
 )
 
 // Token is the token of the hook's delivery under lease.
 func Token(secret []byte, hookID uuid.UUID, lease int64) string {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(hookID.String() + "." + strconv.FormatInt(lease, 10)))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	var b [tokenLen]byte
+	return string(appendToken(b[:0], secret, hookID, lease))
+}
+
+// tokenLen is a token's length: the base64url of a SHA-256 sum.
+const tokenLen = (sha256.Size*8 + 5) / 6
+
+// appendToken appends the token to dst without allocating: a delivery
+// makes one (URLs), and crypto/hmac's states were an allocation each.
+func appendToken(dst, secret []byte, hookID uuid.UUID, lease int64) []byte {
+	var msg [36 + 1 + 20]byte // "<hook id>.<lease>"
+	m := strconv.AppendInt(append(appendUUID(msg[:0], hookID), '.'), lease, 10)
+	var sum [sha256.Size]byte
+	return base64.RawURLEncoding.AppendEncode(dst, signing.AppendHMAC(sum[:0], secret, m))
+}
+
+// appendUUID appends id's canonical text, as id.String() makes it.
+func appendUUID(dst []byte, id uuid.UUID) []byte {
+	var b [36]byte
+	hex.Encode(b[0:8], id[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], id[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], id[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], id[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], id[10:])
+	return append(dst, b[:]...)
 }
 
 // Valid reports, in constant time, whether token is the token of the hook's
@@ -38,7 +67,13 @@ func Valid(secret []byte, hookID uuid.UUID, lease int64, token string) bool {
 // URLs returns the ack and nack URLs of the hook's delivery under lease, on
 // the deployment's public base URL (e.g. https://sundial.example.com).
 func URLs(base string, secret []byte, hookID uuid.UUID, lease int64) (ack, nack string) {
-	prefix := strings.TrimRight(base, "/") + "/v1/async/" + hookID.String() + "/" +
-		strconv.FormatInt(lease, 10) + "/" + Token(secret, hookID, lease)
-	return prefix + "/ack", prefix + "/nack"
+	base = strings.TrimRight(base, "/")
+	b := make([]byte, 0, len(base)+len("/v1/async/")+36+1+20+1+tokenLen+len("/nack"))
+	b = append(append(b, base...), "/v1/async/"...)
+	b = strconv.AppendInt(append(appendUUID(b, hookID), '/'), lease, 10)
+	b = appendToken(append(b, '/'), secret, hookID, lease)
+	prefix := len(b)
+	ack = string(append(b, "/ack"...))
+	nack = string(append(b[:prefix], "/nack"...))
+	return ack, nack
 }

@@ -44,6 +44,20 @@ func TestURLs(t *testing.T) {
 	}
 }
 
+// TestURLsSpellTheHookIDAsItsString covers the URL's own spelling of the
+// id (it is not id.String(), which allocates) for ids of every digit.
+func TestURLsSpellTheHookIDAsItsString(t *testing.T) {
+	t.Parallel()
+	ids := []uuid.UUID{uuid.Nil, uuid.Max, hookID}
+	for range 20 {
+		ids = append(ids, uuid.New())
+	}
+	for _, id := range ids {
+		ack, _ := asyncurl.URLs("https://s.example", secret, id, 12345678901)
+		require.Equal(t, "https://s.example/v1/async/"+id.String()+"/12345678901/"+asyncurl.Token(secret, id, 12345678901)+"/ack", ack)
+	}
+}
+
 func TestValidTimeoutIsOneSecondToADay(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int64]bool{0: false, 1: true, 86400: true, 86401: false, -5: false} {

@@ -37,15 +37,25 @@ type Headers struct {
 }
 
 // NewHeaders names the headers under prefix: <prefix>-Id,
-// <prefix>-Timestamp, <prefix>-Signature and X-<prefix>-Signature.
+// <prefix>-Timestamp, <prefix>-Signature and X-<prefix>-Signature, each
+// in its canonical form (as http.Header.Set would write it), so that
+// SetScheme can set them without canonicalising them again.
 func NewHeaders(prefix string) Headers {
 	return Headers{
-		ID:              prefix + "-Id",
-		Timestamp:       prefix + "-Timestamp",
-		Signature:       prefix + "-Signature",
-		LegacySignature: "X-" + prefix + "-Signature",
+		ID:              http.CanonicalHeaderKey(prefix + "-Id"),
+		Timestamp:       http.CanonicalHeaderKey(prefix + "-Timestamp"),
+		Signature:       http.CanonicalHeaderKey(prefix + "-Signature"),
+		LegacySignature: http.CanonicalHeaderKey("X-" + prefix + "-Signature"),
 	}
 }
+
+// The Standard Webhooks headers' canonical forms, as http.Header.Set
+// writes them.
+var (
+	standardIDKey        = http.CanonicalHeaderKey(StandardID)
+	standardTimestampKey = http.CanonicalHeaderKey(StandardTimestamp)
+	standardSignatureKey = http.CanonicalHeaderKey(StandardSignature)
+)
 
 // Set signs body at timestamp (Unix seconds) and sets the headers on h: the
 // request's id, the timestamp, the signature by each key (Header) and the
@@ -62,15 +72,22 @@ func (n Headers) Set(h http.Header, id string, keys []string, timestamp int64, b
 // it is SchemeStandard or SchemeBoth. keys must not be empty.
 func (n Headers) SetScheme(h http.Header, scheme SignatureScheme, id string, keys []string, timestamp int64, body []byte) {
 	ts := strconv.FormatInt(timestamp, 10)
+	// The values share one array: this runs for every delivery, and a
+	// slice per header was an allocation each.
+	values := make([]string, 0, 7)
+	set := func(name, v string) {
+		values = append(values, v)
+		h[name] = values[len(values)-1 : len(values) : len(values)]
+	}
 	if scheme.sundial() {
-		h.Set(n.ID, id)
-		h.Set(n.Timestamp, ts)
-		h.Set(n.Signature, Header(keys, timestamp, body))
-		h.Set(n.LegacySignature, Legacy(keys[0], body))
+		set(n.ID, id)
+		set(n.Timestamp, ts)
+		set(n.Signature, Header(keys, timestamp, body))
+		set(n.LegacySignature, Legacy(keys[0], body))
 	}
 	if scheme.standard() {
-		h.Set(StandardID, id)
-		h.Set(StandardTimestamp, ts)
-		h.Set(StandardSignature, StandardHeader(keys, id, timestamp, body))
+		set(standardIDKey, id)
+		set(standardTimestampKey, ts)
+		set(standardSignatureKey, StandardHeader(keys, id, timestamp, body))
 	}
 }

@@ -18,33 +18,46 @@ import (
 // Scheme is the version prefix of every signature entry.
 const Scheme = "v1"
 
-func mac(key string, parts ...[]byte) []byte {
-	h := hmac.New(sha256.New, []byte(key))
-	for _, p := range parts {
-		h.Write(p)
-	}
-	return h.Sum(nil)
-}
-
 // Entry returns one "v1,<hex>" signature of body at timestamp (Unix seconds).
 func Entry(key string, timestamp int64, body []byte) string {
-	ts := strconv.FormatInt(timestamp, 10)
-	return Scheme + "," + hex.EncodeToString(mac(key, []byte(ts), []byte{'.'}, body))
+	var b [entryLen]byte
+	return string(appendEntry(b[:0], key, timestamp, body))
+}
+
+// entryLen is the length of an Entry: "v1," and 64 hex digits.
+const entryLen = len(Scheme) + 1 + 2*sha256.Size
+
+func appendEntry(dst []byte, key string, timestamp int64, body []byte) []byte {
+	m := newMAC(key)
+	m.writeTimestamp(timestamp, '.')
+	m.write(body)
+	dst = append(dst, Scheme+","...)
+	dst = hex.AppendEncode(dst, m.finish())
+	m.done()
+	return dst
 }
 
 // Header returns the Sundial-Signature value: one entry per key, active key
 // first, separated by a space.
 func Header(keys []string, timestamp int64, body []byte) string {
-	entries := make([]string, len(keys))
+	b := make([]byte, 0, len(keys)*(entryLen+1))
 	for i, k := range keys {
-		entries[i] = Entry(k, timestamp, body)
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = appendEntry(b, k, timestamp, body)
 	}
-	return strings.Join(entries, " ")
+	return string(b)
 }
 
 // Legacy returns the X-Sundial-Signature value: hex HMAC-SHA256 of the body.
 func Legacy(activeKey string, body []byte) string {
-	return hex.EncodeToString(mac(activeKey, body))
+	var b [2 * sha256.Size]byte
+	m := newMAC(activeKey)
+	m.write(body)
+	hex.Encode(b[:], m.finish())
+	m.done()
+	return string(b[:])
 }
 
 // Verify reports whether any entry of header is a valid signature of body at

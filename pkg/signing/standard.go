@@ -81,12 +81,17 @@ const (
 // key: the random bytes of an "sdsig_" key (its base64url part decoded),
 // or the key string's bytes for a key of another form.
 func StandardKey(key string) []byte {
+	return standardKey(nil, key)
+}
+
+// standardKey appends StandardKey(key) to dst.
+func standardKey(dst []byte, key string) []byte {
 	if rest, ok := strings.CutPrefix(key, keyPrefix); ok {
-		if raw, err := base64.RawURLEncoding.DecodeString(rest); err == nil && len(raw) >= minStandardKey {
+		if raw, err := base64.RawURLEncoding.AppendDecode(dst, []byte(rest)); err == nil && len(raw)-len(dst) >= minStandardKey {
 			return raw
 		}
 	}
-	return []byte(key)
+	return append(dst, key...)
 }
 
 // StandardSecret returns the signing key as Standard Webhooks receivers
@@ -98,23 +103,38 @@ func StandardSecret(key string) string {
 // StandardEntry returns one "v1,<base64>" signature of body with id at
 // timestamp (Unix seconds) under key (a Sundial signing key).
 func StandardEntry(key, id string, timestamp int64, body []byte) string {
-	h := hmac.New(sha256.New, StandardKey(key))
-	h.Write([]byte(id))
-	h.Write([]byte{'.'})
-	h.Write([]byte(strconv.FormatInt(timestamp, 10)))
-	h.Write([]byte{'.'})
-	h.Write(body)
-	return Scheme + "," + base64.StdEncoding.EncodeToString(h.Sum(nil))
+	return string(appendStandardEntry(make([]byte, 0, standardEntryLen), key, id, timestamp, body))
+}
+
+// standardEntryLen is the length of a StandardEntry: "v1," and the base64
+// of a SHA-256 sum.
+var standardEntryLen = len(Scheme) + 1 + base64.StdEncoding.EncodedLen(sha256.Size)
+
+func appendStandardEntry(dst []byte, key, id string, timestamp int64, body []byte) []byte {
+	var raw [64]byte // an sdsig_ key's random bytes; the key decodes into it
+	m := newMAC(standardKey(raw[:0], key))
+	clear(raw[:])
+	m.writeString(id)
+	m.writeString(".")
+	m.writeTimestamp(timestamp, '.')
+	m.write(body)
+	dst = append(dst, Scheme+","...)
+	dst = base64.StdEncoding.AppendEncode(dst, m.finish())
+	m.done()
+	return dst
 }
 
 // StandardHeader returns the webhook-signature value: one entry per key,
 // active key first, separated by a space.
 func StandardHeader(keys []string, id string, timestamp int64, body []byte) string {
-	entries := make([]string, len(keys))
+	b := make([]byte, 0, len(keys)*(standardEntryLen+1))
 	for i, k := range keys {
-		entries[i] = StandardEntry(k, id, timestamp, body)
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = appendStandardEntry(b, k, id, timestamp, body)
 	}
-	return strings.Join(entries, " ")
+	return string(b)
 }
 
 // VerifyStandard reports whether h carries a valid Standard Webhooks

@@ -18,23 +18,25 @@ func Body(r Request, postedAt time.Time) []byte {
 	b.WriteString(`,"path":`)
 	writeString(&b, r.Path)
 	b.WriteString(`,"postAt":`)
-	writeString(&b, timestamp(r.PostAt))
+	writeTime(&b, r.PostAt)
 	b.WriteString(`,"postedAt":`)
-	writeString(&b, timestamp(postedAt))
+	writeTime(&b, postedAt)
 	b.WriteString(`,"data":`)
 	b.Write(r.Data)
 	b.WriteString(`,"createdAt":`)
-	writeString(&b, timestamp(r.CreatedAt))
+	writeTime(&b, r.CreatedAt)
 	b.WriteString(`,"updatedAt":`)
-	writeString(&b, timestamp(r.UpdatedAt))
+	writeTime(&b, r.UpdatedAt)
 	b.WriteByte('}')
 	return b.Bytes()
 }
 
-// timestamp formats t as RFC 3339 in UTC, with as many fractional digits
-// as it needs.
-func timestamp(t time.Time) string {
-	return t.UTC().Format(time.RFC3339Nano)
+// writeTime writes t as a JSON string: RFC 3339 in UTC, with as many
+// fractional digits as it needs (never a character JSON escapes).
+func writeTime(b *bytes.Buffer, t time.Time) {
+	b.WriteByte('"')
+	b.Write(t.UTC().AppendFormat(b.AvailableBuffer(), time.RFC3339Nano))
+	b.WriteByte('"')
 }
 
 // writeString writes s as a JSON string, as encoding/json does without

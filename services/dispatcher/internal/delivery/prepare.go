@@ -25,18 +25,22 @@ type Prepared struct {
 // out (a receiver checks their age). r must have a signing key.
 func (c *Client) Prepare(r Request, sentAt time.Time) Prepared {
 	body := Body(r, sentAt)
-	h := make(http.Header, 10)
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", c.userAgent)
+	h := make(http.Header, 12)
+	ack, nack := c.asyncURLs(r)
+	// Prepare's values share one array, as SetScheme's do: this runs for
+	// every delivery, and a slice per header was an allocation each.
+	values := [...]string{"application/json", c.userAgent, r.Authorization, ack, nack}
+	one := func(i int) []string { return values[i : i+1 : i+1] }
+	h["Content-Type"] = one(0)
+	h["User-Agent"] = one(1)
 	c.header.signed.SetScheme(h, r.Scheme, r.HookID, r.Keys, sentAt.Unix(), body)
 	if r.Authorization != "" {
-		h.Set("Authorization", r.Authorization)
+		h["Authorization"] = one(2)
 	}
 	// On every delivery, not only those a receiver will answer 202: the
 	// receiver decides only once it has the request.
 	// Spelled as documented (Sundial-Ack-URL), not canonicalised.
-	ack, nack := c.asyncURLs(r)
-	h[c.header.ackURL] = []string{ack}
-	h[c.header.nackURL] = []string{nack}
+	h[c.header.ackURL] = one(3)
+	h[c.header.nackURL] = one(4)
 	return Prepared{SentAt: sentAt, Body: body, Header: h, AckURL: ack, NackURL: nack}
 }

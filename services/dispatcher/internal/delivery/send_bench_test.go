@@ -191,3 +191,24 @@ func BenchmarkBurstToAColdHost(b *testing.B) {
 // testingProcs is GOMAXPROCS, by which RunParallel multiplies its
 // parallelism.
 func testingProcs() int { return runtime.GOMAXPROCS(0) }
+
+// BenchmarkPrepare is building and signing one delivery's request (the
+// body, the headers, the signature and the async URLs): what every
+// delivery costs before its first byte is written.
+func BenchmarkPrepare(b *testing.B) {
+	client := newBenchClient(b, delivery.Options{
+		Timeout: 10 * time.Second, HeaderPrefix: "Sundial", UserAgent: userAgent, PublicURL: "https://sundial.example.com",
+		Guard: egress.NewGuard(false, nil),
+	})
+	req := request("https://example.com/hooks", "sdsig_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+	req.AsyncSecret = []byte("0123456789abcdef0123456789abcdef")
+	req.LeaseSeq = 42
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	b.ReportAllocs()
+	for b.Loop() {
+		p := client.Prepare(req, at)
+		if len(p.Body) == 0 {
+			b.Fatal("no body")
+		}
+	}
+}
