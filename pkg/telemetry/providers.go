@@ -12,7 +12,13 @@ import (
 // metrics with.
 type Providers struct {
 	Tracer trace.TracerProvider
-	Meter  metric.MeterProvider
+	// UnsampledRecordsNothing says that Tracer records a span only under a
+	// sampled parent: Setup's tracer without a trace exporter. A component
+	// may then leave out a span whose parent is not sampled, which would
+	// record nothing and only carry new ids (the parent's trace context
+	// still flows on). A provider given by WithProviders makes it false.
+	UnsampledRecordsNothing bool
+	Meter                   metric.MeterProvider
 	// Metrics serves Meter's instruments in the Prometheus text format.
 	Metrics http.Handler
 }
@@ -26,6 +32,7 @@ func WithProviders(tp trace.TracerProvider, mp metric.MeterProvider) Option {
 	return func(p *Providers) {
 		if tp != nil {
 			p.Tracer = tp
+			p.UnsampledRecordsNothing = false
 		}
 		if mp != nil {
 			// Its instruments are not those of the global handler.
@@ -45,7 +52,10 @@ func WithMetrics(m Metrics) Option {
 
 // Resolve returns the global providers with opts applied.
 func Resolve(opts ...Option) Providers {
-	p := Providers{Tracer: otel.GetTracerProvider(), Meter: otel.GetMeterProvider(), Metrics: resolveMetricsHandler()}
+	p := Providers{
+		Tracer: otel.GetTracerProvider(), UnsampledRecordsNothing: unsampledRecordsNothing.Load(),
+		Meter: otel.GetMeterProvider(), Metrics: resolveMetricsHandler(),
+	}
 	for _, opt := range opts {
 		opt(&p)
 	}

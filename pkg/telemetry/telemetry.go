@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel"
@@ -69,6 +70,7 @@ func Setup(ctx context.Context, service, version string) (Shutdown, error) {
 	} else {
 		traceOpts = append(traceOpts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))
 	}
+	unsampledRecordsNothing.Store(!exporting("TRACES"))
 	if exporting("METRICS") {
 		exp, err := otlpmetrichttp.New(ctx)
 		if err != nil {
@@ -88,6 +90,10 @@ func Setup(ctx context.Context, service, version string) (Shutdown, error) {
 		return errors.Join(tp.Shutdown(ctx), metrics.Provider.Shutdown(ctx))
 	}, nil
 }
+
+// unsampledRecordsNothing is whether Setup's tracer records spans only
+// under a sampled parent (Providers.UnsampledRecordsNothing).
+var unsampledRecordsNothing atomic.Bool
 
 func exporting(signal string) bool {
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" ||

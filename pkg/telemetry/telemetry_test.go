@@ -30,6 +30,15 @@ func TestSetupAndNATSPropagation(t *testing.T) {
 	require.True(t, got.IsValid())
 	require.Equal(t, span.SpanContext().TraceID(), got.TraceID())
 	require.Equal(t, span.SpanContext().SpanID(), got.SpanID())
+
+	// Without a trace exporter (this test sets none), a span under an
+	// unsampled parent records nothing, as Resolve tells components.
+	require.False(t, span.SpanContext().IsSampled())
+	_, child := otel.Tracer("test").Start(ctx, "child")
+	require.False(t, child.IsRecording())
+	require.True(t, Resolve().UnsampledRecordsNothing)
+	require.False(t, Resolve(WithProviders(sdktrace.NewTracerProvider(), nil)).UnsampledRecordsNothing,
+		"a provider of the caller's own samples as it will")
 }
 
 func TestExtractNATSWithoutHeaders(t *testing.T) {

@@ -123,6 +123,8 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		Listener:        listener.New(nc, dispatch.DefaultListenerTimeout),
 		ListenerTimeout: dispatch.DefaultListenerTimeout,
 		TracerProvider:  tel.Tracer,
+		// Without a trace exporter, the delivery's spans record nothing.
+		UnsampledRecordsNothing: tel.UnsampledRecordsNothing,
 	})
 	if err := a.listenAdmin(ctx, tel); err != nil {
 		a.close()

@@ -90,7 +90,7 @@ func (h *Handler) takeHostSlot(ctx context.Context, due dueHook, projectCap int)
 	if h.cfg.Hosts == nil {
 		return noLimit, 0
 	}
-	key := hostlimit.Key{Project: due.msg.GetProjectId(), Host: hostlimit.Host(due.msg.GetUrl())}
+	key := hostlimit.Key{Project: due.msg.GetProjectId(), Host: due.limitHost}
 	return h.cfg.Hosts.Acquire(ctx, key, projectCap, hostWait)
 }
 

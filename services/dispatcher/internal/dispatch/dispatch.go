@@ -80,6 +80,11 @@ type Config struct {
 	ListenerTimeout time.Duration
 	// TracerProvider makes the delivery spans; nil means the global one.
 	TracerProvider trace.TracerProvider
+	// UnsampledRecordsNothing says that TracerProvider records no span
+	// under an unsampled parent (telemetry.Providers): the delivery's
+	// spans are then not started under one. Each cost about 1 µs of a
+	// delivery's CPU for ids no one reads (docs/observability.md).
+	UnsampledRecordsNothing bool
 }
 
 // DefaultConcurrency is Config.Concurrency's default.

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"log/slog"
-	"net/url"
 
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 )
@@ -57,12 +56,4 @@ func (l deliveryLog) delivery(ctx context.Context, res delivery.Result) {
 		n++
 	}
 	l.info(ctx, "delivery", extra[:n]...)
-}
-
-func host(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Host
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -324,8 +325,10 @@ type dueHook struct {
 	hookID    uuid.UUID
 	projectID uuid.UUID
 	// host is the destination's host[:port], parsed once for the log line
-	// and the span ("" when the URL does not parse).
-	host string
+	// and the span, and limitHost the host its deliveries count against
+	// (hostlimit.Host), from the same parse; both "" when the URL does
+	// not parse.
+	host, limitHost string
 	// slot is the delivery slot the hook holds, nil when none.
 	slot *deliverySlot
 }
@@ -352,7 +355,11 @@ func check(msg *eventv1.DueHook) (dueHook, error) {
 	if hold := msg.GetHold().AsDuration(); hold > msg.GetLeaseDuration().AsDuration() {
 		return dueHook{}, fmt.Errorf("DueHook %s holds %s, longer than its lease of %s", hookID, hold, msg.GetLeaseDuration().AsDuration())
 	}
-	return dueHook{msg: msg, hookID: hookID, projectID: projectID, host: host(msg.GetUrl())}, nil
+	due := dueHook{msg: msg, hookID: hookID, projectID: projectID}
+	if u, err := url.Parse(msg.GetUrl()); err == nil {
+		due.host, due.limitHost = u.Host, hostlimit.HostOf(u)
+	}
+	return due, nil
 }
 
 // handBack publishes the failed hooks of a message again, in DueHooks

@@ -22,6 +22,9 @@ const (
 // extracted it into ctx). Only ids go in: the URL's path and query, like
 // the signing keys, may be the customer's secrets.
 func (h *Handler) startDeliver(ctx context.Context, due dueHook) (context.Context, trace.Span) {
+	if h.unrecorded(ctx) {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	return h.tracer.Start(ctx, spanDeliver, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(
 			attribute.String("hook.id", due.hookID.String()),
@@ -31,9 +34,19 @@ func (h *Handler) startDeliver(ctx context.Context, due dueHook) (context.Contex
 		))
 }
 
+// unrecorded reports whether a span started under ctx would record
+// nothing (Config.UnsampledRecordsNothing): then the delivery starts none,
+// and what it publishes carries the parent's trace context, the same trace.
+func (h *Handler) unrecorded(ctx context.Context) bool {
+	return h.cfg.UnsampledRecordsNothing && !trace.SpanContextFromContext(ctx).IsSampled()
+}
+
 // endDeliver records how the handling ended: the delivery's outcome, or
 // why there was none.
 func endDeliver(span trace.Span, outcome string, statusCode int, err error) {
+	if !span.IsRecording() {
+		return
+	}
 	span.SetAttributes(attribute.String("outcome", outcome))
 	if statusCode != 0 {
 		span.SetAttributes(attribute.Int("http.status_code", statusCode))

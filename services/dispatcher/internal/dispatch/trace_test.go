@@ -158,3 +158,49 @@ func TestBatchedResultCarriesTheDeliverSpan(t *testing.T) {
 	require.Equal(t, deliver.SpanContext().TraceID(), got.TraceID())
 	require.Nil(t, fixture.LastResult(t, b.js), "nothing published on its own")
 }
+
+// TestAnUnsampledDeliveryStartsNoSpan is the handler under a tracer that
+// records nothing under an unsampled parent (telemetry.Setup without a
+// trace exporter): it starts no span there, and its result carries the
+// parent's trace context; under a sampled parent it records both spans.
+func TestAnUnsampledDeliveryStartsNoSpan(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())),
+		sdktrace.WithSpanProcessor(recorder))
+	rep := reporter{got: make(chan *eventv1.AttemptResult, 1)}
+	h := dispatch.NewHandler(dispatch.Config{
+		Credentials:             credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
+		Sender:                  b.client,
+		Results:                 rep,
+		HandBack:                bus.Retrying{Publisher: bus.NewPublisher(b.js)},
+		Log:                     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		TracerProvider:          tp,
+		UnsampledRecordsNothing: true,
+	})
+	project := fixture.Project{ActiveKey: "k"}
+	handle := func(parent trace.SpanContext) trace.SpanContext {
+		due := b.dueHook(t, project)
+		ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
+		require.NoError(t, h.Handle(ctx, bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1}))
+		res := <-rep.got
+		require.Equal(t, due.GetHookId(), res.GetHookId())
+		return trace.SpanContextFromContext(telemetry.ExtractMap(context.Background(), res.GetTraceContext()))
+	}
+	parent := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, Remote: true,
+	})
+
+	got := handle(parent)
+	require.Empty(t, recorder.Ended(), "no span under an unsampled parent")
+	require.Equal(t, parent.TraceID(), got.TraceID(), "the result stays in the parent's trace")
+	require.Equal(t, parent.SpanID(), got.SpanID())
+
+	got = handle(parent.WithTraceFlags(trace.FlagsSampled))
+	spans := byName(recorder.Ended())
+	require.Contains(t, spans, "dispatcher.deliver")
+	require.Contains(t, spans, "HTTP POST")
+	require.Equal(t, spans["dispatcher.deliver"].SpanContext().SpanID(), got.SpanID())
+	require.Equal(t, parent.TraceID(), got.TraceID())
+}

@@ -426,6 +426,11 @@ func Host(rawURL string) string {
 	if err != nil {
 		return ""
 	}
+	return HostOf(u)
+}
+
+// HostOf is Host of a URL parsed already.
+func HostOf(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
 		port = "443"
