@@ -41,6 +41,12 @@ func WithProviders(tp trace.TracerProvider, mp metric.MeterProvider) Option {
 	}
 }
 
+// Using uses p as it is: a component hands the providers it resolved on
+// to the parts it makes, UnsampledRecordsNothing included.
+func Using(p Providers) Option {
+	return func(q *Providers) { *q = p }
+}
+
 // WithMetrics uses m's meter provider, and serves its instruments on
 // /metrics, instead of the global ones.
 func WithMetrics(m Metrics) Option {

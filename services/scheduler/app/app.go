@@ -138,8 +138,7 @@ func (a *App) connect(ctx context.Context) error {
 			return err
 		}
 	}
-	a.results, err = result.New(a.pool, a.js, a.cfg.StreamReplicas, a.log, nil,
-		telemetry.WithProviders(a.tel.Tracer, a.tel.Meter))
+	a.results, err = result.New(a.pool, a.js, a.cfg.StreamReplicas, a.log, nil, telemetry.Using(a.tel))
 	if err != nil {
 		return err
 	}

@@ -238,6 +238,10 @@ func (b *Batcher) applyBatch(ctx context.Context, jobs []*job) {
 }
 
 func (b *Batcher) startBatch(ctx context.Context, jobs []*job) (context.Context, trace.Span) {
+	if b.a.unsampledRecordsNothing {
+		// A new root is never sampled then: it would record nothing.
+		return ctx, noSpan
+	}
 	links := make([]trace.Link, 0, len(jobs))
 	for _, j := range jobs {
 		if j.Item.link.SpanContext.IsValid() {
@@ -249,6 +253,9 @@ func (b *Batcher) startBatch(ctx context.Context, jobs []*job) (context.Context,
 	return b.a.tracer.Start(ctx, "scheduler.apply_results", trace.WithNewRoot(), trace.WithLinks(links...),
 		trace.WithAttributes(attribute.Int("batch.size", len(jobs))))
 }
+
+// noSpan is the span of a batch whose span would record nothing.
+var noSpan = trace.SpanFromContext(context.Background())
 
 // logBatch writes the batch's one line: count is the results applied,
 // deferrals aside (tests/bench reads it), the other counts split the batch

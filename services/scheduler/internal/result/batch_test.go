@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/batch"
@@ -398,6 +400,69 @@ func TestBatchSpanLinksEachResultsSpan(t *testing.T) {
 		require.Equal(t, deliver.SpanContext().TraceID(), s.SpanContext().TraceID())
 		require.Contains(t, linked, s.SpanContext().SpanID().String())
 	}
+}
+
+// TestUnsampledResultsStartNoSpan: under a tracer that records nothing
+// below an unsampled parent (telemetry.Setup without a trace exporter),
+// neither a result nor its batch starts a span, and the result applies.
+func TestUnsampledResultsStartNoSpan(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())),
+		sdktrace.WithSpanProcessor(recorder))
+	// A span that records nothing never reaches the recorder: the starts
+	// are counted at the tracer.
+	starts := &atomic.Int64{}
+	applier, err := result.New(b.pool, b.js, event.DefaultReplicas, b.log, lowJitter, telemetry.Using(telemetry.Providers{
+		Tracer: countingProvider{TracerProvider: tp, starts: starts}, UnsampledRecordsNothing: true, Meter: sdkmetric.NewMeterProvider(),
+	}))
+	require.NoError(t, err)
+	batcher := runBatcher(t, applier, exactBatch(1))
+	hook := b.leased(t, fixed30, time.Minute)
+	deliverCtx, deliver := tp.Tracer("test").Start(context.Background(), "dispatcher.deliver")
+	require.False(t, deliver.SpanContext().IsSampled())
+	header := nats.Header{}
+	telemetry.InjectNATS(deliverCtx, header)
+	data, err := proto.Marshal(resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
+	require.NoError(t, err)
+	ctx := telemetry.ExtractNATS(context.Background(), header)
+	require.NoError(t, batcher.Handle(ctx, bus.Delivery{Subject: event.SubjectResult, Data: data, Header: header, NumDelivered: 1}))
+	require.Equal(t, "completed", fixture.Get(t, b.q, hook.ID).Status)
+	require.Zero(t, starts.Load(), "spans started for an unsampled result")
+
+	// The same result under a sampled parent is traced as usual.
+	sampled := trace.ContextWithRemoteSpanContext(context.Background(), deliver.SpanContext().WithTraceFlags(trace.FlagsSampled))
+	hook = b.leased(t, fixed30, time.Minute)
+	data, err = proto.Marshal(resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
+	require.NoError(t, err)
+	require.NoError(t, batcher.Handle(sampled, bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1}))
+	var names []string
+	for _, s := range recorder.Ended() {
+		names = append(names, s.Name())
+	}
+	require.Equal(t, []string{"scheduler.apply_result"}, names,
+		"only the sampled result's span: the batch's root is never sampled")
+}
+
+// countingProvider counts the spans its tracers start.
+type countingProvider struct {
+	trace.TracerProvider
+	starts *atomic.Int64
+}
+
+func (p countingProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return countingTracer{Tracer: p.TracerProvider.Tracer(name, opts...), starts: p.starts}
+}
+
+type countingTracer struct {
+	trace.Tracer
+	starts *atomic.Int64
+}
+
+func (t countingTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	t.starts.Add(1)
+	return t.Tracer.Start(ctx, name, opts...)
 }
 
 func firstErr(errs []error) error {

@@ -72,6 +72,9 @@ type Applier struct {
 	applied metric.Int64Counter
 	stale   metric.Int64Counter
 	tracer  trace.Tracer
+	// unsampledRecordsNothing: no span is started where it would record
+	// nothing (telemetry.Providers.UnsampledRecordsNothing, trace.go).
+	unsampledRecordsNothing bool
 }
 
 // New returns an Applier that publishes alerts on js, re-creating lost
@@ -97,7 +100,8 @@ func New(db TxBeginner, js jetstream.JetStream, replicas int, log *slog.Logger, 
 		return nil, err
 	}
 	return &Applier{db: db, alerts: alerts, log: log, rnd: rnd, breaker: breaker.DefaultPolicy,
-		applied: applied, stale: stale, tracer: o.Tracer.Tracer(TracerName)}, nil
+		applied: applied, stale: stale, tracer: o.Tracer.Tracer(TracerName),
+		unsampledRecordsNothing: o.UnsampledRecordsNothing}, nil
 }
 
 // finish turns what applying a result did into the handler's answer,

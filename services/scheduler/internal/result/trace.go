@@ -18,6 +18,11 @@ const TracerName = "sundial/scheduler"
 // "dispatcher.deliver" span, whose context bus.Consume extracted into ctx
 // from the AttemptResult's headers.
 func (a *Applier) startApply(ctx context.Context, r *eventv1.AttemptResult) (context.Context, trace.Span) {
+	if a.unsampledRecordsNothing && !trace.SpanContextFromContext(ctx).IsSampled() {
+		// It would record nothing: ctx's span, the dispatcher's, is not
+		// sampled (and so not recording), and stands in for it.
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	return a.tracer.Start(ctx, "scheduler.apply_result", trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(
 			attribute.String("hook.id", r.GetHookId()),
