@@ -132,20 +132,27 @@ func (r reporter) Report(_ context.Context, res *eventv1.AttemptResult) error {
 	return nil
 }
 
+// reportingHandler is a handler whose results go to the reporter it
+// returns, with its spans made by tp.
+func (b bundle) reportingHandler(tp trace.TracerProvider, unsampledRecordsNothing bool) (*dispatch.Handler, reporter) {
+	rep := reporter{got: make(chan *eventv1.AttemptResult, 1)}
+	return dispatch.NewHandler(dispatch.Config{
+		Credentials:             credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
+		Sender:                  b.client,
+		Results:                 rep,
+		HandBack:                bus.Retrying{Publisher: bus.NewPublisher(b.js)},
+		Log:                     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		TracerProvider:          tp,
+		UnsampledRecordsNothing: unsampledRecordsNothing,
+	}), rep
+}
+
 func TestBatchedResultCarriesTheDeliverSpan(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	recorder := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
-	rep := reporter{got: make(chan *eventv1.AttemptResult, 1)}
-	h := dispatch.NewHandler(dispatch.Config{
-		Credentials:    credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
-		Sender:         b.client,
-		Results:        rep,
-		HandBack:       bus.Retrying{Publisher: bus.NewPublisher(b.js)},
-		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
-		TracerProvider: tp,
-	})
+	h, rep := b.reportingHandler(tp, false)
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 	require.NoError(t, h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1}))
 
@@ -169,16 +176,7 @@ func TestAnUnsampledDeliveryStartsNoSpan(t *testing.T) {
 	recorder := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())),
 		sdktrace.WithSpanProcessor(recorder))
-	rep := reporter{got: make(chan *eventv1.AttemptResult, 1)}
-	h := dispatch.NewHandler(dispatch.Config{
-		Credentials:             credential.NewCache(credential.NewStore(b.pool, secrettest.Keyring()), time.Minute, 100),
-		Sender:                  b.client,
-		Results:                 rep,
-		HandBack:                bus.Retrying{Publisher: bus.NewPublisher(b.js)},
-		Log:                     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		TracerProvider:          tp,
-		UnsampledRecordsNothing: true,
-	})
+	h, rep := b.reportingHandler(tp, true)
 	project := fixture.Project{ActiveKey: "k"}
 	handle := func(parent trace.SpanContext) trace.SpanContext {
 		due := b.dueHook(t, project)
