@@ -114,8 +114,8 @@ func appendStandardEntry(dst []byte, key, id string, timestamp int64, body []byt
 	var raw [64]byte // an sdsig_ key's random bytes; the key decodes into it
 	m := newMAC(standardKey(raw[:0], key))
 	clear(raw[:])
-	m.writeString(id)
-	m.writeString(".")
+	writeCopied(m, id)
+	writeCopied(m, ".")
 	m.writeTimestamp(timestamp, '.')
 	m.write(body)
 	dst = append(dst, Scheme+","...)

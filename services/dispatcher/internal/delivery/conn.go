@@ -150,8 +150,8 @@ func writeRequest(b *bytes.Buffer, t target, p Prepared) {
 
 // writeHeader writes h as http.Header.Write does, field by field in the
 // order of their names, each value with its line breaks made spaces and
-// its surrounding blanks trimmed, without its allocations: that was 4 % of
-// the dispatcher's CPU in a burst (docs/benchmarks.md, "Issue 19").
+// its surrounding blanks trimmed, without its allocations: that was 3-4 % of
+// the dispatcher's CPU in a burst (docs/benchmarks.md, "A twelfth machine").
 // Header.Write also drops a field whose name is not a valid token; every
 // name here is Sundial's own (Prepare), from a prefix its configuration
 // checks (signing.ValidHeaderPrefix), so none is dropped.
