@@ -32,8 +32,8 @@ const outcomeDeferred = "deferred"
 func (h *Handler) deferHook(ctx context.Context, log deliveryLog, due dueHook, wait time.Duration, why string) (handled, error) {
 	wait = event.ClampDefer(wait)
 	r := &eventv1.AttemptResult{
-		HookId:    due.hookID.String(),
-		ProjectId: due.projectID.String(),
+		HookId:    due.hookText,
+		ProjectId: due.projectText,
 		Attempt:   due.msg.GetAttempt(),
 		LeaseSeq:  due.msg.GetLeaseSeq(),
 		Outcome:   eventv1.Outcome_OUTCOME_DEFERRED,

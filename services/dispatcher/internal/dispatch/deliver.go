@@ -166,7 +166,7 @@ func noSigningKey() delivery.Result {
 func request(due dueHook, creds credential.Set) delivery.Request {
 	m := due.msg
 	return delivery.Request{
-		HookID:        due.hookID.String(),
+		HookID:        due.hookText,
 		URL:           m.GetUrl(),
 		Path:          m.GetPath(),
 		Data:          m.GetData(),

@@ -105,8 +105,8 @@ func listenerDelivery(due dueHook, p delivery.Prepared) *eventv1.ListenerDeliver
 		headers[name] = strings.Join(values, ", ")
 	}
 	return &eventv1.ListenerDelivery{
-		HookId:      due.hookID.String(),
-		ProjectId:   due.projectID.String(),
+		HookId:      due.hookText,
+		ProjectId:   due.projectText,
 		Attempt:     m.GetAttempt(),
 		MaxAttempts: m.GetMaxAttempts(),
 		Path:        m.GetPath(),

@@ -38,8 +38,8 @@ func (h *Handler) reportResult(ctx context.Context, due dueHook, r *eventv1.Atte
 
 func attemptResult(due dueHook, res delivery.Result) *eventv1.AttemptResult {
 	r := &eventv1.AttemptResult{
-		HookId:              due.hookID.String(),
-		ProjectId:           due.projectID.String(),
+		HookId:              due.hookText,
+		ProjectId:           due.projectText,
 		Attempt:             due.msg.GetAttempt(),
 		LeaseSeq:            due.msg.GetLeaseSeq(),
 		Outcome:             res.Outcome,

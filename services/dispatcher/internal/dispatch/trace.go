@@ -27,8 +27,8 @@ func (h *Handler) startDeliver(ctx context.Context, due dueHook) (context.Contex
 	}
 	return h.tracer.Start(ctx, spanDeliver, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(
-			attribute.String("hook.id", due.hookID.String()),
-			attribute.String("project.id", due.projectID.String()),
+			attribute.String("hook.id", due.hookText),
+			attribute.String("project.id", due.projectText),
 			attribute.Int64("attempt", int64(due.msg.GetAttempt())),
 			attribute.Int64("lease_seq", due.msg.GetLeaseSeq()),
 		))
