@@ -251,11 +251,28 @@ func (tb *tab) typeInto(sel, v string) {
 	tb.do("type into "+sel, chromedp.Clear(chromedp.CSS(sel)), chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(v))
 }
 
-// click clicks the first element matching sel.
+// click clicks the first element matching sel. A part of the page that
+// htmx is still swapping in (the answer of the last click) can replace the
+// element between the query and the click: Chrome then answers "Could not
+// find node with given id", before any mouse event was sent, and the click
+// is tried again on the element that replaced it, up to clickTries times.
 func (tb *tab) click(sel string) {
 	tb.t.Helper()
-	tb.do("click "+sel, chromedp.Click(chromedp.CSS(sel)))
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+		_, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if try == clickTries || !strings.Contains(err.Error(), "Could not find node with given id") {
+			require.NoError(tb.t, err, "click %s (at %s), try %d", sel, tb.lastURL(), try)
+		}
+	}
 }
+
+// clickTries bounds the tries of a click whose element was replaced.
+const clickTries = 3
 
 // eval evaluates a JavaScript expression in the page.
 func eval[T any](tb *tab, expr string) T {
