@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"net/http"
 
 	"go.opentelemetry.io/otel"
@@ -39,6 +40,14 @@ func WithProviders(tp trace.TracerProvider, mp metric.MeterProvider) Option {
 			p.Meter, p.Metrics = mp, noMetrics
 		}
 	}
+}
+
+// Unrecorded reports whether a span started under ctx would record
+// nothing, for a tracer of which unsampledRecordsNothing holds
+// (Providers.UnsampledRecordsNothing): ctx's span is not sampled. A
+// component then starts none, and ctx's trace context flows on as it is.
+func Unrecorded(ctx context.Context, unsampledRecordsNothing bool) bool {
+	return unsampledRecordsNothing && !trace.SpanContextFromContext(ctx).IsSampled()
 }
 
 // Using uses p as it is: a component hands the providers it resolved on

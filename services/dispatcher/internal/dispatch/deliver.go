@@ -90,8 +90,7 @@ func (h *Handler) takeHostSlot(ctx context.Context, due dueHook, projectCap int)
 	if h.cfg.Hosts == nil {
 		return noLimit, 0
 	}
-	key := hostlimit.Key{Project: due.msg.GetProjectId(), Host: due.limitHost}
-	return h.cfg.Hosts.Acquire(ctx, key, projectCap, hostWait)
+	return h.cfg.Hosts.Acquire(ctx, due.limitKey(), projectCap, hostWait)
 }
 
 // noLimit is the slot of a handler without a per-host bound.

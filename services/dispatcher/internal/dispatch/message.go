@@ -109,13 +109,18 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 	slices.SortStableFunc(hooks, func(a, b *eventv1.DueHook) int {
 		return cmp.Compare(a.GetHold().AsDuration(), b.GetHold().AsDuration())
 	})
-	h.warmHosts(ctx, hooks)
+	dues := make([]dueHook, 0, len(hooks))
 	for _, msg := range hooks {
 		due, err := check(msg)
 		if err != nil {
 			malformed = append(malformed, err)
 			continue
 		}
+		dues = append(dues, due)
+	}
+	h.warmHosts(ctx, dues)
+	for _, due := range dues {
+		msg := due.msg
 		started++
 		if stopped = stopped || !waitHold(ctx, received, msg); stopped {
 			keepHoldLeft(received, msg)
@@ -171,7 +176,7 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 // a host with enough connections costs a look in the pool. Two projects'
 // crowds at one host are each warmed alone, not added up. Listener
 // deliveries open nothing.
-func (h *Handler) warmHosts(ctx context.Context, hooks []*eventv1.DueHook) {
+func (h *Handler) warmHosts(ctx context.Context, hooks []dueHook) {
 	type crowd struct {
 		url   string
 		holds []time.Duration // in increasing order, as hooks are
@@ -180,18 +185,18 @@ func (h *Handler) warmHosts(ctx context.Context, hooks []*eventv1.DueHook) {
 		keys   []hostlimit.Key
 		crowds map[hostlimit.Key]*crowd // made at the first held hook: a burst's messages hold none
 	)
-	for _, msg := range hooks {
-		hold := msg.GetHold().AsDuration()
-		if hold <= 0 || msg.GetListener() {
+	for _, due := range hooks {
+		hold := due.msg.GetHold().AsDuration()
+		if hold <= 0 || due.msg.GetListener() {
 			continue
 		}
 		if crowds == nil {
 			crowds = map[hostlimit.Key]*crowd{}
 		}
-		key := hostlimit.Key{Project: msg.GetProjectId(), Host: hostlimit.Host(msg.GetUrl())}
+		key := due.limitKey()
 		c := crowds[key]
 		if c == nil {
-			c = &crowd{url: msg.GetUrl()}
+			c = &crowd{url: due.msg.GetUrl()}
 			crowds[key] = c
 			keys = append(keys, key)
 		}
@@ -366,6 +371,11 @@ func check(msg *eventv1.DueHook) (dueHook, error) {
 		due.host, due.limitHost = u.Host, hostlimit.HostOf(u)
 	}
 	return due, nil
+}
+
+// limitKey is the flow the hook's deliveries count against (hostlimit).
+func (d dueHook) limitKey() hostlimit.Key {
+	return hostlimit.Key{Project: d.msg.GetProjectId(), Host: d.limitHost}
 }
 
 // canonical returns s, the text id was parsed from, when it is spelled as

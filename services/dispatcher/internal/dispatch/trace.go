@@ -6,6 +6,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
 // TracerName is the instrumentation scope of the dispatcher's spans.
@@ -38,7 +40,7 @@ func (h *Handler) startDeliver(ctx context.Context, due dueHook) (context.Contex
 // nothing (Config.UnsampledRecordsNothing): then the delivery starts none,
 // and what it publishes carries the parent's trace context, the same trace.
 func (h *Handler) unrecorded(ctx context.Context) bool {
-	return h.cfg.UnsampledRecordsNothing && !trace.SpanContextFromContext(ctx).IsSampled()
+	return telemetry.Unrecorded(ctx, h.cfg.UnsampledRecordsNothing)
 }
 
 // endDeliver records how the handling ended: the delivery's outcome, or

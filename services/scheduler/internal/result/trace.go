@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
 // TracerName is the instrumentation scope of the applier's spans.
@@ -18,7 +19,7 @@ const TracerName = "sundial/scheduler"
 // "dispatcher.deliver" span, whose context bus.Consume extracted into ctx
 // from the AttemptResult's headers.
 func (a *Applier) startApply(ctx context.Context, r *eventv1.AttemptResult) (context.Context, trace.Span) {
-	if a.unsampledRecordsNothing && !trace.SpanContextFromContext(ctx).IsSampled() {
+	if telemetry.Unrecorded(ctx, a.unsampledRecordsNothing) {
 		// It would record nothing: ctx's span, the dispatcher's, is not
 		// sampled (and so not recording), and stands in for it.
 		return ctx, trace.SpanFromContext(ctx)
