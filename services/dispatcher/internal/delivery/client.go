@@ -81,6 +81,7 @@ type Client struct {
 	userAgent string
 	publicURL string
 	warm      *warmHosts
+	targets   *targets
 }
 
 // idleConnTimeout is how long an unused connection to a receiver is kept.
@@ -165,6 +166,7 @@ func NewClient(opts Options) (*Client, error) {
 		userAgent: opts.UserAgent,
 		publicURL: opts.PublicURL,
 		warm:      newWarmHosts(idleConnTimeout, maxWarmHosts),
+		targets:   &targets{},
 	}, nil
 }
 

@@ -99,15 +99,14 @@ func dialConn(ctx context.Context, dial dialFunc, config *tls.Config, t target) 
 
 // roundTrip writes the delivery and reads the answer's status and headers;
 // the answer's Body reads the rest and, once closed, gives the connection
-// back or closes it. ctx's deadline bounds the whole exchange, body
-// included, and ctx's end interrupts it. On an error the connection is
+// back or closes it. The exchange's deadline, the connection's, bounds
+// the whole exchange, body included, and its caller's end interrupts it. On an error the connection is
 // spent and the caller closes it.
-func (c *conn) roundTrip(ctx context.Context, t target, p Prepared) (*http.Response, error) {
-	deadline, _ := ctx.Deadline()
-	if err := c.netConn.SetDeadline(deadline); err != nil {
+func (c *conn) roundTrip(x *exchange, t target, p Prepared) (*http.Response, error) {
+	if err := c.netConn.SetDeadline(x.deadline); err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.netConn.SetDeadline(aLongTimeAgo) })
+	stop := context.AfterFunc(x.parent, func() { _ = c.netConn.SetDeadline(aLongTimeAgo) })
 	c.out.Reset()
 	writeRequest(&c.out, t, p)
 	_, writeErr := c.tls.Write(c.out.Bytes())
@@ -209,8 +208,9 @@ func (c *conn) readHead() (*http.Response, error) {
 type connBody struct {
 	body io.ReadCloser
 	conn *conn
-	// stop unhooks the exchange's context; false when the context ended
-	// first and the connection's deadline was moved to interrupt it.
+	// stop unhooks the exchange's caller's context; false when that
+	// context ended first and the connection's deadline was moved to
+	// interrupt it.
 	stop func() bool
 	// keep is whether the answer lets the connection carry another
 	// delivery (no "Connection: close", no protocol switch).

@@ -58,10 +58,11 @@ func newPool(dial dialFunc, config *tls.Config, perHost, maxIdle int, idleTTL ti
 }
 
 // get returns a connection to t: an idle one still open, else a new one,
-// else (the host at its count) the first to come back, waiting up to ctx's
-// end. Each turn of its loop takes an idle connection, dials, or waits for
-// one to come back: a bounded number of idle connections, then ctx.
-func (p *pool) get(ctx context.Context, t target) (*conn, error) {
+// else (the host at its count) the first to come back, waiting up to the
+// end of the exchange's bounded context. Each turn of its loop takes an
+// idle connection, dials, or waits for one to come back: a bounded number
+// of idle connections, then the context.
+func (p *pool) get(x *exchange, t target) (*conn, error) {
 	for {
 		c, h, wait := p.take(t.addr)
 		switch {
@@ -71,7 +72,7 @@ func (p *pool) get(ctx context.Context, t target) (*conn, error) {
 			}
 			h.discard(c)
 		case wait == nil:
-			c, err := dialConn(ctx, p.dial, p.config, t)
+			c, err := dialConn(x.context(), p.dial, p.config, t)
 			if err != nil {
 				h.abandon()
 				return nil, err
@@ -81,9 +82,9 @@ func (p *pool) get(ctx context.Context, t target) (*conn, error) {
 		default:
 			select {
 			case <-wait:
-			case <-ctx.Done():
+			case <-x.context().Done():
 				h.leave(wait)
-				return nil, ctx.Err()
+				return nil, x.context().Err()
 			}
 		}
 	}

@@ -91,7 +91,7 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	t, err := parseTarget(r.URL)
+	t, err := c.targets.parse(r.URL)
 	if err != nil {
 		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: err.Error(), StartedAt: time.Now()}, nil
 	}
@@ -103,39 +103,39 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	// deadline counts from the same instant, so a timed-out attempt's
 	// duration is never reported shorter than the limit.
 	sentAt := time.Now()
-	exchangeCtx, cancel := context.WithDeadline(ctx, sentAt.Add(c.timeout))
-	defer cancel()
+	x := newExchange(ctx, sentAt.Add(c.timeout))
+	defer x.end()
 	prepared := c.Prepare(r, sentAt)
 
 	res := Result{StartedAt: sentAt}
-	resp, err := c.do(exchangeCtx, t, prepared)
+	resp, err := c.do(x, t, prepared)
 	if errors.Is(err, ErrConnectionRate) && ctx.Err() == nil {
 		return Result{}, err
 	}
 	if err != nil {
-		return c.failed(ctx, exchangeCtx, res, err)
+		return c.failed(ctx, x, res, err)
 	}
-	if exchangeCtx.Err() != nil {
+	if x.err() != nil {
 		// An answer whose headers came only after the deadline is a
 		// timeout, however the headers and the deadline raced.
 		drainAndClose(resp.Body)
-		return c.failed(ctx, exchangeCtx, res, exchangeCtx.Err())
+		return c.failed(ctx, x, res, x.err())
 	}
 	res.StatusCode = resp.StatusCode
 	excerpt, readErr := c.readExcerpt(resp.Body)
 	res.Duration = time.Since(sentAt)
 	drainAndClose(resp.Body)
-	if readErr == nil && exchangeCtx.Err() != nil {
+	if readErr == nil && x.err() != nil {
 		// The limit covers the whole exchange, and a body cut off by the
 		// deadline may read as merely ended.
-		readErr = exchangeCtx.Err()
+		readErr = x.err()
 	}
 	if readErr != nil {
 		if ctx.Err() != nil {
 			// Shutting down: hand back, as for any exchange cut short.
 			return Result{}, ctx.Err()
 		}
-		excerpt = cutShort(excerpt, c.bodyError(exchangeCtx, readErr))
+		excerpt = cutShort(excerpt, c.bodyError(x, readErr))
 	}
 	res.Excerpt = excerpt
 	c.classify(&res, resp)
@@ -154,9 +154,9 @@ func cutShort(excerpt, why string) string {
 }
 
 // bodyError puts an error reading a response body in words.
-func (c *Client) bodyError(exchangeCtx context.Context, err error) string {
+func (c *Client) bodyError(x *exchange, err error) string {
 	switch {
-	case errors.Is(exchangeCtx.Err(), context.DeadlineExceeded):
+	case errors.Is(x.err(), context.DeadlineExceeded):
 		return Describe(context.DeadlineExceeded, c.timeout)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "connection closed"
@@ -168,17 +168,17 @@ func (c *Client) bodyError(exchangeCtx context.Context, err error) string {
 // first to open a connection to a cold host, or after it (warm.go). A
 // redirect is an answer like any other non-2xx: following it would send a
 // signed payload somewhere the customer never named.
-func (c *Client) do(ctx context.Context, t target, p Prepared) (*http.Response, error) {
-	opened, err := c.warm.enter(ctx, t.host)
+func (c *Client) do(x *exchange, t target, p Prepared) (*http.Response, error) {
+	opened, err := c.warm.enter(x, t.host)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := c.conns.get(ctx, t)
+	conn, err := c.conns.get(x, t)
 	opened(err == nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := conn.roundTrip(ctx, t, p)
+	resp, err := conn.roundTrip(x, t, p)
 	if err != nil {
 		conn.host.discard(conn)
 		return nil, err
@@ -199,13 +199,14 @@ func (c *Client) do(ctx context.Context, t target, p Prepared) (*http.Response, 
 // side, within the client's timeout; an error only says a connection was
 // not opened (the delivery will try, and report why).
 func (c *Client) Warm(ctx context.Context, rawURL string, n int) error {
-	t, err := parseTarget(rawURL)
+	t, err := c.targets.parse(rawURL)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	opened, err := c.warm.enter(ctx, t.host)
+	x := newExchange(ctx, time.Now().Add(c.timeout))
+	defer x.end()
+	ctx = x.context()
+	opened, err := c.warm.enter(x, t.host)
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func (c *Client) Warm(ctx context.Context, rawURL string, n int) error {
 }
 
 // failed fills in a failed exchange, unless the caller's context ended.
-func (c *Client) failed(ctx, exchangeCtx context.Context, res Result, err error) (Result, error) {
+func (c *Client) failed(ctx context.Context, x *exchange, res Result, err error) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{}, ctx.Err()
 	}
@@ -226,7 +227,7 @@ func (c *Client) failed(ctx, exchangeCtx context.Context, res Result, err error)
 		res.Duration = time.Since(res.StartedAt)
 	}
 	res.Outcome = eventv1.Outcome_OUTCOME_FAILURE
-	if errors.Is(exchangeCtx.Err(), context.DeadlineExceeded) {
+	if errors.Is(x.err(), context.DeadlineExceeded) {
 		// However the transport words it, the deadline is what ended it.
 		err = context.DeadlineExceeded
 	}

@@ -1,7 +1,6 @@
 package delivery
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,8 +63,9 @@ func (h *hostWarmth) warm(now time.Time) bool {
 // the function to call, exactly once, when it has a connection (true) or
 // gave up (false), which marks the host warm or lets the waiters try for
 // themselves. When
-// another delivery is opening one, enter waits for it, or for ctx to end.
-func (w *warmHosts) enter(ctx context.Context, host string) (func(connected bool), error) {
+// another delivery is opening one, enter waits for it, or for the end of
+// the exchange's bounded context.
+func (w *warmHosts) enter(x *exchange, host string) (func(connected bool), error) {
 	if v, ok := w.hosts.Load(host); ok && v.(*hostWarmth).warm(w.now()) {
 		return noop, nil
 	}
@@ -80,8 +80,8 @@ func (w *warmHosts) enter(ctx context.Context, host string) (func(connected bool
 		select {
 		case <-wait:
 			return noop, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		case <-x.context().Done():
+			return nil, x.context().Err()
 		}
 	}
 	opening := make(chan struct{})
