@@ -119,6 +119,8 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 		dues = append(dues, due)
 	}
 	h.warmHosts(ctx, dues)
+	wait := slotWait{length: poolWait}
+	defer wait.stop()
 	for _, due := range dues {
 		msg := due.msg
 		started++
@@ -128,7 +130,7 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 			continue
 		}
 		wg.Add(1)
-		if poolBusy || !h.takeDeliverySlot(ctx) {
+		if poolBusy || !h.takeDeliverySlot(ctx, &wait) {
 			poolBusy = true
 			// Each deferral waits for its result's batch: side by side.
 			go func() {
@@ -277,22 +279,49 @@ const poolWait = 2 * time.Second
 const poolDefer = time.Second
 
 // takeDeliverySlot takes one of the handler's Concurrency delivery slots,
-// waiting up to poolWait; false when none freed (or ctx ended).
-func (h *Handler) takeDeliverySlot(ctx context.Context) bool {
+// waiting up to wait's length; false when none freed (or ctx ended).
+func (h *Handler) takeDeliverySlot(ctx context.Context, wait *slotWait) bool {
 	select {
 	case h.slots <- struct{}{}:
 		return true
 	default:
 	}
-	t := time.NewTimer(poolWait)
-	defer t.Stop()
 	select {
 	case h.slots <- struct{}{}:
 		return true
-	case <-t.C:
+	case <-wait.start():
 	case <-ctx.Done():
 	}
 	return false
+}
+
+// slotWait times a message's waits for delivery slots, one after another,
+// on one timer: made at the first wait, reset for each after it. In a
+// burst every hook waits for a slot, and a timer made and stopped for each
+// wait was about 2 % of the dispatcher's CPU (docs/benchmarks.md, "A
+// thirteenth machine"). One goroutine owns it.
+type slotWait struct {
+	length time.Duration
+	timer  *time.Timer
+}
+
+// start starts a wait and returns the channel its end is sent on. Since
+// Go 1.23 a timer's channel holds no expiry from before a Reset, so an
+// earlier wait that ended with a slot cannot end this one early.
+func (w *slotWait) start() <-chan time.Time {
+	if w.timer == nil {
+		w.timer = time.NewTimer(w.length)
+	} else {
+		w.timer.Reset(w.length)
+	}
+	return w.timer.C
+}
+
+// stop releases the timer, if a wait made one.
+func (w *slotWait) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 }
 
 // deliverySlot is a delivery's hold on one of the handler's slots. The
