@@ -99,9 +99,10 @@ func dialConn(ctx context.Context, dial dialFunc, config *tls.Config, t target) 
 
 // roundTrip writes the delivery and reads the answer's status and headers;
 // the answer's Body reads the rest and, once closed, gives the connection
-// back or closes it. The exchange's deadline, the connection's, bounds
-// the whole exchange, body included, and its caller's end interrupts it. On an error the connection is
-// spent and the caller closes it.
+// back or closes it. The exchange's deadline, set as the connection's,
+// bounds the whole exchange, body included, and the end of the exchange's
+// caller's context interrupts it. On an error the connection is spent and
+// the caller closes it.
 func (c *conn) roundTrip(x *exchange, t target, p Prepared) (*http.Response, error) {
 	if err := c.netConn.SetDeadline(x.deadline); err != nil {
 		return nil, err
