@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -291,14 +293,36 @@ func pgPool(t *testing.T, dbURL string) *pgxpool.Pool {
 	return pool
 }
 
+// freeAddr returns a loopback address free now, for a gateway to bind
+// later, on a port from lowPorts.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	for range 100 {
+		port := lowPorts + rand.IntN(lowPortCount)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		return addr
+	}
+	require.FailNow(t, "no free port below the ephemeral range in 100 tries")
+	return ""
 }
+
+// Ports freeAddr picks from: below the kernel's ephemeral range (32768 and
+// up on Linux, 49152 and up on macOS), where no port taken with :0 lands.
+// The gateway binds its address only once its process starts, and a port
+// found free with :0 could meanwhile go to another test's server taking
+// one with :0: a NATS server of a package beside this one did, and the
+// gateway failed with "bind: address already in use" (make test,
+// 2026-11-28). Here only another address picked this way can collide, one
+// chance in 12,000 a pick.
+const (
+	lowPorts     = 20000
+	lowPortCount = 12000
+)
 
 // arrival is one request a server received.
 type arrival struct {
