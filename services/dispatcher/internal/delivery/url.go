@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
 
 // target is where a delivery goes.
@@ -22,6 +24,9 @@ type target struct {
 	serverName string
 	// requestURI is the path and query as sent on the request line.
 	requestURI string
+	// limitHost is the host the URL's deliveries count against
+	// (hostlimit.HostOf): its lower-cased host and port.
+	limitHost string
 }
 
 // maxTargets bounds the URLs a targets cache keeps.
@@ -35,7 +40,7 @@ const maxTargets = 1024
 // is resolved here: the dial resolves and checks it). Bounded: when it has
 // maxTargets URLs, it forgets them all and starts again, so with the
 // longest URLs a hook may have (a 253-byte domain, a 2,048-byte path) it
-// holds about 5 MiB at most. Safe for concurrent use.
+// holds about 6 MiB at most. Safe for concurrent use.
 type targets struct {
 	parsed sync.Map // URL -> target
 	count  atomic.Int64
@@ -57,6 +62,20 @@ func (c *targets) parse(raw string) (target, error) {
 	}
 	c.parsed.Store(raw, t)
 	return t, nil
+}
+
+// Destination is where a delivery to rawURL goes, as the dispatcher logs
+// and limits it: host is the Host header (the URL's host, with its port if
+// it has one), limitHost the host its deliveries count against
+// (hostlimit.HostOf). Both are "" for a URL no delivery is sent to (Send
+// fails it). From the targets cache, so a hook's URL is parsed once for
+// its limit, its log line and its request.
+func (c *Client) Destination(rawURL string) (host, limitHost string) {
+	t, err := c.targets.parse(rawURL)
+	if err != nil {
+		return "", ""
+	}
+	return t.host, t.limitHost
 }
 
 // parseTarget accepts only absolute https URLs: a delivery always uses
@@ -81,7 +100,8 @@ func parseTarget(raw string) (target, error) {
 		port = "443"
 	}
 	host := strings.TrimSuffix(u.Host, ":")
-	return target{addr: net.JoinHostPort(name, port), host: host, serverName: name, requestURI: u.RequestURI()}, nil
+	return target{addr: net.JoinHostPort(name, port), host: host, serverName: name, requestURI: u.RequestURI(),
+		limitHost: hostlimit.HostOf(u)}, nil
 }
 
 // legacyIPv4 reports whether host is an IPv4 address in one of the forms

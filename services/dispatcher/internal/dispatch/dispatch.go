@@ -33,6 +33,10 @@ type Sender interface {
 	Send(ctx context.Context, r delivery.Request) (delivery.Result, error)
 	Prepare(r delivery.Request, sentAt time.Time) delivery.Prepared
 	Warm(ctx context.Context, url string, n int) error
+	// Destination is the host a delivery to url goes to (its Host header)
+	// and the host its deliveries count against (hostlimit.HostOf); both
+	// "" for a URL no delivery is sent to.
+	Destination(url string) (host, limitHost string)
 }
 
 // Listener hands one delivery to the project's listener through the

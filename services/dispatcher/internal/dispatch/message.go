@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -111,7 +110,7 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 	})
 	dues := make([]dueHook, 0, len(hooks))
 	for _, msg := range hooks {
-		due, err := check(msg)
+		due, err := check(msg, h.cfg.Sender)
 		if err != nil {
 			malformed = append(malformed, err)
 			continue
@@ -363,17 +362,17 @@ type dueHook struct {
 	// them: the message's own strings when they are spelled so (the
 	// scheduler's always are), which spares a delivery three formattings.
 	hookText, projectText string
-	// host is the destination's host[:port], parsed once for the log line
-	// and the span, and limitHost the host its deliveries count against
-	// (hostlimit.Host), from the same parse; both "" when the URL does
-	// not parse.
+	// host is the destination's host[:port] for the log line and the
+	// span, and limitHost the host its deliveries count against
+	// (hostlimit.HostOf), both from the sender's parse of the URL (which
+	// its request then reuses); both "" for a URL no delivery is sent to.
 	host, limitHost string
 	// slot is the delivery slot the hook holds, nil when none.
 	slot *deliverySlot
 }
 
-// check validates a decoded DueHook.
-func check(msg *eventv1.DueHook) (dueHook, error) {
+// check validates a decoded DueHook; s tells where its URL goes.
+func check(msg *eventv1.DueHook, s Sender) (dueHook, error) {
 	hookID, err := uuid.Parse(msg.GetHookId())
 	if err != nil {
 		return dueHook{}, fmt.Errorf("DueHook hook_id %q: %w", msg.GetHookId(), err)
@@ -396,9 +395,7 @@ func check(msg *eventv1.DueHook) (dueHook, error) {
 	}
 	due := dueHook{msg: msg, hookID: hookID, projectID: projectID,
 		hookText: canonical(msg.GetHookId(), hookID), projectText: canonical(msg.GetProjectId(), projectID)}
-	if u, err := url.Parse(msg.GetUrl()); err == nil {
-		due.host, due.limitHost = u.Host, hostlimit.HostOf(u)
-	}
+	due.host, due.limitHost = s.Destination(msg.GetUrl())
 	return due, nil
 }
 
