@@ -178,6 +178,27 @@ func TestCreateBatchQuotaIsAllOrNothing(t *testing.T) {
 	require.EqualValues(t, 10, b.hookCount())
 }
 
+// A batch whose insert fails at a hook in its middle (PostgreSQL refuses
+// hook 500 of 1,000) creates nothing, counts nothing against the quota and
+// keeps no Idempotency-Key: the same key then takes a batch that can be
+// stored, which would be a 409 had the failed one kept it.
+func TestCreateBatchFailingInTheMiddleCreatesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.NoError(t, b.tq.RefusePathForTest(b.ctx))
+	hooks := same(1000)
+	hooks[500] = `{"path":"/refused","data":{"i":500},"postIn":"1m"}`
+	key := header("Idempotency-Key", "import-9")
+	b.postBatch(hooks, key).requireError(t, http.StatusInternalServerError, "internal_error")
+	require.Zero(t, b.hookCount(), "none of the 1,000 hooks was created")
+
+	res := b.postBatch(same(1000), key)
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	require.Len(t, res.hooks(t), 1000)
+	require.Equal(t, "1000", res.header.Get("Sundial-HookQuota-Usage"), "the failed batch was not counted")
+	require.EqualValues(t, 1000, b.hookCount())
+}
+
 // A batch that reaches several thresholds at once claims each.
 func TestCreateBatchClaimsTheThresholdsItReaches(t *testing.T) {
 	t.Parallel()

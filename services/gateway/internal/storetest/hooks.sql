@@ -3,3 +3,9 @@
 -- name: CountHooksForTest :one
 -- How many hooks the project has.
 SELECT count(*) FROM hooks WHERE project_id = @project_id;
+
+-- name: RefusePathForTest :exec
+-- A fault in the middle of a write, for the tests of all-or-nothing
+-- creates: from now on PostgreSQL refuses to store a hook whose path is
+-- /refused (NOT VALID: the rows already there are not checked).
+ALTER TABLE hooks ADD CONSTRAINT hooks_refused_path_for_test CHECK (path <> '/refused') NOT VALID;

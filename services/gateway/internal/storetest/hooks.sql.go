@@ -24,3 +24,15 @@ func (q *Queries) CountHooksForTest(ctx context.Context, projectID uuid.UUID) (i
 	err := row.Scan(&count)
 	return count, err
 }
+
+const refusePathForTest = `-- name: RefusePathForTest :exec
+ALTER TABLE hooks ADD CONSTRAINT hooks_refused_path_for_test CHECK (path <> '/refused') NOT VALID
+`
+
+// A fault in the middle of a write, for the tests of all-or-nothing
+// creates: from now on PostgreSQL refuses to store a hook whose path is
+// /refused (NOT VALID: the rows already there are not checked).
+func (q *Queries) RefusePathForTest(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, refusePathForTest)
+	return err
+}
