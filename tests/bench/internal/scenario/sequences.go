@@ -186,6 +186,21 @@ func (e *Env) sequences(ctx context.Context) (res report.Result, err error) {
 		return res, err
 	}
 	cpu0 := s.CPU()
+	profiled := make(chan []string, 1)
+	if e.Cfg.Pprof {
+		// The scheduler's and dispatcher's CPU profiles from the slot on,
+		// as the burst's are from its instant.
+		go func() {
+			files, err := s.Profile(ctx, filepath.Join(e.Cfg.Dir, "pprof"), "sequences", time.Duration(e.Cfg.PprofSeconds)*time.Second, "scheduler", "dispatcher")
+			if err != nil {
+				e.Log.Warn("profile", "err", err)
+			}
+			profiled <- files
+		}()
+	} else {
+		profiled <- nil
+	}
+	defer func() { res.Profiles = <-profiled }()
 	runHooks, err := waitRuns(ctx, s.DBURL, slot, n, slot.Add(sequenceRunDeadline))
 	if err != nil {
 		return res, err
