@@ -79,19 +79,7 @@ func (e *Env) batchIntake(ctx context.Context) (res report.Result, err error) {
 // middle when profiling, and returns its figures and the processes' CPU
 // time during it.
 func (e *Env) batchLoop(ctx context.Context, s *suite.Suite, client *load.Client, body []byte) (load.Created, map[string]float64, []string, error) {
-	profiled := make(chan []string, 1)
-	if e.Cfg.Pprof {
-		go func() {
-			secs := min(e.Cfg.PprofSeconds, max(e.Cfg.BatchSeconds-2, 1))
-			files, err := s.Profile(ctx, filepath.Join(e.Cfg.Dir, "pprof"), "batch-intake", time.Duration(secs)*time.Second, "gateway")
-			if err != nil {
-				e.Log.Warn("profile", "err", err)
-			}
-			profiled <- files
-		}()
-	} else {
-		profiled <- nil
-	}
+	profiled := e.profile(ctx, s, "batch-intake", min(e.Cfg.PprofSeconds, max(e.Cfg.BatchSeconds-2, 1)), "gateway")
 	cpu0 := s.CPU()
 	created, err := client.BatchLoop(ctx, e.Cfg.BatchClients, time.Duration(e.Cfg.BatchSeconds)*time.Second, body, batchSize)
 	cpu := cpuDelta(cpu0, s.CPU())

@@ -32,20 +32,8 @@ func (e *Env) schedule(ctx context.Context) (res report.Result, err error) {
 	client := load.NewClient(s.APIBase, s.Project.APIKey, e.Cfg.Clients)
 	d := time.Duration(e.Cfg.ScheduleSeconds) * time.Second
 	cpu0 := s.CPU()
-	profiled := make(chan []string, 1)
-	if e.Cfg.Pprof {
-		// The gateway's CPU profile, taken in the middle of the loop.
-		go func() {
-			secs := min(e.Cfg.PprofSeconds, max(e.Cfg.ScheduleSeconds-2, 1))
-			files, err := s.Profile(ctx, filepath.Join(e.Cfg.Dir, "pprof"), "schedule", time.Duration(secs)*time.Second, "gateway")
-			if err != nil {
-				e.Log.Warn("profile", "err", err)
-			}
-			profiled <- files
-		}()
-	} else {
-		profiled <- nil
-	}
+	// The gateway's CPU profile, taken during the loop.
+	profiled := e.profile(ctx, s, "schedule", min(e.Cfg.PprofSeconds, max(e.Cfg.ScheduleSeconds-2, 1)), "gateway")
 	created, err := client.Loop(ctx, e.Cfg.Clients, d, time.Now().AddDate(1, 0, 0), "/bench/schedule")
 	if err != nil {
 		return res, err

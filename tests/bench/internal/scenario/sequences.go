@@ -186,20 +186,9 @@ func (e *Env) sequences(ctx context.Context) (res report.Result, err error) {
 		return res, err
 	}
 	cpu0 := s.CPU()
-	profiled := make(chan []string, 1)
-	if e.Cfg.Pprof {
-		// The scheduler's and dispatcher's CPU profiles from the slot on,
-		// as the burst's are from its instant.
-		go func() {
-			files, err := s.Profile(ctx, filepath.Join(e.Cfg.Dir, "pprof"), "sequences", time.Duration(e.Cfg.PprofSeconds)*time.Second, "scheduler", "dispatcher")
-			if err != nil {
-				e.Log.Warn("profile", "err", err)
-			}
-			profiled <- files
-		}()
-	} else {
-		profiled <- nil
-	}
+	// The scheduler's and dispatcher's profiles from the slot on, as the
+	// burst's are from its instant.
+	profiled := e.profile(ctx, s, "sequences", e.Cfg.PprofSeconds, "scheduler", "dispatcher")
 	defer func() { res.Profiles = <-profiled }()
 	runHooks, err := waitRuns(ctx, s.DBURL, slot, n, slot.Add(sequenceRunDeadline))
 	if err != nil {
