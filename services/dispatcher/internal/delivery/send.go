@@ -47,6 +47,9 @@ type Result struct {
 	Outcome eventv1.Outcome
 	// StatusCode is the receiver's HTTP status, 0 when there was no answer.
 	StatusCode int
+	// TimedOut says the exchange ended at the delivery timeout without an
+	// answer (StatusCode 0).
+	TimedOut bool
 	// Error is the failure in words, empty on success.
 	Error string
 	// StartedAt is when the request was sent; Duration is the wall time
@@ -230,6 +233,7 @@ func (c *Client) failed(ctx context.Context, x *exchange, res Result, err error)
 	if errors.Is(x.err(), context.DeadlineExceeded) {
 		// However the transport words it, the deadline is what ended it.
 		err = context.DeadlineExceeded
+		res.TimedOut = true
 	}
 	res.Error = Describe(err, c.timeout)
 	return res, nil

@@ -96,15 +96,20 @@ func (h *Handler) takeHostSlot(ctx context.Context, due dueHook, projectCap int)
 // noLimit is the slot of a handler without a per-host bound.
 var noLimit = &hostlimit.Slot{}
 
-// sample is what a delivery teaches its flow's limit: an answer, or a sign
-// of overload (a timeout, a connection error, a 429 or 5xx answer). A
-// delivery cut short (shutdown) teaches nothing.
+// sample is what a delivery teaches its flow's limit (hostlimit's
+// Signal): an answer, a timeout, or a sign of overload (a 429 or 503
+// answer, a connection error). A delivery cut short (shutdown) or never
+// sent (no key to sign with, a refused URL: no exchange, no duration)
+// teaches nothing.
 func sample(res delivery.Result, err error) hostlimit.Sample {
-	if err != nil {
+	if err != nil || res.Duration == 0 {
 		return hostlimit.Sample{}
 	}
 	s := hostlimit.Sample{Signal: hostlimit.Answered, Latency: res.Duration}
-	if res.StatusCode == 0 || res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500 {
+	switch {
+	case res.TimedOut:
+		s.Signal = hostlimit.TimedOut
+	case res.StatusCode == 0, res.StatusCode == http.StatusTooManyRequests, res.StatusCode == http.StatusServiceUnavailable:
 		s.Signal = hostlimit.Overloaded
 	}
 	return s

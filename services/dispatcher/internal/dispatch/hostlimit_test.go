@@ -141,6 +141,7 @@ func TestHandleTeachesTheFlowsLimit(t *testing.T) {
 	}{
 		{"an answer grows it", http.StatusOK, hostlimit.DefaultInitial + 1},
 		{"a 4xx is an answer", http.StatusNotFound, hostlimit.DefaultInitial + 1},
+		{"a 500 is an answer about its payload", http.StatusInternalServerError, hostlimit.DefaultInitial + 1},
 		{"a 503 halves it", http.StatusServiceUnavailable, hostlimit.DefaultInitial / 2},
 		{"a 429 halves it", http.StatusTooManyRequests, hostlimit.DefaultInitial / 2},
 	} {

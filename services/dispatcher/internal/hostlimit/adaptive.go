@@ -1,6 +1,9 @@
 package hostlimit
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The adaptive limit of one flow (a project's deliveries to one host): an
 // additive-increase, multiplicative-decrease window as TCP's, gated by
@@ -8,15 +11,27 @@ import "time"
 // the samples it is given and of the times they carry, so it is tested
 // with made-up samples and no clock.
 //
-//   - It starts at the limiter's initial limit and, while the receiver
-//     answers, latency stays near its observed minimum and the flow uses at
-//     least half its limit, grows: by one per answer (doubling each round
-//     trip, "slow start") until its first back-off, then by one per round
-//     trip's worth of answers.
-//   - A sign of overload (a timeout, a connection error, a 5xx or 429
-//     answer) halves it; latency far above its minimum takes a tenth off.
-//     Either at most once per round trip: a sample of a delivery started
-//     before the last cut says nothing new.
+// A flow mixes paths: most answer in milliseconds, a few may be slow, fail
+// for their payload or hang until the timeout. What the limit learns must
+// follow the flow's typical delivery, not its slowest one, or one hanging
+// path would make every other hook to the domain wait (docs/architecture.md,
+// "Per-host limits"). So:
+//
+//   - Latency is judged by the median of the flow's recent deliveries
+//     (timeouts included, at their duration): it moves only once most of
+//     them are slow, which is what an overloaded receiver looks like.
+//   - It starts at the limiter's initial limit and, while that median stays
+//     near the least latency observed and the flow uses at least half its
+//     limit, grows: by one per answer (doubling each round trip, "slow
+//     start") until its first back-off, then by one per round trip's worth
+//     of answers.
+//   - The receiver's own statement of overload (a 429 or 503 answer) or a
+//     connection error halves it. A timeout halves it only when most of the
+//     recent deliveries failed so: one hanging path is a fact about its
+//     requests, not about the host. Any other answer, a 500 included, is an
+//     answer about its payload. A median far above the minimum takes a
+//     tenth off. Each cut at most once per round trip: a sample of a
+//     delivery started before the last cut says nothing new.
 //   - It stays between 1 and its ceiling (the operator's, or the project's
 //     maxConcurrency when lower).
 
@@ -25,11 +40,12 @@ type Signal int
 
 // Signals.
 const (
-	// Answered: the receiver answered in time with anything but 429 or a
-	// 5xx.
+	// Answered: the receiver answered in time with anything but 429 or
+	// 503.
 	Answered Signal = iota + 1
-	// Overloaded: a timeout, a connection or TLS error, or a 429 or 5xx
-	// answer.
+	// TimedOut: no answer within the delivery timeout.
+	TimedOut
+	// Overloaded: a 429 or 503 answer, or a connection or TLS error.
 	Overloaded
 )
 
@@ -40,8 +56,8 @@ type Sample struct {
 	// exchange took.
 	Started time.Time
 	Latency time.Duration
-	// InFlight is the flow's deliveries in flight when it started, itself
-	// included: growth needs a limit that is being used.
+	// InFlight is the flow's deliveries counted against its limit when it
+	// started, itself included: growth needs a limit that is being used.
 	InFlight int
 }
 
@@ -51,7 +67,7 @@ const (
 	// latencyBackoff the one of latency far above its minimum.
 	backoff        = 0.5
 	latencyBackoff = 0.9
-	// Latency is "near its minimum" while the smoothed latency is at most
+	// Latency is "near its minimum" while the median latency is at most
 	// latencyTolerance times the minimum plus latencySlack (the slack keeps
 	// a receiver of sub-millisecond answers from being judged by jitter);
 	// it is "far above" at twice that.
@@ -61,8 +77,16 @@ const (
 	// minimum is of this window and the one before, so a receiver that
 	// moved (a slower region) is re-measured within two windows.
 	minRTTWindow = 30 * time.Second
-	// smoothing is the weight of a new sample in the smoothed latencies.
-	smoothing = 0.125
+	// recentSamples is how many of the latest deliveries the median and the
+	// share of timeouts are taken over: enough that a few slow paths are a
+	// minority, few enough that a receiver turning slow shows within a
+	// round trip of a busy flow.
+	recentSamples = 32
+	// medianEvery is how many samples pass between two computations of the
+	// median once the window is full: sorting 32 latencies on every
+	// delivery would cost a burst more than the median's freshness is
+	// worth.
+	medianEvery = 4
 )
 
 // adaptive is the limit state of one flow.
@@ -74,9 +98,18 @@ type adaptive struct {
 	// previous one (0: none), windowStart when the current began.
 	minRTT, prevMinRTT time.Duration
 	windowStart        time.Time
-	// srtt smooths the latencies of answers; service those of every
-	// delivery, timeouts included (the deferral suggestion's base).
-	srtt, service time.Duration
+	// recent holds the latest deliveries' latencies (a ring, next is where
+	// the next goes, seen how many it holds) and failed which of them timed
+	// out or found the host overloaded; failures counts those.
+	recent   [recentSamples]time.Duration
+	failed   [recentSamples]bool
+	next     int
+	seen     int
+	failures int
+	// median is the median of recent, sinceMedian the samples since it was
+	// computed.
+	median      time.Duration
+	sinceMedian int
 	// lastCut is when the limit was last cut; samples of deliveries
 	// started before it do not cut again.
 	lastCut time.Time
@@ -89,6 +122,10 @@ func newAdaptive(initial, ceiling int) *adaptive {
 // Limit is the deliveries the flow may have in flight, at least 1 and at
 // most its ceiling.
 func (a *adaptive) Limit() int { return max(int(min(a.limit, a.ceiling)), 1) }
+
+// Typical is the median latency of the flow's recent deliveries, 0 before
+// the first.
+func (a *adaptive) Typical() time.Duration { return a.median }
 
 // setCeiling bounds the limit by ceiling (a project's cap may change): the
 // limit learnt is kept, so a cap lifted again does not start it afresh.
@@ -110,21 +147,26 @@ func (a *adaptive) minLatency() time.Duration {
 
 // observe takes one sample, finished at now.
 func (a *adaptive) observe(s Sample, now time.Time) {
-	a.service = smooth(a.service, s.Latency)
-	if s.Signal == Overloaded {
-		a.cut(s, now, backoff)
+	if s.Signal != Answered && s.Signal != TimedOut && s.Signal != Overloaded {
 		return
 	}
-	if s.Signal != Answered {
+	a.remember(s)
+	switch s.Signal {
+	case Overloaded:
+		a.cut(s, now, backoff)
+		return
+	case TimedOut:
+		if 2*a.failures > a.seen {
+			a.cut(s, now, backoff)
+		}
 		return
 	}
 	a.noteLatency(s.Latency, now)
-	a.srtt = smooth(a.srtt, s.Latency)
 	near := time.Duration(float64(a.minLatency())*latencyTolerance) + latencySlack
 	switch {
-	case a.srtt > 2*near:
+	case a.median > 2*near:
 		a.cut(s, now, latencyBackoff)
-	case a.srtt <= near && 2*s.InFlight >= a.Limit() && a.limit < a.ceiling:
+	case a.median <= near && 2*s.InFlight >= a.Limit() && a.limit < a.ceiling:
 		if a.ssthresh == 0 || a.limit < a.ssthresh {
 			a.limit++
 		} else {
@@ -132,6 +174,38 @@ func (a *adaptive) observe(s Sample, now time.Time) {
 		}
 		a.limit = min(a.limit, a.ceiling)
 	}
+}
+
+// remember adds s to the recent deliveries and keeps their median.
+func (a *adaptive) remember(s Sample) {
+	failed := s.Signal != Answered
+	if a.seen == recentSamples {
+		if a.failed[a.next] {
+			a.failures--
+		}
+	} else {
+		a.seen++
+	}
+	a.recent[a.next], a.failed[a.next] = s.Latency, failed
+	if failed {
+		a.failures++
+	}
+	a.next = (a.next + 1) % recentSamples
+	a.sinceMedian++
+	if a.seen < recentSamples || a.sinceMedian >= medianEvery {
+		a.median = median(a.recent[:a.seen])
+		a.sinceMedian = 0
+	}
+}
+
+// median is the median of ds (the upper one of an even count), which it
+// leaves as it was.
+func median(ds []time.Duration) time.Duration {
+	var buf [recentSamples]time.Duration
+	sorted := buf[:len(ds)]
+	copy(sorted, ds)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
 }
 
 // cut multiplies the limit by factor, once per round trip.
@@ -154,11 +228,4 @@ func (a *adaptive) noteLatency(d time.Duration, now time.Time) {
 	if a.minRTT == 0 || d < a.minRTT {
 		a.minRTT = max(d, time.Microsecond)
 	}
-}
-
-func smooth(avg, sample time.Duration) time.Duration {
-	if avg == 0 {
-		return sample
-	}
-	return avg + time.Duration(smoothing*float64(sample-avg))
 }

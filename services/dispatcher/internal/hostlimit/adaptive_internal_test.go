@@ -46,14 +46,14 @@ func TestLimitHalvesOncePerRoundTripOnOverload(t *testing.T) {
 	t.Parallel()
 	r := newRun(16, 256)
 	r.round(Answered, 10*time.Millisecond) // 32
-	// A round of 32 timeouts, all started before the first of them ends:
-	// one cut, not 32.
-	r.round(Overloaded, 2*time.Second)
+	// A round of 32 answers 429, all started before the first of them
+	// ends: one cut, not 32.
+	r.round(Overloaded, 10*time.Millisecond)
 	require.Equal(t, 16, r.a.Limit())
-	r.round(Overloaded, 2*time.Second)
+	r.round(Overloaded, 10*time.Millisecond)
 	require.Equal(t, 8, r.a.Limit())
 	for range 10 {
-		r.round(Overloaded, 2*time.Second)
+		r.round(Overloaded, 10*time.Millisecond)
 	}
 	require.Equal(t, 1, r.a.Limit(), "never below one")
 
@@ -62,6 +62,55 @@ func TestLimitHalvesOncePerRoundTripOnOverload(t *testing.T) {
 		r.round(Answered, 10*time.Millisecond)
 	}
 	require.InDelta(t, 5, r.a.Limit(), 1)
+}
+
+func TestLimitHalvesWhenMostDeliveriesTimeOut(t *testing.T) {
+	t.Parallel()
+	r := newRun(16, 256)
+	r.round(Answered, 10*time.Millisecond) // 32
+	// The whole receiver hangs: every delivery times out.
+	r.round(TimedOut, 10*time.Second)
+	require.Equal(t, 16, r.a.Limit(), "most of the recent deliveries timed out: one cut")
+	for range 10 {
+		r.round(TimedOut, 10*time.Second)
+	}
+	require.Equal(t, 1, r.a.Limit())
+	// It answers again: once the timeouts are a minority of the recent
+	// deliveries, the median is back near the minimum and the limit grows.
+	for range 40 {
+		r.round(Answered, 10*time.Millisecond)
+	}
+	require.Greater(t, r.a.Limit(), 4)
+}
+
+// mixed feeds a flow the deliveries of a domain whose paths answer in
+// 5 ms, but for every tenth a 500 and every twentieth a timeout after 10 s
+// (which ends long after the answers started beside it).
+func mixed(r *run, rounds int) {
+	for range rounds {
+		started, n := r.t, r.a.Limit()
+		r.t = r.t.Add(5 * time.Millisecond)
+		for i := range n {
+			s := Sample{Signal: Answered, Started: started, Latency: 5 * time.Millisecond, InFlight: n}
+			switch {
+			case i%20 == 19:
+				s.Signal, s.Latency = TimedOut, 10*time.Second
+			case i%10 == 9:
+				s.Signal = Answered // a 500: an answer about its payload
+			}
+			r.a.observe(s, r.t)
+		}
+	}
+}
+
+func TestASlowOrFailingMinorityDoesNotCutTheLimit(t *testing.T) {
+	t.Parallel()
+	r := newRun(16, 256)
+	mixed(r, 1)
+	require.Equal(t, 32, r.a.Limit(), "a timeout among answers is a fact about its request: still slow start")
+	mixed(r, 10)
+	require.Equal(t, 256, r.a.Limit(), "grows to the ceiling as an all-healthy flow does")
+	require.Equal(t, 5*time.Millisecond, r.a.Typical(), "the median is the healthy paths' latency")
 }
 
 func TestLimitStopsGrowingWhenLatencyRises(t *testing.T) {

@@ -11,11 +11,19 @@
 // share (the ceiling divided among the flows in flight or waiting) gives
 // way to a waiting flow below its share.
 //
-// A caller that finds no slot waits only briefly (Acquire's wait), and not
-// at all for a flow whose deliveries take longer than that wait: then it
-// defers the hook, with the suggested delay Acquire returns, and the
-// scheduler hands it out again later without counting an attempt
-// (docs/security.md, "Waiting is not an attempt").
+// A delivery in flight much longer than its flow's typical one (a slow or
+// hanging path) is parked: it stops counting against the flow's limit, so
+// that it costs only itself and not the hooks to the domain's other paths.
+// Parked deliveries still count against the host's ceiling, and a flow
+// parks at most as many as its limit, so a receiver that turns slow as a
+// whole cannot be sent more than twice its limit before its median shows it.
+//
+// A caller that finds no slot waits in memory for one while a slot is
+// expected to free within Acquire's wait (from the flow's typical latency
+// and the waiters ahead, or the next parking); otherwise it defers the hook
+// at once, with the suggested delay Acquire returns, and the scheduler
+// hands it out again later without counting an attempt (docs/security.md,
+// "Waiting is not an attempt").
 package hostlimit
 
 import (
@@ -55,6 +63,15 @@ const flowIdleTTL = 5 * time.Minute
 // yet.
 const unknownService = time.Second
 
+// A delivery is parked once it has been in flight parkFactor times its
+// flow's typical latency, and at least parkMin: far beyond what the flow's
+// other deliveries take, yet not so soon that a receiver's ordinary jitter
+// parks anything.
+const (
+	parkFactor = 4
+	parkMin    = 200 * time.Millisecond
+)
+
 // Limiter counts deliveries in flight per flow and host. The zero value is
 // not usable; call New.
 type Limiter struct {
@@ -78,8 +95,12 @@ type host struct {
 
 // flow is one project's deliveries to one host.
 type flow struct {
-	busy    int
-	waiting int
+	// busy counts the deliveries in flight, parked counts those of them
+	// parked; the others are on the list from first (the oldest) to last.
+	busy        int
+	parked      int
+	first, last *Slot
+	waiting     int
 	// queue holds the wake-up channels of the flow's waiters not yet
 	// woken, oldest first; woken is as the host's.
 	queue []chan struct{}
@@ -117,35 +138,41 @@ type Slot struct {
 	l       *Limiter
 	key     Key
 	started time.Time
-	// inFlight is the flow's deliveries in flight when the slot was taken.
+	// inFlight is the flow's deliveries counted against its limit when
+	// the slot was taken.
 	inFlight int
-	once     sync.Once
+	// prev and next link the flow's unparked slots, oldest first.
+	prev, next *Slot
+	parked     bool
+	once       sync.Once
 }
 
 // Acquire takes a slot for key under the project's cap (0: none), waiting
-// up to wait (or until ctx is done) for one to be given back, unless the
-// flow's deliveries take longer than wait anyway. It returns the slot, or
-// nil and how long the caller should defer the hook.
+// up to wait (or until ctx is done) for one to be given back or parked,
+// unless none is expected to free within wait. It returns the slot, or nil
+// and how long the caller should defer the hook.
 func (l *Limiter) Acquire(ctx context.Context, key Key, cap int, wait time.Duration) (*Slot, time.Duration) {
 	var (
-		timer *time.Timer
-		wake  chan struct{}
-		woken bool
+		timer   *time.Timer
+		wake    chan struct{}
+		woken   bool
+		waitEnd time.Time
 	)
 	for {
 		l.mu.Lock()
+		now := l.cfg.Now()
 		h, f := l.flow(key, cap)
 		if woken {
 			l.stopWaitingLocked(h, f, true)
 		}
-		if s := l.take(key, h, f); s != nil {
+		l.park(h, f, now)
+		if s := l.take(key, h, f, now); s != nil {
 			l.mu.Unlock()
 			return s, 0
 		}
-		if timer == nil && f.lim.service > wait {
-			// A slot frees only when one of this flow's slow deliveries
-			// ends: waiting would hold a delivery goroutine for nothing.
-			d := l.deferLocked(key, h, f)
+		if timer == nil && l.freesIn(h, f, now) > wait {
+			// Waiting would hold a delivery goroutine for nothing.
+			d := l.deferLocked(h, f, now)
 			l.mu.Unlock()
 			return nil, d
 		}
@@ -160,20 +187,41 @@ func (l *Limiter) Acquire(ctx context.Context, key Key, cap int, wait time.Durat
 		} else {
 			f.queue = append(f.queue, wake)
 		}
+		parkIn := l.untilPark(f, now)
 		l.mu.Unlock()
 		if timer == nil {
-			timer = time.NewTimer(wait)
+			waitEnd = time.Now().Add(wait)
+			timer = time.NewTimer(nextCheck(waitEnd, parkIn))
 			defer timer.Stop()
+		} else {
+			timer.Reset(nextCheck(waitEnd, parkIn))
 		}
-		select {
-		case <-wake:
-			woken = true
-		case <-timer.C:
-			return nil, l.stopWaitingDeferred(key, wake)
-		case <-ctx.Done():
-			return nil, l.stopWaitingDeferred(key, wake)
+		woken = false
+		for !woken {
+			select {
+			case <-wake:
+				woken = true
+			case <-timer.C:
+				if !time.Now().Before(waitEnd) {
+					return nil, l.stopWaitingDeferred(key, wake)
+				}
+				timer.Reset(nextCheck(waitEnd, l.parkAndWake(key)))
+			case <-ctx.Done():
+				return nil, l.stopWaitingDeferred(key, wake)
+			}
 		}
 	}
+}
+
+// nextCheck is how long a waiter sleeps before it looks again: until its
+// wait ends, or until the flow's oldest delivery is parked if that comes
+// first (parkIn, negative when none will be).
+func nextCheck(waitEnd time.Time, parkIn time.Duration) time.Duration {
+	d := time.Until(waitEnd)
+	if parkIn >= 0 {
+		d = min(d, parkIn)
+	}
+	return max(d, 0)
 }
 
 // flow returns key's host and flow, creating them; l.mu is held.
@@ -200,8 +248,8 @@ func (l *Limiter) flow(key Key, cap int) (*host, *flow) {
 }
 
 // take takes a slot if the flow, its host and fairness allow; l.mu is held.
-func (l *Limiter) take(key Key, h *host, f *flow) *Slot {
-	if f.busy >= f.lim.Limit() || h.busy >= l.cfg.Ceiling {
+func (l *Limiter) take(key Key, h *host, f *flow, now time.Time) *Slot {
+	if f.active() >= f.lim.Limit() || h.busy >= l.cfg.Ceiling {
 		return nil
 	}
 	share := l.share(h, f)
@@ -210,7 +258,96 @@ func (l *Limiter) take(key Key, h *host, f *flow) *Slot {
 	}
 	h.busy++
 	f.busy++
-	return &Slot{l: l, key: key, started: l.cfg.Now(), inFlight: f.busy}
+	s := &Slot{l: l, key: key, started: now, inFlight: f.active(), prev: f.last}
+	if f.last != nil {
+		f.last.next = s
+	} else {
+		f.first = s
+	}
+	f.last = s
+	return s
+}
+
+// active is the flow's deliveries in flight that count against its limit.
+func (f *flow) active() int { return f.busy - f.parked }
+
+// unlink takes s off the flow's list of unparked slots.
+func (f *flow) unlink(s *Slot) {
+	if s.prev != nil {
+		s.prev.next = s.next
+	} else {
+		f.first = s.next
+	}
+	if s.next != nil {
+		s.next.prev = s.prev
+	} else {
+		f.last = s.prev
+	}
+	s.prev, s.next = nil, nil
+}
+
+// parkAfter is how long a delivery of f is in flight before it is parked;
+// 0 while the flow has no typical latency to judge by (nothing parks).
+func (f *flow) parkAfter() time.Duration {
+	typical := f.lim.Typical()
+	if typical == 0 {
+		return 0
+	}
+	return max(parkMin, parkFactor*typical)
+}
+
+// park parks the flow's deliveries in flight for longer than parkAfter,
+// oldest first, while it has fewer parked than its limit; l.mu is held.
+func (l *Limiter) park(h *host, f *flow, now time.Time) {
+	after := f.parkAfter()
+	for after > 0 && f.first != nil && f.parked < f.lim.Limit() && now.Sub(f.first.started) >= after {
+		s := f.first
+		f.unlink(s)
+		s.parked = true
+		f.parked++
+	}
+}
+
+// untilPark is how long until the flow's oldest unparked delivery is
+// parked, negative when none will be (none in flight, no typical latency
+// yet, or as many parked as the limit); l.mu is held.
+func (l *Limiter) untilPark(f *flow, now time.Time) time.Duration {
+	after := f.parkAfter()
+	if after == 0 || f.first == nil || f.parked >= f.lim.Limit() {
+		return -1
+	}
+	return max(f.first.started.Add(after).Sub(now), 0)
+}
+
+// parkAndWake parks what is due in key's flow and hands the slots that
+// frees to waiters; it returns untilPark.
+func (l *Limiter) parkAndWake(key Key) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.cfg.Now()
+	h := l.hosts[key.Host]
+	f := h.flows[key.Project]
+	l.park(h, f, now)
+	l.wakeLocked(h)
+	return l.untilPark(f, now)
+}
+
+// freesIn estimates how soon a caller of f that found no slot gets one:
+// with the flow at its limit, a slot frees about every typical latency
+// divided by the deliveries counted against the limit, and a waiter has
+// the waiters ahead of it to let by; the flow's next parking frees one
+// sooner. At the host's ceiling, 0: the other flows' slots free at their
+// own pace, and fairness hands them on. l.mu is held.
+func (l *Limiter) freesIn(h *host, f *flow, now time.Time) time.Duration {
+	typical := f.lim.Typical()
+	if h.busy >= l.cfg.Ceiling || typical == 0 || f.active() < f.lim.Limit() {
+		return 0
+	}
+	est := typical * time.Duration(f.waiting+1) / time.Duration(max(f.active(), 1))
+	if p := l.untilPark(f, now); p >= 0 && f.waiting == 0 {
+		est = min(est, p)
+	}
+	return est
 }
 
 // share is a flow's fair share of its host's ceiling: the ceiling divided
@@ -260,7 +397,7 @@ func (l *Limiter) stopWaitingDeferred(key Key, wake chan struct{}) time.Duration
 		f.queue = slices.Delete(f.queue, queued, queued+1)
 	}
 	l.stopWaitingLocked(h, f, queued < 0)
-	d := l.deferLocked(key, h, f)
+	d := l.deferLocked(h, f, l.cfg.Now())
 	l.wakeLocked(h)
 	l.forgetIdle(key, h)
 	return d
@@ -297,7 +434,7 @@ func (l *Limiter) wakeLocked(h *host) {
 func (l *Limiter) nextWoken(h *host) *flow {
 	var under *flow
 	for _, f := range h.flows {
-		held := f.busy + f.woken
+		held := f.active() + f.woken
 		if len(f.queue) == 0 || held >= f.lim.Limit() {
 			continue
 		}
@@ -309,21 +446,22 @@ func (l *Limiter) nextWoken(h *host) *flow {
 	return under
 }
 
-// deferLocked counts a deferral and suggests its delay: about how long the
-// hooks already deferred ahead of it take to be served at the flow's pace
-// (its limit per delivery time), with ±20% jitter so that they do not all
-// come back at once; event.ClampDefer bounds it. l.mu is held.
-func (l *Limiter) deferLocked(key Key, h *host, f *flow) time.Duration {
+// deferLocked counts a deferral and suggests its delay: about when a slot
+// frees for it, the hooks deferred or waiting ahead of it served first at
+// the flow's pace (its limit per typical delivery), with ±20% jitter so
+// that they do not all come back at once; event.ClampDefer bounds it.
+// l.mu is held.
+func (l *Limiter) deferLocked(h *host, f *flow, now time.Time) time.Duration {
 	f.deferred++
 	if f.busy == 0 && f.waiting == 0 {
-		f.idle = l.cfg.Now()
+		f.idle = now
 	}
-	service := f.lim.service
-	if service == 0 {
-		service = unknownService
+	typical := f.lim.Typical()
+	if typical == 0 {
+		typical = unknownService
 	}
-	ahead := float64(f.deferred) / float64(f.lim.Limit())
-	d := time.Duration(float64(service) * (1 + ahead) * (0.8 + 0.4*rand.Float64()))
+	ahead := float64(f.deferred+f.waiting) / float64(f.lim.Limit())
+	d := time.Duration(float64(typical) * (1 + ahead) * (0.8 + 0.4*rand.Float64()))
 	return event.ClampDefer(d)
 }
 
@@ -344,11 +482,17 @@ func (l *Limiter) done(s *Slot, sample Sample) {
 	f := h.flows[s.key.Project]
 	h.busy--
 	f.busy--
+	if s.parked {
+		f.parked--
+	} else {
+		f.unlink(s)
+	}
 	if sample.Signal != 0 {
 		sample.Started, sample.InFlight = s.started, s.inFlight
 		f.lim.observe(sample, l.cfg.Now())
 		f.deferred = max(f.deferred-1, 0)
 	}
+	l.park(h, f, l.cfg.Now())
 	l.wakeLocked(h)
 	l.forgetIdle(s.key, h)
 }
@@ -379,7 +523,7 @@ func (l *Limiter) forgetIdle(key Key, h *host) {
 
 // Stats is a snapshot of one flow.
 type Stats struct {
-	Limit, InFlight, Waiting int
+	Limit, InFlight, Parked, Waiting int
 }
 
 // Limit returns how many deliveries of key's flow may be in flight now:
@@ -398,7 +542,7 @@ func (l *Limiter) Flow(key Key) Stats {
 	defer l.mu.Unlock()
 	if h := l.hosts[key.Host]; h != nil {
 		if f := h.flows[key.Project]; f != nil {
-			return Stats{Limit: f.lim.Limit(), InFlight: f.busy, Waiting: f.waiting}
+			return Stats{Limit: f.lim.Limit(), InFlight: f.busy, Parked: f.parked, Waiting: f.waiting}
 		}
 	}
 	return Stats{}

@@ -60,8 +60,9 @@ func TestAWaiterBeatenToItsSlotStaysFirst(t *testing.T) {
 	first := f.queue[0]
 	h.busy--
 	f.busy-- // busy's slot given back: the first waiter is woken for it
+	f.unlink(busy)
 	l.wakeLocked(h)
-	barging := l.take(key, h, f) // and a new caller takes it first
+	barging := l.take(key, h, f, l.cfg.Now()) // and a new caller takes it first
 	l.mu.Unlock()
 	require.NotNil(t, barging)
 	require.Eventually(t, func() bool {

@@ -278,3 +278,58 @@ func TestLimitIsANewFlowsUntilTheFlowIsKnown(t *testing.T) {
 	require.Equal(t, 3, hostlimit.New(hostlimit.Config{Ceiling: 3, Initial: 16}).Limit(projectA),
 		"nor above the ceiling")
 }
+
+// TestAHangingDeliveryIsParked: deliveries in flight far longer than their
+// flow's typical one stop counting against its limit, so the domain's
+// other paths keep their slots; at most as many as the limit are parked.
+func TestAHangingDeliveryIsParked(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 16, Initial: 4, Now: c.Now})
+	take(t, l, projectA, 0).Done(hostlimit.Sample{Signal: hostlimit.Answered, Latency: 5 * time.Millisecond})
+	hung := takeN(t, l, 4)
+	refused(t, l, projectA, 0)
+	c.Add(199 * time.Millisecond)
+	refused(t, l, projectA, 0)
+	c.Add(time.Millisecond) // 200 ms: the least a delivery is in flight before it parks
+	fast := takeN(t, l, 4)
+	require.Equal(t, hostlimit.Stats{Limit: 4, InFlight: 8, Parked: 4}, l.Flow(projectA))
+	c.Add(time.Second)
+	refused(t, l, projectA, 0) // no more parked than the limit
+	require.Equal(t, 4, l.Flow(projectA).Parked)
+
+	for i := range 4 {
+		fast[i].Done(hostlimit.Sample{Signal: hostlimit.Answered, Latency: 5 * time.Millisecond})
+		hung[i].Done(hostlimit.Sample{Signal: hostlimit.TimedOut, Latency: 10 * time.Second})
+	}
+	got := l.Flow(projectA)
+	require.GreaterOrEqual(t, got.Limit, 4, "timeouts among answers do not cut the limit")
+	require.Equal(t, hostlimit.Stats{Limit: got.Limit}, got)
+	require.Equal(t, 0, l.HostInFlight(projectA.Host))
+}
+
+// takeN takes n slots of projectA's flow without waiting.
+func takeN(t *testing.T, l *hostlimit.Limiter, n int) []*hostlimit.Slot {
+	t.Helper()
+	slots := make([]*hostlimit.Slot, n)
+	for i := range slots {
+		slots[i] = take(t, l, projectA, 0)
+	}
+	return slots
+}
+
+// TestAWaiterTakesTheSlotOfADeliveryParkedDuringItsWait: a caller that
+// finds the flow's slots held by hanging deliveries waits in memory and
+// gets a slot once they park, not a deferral of seconds.
+func TestAWaiterTakesTheSlotOfADeliveryParkedDuringItsWait(t *testing.T) {
+	t.Parallel()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 16, Initial: 4})
+	take(t, l, projectA, 0).Done(hostlimit.Sample{Signal: hostlimit.Answered, Latency: time.Millisecond})
+	hung := takeN(t, l, 4)
+	s, d := l.Acquire(context.Background(), projectA, 0, time.Minute)
+	require.NotNil(t, s, "deferred for %s although the held slots park", d)
+	require.Equal(t, 4, l.Flow(projectA).Parked)
+	for _, held := range append(hung, s) {
+		held.Done(hostlimit.Sample{})
+	}
+}
