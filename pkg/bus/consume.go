@@ -22,11 +22,6 @@ type Delivery struct {
 	Header  nats.Header
 	// NumDelivered counts deliveries of this message, 1 the first time.
 	NumDelivered uint64
-	// InProgress tells JetStream the message is still being worked on,
-	// which restarts its AckWait: a handler whose work may outlast it (a
-	// batch of deliveries) calls it now and then. Nil in a Delivery built
-	// by hand.
-	InProgress func() error
 }
 
 // Handler processes one message. Its context carries the trace context of
@@ -53,6 +48,13 @@ type ConsumeOptions struct {
 // messages back) and returns. If the stream or consumer disappears (NATS
 // lost its store, an operator deleted it) Consume creates them again and
 // resumes; it retries with a bounded backoff while NATS is unreachable.
+//
+// A message is in a handler from the moment it reaches this process: each
+// pull asks for as many messages as there are free handlers, so none waits
+// in a client-side buffer. While its handler runs, the message's AckWait is
+// restarted every quarter of it (keeper), so that a consumer's AckWait can
+// be short: it then bounds how long the messages of a process that died
+// wait before another takes them, not how long a handler may work.
 func Consume(ctx context.Context, js jetstream.JetStream, c event.Consumer, handler Handler, opts ConsumeOptions) error {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 1
@@ -70,7 +72,9 @@ func Consume(ctx context.Context, js jetstream.JetStream, c event.Consumer, hand
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	w := &worker{handler: handler, opts: opts, log: log, slots: make(chan struct{}, opts.Concurrency),
-		pool: NewPool(opts.Concurrency)}
+		pool: NewPool(opts.Concurrency), keeper: newKeeper(c.Config.AckWait / 4)}
+	keeping := w.keeper.run()
+	defer keeping()
 
 	delay := 100 * time.Millisecond
 	for ctx.Err() == nil {
@@ -100,6 +104,7 @@ type worker struct {
 	log     *slog.Logger
 	slots   chan struct{}
 	pool    *Pool
+	keeper  *keeper
 
 	// mu orders running.Add against drain's running.Wait: once closing is
 	// set no handler starts, so Wait cannot race with a new Add.
@@ -129,6 +134,16 @@ func (w *worker) begin() bool {
 	return true
 }
 
+// Pulls last at most fetchWait, with a heartbeat from the server every
+// fetchHeartbeat: a consumer lost without a 409 (the server may drop it
+// when the stream is deleted) is noticed by the missing heartbeat within
+// 2 x fetchHeartbeat, and shutdown waits at most fetchWait for the pull in
+// progress, whose messages are then handed back at once.
+const (
+	fetchWait      = time.Second
+	fetchHeartbeat = 500 * time.Millisecond
+)
+
 // runOnce ensures the stream and consumer exist and consumes until ctx is
 // done or the consumer is lost. A nil error means it ran and was lost.
 func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c event.Consumer) error {
@@ -141,58 +156,61 @@ func (w *worker) runOnce(ctx, workCtx context.Context, js jetstream.JetStream, c
 	if err != nil {
 		return fmt.Errorf("create consumer %s: %w", c.Config.Durable, err)
 	}
-	lost := make(chan error, 1)
-	cc, err := cons.Consume(func(msg jetstream.Msg) {
-		// Wait for a free slot: this holds back the pull loop, so at most
-		// Concurrency messages are in the handlers at once.
+	for {
+		free := w.reserve(ctx)
+		if free == 0 {
+			return ctx.Err()
+		}
+		batch, err := cons.Fetch(free, jetstream.FetchMaxWait(fetchWait), jetstream.FetchHeartbeat(fetchHeartbeat))
+		if err != nil {
+			w.release(free)
+			return fmt.Errorf("pull from %s: %w", c.Config.Durable, err)
+		}
+		for msg := range batch.Messages() {
+			free--
+			if ctx.Err() != nil || !w.begin() {
+				// Shutting down: start nothing new, hand the message back.
+				_ = msg.Nak()
+				<-w.slots
+				continue
+			}
+			w.dispatch(workCtx, msg)
+		}
+		w.release(free)
+		if err := batch.Error(); err != nil {
+			// A lost consumer (deleted, its heartbeat missing) or a
+			// connection gone: Consume makes sure of the consumer again,
+			// after its backoff.
+			return err
+		}
+	}
+}
+
+// reserve waits for a free handler slot and takes it with every other one
+// free, so that a pull asks for no more messages than can start at once;
+// it returns how many it took, 0 once ctx is done.
+func (w *worker) reserve(ctx context.Context) int {
+	select {
+	case w.slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0
+	}
+	n := 1
+	for n < w.opts.Concurrency {
 		select {
 		case w.slots <- struct{}{}:
-		case <-ctx.Done():
-			// Shutting down: start nothing new, hand the message back.
-			_ = msg.Nak()
-			return
+			n++
+		default:
+			return n
 		}
-		// The slot may have come free just as ctx ended (select picks
-		// at random among ready cases).
-		if ctx.Err() != nil || !w.begin() {
-			<-w.slots
-			_ = msg.Nak()
-			return
-		}
-		w.dispatch(workCtx, msg)
-	},
-		jetstream.PullMaxMessages(w.opts.Concurrency),
-		// Short pulls, so that a consumer lost without a 409 (the server
-		// may drop it when the stream is deleted) is noticed by the missing
-		// heartbeat within 2 x 2.5 s instead of 2 x 15 s.
-		jetstream.PullExpiry(5*time.Second),
-		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if event.IsStreamGone(err) || errors.Is(err, jetstream.ErrNoHeartbeat) {
-				select {
-				case lost <- err:
-				default:
-				}
-			}
-		}),
-	)
-	if err != nil {
-		return fmt.Errorf("consume %s: %w", c.Config.Durable, err)
 	}
-	select {
-	case <-ctx.Done():
-		// Drain rather than Stop: the messages the client already holds
-		// go through the callback, which hands them back at once, instead
-		// of waiting out AckWait on the server.
-		cc.Drain()
-		select {
-		case <-cc.Closed():
-		case <-time.After(5 * time.Second):
-			cc.Stop()
-		}
-		return ctx.Err()
-	case err := <-lost:
-		cc.Stop()
-		return err
+	return n
+}
+
+// release gives back n reserved slots that no message took.
+func (w *worker) release(n int) {
+	for range n {
+		<-w.slots
 	}
 }
 
@@ -202,7 +220,9 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 		delivered = meta.NumDelivered
 	}
 	ctx = telemetry.ExtractNATS(ctx, msg.Headers())
-	err := w.handler(ctx, Delivery{Subject: msg.Subject(), Data: msg.Data(), Header: msg.Headers(), NumDelivered: delivered, InProgress: msg.InProgress})
+	stopKeeping := w.keeper.keep(msg)
+	err := w.handler(ctx, Delivery{Subject: msg.Subject(), Data: msg.Data(), Header: msg.Headers(), NumDelivered: delivered})
+	stopKeeping()
 	outcome, settleErr := settle(msg, delivered, err)
 	if settleErr != nil {
 		w.log.Warn("settle message", "outcome", outcome, "err", settleErr)

@@ -114,8 +114,16 @@ const (
 	MaxAckPendingAlerts  = 5000
 )
 
-// DispatcherConsumer reads due hooks. AckWait exceeds the 10 s delivery
-// limit with room to publish the result. Redeliveries are unlimited because
+// DueAckWait is the dispatcher consumer's AckWait. A dispatcher keeps the
+// messages it works on in progress every quarter of it (bus.Consume), so it
+// bounds nothing a live dispatcher does; it is how long the hooks fetched
+// by a dispatcher that died wait before another dispatcher takes them.
+// Short enough that they arrive within seconds of the death; long enough
+// that a live dispatcher stalled for a moment (a GC pause, a busy machine)
+// keeps its messages.
+const DueAckWait = 3 * time.Second
+
+// DispatcherConsumer reads due hooks. Redeliveries are unlimited because
 // they are bounded anyway: a dispatcher acknowledges without delivering any
 // message whose lease is (nearly) over, so a message handed back (its host
 // busy, a database hiccup) lives at most one lease.
@@ -124,7 +132,7 @@ func DispatcherConsumer(replicas int) Consumer {
 		Durable:       ConsumerDispatcher,
 		FilterSubject: SubjectDue,
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       30 * time.Second,
+		AckWait:       DueAckWait,
 		MaxDeliver:    -1,
 		MaxAckPending: MaxAckPendingDue,
 		Replicas:      replicas,

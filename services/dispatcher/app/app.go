@@ -28,6 +28,7 @@ import (
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/lease"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/listener"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
@@ -111,6 +112,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	}
 	a.handler = dispatch.NewHandler(dispatch.Config{
 		Credentials:     credential.NewCache(credential.NewStore(pool, keys), cfg.KeyCacheTTL, maxCachedProjects),
+		Leases:          lease.NewStore(pool),
 		Sender:          client,
 		Results:         a.results,
 		HandBack:        sender,

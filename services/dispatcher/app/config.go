@@ -60,8 +60,9 @@ type Config struct {
 	// HostConcurrency is the ceiling on this replica's deliveries in flight
 	// to one destination host (host:port), all projects together. Under it
 	// each project's deliveries to the host follow a limit that adapts to
-	// the receiver (starting at 16, growing while it answers quickly,
-	// halving on timeouts, connection errors, 5xx and 429), and projects
+	// the receiver (starting at 16, growing while its median answer is
+	// quick, halving on connection errors, 429 and 503, and on timeouts
+	// once most deliveries time out), and projects
 	// contending for a host at the ceiling get fair shares of it; a hook
 	// that finds no slot is deferred, not counted as an attempt
 	// (SUNDIAL_DISPATCHER_HOST_CONCURRENCY, default 256; deliveries are also
@@ -70,7 +71,7 @@ type Config struct {
 	// DeliveryTimeout bounds one delivery's whole exchange: connect, TLS,
 	// request, response headers and the excerpt read
 	// (SUNDIAL_DELIVERY_TIMEOUT, default 10s, at most 15s so that a delivery
-	// and its result fit in the dispatcher consumer's 30 s AckWait).
+	// and its result fit well inside the default 30 s lease).
 	DeliveryTimeout time.Duration
 	// AllowPrivate lets deliveries reach loopback, private, link-local and
 	// other internal addresses: for development and tests only

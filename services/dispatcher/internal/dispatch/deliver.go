@@ -2,79 +2,14 @@ package dispatch
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
-	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
-
-// deliverOne handles one decoded DueHook under its delivery span.
-func (h *Handler) deliverOne(ctx context.Context, due dueHook) error {
-	ctx, span := h.startDeliver(ctx, due)
-	res, err := h.handle(ctx, due)
-	endDeliver(span, res.outcome, res.statusCode, err)
-	return err
-}
-
-// handled is what the span of a handling records.
-type handled struct {
-	outcome    string
-	statusCode int
-}
-
-// handle is one checked hook's handling; ctx carries its span, so the
-// result is published with that span's trace context. A hook that cannot
-// be delivered now (its lease too near its end, its flow or host at its
-// limit) is deferred: reported as OUTCOME_DEFERRED, nothing sent, no
-// attempt counted (deferral.go).
-func (h *Handler) handle(ctx context.Context, due dueHook) (handled, error) {
-	log := deliveryLog{h: h, due: due}
-	if expired, short := h.leaseTooShort(due.msg); short {
-		if expired {
-			// Too late even to defer: the scheduler re-drives the hook
-			// under a new lease.
-			log.info(ctx, "lease expired before delivery; skipped", slog.Time("lease_expires_at", due.msg.GetLeaseExpiresAt().AsTime()))
-			return handled{outcome: "lease_expired"}, nil
-		}
-		// A result for this lease might come after the scheduler has
-		// re-driven the hook and be ignored as stale, the hook delivered
-		// twice: hand the hook back to the scheduler instead.
-		return h.deferHook(ctx, log, due, 0, "lease too close to its end to deliver")
-	}
-	creds, err := h.cfg.Credentials.Get(ctx, due.projectID)
-	if errors.Is(err, postgres.ErrNotFound) {
-		log.info(ctx, "project no longer exists; skipped")
-		return handled{outcome: "project_gone"}, nil
-	}
-	if err != nil {
-		return handled{outcome: "error"}, err
-	}
-	if due.msg.GetListener() {
-		return h.handleListener(ctx, log, due, creds)
-	}
-	slot, wait := h.takeHostSlot(ctx, due, creds.MaxConcurrency)
-	if slot == nil {
-		return h.deferHook(ctx, log, due, wait, "host at its concurrency limit")
-	}
-	res, err := h.deliver(ctx, due, creds)
-	// The host is done with; publishing the result must not hold its slot.
-	slot.Done(sample(res, err))
-	if connectionsSpent(err) {
-		return h.deferHook(ctx, log, due, connectWait, "host's new connections spent")
-	}
-	if err != nil {
-		return handled{outcome: "interrupted"}, err
-	}
-	log.delivery(ctx, res)
-	h.publish(ctx, log, due, res)
-	return handled{outcome: outcomeName(res.Outcome), statusCode: res.StatusCode}, nil
-}
 
 // hostWait is how long a delivery waits for a slot on its busy flow
 // before its hook is deferred. A fast receiver at its limit frees a slot

@@ -39,6 +39,12 @@ type Sender interface {
 	Destination(url string) (host, limitHost string)
 }
 
+// Leases tells which hooks, leased as seqs[i], still hold their lease
+// (*lease.Store is one).
+type Leases interface {
+	Held(ctx context.Context, ids []uuid.UUID, seqs []int64) (map[uuid.UUID]bool, error)
+}
+
 // Listener hands one delivery to the project's listener through the
 // gateway holding its socket and returns the gateway's answer
 // (docs/listener.md, "Routing"); *listener.Requester is one.
@@ -56,6 +62,9 @@ type Reporter interface {
 type Config struct {
 	Credentials Credentials
 	Sender      Sender
+	// Leases checks the hooks of a message delivered again (message.go);
+	// nil delivers them all.
+	Leases Leases
 	// Results publishes every delivery's result (required).
 	Results Reporter
 	// HandBack publishes, with retries, the hooks of a message that cannot

@@ -52,16 +52,14 @@ const maxListenerError = 1024
 // spanListener names the client span of a listener delivery.
 const spanListener = "listener deliver"
 
-// handleListener delivers a hook to its project's listener.
-func (h *Handler) handleListener(ctx context.Context, log deliveryLog, due dueHook, creds credential.Set) (handled, error) {
+// sendToListener delivers a hook to its project's listener; the listener
+// not reached (or not routable from here) is a hook not sent now.
+func (h *Handler) sendToListener(ctx context.Context, due dueHook, creds credential.Set) sent {
 	if h.cfg.Listener == nil {
-		return h.deferHook(ctx, log, due, listenerWait, "no listener route configured")
+		return notSent(listenerWait, "no listener route configured")
 	}
 	if len(creds.Keys) == 0 {
-		res := noSigningKey()
-		log.listenerDelivery(ctx, res, "")
-		h.publish(ctx, log, due, res)
-		return handled{outcome: outcomeName(res.Outcome)}, nil
+		return sent{res: noSigningKey(), toListener: true}
 	}
 	req := request(due, creds)
 	prepared := h.cfg.Sender.Prepare(req, time.Now())
@@ -70,15 +68,13 @@ func (h *Handler) handleListener(ctx context.Context, log deliveryLog, due dueHo
 	res, ok := listenerResult(answer, prepared.SentAt)
 	if err != nil || !ok {
 		done(ctx, res, errNotDelivered)
-		return h.deferHook(ctx, log, due, listenerWait, listenerUnreached(answer, err))
+		return notSent(listenerWait, listenerUnreached(answer, err))
 	}
 	done(ctx, res, nil)
 	if due.msg.GetAttempt() == 1 {
 		h.cfg.Metrics.recordLateness(ctx, res.StartedAt, req.PostAt)
 	}
-	log.listenerDelivery(ctx, res, answer.GetConnectionId())
-	h.publish(ctx, log, due, res)
-	return handled{outcome: outcomeName(res.Outcome)}, nil
+	return sent{res: res, toListener: true, connectionID: answer.GetConnectionId()}
 }
 
 // errNotDelivered tells the metrics that a listener delivery had no

@@ -29,11 +29,6 @@ import (
 // and the message is settled once every hook is reported, skipped or
 // handed back.
 
-// inProgressEvery is how often a message still being delivered restarts
-// its AckWait (30 s, event.DispatcherConsumer): its hooks wait for
-// delivery slots, and their deliveries may each take the delivery timeout.
-const inProgressEvery = 10 * time.Second
-
 // Handle is the bus.Handler of the due subject: it delivers every hook of
 // the message (deliverAll) and returns bus.Drop for a message that does
 // not decode.
@@ -45,7 +40,44 @@ func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
 	if err != nil {
 		return bus.Drop(err)
 	}
+	if d.NumDelivered > 1 {
+		hooks = h.stillLeased(ctx, hooks)
+	}
 	return h.deliverAll(ctx, d, received, hooks)
+}
+
+// stillLeased keeps, of a message delivered again, the hooks whose lease
+// still holds: the dispatcher that had the message before may have died
+// after delivering and reporting the others (its AckWait is seconds,
+// event.DueAckWait). A hook whose delivery was in flight at its death has
+// no result and is delivered again: the one duplicate at-least-once
+// allows. When the leases cannot be read, every hook is delivered.
+func (h *Handler) stillLeased(ctx context.Context, hooks []*eventv1.DueHook) []*eventv1.DueHook {
+	if h.cfg.Leases == nil || len(hooks) == 0 {
+		return hooks
+	}
+	ids := make([]uuid.UUID, 0, len(hooks))
+	seqs := make([]int64, 0, len(hooks))
+	for _, msg := range hooks {
+		// A malformed id is left to check, which skips it.
+		if id, err := uuid.Parse(msg.GetHookId()); err == nil {
+			ids = append(ids, id)
+			seqs = append(seqs, msg.GetLeaseSeq())
+		}
+	}
+	held, err := h.cfg.Leases.Held(ctx, ids, seqs)
+	if err != nil {
+		h.log.WarnContext(ctx, "leases of a redelivered message not read; delivering all its hooks", "hooks", len(hooks), "err", err)
+		return hooks
+	}
+	kept := slices.DeleteFunc(slices.Clone(hooks), func(msg *eventv1.DueHook) bool {
+		id, err := uuid.Parse(msg.GetHookId())
+		return err == nil && !held[id]
+	})
+	if done := len(hooks) - len(kept); done > 0 {
+		h.log.InfoContext(ctx, "hooks of a redelivered message already delivered under their lease; skipped", "skipped", done, "kept", len(kept))
+	}
+	return kept
 }
 
 // decode returns the hooks of a due message in the batch form
@@ -90,7 +122,6 @@ type failure struct {
 // malformed hook beside well-formed ones, a scheduler bug, is skipped: the
 // lease re-drives it, if it is a hook.
 func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.Time, hooks []*eventv1.DueHook) error {
-	defer keepAlive(d)()
 	var (
 		wg        sync.WaitGroup
 		mu        sync.Mutex
@@ -437,26 +468,4 @@ func (h *Handler) handBack(ctx context.Context, failed []failure) error {
 		}
 	}
 	return nil
-}
-
-// keepAlive restarts d's AckWait every inProgressEvery until the returned
-// function is called.
-func keepAlive(d bus.Delivery) (stop func()) {
-	if d.InProgress == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(inProgressEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_ = d.InProgress()
-			}
-		}
-	}()
-	return func() { close(done) }
 }

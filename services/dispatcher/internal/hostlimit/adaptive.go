@@ -14,8 +14,8 @@ import (
 // A flow mixes paths: most answer in milliseconds, a few may be slow, fail
 // for their payload or hang until the timeout. What the limit learns must
 // follow the flow's typical delivery, not its slowest one, or one hanging
-// path would make every other hook to the domain wait (docs/architecture.md,
-// "Per-host limits"). So:
+// path would make every other hook to the domain wait (docs/choices.md,
+// "Per-host concurrency adapts to the receiver"). So:
 //
 //   - Latency is judged by the median of the flow's recent deliveries
 //     (timeouts included, at their duration): it moves only once most of

@@ -13,6 +13,6 @@ import (
 )
 
 // DefaultRetry tries for about 10 s. With the 10 s delivery limit that stays
-// well inside the dispatcher consumer's 30 s AckWait, so JetStream does not
-// hand the DueHook to another dispatcher while this one still works on it.
+// inside the default 30 s lease, so the scheduler does not re-drive the
+// hook while this dispatcher still reports its result.
 var DefaultRetry = bus.RetryPolicy{Tries: 5, Backoff: 250 * time.Millisecond, Timeout: 2 * time.Second}

@@ -17,3 +17,17 @@ LEFT JOIN signing_keys AS k
    AND (k.state = 'active' OR (k.state = 'retiring' AND k.expires_at > now()))
 WHERE p.id = sqlc.arg(project_id)
 ORDER BY (k.state = 'active') DESC, k.expires_at DESC;
+
+-- name: HeldLeases :many
+-- The hooks that still hold the lease their due message gave them (pairs
+-- (hook_ids[i], lease_seqs[i])): no result of that lease applied, no newer
+-- lease. A dispatcher asks it of a due message delivered again, whose
+-- dispatcher may have died after delivering some of its hooks: the other
+-- hooks' deliveries are done. The predicate is the scheduler's
+-- LockLeasedHooks' (a result of a lease is applied while it holds).
+SELECT h.id
+FROM hooks AS h
+WHERE (h.id, h.lease_seq) IN (
+        SELECT unnest(sqlc.arg(hook_ids)::uuid[]), unnest(sqlc.arg(lease_seqs)::bigint[]))
+  AND h.status = 'pending'
+  AND h.lease_expires_at IS NOT NULL;

@@ -75,3 +75,43 @@ func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUI
 	}
 	return items, nil
 }
+
+const heldLeases = `-- name: HeldLeases :many
+SELECT h.id
+FROM hooks AS h
+WHERE (h.id, h.lease_seq) IN (
+        SELECT unnest($1::uuid[]), unnest($2::bigint[]))
+  AND h.status = 'pending'
+  AND h.lease_expires_at IS NOT NULL
+`
+
+type HeldLeasesParams struct {
+	HookIds   []uuid.UUID
+	LeaseSeqs []int64
+}
+
+// The hooks that still hold the lease their due message gave them (pairs
+// (hook_ids[i], lease_seqs[i])): no result of that lease applied, no newer
+// lease. A dispatcher asks it of a due message delivered again, whose
+// dispatcher may have died after delivering some of its hooks: the other
+// hooks' deliveries are done. The predicate is the scheduler's
+// LockLeasedHooks' (a result of a lease is applied while it holds).
+func (q *Queries) HeldLeases(ctx context.Context, arg HeldLeasesParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, heldLeases, arg.HookIds, arg.LeaseSeqs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
