@@ -95,6 +95,13 @@ type Job struct {
 	ID   string
 	At   time.Time
 	Path string
+	// Retries, when above 0, gives the job that many retries (river's
+	// MaxAttempts is one more), each RetryDelay after the failed attempt
+	// ended (delivery.Worker's NextRetry), as a hook's fixed
+	// retryOverride does; 0 keeps river's defaults (25 attempts, its
+	// backoff).
+	Retries    int
+	RetryDelay time.Duration
 }
 
 // Start runs riverbase and waits until it works jobs (its schema migrated);
@@ -186,10 +193,13 @@ func (b *Baseline) Schedule(ctx context.Context, jobs []Job) error {
 		chunk := jobs[start:min(start+insertChunk, len(jobs))]
 		params := make([]river.InsertManyParams, len(chunk))
 		for i, j := range chunk {
-			params[i] = river.InsertManyParams{
-				Args:       delivery.Args{ID: j.ID, Path: j.Path, Payload: payload(start + i)},
-				InsertOpts: &river.InsertOpts{ScheduledAt: j.At},
+			opts := &river.InsertOpts{ScheduledAt: j.At}
+			args := delivery.Args{ID: j.ID, Path: j.Path, Payload: payload(start + i)}
+			if j.Retries > 0 {
+				opts.MaxAttempts = j.Retries + 1
+				args.RetryDelaySecs = int(j.RetryDelay / time.Second)
 			}
+			params[i] = river.InsertManyParams{Args: args, InsertOpts: opts}
 		}
 		if err := b.insert(ctx, params); err != nil {
 			return err
