@@ -309,13 +309,12 @@ func TestQuickRetention(t *testing.T) {
 }
 
 // TestQuickRealWorld runs the realistic and crash scenarios scaled down
-// (BENCH_QUICK=1, without the hanging paths) and checks their report:
-// realistic on Sundial and the baseline, every hook delivered and none
-// early, every signature verified, every healthy retry arrived and none
-// before it was due, every kind of path present but hanging, the healthy
-// paths' figures and their goal, the comparison; crash on Sundial, no hook
-// lost, none early, the kill and the restart timed, its goal present. It
-// checks no goal.
+// (BENCH_QUICK=1, without the hanging paths) on Sundial and the baseline
+// and checks their report: realistic, every hook delivered and none early,
+// every signature verified, every healthy retry arrived and none before it
+// was due, every kind of path present but hanging, the healthy paths'
+// figures and their goal; crash, no hook lost, none early, the kill and
+// the restart timed, its goal present; both compared. It checks no goal.
 func TestQuickRealWorld(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -355,20 +354,25 @@ func TestQuickRealWorld(t *testing.T) {
 		require.Len(t, r.Goals, 1, system)
 		require.Equal(t, r.Healthy.P99Ms, r.Goals[0].Value, system)
 	}
-	require.Len(t, rep.Comparisons, 1, "realistic is compared; crash runs on Sundial alone")
-	require.Positive(t, rep.Comparisons[0].LateP99Ratio)
+	require.Len(t, rep.Comparisons, 2, "realistic and crash are compared")
+	for _, c := range rep.Comparisons {
+		require.Positive(t, c.LateP99Ratio, c.Scenario)
+	}
 
-	res := find(t, rep.Results, "crash", "sundial")
-	require.True(t, res.OK, "crash: %v", res.Notes)
-	requireDeliveries(t, res)
-	require.Zero(t, res.Check.Missing, "no hook lost")
-	c := res.Crash
-	require.NotNil(t, c)
-	require.Equal(t, "dispatcher", c.Process)
-	require.Positive(t, c.KilledMs)
-	require.Greater(t, c.RestartedMs, c.KilledMs)
-	require.GreaterOrEqual(t, c.ReadyMs, c.RestartedMs)
-	require.Len(t, c.Goals, 1)
+	for system, process := range map[string]string{"sundial": "dispatcher", "baseline": "riverbase"} {
+		res := find(t, rep.Results, "crash", system)
+		require.True(t, res.OK, "crash on %s: %v", system, res.Notes)
+		requireDeliveries(t, res)
+		require.Zero(t, res.Check.Missing, "no hook lost on %s", system)
+		c := res.Crash
+		require.NotNil(t, c, system)
+		require.Equal(t, process, c.Process)
+		require.Positive(t, c.KilledMs, system)
+		require.Greater(t, c.RestartedMs, c.KilledMs, system)
+		require.GreaterOrEqual(t, c.ReadyMs, c.RestartedMs, system)
+		require.NotContains(t, res.CPUSeconds, process, "the killed process's time is left out")
+		require.Len(t, c.Goals, 1, system)
+	}
 }
 
 func find(t *testing.T, results []report.Result, name, system string) report.Result {

@@ -59,6 +59,11 @@ type settings struct {
 	// StopTimeout (RIVERBASE_STOP_TIMEOUT, 10s) is how long SIGTERM waits
 	// for running deliveries before cancelling them.
 	StopTimeout time.Duration
+	// RescueAfter (RIVERBASE_RESCUE_AFTER, 1h: river's default) is river's
+	// RescueStuckJobsAfter: how long a job may stay running before the
+	// leader's rescuer (every 30 s) hands it back, which is how the jobs a
+	// killed process was working come back. It must exceed JobTimeout.
+	RescueAfter time.Duration
 }
 
 // loadSettings reads the environment through getenv.
@@ -79,7 +84,11 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		DBMaxConns:         r.integer("RIVERBASE_DB_MAX_CONNS", 10),
 		LogEvery:           r.integer("RIVERBASE_LOG_EVERY", 10000),
 		StopTimeout:        r.duration("RIVERBASE_STOP_TIMEOUT", 10*time.Second),
+		RescueAfter:        r.duration("RIVERBASE_RESCUE_AFTER", time.Hour),
 		RiverLogLevel:      r.level("RIVERBASE_RIVER_LOG_LEVEL", slog.LevelWarn),
+	}
+	if s.RescueAfter <= s.JobTimeout {
+		r.errs = append(r.errs, errors.New("RIVERBASE_RESCUE_AFTER must exceed RIVERBASE_JOB_TIMEOUT"))
 	}
 	if s.MaxWorkers < 1 || s.DBMaxConns < 2 || s.LogEvery < 0 {
 		r.errs = append(r.errs, errors.New("RIVERBASE_MAX_WORKERS must be >= 1, RIVERBASE_DB_MAX_CONNS >= 2, RIVERBASE_LOG_EVERY >= 0"))
@@ -101,6 +110,7 @@ func (s settings) public() map[string]string {
 		"RIVERBASE_DB_MAX_CONNS":        strconv.Itoa(s.DBMaxConns),
 		"RIVERBASE_LOG_EVERY":           strconv.Itoa(s.LogEvery),
 		"RIVERBASE_STOP_TIMEOUT":        s.StopTimeout.String(),
+		"RIVERBASE_RESCUE_AFTER":        s.RescueAfter.String(),
 		"RIVERBASE_RIVER_LOG_LEVEL":     s.RiverLogLevel.String(),
 	}
 }

@@ -47,9 +47,12 @@ type plan struct {
 	// bursts over paths of every kind, each hook with a fixed retry) and
 	// makes the receiver answer as real ones do.
 	realistic *realisticShape
-	// crash, when set, kills a process during the delivery and starts it
-	// again (Sundial alone).
+	// crash, when set, kills the delivering process during the delivery
+	// and starts it again.
 	crash *crashShape
+	// baselineEnv are settings for the baseline on top of the configured
+	// ones.
+	baselineEnv map[string]string
 }
 
 // createMargin divides the measured create rate when choosing the first
@@ -153,10 +156,10 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 	fillTimes(&res)
 	res.PeakRSSMiB = mib(rss)
 	res.CPUSeconds, res.Database, res.NATS = u1.Sub(u0)
-	if p.crash != nil {
+	if res.Crash != nil {
 		// The killed process's processor time went with it.
-		delete(res.CPUSeconds, crashedService)
-		res.Notes = append(res.Notes, "the "+crashedService+"'s processor time is left out: the killed process's went with it")
+		delete(res.CPUSeconds, res.Crash.Process)
+		res.Notes = append(res.Notes, res.Crash.Process+"'s processor time is left out: the killed process's went with it")
 	}
 	res.PerHook = perHook(res)
 	if res.Check.Duplicates > 0 && p.crash == nil {

@@ -53,7 +53,7 @@ func startBaseline(ctx context.Context, e *Env, p plan, dir string, arrivals int
 	}()
 	in.b, err = baseline.Start(ctx, baseline.Options{
 		DatabaseURL: e.Cfg.AdminURL, ReceiverURL: "https://" + in.recv.Domain(), CAFile: in.recv.CAFile,
-		SigningKey: riverSigningKey, Dir: dir, Workers: e.Cfg.BaselineWorkers, Env: e.Cfg.BaselineEnv,
+		SigningKey: riverSigningKey, Dir: dir, Workers: e.Cfg.BaselineWorkers, Env: baselineEnv(e.Cfg.BaselineEnv, p.baselineEnv),
 		Binary: e.RiverBin, CreateDatabase: true,
 	})
 	if err != nil {
@@ -69,6 +69,16 @@ func startBaseline(ctx context.Context, e *Env, p plan, dir string, arrivals int
 		e.checkpoint(ctx, p.name, "baseline")
 	}
 	return in, nil
+}
+
+// baselineEnv is the configured settings with the plan's on top.
+func baselineEnv(configured, planned map[string]string) map[string]string {
+	out := maps.Clone(configured)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, planned)
+	return out
 }
 
 func since(t time.Time) float64 { return float64(time.Since(t).Milliseconds()) / 1000 }

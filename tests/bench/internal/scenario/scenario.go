@@ -131,12 +131,10 @@ var Registry = []Scenario{
 	{
 		Name: "crash",
 		Description: func(c Config) string {
-			return fmt.Sprintf("%d hooks due at one instant; the dispatcher killed (SIGKILL) %s after it, a new one started %s later",
+			return fmt.Sprintf("%d hooks due at one instant; the delivering process (dispatcher, riverbase) killed (SIGKILL) %s after it, a new one started %s later",
 				c.CrashSize, crashAfter, crashDown)
 		},
-		Run: func(ctx context.Context, e *Env) (report.Result, error) {
-			return e.deliver(ctx, Systems[0], crashPlan(e.Cfg))
-		},
+		Plan:      crashPlan,
 		RealWorld: true,
 	},
 	{
