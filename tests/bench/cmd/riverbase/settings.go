@@ -25,8 +25,10 @@ type settings struct {
 	// SigningKey (RIVERBASE_SIGNING_KEY, required) signs every delivery.
 	SigningKey string
 
-	// MaxWorkers (RIVERBASE_MAX_WORKERS, 100) is the queue's concurrency:
-	// deliveries in flight at once.
+	// MaxWorkers (RIVERBASE_MAX_WORKERS, 1000) is the queue's concurrency:
+	// deliveries in flight at once. Receivers that answer in seconds or
+	// not at all hold a worker each for that long, so a receiver with
+	// slow paths needs many (README.md, "Tuning for real receivers").
 	MaxWorkers int
 	// FetchCooldown (RIVERBASE_FETCH_COOLDOWN, 1ms: river's minimum) is the least time
 	// between two fetches; a burst's throughput is bounded by about
@@ -74,7 +76,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		ReceiverURL:        strings.TrimRight(r.required("RIVERBASE_RECEIVER_URL"), "/"),
 		CAFile:             getenv("RIVERBASE_CA_FILE"),
 		SigningKey:         r.required("RIVERBASE_SIGNING_KEY"),
-		MaxWorkers:         r.integer("RIVERBASE_MAX_WORKERS", 100),
+		MaxWorkers:         r.integer("RIVERBASE_MAX_WORKERS", 1000),
 		FetchCooldown:      r.duration("RIVERBASE_FETCH_COOLDOWN", time.Millisecond),
 		FetchPollInterval:  r.duration("RIVERBASE_FETCH_POLL_INTERVAL", 20*time.Millisecond),
 		PollOnly:           r.boolean("RIVERBASE_POLL_ONLY", false),

@@ -19,7 +19,7 @@ func TestSettingsDefaultsAndOverrides(t *testing.T) {
 	s, err := loadSettings(env(base))
 	require.NoError(t, err)
 	require.Equal(t, "https://127.0.0.1:1", s.ReceiverURL)
-	require.Equal(t, 100, s.MaxWorkers)
+	require.Equal(t, 1000, s.MaxWorkers)
 	require.Equal(t, 20*time.Millisecond, s.FetchPollInterval)
 	require.Equal(t, slog.LevelWarn, s.RiverLogLevel)
 	require.Equal(t, time.Hour, s.RescueAfter, "river's default")
