@@ -15,6 +15,7 @@ import (
 	"github.com/sundial-run/sundial/tests/bench/internal/load"
 	"github.com/sundial-run/sundial/tests/bench/internal/report"
 	"github.com/sundial-run/sundial/tests/bench/internal/scenario"
+	"github.com/sundial-run/sundial/tests/bench/internal/stats"
 	"github.com/sundial-run/sundial/tests/bench/internal/suite"
 )
 
@@ -80,8 +81,9 @@ func (b testBundle) run(t *testing.T, extra ...string) report.Report {
 // TestQuickBenchmark runs the whole benchmark scaled down (BENCH_QUICK=1)
 // on Sundial and the river baseline, but for the scenarios that run the
 // `sundial` command (TestQuickListen's), the sequence scenarios
-// (TestQuickSequences'), the dashboard's (TestQuickDashboard's) and the
-// retention pair (TestQuickRetention's), and checks that it runs and that its report is
+// (TestQuickSequences'), the dashboard's (TestQuickDashboard's), the
+// retention pair (TestQuickRetention's) and the real-world ones
+// (TestQuickRealWorld's), and checks that it runs and that its report is
 // well formed: every scenario present for every system and
 // passed, rates above zero, percentiles in order, nothing early. It checks
 // no target: the figures of a quick run on a busy machine mean little.
@@ -90,7 +92,7 @@ func TestQuickBenchmark(t *testing.T) {
 	b := setup(t)
 	var names []string
 	for _, s := range scenario.Registry {
-		if !s.CLI && !s.Sequence && !s.Pages && !s.Retention {
+		if !s.CLI && !s.Sequence && !s.Pages && !s.Retention && !s.RealWorld {
 			names = append(names, s.Name)
 		}
 	}
@@ -99,7 +101,7 @@ func TestQuickBenchmark(t *testing.T) {
 	systems := strings.Split(quickSystems, ",")
 	deliveries := 0
 	for _, s := range scenario.Registry {
-		if s.CLI || s.Sequence || s.Pages || s.Retention {
+		if s.CLI || s.Sequence || s.Pages || s.Retention || s.RealWorld {
 			continue
 		}
 		if s.Plan != nil {
@@ -304,6 +306,73 @@ func TestQuickRetention(t *testing.T) {
 	require.Zero(t, on.Remaining.Attempts)
 	require.Positive(t, on.VsOff["lateP99"])
 	require.Len(t, on.Goals, 1)
+}
+
+// TestQuickRealWorld runs the realistic and crash scenarios scaled down
+// (BENCH_QUICK=1, without the hanging paths) on Sundial and the baseline
+// and checks their report: realistic, every hook delivered and none early,
+// every signature verified, every healthy retry arrived and none before it
+// was due, every kind of path present but hanging, the healthy paths'
+// figures and their goal; crash, no hook lost, none early, the kill and
+// the restart timed, its goal present; both compared. It checks no goal.
+func TestQuickRealWorld(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var names []string
+	for _, s := range scenario.Registry {
+		if s.RealWorld {
+			names = append(names, s.Name)
+		}
+	}
+	require.Equal(t, []string{"realistic", "crash"}, names)
+	rep := b.run(t, "BENCH_SYSTEMS="+quickSystems, "BENCH_SCENARIOS="+strings.Join(names, ","))
+
+	for _, system := range strings.Split(quickSystems, ",") {
+		res := find(t, rep.Results, "realistic", system)
+		require.True(t, res.OK, "realistic on %s: %v", system, res.Notes)
+		requireDeliveries(t, res)
+		r := res.Realistic
+		require.NotNil(t, r, system)
+		require.False(t, r.Hanging, "a quick run leaves the hanging paths out")
+		var kinds []string
+		for _, p := range r.Paths {
+			kinds = append(kinds, p.Kind)
+			require.GreaterOrEqual(t, p.Arrivals, p.Hooks, "%s on %s", p.Kind, system)
+		}
+		require.Equal(t, []string{"healthy", "failing", "slow", "async"}, kinds, system)
+		require.Zero(t, r.BadSignatures, system)
+		require.GreaterOrEqual(t, r.Verified, res.Hooks+r.Retries, system)
+		require.Positive(t, r.Retries, system)
+		require.Zero(t, r.RetriesMissing, system)
+		require.Zero(t, r.RetriesEarly, system)
+		require.Equal(t, r.Retries, r.HealthyRetries.Count, system)
+		for _, l := range []stats.Summary{r.Healthy, r.HealthyRetries} {
+			require.Positive(t, l.Count, system)
+			require.LessOrEqual(t, l.P50Ms, l.P99Ms, system)
+			require.LessOrEqual(t, l.P99Ms, l.MaxMs, system)
+		}
+		require.Len(t, r.Goals, 1, system)
+		require.Equal(t, r.Healthy.P99Ms, r.Goals[0].Value, system)
+	}
+	require.Len(t, rep.Comparisons, 2, "realistic and crash are compared")
+	for _, c := range rep.Comparisons {
+		require.Positive(t, c.LateP99Ratio, c.Scenario)
+	}
+
+	for system, process := range map[string]string{"sundial": "dispatcher", "baseline": "riverbase"} {
+		res := find(t, rep.Results, "crash", system)
+		require.True(t, res.OK, "crash on %s: %v", system, res.Notes)
+		requireDeliveries(t, res)
+		require.Zero(t, res.Check.Missing, "no hook lost on %s", system)
+		c := res.Crash
+		require.NotNil(t, c, system)
+		require.Equal(t, process, c.Process)
+		require.Positive(t, c.KilledMs, system)
+		require.Greater(t, c.RestartedMs, c.KilledMs, system)
+		require.GreaterOrEqual(t, c.ReadyMs, c.RestartedMs, system)
+		require.NotContains(t, res.CPUSeconds, process, "the killed process's time is left out")
+		require.Len(t, c.Goals, 1, system)
+	}
 }
 
 func find(t *testing.T, results []report.Result, name, system string) report.Result {

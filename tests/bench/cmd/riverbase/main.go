@@ -121,6 +121,7 @@ func newClient(pool *pgxpool.Pool, cfg settings, worker *delivery.Worker, warmup
 		FetchPollInterval:           cfg.FetchPollInterval,
 		PollOnly:                    cfg.PollOnly,
 		JobTimeout:                  cfg.JobTimeout,
+		RescueStuckJobsAfter:        cfg.RescueAfter,
 		CompletedJobRetentionPeriod: cfg.CompletedRetention,
 		Logger:                      riverLog,
 	})

@@ -25,8 +25,10 @@ type settings struct {
 	// SigningKey (RIVERBASE_SIGNING_KEY, required) signs every delivery.
 	SigningKey string
 
-	// MaxWorkers (RIVERBASE_MAX_WORKERS, 100) is the queue's concurrency:
-	// deliveries in flight at once.
+	// MaxWorkers (RIVERBASE_MAX_WORKERS, 1000) is the queue's concurrency:
+	// deliveries in flight at once. Receivers that answer in seconds or
+	// not at all hold a worker each for that long, so a receiver with
+	// slow paths needs many (README.md, "Tuning for real receivers").
 	MaxWorkers int
 	// FetchCooldown (RIVERBASE_FETCH_COOLDOWN, 1ms: river's minimum) is the least time
 	// between two fetches; a burst's throughput is bounded by about
@@ -59,6 +61,11 @@ type settings struct {
 	// StopTimeout (RIVERBASE_STOP_TIMEOUT, 10s) is how long SIGTERM waits
 	// for running deliveries before cancelling them.
 	StopTimeout time.Duration
+	// RescueAfter (RIVERBASE_RESCUE_AFTER, 1h: river's default) is river's
+	// RescueStuckJobsAfter: how long a job may stay running before the
+	// leader's rescuer (every 30 s) hands it back, which is how the jobs a
+	// killed process was working come back. It must exceed JobTimeout.
+	RescueAfter time.Duration
 }
 
 // loadSettings reads the environment through getenv.
@@ -69,7 +76,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		ReceiverURL:        strings.TrimRight(r.required("RIVERBASE_RECEIVER_URL"), "/"),
 		CAFile:             getenv("RIVERBASE_CA_FILE"),
 		SigningKey:         r.required("RIVERBASE_SIGNING_KEY"),
-		MaxWorkers:         r.integer("RIVERBASE_MAX_WORKERS", 100),
+		MaxWorkers:         r.integer("RIVERBASE_MAX_WORKERS", 1000),
 		FetchCooldown:      r.duration("RIVERBASE_FETCH_COOLDOWN", time.Millisecond),
 		FetchPollInterval:  r.duration("RIVERBASE_FETCH_POLL_INTERVAL", 20*time.Millisecond),
 		PollOnly:           r.boolean("RIVERBASE_POLL_ONLY", false),
@@ -79,7 +86,11 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		DBMaxConns:         r.integer("RIVERBASE_DB_MAX_CONNS", 10),
 		LogEvery:           r.integer("RIVERBASE_LOG_EVERY", 10000),
 		StopTimeout:        r.duration("RIVERBASE_STOP_TIMEOUT", 10*time.Second),
+		RescueAfter:        r.duration("RIVERBASE_RESCUE_AFTER", time.Hour),
 		RiverLogLevel:      r.level("RIVERBASE_RIVER_LOG_LEVEL", slog.LevelWarn),
+	}
+	if s.RescueAfter <= s.JobTimeout {
+		r.errs = append(r.errs, errors.New("RIVERBASE_RESCUE_AFTER must exceed RIVERBASE_JOB_TIMEOUT"))
 	}
 	if s.MaxWorkers < 1 || s.DBMaxConns < 2 || s.LogEvery < 0 {
 		r.errs = append(r.errs, errors.New("RIVERBASE_MAX_WORKERS must be >= 1, RIVERBASE_DB_MAX_CONNS >= 2, RIVERBASE_LOG_EVERY >= 0"))
@@ -101,6 +112,7 @@ func (s settings) public() map[string]string {
 		"RIVERBASE_DB_MAX_CONNS":        strconv.Itoa(s.DBMaxConns),
 		"RIVERBASE_LOG_EVERY":           strconv.Itoa(s.LogEvery),
 		"RIVERBASE_STOP_TIMEOUT":        s.StopTimeout.String(),
+		"RIVERBASE_RESCUE_AFTER":        s.RescueAfter.String(),
 		"RIVERBASE_RIVER_LOG_LEVEL":     s.RiverLogLevel.String(),
 	}
 }

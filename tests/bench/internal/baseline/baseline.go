@@ -76,7 +76,10 @@ type Options struct {
 
 // Baseline is a running riverbase and the benchmark's insert-only client.
 type Baseline struct {
-	proc     *suite.Process
+	proc *suite.Process
+	// binary and env start the process again after Kill.
+	binary   string
+	env      []string
 	pool     *pgxpool.Pool
 	inserter *river.Client[pgx.Tx]
 	settings map[string]string
@@ -95,6 +98,13 @@ type Job struct {
 	ID   string
 	At   time.Time
 	Path string
+	// Retries, when above 0, gives the job that many retries (river's
+	// MaxAttempts is one more), each RetryDelay after the failed attempt
+	// ended (delivery.Worker's NextRetry), as a hook's fixed
+	// retryOverride does; 0 keeps river's defaults (25 attempts, its
+	// backoff).
+	Retries    int
+	RetryDelay time.Duration
 }
 
 // Start runs riverbase and waits until it works jobs (its schema migrated);
@@ -119,11 +129,12 @@ func Start(ctx context.Context, opts Options) (_ *Baseline, err error) {
 			return nil, err
 		}
 	}
-	b.proc, err = suite.StartProcess("riverbase", opts.Binary, nil, environment(opts, dbURL), filepath.Join(opts.Dir, "riverbase.log"))
+	b.binary, b.env = opts.Binary, environment(opts, dbURL)
+	b.proc, err = suite.StartProcess("riverbase", b.binary, nil, b.env, filepath.Join(opts.Dir, "riverbase.log"))
 	if err != nil {
 		return nil, err
 	}
-	if b.settings, err = waitReady(ctx, b.proc, readyTimeout); err != nil {
+	if b.settings, err = waitReady(ctx, b.proc, 0, readyTimeout); err != nil {
 		return nil, err
 	}
 	if err := b.openInserter(ctx, dbURL); err != nil {
@@ -186,10 +197,13 @@ func (b *Baseline) Schedule(ctx context.Context, jobs []Job) error {
 		chunk := jobs[start:min(start+insertChunk, len(jobs))]
 		params := make([]river.InsertManyParams, len(chunk))
 		for i, j := range chunk {
-			params[i] = river.InsertManyParams{
-				Args:       delivery.Args{ID: j.ID, Path: j.Path, Payload: payload(start + i)},
-				InsertOpts: &river.InsertOpts{ScheduledAt: j.At},
+			opts := &river.InsertOpts{ScheduledAt: j.At}
+			args := delivery.Args{ID: j.ID, Path: j.Path, Payload: payload(start + i)}
+			if j.Retries > 0 {
+				opts.MaxAttempts = j.Retries + 1
+				args.RetryDelaySecs = int(j.RetryDelay / time.Second)
 			}
+			params[i] = river.InsertManyParams{Args: args, InsertOpts: opts}
 		}
 		if err := b.insert(ctx, params); err != nil {
 			return err
@@ -276,6 +290,31 @@ func backlogChunk(first, end int, start time.Time, step time.Duration) []river.I
 // never sees these: they are due next year).
 func backlogID(i int) string {
 	return fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+}
+
+// Kill kills riverbase with SIGKILL, as a crash would; its last CPU and
+// peak RSS readings are kept.
+func (b *Baseline) Kill() {
+	b.PeakRSS()
+	b.CPU()
+	b.proc.Kill()
+}
+
+// StartKilled starts riverbase again after Kill, with the same settings,
+// appending to its log, and waits until it says it is ready again. Its
+// CPU and peak RSS from then on are the new process's.
+func (b *Baseline) StartKilled(ctx context.Context) error {
+	var from int64
+	if st, err := os.Stat(b.proc.LogPath); err == nil {
+		from = st.Size()
+	}
+	p, err := suite.RestartProcess("riverbase", b.binary, nil, b.env, b.proc.LogPath)
+	if err != nil {
+		return err
+	}
+	b.proc = p
+	_, err = waitReady(ctx, p, from, readyTimeout)
+	return err
 }
 
 // PeakRSS is riverbase's peak resident set size (VmHWM) in bytes: read

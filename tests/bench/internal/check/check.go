@@ -30,8 +30,12 @@ type Outcome struct {
 	// Delivered counts scheduled hooks that arrived at least once.
 	Delivered int `json:"delivered"`
 	Missing   int `json:"missing"`
-	// Duplicates counts arrivals beyond each hook's first.
-	Duplicates int `json:"duplicates"`
+	// Duplicates counts arrivals beyond each hook's first;
+	// DuplicatedHooks the hooks that arrived more than once, and
+	// MultiDuplicatedHooks those that arrived more than twice.
+	Duplicates           int `json:"duplicates"`
+	DuplicatedHooks      int `json:"duplicatedHooks"`
+	MultiDuplicatedHooks int `json:"multiDuplicatedHooks"`
 	// Unknown counts arrivals of ids that were not scheduled.
 	Unknown int `json:"unknown"`
 	// Early counts arrivals (first or not) before their hook's postAt.
@@ -72,6 +76,7 @@ func Compare(hooks []Hook, arrivals []Arrival) Outcome {
 		}
 	}
 	first := make(map[uuid.UUID]time.Time, len(hooks))
+	extra := map[uuid.UUID]int{}
 	for _, a := range arrivals {
 		due, ok := postAt[a.ID]
 		if !ok {
@@ -83,6 +88,13 @@ func Compare(hooks []Hook, arrivals []Arrival) Outcome {
 		}
 		if prev, seen := first[a.ID]; seen {
 			o.Duplicates++
+			extra[a.ID]++
+			switch extra[a.ID] {
+			case 1:
+				o.DuplicatedHooks++
+			case 2:
+				o.MultiDuplicatedHooks++
+			}
 			if a.At.Before(prev) {
 				first[a.ID] = a.At
 			}

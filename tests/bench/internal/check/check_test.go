@@ -20,13 +20,16 @@ func TestCompare(t *testing.T) {
 		{ID: b, At: base.Add(900 * time.Millisecond)}, // 100 ms early
 		{ID: a, At: base.Add(10 * time.Millisecond)},  // a duplicate that came first
 		{ID: stranger, At: base},
+		{ID: a, At: base.Add(30 * time.Millisecond)}, // a's third arrival
 	}
 	o := check.Compare(hooks, arrivals)
 	require.Equal(t, 3, o.Scheduled)
 	require.Equal(t, 2, o.Delivered)
 	require.Equal(t, 1, o.Missing, "c never arrived")
 	require.False(t, o.Complete())
-	require.Equal(t, 1, o.Duplicates)
+	require.Equal(t, 2, o.Duplicates)
+	require.Equal(t, 1, o.DuplicatedHooks)
+	require.Equal(t, 1, o.MultiDuplicatedHooks, "a arrived three times")
 	require.Equal(t, 1, o.Unknown)
 	require.Equal(t, 1, o.Early)
 	require.Equal(t, 2, o.Lateness.Count)

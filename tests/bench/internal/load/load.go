@@ -52,11 +52,38 @@ type Created struct {
 	Finished time.Time `json:"finished"`
 }
 
+// Spec is one hook to create.
+type Spec struct {
+	PostAt time.Time
+	Path   string
+	// Retries, when above 0, is the hook's own retry policy
+	// (retryOverride): that many retries after the first attempt, each
+	// RetryDelay after the attempt before failed (fixed, no jitter), so
+	// that when a retry is due is known to the millisecond.
+	Retries    int
+	RetryDelay time.Duration
+}
+
+// Specs are one Spec per postAt, all at path, with the project's retries.
+func Specs(postAts []time.Time, path string) []Spec {
+	out := make([]Spec, len(postAts))
+	for i, at := range postAts {
+		out[i] = Spec{PostAt: at, Path: path}
+	}
+	return out
+}
+
 // CreateAll schedules one hook per postAt (in that order, clients at once)
 // at path, and returns them with the postAt the API stored.
 func (c *Client) CreateAll(ctx context.Context, postAts []time.Time, clients int, path string) ([]check.Hook, Created, error) {
-	hooks := make([]check.Hook, len(postAts))
-	latencies := make([]time.Duration, len(postAts))
+	return c.CreateSpecs(ctx, Specs(postAts, path), clients)
+}
+
+// CreateSpecs schedules one hook per spec (in that order, clients at
+// once), and returns them with the postAt the API stored.
+func (c *Client) CreateSpecs(ctx context.Context, specs []Spec, clients int) ([]check.Hook, Created, error) {
+	hooks := make([]check.Hook, len(specs))
+	latencies := make([]time.Duration, len(specs))
 	var next, retried atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
@@ -68,11 +95,11 @@ func (c *Client) CreateAll(ctx context.Context, postAts []time.Time, clients int
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
-				if i >= len(postAts) {
+				if i >= len(specs) {
 					return
 				}
 				t0 := time.Now()
-				h, tries, err := c.create(ctx, path, i, postAts[i])
+				h, tries, err := c.create(ctx, i, specs[i])
 				latencies[i] = time.Since(t0)
 				retried.Add(int64(tries - 1))
 				if err != nil {
@@ -102,9 +129,19 @@ func (c *Client) CreateAll(ctx context.Context, postAts []time.Time, clients int
 }
 
 type createRequest struct {
-	Path   string         `json:"path"`
-	PostAt string         `json:"postAt"`
-	Data   map[string]int `json:"data"`
+	Path          string         `json:"path"`
+	PostAt        string         `json:"postAt"`
+	Data          map[string]int `json:"data"`
+	RetryOverride *retryOverride `json:"retryOverride,omitempty"`
+}
+
+// retryOverride is the API's RetryOverride with a fixed delay and no
+// jitter.
+type retryOverride struct {
+	MinRetries int    `json:"minRetries"`
+	DelaySecs  int    `json:"delaySecs"`
+	Strategy   string `json:"strategy"`
+	Jitter     bool   `json:"jitter"`
 }
 
 type createResponse struct {
@@ -116,8 +153,12 @@ type createResponse struct {
 
 // create posts one hook, retrying 429 answers (after Retry-After, capped)
 // and transport errors; it returns the hook and the tries it took.
-func (c *Client) create(ctx context.Context, path string, i int, postAt time.Time) (check.Hook, int, error) {
-	body, err := json.Marshal(createRequest{Path: path, PostAt: postAt.UTC().Format(time.RFC3339Nano), Data: map[string]int{"n": i}})
+func (c *Client) create(ctx context.Context, i int, spec Spec) (check.Hook, int, error) {
+	req := createRequest{Path: spec.Path, PostAt: spec.PostAt.UTC().Format(time.RFC3339Nano), Data: map[string]int{"n": i}}
+	if spec.Retries > 0 {
+		req.RetryOverride = &retryOverride{MinRetries: spec.Retries, DelaySecs: int(spec.RetryDelay / time.Second), Strategy: "fixed"}
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return check.Hook{}, 1, err
 	}

@@ -3,7 +3,9 @@
 // answers 200 at once, over HTTP/1.1 (and HTTP/2 over HTTPS), and records
 // each arrival's Sundial-Id and time in memory allocated up front: recording
 // costs an atomic increment and a store, no lock, no allocation and no log
-// line.
+// line. Made realistic (SetRealistic), it also verifies each request's
+// signature and answers path by path as real receivers do (Behaviour), and
+// records when it answered.
 package receiver
 
 import (
@@ -30,6 +32,9 @@ type Arrival struct {
 	// Since is when it arrived, measured on the monotonic clock from the
 	// receiver's Base, so that a wall-clock step during a run cannot bend it.
 	Since time.Duration
+	// Answered is when its answer was decided, on the same clock: 0 for a
+	// plain receiver, and for a realistic one's request still waiting.
+	Answered time.Duration
 }
 
 // slot holds one arrival; done is set after the arrival is written, so a
@@ -51,6 +56,11 @@ type Receiver struct {
 	addr     string
 	shutdown func(context.Context) error
 	slots    []slot
+	// answered holds each slot's Arrival.Answered, written once the answer
+	// is decided, which may be long after the slot is done.
+	answered []atomic.Int64
+	real     atomic.Pointer[Realistic]
+	badSigs  atomic.Int64
 	next     atomic.Int64
 	overflow atomic.Int64
 	// conns counts the connections a plain-HTTP receiver accepted.
@@ -62,8 +72,9 @@ type Receiver struct {
 // CA file.
 func Start(capacity int, dir string) (*Receiver, error) {
 	r := &Receiver{
-		CAFile: filepath.Join(dir, "receiver-ca.pem"),
-		slots:  make([]slot, capacity),
+		CAFile:   filepath.Join(dir, "receiver-ca.pem"),
+		slots:    make([]slot, capacity),
+		answered: make([]atomic.Int64, capacity),
 	}
 	if err := https.WriteCAFile(r.CAFile); err != nil {
 		return nil, err
@@ -87,7 +98,7 @@ func StartHTTP(capacity int) (*Receiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("receiver listen: %w", err)
 	}
-	r := &Receiver{slots: make([]slot, capacity), addr: ln.Addr().String()}
+	r := &Receiver{slots: make([]slot, capacity), answered: make([]atomic.Int64, capacity), addr: ln.Addr().String()}
 	r.Base = time.Now()
 	srv := &http.Server{
 		Handler:           http.HandlerFunc(r.serve),
@@ -120,16 +131,57 @@ func (r *Receiver) URL() string { return "http://" + r.addr }
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	since := time.Since(r.Base)
 	id, _ := uuid.Parse(req.Header.Get("Sundial-Id"))
-	if i := r.next.Add(1) - 1; i < int64(len(r.slots)) {
+	i := r.next.Add(1) - 1
+	if i < int64(len(r.slots)) {
 		r.slots[i].arrival = Arrival{ID: id, Since: since}
 		r.slots[i].done.Store(true)
 	} else {
 		r.overflow.Add(1)
 	}
+	if real := r.real.Load(); real != nil {
+		status := r.answerRealistic(real, req, id)
+		if i < int64(len(r.slots)) {
+			r.answered[i].Store(int64(time.Since(r.Base)))
+		}
+		w.WriteHeader(status)
+		return
+	}
 	// Read the body so the connection can be reused, as a real receiver would.
 	_, _ = io.Copy(io.Discard, req.Body)
 	w.WriteHeader(http.StatusOK)
 }
+
+// Realistic is what a realistic receiver does beyond recording.
+type Realistic struct {
+	// SigningKey, when set, is the key every request's signature is
+	// verified with (Verify); a request that fails is answered 401 and
+	// counted (BadSignatures).
+	SigningKey string
+	Behaviour  Behaviour
+}
+
+// SetRealistic makes the receiver realistic from its next request on; it
+// is set once, before the first delivery.
+func (r *Receiver) SetRealistic(real *Realistic) { r.real.Store(real) }
+
+// maxBody bounds the body a realistic receiver reads to verify it.
+const maxBody = 2 << 20
+
+func (r *Receiver) answerRealistic(real *Realistic, req *http.Request, id uuid.UUID) int {
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody))
+	if err != nil {
+		return http.StatusBadRequest
+	}
+	if real.SigningKey != "" && !Verify(real.SigningKey, req.Header, body, time.Now()) {
+		r.badSigs.Add(1)
+		return http.StatusUnauthorized
+	}
+	return real.Behaviour.answer(req.Context(), req.URL.Path, id)
+}
+
+// BadSignatures is how many requests a realistic receiver refused for
+// their signature.
+func (r *Receiver) BadSignatures() int { return int(r.badSigs.Load()) }
 
 // Count is how many requests have arrived so far.
 func (r *Receiver) Count() int { return int(r.next.Load()) }
@@ -148,10 +200,17 @@ func (r *Receiver) Arrivals() []Arrival {
 	out := make([]Arrival, 0, n)
 	for i := range n {
 		if r.slots[i].done.Load() {
-			out = append(out, r.slots[i].arrival)
+			out = append(out, r.arrival(i))
 		}
 	}
 	return out
+}
+
+// arrival is slot i's arrival with its answer time so far; slot i is done.
+func (r *Receiver) arrival(i int) Arrival {
+	a := r.slots[i].arrival
+	a.Answered = time.Duration(r.answered[i].Load())
+	return a
 }
 
 // ArrivalsFrom returns the arrivals recorded from index from on, up to the
@@ -162,7 +221,7 @@ func (r *Receiver) ArrivalsFrom(from int) ([]Arrival, int) {
 	var out []Arrival
 	i := from
 	for ; i < n && r.slots[i].done.Load(); i++ {
-		out = append(out, r.slots[i].arrival)
+		out = append(out, r.arrival(i))
 	}
 	return out, i
 }

@@ -96,6 +96,10 @@ type Result struct {
 	Dashboard *Dashboard `json:"dashboard,omitempty"`
 	// Retention is the retention scenarios' figures.
 	Retention *Retention `json:"retention,omitempty"`
+	// Realistic is the realistic scenario's figures.
+	Realistic *Realistic `json:"realistic,omitempty"`
+	// Crash is the crash scenario's figures.
+	Crash *Crash `json:"crash,omitempty"`
 	// Database and NATS count the delivery phase's work.
 	Database        suite.DBStats      `json:"database"`
 	NATS            suite.NATSStats    `json:"nats"`

@@ -23,6 +23,8 @@ func (r Report) PrintTable(w io.Writer) {
 	r.printIntake(w)
 	r.printBatch(w)
 	r.printDeliveries(w)
+	r.printRealistic(w)
+	r.printCrash(w)
 	r.printListen(w)
 	r.printSequences(w)
 	r.printDashboard(w)

@@ -84,11 +84,29 @@ type Config struct {
 	ListenSteadyRate    int
 	ListenSteadySeconds int
 	ListenIdle          int
+	// RealisticRate and RealisticSeconds shape the realistic scenario's
+	// steady flow (BENCH_REALISTIC_RATE, default 2000 hooks/s, quick 20;
+	// BENCH_REALISTIC_SECONDS, default 60, quick 4), RealisticBurst its
+	// bursts, one every RealisticBurstEvery seconds within the flow
+	// (BENCH_REALISTIC_BURST, default 2000, quick 40;
+	// BENCH_REALISTIC_BURST_EVERY, default 15, quick 2).
+	RealisticRate       int
+	RealisticSeconds    int
+	RealisticBurst      int
+	RealisticBurstEvery int
+	// CrashSize is the crash scenario's hooks due at one instant
+	// (BENCH_CRASH_SIZE, default 5000, quick 3000: a quick burst of fewer
+	// is over before the kill).
+	CrashSize int
 	// Clients is the concurrent API clients creating hooks (BENCH_CLIENTS, 64).
 	Clients int
 	// BaselineWorkers is the river baseline's MaxWorkers
 	// (BENCH_BASELINE_WORKERS; default the baseline's own).
 	BaselineWorkers int
+	// BaselineEnv are more settings for the baseline (BENCH_BASELINE_ENV,
+	// comma-separated RIVERBASE_NAME=value: cmd/riverbase's settings), to
+	// try others than its defaults.
+	BaselineEnv map[string]string
 	// ServiceEnv are extra settings for every service (BENCH_SERVICE_ENV,
 	// comma-separated KEY=VALUE, e.g.
 	// SUNDIAL_DISPATCHER_HOST_CONCURRENCY=64,SUNDIAL_SCHEDULER_BATCH_SIZE=1000).
@@ -128,6 +146,9 @@ func (c Config) Sizes() map[string]int {
 	sizes["BENCH_BATCH_SECONDS"], sizes["BENCH_BATCH_CLIENTS"], sizes["BENCH_BATCH_COPY_ROWS"] = c.BatchSeconds, c.BatchClients, c.BatchCopyRows
 	sizes["BENCH_DASHBOARD_HOOKS"], sizes["BENCH_DASHBOARD_REQUESTS"] = c.DashboardHooks, c.DashboardRequests
 	sizes["BENCH_RETENTION_ROWS"] = c.RetentionRows
+	sizes["BENCH_REALISTIC_RATE"], sizes["BENCH_REALISTIC_SECONDS"] = c.RealisticRate, c.RealisticSeconds
+	sizes["BENCH_REALISTIC_BURST"], sizes["BENCH_REALISTIC_BURST_EVERY"] = c.RealisticBurst, c.RealisticBurstEvery
+	sizes["BENCH_CRASH_SIZE"] = c.CrashSize
 	return sizes
 }
 
@@ -193,8 +214,14 @@ func ConfigFromEnv(root string) (Config, error) {
 	c.DashboardHooks = size("BENCH_DASHBOARD_HOOKS", 1_000_000, 20_000)
 	c.DashboardRequests = size("BENCH_DASHBOARD_REQUESTS", 300, 30)
 	c.RetentionRows = size("BENCH_RETENTION_ROWS", 10_000_000, 20_000)
+	c.RealisticRate = size("BENCH_REALISTIC_RATE", 2000, 20)
+	c.RealisticSeconds = size("BENCH_REALISTIC_SECONDS", 60, 4)
+	c.RealisticBurst = size("BENCH_REALISTIC_BURST", 2000, 40)
+	c.RealisticBurstEvery = size("BENCH_REALISTIC_BURST_EVERY", 15, 2)
+	c.CrashSize = size("BENCH_CRASH_SIZE", 5000, 3000)
 	c.Systems, errs = names("BENCH_SYSTEMS", SystemNames()[:1], SystemNames(), errs)
 	c.Scenarios, errs = names("BENCH_SCENARIOS", Names(), Names(), errs)
+	c.BaselineEnv, errs = keyValues("BENCH_BASELINE_ENV", "RIVERBASE_", errs)
 	if v := os.Getenv("BENCH_SERVICE_ENV"); v != "" {
 		for _, kv := range strings.Split(v, ",") {
 			k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
@@ -214,6 +241,25 @@ func (c Config) sequenceSizes() map[string]int {
 		"BENCH_SEQUENCES": c.Sequences, "BENCH_SEQUENCE_MEMORY_ROWS": c.SequenceMemoryRows,
 		"BENCH_SEQUENCE_MEMORY_SECONDS": c.SequenceMemorySeconds, "BENCH_SEQUENCE_PREVIEW_REQUESTS": c.SequencePreviewRequests,
 	}
+}
+
+// keyValues reads a comma-separated list of KEY=VALUE from the variable
+// name, each key starting with prefix; bad entries are added to errs.
+func keyValues(name, prefix string, errs []error) (map[string]string, []error) {
+	out := map[string]string{}
+	v := os.Getenv(name)
+	if v == "" {
+		return out, errs
+	}
+	for _, kv := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || !strings.HasPrefix(k, prefix) {
+			errs = append(errs, fmt.Errorf("%s: %q: want %sNAME=value", name, kv, prefix))
+			continue
+		}
+		out[k] = val
+	}
+	return out, errs
 }
 
 func envOr(name, def string) string {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -42,6 +43,16 @@ type plan struct {
 	expired int
 	// env are settings for every service on top of the configured ones.
 	env map[string]string
+	// realistic, when set, shapes the hooks instead of spread (a flow with
+	// bursts over paths of every kind, each hook with a fixed retry) and
+	// makes the receiver answer as real ones do.
+	realistic *realisticShape
+	// crash, when set, kills the delivering process during the delivery
+	// and starts it again.
+	crash *crashShape
+	// baselineEnv are settings for the baseline on top of the configured
+	// ones.
+	baselineEnv map[string]string
 }
 
 // createMargin divides the measured create rate when choosing the first
@@ -82,27 +93,60 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 	for i := range postAts {
 		postAts[i] = t0.Add(time.Duration(int64(p.spread) / int64(p.hooks) * int64(i)))
 	}
+	specs := load.Specs(postAts, "/bench/"+p.name)
+	if p.realistic != nil {
+		specs = p.realistic.specs(p.realistic.postAts(t0))
+		postAts = postAts[:0]
+		for _, s := range specs {
+			postAts = append(postAts, s.PostAt)
+		}
+	}
 	e.Log.Info("creating hooks", "scenario", p.name, "system", sys.Name, "hooks", p.hooks, "calibrated_rate", math.Round(rate), "first_post_at_in", lead.Round(time.Millisecond))
-	hooks, created, err := in.Schedule(ctx, postAts, "/bench/"+p.name)
+	hooks, created, err := in.ScheduleSpecs(ctx, specs)
 	res.Create = created
 	if err != nil {
 		return res, err
+	}
+	want, results := expectOnce(hooks), len(hooks)
+	if p.realistic != nil {
+		in.Receiver().SetRealistic(p.realistic.receiver(hooks, in.SigningKey()))
+		want, results = p.realistic.want(hooks)
 	}
 	if created.Finished.After(t0) {
 		res.Notes = append(res.Notes, fmt.Sprintf("creation ended %.1f s after the first postAt: lateness includes creation", created.Finished.Sub(t0).Seconds()))
 	}
 	rss := in.PeakRSS()
 	res.Notes = append(res.Notes, in.BeginDelivery(ctx, t0)...)
+	crashed := make(chan crashed, 1)
+	if p.crash != nil {
+		go func() { crashed <- p.crash.run(ctx, in, t0) }()
+	}
 	if err := waitUntil(ctx, t0); err != nil {
 		return res, err
 	}
 	u0 := in.Usage(ctx)
 	lastDue := postAts[len(postAts)-1]
-	if !waitDelivered(ctx, in.Receiver(), hooks, lastDue.Add(p.deadline)) {
-		res.Notes = append(res.Notes, fmt.Sprintf("not every hook arrived within %s of the last postAt", p.deadline))
+	if !waitArrivals(ctx, in.Receiver(), want, lastDue.Add(p.deadline)) {
+		res.Notes = append(res.Notes, fmt.Sprintf("not every expected arrival came within %s of the last postAt", p.deadline))
+		// The results to wait for are those of the attempts made, not of
+		// those that never were.
+		results = min(results, in.Receiver().Count())
+	}
+	if p.crash != nil {
+		c := <-crashed
+		if c.err != nil {
+			return res, c.err
+		}
+		res.Crash = c.figures(t0)
 	}
 	res.Check = check.Compare(hooks, arrivalsOf(in.Receiver()))
-	u1, rss1 := in.Settle(ctx, len(hooks), &res)
+	if p.realistic != nil {
+		res.Realistic = p.realistic.figures(hooks, in.Receiver().Arrivals(), in.Receiver())
+		// Retries are not duplicates: the row's are the arrivals beyond
+		// what each hook's path calls for.
+		res.Check.Duplicates = res.Realistic.Unexpected
+	}
+	u1, rss1 := in.Settle(ctx, results, &res)
 	for k, v := range rss1 {
 		rss[k] = max(rss[k], v)
 	}
@@ -112,17 +156,35 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 	fillTimes(&res)
 	res.PeakRSSMiB = mib(rss)
 	res.CPUSeconds, res.Database, res.NATS = u1.Sub(u0)
+	if res.Crash != nil {
+		// The killed process's processor time went with it.
+		delete(res.CPUSeconds, res.Crash.Process)
+		res.Notes = append(res.Notes, res.Crash.Process+"'s processor time is left out: the killed process's went with it")
+	}
 	res.PerHook = perHook(res)
-	if res.Check.Duplicates > 0 {
+	if res.Check.Duplicates > 0 && p.crash == nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d duplicate deliveries without any fault: leases expired while hooks or their results were queued, and the hooks were re-driven", res.Check.Duplicates))
 	}
-	res.OK = res.Check.Complete() && res.Check.Early == 0 && (res.Retention == nil || res.Retention.OK)
+	res.OK = res.Check.Complete() && res.Check.Early == 0 && (res.Retention == nil || res.Retention.OK) &&
+		(res.Realistic == nil || res.Realistic.OK())
+	if res.Crash != nil {
+		res.Crash.Goals = report.CrashGoals(res)
+	}
 	return res, nil
 }
 
 // scheduler creates hooks as a user would; calibrate needs nothing else.
 type scheduler interface {
 	Schedule(ctx context.Context, postAts []time.Time, path string) ([]check.Hook, load.Created, error)
+}
+
+// expectOnce expects each hook to arrive once.
+func expectOnce(hooks []check.Hook) map[uuid.UUID]int {
+	out := make(map[uuid.UUID]int, len(hooks))
+	for _, h := range hooks {
+		out[h.ID] = 1
+	}
+	return out
 }
 
 // calibrate measures the system's create rate on this machine with hooks
@@ -155,13 +217,16 @@ func waitUntil(ctx context.Context, t time.Time) error {
 }
 
 // waitDelivered waits until every hook has arrived at least once, or the
-// deadline; it says whether all arrived. It reads each arrival once, so
-// that watching costs the machine next to nothing.
+// deadline; it says whether all arrived.
 func waitDelivered(ctx context.Context, r *receiver.Receiver, hooks []check.Hook, deadline time.Time) bool {
-	waiting := make(map[uuid.UUID]bool, len(hooks))
-	for _, h := range hooks {
-		waiting[h.ID] = true
-	}
+	return waitArrivals(ctx, r, expectOnce(hooks), deadline)
+}
+
+// waitArrivals waits until each hook of want has arrived at least as many
+// times as want says, or the deadline; it says whether all did. It reads
+// each arrival once, so that watching costs the machine next to nothing.
+func waitArrivals(ctx context.Context, r *receiver.Receiver, want map[uuid.UUID]int, deadline time.Time) bool {
+	waiting := maps.Clone(want)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	next := 0
@@ -169,7 +234,11 @@ func waitDelivered(ctx context.Context, r *receiver.Receiver, hooks []check.Hook
 		var arrived []receiver.Arrival
 		arrived, next = r.ArrivalsFrom(next)
 		for _, a := range arrived {
-			delete(waiting, a.ID)
+			if n, ok := waiting[a.ID]; ok && n <= 1 {
+				delete(waiting, a.ID)
+			} else if ok {
+				waiting[a.ID] = n - 1
+			}
 		}
 		if len(waiting) == 0 {
 			return true

@@ -34,8 +34,8 @@ type river struct {
 	closeErr error
 }
 
-// riverSigningKey signs the baseline's POSTs; the receiver does not check
-// signatures, but the baseline computes them as Sundial does.
+// riverSigningKey signs the baseline's POSTs as Sundial signs its own; a
+// realistic receiver checks them.
 const riverSigningKey = "bench-baseline-signing-key"
 
 func startBaseline(ctx context.Context, e *Env, p plan, dir string, arrivals int) (_ Instance, err error) {
@@ -53,7 +53,7 @@ func startBaseline(ctx context.Context, e *Env, p plan, dir string, arrivals int
 	}()
 	in.b, err = baseline.Start(ctx, baseline.Options{
 		DatabaseURL: e.Cfg.AdminURL, ReceiverURL: "https://" + in.recv.Domain(), CAFile: in.recv.CAFile,
-		SigningKey: riverSigningKey, Dir: dir, Workers: e.Cfg.BaselineWorkers,
+		SigningKey: riverSigningKey, Dir: dir, Workers: e.Cfg.BaselineWorkers, Env: baselineEnv(e.Cfg.BaselineEnv, p.baselineEnv),
 		Binary: e.RiverBin, CreateDatabase: true,
 	})
 	if err != nil {
@@ -71,21 +71,38 @@ func startBaseline(ctx context.Context, e *Env, p plan, dir string, arrivals int
 	return in, nil
 }
 
+// baselineEnv is the configured settings with the plan's on top.
+func baselineEnv(configured, planned map[string]string) map[string]string {
+	out := maps.Clone(configured)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, planned)
+	return out
+}
+
 func since(t time.Time) float64 { return float64(time.Since(t).Milliseconds()) / 1000 }
 
 func (in *river) Receiver() *receiver.Receiver { return in.recv }
 
-// Schedule inserts the jobs in batches of riverBatch, one InsertMany each.
 func (in *river) Schedule(ctx context.Context, postAts []time.Time, path string) ([]check.Hook, load.Created, error) {
-	hooks := make([]check.Hook, len(postAts))
-	jobs := make([]baseline.Job, len(postAts))
-	for i, at := range postAts {
+	return in.ScheduleSpecs(ctx, load.Specs(postAts, path))
+}
+
+func (in *river) SigningKey() string { return riverSigningKey }
+
+// ScheduleSpecs inserts the jobs in batches of riverBatch, one InsertMany
+// each.
+func (in *river) ScheduleSpecs(ctx context.Context, specs []load.Spec) ([]check.Hook, load.Created, error) {
+	hooks := make([]check.Hook, len(specs))
+	jobs := make([]baseline.Job, len(specs))
+	for i, s := range specs {
 		id, err := uuid.NewV7()
 		if err != nil {
 			return nil, load.Created{}, err
 		}
-		hooks[i] = check.Hook{ID: id, PostAt: at}
-		jobs[i] = baseline.Job{ID: id.String(), At: at, Path: path}
+		hooks[i] = check.Hook{ID: id, PostAt: s.PostAt}
+		jobs[i] = baseline.Job{ID: id.String(), At: s.PostAt, Path: s.Path, Retries: s.Retries, RetryDelay: s.RetryDelay}
 	}
 	start := time.Now()
 	var latencies []time.Duration

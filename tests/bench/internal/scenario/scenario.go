@@ -38,6 +38,11 @@ type Scenario struct {
 	// Retention says the scenario measures the retention cleaner (its
 	// figures are the Result's Retention); it runs on Sundial alone.
 	Retention bool
+	// RealWorld says the scenario stands for real receivers and real
+	// failures (realistic, crash: the Result's Realistic or Crash), which
+	// take longer than the others; cmd/bench's TestQuickRealWorld runs
+	// them.
+	RealWorld bool
 }
 
 // scaleDeadline is how long a scale or burst run may wait for its last
@@ -106,6 +111,31 @@ var Registry = []Scenario{
 		Plan: func(c Config) plan {
 			return plan{name: "same-second", hooks: c.SameSecondSize, deadline: time.Minute}
 		},
+	},
+	{
+		Name: "realistic",
+		Description: func(c Config) string {
+			hang := ", never (12 s)"
+			if !realisticOf(c).hanging {
+				hang = ""
+			}
+			return fmt.Sprintf("%d hooks/s for %d s and %d at one instant every %d s, to one receiver whose paths answer 200 in 1-50 ms, 500, in 1-5 s%s or 202; signatures verified; 3%% of the healthy paths' hooks fail once",
+				c.RealisticRate, c.RealisticSeconds, c.RealisticBurst, c.RealisticBurstEvery, hang)
+		},
+		Plan: func(c Config) plan {
+			r := realisticOf(c)
+			return plan{name: "realistic", hooks: r.hooks(), deadline: realisticDeadline, realistic: r}
+		},
+		RealWorld: true,
+	},
+	{
+		Name: "crash",
+		Description: func(c Config) string {
+			return fmt.Sprintf("%d hooks due at one instant; the delivering process (dispatcher, riverbase) killed (SIGKILL) %s after it, a new one started %s later",
+				c.CrashSize, crashAfter, crashDown)
+		},
+		Plan:      crashPlan,
+		RealWorld: true,
 	},
 	{
 		Name: "listen",

@@ -82,6 +82,13 @@ func (in *sundial) Schedule(ctx context.Context, postAts []time.Time, path strin
 	return in.client.CreateAll(ctx, postAts, in.e.Cfg.Clients, path)
 }
 
+func (in *sundial) ScheduleSpecs(ctx context.Context, specs []load.Spec) ([]check.Hook, load.Created, error) {
+	return in.client.CreateSpecs(ctx, specs, in.e.Cfg.Clients)
+}
+
+// SigningKey is the project's: Sundial signs with it.
+func (in *sundial) SigningKey() string { return in.s.Project.SigningKey }
+
 // BeginDelivery stops the gateway, which has no part in delivering, so
 // that the delivery phase's database and CPU figures are the delivery
 // path's alone, and starts the profiles when asked for.

@@ -49,6 +49,10 @@ type Instance interface {
 	// them with their ids; it is how a user would schedule them (Sundial's
 	// API, river's InsertMany).
 	Schedule(ctx context.Context, postAts []time.Time, path string) ([]check.Hook, load.Created, error)
+	// ScheduleSpecs stores one hook per spec, as Schedule does.
+	ScheduleSpecs(ctx context.Context, specs []load.Spec) ([]check.Hook, load.Created, error)
+	// SigningKey is the key the instance signs its deliveries with.
+	SigningKey() string
 	// BeginDelivery is called once the hooks are scheduled, before the
 	// first is due at t0; it returns notes for the report.
 	BeginDelivery(ctx context.Context, t0 time.Time) []string

@@ -31,7 +31,18 @@ type Process struct {
 // logPath. The child is killed if the benchmark dies (Pdeathsig), so no
 // service outlives an interrupted run.
 func StartProcess(name, bin string, args, env []string, logPath string) (*Process, error) {
-	f, err := os.Create(logPath)
+	return startProcess(name, bin, args, env, logPath, os.O_TRUNC)
+}
+
+// RestartProcess starts bin as StartProcess does, but appends to logPath:
+// a process started again after a crash, whose log goes on where its
+// predecessor's ended, so that readers of the log see both.
+func RestartProcess(name, bin string, args, env []string, logPath string) (*Process, error) {
+	return startProcess(name, bin, args, env, logPath, os.O_APPEND)
+}
+
+func startProcess(name, bin string, args, env []string, logPath string, mode int) (*Process, error) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|mode, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s log: %w", name, err)
 	}
@@ -80,6 +91,15 @@ func (p *Process) Stop(grace time.Duration) error {
 		<-p.done
 		return fmt.Errorf("%s did not stop within %s after SIGTERM; killed", p.Name, grace)
 	}
+}
+
+// Kill sends SIGKILL, as a crash would, and waits for the process to end.
+func (p *Process) Kill() {
+	if exited, _ := p.Exited(); exited {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
 }
 
 // PeakRSS is the process's peak resident set size so far (VmHWM), in bytes.

@@ -197,6 +197,26 @@ func (s *Suite) env(extra map[string]string) []string {
 }
 
 func (s *Suite) startService(ctx context.Context, name string) error {
+	return s.runService(ctx, name, false)
+}
+
+// KillService kills one service with SIGKILL, as a crash would.
+func (s *Suite) KillService(name string) {
+	if p := s.Services[name]; p != nil {
+		p.Kill()
+	}
+}
+
+// StartKilledService starts one service again after KillService,
+// appending to its log, and waits until it is ready. Its processor time
+// and peak RSS from then on are the new process's.
+func (s *Suite) StartKilledService(ctx context.Context, name string) error {
+	return s.runService(ctx, name, true)
+}
+
+// runService starts one service and waits until it is ready; appendLog
+// keeps what its log holds and waits for a ready line after it.
+func (s *Suite) runService(ctx context.Context, name string, appendLog bool) error {
 	extra := map[string]string{}
 	if name == "gateway" {
 		addr, err := freeAddr()
@@ -216,7 +236,15 @@ func (s *Suite) startService(ctx context.Context, name string) error {
 	}
 	bin := map[string]string{"gateway": s.opts.Bin.Gateway, "scheduler": s.opts.Bin.Scheduler,
 		"dispatcher": s.opts.Bin.Dispatcher, "notifier": s.opts.Bin.Notifier}[name]
-	p, err := StartProcess(name, bin, nil, s.env(extra), filepath.Join(s.opts.Dir, name+".log"))
+	logPath := filepath.Join(s.opts.Dir, name+".log")
+	start, from := StartProcess, int64(0)
+	if appendLog {
+		start = RestartProcess
+		if st, err := os.Stat(logPath); err == nil {
+			from = st.Size()
+		}
+	}
+	p, err := start(name, bin, nil, s.env(extra), logPath)
 	if err != nil {
 		return err
 	}
@@ -224,7 +252,7 @@ func (s *Suite) startService(ctx context.Context, name string) error {
 	if name == "gateway" {
 		return waitHTTP(ctx, p, s.APIBase+"/healthz")
 	}
-	return waitLog(ctx, p, name+" running")
+	return waitLog(ctx, p, name+" running", from)
 }
 
 // startNATS starts benchnats and reads its ready line.
@@ -275,14 +303,16 @@ func waitHTTP(ctx context.Context, p *Process, url string) error {
 	return fmt.Errorf("%s not ready within %s (see %s)", p.Name, readyTimeout, p.LogPath)
 }
 
-// waitLog polls the process's log for a line containing msg.
-func waitLog(ctx context.Context, p *Process, msg string) error {
+// waitLog polls the process's log, from byte from on, for a line
+// containing msg.
+func waitLog(ctx context.Context, p *Process, msg string, from int64) error {
 	deadline := time.Now().Add(readyTimeout)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		if exited, err := p.Exited(); exited {
 			return fmt.Errorf("%s exited: %v (see %s)", p.Name, err, p.LogPath)
 		}
 		if f, err := os.Open(p.LogPath); err == nil {
+			_, _ = f.Seek(from, io.SeekStart)
 			sc := bufio.NewScanner(f)
 			sc.Buffer(make([]byte, 64<<10), 1<<20)
 			for sc.Scan() {

@@ -35,6 +35,9 @@ type Args struct {
 	Path string `json:"path"`
 	// Payload is the body's "data", embedded byte for byte.
 	Payload json.RawMessage `json:"payload"`
+	// RetryDelaySecs, when above 0, is the fixed delay before each retry
+	// (NextRetry), as a Sundial hook's fixed retryOverride without jitter.
+	RetryDelaySecs int `json:"retryDelaySecs,omitempty"`
 }
 
 // Kind names the job for river.
@@ -144,6 +147,15 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		w.Log.Info("riverbase delivered", "total", n)
 	}
 	return nil
+}
+
+// NextRetry is when a failed job is due again: its RetryDelaySecs after
+// now (the attempt just ended), or river's default backoff without one.
+func (w *Worker) NextRetry(job *river.Job[Args]) time.Time {
+	if job.Args.RetryDelaySecs > 0 {
+		return time.Now().Add(time.Duration(job.Args.RetryDelaySecs) * time.Second)
+	}
+	return time.Time{}
 }
 
 // Delivered is how many deliveries succeeded so far.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,4 +44,17 @@ func TestBodyHasSundialsFields(t *testing.T) {
 	require.JSONEq(t, `"2026-11-21T11:00:00.52Z"`, string(got["postedAt"]))
 	require.JSONEq(t, `{"n":7}`, string(got["data"]))
 	require.Len(t, got, 5)
+}
+
+// A job with a retry delay is due again that long after its failed
+// attempt, as a hook's fixed retryOverride; one without keeps river's
+// backoff (the zero time).
+func TestNextRetry(t *testing.T) {
+	t.Parallel()
+	w := &Worker{}
+	before := time.Now()
+	at := w.NextRetry(&river.Job[Args]{Args: Args{RetryDelaySecs: 5}})
+	require.False(t, at.Before(before.Add(5*time.Second)))
+	require.False(t, at.After(time.Now().Add(5*time.Second)))
+	require.True(t, w.NextRetry(&river.Job[Args]{}).IsZero())
 }

@@ -1,0 +1,93 @@
+package receiver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/tests/bench/internal/baseline/delivery"
+)
+
+const testKey = "whsec-test-key"
+
+// signedPost posts body to url with id, signed with key as a sender
+// following Sundial's scheme does (the baseline's signer), and returns the
+// status.
+func signedPost(t *testing.T, url, id, key, body string, at time.Time) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Sundial-Id", id)
+	req.Header.Set("Sundial-Timestamp", strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set("Sundial-Signature", "v1,"+strings.Repeat("0", 64)+" "+delivery.Sign(key, at.Unix(), []byte(body)))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	return resp.StatusCode
+}
+
+// Verify accepts any entry of the header that signs the timestamp and
+// body with the key, and nothing else.
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	body := []byte(`{"id":"x","data":{"n":1}}`)
+	header := func(key string, ts int64, b []byte) http.Header {
+		h := http.Header{}
+		h.Set("Sundial-Timestamp", strconv.FormatInt(ts, 10))
+		h.Set("Sundial-Signature", "v1,deadbeef "+delivery.Sign(key, ts, b))
+		return h
+	}
+	require.True(t, Verify(testKey, header(testKey, now.Unix(), body), body, now))
+	require.False(t, Verify(testKey, header("other", now.Unix(), body), body, now), "another key")
+	require.False(t, Verify(testKey, header(testKey, now.Unix(), body), []byte(`{}`), now), "another body")
+	require.False(t, Verify(testKey, header(testKey, now.Add(-6*time.Minute).Unix(), body), body, now), "too old")
+	require.False(t, Verify(testKey, http.Header{}, body, now), "unsigned")
+}
+
+// A realistic receiver refuses a bad signature, answers each path as its
+// kind says, fails a FailFirst hook's first arrival only, and records when
+// it answered.
+func TestRealisticReceiverAnswersPathByPath(t *testing.T) {
+	t.Parallel()
+	r, err := StartHTTP(10)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, r.Close(ctx))
+	})
+	flaky := uuid.New()
+	r.SetRealistic(&Realistic{SigningKey: testKey, Behaviour: Behaviour{
+		Paths:     map[string]Kind{"/ok": Healthy, "/fail": Failing, "/async": Async, "/slow": Slow},
+		FailFirst: map[uuid.UUID]*atomic.Bool{flaky: {}},
+		Quick:     Span{Min: time.Millisecond, Max: 2 * time.Millisecond},
+		Slow:      Span{Min: 20 * time.Millisecond, Max: 20 * time.Millisecond},
+	}})
+	now := time.Now()
+	post := func(path, id, key string) int { return signedPost(t, r.URL()+path, id, key, `{"n":1}`, now) }
+
+	require.Equal(t, http.StatusUnauthorized, post("/ok", uuid.NewString(), "not-the-key"))
+	require.Equal(t, 1, r.BadSignatures())
+	require.Equal(t, http.StatusInternalServerError, post("/ok", flaky.String(), testKey), "a flaky hook's first arrival")
+	require.Equal(t, http.StatusOK, post("/ok", flaky.String(), testKey), "its retry")
+	require.Equal(t, http.StatusInternalServerError, post("/fail", uuid.NewString(), testKey))
+	require.Equal(t, http.StatusAccepted, post("/async", uuid.NewString(), testKey))
+	require.Equal(t, http.StatusOK, post("/slow", uuid.NewString(), testKey))
+	require.Equal(t, http.StatusOK, post("/elsewhere", uuid.NewString(), testKey), "a path of no kind answers 200")
+	require.Equal(t, 1, r.BadSignatures())
+
+	got := r.Arrivals()
+	require.Len(t, got, 7)
+	for _, a := range got {
+		require.GreaterOrEqual(t, a.Answered, a.Since, "answered after it arrived")
+	}
+	require.GreaterOrEqual(t, got[5].Answered-got[5].Since, 20*time.Millisecond, "the slow path's delay")
+}
