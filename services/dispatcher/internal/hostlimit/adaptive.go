@@ -19,9 +19,11 @@ import (
 //
 //   - Latency is judged by the median of the flow's recent deliveries
 //     (timeouts included, at their duration): it moves only once most of
-//     them are slow, which is what an overloaded receiver looks like.
+//     them are slow, which is what an overloaded receiver looks like. Its
+//     base is the least median observed, since the spread of a domain's
+//     paths is not load.
 //   - It starts at the limiter's initial limit and, while that median stays
-//     near the least latency observed and the flow uses at least half its
+//     near its least and the flow uses at least half its
 //     limit, grows: by one per answer (doubling each round trip, "slow
 //     start") until its first back-off, then by one per round trip's worth
 //     of answers.
@@ -94,8 +96,8 @@ type adaptive struct {
 	limit    float64
 	ssthresh float64 // slow start below this; 0 until the first cut
 	ceiling  float64
-	// minRTT is the least latency of the current window, prevMinRTT of the
-	// previous one (0: none), windowStart when the current began.
+	// minRTT is the least median latency of the current window, prevMinRTT
+	// of the previous one (0: none), windowStart when the current began.
 	minRTT, prevMinRTT time.Duration
 	windowStart        time.Time
 	// recent holds the latest deliveries' latencies (a ring, next is where
@@ -161,19 +163,37 @@ func (a *adaptive) observe(s Sample, now time.Time) {
 		}
 		return
 	}
-	a.noteLatency(s.Latency, now)
+	if a.seen < recentSamples {
+		// Too few deliveries for a median to judge by: a new flow grows
+		// while it is used, as in slow start.
+		a.grow(s)
+		return
+	}
+	// The base the median is compared with is the least median, not the
+	// least sample: a receiver whose paths answer anywhere from 1 to 50 ms
+	// has a median far above its fastest answer without being loaded.
+	a.noteLatency(a.median, now)
 	near := time.Duration(float64(a.minLatency())*latencyTolerance) + latencySlack
 	switch {
 	case a.median > 2*near:
 		a.cut(s, now, latencyBackoff)
-	case a.median <= near && 2*s.InFlight >= a.Limit() && a.limit < a.ceiling:
-		if a.ssthresh == 0 || a.limit < a.ssthresh {
-			a.limit++
-		} else {
-			a.limit += 1 / a.limit
-		}
-		a.limit = min(a.limit, a.ceiling)
+	case a.median <= near:
+		a.grow(s)
 	}
+}
+
+// grow raises the limit after an answer, if the flow uses at least half of
+// it: by one in slow start, by one per round trip's worth after.
+func (a *adaptive) grow(s Sample) {
+	if 2*s.InFlight < a.Limit() || a.limit >= a.ceiling {
+		return
+	}
+	if a.ssthresh == 0 || a.limit < a.ssthresh {
+		a.limit++
+	} else {
+		a.limit += 1 / a.limit
+	}
+	a.limit = min(a.limit, a.ceiling)
 }
 
 // remember adds s to the recent deliveries and keeps their median.

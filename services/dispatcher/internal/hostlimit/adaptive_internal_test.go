@@ -151,12 +151,17 @@ func TestMinimumLatencyIsForgottenAfterTwoWindows(t *testing.T) {
 	t.Parallel()
 	a := newAdaptive(16, 256)
 	now := time.Unix(1_700_000_000, 0)
-	a.observe(Sample{Signal: Answered, Started: now, Latency: 5 * time.Millisecond, InFlight: 1}, now)
+	answers := func(latency time.Duration) {
+		for range recentSamples {
+			a.observe(Sample{Signal: Answered, Started: now, Latency: latency, InFlight: 1}, now)
+		}
+	}
+	answers(5 * time.Millisecond)
 	require.Equal(t, 5*time.Millisecond, a.minLatency())
 	// The receiver moved: 80 ms from now on.
 	for i := range 3 {
 		now = now.Add(minRTTWindow)
-		a.observe(Sample{Signal: Answered, Started: now, Latency: 80 * time.Millisecond, InFlight: 1}, now)
+		answers(80 * time.Millisecond)
 		if i == 0 {
 			require.Equal(t, 5*time.Millisecond, a.minLatency(), "the previous window still counts")
 		}
@@ -172,4 +177,21 @@ func TestCeilingChangeBoundsTheLimit(t *testing.T) {
 	require.Equal(t, 4, r.a.Limit())
 	r.round(Answered, 10*time.Millisecond)
 	require.Equal(t, 4, r.a.Limit())
+}
+
+func TestAReceiverOfSpreadLatenciesIsNotJudgedByItsFastestAnswer(t *testing.T) {
+	t.Parallel()
+	r := newRun(16, 256)
+	// Its paths answer anywhere from 1 to 100 ms, unloaded: the median
+	// (about 50 ms) is the base, not the 1 ms answers.
+	for range 8 {
+		started, n := r.t, r.a.Limit()
+		r.t = r.t.Add(100 * time.Millisecond)
+		for i := range n {
+			// Spread over the round, as paths' answers come.
+			latency := time.Duration(1+(i*37)%100) * time.Millisecond
+			r.a.observe(Sample{Signal: Answered, Started: started, Latency: latency, InFlight: n}, r.t)
+		}
+	}
+	require.Equal(t, 256, r.a.Limit())
 }

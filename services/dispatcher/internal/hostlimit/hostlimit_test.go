@@ -328,7 +328,7 @@ func TestAWaiterTakesTheSlotOfADeliveryParkedDuringItsWait(t *testing.T) {
 	hung := takeN(t, l, 4)
 	s, d := l.Acquire(context.Background(), projectA, 0, time.Minute)
 	require.NotNil(t, s, "deferred for %s although the held slots park", d)
-	require.Equal(t, 4, l.Flow(projectA).Parked)
+	require.Positive(t, l.Flow(projectA).Parked)
 	for _, held := range append(hung, s) {
 		held.Done(hostlimit.Sample{})
 	}
