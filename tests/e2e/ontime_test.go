@@ -130,6 +130,16 @@ func worstLateness(t *testing.T, host *realHost, ids []string, want, which int, 
 	return worst
 }
 
+// realDomain starts a realHost and a project of its own whose domain it
+// is, with the rate limit lifted.
+func (b *bundle) realDomain(t *testing.T, name string) (*realHost, apiclient.Client) {
+	t.Helper()
+	host := startRealHost(t)
+	api, creds := b.newProject(t, name, host.srv.Addr())
+	b.setPlan(t, creds.ProjectID, 1_000_000)
+	return host, api
+}
+
 // onTimeEnv is the services' environment of these tests: a delivery
 // timeout short enough for the tests' time, and a lease long enough that
 // no hook is re-driven while it waits.
@@ -150,12 +160,8 @@ func TestASlowOrFailingPathDoesNotDelayTheDomainsOtherPaths(t *testing.T) {
 	t.Parallel()
 	const crowd = 50
 	b := setup(t, options{env: onTimeEnv})
-	host := startRealHost(t)
-	api, creds := b.newProject(t, "real-domain", host.srv.Addr())
-	b.setPlan(t, creds.ProjectID, 1_000_000)
-	control := startRealHost(t)
-	controlAPI, controlCreds := b.newProject(t, "control-domain", control.srv.Addr())
-	b.setPlan(t, controlCreds.ProjectID, 1_000_000)
+	host, api := b.realDomain(t, "real-domain")
+	control, controlAPI := b.realDomain(t, "control-domain")
 
 	noise := func(at time.Time) {
 		for path, n := range map[string]int{"/hang": 3, "/slow": 3, "/fail": 3, "/moved": 1, "/missing": 1} {
@@ -188,12 +194,8 @@ func TestARetryIsSentWhenDueWhileAnotherPathTimesOut(t *testing.T) {
 	t.Parallel()
 	const flaky = 10
 	b := setup(t, options{env: onTimeEnv})
-	host := startRealHost(t)
-	api, creds := b.newProject(t, "real-domain", host.srv.Addr())
-	b.setPlan(t, creds.ProjectID, 1_000_000)
-	control := startRealHost(t)
-	controlAPI, controlCreds := b.newProject(t, "control-domain", control.srv.Addr())
-	b.setPlan(t, controlCreds.ProjectID, 1_000_000)
+	host, api := b.realDomain(t, "real-domain")
+	control, controlAPI := b.realDomain(t, "control-domain")
 
 	retry := map[string]any{"minRetries": 1, "delaySecs": 5, "strategy": "fixed"}
 	start := time.Now()
