@@ -15,8 +15,10 @@
 // hanging path) is parked: it stops counting against the flow's limit, so
 // that it costs only itself and not the hooks to the domain's other paths.
 // Parked deliveries still count against the host's ceiling, and a flow
-// parks at most as many as its limit, so a receiver that turns slow as a
-// whole cannot be sent more than twice its limit before its median shows it.
+// parks at most its limit or half the ceiling, whichever is more: room for
+// a domain's slow paths at a few thousand hooks a second, while a receiver
+// that turns slow as a whole is sent no more than that beyond its limit
+// before its median shows it (and its breaker pauses it).
 //
 // A caller that finds no slot waits in memory for one while a slot is
 // expected to free within Acquire's wait (from the flow's typical latency
@@ -297,10 +299,10 @@ func (f *flow) parkAfter() time.Duration {
 }
 
 // park parks the flow's deliveries in flight for longer than parkAfter,
-// oldest first, while it has fewer parked than its limit; l.mu is held.
+// oldest first, while it has fewer parked than maxParked; l.mu is held.
 func (l *Limiter) park(h *host, f *flow, now time.Time) {
 	after := f.parkAfter()
-	for after > 0 && f.first != nil && f.parked < f.lim.Limit() && now.Sub(f.first.started) >= after {
+	for after > 0 && f.first != nil && f.parked < l.maxParked(f) && now.Sub(f.first.started) >= after {
 		s := f.first
 		f.unlink(s)
 		s.parked = true
@@ -308,12 +310,18 @@ func (l *Limiter) park(h *host, f *flow, now time.Time) {
 	}
 }
 
+// maxParked is the most deliveries f may have parked: its limit or half
+// the ceiling, whichever is more.
+func (l *Limiter) maxParked(f *flow) int {
+	return max(f.lim.Limit(), l.cfg.Ceiling/2)
+}
+
 // untilPark is how long until the flow's oldest unparked delivery is
 // parked, negative when none will be (none in flight, no typical latency
-// yet, or as many parked as the limit); l.mu is held.
+// yet, or maxParked parked); l.mu is held.
 func (l *Limiter) untilPark(f *flow, now time.Time) time.Duration {
 	after := f.parkAfter()
-	if after == 0 || f.first == nil || f.parked >= f.lim.Limit() {
+	if after == 0 || f.first == nil || f.parked >= l.maxParked(f) {
 		return -1
 	}
 	return max(f.first.started.Add(after).Sub(now), 0)
