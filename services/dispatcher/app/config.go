@@ -135,11 +135,9 @@ const DefaultHostConcurrency = 512
 
 // MaxMessagesInHand bounds the due messages a replica works on at once
 // (each of up to SUNDIAL_SCHEDULER_DUE_BATCH hooks, waiting for their
-// holds and delivery slots). A message is done only once every hook of it
-// is, so one slow or hanging hook holds its message for seconds: at a few
-// thousand hooks a second to a domain with slow paths, hundreds of
-// messages are in hand at once, most of their hooks long delivered.
-const MaxMessagesInHand = 512
+// holds and delivery slots): enough to keep its delivery slots busy, few
+// enough that the hooks in hand stay a few thousand.
+const MaxMessagesInHand = 128
 
 // DefaultPublicURL is the gateway's default address (SUNDIAL_HTTP_ADDR :8080)
 // as this machine reaches it.
