@@ -206,7 +206,7 @@ func (a *App) Run(ctx context.Context) error {
 	defer stopBatches()
 	batching.Go(func() { a.results.Run(batchCtx) })
 	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(a.cfg.StreamReplicas), a.handler.Handle, bus.ConsumeOptions{
-		Concurrency:  min(a.cfg.Concurrency, MaxMessagesInHand),
+		Concurrency:  a.cfg.Concurrency,
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,
 	})

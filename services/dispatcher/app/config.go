@@ -17,7 +17,6 @@ import (
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
-	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 )
 
@@ -52,12 +51,11 @@ type Config struct {
 	// Concurrency bounds the deliveries this replica handles at once,
 	// whether their hooks came alone or in a DueHooks batch, each from its
 	// DueHook until its exchange is over; as many results again may wait
-	// for their batch (ResultLinger and the publish) without a slot. A
-	// domain's slow and hanging paths hold their deliveries for seconds
-	// (hundreds at once at a few thousand hooks a second), so the default
-	// leaves room for them beside the healthy ones. The due messages in
-	// hand are at most MaxMessagesInHand of them, or Concurrency when fewer
-	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 1024).
+	// for their batch (ResultLinger and the publish) without a slot. It
+	// also bounds the due messages in hand, so a replica holds at most
+	// Concurrency batches (of up to SUNDIAL_SCHEDULER_DUE_BATCH hooks)
+	// waiting for a delivery slot, plus as many pulled ahead
+	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
 	Concurrency int
 	// HostConcurrency is the ceiling on this replica's deliveries in flight
 	// to one destination host (host:port), all projects together. Under it
@@ -131,13 +129,7 @@ type Config struct {
 // DefaultHostConcurrency is HostConcurrency's default: a ceiling, not a
 // target; the adaptive limit stays below it for a receiver that cannot
 // keep up.
-const DefaultHostConcurrency = 512
-
-// MaxMessagesInHand bounds the due messages a replica works on at once
-// (each of up to SUNDIAL_SCHEDULER_DUE_BATCH hooks, waiting for their
-// holds and delivery slots): enough to keep its delivery slots busy, few
-// enough that the hooks in hand stay a few thousand.
-const MaxMessagesInHand = 128
+const DefaultHostConcurrency = 256
 
 // DefaultPublicURL is the gateway's default address (SUNDIAL_HTTP_ADDR :8080)
 // as this machine reaches it.
@@ -167,7 +159,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		AdminAddr:            r.String("SUNDIAL_DISPATCHER_ADMIN_ADDR", DefaultAdminAddr),
 		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", signing.DefaultHeaderPrefix),
 		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
-		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", dispatch.DefaultConcurrency),
+		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 128),
 		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", DefaultHostConcurrency),
 		DeliveryTimeout:      r.Duration("SUNDIAL_DELIVERY_TIMEOUT", 10*time.Second),
 		AllowPrivate:         r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),

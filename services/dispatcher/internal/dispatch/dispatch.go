@@ -78,7 +78,7 @@ type Config struct {
 	Hosts *hostlimit.Limiter
 	// Concurrency bounds the deliveries in flight, whatever message they
 	// came in, each from its DueHook until its exchange is over (default
-	// DefaultConcurrency); as many results again may wait for their batch.
+	// 128); as many results again may wait for their batch.
 	Concurrency int
 	// DeliveryTimeout is the longest a delivery takes (the sender's
 	// limit): a delivery is started only while its lease has that long
@@ -101,7 +101,7 @@ type Config struct {
 }
 
 // DefaultConcurrency is Config.Concurrency's default.
-const DefaultConcurrency = 1024
+const DefaultConcurrency = 128
 
 // Handler handles due messages (message.go); Handle is a bus.Handler. Close
 // it once no Handle runs.
