@@ -66,12 +66,15 @@ func TestSchedulerKilledAfterClaiming(t *testing.T) {
 // Another scheduler starts at once; every accepted hook must arrive.
 //
 // Duplicates allowed: the results the killed scheduler had taken from NATS
-// and not yet acknowledged: those in its handlers (its result concurrency)
-// and those its client had pulled ahead (at most as many again, the pull
-// size). NATS hands them out again only after their 30 s ack wait, by when
-// their hooks' 15 s lease has expired and re-driven them. Claims it
-// committed but did not publish are re-driven once, and results still in
-// the stream are applied by the new scheduler within the lease.
+// and not yet acknowledged. A pull asks for no more messages than there are
+// free handlers, so it holds at most its result concurrency of messages;
+// the dispatcher here sends each result in a message of its own (a batch
+// of one), so that is as many results, and the bound allows twice that for
+// a pull the server answered as the process died. NATS hands them out
+// again only after their 30 s ack wait, by when their hooks' 15 s lease
+// has expired and re-driven them. Claims it committed but did not publish
+// are re-driven once, and results still in the stream are applied by the
+// new scheduler within the lease.
 func TestSchedulerKilledInSteadyStream(t *testing.T) {
 	useBinaries(t)
 	t.Parallel()
@@ -82,7 +85,7 @@ func TestSchedulerKilledInSteadyStream(t *testing.T) {
 	b := setup(t, options{})
 	env := map[string]string{"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": fmt.Sprint(resultConcurrency)}
 	first := b.startScheduler(t, env)
-	b.startDispatcher(t, 16)
+	b.start(t, "dispatcher", map[string]string{"SUNDIAL_DISPATCHER_CONCURRENCY": "16", "SUNDIAL_DISPATCHER_RESULT_BATCH": "1"})
 
 	l := b.startRetryingLoad(t, 1, 20*time.Millisecond)
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= perPhase }, 60*time.Second, 10*time.Millisecond,
