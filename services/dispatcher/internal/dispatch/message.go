@@ -56,24 +56,32 @@ func (h *Handler) stillLeased(ctx context.Context, hooks []*eventv1.DueHook) []*
 	if h.cfg.Leases == nil || len(hooks) == 0 {
 		return hooks
 	}
+	// parsed[i] is hooks[i]'s id; a malformed one is left to check, which
+	// skips it.
+	parsed := make([]uuid.UUID, len(hooks))
+	valid := make([]bool, len(hooks))
 	ids := make([]uuid.UUID, 0, len(hooks))
 	seqs := make([]int64, 0, len(hooks))
-	for _, msg := range hooks {
-		// A malformed id is left to check, which skips it.
-		if id, err := uuid.Parse(msg.GetHookId()); err == nil {
-			ids = append(ids, id)
-			seqs = append(seqs, msg.GetLeaseSeq())
+	for i, msg := range hooks {
+		id, err := uuid.Parse(msg.GetHookId())
+		if err != nil {
+			continue
 		}
+		parsed[i], valid[i] = id, true
+		ids = append(ids, id)
+		seqs = append(seqs, msg.GetLeaseSeq())
 	}
 	held, err := h.cfg.Leases.Held(ctx, ids, seqs)
 	if err != nil {
 		h.log.WarnContext(ctx, "leases of a redelivered message not read; delivering all its hooks", "hooks", len(hooks), "err", err)
 		return hooks
 	}
-	kept := slices.DeleteFunc(slices.Clone(hooks), func(msg *eventv1.DueHook) bool {
-		id, err := uuid.Parse(msg.GetHookId())
-		return err == nil && !held[id]
-	})
+	kept := make([]*eventv1.DueHook, 0, len(hooks))
+	for i, msg := range hooks {
+		if !valid[i] || held[parsed[i]] {
+			kept = append(kept, msg)
+		}
+	}
 	if done := len(hooks) - len(kept); done > 0 {
 		h.log.InfoContext(ctx, "hooks of a redelivered message already delivered under their lease; skipped", "skipped", done, "kept", len(kept))
 	}
