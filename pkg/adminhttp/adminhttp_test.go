@@ -1,12 +1,14 @@
 package adminhttp_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,7 +52,8 @@ func TestServerAnswersAndStops(t *testing.T) {
 		}},
 	}
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "# metrics\n") })
-	s, err := adminhttp.New(t.Context(), "127.0.0.1:0", metrics, checks, slog.New(slog.DiscardHandler))
+	logs := &lockedBuffer{}
+	s, err := adminhttp.New(t.Context(), "127.0.0.1:0", metrics, checks, slog.New(slog.NewTextHandler(logs, nil)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -62,7 +65,8 @@ func TestServerAnswersAndStops(t *testing.T) {
 	require.Equal(t, "ok\n", body)
 	status, body = get(t, base+"/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, status)
-	require.Equal(t, "not ready: database: connection refused\n", body)
+	require.Equal(t, "not ready: database\n", body, "the check's name, not its error's text")
+	require.Contains(t, logs.String(), `msg="not ready" check=database err="connection refused"`, "why, in the log")
 
 	dbDown.Store(false)
 	status, body = get(t, base+"/readyz")
@@ -73,7 +77,8 @@ func TestServerAnswersAndStops(t *testing.T) {
 	started := time.Now()
 	status, body = get(t, base+"/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, status)
-	require.Contains(t, body, "nats: context deadline exceeded")
+	require.Equal(t, "not ready: nats\n", body)
+	require.Contains(t, logs.String(), `check=nats err="context deadline exceeded"`)
 	require.Less(t, time.Since(started), adminhttp.CheckTimeout+time.Second)
 
 	status, body = get(t, base+"/metrics")
@@ -105,4 +110,23 @@ func TestCheckAddr(t *testing.T) {
 	require.NoError(t, adminhttp.CheckAddr("127.0.0.1:0"))
 	require.Error(t, adminhttp.CheckAddr("9090"))
 	require.Error(t, adminhttp.CheckAddr(""))
+}
+
+// lockedBuffer is a log's output that the test reads while the server
+// writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

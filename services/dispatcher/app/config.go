@@ -35,8 +35,9 @@ type Config struct {
 	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL, default info).
 	LogLevel string
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
-	// /metrics (docs/observability.md). SUNDIAL_DISPATCHER_ADMIN_ADDR,
-	// default :9092; port 0 picks a free one (App.AdminAddr).
+	// /metrics (docs/observability.md). SUNDIAL_DISPATCHER_ADMIN_ADDR, default
+	// 127.0.0.1:9092, this machine only: an operator exposes it, e.g. :9092 in
+	// a pod; port 0 picks a free one (App.AdminAddr).
 	AdminAddr string
 	// HeaderPrefix names the delivery headers: <Prefix>-Signature,
 	// X-<Prefix>-Signature, <Prefix>-Id, ... (SUNDIAL_HEADER_PREFIX, default
@@ -141,7 +142,7 @@ const DefaultHostConcurrency = 1024
 const DefaultPublicURL = "http://127.0.0.1:8080"
 
 // DefaultAdminAddr is AdminAddr's default.
-const DefaultAdminAddr = ":9092"
+const DefaultAdminAddr = "127.0.0.1:9092"
 
 // Limits checked by Validate.
 const (

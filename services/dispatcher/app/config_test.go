@@ -23,7 +23,7 @@ func TestConfigDefaults(t *testing.T) {
 		NATSURL:              "nats://127.0.0.1:4222",
 		StreamReplicas:       1,
 		LogLevel:             "info",
-		AdminAddr:            ":9092",
+		AdminAddr:            "127.0.0.1:9092",
 		HeaderPrefix:         "Sundial",
 		PublicURL:            "http://127.0.0.1:8080",
 		Concurrency:          128,

@@ -37,7 +37,7 @@ func TestConfigDefaults(t *testing.T) {
 		NATSURL:          "nats://127.0.0.1:4222",
 		StreamReplicas:   1,
 		HTTPAddr:         ":8080",
-		AdminAddr:        ":9090",
+		AdminAddr:        "127.0.0.1:9090",
 		LogLevel:         "info",
 		HeaderPrefix:     "Sundial",
 		MaxDataBytes:     1048576,

@@ -47,8 +47,9 @@ type Config struct {
 	LogLevel string
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
 	// /metrics (docs/observability.md); the API keeps its own /healthz and
-	// /readyz. SUNDIAL_GATEWAY_ADMIN_ADDR, default :9090; port 0 picks a
-	// free one (App.AdminAddr).
+	// /readyz. SUNDIAL_GATEWAY_ADMIN_ADDR, default 127.0.0.1:9090, this
+	// machine only: an operator exposes it, e.g. :9090 in a pod; port 0 picks
+	// a free one (App.AdminAddr).
 	AdminAddr string
 	// HeaderPrefix names Sundial's own headers, e.g. <Prefix>-HookQuota-Limit
 	// (SUNDIAL_HEADER_PREFIX). Set it to match receivers written for another
@@ -135,7 +136,7 @@ const (
 	DefaultNATSURL          = bus.DefaultURL
 	DefaultHTTPAddr         = ":8080"
 	DefaultLogLevel         = "info"
-	DefaultAdminAddr        = ":9090"
+	DefaultAdminAddr        = "127.0.0.1:9090"
 	DefaultHeaderPrefix     = signing.DefaultHeaderPrefix
 	DefaultMaxDataBytes     = 1 << 20
 	DefaultShutdownTimeout  = 15 * time.Second

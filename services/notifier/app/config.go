@@ -39,8 +39,9 @@ type Config struct {
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
 	LogLevel string
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
-	// /metrics (docs/observability.md). SUNDIAL_NOTIFIER_ADMIN_ADDR,
-	// default :9093; port 0 picks a free one (App.AdminAddr).
+	// /metrics (docs/observability.md). SUNDIAL_NOTIFIER_ADMIN_ADDR, default
+	// 127.0.0.1:9093, this machine only: an operator exposes it, e.g. :9093 in
+	// a pod; port 0 picks a free one (App.AdminAddr).
 	AdminAddr string
 	// Concurrency bounds the sends in flight at once, and the alerts taken
 	// in at once. SUNDIAL_NOTIFIER_CONCURRENCY, default 8, 1 to 1024.
@@ -135,7 +136,7 @@ const (
 	DefaultDatabaseURL      = postgres.DefaultURL
 	DefaultDatabaseMaxConns = 4
 	DefaultLogLevel         = "info"
-	DefaultAdminAddr        = ":9093"
+	DefaultAdminAddr        = "127.0.0.1:9093"
 	DefaultConcurrency      = 8
 	DefaultShutdownTimeout  = 15 * time.Second
 	DefaultPollInterval     = time.Second

@@ -22,7 +22,7 @@ func TestConfigDefaults(t *testing.T) {
 		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable",
 		DatabaseMaxConns: 4,
 		LogLevel:         "info",
-		AdminAddr:        ":9093",
+		AdminAddr:        "127.0.0.1:9093",
 		Concurrency:      8,
 		ShutdownTimeout:  15 * time.Second,
 		PollInterval:     time.Second,

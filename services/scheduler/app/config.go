@@ -39,8 +39,9 @@ type Config struct {
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
 	LogLevel string
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
-	// /metrics (docs/observability.md). SUNDIAL_SCHEDULER_ADMIN_ADDR,
-	// default :9091; port 0 picks a free one (App.AdminAddr).
+	// /metrics (docs/observability.md). SUNDIAL_SCHEDULER_ADMIN_ADDR, default
+	// 127.0.0.1:9091, this machine only: an operator exposes it, e.g. :9091 in
+	// a pod; port 0 picks a free one (App.AdminAddr).
 	AdminAddr string
 	// PollInterval is the wait between safety polls (claims of everything
 	// due) when the last one did not fill its batch (a full batch is
@@ -177,7 +178,7 @@ const (
 	DefaultDatabaseURL        = postgres.DefaultURL
 	DefaultNATSURL            = bus.DefaultURL
 	DefaultLogLevel           = "info"
-	DefaultAdminAddr          = ":9091"
+	DefaultAdminAddr          = "127.0.0.1:9091"
 	DefaultPollInterval       = time.Second
 	DefaultPrefetchWindow     = 5 * time.Second
 	DefaultPrefetchInterval   = time.Second

@@ -19,7 +19,7 @@ func TestConfigDefaults(t *testing.T) {
 		NATSURL:            "nats://127.0.0.1:4222",
 		StreamReplicas:     1,
 		LogLevel:           "info",
-		AdminAddr:          ":9091",
+		AdminAddr:          "127.0.0.1:9091",
 		PollInterval:       time.Second,
 		PrefetchWindow:     5 * time.Second,
 		PrefetchInterval:   time.Second,
