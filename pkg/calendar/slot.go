@@ -38,6 +38,12 @@ func (s Schedule) Between(startAt, endAt time.Time) (Timetable, error) {
 	if s.every > 0 && startAt.IsZero() {
 		p.add("startAt", "is required with every: slots are counted from it")
 	}
+	if !startAt.IsZero() && !InRange(startAt) {
+		p.add("startAt", RangeProblem)
+	}
+	if !endAt.IsZero() && !InRange(endAt) {
+		p.add("endAt", RangeProblem)
+	}
 	if !startAt.IsZero() && !endAt.IsZero() && endAt.Before(startAt) {
 		p.add("endAt", "must not be before startAt")
 	}
@@ -62,7 +68,7 @@ func (tt Timetable) Next(after time.Time) (time.Time, bool) {
 }
 
 // NextAtOrAfter returns the first slot at or after at, in UTC; false when
-// there is none. A preview ("the next slots at or after max(now,
+// there is none (past endAt, or past the year 9999: InRange). A preview ("the next slots at or after max(now,
 // startAt)") starts here.
 func (tt Timetable) NextAtOrAfter(at time.Time) (time.Time, bool) {
 	if !tt.valid {
@@ -78,7 +84,7 @@ func (tt Timetable) NextAtOrAfter(at time.Time) (time.Time, bool) {
 	} else {
 		slot, ok = tt.schedule.calendarAtOrAfter(at)
 	}
-	if !ok || (!tt.endAt.IsZero() && slot.After(tt.endAt)) {
+	if !ok || !InRange(slot) || (!tt.endAt.IsZero() && slot.After(tt.endAt)) {
 		return time.Time{}, false
 	}
 	return slot, true

@@ -213,6 +213,26 @@ func TestBetweenRefusesBadBounds(t *testing.T) {
 
 	_, err = every.Between(utc("2026-01-02T00:00:00Z"), utc("2026-01-01T00:00:00Z"))
 	requireProblems(t, err, "endAt: must not be before startAt")
+
+	pastYear9999 := time.Date(10000, 1, 1, 4, 0, 0, 0, time.UTC)
+	_, err = every.Between(pastYear9999, pastYear9999)
+	requireProblems(t, err, "startAt: "+calendar.RangeProblem, "endAt: "+calendar.RangeProblem)
+}
+
+// TestSlotsEndWithTheYear9999: no slot is computed past the last instant
+// of 9999 in UTC, where JSON's dates end, whatever the schedule.
+func TestSlotsEndWithTheYear9999(t *testing.T) {
+	t.Parallel()
+	hourly := mustTimetable(t, `{"every":"1h"}`, utc("9999-12-31T22:00:00Z"), time.Time{})
+	require.Equal(t, []string{"9999-12-31T22:00:00Z", "9999-12-31T23:00:00Z"},
+		formatSlots(hourly.Slots(utc("9999-01-01T00:00:00Z"), time.Time{}, 10)))
+
+	monthly := mustTimetable(t, `{"frequency":"monthly","timezone":"Pacific/Kiritimati","daysOfMonth":[31],"time":{"hour":23,"minute":0}}`,
+		time.Time{}, time.Time{})
+	require.Equal(t, []string{"9999-10-31T09:00:00Z", "9999-12-31T09:00:00Z"},
+		formatSlots(monthly.Slots(utc("9999-10-01T00:00:00Z"), time.Time{}, 10)))
+	_, ok := monthly.Next(utc("9999-12-31T09:00:00Z"))
+	require.False(t, ok, "the next 31st is in 10000")
 }
 
 // TestEveryIsAnchoredAtStartAt checks that every's slots are startAt +

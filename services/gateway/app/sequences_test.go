@@ -216,6 +216,25 @@ func TestSequenceWithoutSlotsIsEnded(t *testing.T) {
 	require.Less(t, every.NextRunAt.Sub(every.CreatedAt), 7*time.Minute)
 }
 
+// TestSequenceSlotsEndWithTheYear9999: a schedule whose next slot would
+// fall past the year 9999 has none there; creating, listing and previewing
+// such a sequence answer as for any sequence that has run out of slots.
+func TestSequenceSlotsEndWithTheYear9999(t *testing.T) {
+	t.Parallel()
+	a := setup(t)
+	monthly := `{"frequency":"monthly","timezone":"Pacific/Kiritimati","daysOfMonth":[31],"time":{"hour":23,"minute":0}}`
+	last := a.createSequence(`{"name":"last","schedule":` + monthly + `,"startAt":"9999-12-31T10:00:00Z","steps":[{"name":"s","path":"/s","data":{}}]}`)
+	require.Equal(t, "ended", last.Status, "the last 31st of 9999 (23:00 at +14:00, 09:00 UTC) is before startAt, the next in 10000")
+	require.Nil(t, last.NextRunAt)
+	require.Empty(t, a.do(http.MethodGet, "/v1/sequences/"+last.ID+"/preview", nil).runTimes(t))
+	slots := a.do(http.MethodPost, "/v1/sequences/preview", strings.NewReader(`{"schedule":`+monthly+`,"startAt":"9999-10-01T00:00:00Z","count":5}`)).runTimes(t)
+	require.Equal(t, []time.Time{time.Date(9999, 10, 31, 9, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 9, 0, 0, 0, time.UTC)}, slots,
+		"the 31sts of 9999 after startAt, then none")
+	list, meta := a.sequencePage("/v1/sequences")
+	require.Equal(t, int64(1), meta.TotalItems)
+	require.Equal(t, last.ID, list[0].ID)
+}
+
 func TestSequenceNamesAreUniquePerProject(t *testing.T) {
 	t.Parallel()
 	a := setup(t)
@@ -258,6 +277,7 @@ func TestSequenceRequestsAreValidated(t *testing.T) {
 		{"bad catchUp and overlap", body(`,"catchUp":"some","overlap":"never"`), []string{"catchUp", "overlap"}},
 		{"endAt before startAt", body(`,"startAt":"2030-01-02T00:00:00Z","endAt":"2030-01-01T00:00:00Z"`), []string{"endAt"}},
 		{"bad instant", body(`,"startAt":"tomorrow"`), []string{"startAt"}},
+		{"past the year 9999 in UTC", body(`,"startAt":"9999-12-31T23:00:00-05:00","endAt":"9999-12-31T23:30:00-05:00"`), []string{"startAt", "endAt"}},
 		{"duplicate step names", body("", step, step), []string{"steps[1].name"}},
 		{"bad step", body("", `{"name":"S!","path":"https://evil.example/x","data":[]}`), []string{"steps[0].name", "steps[0].path", "steps[0].data"}},
 		{"missing step fields", body("", `{}`), []string{"steps[0].name", "steps[0].path", "steps[0].data"}},

@@ -75,17 +75,11 @@ func parsePostAt(s string, p *problems) (time.Time, bool) {
 	return inYearRange(t.UTC(), "postAt", p)
 }
 
-// Instants a hook may be scheduled at: those whose UTC year has the four
-// digits RFC 3339 allows, so that every postAt can be shown again. An
-// offset can push a valid-looking local year out ("9999-12-31T23:00:00-05:00").
-var (
-	earliestPostAt = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-	latestPostAt   = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-)
-
+// inYearRange keeps t when it is an instant a hook may be scheduled at
+// (calendar.InRange), so that every postAt can be shown again.
 func inYearRange(t time.Time, field string, p *problems) (time.Time, bool) {
-	if t.Before(earliestPostAt) || !t.Before(latestPostAt) {
-		p.add(field, "must fall between the years 0001 and 9999 in UTC")
+	if !calendar.InRange(t) {
+		p.add(field, calendar.RangeProblem)
 		return time.Time{}, false
 	}
 	return t, true

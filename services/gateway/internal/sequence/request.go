@@ -211,6 +211,10 @@ func validInstant(field string, s *string, p *problems) *time.Time {
 		return nil
 	}
 	t = t.UTC()
+	if !calendar.InRange(t) {
+		p.add(field, calendar.RangeProblem)
+		return nil
+	}
 	return &t
 }
 
