@@ -52,7 +52,9 @@ func TestAQueryStringThatDoesNotParseIs400(t *testing.T) {
 
 // Failed authentications are counted per client address: past the limit
 // an address gets 429 with Retry-After (before its key is looked up)
-// until the minute ends, while another address is unaffected. Loopback is
+// until the minute ends, while another address is unaffected, and a key
+// that authenticated before still works from the blocked address (a
+// client behind the same NAT or ingress as the guesser). Loopback is
 // 127.0.0.0/8 on Linux, so the two clients dial from 127.0.0.2 and
 // 127.0.0.3.
 func TestFailedAuthenticationIsThrottledPerAddress(t *testing.T) {
@@ -77,6 +79,7 @@ func TestFailedAuthenticationIsThrottledPerAddress(t *testing.T) {
 		require.NoError(t, res.Body.Close())
 		return res
 	}
+	require.Equal(t, http.StatusOK, send(other, b.creds.APIKey).StatusCode, "the valid key authenticates once")
 	for i := range limit {
 		key := wrong
 		if i == 0 {
@@ -84,10 +87,15 @@ func TestFailedAuthenticationIsThrottledPerAddress(t *testing.T) {
 		}
 		require.Equal(t, http.StatusUnauthorized, send(guesser, key).StatusCode, "failure %d", i+1)
 	}
-	for _, key := range []string{wrong, b.creds.APIKey, ""} {
+	for _, key := range []string{wrong, ""} {
 		res := send(guesser, key)
 		require.Equal(t, http.StatusTooManyRequests, res.StatusCode)
 		require.NotEmpty(t, res.Header.Get("Retry-After"))
+	}
+	for range 3 {
+		require.Equal(t, http.StatusOK, send(guesser, b.creds.APIKey).StatusCode,
+			"a key that authenticated is looked up from the blocked address")
+		require.Equal(t, http.StatusTooManyRequests, send(guesser, wrong).StatusCode, "the guesser still is not")
 	}
 	require.Equal(t, http.StatusUnauthorized, send(other, wrong).StatusCode, "another address is unaffected")
 	require.Equal(t, http.StatusOK, send(other, b.creds.APIKey).StatusCode)

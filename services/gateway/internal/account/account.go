@@ -66,8 +66,8 @@ type Config struct {
 	TouchEvery time.Duration
 	// LinkTTL is the life of a set-password link (24 h).
 	LinkTTL time.Duration
-	// MaxFailures failed sign-ins per FailureWindow for one address or
-	// one account (5 in 15 min) are followed by 429s until the window ends.
+	// MaxFailures failed sign-ins per FailureWindow from one address (5
+	// in 15 min) are followed by 429s for it until the window ends.
 	MaxFailures   int
 	FailureWindow time.Duration
 }

@@ -13,11 +13,14 @@ import (
 // SignIn checks an e-mail and password from addr and starts a session,
 // returning its token. A wrong e-mail and a wrong password are both
 // ErrBadCredentials, after the same work (a dummy hash is checked for an
-// unknown e-mail). Too many failures for the address or the account are a
-// *ThrottledError.
+// unknown e-mail). Too many failures from the address are a
+// *ThrottledError. Failures are counted per address only: counting them
+// per account would let anyone lock a known user out from everywhere, and
+// a success does not clear an address's count (one's own account would
+// reset a guesser's).
 func (s *Service) SignIn(ctx context.Context, email, password string, addr netip.Addr) (string, User, error) {
 	email = NormalizeEmail(email)
-	keys := []string{"addr:" + addr.String(), "user:" + email}
+	keys := []string{"addr:" + addr.String()}
 	if err := s.throttled(ctx, keys); err != nil {
 		return "", User{}, err
 	}
@@ -35,9 +38,6 @@ func (s *Service) SignIn(ctx context.Context, email, password string, addr netip
 	}
 	if !ok || err != nil || row.PasswordHash == nil {
 		return "", User{}, s.fail(ctx, keys)
-	}
-	if err := s.q.ClearSigninFailures(ctx, "user:"+email); err != nil {
-		return "", User{}, fmt.Errorf("sign in: %w", err)
 	}
 	token, err := s.startSession(ctx, row.ID)
 	if err != nil {

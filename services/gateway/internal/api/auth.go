@@ -27,6 +27,10 @@ const HeaderAPIKey = "X-API-Key"
 type AuthThrottle interface {
 	Blocked(addr netip.Addr) (time.Duration, bool)
 	Failed(addr netip.Addr)
+	// Succeeded records a key that authenticated; Known says whether key
+	// did recently, which lets it past a block.
+	Succeeded(key string)
+	Known(key string) bool
 }
 
 // authenticate admits requests with a valid API key and records its
@@ -35,17 +39,18 @@ type AuthThrottle interface {
 // A client address that failed to authenticate too often is refused with
 // a 429 before its key is looked up: guessing keys costs the guesser a
 // minute per few attempts instead of costing the database a query each.
-// A key found in the cache of valid keys is admitted even then (it costs
-// nothing to check), so that a valid client sharing an address (a NAT, a
-// proxy) with a guesser keeps working while its key is cached. Missing
-// and malformed keys are refused without any look-up.
+// A key that authenticated within a day (the throttle's known keys, or
+// the cache of valid keys) is looked up even then, so that a valid client
+// sharing an address (a NAT, a proxy) with a guesser keeps working: the
+// throttle bounds what failures cost, not access. Missing and malformed
+// keys are refused without any look-up.
 func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		key := req.Header.Get(HeaderAPIKey)
 		addr := clientaddr.Of(req, s.Config.TrustedProxies)
 		if wait, blocked := s.AuthThrottle.Blocked(addr); blocked {
-			if _, cached := s.KeyCache.Get(key); !cached {
+			if _, cached := s.KeyCache.Get(key); !cached && !s.AuthThrottle.Known(key) {
 				return tooManyFailures(c, wait)
 			}
 		}
@@ -90,6 +95,9 @@ func (s *server) verify(c echo.Context, key string) (uuid.UUID, uuid.UUID, error
 	lv, ok := s.Keys.(LimitsVerifier)
 	if !ok || s.Limits.Reader == nil {
 		projectID, err := s.Keys.Verify(ctx, key)
+		if err == nil {
+			s.AuthThrottle.Succeeded(key)
+		}
 		return projectID, uuid.Nil, err
 	}
 	if e, ok := s.KeyCache.Get(key); ok {
@@ -103,6 +111,7 @@ func (s *server) verify(c echo.Context, key string) (uuid.UUID, uuid.UUID, error
 		return uuid.Nil, uuid.Nil, err
 	}
 	c.Set(keyLimits, limits)
+	s.AuthThrottle.Succeeded(key)
 	s.KeyCache.Put(key, keycache.Entry{
 		KeyID: id.KeyID, ProjectID: id.ProjectID,
 		RatePerSecond: limits.RatePerSecond, RateBurst: limits.RateBurst,

@@ -1,7 +1,8 @@
 // Package auththrottle slows down the guessing of API keys: it counts
 // failed authentications per client address, and an address that failed
 // too often within a window is refused until the window ends, before its
-// key is looked up in the database. Memory is bounded: a fixed number of
+// key is looked up in the database, unless the key authenticated
+// recently (known.go). Memory is bounded: a fixed number of
 // addresses is remembered, the least recently failing forgotten first.
 // IPv6 clients are counted per /64, the block a single host or site
 // usually gets, so that one client cannot escape by rotating addresses
@@ -10,6 +11,7 @@ package auththrottle
 
 import (
 	"container/list"
+	"crypto/sha256"
 	"net/netip"
 	"sync"
 	"time"
@@ -32,11 +34,16 @@ const (
 type Throttle struct {
 	failures  int
 	addresses int
+	knownKeys int
 	now       func() time.Time
 
 	mu      sync.Mutex
 	entries map[netip.Prefix]*list.Element
 	recent  *list.List // of *entry, most recently failing first
+	// known and knownOrder are the keys that authenticated (known.go),
+	// most recently first.
+	known      map[[sha256.Size]byte]*list.Element
+	knownOrder *list.List
 }
 
 type entry struct {
@@ -51,6 +58,9 @@ type Options struct {
 	Failures int
 	// Addresses remembered at most.
 	Addresses int
+	// KnownKeys is how many keys that authenticated are remembered
+	// (known.go).
+	KnownKeys int
 	// Now is the clock (tests); time.Now by default.
 	Now func() time.Time
 }
@@ -63,12 +73,16 @@ func New(o Options) *Throttle {
 	if o.Addresses <= 0 {
 		o.Addresses = DefaultAddresses
 	}
+	if o.KnownKeys <= 0 {
+		o.KnownKeys = DefaultKnownKeys
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	known, order := newKnown(o.KnownKeys)
 	return &Throttle{
-		failures: o.Failures, addresses: o.Addresses, now: o.Now,
-		entries: map[netip.Prefix]*list.Element{}, recent: list.New(),
+		failures: o.Failures, addresses: o.Addresses, knownKeys: o.KnownKeys, now: o.Now,
+		entries: map[netip.Prefix]*list.Element{}, recent: list.New(), known: known, knownOrder: order,
 	}
 }
 

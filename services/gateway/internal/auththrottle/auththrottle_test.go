@@ -74,3 +74,30 @@ func TestNilThrottlesNothing(t *testing.T) {
 	_, blocked := th.Blocked(netip.MustParseAddr("192.0.2.1"))
 	require.False(t, blocked)
 }
+
+func TestAKeyThatAuthenticatedIsKnownForADay(t *testing.T) {
+	t.Parallel()
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	th := New(Options{KnownKeys: 2, Now: c.now})
+	require.False(t, th.Known("sk_a"))
+	th.Succeeded("sk_a")
+	require.True(t, th.Known("sk_a"))
+	require.False(t, th.Known("sk_b"), "another key is not")
+
+	c.t = c.t.Add(KnownFor - time.Second)
+	require.True(t, th.Known("sk_a"))
+	c.t = c.t.Add(time.Second)
+	require.False(t, th.Known("sk_a"), "a day after it last authenticated")
+	th.Succeeded("sk_a")
+	require.True(t, th.Known("sk_a"), "authenticating again renews it")
+
+	th.Succeeded("sk_b")
+	th.Succeeded("sk_c")
+	require.False(t, th.Known("sk_a"), "the least recent of three forgotten, at two at most")
+	require.True(t, th.Known("sk_b"))
+	require.True(t, th.Known("sk_c"))
+
+	var none *Throttle
+	none.Succeeded("sk_a")
+	require.False(t, none.Known("sk_a"))
+}

@@ -139,9 +139,6 @@ ON CONFLICT (key) DO UPDATE SET
                         THEN now() ELSE signin_failures.window_start END,
     updated_at = now();
 
--- name: ClearSigninFailures :exec
-DELETE FROM signin_failures WHERE key = @key;
-
 -- name: GetProjectUsage :one
 -- The current billing period's use and the plan's quota (0 = unlimited).
 SELECT p.plan_quota,

@@ -35,15 +35,6 @@ func (q *Queries) AddSigninFailure(ctx context.Context, arg AddSigninFailurePara
 	return err
 }
 
-const clearSigninFailures = `-- name: ClearSigninFailures :exec
-DELETE FROM signin_failures WHERE key = $1
-`
-
-func (q *Queries) ClearSigninFailures(ctx context.Context, key string) error {
-	_, err := q.db.Exec(ctx, clearSigninFailures, key)
-	return err
-}
-
 const createPasswordToken = `-- name: CreatePasswordToken :exec
 INSERT INTO password_tokens (token_hash, user_id, expires_at)
 VALUES ($1, $2, now() + $3::interval)
