@@ -207,7 +207,6 @@ func (a *App) Run(ctx context.Context) error {
 	batching.Go(func() { a.results.Run(batchCtx) })
 	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(a.cfg.StreamReplicas), a.handler.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.Concurrency,
-		Released:     dispatch.SlowRoom(a.cfg.Concurrency),
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,
 	})
