@@ -139,13 +139,21 @@ func DispatcherConsumer(replicas int) Consumer {
 	}}
 }
 
+// ResultsAckWait is the scheduler consumer's AckWait. A scheduler keeps the
+// results it applies in progress every quarter of it (bus.Consume); it is
+// how long a result waits when its scheduler died, or when the server sent
+// it to a pull that had just expired, before a scheduler applies it. It
+// must be well inside a hook's lease (30 s by default): a result applied
+// after its lease finds the hook re-driven, and delivered twice.
+const ResultsAckWait = 5 * time.Second
+
 // SchedulerConsumer reads attempt results.
 func SchedulerConsumer(replicas int) Consumer {
 	return Consumer{Stream: StreamResults, Config: jetstream.ConsumerConfig{
 		Durable:       ConsumerScheduler,
 		FilterSubject: SubjectResult,
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       30 * time.Second,
+		AckWait:       ResultsAckWait,
 		MaxDeliver:    -1,
 		MaxAckPending: MaxAckPendingResults,
 		Replicas:      replicas,

@@ -71,8 +71,8 @@ func TestSchedulerKilledAfterClaiming(t *testing.T) {
 // the dispatcher here sends each result in a message of its own (a batch
 // of one), so that is as many results, and the bound allows twice that for
 // a pull the server answered as the process died. NATS hands them out
-// again only after their 30 s ack wait, by when their hooks' 15 s lease
-// has expired and re-driven them. Claims it committed but did not publish
+// again after their ack wait (event.ResultsAckWait), and a hook whose
+// lease expired meanwhile is re-driven. Claims it committed but did not publish
 // are re-driven once, and results still in the stream are applied by the
 // new scheduler within the lease.
 func TestSchedulerKilledInSteadyStream(t *testing.T) {
