@@ -79,10 +79,10 @@ func New(o Options) *Throttle {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	known, order := newKnown(o.KnownKeys)
 	return &Throttle{
 		failures: o.Failures, addresses: o.Addresses, knownKeys: o.KnownKeys, now: o.Now,
-		entries: map[netip.Prefix]*list.Element{}, recent: list.New(), known: known, knownOrder: order,
+		entries: map[netip.Prefix]*list.Element{}, recent: list.New(),
+		known: map[[sha256.Size]byte]*list.Element{}, knownOrder: list.New(),
 	}
 }
 

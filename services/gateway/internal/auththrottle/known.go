@@ -1,7 +1,6 @@
 package auththrottle
 
 import (
-	"container/list"
 	"crypto/sha256"
 	"time"
 )
@@ -57,9 +56,4 @@ func (t *Throttle) Known(key string) bool {
 	defer t.mu.Unlock()
 	el, ok := t.known[sum]
 	return ok && t.now().Sub(el.Value.(*knownKey).seen) < KnownFor
-}
-
-// newKnown sizes the known keys' memory.
-func newKnown(n int) (map[[sha256.Size]byte]*list.Element, *list.List) {
-	return make(map[[sha256.Size]byte]*list.Element, min(n, 1024)), list.New()
 }
