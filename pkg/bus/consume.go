@@ -22,6 +22,21 @@ type Delivery struct {
 	Header  nats.Header
 	// NumDelivered counts deliveries of this message, 1 the first time.
 	NumDelivered uint64
+
+	release func()
+}
+
+// Release gives the message's handler slot to the next message while its
+// handler goes on: for a handler whose remaining work waits on others (a
+// slow receiver, say) rather than on this process. The message is still
+// kept in progress and settled when the handler returns. At most
+// ConsumeOptions.Released handlers are released at once; beyond that, and
+// when called again, Release does nothing. Call it from the handler's own
+// goroutine.
+func (d Delivery) Release() {
+	if d.release != nil {
+		d.release()
+	}
 }
 
 // Handler processes one message. Its context carries the trace context of
@@ -41,6 +56,10 @@ type ConsumeOptions struct {
 	Logger *slog.Logger
 	// Settled, when set, is told the outcome of every message (for metrics).
 	Settled func(Outcome)
+	// Released bounds the handlers that gave their slot back
+	// (Delivery.Release) and still run, besides Concurrency (default 0:
+	// Release does nothing).
+	Released int
 }
 
 // Consume runs handler on the messages of a durable consumer until ctx is
@@ -72,7 +91,8 @@ func Consume(ctx context.Context, js jetstream.JetStream, c event.Consumer, hand
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	w := &worker{handler: handler, opts: opts, log: log, slots: make(chan struct{}, opts.Concurrency),
-		pool: NewPool(opts.Concurrency), keeper: newKeeper(c.Config.AckWait / 4)}
+		released: make(chan struct{}, max(opts.Released, 0)),
+		pool:     NewPool(opts.Concurrency + max(opts.Released, 0)), keeper: newKeeper(c.Config.AckWait / 4)}
 	keeping := w.keeper.run()
 	defer keeping()
 
@@ -103,8 +123,10 @@ type worker struct {
 	opts    ConsumeOptions
 	log     *slog.Logger
 	slots   chan struct{}
-	pool    *Pool
-	keeper  *keeper
+	// released holds a token per handler released (Delivery.Release).
+	released chan struct{}
+	pool     *Pool
+	keeper   *keeper
 
 	// mu orders running.Add against drain's running.Wait: once closing is
 	// set no handler starts, so Wait cannot race with a new Add.
@@ -117,10 +139,38 @@ type worker struct {
 // counted, on the pool.
 func (w *worker) dispatch(workCtx context.Context, msg jetstream.Msg) {
 	w.pool.Go(func() {
-		w.handle(workCtx, msg)
-		<-w.slots
+		s := handlerSlot{w: w}
+		w.handle(workCtx, msg, s.release)
+		s.free()
 		w.running.Done()
 	})
+}
+
+// handlerSlot is a running handler's hold on a slot, or once released on
+// the released room. One goroutine, the handler's, owns it.
+type handlerSlot struct {
+	w        *worker
+	released bool
+}
+
+func (s *handlerSlot) release() {
+	if s.released {
+		return
+	}
+	select {
+	case s.w.released <- struct{}{}:
+		s.released = true
+		<-s.w.slots
+	default:
+	}
+}
+
+func (s *handlerSlot) free() {
+	if s.released {
+		<-s.w.released
+		return
+	}
+	<-s.w.slots
 }
 
 // begin registers a handler about to run; false once draining has begun.
@@ -214,14 +264,14 @@ func (w *worker) release(n int) {
 	}
 }
 
-func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
+func (w *worker) handle(ctx context.Context, msg jetstream.Msg, release func()) {
 	delivered := uint64(1)
 	if meta, err := msg.Metadata(); err == nil {
 		delivered = meta.NumDelivered
 	}
 	ctx = telemetry.ExtractNATS(ctx, msg.Headers())
 	stopKeeping := w.keeper.keep(msg)
-	err := w.handler(ctx, Delivery{Subject: msg.Subject(), Data: msg.Data(), Header: msg.Headers(), NumDelivered: delivered})
+	err := w.handler(ctx, Delivery{Subject: msg.Subject(), Data: msg.Data(), Header: msg.Headers(), NumDelivered: delivered, release: release})
 	stopKeeping()
 	outcome, settleErr := settle(msg, delivered, err)
 	if settleErr != nil {

@@ -130,6 +130,19 @@ func worstLateness(t *testing.T, host *realHost, ids []string, want, which int, 
 	return worst
 }
 
+// requireAsOnTime requires worst to exceed the control's worst lateness by
+// less than a second, or half the control's when that is more. The delays
+// these tests look for are whole seconds (a hook deferred and leased again,
+// a retry waiting for a timed-out request's slot); a test run shares the
+// machine with others, where a load spike between the two crowds' instants
+// makes one of them hundreds of milliseconds later than the other. The
+// milliseconds are the benchmark's verdict (realistic, in make bench).
+func requireAsOnTime(t *testing.T, worst, control time.Duration, msg string, args ...any) {
+	t.Helper()
+	margin := max(time.Second, control/2)
+	require.Less(t, worst, control+margin, "%s (control %s, margin %s)", fmt.Sprintf(msg, args...), control, margin)
+}
+
 // realDomain starts a realHost and a project of its own whose domain it
 // is, with the rate limit lifted.
 func (b *bundle) realDomain(t *testing.T, name string) (*realHost, apiclient.Client) {
@@ -154,8 +167,8 @@ var onTimeEnv = map[string]string{
 // its healthy paths, twice: while the hanging requests are in flight, and
 // after they timed out (when a limit that learnt from them would defer
 // the crowd for seconds). The crowd must be as much on time as the same
-// crowd at a control domain of its own, through the same services, within
-// 100 ms at the p100 (the worst hook).
+// crowd at a control domain of its own, through the same services, at the
+// p100 (the worst hook; requireAsOnTime).
 func TestASlowOrFailingPathDoesNotDelayTheDomainsOtherPaths(t *testing.T) {
 	t.Parallel()
 	const crowd = 50
@@ -180,8 +193,7 @@ func TestASlowOrFailingPathDoesNotDelayTheDomainsOtherPaths(t *testing.T) {
 		worst := worstLateness(t, host, ids, 1, 0, due)
 		controlWorst := worstLateness(t, control, controlIDs, 1, 0, due)
 		t.Logf("crowd %d: worst lateness %s beside the noisy paths, %s at the control domain", i+1, worst, controlWorst)
-		require.Less(t, worst, controlWorst+100*time.Millisecond,
-			"crowd %d: the noisy paths made the healthy ones late", i+1)
+		requireAsOnTime(t, worst, controlWorst, "crowd %d: the noisy paths made the healthy ones late", i+1)
 	}
 }
 
@@ -189,7 +201,7 @@ func TestASlowOrFailingPathDoesNotDelayTheDomainsOtherPaths(t *testing.T) {
 // case: hooks whose first attempt fails (500) are retried 5 s later, while
 // other hooks of the domain hang until the timeout. Each retry must reach
 // the receiver at the instant the API gave as its tryAt, as the retries of
-// the same hooks at a quiet control domain do, within 100 ms.
+// the same hooks at a quiet control domain do (requireAsOnTime).
 func TestARetryIsSentWhenDueWhileAnotherPathTimesOut(t *testing.T) {
 	t.Parallel()
 	const flaky = 10
@@ -217,7 +229,7 @@ func TestARetryIsSentWhenDueWhileAnotherPathTimesOut(t *testing.T) {
 	worst := worstLateness(t, host, ids, 2, 1, func(id string) time.Time { return due[id] })
 	controlWorst := worstLateness(t, control, controlIDs, 2, 1, func(id string) time.Time { return controlDue[id] })
 	t.Logf("retries: worst lateness %s beside the hanging path, %s at the control domain", worst, controlWorst)
-	require.Less(t, worst, controlWorst+100*time.Millisecond, "the hanging path made the retries late")
+	requireAsOnTime(t, worst, controlWorst, "the hanging path made the retries late")
 }
 
 // retriesDue waits until each hook's first attempt has failed and returns

@@ -189,12 +189,18 @@ func connectNATS(ctx context.Context, url string, replicas int) (*nats.Conn, jet
 	return nc, js, nil
 }
 
+// MaxInFlight is the most deliveries a dispatcher of concurrency has in
+// flight at once: its slots, and its slow room for the deliveries that have
+// waited on their receivers.
+func MaxInFlight(concurrency int) int { return concurrency + dispatch.SlowRoom(concurrency) }
+
 // Run delivers due hooks until ctx is done, then stops taking new ones,
 // lets in-flight deliveries finish within ShutdownTimeout (or hands their
 // messages back), closes what New opened and returns.
 func (a *App) Run(ctx context.Context) error {
 	defer a.close()
 	a.log.Info("dispatcher running", "version", Version, "concurrency", a.cfg.Concurrency,
+		"max_in_flight", MaxInFlight(a.cfg.Concurrency),
 		"host_concurrency", a.cfg.HostConcurrency,
 		"delivery_timeout", a.cfg.DeliveryTimeout.String(), "allow_private", a.cfg.AllowPrivate,
 		"public_url", a.cfg.PublicURL, "result_batch", a.cfg.ResultBatch, "result_linger", a.cfg.ResultLinger.String())
@@ -207,6 +213,7 @@ func (a *App) Run(ctx context.Context) error {
 	batching.Go(func() { a.results.Run(batchCtx) })
 	err := bus.Consume(ctx, a.js, event.DispatcherConsumer(a.cfg.StreamReplicas), a.handler.Handle, bus.ConsumeOptions{
 		Concurrency:  a.cfg.Concurrency,
+		Released:     dispatch.SlowRoom(a.cfg.Concurrency),
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Logger:       a.log,
 	})

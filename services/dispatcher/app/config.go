@@ -51,12 +51,14 @@ type Config struct {
 	PublicURL string
 	// Concurrency bounds the deliveries this replica handles at once,
 	// whether their hooks came alone or in a DueHooks batch, each from its
-	// DueHook until its exchange is over; as many results again may wait
-	// for their batch (ResultLinger and the publish) without a slot. It
-	// also bounds the due messages in hand, so a replica holds at most
-	// Concurrency batches (of up to SUNDIAL_SCHEDULER_DUE_BATCH hooks)
-	// waiting for a delivery slot, plus as many pulled ahead
-	// (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
+	// DueHook until its exchange is over or, having waited 250 ms on its
+	// receiver, it moves to the slow room (4 x Concurrency) to let a
+	// waiting hook have its slot; as many results again may wait for their
+	// batch (ResultLinger and the publish) without a slot. It also bounds
+	// the due messages in hand: Concurrency batches (of up to
+	// SUNDIAL_SCHEDULER_DUE_BATCH hooks) waiting for delivery slots, plus
+	// up to the slow room's size of messages whose hooks are all being
+	// delivered (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
 	Concurrency int
 	// HostConcurrency is the ceiling on this replica's deliveries in flight
 	// to one destination host (host:port), all projects together. Under it
@@ -66,7 +68,7 @@ type Config struct {
 	// once most deliveries time out), and projects
 	// contending for a host at the ceiling get fair shares of it; a hook
 	// that finds no slot is deferred, not counted as an attempt
-	// (SUNDIAL_DISPATCHER_HOST_CONCURRENCY, default 256; deliveries are also
+	// (SUNDIAL_DISPATCHER_HOST_CONCURRENCY, default 1024; deliveries are also
 	// bounded by SUNDIAL_DISPATCHER_CONCURRENCY).
 	HostConcurrency int
 	// DeliveryTimeout bounds one delivery's whole exchange: connect, TLS,
@@ -129,8 +131,11 @@ type Config struct {
 
 // DefaultHostConcurrency is HostConcurrency's default: a ceiling, not a
 // target; the adaptive limit stays below it for a receiver that cannot
-// keep up.
-const DefaultHostConcurrency = 256
+// keep up. Parked deliveries (a domain's slow and hanging paths) count
+// against it: a domain taking 2,000 hooks a second with a few percent of
+// its paths answering in seconds or not at all has several hundred in
+// flight.
+const DefaultHostConcurrency = 1024
 
 // DefaultPublicURL is the gateway's default address (SUNDIAL_HTTP_ADDR :8080)
 // as this machine reaches it.

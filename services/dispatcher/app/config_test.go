@@ -27,7 +27,7 @@ func TestConfigDefaults(t *testing.T) {
 		HeaderPrefix:         "Sundial",
 		PublicURL:            "http://127.0.0.1:8080",
 		Concurrency:          128,
-		HostConcurrency:      256,
+		HostConcurrency:      1024,
 		DeliveryTimeout:      10 * time.Second,
 		ResponseExcerptBytes: 1024,
 		HostConnectRate:      50,

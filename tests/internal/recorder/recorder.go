@@ -27,12 +27,12 @@ type Receiver struct {
 	hold    int
 	held    chan struct{} // closed once `hold` requests are waiting
 	release chan struct{} // closed to let the held requests answer
-	relOnce sync.Once
 
 	mu       sync.Mutex
 	arrivals []checker.Arrival
 	ids      map[string]bool
 	blocked  []string
+	released bool
 }
 
 // Start runs a Receiver, stopped when t ends, that holds the first hold
@@ -70,7 +70,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.arrivals = append(r.arrivals, checker.Arrival{ID: id, At: at, PostAt: body.PostAt, Timestamp: ts})
 	r.ids[id] = true
-	block := len(r.blocked) < r.hold
+	block := !r.released && len(r.blocked) < r.hold
 	if block {
 		r.blocked = append(r.blocked, id)
 		if len(r.blocked) == r.hold {
@@ -88,8 +88,16 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 // Held is closed once `hold` requests are waiting.
 func (r *Receiver) Held() <-chan struct{} { return r.held }
 
-// Release lets the held requests answer (to a caller that may be gone).
-func (r *Receiver) Release() { r.relOnce.Do(func() { close(r.release) }) }
+// Release lets the held requests answer (to a caller that may be gone);
+// from then on none is held, so Blocked is the requests held until then.
+func (r *Receiver) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.released {
+		r.released = true
+		close(r.release)
+	}
+}
 
 // Domain is the receiver's host:port, the project's domain.
 func (r *Receiver) Domain() string { return r.srv.Addr() }

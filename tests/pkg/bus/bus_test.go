@@ -542,6 +542,43 @@ func TestConsumePullsNoMoreThanItsFreeHandlers(t *testing.T) {
 	require.Equal(t, "second", <-calls)
 }
 
+// TestAReleasedHandlerLetsTheNextMessageIn: a handler that releases its
+// slot (Delivery.Release) goes on running while the next message is
+// handled, up to ConsumeOptions.Released such handlers; its message is
+// settled when it returns, and a second Release does nothing.
+func TestAReleasedHandlerLetsTheNextMessageIn(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for _, id := range []string{"first", "second", "third"} {
+		e.publish(t, id)
+	}
+	calls := make(chan string, 10)
+	release := make(chan struct{})
+	e.consume(t, func(_ context.Context, d bus.Delivery) error {
+		calls <- alertID(d.Data)
+		d.Release()
+		d.Release()
+		<-release
+		return nil
+	}, bus.ConsumeOptions{Concurrency: 1, Released: 1})
+	// Cleanups run last first: a failed test releases the handlers before
+	// Consume drains them.
+	releaseAll := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseAll)
+	require.Equal(t, "first", <-calls)
+	require.Equal(t, "second", <-calls, "the released first handler let the second message in")
+	// The second could not be released (the room holds one): the third
+	// waits on the server.
+	require.Never(t, func() bool { return e.consumerInfo(t).NumAckPending > 2 }, 2*time.Second, 20*time.Millisecond)
+	require.Equal(t, uint64(1), e.consumerInfo(t).NumPending, "the third message waits on the server")
+	releaseAll()
+	require.Equal(t, "third", <-calls)
+	require.Eventually(t, func() bool {
+		info := e.consumerInfo(t)
+		return info.NumAckPending == 0 && info.NumPending == 0
+	}, 10*time.Second, 5*time.Millisecond, "every message settled")
+}
+
 // TestConsumeKeepsAMessageInProgressWhileItsHandlerRuns: a handler may run
 // for many times its consumer's AckWait; its message is not delivered again
 // meanwhile, so a short AckWait bounds only how long the messages of a

@@ -103,21 +103,27 @@ type Config struct {
 // DefaultConcurrency is Config.Concurrency's default.
 const DefaultConcurrency = 128
 
+// SlowRoom is how many slow deliveries a handler of concurrency holds
+// besides its slots (slot.go), and so how many due messages may be in hand
+// besides Concurrency once each of their hooks is delivering
+// (bus.ConsumeOptions Released).
+func SlowRoom(concurrency int) int { return slowFactor * concurrency }
+
 // Handler handles due messages (message.go); Handle is a bus.Handler. Close
 // it once no Handle runs.
 type Handler struct {
 	cfg    Config
 	log    *slog.Logger
 	tracer trace.Tracer
-	// deliveries runs every delivery, and slots (of Concurrency) bound
-	// them across messages (message.go). A delivery frees its slot before
-	// its result waits for its batch, so the pool has room for Concurrency
-	// deliveries on the wire and as many results waiting (with every slot
-	// busy, a 10 ms linger's worth at about 12,000 results a second);
-	// beyond that the pool holds the next delivery back until a batch is
-	// stored.
+	// deliveries runs every delivery, and slots (Concurrency, and the slow
+	// room) bound them across messages (slot.go). A delivery frees its
+	// slot before its result waits for its batch, so the pool has room
+	// for the deliveries on the wire and Concurrency results waiting (with
+	// every slot busy, a 10 ms linger's worth at about 12,000 results a
+	// second); beyond that the pool holds the next delivery back until a
+	// batch is stored.
 	deliveries *bus.Pool
-	slots      chan struct{}
+	slots      *slots
 	// warming runs the connections warmHosts opens (message.go), under
 	// warmCtx, which Close cancels before it waits for them: a message's
 	// own context may outlive its Handle.
@@ -151,7 +157,7 @@ func NewHandler(cfg Config) *Handler {
 	}
 	warmCtx, stopWarm := context.WithCancel(context.Background())
 	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
-		deliveries: bus.NewPool(2 * cfg.Concurrency), slots: make(chan struct{}, cfg.Concurrency),
+		deliveries: bus.NewPool((2 + slowFactor) * cfg.Concurrency), slots: newSlots(cfg.Concurrency),
 		warmCtx: warmCtx, stopWarm: stopWarm}
 }
 

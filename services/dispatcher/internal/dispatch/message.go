@@ -110,11 +110,14 @@ type failure struct {
 // slot. When ctx ends during a wait, that hook and the rest go back with
 // the holds they still need, as below.
 //
-// A hook waits for one of the handler's delivery slots (Concurrency) at
-// most poolWait; when the pool stays busy that long, it and the rest of the
-// message are deferred (deferral.go), so that they wait in the database,
-// where any dispatcher can take them, and not here with their leases
-// running.
+// A hook waits for one of the handler's delivery slots (Concurrency, with
+// the slow room beside them: slot.go) at most poolWait; when the pool
+// stays busy that long, it and the rest of the message are deferred
+// (deferral.go), so that they wait in the database, where any dispatcher
+// can take them, and not here with their leases running. Once every hook
+// is delivering or deferred, the message gives its handler slot back
+// (bus.Delivery.Release), so that a message waiting on one slow delivery
+// does not keep the next messages from being pulled.
 //
 // A hook that cannot be delivered because of a fault (the database away,
 // shutdown cutting the delivery short, a deferral that could not be
@@ -168,7 +171,10 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 			continue
 		}
 		wg.Add(1)
-		if poolBusy || !h.takeDeliverySlot(ctx, &wait) {
+		if !poolBusy {
+			due.slot = h.slots.take(ctx, &wait)
+		}
+		if due.slot == nil {
 			poolBusy = true
 			// Each deferral waits for its result's batch: side by side.
 			go func() {
@@ -179,7 +185,6 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 			}()
 			continue
 		}
-		due.slot = &deliverySlot{slots: h.slots}
 		h.deliveries.Go(func() {
 			defer wg.Done()
 			defer due.slot.free()
@@ -188,6 +193,10 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 			}
 		})
 	}
+	// Every hook is on its way: the message needs no more of bus's
+	// handler slots, which go to the next messages while slow deliveries
+	// of this one finish.
+	d.Release()
 	wg.Wait()
 	if started == 0 && len(malformed) > 0 {
 		return bus.Drop(errors.Join(malformed...))
@@ -315,73 +324,6 @@ const poolWait = 2 * time.Second
 
 // poolDefer is the suggested deferral of a hook that found the pool busy.
 const poolDefer = time.Second
-
-// takeDeliverySlot takes one of the handler's Concurrency delivery slots,
-// waiting up to wait's length; false when none freed (or ctx ended).
-func (h *Handler) takeDeliverySlot(ctx context.Context, wait *slotWait) bool {
-	select {
-	case h.slots <- struct{}{}:
-		return true
-	default:
-	}
-	select {
-	case h.slots <- struct{}{}:
-		return true
-	case <-wait.start():
-	case <-ctx.Done():
-	}
-	return false
-}
-
-// slotWait times a message's waits for delivery slots, one after another,
-// on one timer: made at the first wait, reset for each after it. In a
-// burst every hook waits for a slot, and a timer made and stopped for each
-// wait was about 2 % of the dispatcher's CPU (docs/benchmarks.md, "A
-// thirteenth machine"). One goroutine owns it.
-type slotWait struct {
-	length time.Duration
-	timer  *time.Timer
-}
-
-// start starts a wait and returns the channel its end is sent on. Since
-// Go 1.23 a timer's channel holds no expiry from before a Reset, so an
-// earlier wait that ended with a slot cannot end this one early.
-func (w *slotWait) start() <-chan time.Time {
-	if w.timer == nil {
-		w.timer = time.NewTimer(w.length)
-	} else {
-		w.timer.Reset(w.length)
-	}
-	return w.timer.C
-}
-
-// stop releases the timer, if a wait made one.
-func (w *slotWait) stop() {
-	if w.timer != nil {
-		w.timer.Stop()
-	}
-}
-
-// deliverySlot is a delivery's hold on one of the handler's slots. The
-// delivery frees it once its exchange is over, before its result waits for
-// its batch (reportResult): the wait is the result linger and a publish,
-// and a slot held through it would cap the deliveries a second at
-// Concurrency / (exchange + linger + publish) instead of Concurrency /
-// exchange. One goroutine owns it: free gives the slot back once, however
-// often it is called, and does nothing on a nil slot (a deferral of a hook
-// that found the pool busy holds none).
-type deliverySlot struct {
-	// slots is the handler's, nil once this one is freed.
-	slots chan struct{}
-}
-
-func (s *deliverySlot) free() {
-	if s == nil || s.slots == nil {
-		return
-	}
-	<-s.slots
-	s.slots = nil
-}
 
 // deferOne defers a hook that found the delivery pool busy, under its
 // deliver span like any other handling.

@@ -170,29 +170,25 @@ func TestHandleDefersABatchWhoseHooksAllFindTheirHostBusy(t *testing.T) {
 }
 
 // TestHandleDefersHooksWhileTheDeliveryPoolStaysBusy: with the handler's
-// one delivery slot held by a receiver that does not answer, a batch's
-// hooks are deferred once the pool has stayed busy for its bound, not held
-// until their leases expire.
+// one delivery slot and its slow room held by a receiver that does not
+// answer, a batch's hooks are deferred once the pool has stayed busy for
+// its bound, not held until their leases expire.
 func TestHandleDefersHooksWhileTheDeliveryPoolStaysBusy(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
 	b := setup(t, nil)
-	slow := fixture.StartReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		w.WriteHeader(http.StatusOK)
-	})
+	slow, releaseSlow := b.hangingReceiver(t)
 	h := b.handlerWith(t, dispatch.Config{Concurrency: 1, DeliveryTimeout: 10 * time.Second})
 	t.Cleanup(h.Close)
-	t.Cleanup(func() { close(release) })
+	t.Cleanup(releaseSlow)
 
-	blocker := b.dueHook(t, fixture.Project{ActiveKey: "k"})
-	blocker.Url = slow.URL + "/slow"
-	first := make(chan error, 1)
-	go func() { first <- b.handle(t, h, blocker) }()
-	slow.WaitFor(t, 1)
+	blockers := 1 + dispatch.SlowRoom(1)
+	handled := make(chan error, blockers)
+	for range blockers {
+		blocker := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+		blocker.Url = slow.URL + "/slow"
+		go func() { handled <- b.handle(t, h, blocker) }()
+	}
+	slow.WaitFor(t, blockers)
 
 	hooks, d := b.batch(t, 3)
 	require.NoError(t, h.Handle(context.Background(), d))
@@ -202,8 +198,49 @@ func TestHandleDefersHooksWhileTheDeliveryPoolStaysBusy(t *testing.T) {
 	for _, due := range hooks {
 		requireDeferred(t, due, res[due.GetHookId()])
 	}
-	release <- struct{}{}
+	releaseSlow()
+	for range blockers {
+		require.NoError(t, <-handled)
+	}
+}
+
+// TestASlowDeliveryGivesItsSlotToTheNextHooks: a delivery waiting on a
+// receiver that does not answer moves to the slow room, and the hooks of
+// the next message are delivered on its slot meanwhile, not deferred.
+func TestASlowDeliveryGivesItsSlotToTheNextHooks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	slow, releaseSlow := b.hangingReceiver(t)
+	h := b.handlerWith(t, dispatch.Config{Concurrency: 1, DeliveryTimeout: 10 * time.Second})
+	t.Cleanup(h.Close)
+	t.Cleanup(releaseSlow)
+
+	blocker := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	blocker.Url = slow.URL + "/slow"
+	first := make(chan error, 1)
+	go func() { first <- b.handle(t, h, blocker) }()
+	slow.WaitFor(t, 1)
+
+	_, d := b.batch(t, 3)
+	require.NoError(t, h.Handle(context.Background(), d))
+	require.Len(t, b.receiver.Received(), 3, "delivered while the slow delivery hangs")
+	releaseSlow()
 	require.NoError(t, <-first)
+}
+
+// hangingReceiver is a receiver that answers 200 only once release is
+// called (or its request ends); release may be called any number of times.
+func (b *bundle) hangingReceiver(t *testing.T) (*fixture.Receiver, func()) {
+	t.Helper()
+	hold := make(chan struct{})
+	r := fixture.StartReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	return r, sync.OnceFunc(func() { close(hold) })
 }
 
 func TestHandleDropsABatchThatDoesNotDecode(t *testing.T) {

@@ -124,7 +124,7 @@ var Registry = []Scenario{
 		},
 		Plan: func(c Config) plan {
 			r := realisticOf(c)
-			return plan{name: "realistic", hooks: r.hooks(), deadline: realisticDeadline, realistic: r}
+			return plan{name: "realistic", hooks: r.hooks(), deadline: realisticDeadline, realistic: r, profile: true}
 		},
 		RealWorld: true,
 	},

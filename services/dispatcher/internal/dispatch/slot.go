@@ -1,0 +1,202 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Delivery slots. The handler's Concurrency slots bound the deliveries
+// being worked on: waiting for a host's slot, connecting, sending, reading
+// the answer. A delivery still in flight slowAfter after it took its slot
+// is waiting on a slow receiver, which costs this process a goroutine and
+// a connection but no work; once a hook is kept waiting for a slot, such a
+// delivery moves to the slow room (slowFactor x Concurrency) and gives its
+// slot to the hook. So a domain's slow or hanging paths (answers in
+// seconds, timeouts) take the slow room, not the slots the fast paths'
+// hooks need, and a burst of fast deliveries is bounded by Concurrency as
+// before. The move is made by the waiting hook, as hostlimit parks a
+// flow's slow deliveries: nothing runs while no hook waits.
+
+const (
+	// slowAfter is how long a delivery holds its slot before it may move
+	// to the slow room: many times a healthy receiver's answer, and short
+	// enough that the slots turn over at a few thousand deliveries a
+	// second when some receivers take seconds.
+	slowAfter = 250 * time.Millisecond
+	// slowFactor sizes the slow room, in multiples of Concurrency.
+	slowFactor = 4
+)
+
+// slots are the handler's delivery slots and slow room. Guarded by mu:
+// room, and the list of deliveries holding a slot from first (the oldest)
+// to last; the channel's buffer is the slots taken, so a hook waits for a
+// slot on it.
+type slots struct {
+	taken chan struct{}
+
+	mu          sync.Mutex
+	room        int // left in the slow room
+	first, last *deliverySlot
+}
+
+func newSlots(concurrency int) *slots {
+	return &slots{taken: make(chan struct{}, concurrency), room: SlowRoom(concurrency)}
+}
+
+// deliverySlot is a delivery's hold on a slot, or once moved on the slow
+// room. The delivery frees it once its exchange is over, before its result
+// waits for its batch (reportResult): the wait is the result linger and a
+// publish, and a slot held through it would cap the deliveries a second at
+// Concurrency / (exchange + linger + publish) instead of Concurrency /
+// exchange. free gives it back once, however often it is called, and does
+// nothing on a nil slot (a deferral of a hook that found the pool busy
+// holds none).
+type deliverySlot struct {
+	s     *slots
+	taken time.Time
+	// Guarded by s.mu.
+	moved, freed bool
+	prev, next   *deliverySlot
+}
+
+// take takes a slot, waiting up to wait's length for one to be freed or
+// for a delivery to move to the slow room; nil when none came (or ctx
+// ended). Each turn of its loop takes a slot, moves deliveries, or waits
+// until the wait's end, the oldest delivery may move, or slowAfter,
+// whichever is first: a bounded number of turns.
+func (s *slots) take(ctx context.Context, wait *slotWait) *deliverySlot {
+	select {
+	case s.taken <- struct{}{}:
+		return s.hold()
+	default:
+	}
+	end := time.Now().Add(wait.length)
+	for {
+		now := time.Now()
+		left := end.Sub(now)
+		// When none can move now (the room full, or the slots' holders
+		// not yet listed), look again a slowAfter later.
+		moveIn := s.moveSlow(now)
+		if moveIn < 0 {
+			moveIn = slowAfter
+		}
+		left = min(left, max(moveIn, time.Millisecond))
+		if left <= 0 {
+			return nil
+		}
+		select {
+		case s.taken <- struct{}{}:
+			return s.hold()
+		case <-wait.start(left):
+		case <-ctx.Done():
+			return nil
+		}
+		if !time.Now().Before(end) {
+			// One last try: a slot may have come free as the wait ended.
+			select {
+			case s.taken <- struct{}{}:
+				return s.hold()
+			default:
+				return nil
+			}
+		}
+	}
+}
+
+// hold registers a slot just taken, the newest.
+func (s *slots) hold() *deliverySlot {
+	d := &deliverySlot{s: s, taken: time.Now()}
+	s.mu.Lock()
+	d.prev = s.last
+	if s.last != nil {
+		s.last.next = d
+	} else {
+		s.first = d
+	}
+	s.last = d
+	s.mu.Unlock()
+	return d
+}
+
+// moveSlow moves the deliveries that have held their slot for slowAfter,
+// oldest first, to the slow room while it has space, freeing their slots.
+// It returns how long until the oldest left may move, -1 when none can
+// (no delivery holds a slot, or the room is full).
+func (s *slots) moveSlow(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.first != nil && s.room > 0 {
+		d := s.first
+		if in := d.taken.Add(slowAfter).Sub(now); in > 0 {
+			return in
+		}
+		s.unlink(d)
+		d.moved = true
+		s.room--
+		<-s.taken
+	}
+	return -1
+}
+
+// unlink takes d off the list of slots held; s.mu is held.
+func (s *slots) unlink(d *deliverySlot) {
+	if d.prev != nil {
+		d.prev.next = d.next
+	} else {
+		s.first = d.next
+	}
+	if d.next != nil {
+		d.next.prev = d.prev
+	} else {
+		s.last = d.prev
+	}
+	d.prev, d.next = nil, nil
+}
+
+func (d *deliverySlot) free() {
+	if d == nil {
+		return
+	}
+	s := d.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case d.freed:
+		return
+	case d.moved:
+		s.room++
+	default:
+		s.unlink(d)
+		<-s.taken
+	}
+	d.freed = true
+}
+
+// slotWait times a message's waits for delivery slots, one after another,
+// on one timer: made at the first wait, reset for each after it. In a
+// burst every hook waits for a slot, and a timer made and stopped for each
+// wait was a visible share of the dispatcher's CPU. One goroutine owns it.
+type slotWait struct {
+	length time.Duration
+	timer  *time.Timer
+}
+
+// start starts a wait of d and returns the channel its end is sent on.
+// Since Go 1.23 a timer's channel holds no expiry from before a Reset, so
+// an earlier wait that ended with a slot cannot end this one early.
+func (w *slotWait) start(d time.Duration) <-chan time.Time {
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	return w.timer.C
+}
+
+// stop releases the timer, if a wait made one.
+func (w *slotWait) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
