@@ -134,10 +134,13 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 			"max_connections", maxConns, "configured", cfg.MaxConnections, "rlimit_nofile", fileLimit)
 	}
 	limited := connlimit.New(listener, maxConns)
+	// Sockets are counted among the connections: at most half of them.
+	sockets := max(1, min(cfg.ListenerMaxSockets, maxConns/2))
 	tickets := listen.NewTickets(queries, cfg.PublicURL)
 	hub, err := listen.NewHub(listen.Config{
 		ResumeWindow: cfg.ListenerResumeWindow, HeaderPrefix: cfg.HeaderPrefix,
 		PublicURL: cfg.PublicURL, Intervals: cfg.ListenerIntervals,
+		MaxSockets: sockets, MaxProjectSockets: min(cfg.ListenerMaxProjectSockets, sockets),
 	}, queries, nc, log)
 	if err != nil {
 		_ = listener.Close()

@@ -53,6 +53,9 @@ func TestConfigDefaults(t *testing.T) {
 		AuthFailuresPerMinute: 20,
 		SecretKeys:            secrettest.Keys,
 		ListenerResumeWindow:  15 * time.Minute,
+
+		ListenerMaxSockets:        1000,
+		ListenerMaxProjectSockets: 20,
 	}, cfg)
 }
 
@@ -81,6 +84,9 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_SECRET_KEYS":                      secrettest.Keys,
 		"SUNDIAL_PUBLIC_URL":                       "https://sundial.example.com",
 		"SUNDIAL_LISTENER_RESUME_WINDOW":           "2m",
+
+		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS":             "200",
+		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT": "5",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, app.Config{
@@ -91,6 +97,7 @@ func TestConfigFromEnv(t *testing.T) {
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.1"},
 		SecretKeys:     secrettest.Keys,
 		PublicURL:      "https://sundial.example.com", ListenerResumeWindow: 2 * time.Minute,
+		ListenerMaxSockets: 200, ListenerMaxProjectSockets: 5,
 	}, cfg)
 }
 
@@ -126,6 +133,9 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_PUBLIC_URL":                       "ftp://sundial.example.com/v1",
 		"SUNDIAL_LISTENER_RESUME_WINDOW":           "0s",
 		"SUNDIAL_STREAM_REPLICAS":                  "7",
+
+		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS":             "6000",
+		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT": "0",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{"SUNDIAL_HTTP_ADDR", "SUNDIAL_LOG_LEVEL", "SUNDIAL_HEADER_PREFIX",
@@ -133,7 +143,8 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_GATEWAY_CREATE_BATCH", "SUNDIAL_GATEWAY_CREATE_LINGER", "SUNDIAL_GATEWAY_CREATE_IN_FLIGHT",
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL", "SUNDIAL_GATEWAY_MAX_CONNECTIONS", "SUNDIAL_GATEWAY_IDLE_TIMEOUT",
 		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", "SUNDIAL_GATEWAY_TRUSTED_PROXIES", "SUNDIAL_SECRET_KEYS",
-		"SUNDIAL_PUBLIC_URL", "SUNDIAL_LISTENER_RESUME_WINDOW", "SUNDIAL_STREAM_REPLICAS"} {
+		"SUNDIAL_PUBLIC_URL", "SUNDIAL_LISTENER_RESUME_WINDOW", "SUNDIAL_STREAM_REPLICAS",
+		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS", "SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT"} {
 		require.ErrorContains(t, err, name)
 	}
 }

@@ -116,6 +116,12 @@ type Config struct {
 	// last listener disconnected, to be delivered to it on reconnect
 	// (SUNDIAL_LISTENER_RESUME_WINDOW).
 	ListenerResumeWindow time.Duration
+	// ListenerMaxSockets bounds the listener sockets this gateway holds
+	// (SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS), at most half of
+	// MaxConnections, among which they are counted: sockets never take the
+	// room of API requests. ListenerMaxProjectSockets bounds one project's
+	// (SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT).
+	ListenerMaxSockets, ListenerMaxProjectSockets int
 
 	// ListenerIntervals are the listener protocol's timings (pings,
 	// silence, key checks, presence heartbeat, ack timeout); zero fields
@@ -149,6 +155,9 @@ const (
 	DefaultIdleTimeout      = 60 * time.Second
 	DefaultAuthFailures     = auththrottle.DefaultFailures
 	DefaultResumeWindow     = 15 * time.Minute
+	// About 40 KiB each while open: 1,000 sockets cost a gateway 40 MiB.
+	DefaultListenerMaxSockets        = 1_000
+	DefaultListenerMaxProjectSockets = 20
 )
 
 // Upper bounds that catch a misplaced digit.
@@ -193,6 +202,9 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		SecretKeys:            r.String(secretbox.EnvVar, ""),
 		PublicURL:             r.String("SUNDIAL_PUBLIC_URL", ""),
 		ListenerResumeWindow:  r.Duration("SUNDIAL_LISTENER_RESUME_WINDOW", DefaultResumeWindow),
+
+		ListenerMaxSockets:        r.Int("SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS", DefaultListenerMaxSockets),
+		ListenerMaxProjectSockets: r.Int("SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT", DefaultListenerMaxProjectSockets),
 	}
 	// A variable that failed to parse keeps its default, so Validate reports
 	// only the other problems, and the two lists do not overlap.
@@ -237,6 +249,11 @@ func (c Config) Validate() error {
 		"SUNDIAL_PUBLIC_URL=%q: want an absolute http or https URL without query or fragment, e.g. https://sundial.example.com", c.PublicURL)
 	check.That(c.ListenerResumeWindow >= time.Second && c.ListenerResumeWindow <= maxResumeWindow,
 		"SUNDIAL_LISTENER_RESUME_WINDOW=%s: want 1s to %s", c.ListenerResumeWindow, maxResumeWindow)
+	check.That(c.ListenerMaxSockets >= 1 && c.ListenerMaxSockets <= c.MaxConnections/2,
+		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS=%d: want 1 to half SUNDIAL_GATEWAY_MAX_CONNECTIONS (%d)", c.ListenerMaxSockets, c.MaxConnections/2)
+	check.That(c.ListenerMaxProjectSockets >= 1 && c.ListenerMaxProjectSockets <= c.ListenerMaxSockets,
+		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT=%d: want 1 to SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS (%d)",
+		c.ListenerMaxProjectSockets, c.ListenerMaxSockets)
 	secretsErr := secretbox.CheckEnv(c.SecretKeys)
 	check.That(secretsErr == nil, "%v", secretsErr)
 	if c.CreateBatch > 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/listen"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // The listener's protocol, from docs/listener.md: these tests are its
@@ -764,4 +765,50 @@ func TestListenerNotifiesTheSchedulerOnTheFirstSocket(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, listen.Channel, n.Channel)
 	require.Equal(t, b.creds.ProjectID, n.Payload)
+}
+
+// TestListenerSocketsOverTheBoundsAreClosed1013 opens sockets past a
+// project's bound and past the gateway's: each over one is closed at once
+// with 1013 and says which bound, a closed socket makes room again, and the
+// API still answers another project meanwhile.
+func TestListenerSocketsOverTheBoundsAreClosed1013(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *app.Config) {
+		c.ListenerMaxSockets = 3
+		c.ListenerMaxProjectSockets = 2
+	})
+	other, err := app.CreateProject(b.ctx, app.Database{URL: b.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
+	require.NoError(t, err)
+	dial := func(key string) *wsClient {
+		t.Helper()
+		res := b.do(http.MethodPost, "/v1/ws/ticket", nil, header("X-API-Key", key))
+		require.Equal(t, http.StatusOK, res.status, string(res.body))
+		tk := decodeStrict[ticketJSON](t, res.body)
+		return dialURL(t, tk.Data.URL+"?ticket="+tk.Data.Ticket)
+	}
+	refused := func(w *wsClient, reason string) {
+		t.Helper()
+		_, _, err := w.c.Read(t.Context())
+		require.Equal(t, websocket.StatusTryAgainLater, websocket.CloseStatus(err), "read: %v", err)
+		var ce websocket.CloseError
+		require.ErrorAs(t, err, &ce)
+		require.Contains(t, ce.Reason, reason)
+	}
+
+	first := dial(b.creds.APIKey)
+	first.connected()
+	dial(b.creds.APIKey).connected()
+	refused(dial(b.creds.APIKey), "the project has 2 listeners on this server")
+
+	dial(other.APIKey).connected()
+	refused(dial(other.APIKey), "this server holds its most listeners")
+	res := b.do(http.MethodGet, "/v1/hooks", nil, header("X-API-Key", other.APIKey))
+	require.Equal(t, http.StatusOK, res.status, "the API answers beside the sockets: %s", res.body)
+
+	require.NoError(t, first.c.Close(websocket.StatusNormalClosure, ""))
+	require.Eventually(t, func() bool {
+		w := dial(other.APIKey)
+		typ, data, err := w.c.Read(t.Context())
+		return err == nil && typ == websocket.MessageText && strings.Contains(string(data), `"connected"`)
+	}, 10*time.Second, 50*time.Millisecond, "a closed socket never made room")
 }

@@ -74,6 +74,9 @@ func testConfig(t testing.TB, dbURL string) app.Config {
 		AuthFailuresPerMinute: 0,
 		SecretKeys:            secrettest.Keys,
 		ListenerResumeWindow:  app.DefaultResumeWindow,
+
+		ListenerMaxSockets:        app.DefaultListenerMaxSockets,
+		ListenerMaxProjectSockets: app.DefaultListenerMaxProjectSockets,
 	}
 }
 

@@ -8,6 +8,10 @@
 // timing every other client out. Only when every connection is busy with a
 // request is a newcomer closed at once.
 //
+// A connection taken over by its handler (a WebSocket upgrade hijacks it)
+// stays counted, as busy, until it is closed: sockets and requests share
+// the one budget of file descriptors.
+//
 // Closing an idle keep-alive connection is what HTTP allows a server to do
 // at any time; a request racing the close fails like one racing an idle
 // timeout, which clients retry.
@@ -48,11 +52,33 @@ func (l *Limiter) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.admit(c) {
-			return c, nil
+		counted := &conn{Conn: c, l: l}
+		if l.admit(counted) {
+			return counted, nil
 		}
 		_ = c.Close()
 	}
+}
+
+// conn is an accepted connection: closing it counts it out, which is how a
+// hijacked one, whose closing the server does not report, leaves the count.
+type conn struct {
+	net.Conn
+	l *Limiter
+}
+
+func (c *conn) Close() error {
+	c.l.forget(c)
+	return c.Conn.Close()
+}
+
+// CloseWrite half-closes the connection when it can, as net/http does to a
+// *net.TCPConn before closing it so that the client reads the last answer.
+func (c *conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 // admit counts c in, making room if needed; false when every connection
@@ -98,18 +124,35 @@ func (l *Limiter) Track(c net.Conn, s http.ConnState) {
 		} else {
 			l.conns[c] = l.idle.PushBack(c)
 		}
-	case http.StateActive:
+	case http.StateActive, http.StateHijacked:
+		// A hijacked connection is busy until its new owner closes it.
 		if el != nil {
 			l.idle.Remove(el)
 			l.conns[c] = nil
 		}
-	case http.StateHijacked, http.StateClosed:
-		if el != nil {
-			l.idle.Remove(el)
-		}
-		delete(l.conns, c)
-		l.open--
+	case http.StateClosed:
+		l.forgetLocked(c)
 	}
+}
+
+// forget counts c out, once, whichever of its closing and the server's
+// StateClosed comes first; an evicted connection is already out.
+func (l *Limiter) forget(c net.Conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.forgetLocked(c)
+}
+
+func (l *Limiter) forgetLocked(c net.Conn) {
+	el, ok := l.conns[c]
+	if !ok {
+		return
+	}
+	if el != nil {
+		l.idle.Remove(el)
+	}
+	delete(l.conns, c)
+	l.open--
 }
 
 // Stats are counts since the start.

@@ -24,6 +24,15 @@ func serve(t *testing.T, max int, release chan struct{}) (*connlimit.Limiter, st
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, _ *http.Request) { <-release })
+	// /hijack takes the connection over, as a WebSocket upgrade does, and
+	// closes it once release is closed.
+	mux.HandleFunc("/hijack", func(w http.ResponseWriter, _ *http.Request) {
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		go func() { <-release; _ = c.Close() }()
+	})
 	srv := &http.Server{Handler: mux, ConnState: lim.Track, ReadHeaderTimeout: time.Minute}
 	go func() { _ = srv.Serve(lim) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -115,4 +124,28 @@ func TestCapFitsUnderTheFileLimit(t *testing.T) {
 	require.Equal(t, int(float64(limit)*0.75), got)
 	got, _ = connlimit.Cap(10)
 	require.Equal(t, 10, got)
+}
+
+func TestAHijackedConnectionCountsUntilItCloses(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	lim, addr := serve(t, 1, release)
+	socket, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer socket.Close()
+	_, err = fmt.Fprintf(socket, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return lim.Stats().Open == 1 && lim.Stats().Idle == 0 }, 10*time.Second, time.Millisecond)
+
+	_, err = get(addr)
+	require.Error(t, err, "the hijacked connection holds the only place: the newcomer is closed")
+	require.Equal(t, uint64(1), lim.Stats().Refused)
+	require.Equal(t, 1, lim.Stats().Open, "the hijacked connection is still counted")
+
+	close(release)
+	require.Eventually(t, func() bool { return lim.Stats().Open == 0 }, 10*time.Second, time.Millisecond,
+		"closing the hijacked connection counts it out")
+	status, err := get(addr)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status)
 }

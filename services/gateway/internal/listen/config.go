@@ -89,12 +89,20 @@ type Config struct {
 	PublicURL string
 	// Intervals are the protocol's timings; zero fields take the defaults.
 	Intervals Intervals
+	// MaxSockets bounds this gateway's sockets, of every project
+	// (SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS), and MaxProjectSockets one
+	// project's (SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT). A socket
+	// over either is closed with 1013 at once.
+	MaxSockets, MaxProjectSockets int
 }
 
 // Validate reports what the hub cannot run with.
 func (c Config) Validate() error {
 	if c.ResumeWindow <= 0 {
 		return errors.New("listener: resume window must be positive")
+	}
+	if c.MaxProjectSockets < 1 || c.MaxProjectSockets > c.MaxSockets {
+		return errors.New("listener: want 1 <= sockets per project <= sockets")
 	}
 	return nil
 }

@@ -57,12 +57,17 @@ func (h *Hub) Handler(tickets Redeemer) http.Handler {
 func (h *Hub) serve(ws *websocket.Conn, g Grant, forward bool) {
 	s := newSocket(h, uuid.NewString(), g, forward, ws)
 	added, err := h.add(s)
-	if err != nil {
+	var full errFull
+	switch {
+	case errors.As(err, &full):
+		h.log.Debug("listener socket refused", "project_id", g.ProjectID, "reason", string(full))
+		_ = ws.Close(websocket.StatusTryAgainLater, string(full))
+		return
+	case err != nil:
 		h.log.Error("listener socket refused", "project_id", g.ProjectID, "error", err)
 		_ = ws.Close(websocket.StatusInternalError, "internal error; reconnect")
 		return
-	}
-	if !added {
+	case !added:
 		_ = ws.Write(h.base, websocket.MessageText,
 			encode(closingMessage{Type: typeClosing, Reason: "shutdown", Message: shutdownMessage}))
 		_ = ws.Close(websocket.StatusGoingAway, "shutdown")

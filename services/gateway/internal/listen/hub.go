@@ -38,6 +38,7 @@ type Hub struct {
 
 	mu       sync.Mutex
 	projects map[uuid.UUID]*projectSockets
+	total    int // sockets of every project
 	closing  bool
 	sockets  sync.WaitGroup
 	// changed wakes the presence writer when a project gains its first
@@ -99,8 +100,15 @@ func (h *Hub) add(s *socket) (bool, error) {
 	return true, nil
 }
 
+// errFull refuses a socket over this gateway's or its project's bound; its
+// text is the close reason.
+type errFull string
+
+func (e errFull) Error() string { return string(e) }
+
 // register adds s to its project's sockets; subscribed when it is the
-// project's first, and the project's deliveries were subscribed to.
+// project's first, and the project's deliveries were subscribed to. Over a
+// bound it returns an errFull.
 func (h *Hub) register(s *socket) (added, subscribed bool, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -108,6 +116,12 @@ func (h *Hub) register(s *socket) (added, subscribed bool, err error) {
 		return false, false, nil
 	}
 	p := h.projects[s.grant.ProjectID]
+	switch {
+	case p != nil && len(p.sockets) >= h.cfg.MaxProjectSockets:
+		return false, false, errFull(fmt.Sprintf("the project has %d listeners on this server, its most; close one", len(p.sockets)))
+	case h.total >= h.cfg.MaxSockets:
+		return false, false, errFull("this server holds its most listeners; retry later")
+	}
 	if p == nil {
 		sub, err := h.nc.QueueSubscribe(Subject+s.grant.ProjectID.String(), QueueGroup, h.receive)
 		if err != nil {
@@ -119,6 +133,7 @@ func (h *Hub) register(s *socket) (added, subscribed bool, err error) {
 		h.signal()
 	}
 	p.sockets = append(p.sockets, s)
+	h.total++
 	h.sockets.Add(1)
 	return true, subscribed, nil
 }
@@ -134,6 +149,7 @@ func (h *Hub) remove(s *socket) {
 	for i, x := range p.sockets {
 		if x == s {
 			p.sockets = append(p.sockets[:i], p.sockets[i+1:]...)
+			h.total--
 			h.sockets.Done()
 			break
 		}
