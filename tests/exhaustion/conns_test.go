@@ -55,7 +55,7 @@ func TestIdleSocketsDoNotLockOutOtherClients(t *testing.T) {
 		t.Logf("the gateway runs with an open file limit of %d, not %d, to stay below the %d sockets held", gatewayFiles, maxGatewayFiles, hold)
 	}
 
-	g := startGateway(t, gatewayFiles)
+	g := startGateway(t, gatewayFiles, nil)
 	baseline := g.openFiles(t)
 
 	// The attacker: connections that each make one request and stay open,

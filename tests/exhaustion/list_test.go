@@ -32,7 +32,7 @@ func TestListingLargeHooksKeepsGatewayMemoryBounded(t *testing.T) {
 		dataSize = 1_000_000
 		budget   = 4 << 20 // hooklist.MaxPageBytes
 	)
-	g := startGateway(t, 0)
+	g := startGateway(t, 0, nil)
 	client := &http.Client{Timeout: 120 * time.Second}
 	body := `{"path":"/big","postAt":"2099-01-01T00:00:00Z","data":{"blob":"` + strings.Repeat("x", dataSize) + `"}}`
 	start := time.Now()

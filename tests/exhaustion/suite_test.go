@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -42,8 +43,9 @@ type gatewayProcess struct {
 
 // startGateway runs `gateway serve` on a fresh database and NATS server,
 // with nofile as its open file limit when above 0 (set by the shell that
-// execs it, so the gateway reads it at start), and waits until it answers.
-func startGateway(t *testing.T, nofile int) *gatewayProcess {
+// execs it, so the gateway reads it at start) and extra added to its
+// environment, and waits until it answers.
+func startGateway(t *testing.T, nofile int, extra map[string]string) *gatewayProcess {
 	t.Helper()
 	ctx := context.Background()
 	dbURL := pgtest.NewDB(t)
@@ -65,6 +67,7 @@ func startGateway(t *testing.T, nofile int) *gatewayProcess {
 		"SUNDIAL_LOG_LEVEL":             "warn",
 		"SUNDIAL_SECRET_KEYS":           secrettest.Keys,
 	}
+	maps.Copy(env, extra)
 	creds, err := gateway.CreateProject(ctx, gateway.Database{URL: dbURL, SecretKeys: secrettest.Keys}, "exhaustion", "hooks.example.com")
 	require.NoError(t, err)
 	// Lift the per-key rate limit: the tests create hooks as fast as they can.

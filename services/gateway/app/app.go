@@ -160,7 +160,8 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	// Deleting a sequence cancels its hooks as bulk cancel does.
 	sequences := sequence.NewService(pool, bulkActions)
 	handler := api.New(api.Deps{
-		Config:       api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies},
+		Config: api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies,
+			BodyBytesInFlight: int64(cfg.BodyBytesInFlight)},
 		Log:          log,
 		Keys:         apikey.NewVerifier(queries),
 		KeyCache:     keyCache,

@@ -49,6 +49,7 @@ func TestConfigDefaults(t *testing.T) {
 		KeyCacheTTL:      time.Second,
 
 		MaxConnections:        10_000,
+		BodyBytesInFlight:     32 << 20,
 		IdleTimeout:           time.Minute,
 		AuthFailuresPerMinute: 20,
 		SecretKeys:            secrettest.Keys,
@@ -86,6 +87,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_LISTENER_RESUME_WINDOW":           "2m",
 
 		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS":             "200",
+		"SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT":             "1048576",
 		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT": "5",
 	}))
 	require.NoError(t, err)
@@ -97,7 +99,7 @@ func TestConfigFromEnv(t *testing.T) {
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.1"},
 		SecretKeys:     secrettest.Keys,
 		PublicURL:      "https://sundial.example.com", ListenerResumeWindow: 2 * time.Minute,
-		ListenerMaxSockets: 200, ListenerMaxProjectSockets: 5,
+		ListenerMaxSockets: 200, ListenerMaxProjectSockets: 5, BodyBytesInFlight: 1 << 20,
 	}, cfg)
 }
 
@@ -135,6 +137,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_STREAM_REPLICAS":                  "7",
 
 		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS":             "6000",
+		"SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT":             "1000",
 		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT": "0",
 	}))
 	require.Error(t, err)
@@ -144,7 +147,8 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL", "SUNDIAL_GATEWAY_MAX_CONNECTIONS", "SUNDIAL_GATEWAY_IDLE_TIMEOUT",
 		"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", "SUNDIAL_GATEWAY_TRUSTED_PROXIES", "SUNDIAL_SECRET_KEYS",
 		"SUNDIAL_PUBLIC_URL", "SUNDIAL_LISTENER_RESUME_WINDOW", "SUNDIAL_STREAM_REPLICAS",
-		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS", "SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT"} {
+		"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS", "SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT",
+		"SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT"} {
 		require.ErrorContains(t, err, name)
 	}
 }

@@ -86,6 +86,11 @@ type Config struct {
 	// a change of the project's rate limit, take up to this long to reach
 	// this gateway. Refused keys are never cached.
 	KeyCacheTTL time.Duration
+	// BodyBytesInFlight bounds the bytes of request bodies being handled
+	// at once (SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT): a request that does
+	// not fit is refused, unread, with 503 and Retry-After; one alone is
+	// always admitted.
+	BodyBytesInFlight int
 	// MaxConnections caps the client connections open at once
 	// (SUNDIAL_GATEWAY_MAX_CONNECTIONS), and is itself capped at three
 	// quarters of the process's open file limit. At the cap a new
@@ -152,9 +157,12 @@ const (
 	DefaultCreateInFlight   = 1
 	DefaultKeyCacheTTL      = time.Second
 	DefaultMaxConnections   = 10_000
-	DefaultIdleTimeout      = 60 * time.Second
-	DefaultAuthFailures     = auththrottle.DefaultFailures
-	DefaultResumeWindow     = 15 * time.Minute
+	// Two maximum batches: a body costs the gateway several times its
+	// size while it is decoded and stored.
+	DefaultBodyBytesInFlight = 32 << 20
+	DefaultIdleTimeout       = 60 * time.Second
+	DefaultAuthFailures      = auththrottle.DefaultFailures
+	DefaultResumeWindow      = 15 * time.Minute
 	// About 40 KiB each while open: 1,000 sockets cost a gateway 40 MiB.
 	DefaultListenerMaxSockets        = 1_000
 	DefaultListenerMaxProjectSockets = 20
@@ -167,6 +175,8 @@ const (
 	maxDatabaseMaxConns   = 1000
 	maxHeaderPrefixLength = 64
 	maxMaxConnections     = 1_000_000
+	minBodyBytesInFlight  = 1 << 20
+	maxBodyBytesInFlight  = 64 << 30
 	maxIdleTimeout        = 10 * time.Minute
 	maxAuthFailures       = 100_000
 	maxResumeWindow       = 24 * time.Hour
@@ -195,6 +205,7 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		CreateInFlight:   r.Int("SUNDIAL_GATEWAY_CREATE_IN_FLIGHT", DefaultCreateInFlight),
 		KeyCacheTTL:      r.Duration("SUNDIAL_GATEWAY_KEY_CACHE_TTL", DefaultKeyCacheTTL),
 
+		BodyBytesInFlight:     r.Int("SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT", DefaultBodyBytesInFlight),
 		MaxConnections:        r.Int("SUNDIAL_GATEWAY_MAX_CONNECTIONS", DefaultMaxConnections),
 		IdleTimeout:           r.Duration("SUNDIAL_GATEWAY_IDLE_TIMEOUT", DefaultIdleTimeout),
 		AuthFailuresPerMinute: r.Int("SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", DefaultAuthFailures),
@@ -237,6 +248,8 @@ func (c Config) Validate() error {
 		"SUNDIAL_GATEWAY_CREATE_LINGER=%s: want 0 to %s", c.CreateLinger, hook.MaxLinger)
 	check.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= keycache.MaxTTL,
 		"SUNDIAL_GATEWAY_KEY_CACHE_TTL=%s: want 0 (no cache) to %s", c.KeyCacheTTL, keycache.MaxTTL)
+	check.That(c.BodyBytesInFlight >= minBodyBytesInFlight && c.BodyBytesInFlight <= maxBodyBytesInFlight,
+		"SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT=%d: want %d to %d", c.BodyBytesInFlight, minBodyBytesInFlight, maxBodyBytesInFlight)
 	check.That(c.MaxConnections >= 1 && c.MaxConnections <= maxMaxConnections,
 		"SUNDIAL_GATEWAY_MAX_CONNECTIONS=%d: want 1 to %d", c.MaxConnections, maxMaxConnections)
 	check.That(c.IdleTimeout >= time.Second && c.IdleTimeout <= maxIdleTimeout,

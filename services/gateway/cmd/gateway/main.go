@@ -10,10 +10,16 @@ import (
 	"syscall"
 	_ "time/tzdata" // postAtLocal needs IANA zones even where the system has none
 
+	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/services/gateway/cli"
 )
 
 func main() {
+	// Go's collector defaults, with a soft memory limit under the
+	// container's: request bodies are decoded in memory, and near the
+	// limit the collector reclaims them rather than the kernel killing the
+	// process.
+	gcdefault.Apply(gcdefault.Settings{})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], cli.Stdio())
 	stop()

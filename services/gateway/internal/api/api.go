@@ -42,6 +42,9 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// (clientaddr.Of); none by default.
 	TrustedProxies []netip.Prefix
+	// BodyBytesInFlight bounds the request bodies handled at once
+	// (admission.go); 0: no bound.
+	BodyBytesInFlight int64
 }
 
 // KeyVerifier resolves an API key to its project.
@@ -142,6 +145,8 @@ type server struct {
 	endpointManagement
 	listenerTickets
 	sequenceManagement
+
+	bodies *bodyBudget // nil: no bound
 }
 
 var _ gen.StrictServerInterface = (*server)(nil)
@@ -181,6 +186,9 @@ func New(d Deps) *echo.Echo {
 	e.HTTPErrorHandler = s.handleError
 	single := int64(d.Config.MaxDataBytes) + bodyOverhead
 	e.Binder = strictBinder{limit: single, batchLimit: max(single, batchBodyLimit)}
+	if d.Config.BodyBytesInFlight > 0 {
+		s.bodies = newBodyBudget(d.Config.BodyBytesInFlight, max(single, batchBodyLimit))
+	}
 	e.Use(requestID, tracing(d.Tracing.Tracer("github.com/sundial-run/sundial/services/gateway/internal/api")),
 		accessLog(d.Log), recoverPanic)
 
@@ -194,7 +202,7 @@ func New(d Deps) *echo.Echo {
 	strict := gen.NewStrictHandler(s, []gen.StrictMiddlewareFunc{keepQuery, keepRequest})
 	// checkQuery after authentication, so that its 400 carries the quota
 	// and rate-limit headers like any other authenticated answer.
-	gen.RegisterHandlersWithBaseURL(routeMiddleware{e: e, use: []echo.MiddlewareFunc{s.authenticate, s.enforceLimits, checkQuery}}, strict, "/v1")
+	gen.RegisterHandlersWithBaseURL(routeMiddleware{e: e, use: []echo.MiddlewareFunc{s.authenticate, s.enforceLimits, checkQuery, s.admitBody}}, strict, "/v1")
 	if d.Listener.Socket != nil {
 		// The ticket is the socket's credential, not an API key.
 		e.GET(socketPath, echo.WrapHandler(d.Listener.Socket))

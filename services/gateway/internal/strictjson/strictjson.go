@@ -66,12 +66,13 @@ func Decode(body []byte, v any) error {
 	return decodeValues(body, v)
 }
 
-// decodeValues runs encoding/json once the walk has checked the names, so
-// only type mismatches remain to be reported.
+// decodeValues runs encoding/json once the walk has checked the names
+// (none unknown, one object and nothing after it), so only type mismatches
+// remain to be reported. json.Unmarshal decodes the body where it is; a
+// json.Decoder would first copy it into a buffer of its own, one more copy
+// of the largest bodies at the peak of their handling.
 func decodeValues(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err := json.Unmarshal(body, v)
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case err == nil:

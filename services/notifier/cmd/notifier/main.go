@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/notifier/app"
 )
@@ -23,6 +24,9 @@ func main() {
 }
 
 func run() int {
+	// Go's collector defaults, with a soft memory limit under the
+	// container's.
+	gcdefault.Apply(gcdefault.Settings{})
 	cfg, err := app.ConfigFromEnv(nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "notifier: configuration:", err)
