@@ -21,7 +21,11 @@ import (
 // process) must stay under 300 MiB while three clients list at once; each
 // first page holds the hooks that fit, and its cursor leads to the next
 // ones. (Walking every page to the end is tested in services/gateway/app,
-// on fewer hooks.)
+// on fewer hooks.) Then 64 clients read a first page at once: the pages
+// share the gateway's budget of bytes in flight
+// (SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT), so they shrink or are refused
+// with 503, and the peak stays under the gateway's container limit (286
+// MiB without the budget).
 func TestListingLargeHooksKeepsGatewayMemoryBounded(t *testing.T) {
 	useBinary(t)
 	t.Parallel()
@@ -32,7 +36,9 @@ func TestListingLargeHooksKeepsGatewayMemoryBounded(t *testing.T) {
 		dataSize = 1_000_000
 		budget   = 4 << 20 // hooklist.MaxPageBytes
 	)
-	g := startGateway(t, 0, nil)
+	// The soft limit the gateway sets itself in its container (256 Mi):
+	// 90 % of it.
+	g := startGateway(t, 0, map[string]string{"GOMEMLIMIT": "230MiB"})
 	client := &http.Client{Timeout: 120 * time.Second}
 	body := `{"path":"/big","postAt":"2099-01-01T00:00:00Z","data":{"blob":"` + strings.Repeat("x", dataSize) + `"}}`
 	start := time.Now()
@@ -81,6 +87,44 @@ func TestListingLargeHooksKeepsGatewayMemoryBounded(t *testing.T) {
 		}
 	}
 	require.Less(t, peak, maxPeak, "the gateway's peak RSS while three clients list 200 hooks of 1 MB")
+
+	// Many readers at once: their pages share the gateway's budget of
+	// bytes in flight, so they shrink, or are refused with 503 when it is
+	// spent, and the gateway stays in its container.
+	const readers, container = 64, 256 << 10 // kB
+	reset = g.resetPeak()
+	statuses := make([]int, readers)
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = firstPage(t, client, g, "limit=1000") })
+	}
+	wg.Wait()
+	peak = g.status(t, "VmHWM")
+	counts := map[int]int{}
+	for _, s := range statuses {
+		counts[s]++
+	}
+	t.Logf("gateway peak RSS (VmHWM) with %d readers at once: %d MiB (peak reset: %v); answers %v", readers, peak>>10, reset, counts)
+	require.Equal(t, readers, counts[http.StatusOK]+counts[http.StatusServiceUnavailable], "only pages and 503s")
+	require.Positive(t, counts[http.StatusOK])
+	require.Less(t, peak, container, "the gateway's peak RSS while %d clients list 200 hooks of 1 MB", readers)
+}
+
+// firstPage reads the first page of query and returns its status; a 503
+// must carry Retry-After.
+func firstPage(t *testing.T, client *http.Client, g *gatewayProcess, query string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, g.base+"/v1/hooks?"+query, nil)
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", g.apiKey)
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	_, err = io.Copy(io.Discard, res.Body)
+	require.NoError(t, err)
+	if res.StatusCode == http.StatusServiceUnavailable {
+		require.NotEmpty(t, res.Header.Get("Retry-After"))
+	}
+	return res.StatusCode
 }
 
 // createAll creates n hooks with body, 4 at a time.

@@ -86,10 +86,10 @@ type Config struct {
 	// a change of the project's rate limit, take up to this long to reach
 	// this gateway. Refused keys are never cached.
 	KeyCacheTTL time.Duration
-	// BodyBytesInFlight bounds the bytes of request bodies being handled
-	// at once (SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT): a request that does
-	// not fit is refused, unread, with 503 and Retry-After; one alone is
-	// always admitted.
+	// BodyBytesInFlight bounds the bytes of request bodies and hook list
+	// pages held at once (SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT): a body
+	// that does not fit is refused, unread, with 503 and Retry-After (one
+	// alone is always admitted); a page ends sooner.
 	BodyBytesInFlight int
 	// MaxConnections caps the client connections open at once
 	// (SUNDIAL_GATEWAY_MAX_CONNECTIONS), and is itself capped at three

@@ -7,16 +7,21 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Request bodies are read whole and decoded in memory, so the bodies being
-// handled at once are what the gateway's memory follows under a flood of
-// large requests: a few thousand maximum batches' worth would exhaust any
-// container. admitBody reserves each request's body from a budget of bytes
-// in flight (Config.BodyBytesInFlight) before the body is read, and gives
-// it back when the request ends. A request that does not fit is refused
-// with 503 unavailable and Retry-After, unread, and nothing of it is
-// stored: the client sends it again. A request alone in flight is always
-// admitted, so that a body within its route's limit is never refused for
-// the budget's size.
+// Request bodies are read whole and decoded in memory, and a page of hooks
+// is read whole before it is written, so the bodies and pages being handled
+// at once are what the gateway's memory follows under a flood of large
+// requests: a few maximum batches' or pages' worth each would exhaust any
+// container. They share one budget of bytes in flight
+// (Config.BodyBytesInFlight): a body is taken before it is read, a page's
+// rows as they are read, and both are given back when the request ends.
+//
+// A body that does not fit is refused with 503 unavailable and Retry-After,
+// unread, and nothing of it is stored: the client sends it again. A
+// request alone in flight is always admitted, so that a body within its
+// route's limit is never refused for the budget's size. A page takes what
+// is left of the budget, up to its own (hooklist.MaxPageBytes), and ends
+// sooner with less: its cursor continues it. With nothing left it is
+// refused like a body.
 type bodyBudget struct {
 	limit int64
 	// largest is what a body of undeclared length (chunked) reserves: the
@@ -50,7 +55,7 @@ func (b *bodyBudget) give(n int64) {
 
 // overBudget is the answer to a request whose body does not fit.
 var overBudget = newError(http.StatusServiceUnavailable, CodeUnavailable,
-	"the server is handling as many request bytes as it can hold; retry later")
+	"the server holds as many bytes of request bodies and pages as it can; retry later")
 
 // admitBody runs after authentication, so that only a project's requests
 // take from the budget.

@@ -168,10 +168,16 @@ func New(d Deps) *echo.Echo {
 		// failing here means a broken build, like a bad regexp.MustCompile.
 		panic(fmt.Sprintf("api: %v", err))
 	}
+	single := int64(d.Config.MaxDataBytes) + bodyOverhead
+	var bodies *bodyBudget
+	if d.Config.BodyBytesInFlight > 0 {
+		bodies = newBodyBudget(d.Config.BodyBytesInFlight, max(single, batchBodyLimit))
+	}
 	s := &server{
 		Deps:               d,
+		bodies:             bodies,
 		asyncAnswers:       asyncAnswers{AsyncDeps: d.Async},
-		hookList:           hookList{ListDeps: d.List, cfg: d.Config},
+		hookList:           hookList{ListDeps: d.List, cfg: d.Config, bodies: bodies},
 		bulkActions:        bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
 		projectSettings:    projectSettings{ProjectDeps: d.Project, cfg: d.Config},
 		keyManagement:      keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config, cache: d.KeyCache},
@@ -184,11 +190,7 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	single := int64(d.Config.MaxDataBytes) + bodyOverhead
 	e.Binder = strictBinder{limit: single, batchLimit: max(single, batchBodyLimit)}
-	if d.Config.BodyBytesInFlight > 0 {
-		s.bodies = newBodyBudget(d.Config.BodyBytesInFlight, max(single, batchBodyLimit))
-	}
 	e.Use(requestID, tracing(d.Tracing.Tracer("github.com/sundial-run/sundial/services/gateway/internal/api")),
 		accessLog(d.Log), recoverPanic)
 

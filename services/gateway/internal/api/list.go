@@ -30,7 +30,8 @@ type ListDeps struct {
 // hookList serves GET /v1/hooks.
 type hookList struct {
 	ListDeps
-	cfg Config
+	cfg    Config
+	bodies *bodyBudget // nil: no bound
 }
 
 // ListHooks lists the project's hooks (GET /v1/hooks). The query string is
@@ -47,15 +48,31 @@ func (l hookList) ListHooks(ctx context.Context, _ gen.ListHooksRequestObject) (
 	if err != nil {
 		return nil, listError(err)
 	}
+	var release func()
+	if l.bodies != nil {
+		// One goroutine reads the page's rows.
+		var held int64
+		q.Take = func(n int) bool {
+			if !l.bodies.take(int64(n)) {
+				return false
+			}
+			held += int64(n)
+			return true
+		}
+		release = func() { l.bodies.give(held) }
+	}
 	page, err := l.Hooks.List(ctx, projectOf(ctx), q)
 	if err != nil {
+		if release != nil {
+			release()
+		}
 		return nil, listError(err)
 	}
 	meta := gen.ListMeta{TotalItems: page.TotalItems, TotalItemsCapped: page.TotalCapped}
 	if page.NextCursor != "" {
 		meta.NextCursor = &page.NextCursor
 	}
-	return hookPage{hooks: page.Hooks, meta: meta}, nil
+	return hookPage{hooks: page.Hooks, meta: meta, release: release}, nil
 }
 
 // hookPage writes a page of hooks as gen.ListHooksResponse, one hook at a
@@ -65,12 +82,18 @@ func (l hookList) ListHooks(ctx context.Context, _ gen.ListHooksRequestObject) (
 type hookPage struct {
 	hooks []store.Hook
 	meta  gen.ListMeta
+	// release gives the page's bytes back to the budget once it is
+	// written (admission.go); nil without one.
+	release func()
 }
 
 // writeBuffer is how much of the page is written to the connection at once.
 const writeBuffer = 32 << 10
 
 func (p hookPage) VisitListHooksResponse(w http.ResponseWriter) error {
+	if p.release != nil {
+		defer p.release()
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, writeBuffer)
@@ -95,6 +118,9 @@ func (p hookPage) VisitListHooksResponse(w http.ResponseWriter) error {
 
 // listError answers the parameters at fault with a 400 naming each one.
 func listError(err error) error {
+	if errors.Is(err, hooklist.ErrBusy) {
+		return overBudget
+	}
 	var bad *hooklist.InvalidError
 	if !errors.As(err, &bad) {
 		return internal(fmt.Errorf("list hooks: %w", err))

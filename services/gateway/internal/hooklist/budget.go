@@ -2,6 +2,7 @@ package hooklist
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -21,6 +22,10 @@ import (
 // (three at once took the gateway from 122 MB to 2.87 GB).
 const MaxPageBytes = 4 << 20
 
+// ErrBusy: the budget shared with other requests (Query.Take) could not
+// spare the page's first row.
+var ErrBusy = errors.New("hooklist: no room for the page in the bytes in flight")
+
 // rowBudget is what the rows of a page may still take. It is shared by the
 // page's queries.
 type rowBudget struct {
@@ -28,6 +33,9 @@ type rowBudget struct {
 	rows    int  // rows admitted
 	largest int  // bytes of the largest row admitted
 	cut     bool // a row did not fit: the page ends before it
+	// take is Query.Take; refused when it refused the first row.
+	take    func(bytes int) bool
+	refused bool
 }
 
 // budgeted runs the list queries with rows that end at the budget.
@@ -73,6 +81,11 @@ func (r *budgetRows) Next() bool {
 	}
 	if r.b.rows > 0 && size > r.b.left {
 		r.b.cut = true
+		return false
+	}
+	if r.b.take != nil && !r.b.take(size) {
+		r.b.cut = true
+		r.b.refused = r.b.rows == 0
 		return false
 	}
 	r.b.left = max(0, r.b.left-size)

@@ -77,3 +77,30 @@ func TestBudgetAndLimitEndingTogether(t *testing.T) {
 	require.Equal(t, []uuid.UUID{hooks[2].ID}, ids(rest.Hooks))
 	require.Empty(t, rest.NextCursor)
 }
+
+// A page also ends at the first row the shared budget (Query.Take) refuses,
+// its cursor continuing from there; when it refuses the first row, the list
+// fails with ErrBusy.
+func TestPagesEndWhereTheSharedBudgetRefuses(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	var hooks []hooklisttest.Hook
+	for i := range 5 {
+		at := base.Add(time.Duration(i) * time.Second)
+		hooks = append(hooks, hooklisttest.Hook{ID: uuid.New(), Status: "pending", CreatedAt: at, PostAt: at, Data: blob(1000)})
+	}
+	e.load(t, e.project, hooks)
+	q, err := hooklist.Parse(mustQuery(t, "limit=100&sortOrder=asc"))
+	require.NoError(t, err)
+
+	rows := 0
+	q.Take = func(int) bool { rows++; return rows <= 2 }
+	p, err := e.lister.List(t.Context(), e.project, q)
+	require.NoError(t, err)
+	require.Equal(t, []uuid.UUID{hooks[0].ID, hooks[1].ID}, ids(p.Hooks))
+	require.NotEmpty(t, p.NextCursor, "the cursor continues where the budget ended the page")
+
+	q.Take = func(int) bool { return false }
+	_, err = e.lister.List(t.Context(), e.project, q)
+	require.ErrorIs(t, err, hooklist.ErrBusy)
+}

@@ -146,14 +146,15 @@ const firstChunk = 4
 
 // page reads the page's hooks in one or more queries, each continuing
 // after the last row of the one before (the keyset, as a next page does),
-// and stops at limit+1 rows or at MaxPageBytes, whichever comes first.
+// and stops at limit+1 rows, at MaxPageBytes or at a row q.Take refuses,
+// whichever comes first.
 // The rows of a query beyond the budget are discarded as they arrive
 // (rowBudget), so the memory a page takes is bounded by the budget plus
 // one row, not by limit rows. few selects the matching hooks before
 // sorting them (see List).
 func (l *Lister) page(ctx context.Context, projectID uuid.UUID, q Query, few bool) (page, error) {
 	want := q.Limit + 1
-	b := &rowBudget{left: MaxPageBytes}
+	b := &rowBudget{left: MaxPageBytes, take: q.Take}
 	qs := store.New(budgeted{db: l.db, b: b})
 	var hooks []store.Hook
 	for len(hooks) < want && !b.cut {
@@ -175,6 +176,9 @@ func (l *Lister) page(ctx context.Context, projectID uuid.UUID, q Query, few boo
 			last := hooks[len(hooks)-1]
 			q.Cursor = &Cursor{At: sortValue(q.SortBy, last), ID: last.ID}
 		}
+	}
+	if b.refused {
+		return page{}, ErrBusy
 	}
 	return page{hooks: hooks, more: b.cut}, nil
 }

@@ -82,6 +82,11 @@ type Query struct {
 	Limit int
 	// Cursor is where the page starts; nil for the first page.
 	Cursor *Cursor
+	// Take, when set, takes each row's bytes, as it is read, from a budget
+	// shared with other requests (the gateway's bytes in flight): a row it
+	// refuses ends the page before it, or, the page's first, fails the list
+	// with ErrBusy. Not part of the query a cursor belongs to.
+	Take func(bytes int) bool
 }
 
 // Names of the query parameters, as the API spells them.
