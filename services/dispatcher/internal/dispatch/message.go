@@ -171,15 +171,19 @@ func (h *Handler) deliverAll(ctx context.Context, d bus.Delivery, received time.
 			continue
 		}
 		wg.Add(1)
-		if !poolBusy {
-			due.slot = h.slots.take(ctx, &wait)
+		entered := !poolBusy && h.slots.enter(due.projectID)
+		atShare := !poolBusy && !entered
+		if entered {
+			if due.slot = h.slots.take(ctx, &wait, due.projectID); due.slot == nil {
+				h.slots.leave(due.projectID)
+				poolBusy = true
+			}
 		}
 		if due.slot == nil {
-			poolBusy = true
 			// Each deferral waits for its result's batch: side by side.
 			go func() {
 				defer wg.Done()
-				if err := h.deferOne(ctx, due); err != nil {
+				if err := h.deferOne(ctx, due, atShare); err != nil {
 					fail(msg, err)
 				}
 			}()
@@ -322,14 +326,25 @@ func holdEnd(received time.Time, msg *eventv1.DueHook) time.Time {
 // delivered in well under a second), so a healthy burst is not deferred.
 const poolWait = 2 * time.Second
 
-// poolDefer is the suggested deferral of a hook that found the pool busy.
-const poolDefer = time.Second
+// poolDefer is the suggested deferral of a hook that found the pool busy;
+// shareDefer that of a hook whose project holds its share of the pool,
+// which its deliveries, most of them slow ones by then, free at their
+// pace.
+const (
+	poolDefer  = time.Second
+	shareDefer = 2 * time.Second
+)
 
-// deferOne defers a hook that found the delivery pool busy, under its
-// deliver span like any other handling.
-func (h *Handler) deferOne(ctx context.Context, due dueHook) error {
+// deferOne defers a hook that found the delivery pool busy, or its
+// project at its share of it (atShare), under its deliver span like any
+// other handling.
+func (h *Handler) deferOne(ctx context.Context, due dueHook, atShare bool) error {
 	ctx, span := h.startDeliver(ctx, due)
-	res, err := h.deferHook(ctx, deliveryLog{h: h, due: due}, due, poolDefer, "delivery pool busy")
+	wait, why := poolDefer, "delivery pool busy"
+	if atShare {
+		wait, why = shareDefer, "project at its share of the delivery pool"
+	}
+	res, err := h.deferHook(ctx, deliveryLog{h: h, due: due}, due, wait, why)
 	endDeliver(span, res.outcome, 0, err)
 	return err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Delivery slots. The handler's Concurrency slots bound the deliveries
@@ -17,6 +19,16 @@ import (
 // hooks need, and a burst of fast deliveries is bounded by Concurrency as
 // before. The move is made by the waiting hook, as hostlimit parks a
 // flow's slow deliveries: nothing runs while no hook waits.
+//
+// The projects share the pool: a project holds at most its share in
+// flight, slots and slow room together: the pool less a reserve
+// (ProjectShare), divided among the projects with deliveries in flight or
+// waiting, its own counted. A hook of a project at its share is not waited
+// for but deferred (deferral.go). The reserve, which no project alone can
+// take, is room for another project's first hooks: a slot, or a slow
+// delivery to move out of one within slowAfter, whatever one project's
+// receivers do; and as more projects deliver, the one holding the most
+// gives way as its deliveries end.
 
 const (
 	// slowAfter is how long a delivery holds its slot before it may move
@@ -34,14 +46,60 @@ const (
 // slot on it.
 type slots struct {
 	taken chan struct{}
+	// share is what the projects share (ProjectShare); 0: no bound per
+	// project.
+	share int
 
 	mu          sync.Mutex
 	room        int // left in the slow room
 	first, last *deliverySlot
+	// projects counts each project's deliveries holding a slot or room.
+	projects map[uuid.UUID]int
 }
 
 func newSlots(concurrency int) *slots {
-	return &slots{taken: make(chan struct{}, concurrency), room: SlowRoom(concurrency)}
+	return &slots{taken: make(chan struct{}, concurrency), share: ProjectShare(concurrency),
+		room: SlowRoom(concurrency), projects: map[uuid.UUID]int{}}
+}
+
+// ProjectShare is the most deliveries one project holds in flight in a
+// handler of concurrency, alone: its slots and slow room less a reserve of
+// a quarter of its slots (at least one) for the other projects.
+func ProjectShare(concurrency int) int {
+	return concurrency + SlowRoom(concurrency) - max(1, concurrency/4)
+}
+
+// enter counts a delivery of project in, before it takes a slot, unless
+// the project holds its share of the pool or more (waiting deliveries
+// counted, so that many at once cannot all pass); false then. A delivery
+// that then takes no slot leaves again.
+func (s *slots) enter(project uuid.UUID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.projects[project]
+	active := len(s.projects)
+	if !ok {
+		active++
+	}
+	if s.share > 0 && n >= max(1, s.share/active) {
+		return false
+	}
+	s.projects[project] = n + 1
+	return true
+}
+
+// leave counts a delivery of project out: one that took no slot, or
+// freed it.
+func (s *slots) leave(project uuid.UUID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leaveLocked(project)
+}
+
+func (s *slots) leaveLocked(project uuid.UUID) {
+	if s.projects[project]--; s.projects[project] <= 0 {
+		delete(s.projects, project)
+	}
 }
 
 // deliverySlot is a delivery's hold on a slot, or once moved on the slow
@@ -53,22 +111,25 @@ func newSlots(concurrency int) *slots {
 // nothing on a nil slot (a deferral of a hook that found the pool busy
 // holds none).
 type deliverySlot struct {
-	s     *slots
-	taken time.Time
+	s       *slots
+	project uuid.UUID
+	taken   time.Time
 	// Guarded by s.mu.
 	moved, freed bool
 	prev, next   *deliverySlot
 }
 
-// take takes a slot, waiting up to wait's length for one to be freed or
-// for a delivery to move to the slow room; nil when none came (or ctx
-// ended). Each turn of its loop takes a slot, moves deliveries, or waits
-// until the wait's end, the oldest delivery may move, or slowAfter,
-// whichever is first: a bounded number of turns.
-func (s *slots) take(ctx context.Context, wait *slotWait) *deliverySlot {
+// take takes a slot for a delivery of project, waiting up to wait's length
+// for one to be freed or for a delivery to move to the slow room; nil when
+// none came (or ctx ended). The caller has entered the delivery (enter),
+// and leaves it when none came; freeing the slot leaves it. Each turn of its
+// loop takes a slot, moves deliveries, or waits until the wait's end, the
+// oldest delivery may move, or slowAfter, whichever is first: a bounded
+// number of turns.
+func (s *slots) take(ctx context.Context, wait *slotWait, project uuid.UUID) *deliverySlot {
 	select {
 	case s.taken <- struct{}{}:
-		return s.hold()
+		return s.hold(project)
 	default:
 	}
 	end := time.Now().Add(wait.length)
@@ -87,7 +148,7 @@ func (s *slots) take(ctx context.Context, wait *slotWait) *deliverySlot {
 		}
 		select {
 		case s.taken <- struct{}{}:
-			return s.hold()
+			return s.hold(project)
 		case <-wait.start(left):
 		case <-ctx.Done():
 			return nil
@@ -96,7 +157,7 @@ func (s *slots) take(ctx context.Context, wait *slotWait) *deliverySlot {
 			// One last try: a slot may have come free as the wait ended.
 			select {
 			case s.taken <- struct{}{}:
-				return s.hold()
+				return s.hold(project)
 			default:
 				return nil
 			}
@@ -105,8 +166,8 @@ func (s *slots) take(ctx context.Context, wait *slotWait) *deliverySlot {
 }
 
 // hold registers a slot just taken, the newest.
-func (s *slots) hold() *deliverySlot {
-	d := &deliverySlot{s: s, taken: time.Now()}
+func (s *slots) hold(project uuid.UUID) *deliverySlot {
+	d := &deliverySlot{s: s, project: project, taken: time.Now()}
 	s.mu.Lock()
 	d.prev = s.last
 	if s.last != nil {
@@ -171,6 +232,7 @@ func (d *deliverySlot) free() {
 		<-s.taken
 	}
 	d.freed = true
+	s.leaveLocked(d.project)
 }
 
 // slotWait times a message's waits for delivery slots, one after another,

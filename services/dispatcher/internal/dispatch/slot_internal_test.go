@@ -6,8 +6,12 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
+
+// project is the tests' one project, unless they say otherwise.
+var project = uuid.New()
 
 // TestSlotWaitLastsItsLengthEachTime: a message's waits for delivery slots
 // share one timer, and each wait still lasts its whole length, even after
@@ -17,30 +21,30 @@ func TestSlotWaitLastsItsLengthEachTime(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := &slots{taken: make(chan struct{}, 1)} // no slow room
+		s := &slots{taken: make(chan struct{}, 1), projects: map[uuid.UUID]int{}} // no slow room
 		wait := slotWait{length: time.Second}
 		defer wait.stop()
-		first := s.take(ctx, &wait)
+		first := s.take(ctx, &wait, project)
 		require.NotNil(t, first, "a free slot is taken at once")
 
 		go func() {
 			time.Sleep(time.Millisecond)
 			first.free()
 		}()
-		second := s.take(ctx, &wait)
+		second := s.take(ctx, &wait, project)
 		require.NotNil(t, second, "a slot freed during the wait is taken")
 		time.Sleep(2 * time.Second) // the wait's timer expires, no one waiting
 
 		start := time.Now()
-		require.Nil(t, s.take(ctx, &wait), "no slot freed")
+		require.Nil(t, s.take(ctx, &wait, project), "no slot freed")
 		require.Equal(t, time.Second, time.Since(start), "the wait lasted its length")
 
 		second.free()
 		second.free() // a second free gives nothing back twice
 		start = time.Now()
-		require.NotNil(t, s.take(ctx, &wait))
+		require.NotNil(t, s.take(ctx, &wait, project))
 		require.Zero(t, time.Since(start))
-		require.Nil(t, s.take(ctx, &slotWait{}), "one slot, taken")
+		require.Nil(t, s.take(ctx, &slotWait{}, project), "one slot, taken")
 	})
 }
 
@@ -55,11 +59,11 @@ func TestASlowDeliveryGivesItsSlotToAWaitingHook(t *testing.T) {
 		s := newSlots(1)
 		wait := slotWait{length: 2 * time.Second}
 		defer wait.stop()
-		slow := s.take(ctx, &wait)
+		slow := s.take(ctx, &wait, project)
 		require.NotNil(t, slow)
 
 		start := time.Now()
-		fast := s.take(ctx, &wait)
+		fast := s.take(ctx, &wait, project)
 		require.NotNil(t, fast, "the waiting hook got the slow delivery's slot")
 		require.Equal(t, slowAfter, time.Since(start), "it waited until the slow delivery could move, no longer")
 		require.Equal(t, slowFactor-1, s.room)
@@ -67,10 +71,10 @@ func TestASlowDeliveryGivesItsSlotToAWaitingHook(t *testing.T) {
 		slow.free()
 		require.Equal(t, slowFactor, s.room, "the slow delivery's free gave the room back")
 		start = time.Now()
-		require.Nil(t, s.take(ctx, &slotWait{length: 100 * time.Millisecond}), "the fast delivery still holds the one slot")
+		require.Nil(t, s.take(ctx, &slotWait{length: 100 * time.Millisecond}, project), "the fast delivery still holds the one slot")
 		require.Equal(t, 100*time.Millisecond, time.Since(start))
 		fast.free()
-		require.NotNil(t, s.take(ctx, &wait), "its free gave the slot back")
+		require.NotNil(t, s.take(ctx, &wait, project), "its free gave the slot back")
 	})
 }
 
@@ -85,19 +89,49 @@ func TestAFullSlowRoomKeepsSlowDeliveriesOnTheirSlots(t *testing.T) {
 		defer wait.stop()
 		var held []*deliverySlot
 		for range slowFactor + 1 {
-			d := s.take(ctx, &wait)
+			d := s.take(ctx, &wait, project)
 			require.NotNil(t, d)
 			held = append(held, d)
 		}
 		require.Zero(t, s.room, "every earlier delivery moved to the slow room")
 
 		start := time.Now()
-		require.Nil(t, s.take(ctx, &wait), "no room to move the last one to")
+		require.Nil(t, s.take(ctx, &wait, project), "no room to move the last one to")
 		require.Equal(t, time.Second, time.Since(start))
 
 		held[0].free()
-		d := s.take(ctx, &wait)
+		d := s.take(ctx, &wait, project)
 		require.NotNil(t, d, "room again: the last delivery moved at once, being slow already")
 		require.Equal(t, time.Second, time.Since(start))
 	})
+}
+
+// TestProjectsShareThePool: alone, a project enters up to its share (the
+// pool less the reserve); with another in flight, each up to half of it,
+// the one over its share entering again only once it is under.
+func TestProjectsShareThePool(t *testing.T) {
+	t.Parallel()
+	s := newSlots(1)
+	require.Equal(t, slowFactor, s.share, "one slot and the slow room, less a reserve of one")
+	a, b := uuid.New(), uuid.New()
+	for range slowFactor {
+		require.True(t, s.enter(a))
+	}
+	require.False(t, s.enter(a), "alone: its share")
+	require.True(t, s.enter(b), "another project is under its share")
+	require.False(t, s.enter(a), "two projects: a holds more than half")
+	for range slowFactor / 2 {
+		s.leave(a)
+	}
+	require.False(t, s.enter(a), "at half: its share")
+	s.leave(a)
+	require.True(t, s.enter(a), "under half again")
+	for range slowFactor/2 - 1 {
+		require.True(t, s.enter(b))
+	}
+	require.False(t, s.enter(b), "b at half")
+	for range slowFactor / 2 {
+		s.leave(a)
+	}
+	require.True(t, s.enter(b), "a gone: b alone again")
 }
