@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,13 @@ import (
 // hooks need, and a burst of fast deliveries is bounded by Concurrency as
 // before. The move is made by the waiting hook, as hostlimit parks a
 // flow's slow deliveries: nothing runs while no hook waits.
+//
+// Slow is slow beside the handler's other deliveries: a delivery may move
+// once it has held its slot slowAfter and slowFactor times the median of
+// the recent deliveries' holds. When every delivery is slow (this machine
+// out of CPU, or every receiver slow) the median rises with them and
+// nothing moves, so the slow room never adds deliveries to a pool that
+// cannot serve the ones it has.
 //
 // The projects share the pool: a project holds at most its share in
 // flight, slots and slow room together: the pool less a reserve
@@ -55,6 +63,11 @@ type slots struct {
 	first, last *deliverySlot
 	// projects counts each project's deliveries holding a slot or room.
 	projects map[uuid.UUID]int
+	// holds are the last deliveries' holds, a ring; typical is their
+	// median, computed again every len(holds)/4 frees.
+	holds   [64]time.Duration
+	freed   int
+	typical time.Duration
 }
 
 func newSlots(concurrency int) *slots {
@@ -180,7 +193,27 @@ func (s *slots) hold(project uuid.UUID) *deliverySlot {
 	return d
 }
 
-// moveSlow moves the deliveries that have held their slot for slowAfter,
+// slowIn is how long a delivery holds its slot before it may move; s.mu is
+// held.
+func (s *slots) slowIn() time.Duration {
+	return max(slowAfter, slowFactor*s.typical)
+}
+
+// recordHold counts a finished delivery's hold in the typical one; s.mu is
+// held.
+func (s *slots) recordHold(d time.Duration) {
+	s.holds[s.freed%len(s.holds)] = d
+	s.freed++
+	if s.freed%(len(s.holds)/4) != 0 {
+		return
+	}
+	recent := s.holds[:min(s.freed, len(s.holds))]
+	sorted := slices.Clone(recent)
+	slices.Sort(sorted)
+	s.typical = sorted[len(sorted)/2]
+}
+
+// moveSlow moves the deliveries that have held their slot for slowIn,
 // oldest first, to the slow room while it has space, freeing their slots.
 // It returns how long until the oldest left may move, -1 when none can
 // (no delivery holds a slot, or the room is full).
@@ -189,7 +222,7 @@ func (s *slots) moveSlow(now time.Time) time.Duration {
 	defer s.mu.Unlock()
 	for s.first != nil && s.room > 0 {
 		d := s.first
-		if in := d.taken.Add(slowAfter).Sub(now); in > 0 {
+		if in := d.taken.Add(s.slowIn()).Sub(now); in > 0 {
 			return in
 		}
 		s.unlink(d)
@@ -222,9 +255,11 @@ func (d *deliverySlot) free() {
 	s := d.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case d.freed:
+	if d.freed {
 		return
+	}
+	s.recordHold(time.Since(d.taken))
+	switch {
 	case d.moved:
 		s.room++
 	default:

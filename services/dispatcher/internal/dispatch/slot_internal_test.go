@@ -135,3 +135,35 @@ func TestProjectsShareThePool(t *testing.T) {
 	}
 	require.True(t, s.enter(b), "a gone: b alone again")
 }
+
+// TestWhenEveryDeliveryIsSlowNoneMoves: once the recent deliveries all held
+// their slots for seconds (a machine out of CPU, every receiver slow), a
+// delivery moves to the slow room only at slowFactor times their median,
+// not at slowAfter: the slow room adds no deliveries to a pool that cannot
+// serve the ones it has.
+func TestWhenEveryDeliveryIsSlowNoneMoves(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s := newSlots(1)
+		wait := slotWait{length: 10 * time.Second}
+		defer wait.stop()
+		for range len(s.holds) / 4 {
+			d := s.take(ctx, &wait, project)
+			require.NotNil(t, d)
+			time.Sleep(2 * time.Second)
+			d.free()
+		}
+		require.Equal(t, 2*time.Second, s.typical)
+
+		held := s.take(ctx, &wait, project)
+		require.NotNil(t, held)
+		start := time.Now()
+		require.Nil(t, s.take(ctx, &slotWait{length: 3 * time.Second}, project), "3 s is not slow beside 2 s holds")
+		next := s.take(ctx, &wait, project)
+		require.NotNil(t, next)
+		require.Equal(t, slowFactor*2*time.Second, time.Since(start), "moved at slowFactor times the median hold")
+		held.free()
+		next.free()
+	})
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/sundial-run/sundial/tests/bench/internal/check"
@@ -69,6 +71,10 @@ type listenBench struct {
 	applied int
 }
 
+// listenerRoom is the listener sockets the listen scenario's gateway holds
+// besides its idle ones: `sundial listen`'s, reconnecting.
+const listenerRoom = 16
+
 // listen measures the listener, all on one suite whose gateway stays up
 // (it carries the listener's deliveries): first the gateway's memory with
 // many idle listener connections, on a project of their own, while the
@@ -85,7 +91,17 @@ func (e *Env) listen(ctx context.Context) (res report.Result, err error) {
 		return res, err
 	}
 	steadyHooks := c.ListenSteadyRate * c.ListenSteadySeconds
-	s, err := sundialSuite(ctx, e, "listen", dir, arrivalRoom*(steadyHooks+c.ListenSteadyRate)+1000, 0, nil)
+	// The gateway's listener bounds, raised to hold the idle listeners,
+	// all of one project, beside `sundial listen`: the scenario measures
+	// what an open socket costs, not the bounds.
+	le := *e
+	le.Cfg.ServiceEnv = maps.Clone(c.ServiceEnv)
+	if le.Cfg.ServiceEnv == nil {
+		le.Cfg.ServiceEnv = map[string]string{}
+	}
+	le.Cfg.ServiceEnv["SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS"] = strconv.Itoa(c.ListenIdle + listenerRoom)
+	le.Cfg.ServiceEnv["SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT"] = strconv.Itoa(max(c.ListenIdle, listenerRoom))
+	s, err := sundialSuite(ctx, &le, "listen", dir, arrivalRoom*(steadyHooks+c.ListenSteadyRate)+1000, 0, nil)
 	if err != nil {
 		return res, err
 	}
