@@ -38,7 +38,9 @@ type kill struct {
 // survivors took over, whose acknowledgement or result the dead server
 // took with it or could not store, delivered again after the kill; at
 // most what the dispatchers hold at once (dispatchers x
-// SUNDIAL_DISPATCHER_CONCURRENCY) per kill. Logged: the time from each
+// SUNDIAL_DISPATCHER_CONCURRENCY) per kill. And for hooks re-driven by
+// their lease on a machine too loaded to apply their results within it
+// (leaseRedrive), within the same bound. Logged: the time from each
 // kill to new leaders, to the first delivery and to the first delivery of
 // a hook due after it, the longest pause in deliveries, and the hooks a
 // lease had to re-drive (delivered more than a lease late).
@@ -270,7 +272,8 @@ func lateness(arrivals []checker.Arrival, after ...time.Duration) ([]int, time.D
 // requireDuplicatesFromKills checks that every duplicate was in flight at
 // a kill (delivered before the survivors took over, so its
 // acknowledgement or result may have died with the server) and delivered
-// again after the kill, and that there are at most bound.
+// again after the kill, or was re-driven by its lease (leaseRedrive), and
+// that there are at most bound.
 func requireDuplicatesFromKills(t *testing.T, r checker.Report, arrivals []checker.Arrival, kills []kill, bound int) {
 	t.Helper()
 	times := map[string][]time.Time{}
@@ -279,12 +282,30 @@ func requireDuplicatesFromKills(t *testing.T, r checker.Report, arrivals []check
 			times[a.ID] = append(times[a.ID], a.At)
 		}
 	}
+	redriven := 0
 	for id, ts := range times {
 		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
 		straddles := slices.ContainsFunc(kills, func(k kill) bool {
 			return ts[0].Before(k.takenOver) && ts[len(ts)-1].After(k.at)
 		})
-		require.True(t, straddles, "hook %s arrived %d times (%v), not first before a kill's takeover and again after the kill", id, len(ts), ts)
+		if !straddles && len(ts) == 2 && ts[1].Sub(ts[0]) >= leaseRedrive {
+			redriven++
+			continue
+		}
+		require.True(t, straddles, "hook %s arrived %d times (%v), not first before a kill's takeover and again after the kill, nor re-driven by its lease",
+			id, len(ts), ts)
+	}
+	if redriven > 0 {
+		t.Logf("%d hooks delivered twice, the second time at least %s after the first, with no kill between: their results were applied after their leases ended", redriven, leaseRedrive)
 	}
 	require.LessOrEqual(t, r.TotalDuplicates(), bound, "duplicates beyond what was in flight at the kills")
 }
+
+// leaseRedrive is the least time between a delivery and its hook's
+// re-drive by the lease: a dispatcher starts a delivery only with the
+// delivery timeout and 2 s left on the lease (12 s here), so a hook
+// delivered again sooner, with no kill between, was not re-driven by its
+// lease. Later, it was: its result was applied after its lease ended, on a
+// machine too loaded to apply results within 12 s, and at-least-once
+// delivers it again.
+const leaseRedrive = 10 * time.Second
