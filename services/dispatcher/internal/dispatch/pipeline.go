@@ -110,6 +110,9 @@ func (h *Handler) sendOverHTTPS(ctx context.Context, due dueHook, creds credenti
 		return notSent(wait, "host at its concurrency limit"), nil
 	}
 	res, err := h.deliver(ctx, due, creds)
+	if err == nil && !res.TimedOut && res.Duration > 0 {
+		due.slot.observe(res.Duration)
+	}
 	// The host is done with; publishing the result must not hold its slot.
 	slot.Done(sample(res, err))
 	if connectionsSpent(err) {

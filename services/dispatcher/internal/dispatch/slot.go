@@ -23,7 +23,7 @@ import (
 //
 // Slow is slow beside the handler's other deliveries: a delivery may move
 // once it has held its slot slowAfter and slowFactor times the median of
-// the recent deliveries' holds. When every delivery is slow (this machine
+// the recent answered exchanges (timeouts left out). When every delivery is slow (this machine
 // out of CPU, or every receiver slow) the median rises with them and
 // nothing moves, so the slow room never adds deliveries to a pool that
 // cannot serve the ones it has.
@@ -199,8 +199,19 @@ func (s *slots) slowIn() time.Duration {
 	return max(slowAfter, slowFactor*s.typical)
 }
 
-// recordHold counts a finished delivery's hold in the typical one; s.mu is
-// held.
+// observe counts a delivery's exchange that ended with an answer in the
+// typical hold: timeouts are the slow paths the slow room is for, not a
+// sign that every delivery is slow. Nothing on a nil slot.
+func (d *deliverySlot) observe(took time.Duration) {
+	if d == nil {
+		return
+	}
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	d.s.recordHold(took)
+}
+
+// recordHold counts an exchange's time in the typical hold; s.mu is held.
 func (s *slots) recordHold(d time.Duration) {
 	s.holds[s.freed%len(s.holds)] = d
 	s.freed++
@@ -258,7 +269,6 @@ func (d *deliverySlot) free() {
 	if d.freed {
 		return
 	}
-	s.recordHold(time.Since(d.taken))
 	switch {
 	case d.moved:
 		s.room++

@@ -136,8 +136,8 @@ func TestProjectsShareThePool(t *testing.T) {
 	require.True(t, s.enter(b), "a gone: b alone again")
 }
 
-// TestWhenEveryDeliveryIsSlowNoneMoves: once the recent deliveries all held
-// their slots for seconds (a machine out of CPU, every receiver slow), a
+// TestWhenEveryDeliveryIsSlowNoneMoves: once the recent deliveries' answers
+// all took seconds (a machine out of CPU, every receiver slow), a
 // delivery moves to the slow room only at slowFactor times their median,
 // not at slowAfter: the slow room adds no deliveries to a pool that cannot
 // serve the ones it has.
@@ -152,6 +152,7 @@ func TestWhenEveryDeliveryIsSlowNoneMoves(t *testing.T) {
 			d := s.take(ctx, &wait, project)
 			require.NotNil(t, d)
 			time.Sleep(2 * time.Second)
+			d.observe(2 * time.Second)
 			d.free()
 		}
 		require.Equal(t, 2*time.Second, s.typical)
