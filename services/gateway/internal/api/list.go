@@ -48,7 +48,7 @@ func (l hookList) ListHooks(ctx context.Context, _ gen.ListHooksRequestObject) (
 	if err != nil {
 		return nil, listError(err)
 	}
-	var release func()
+	release := func() {}
 	if l.bodies != nil {
 		// One goroutine reads the page's rows.
 		var held int64
@@ -63,9 +63,7 @@ func (l hookList) ListHooks(ctx context.Context, _ gen.ListHooksRequestObject) (
 	}
 	page, err := l.Hooks.List(ctx, projectOf(ctx), q)
 	if err != nil {
-		if release != nil {
-			release()
-		}
+		release()
 		return nil, listError(err)
 	}
 	meta := gen.ListMeta{TotalItems: page.TotalItems, TotalItemsCapped: page.TotalCapped}
