@@ -20,6 +20,12 @@ type Realistic struct {
 	// percentile shows: the goal is not met while any is missing.
 	Healthy        stats.Summary `json:"healthy"`
 	HealthyMissing int           `json:"healthyMissing"`
+	// HealthyFlow and HealthyBurst split Healthy between the steady flow's
+	// hooks and the bursts' (due at one instant, BurstSize at a time): a
+	// burst's lateness is bounded below by how fast the machine drains it,
+	// the flow's by how well slow and failing paths are kept apart.
+	HealthyFlow  stats.Summary `json:"healthyFlow"`
+	HealthyBurst stats.Summary `json:"healthyBurst"`
 	// HealthyRetries is the lateness of the retries of the hooks on
 	// healthy paths whose first attempt was answered 500 (retry arrival -
 	// (the failed attempt's answer + the retry delay)); Retries counts
@@ -76,6 +82,12 @@ func (r Report) printRealistic(w io.Writer) {
 		}
 		h, rt := x.Healthy, x.HealthyRetries
 		fmt.Fprintf(tw, "healthy, first attempts\t\t%d\t\t%.1f\t%.1f\t%.1f\t\n", h.Count, h.P50Ms, h.P99Ms, h.MaxMs)
+		for _, part := range []struct {
+			name string
+			s    stats.Summary
+		}{{"  of the steady flow", x.HealthyFlow}, {"  of the bursts", x.HealthyBurst}} {
+			fmt.Fprintf(tw, "%s\t\t%d\t\t%.1f\t%.1f\t%.1f\t\n", part.name, part.s.Count, part.s.P50Ms, part.s.P99Ms, part.s.MaxMs)
+		}
 		fmt.Fprintf(tw, "healthy, retries (from due)\t\t%d\t\t%.1f\t%.1f\t%.1f\t\n", rt.Count, rt.P50Ms, rt.P99Ms, rt.MaxMs)
 		_ = tw.Flush()
 		fmt.Fprintf(w, "healthy hooks missing: %d; healthy retries: %d, %d missing, %d early\n", x.HealthyMissing, x.Retries, x.RetriesMissing, x.RetriesEarly)

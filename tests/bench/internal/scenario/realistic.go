@@ -183,6 +183,20 @@ func (r *realisticShape) want(hooks []check.Hook) (map[uuid.UUID]int, int) {
 	return out, total
 }
 
+// burstInstants are the bursts' postAts (as Unix nanoseconds), from the
+// first hook's postAt: a flow hook due at a burst's instant counts as the
+// burst's, being due with it.
+func (r *realisticShape) burstInstants(hooks []check.Hook) map[int64]bool {
+	out := map[int64]bool{}
+	if len(hooks) == 0 {
+		return out
+	}
+	for _, b := range r.bursts() {
+		out[hooks[0].PostAt.Add(b).UnixNano()] = true
+	}
+	return out
+}
+
 // figures measures the run from the receiver's arrivals: by kind of path,
 // the healthy paths' first attempts and retries, what arrived beyond what
 // was expected, and the goal.
@@ -202,7 +216,8 @@ func (r *realisticShape) figures(hooks []check.Hook, arrivals []receiver.Arrival
 		late     []time.Duration
 	}
 	kinds := map[receiver.Kind]*tally{}
-	var healthy, retries []time.Duration
+	var healthy, flow, burst, retries []time.Duration
+	inBurst := r.burstInstants(hooks)
 	for i, h := range hooks {
 		k, flaky := r.kind(i)
 		t := kinds[k]
@@ -230,6 +245,11 @@ func (r *realisticShape) figures(hooks []check.Hook, arrivals []receiver.Arrival
 			continue
 		}
 		healthy = append(healthy, first)
+		if inBurst[h.PostAt.UnixNano()] {
+			burst = append(burst, first)
+		} else {
+			flow = append(flow, first)
+		}
 		if !flaky {
 			continue
 		}
@@ -255,6 +275,7 @@ func (r *realisticShape) figures(hooks []check.Hook, arrivals []receiver.Arrival
 		}
 	}
 	out.Healthy = stats.Summarize(healthy)
+	out.HealthyFlow, out.HealthyBurst = stats.Summarize(flow), stats.Summarize(burst)
 	out.HealthyRetries = stats.Summarize(retries)
 	out.Goals = []report.Goal{{
 		What: "healthy-path lateness p99", Target: fmt.Sprintf("<= %d ms", realisticGoalMs),

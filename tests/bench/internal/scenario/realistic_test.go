@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/tests/bench/internal/check"
 	"github.com/sundial-run/sundial/tests/bench/internal/receiver"
 )
 
@@ -30,6 +31,13 @@ func TestRealisticShape(t *testing.T) {
 		}
 	}
 	require.Equal(t, 51, atBurst, "the burst and the flow's own hook at that instant")
+	hooks := make([]check.Hook, len(postAts))
+	for i, at := range postAts {
+		hooks[i] = check.Hook{PostAt: at}
+	}
+	inBurst := r.burstInstants(hooks)
+	require.Len(t, inBurst, 1)
+	require.True(t, inBurst[t0.Add(2*time.Second).UnixNano()], "the burst's instant, from the first postAt")
 
 	count := func(r *realisticShape) (map[receiver.Kind]int, int) {
 		kinds, flaky := map[receiver.Kind]int{}, 0
