@@ -37,7 +37,7 @@ WITHPG := $(BIN)/withpg
 GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: help run test bench bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
+.PHONY: help run test bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
 	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean vendor-dashboard screenshots \
 	k8s k8s-check
 
@@ -74,11 +74,18 @@ screenshots: withpg ## rewrite the dashboard pictures in docs/images from the br
 # .bench/api.json), which loads two million hooks: hence the long timeout.
 # SUNDIAL_BENCH_DURATION (default 10s) and SUNDIAL_BENCH_CLIENTS (64) tune it.
 # With BENCH_QUICK=1 only the end-to-end suite runs, scaled down.
-bench: withpg ## run every module's benchmarks, the API load test among them, then bench-e2e
+bench: withpg bench-check ## check the benchmark itself, run every module's benchmarks, the API load test among them, then bench-e2e
 	if [ "$${BENCH_QUICK:-}" != 1 ]; then \
 		$(WITHPG) $(WITHPG_FLAGS) -- go test -run '^$$' -bench . -benchmem -timeout 30m $(GO_TEST_FLAGS) $(PACKAGES); \
 	fi
 	@$(MAKE) bench-e2e
+
+# The benchmark's own tests: each runs a scaled-down benchmark (BENCH_QUICK=1)
+# and checks that its report is well formed (tests/bench/README.md, "Tests").
+# Tagged benchcheck, so that make test stays a test of Sundial; make verify
+# still compiles them.
+bench-check: withpg ## run the benchmark scaled down and check its reports (about 5 minutes)
+	$(WITHPG) $(WITHPG_FLAGS) -- go test -tags benchcheck -count=1 -timeout 20m ./tests/bench/cmd/bench
 
 # The end-to-end benchmark (tests/bench): the four services as processes,
 # NATS JetStream as a process, a local HTTPS receiver. Scenarios: schedule
@@ -146,15 +153,15 @@ check-fmt: ## fail when a Go file is not gofmt-ed
 	bad="$$(echo "$$files" | xargs -r gofmt -l)"; \
 	if [ -n "$$bad" ]; then echo "Not gofmt-ed (run gofmt -w):"; echo "$$bad"; exit 1; fi
 
-vet: ## go vet every module
-	go vet $(PACKAGES)
+vet: ## go vet every module (the benchmark's tagged tests included)
+	go vet -tags benchcheck $(PACKAGES)
 
 # Each module must also build alone, through its replace directives; vet
 # compiles the test files too (the tests module has nothing else).
 build-modules: ## build and vet every module alone (GOWORK=off)
 	@failed=""; for m in $(MODULES); do \
 		echo "GOWORK=off go build ./... && go vet ./... in $$m"; \
-		(cd "$$m" && GOWORK=off go build ./... && GOWORK=off go vet ./...) || failed="$$failed $$m"; \
+		(cd "$$m" && GOWORK=off go build ./... && GOWORK=off go vet -tags benchcheck ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "Modules that do not build alone:$$failed (make tidy?)"; exit 1; fi
 

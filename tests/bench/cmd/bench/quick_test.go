@@ -1,3 +1,9 @@
+//go:build benchcheck
+
+// The quick runs build and run the whole benchmark: `make bench` runs them
+// first (the benchcheck tag), so that a benchmark checks its own report
+// before it is trusted, and `make test` stays a test of Sundial.
+
 package main
 
 import (
