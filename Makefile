@@ -38,8 +38,8 @@ GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
 .PHONY: help run test bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
-	check-generated check-fmt vet build-modules lint-openapi build tidy withpg clean vendor-dashboard screenshots \
-	k8s k8s-check
+	check-generated check-fmt check-comments vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
+	screenshots k8s k8s-check
 
 help: ## list the targets
 	@echo "Usage: make TARGET"
@@ -134,8 +134,8 @@ generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI 
 	GOWORK=off go -C tools build -o $(BIN)/oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	cd $(OPENAPI_DIR) && $(BIN)/oapi-codegen -config oapi-codegen.yaml openapi.yaml
 
-verify: generate ## fail on drifted generated code, unformatted files, vet findings, broken module builds, OpenAPI lint or invalid deployment files
-	@$(MAKE) -k check-generated check-fmt vet build-modules lint-openapi k8s-check
+verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet findings, broken module builds, OpenAPI lint or invalid deployment files
+	@$(MAKE) -k check-generated check-fmt check-comments vet build-modules lint-openapi k8s-check
 
 check-generated: ## fail when generated code differs from what is committed
 	@changes="$$(git status --porcelain -- $(GENERATED))"; \
@@ -152,6 +152,12 @@ check-fmt: ## fail when a Go file is not gofmt-ed
 	@files="$$(git ls-files --cached --others --exclude-standard -- '*.go' | while read -r f; do [ ! -f "$$f" ] || echo "$$f"; done)"; \
 	bad="$$(echo "$$files" | xargs -r gofmt -l)"; \
 	if [ -n "$$bad" ]; then echo "Not gofmt-ed (run gofmt -w):"; echo "$$bad"; exit 1; fi
+
+# Comments say why, not what a benchmark run measured: figures, dates and
+# issue numbers belong in docs/benchmarks.md, which a comment may cite by
+# one of its sections (.ci/check-comments lists them).
+check-comments: ## fail when a code or SQL comment quotes µs or p99 figures, a date, an issue, or a gone benchmarks.md section
+	@.ci/check-comments
 
 vet: ## go vet every module (the benchmark's tagged tests included)
 	go vet -tags benchcheck $(PACKAGES)

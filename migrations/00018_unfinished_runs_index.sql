@@ -7,10 +7,11 @@
 -- the table's statistics still say that few runs are running (they were
 -- gathered before it), so PostgreSQL preferred a scan of that index,
 -- estimated at 2 rows, to the primary key, and walked every running run for
--- each batch of 100: a burst of N runs cost N^2 (docs/benchmarks.md,
--- "Sequences"). A running run is never finished (finished_at is set with
--- its final status), so the added condition selects the same rows, and a
--- statement that does not state it cannot use the index.
+-- each batch of 100: a burst of N runs cost N^2
+-- (docs/benchmarks.md, "Sequences"). A running run is never finished
+-- (finished_at is set with its final status), so the added condition
+-- selects the same rows, and a statement that does not state it cannot use
+-- the index.
 
 -- +goose Up
 DROP INDEX CONCURRENTLY IF EXISTS sequence_runs_unfinished_idx;

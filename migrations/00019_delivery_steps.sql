@@ -3,9 +3,9 @@
 -- deliverystats.Steps (1 min, 5 min, 1 h), in delivery_minutes rows told
 -- apart by step_seconds, so that the overview reads one row per shard and
 -- step of its range. Summing minutes was too slow: 7 days are 80,640
--- minute rows (8 shards), whose read alone took 300-500 ms on the 2-vCPU
--- machine (docs/benchmarks.md, "The dashboard (issue 17)"); per step they
--- are 1,344 (7 d per hour) and 2,304 (24 h per 5 minutes). `minute` is the
+-- minute rows (8 shards), too many to read for one page
+-- (docs/benchmarks.md, "The dashboard"); per step they are 1,344 (7 d per
+-- hour) and 2,304 (24 h per 5 minutes). `minute` is the
 -- step's first minute. The rows already counted are summed into the longer
 -- steps here.
 

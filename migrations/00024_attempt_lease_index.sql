@@ -5,10 +5,9 @@
 -- AttemptOfLease) finds the hook's few attempts by the primary key's
 -- leading hook_id just as well (a hook has at most its retries and
 -- re-drives of them), while every attempt recorded paid for a second index
--- entry: on a scratch database, 100,000 attempts in batches of 500 took
--- 5.9 µs each without it against 7.4 with it (docs/benchmarks.md, "Issue
--- 19"). CONCURRENTLY so that upgrading a busy deployment does not block
--- the scheduler's inserts.
+-- entry, a visible share of the cost of recording it
+-- (docs/benchmarks.md, "Writes per hook"). CONCURRENTLY so that upgrading
+-- a busy deployment does not block the scheduler's inserts.
 
 -- +goose Up
 DROP INDEX CONCURRENTLY IF EXISTS hook_attempts_lease_idx;

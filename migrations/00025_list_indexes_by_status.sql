@@ -3,8 +3,8 @@
 -- The two list indexes without status, (project_id, created_at, id) and
 -- (project_id, post_at, id), are dropped. Every write of a hook that is
 -- not HOT (its claim moves run_at, its completion changes status) added an
--- entry to each of them: in a 100,000-hook burst they were about a fifth
--- of PostgreSQL's processor time (docs/benchmarks.md, "Issue 19"). A list
+-- entry to each of them: in a burst they were a large share of
+-- PostgreSQL's processor time (docs/benchmarks.md, "Writes per hook"). A list
 -- of any status now merges the four per-status ranges of
 -- (project_id, status, created_at, id) and (project_id, status, post_at,
 -- id) (services/gateway/internal/store/list.sql). CONCURRENTLY, as

@@ -1,10 +1,11 @@
 -- A hook's attempts go with the hook through a statement trigger instead
 -- of the foreign key hook_attempts.hook_id -> hooks.id (ON DELETE CASCADE).
 -- The foreign key checked every attempt recorded with a query of its own
--- (a KEY SHARE lock on the hook, one per row): in a 100,000-hook burst
--- about 6 % of PostgreSQL's processor time (docs/benchmarks.md, "Issue
--- 19"), paid on every attempt, while deletes (a cancel, a deleted hook,
--- retention, a deleted project's cascade) are rare and come in sets.
+-- (a KEY SHARE lock on the hook, one per row): a visible share of
+-- PostgreSQL's processor time in a burst
+-- (docs/benchmarks.md, "Writes per hook"), paid on every attempt, while
+-- deletes (a cancel, a deleted hook, retention, a deleted project's
+-- cascade) are rare and come in sets.
 --
 -- What the foreign key guaranteed still holds:
 -- - no attempt without its hook: every insert into hook_attempts runs

@@ -78,7 +78,7 @@ func PercentileBucket(buckets []int64, p float64) int {
 }
 
 // Percentile is the upper bound of the bucket holding the p-th percentile
-// of the latenesses counted in buckets ("p99 <= 20 ms"), 0 when nothing is
+// of the latenesses counted in buckets (the 99th at most 20 ms), 0 when nothing is
 // counted. In the last bucket it is the last bound; PercentileBucket tells
 // that case (NumBuckets-1) apart.
 func Percentile(buckets []int64, p float64) time.Duration {

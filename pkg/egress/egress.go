@@ -80,6 +80,7 @@ func (g *Guard) Control(_, address string, _ syscall.RawConn) error {
 
 // MaxResponseHeaderBytes bounds the status line and headers of an answer
 // from an untrusted destination (a delivery's receiver, a webhook or chat
-// channel): Go's default is 10 MB, which 16 hostile answers at once turned
-// into 170 MB read (docs/security.md, "One response, one delivery").
+// channel): Go's default is 10 MB, so a handful of hostile answers at once
+// could make a process read hundreds of megabytes (docs/security.md, "One
+// response, one delivery").
 const MaxResponseHeaderBytes = 64 << 10

@@ -11,7 +11,7 @@ import (
 // Without it pgx finds uuid.UUID's driver.Valuer and sends every id as its
 // 36-character text (the server parses it back), and scans through
 // sql.Scanner the same way: for the arrays of ids in the claim and result
-// statements that was about a seventh of the scheduler's CPU in a burst.
+// statements that was a large share of the scheduler's CPU in a burst.
 //
 // Sending goes through an encode-plan wrapper (pgx tries those before
 // driver.Valuer); reading needs the uuid codec itself, since pgx prefers

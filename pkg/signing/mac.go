@@ -9,12 +9,13 @@ import (
 
 // An HMAC-SHA256 (RFC 2104) on pooled hash states. crypto/hmac.New
 // allocates two digests and both padded keys for every signature, six
-// allocations and about 0.5 µs; a delivery signs three times (its
-// signature, the legacy signature and its async token), which was about
-// a tenth of building a delivery in a burst (docs/benchmarks.md, "A
-// twelfth machine"). The states here are reused, and the sum goes into the caller's
-// buffer. TestMACIsCryptoHMAC checks it against crypto/hmac for keys
-// shorter than, as long as and longer than a block.
+// allocations; a delivery signs three times (its signature, the legacy
+// signature and its async token), which made signing a visible share of
+// building a delivery in a burst
+// (docs/benchmarks.md, "The delivery's HTTP/1.1 exchange"). The states
+// here are reused, and the sum goes into the caller's buffer.
+// TestMACIsCryptoHMAC checks it against crypto/hmac for keys shorter than,
+// as long as and longer than a block.
 type mac struct {
 	inner, outer hash.Hash
 	pad          [sha256.BlockSize]byte

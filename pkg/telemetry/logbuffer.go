@@ -9,12 +9,12 @@ import (
 )
 
 // Buffering of the log lines. A service writes a line per unit of work (a
-// delivery, a request): written one system call each, the writes took
-// 3.5 % of a dispatcher's CPU in a burst, a third to a half of what a line
-// costs (docs/observability.md). A LogBuffer gathers lines and writes them out
-// together: when logBufferSize is reached, logFlushEvery after the first
-// line waiting, at once for a warning or an error (NewBufferedLogger), and
-// on Close. The price: a process killed outright (SIGKILL, a crash) loses
+// delivery, a request): written one system call each, the writes were a
+// visible share of a dispatcher's CPU in a burst, a large part of what a
+// line costs (docs/observability.md). A LogBuffer gathers lines and writes
+// them out together: when logBufferSize is reached, logFlushEvery after the
+// first line waiting, at once for a warning or an error
+// (NewBufferedLogger), and on Close. The price: a process killed outright (SIGKILL, a crash) loses
 // the info lines of its last logFlushEvery; the database, not the log, is
 // the record of what was delivered.
 const (

@@ -108,8 +108,8 @@ func newForwarder(base *url.URL) *forwarder {
 	// Up to forwardInFlight deliveries are forwarded at once: keep as many
 	// connections for reuse. The default keeps 2, so a burst opened (and
 	// left in TIME_WAIT) a connection for almost every delivery, which cost
-	// the listener a third of its CPU and a third of its rate (tests/bench,
-	// listen scenario).
+	// the listener a large share of its CPU and of its rate
+	// (docs/benchmarks.md, "The listener").
 	tr.MaxIdleConnsPerHost = forwardInFlight
 	return &forwarder{base: base, client: &http.Client{
 		Transport: tr,

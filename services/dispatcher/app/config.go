@@ -113,8 +113,9 @@ type Config struct {
 	// for more (SUNDIAL_DISPATCHER_RESULT_LINGER, default 10ms, 0 to 1s). A
 	// delivery frees its slot when its exchange is over, before its result
 	// waits: the linger delays a hook's status by up to that, never a
-	// delivery. At a steady few hundred hooks a second, a 2 ms linger sent
-	// nearly every result in a message of its own (docs/benchmarks.md).
+	// delivery. In a steady flow of a few hundred hooks a second, a linger
+	// of a couple of milliseconds sent nearly every result in a message of
+	// its own (docs/benchmarks.md, "Results in batches").
 	ResultLinger time.Duration
 	// DatabaseMaxConns bounds the PostgreSQL pool
 	// (SUNDIAL_DATABASE_MAX_CONNS, default 8).

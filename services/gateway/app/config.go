@@ -163,7 +163,9 @@ const (
 	DefaultIdleTimeout       = 60 * time.Second
 	DefaultAuthFailures      = auththrottle.DefaultFailures
 	DefaultResumeWindow      = 15 * time.Minute
-	// About 40 KiB each while open: 1,000 sockets cost a gateway 40 MiB.
+	// An open socket costs the gateway tens of KiB: 1,000 fit in the
+	// memory limit deploy/k8s gives it (docs/operations.md, "Scaling each
+	// service").
 	DefaultListenerMaxSockets        = 1_000
 	DefaultListenerMaxProjectSockets = 20
 )

@@ -154,8 +154,8 @@ func (a *App) connect(ctx context.Context) error {
 		return err
 	}
 	// The sweeper LISTENs on a connection of its own, outside the pool, so
-	// that an ack wakes it at once (its p99 to completed is in
-	// services/scheduler/app's BenchmarkAckToCompleted).
+	// that an ack wakes it at once (BenchmarkAckToCompleted times an ack's
+	// way to a completed hook).
 	// The listener's held hooks go back to it when it reconnects: the
 	// releaser LISTENs on a connection of its own for the gateway's
 	// NOTIFY sundial_listener.

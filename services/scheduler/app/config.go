@@ -116,11 +116,11 @@ type Config struct {
 	// once. Under load batches fill before it passes; it adds at most this
 	// much to the time a result takes when results are few (a hook's
 	// delivery is not waiting for it: only its status, its alerts and a
-	// sequence's next steps are). The default gathers about 40 results a
-	// batch at 2,000 deliveries/s, where 2 ms gathered 8: a batch's four
-	// statements cost PostgreSQL about the same for 8 results as for 40,
-	// and at 2 ms they took half of its processor time per hook
-	// (docs/benchmarks.md, "Steady 2,000/s").
+	// sequence's next steps are). A batch's four statements cost
+	// PostgreSQL about the same for a few results as for many, so a
+	// linger too short to gather more than a handful in a steady flow
+	// made them a large share of its processor time per hook
+	// (docs/benchmarks.md, "Results in batches").
 	// SUNDIAL_SCHEDULER_RESULT_LINGER, default 20ms, 0 to 1s.
 	ResultLinger time.Duration
 	// AsyncSweepInterval is how often the scheduler looks for async waits

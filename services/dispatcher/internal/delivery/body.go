@@ -42,7 +42,8 @@ func writeTime(b *bytes.Buffer, t time.Time) {
 // writeString writes s as a JSON string, as encoding/json does without
 // HTML escaping (a path's "&" stays readable). Ids, timestamps and most
 // paths need no escape and are copied between quotes: an encoder for each
-// of a body's six strings was 2 % of the dispatcher's CPU in a burst.
+// of a body's six strings was a visible share of the dispatcher's CPU in a
+// burst.
 func writeString(b *bytes.Buffer, s string) {
 	if plainJSON(s) {
 		b.WriteByte('"')

@@ -145,8 +145,8 @@ func NewClient(opts Options) (*Client, error) {
 		RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"},
 		// Over HTTP/1.1 a busy host has many connections: resuming the
-		// session of an earlier one skips the certificate checks, about
-		// 40 % of a handshake's CPU on either side.
+		// session of an earlier one skips the certificate checks, a large
+		// part of a handshake's CPU on either side.
 		ClientSessionCache: tls.NewLRUClientSessionCache(maxSessions),
 		// A delivery is a few KiB: whole records from the first one, not
 		// the small ones Go starts a connection with (one write system

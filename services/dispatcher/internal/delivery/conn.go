@@ -22,9 +22,10 @@ import (
 // HTTP/1.1. The delivery's goroutine writes the request and reads the
 // answer itself: net/http's transport ran two goroutines per connection
 // and handed every request and answer between them and the caller, which
-// cost about a quarter of a delivery's CPU on the client's side
-// (BenchmarkSendToOneHost against BenchmarkExchangeFloor,
-// docs/benchmarks.md). What the transport bounded is bounded here too:
+// was a large share of a delivery's CPU on the client's side
+// (BenchmarkSendToOneHost against BenchmarkExchangeFloor;
+// docs/benchmarks.md, "The delivery's HTTP/1.1 exchange"). What the
+// transport bounded is bounded here too:
 // the answer's headers (MaxResponseHeaderBytes), the 1xx answers before
 // the final one (max1xx), the body read to keep the connection
 // (maxDrain), the whole exchange (the deadline, on the socket), and the
@@ -150,8 +151,9 @@ func writeRequest(b *bytes.Buffer, t target, p Prepared) {
 
 // writeHeader writes h as http.Header.Write does, field by field in the
 // order of their names, each value with its line breaks made spaces and
-// its surrounding blanks trimmed, without its allocations: that was 3-4 % of
-// the dispatcher's CPU in a burst (docs/benchmarks.md, "A twelfth machine").
+// its surrounding blanks trimmed, without its allocations, which were a
+// visible share of the dispatcher's CPU in a burst
+// (docs/benchmarks.md, "The delivery's HTTP/1.1 exchange").
 // Header.Write also drops a field whose name is not a valid token; every
 // name here is Sundial's own (Prepare), from a prefix its configuration
 // checks (signing.ValidHeaderPrefix), so none is dropped.

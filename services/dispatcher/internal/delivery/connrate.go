@@ -10,10 +10,10 @@ import (
 )
 
 // New connections per host. Every new connection to a receiver costs the
-// dispatcher a TCP connect and a TLS handshake (about a millisecond of
-// CPU), so a receiver that closes every connection after one answer (or,
-// over HTTP/2, sent GOAWAY on every one) could make it handshake hundreds
-// of times a second: the outside pass measured ~700/s. Each host
+// dispatcher a TCP connect and a TLS handshake, far more CPU than a
+// delivery on a kept connection, so a receiver that closes every
+// connection after one answer could make it handshake hundreds of times a
+// second. Each host
 // (host:port, as dialled) has a token bucket: it starts full with the
 // host's concurrency ceiling, so a burst to a quiet host opens all the
 // connections it needs at once, and refills at the connect rate (default

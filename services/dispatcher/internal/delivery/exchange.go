@@ -12,9 +12,10 @@ import (
 // host's first connection, or for a connection of the pool) or a dial
 // needs, is made when one asks for it. On the usual path, a warm host's
 // idle connection, nothing does: making it for every delivery, with its
-// timer and its place among the caller's children, was about 5 % of the
-// dispatcher's CPU in a burst (docs/benchmarks.md, "A thirteenth
-// machine"). One goroutine owns an exchange.
+// timer and its place among the caller's children, was a visible share of
+// the dispatcher's CPU in a burst
+// (docs/benchmarks.md, "The delivery's HTTP/1.1 exchange"). One goroutine
+// owns an exchange.
 type exchange struct {
 	parent   context.Context
 	deadline time.Time

@@ -34,13 +34,14 @@ const maxTargets = 1024
 
 // targets keeps the targets of the URLs lately delivered to: a project's
 // deliveries go to a few URLs, and parsing each delivery's URL again (with
-// its host and port joined, and its request line) was about 3 % of the
-// dispatcher's CPU in a burst (docs/benchmarks.md, "A thirteenth
-// machine"). A target depends on nothing but its URL's text (no address
-// is resolved here: the dial resolves and checks it). Bounded: when it has
-// maxTargets URLs, it forgets them all and starts again, so with the
-// longest URLs a hook may have (a 253-byte domain, a 2,048-byte path) it
-// holds about 6 MiB at most. Safe for concurrent use.
+// its host and port joined, and its request line) was a visible share of
+// the dispatcher's CPU in a burst
+// (docs/benchmarks.md, "The delivery's HTTP/1.1 exchange"). A target
+// depends on nothing but its URL's text (no address is resolved here: the
+// dial resolves and checks it). Bounded: when it has maxTargets URLs, it
+// forgets them all and starts again, so with the longest URLs a hook may
+// have (a 253-byte domain, a 2,048-byte path) it holds about 6 MiB at
+// most. Safe for concurrent use.
 type targets struct {
 	parsed sync.Map // URL -> target
 	count  atomic.Int64

@@ -16,9 +16,8 @@ import (
 // they go, each opening its own connection (deliveries are HTTP/1.1 only,
 // client.go), and their handshakes resume the first one's TLS session
 // when its ticket has been read by then, as it usually has: no
-// certificate checks on either side. (The gate was built when deliveries spoke HTTP/2
-// and the others shared the first connection: docs/benchmarks.md.) The
-// wait is part of the delivery's one deadline. A first connection that
+// certificate checks on either side. The wait is part of the delivery's
+// one deadline. A first connection that
 // fails releases the waiters to try for themselves.
 
 // warmHosts tracks which hosts have had a connection lately. Every delivery

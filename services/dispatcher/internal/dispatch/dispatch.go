@@ -95,7 +95,7 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// UnsampledRecordsNothing says that TracerProvider records no span
 	// under an unsampled parent (telemetry.Providers): the delivery's
-	// spans are then not started under one. Each cost about 1 µs of a
+	// spans are then not started under one. Each cost a visible share of a
 	// delivery's CPU for ids no one reads (docs/observability.md).
 	UnsampledRecordsNothing bool
 }
@@ -119,8 +119,8 @@ type Handler struct {
 	// room) bound them across messages (slot.go). A delivery frees its
 	// slot before its result waits for its batch, so the pool has room
 	// for the deliveries on the wire and Concurrency results waiting (with
-	// every slot busy, a 10 ms linger's worth at about 12,000 results a
-	// second); beyond that the pool holds the next delivery back until a
+	// every slot busy, about a linger's worth of results at the highest
+	// rates); beyond that the pool holds the next delivery back until a
 	// batch is stored.
 	deliveries *bus.Pool
 	slots      *slots

@@ -83,8 +83,8 @@ func checkPassword(password, phc string) (bool, error) {
 // dummyHash is checked against when the e-mail is unknown, so that a wrong
 // e-mail costs the same time as a wrong password. It is made on the first
 // such sign-in, not at start: a hash takes argonMemoryKiB (64 MiB), which
-// stayed resident in every gateway process, dashboard or not (91.7 MiB at
-// rest instead of 26.5, tests/bench listen).
+// stayed resident in every gateway process, dashboard or not, several
+// times what a gateway at rest needs otherwise.
 var dummyHash = sync.OnceValue(func() string {
 	h, err := HashPassword("not-a-password-of-anyone")
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 // written byte for byte as the generated writer's encoding/json would
 // write it, but a hook just created is appended by hand (appendNewHook):
 // encoding/json's reflection, its compaction of each hook's data and its
-// time formatting were a fifth of the gateway's processor time in a batch
-// of 1,000 hooks (docs/benchmarks.md, "Batch intake"). Any hook beyond
+// time formatting were a large share of the gateway's processor time in a
+// full batch (docs/benchmarks.md, "Batch intake"). Any hook beyond
 // that shape, or any string that would need escaping, goes through
 // encoding/json itself. The response headers are the request's
 // (responseHeaders, applied before the status line).

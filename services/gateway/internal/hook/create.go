@@ -98,10 +98,10 @@ func (s *Service) create(ctx context.Context, p pending) outcome {
 // them anew at every execution: a create's arrays hold a few elements,
 // which a custom plan counts exactly and the generic plan guesses at 100,
 // so the custom plan always looked cheaper, and pg_stat_statements showed
-// as many plans as calls, InsertHooks' costing about a third of its time
-// (docs/benchmarks.md, "Fewer writes and fewer plans"). The generic plans are
-// those of a batch's size, which suits every create: the lookups are by
-// key and the inserts go to the indexes' right edge.
+// as many plans as calls, InsertHooks' planning a large share of its time
+// (docs/benchmarks.md, "Writes per hook"). The generic plans are those of
+// a batch's size, which suits every create: the lookups are by key and the
+// inserts go to the indexes' right edge.
 var createTx = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"}
 
 // createKeyed claims the create's IdempotencyKey and, unless the claim

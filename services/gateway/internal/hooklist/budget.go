@@ -18,8 +18,8 @@ import (
 // of the page exactly as when the limit ends it.
 //
 // Without it a page was bounded only by limit x the largest payload: 1,000
-// hooks of 1 MiB made a 1 GB response, built whole in the gateway's memory
-// (three at once took the gateway from 122 MB to 2.87 GB).
+// hooks of 1 MiB made a 1 GB response, built whole in the gateway's memory,
+// and a few such requests at once could exhaust it.
 const MaxPageBytes = 4 << 20
 
 // ErrBusy: the budget shared with other requests (Query.Take) could not

@@ -19,7 +19,7 @@
 // reports CountCap with Page.TotalCapped set (meta.totalItemsCapped in the
 // API). It counts the hooks matching the filters, whatever the cursor, and
 // reads only an index (no table rows) unless filters on both time columns
-// are given: at most 100,001 index entries (measured: about 10 ms).
+// are given: at most CountCap+1 index entries.
 //
 // Plans. A page is an index range scan in the sort order that stops after
 // limit+1 rows, run beside the count on a second connection. A filter on

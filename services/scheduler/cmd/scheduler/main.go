@@ -28,10 +28,10 @@ func main() {
 
 // gc are the collector's defaults when the operator sets none. A burst
 // allocates a batch's rows, events and statements for every few hundred
-// hooks, and Go's default (GOGC=100) spent a quarter of the scheduler's CPU
-// collecting them (docs/benchmarks.md); collecting half as often halves
-// that, and the soft limit keeps the heap under the 128 MiB that
-// docs/operations.md gives the scheduler.
+// hooks, and with Go's default (GOGC=100) collecting them was a large share
+// of the scheduler's CPU; collecting half as often halves that, and the
+// soft limit keeps the heap under the memory limit that deploy/k8s gives
+// the scheduler's container (docs/operations.md, "Resources").
 var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 100}
 
 func run() error {

@@ -44,8 +44,8 @@ import (
 const maxErrorBackoff = 5 * time.Second
 
 // electionWait is how long a claim's publish waits for a due stream that
-// answers nothing, as while a JetStream cluster elects its leader (6 to 10
-// s measured: docs/operations.md, "A NATS node dies"), within the claim's
+// answers nothing, as while a JetStream cluster elects its leader (several
+// seconds: docs/operations.md, "A NATS node dies"), within the claim's
 // lease: a hook whose publish fails waits a whole lease to be re-driven.
 const electionWait = 15 * time.Second
 

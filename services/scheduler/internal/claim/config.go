@@ -92,8 +92,8 @@ type WindowConfig struct {
 
 // DefaultClaims is the just-in-time claims in flight at once by default:
 // enough to keep hooks due every few milliseconds from queueing behind a
-// claim (about 5 ms each, 30 to 90 ms on a slow commit), few enough to leave
-// most of a 16-connection pool to the results.
+// claim (a short transaction, but one that waits for its commit), few
+// enough to leave most of a 16-connection pool to the results.
 const DefaultClaims = 4
 
 // MaxClaims bounds WindowConfig.Claims: each claim in flight holds a pool
@@ -105,21 +105,20 @@ const MaxClaims = 64
 // all the same; that window stays short.
 const MaxClaimAhead = 2 * time.Second
 
-// DefaultClaimAhead covers a claim's commit on a busy database (30 to 90 ms)
-// and its answer, with room to spare.
+// DefaultClaimAhead covers a claim's commit on a busy database and its
+// answer, with room to spare.
 const DefaultClaimAhead = 200 * time.Millisecond
 
 // claimLead is how long before its first hook is due a just-in-time claim
 // starts: three quarters of ClaimAhead. The claim takes every queued hook
 // due within ClaimAhead, so each one gathers the hooks of the following
 // quarter (50 ms at the default) instead of the one or two that just came
-// within reach. With hooks due every half millisecond (2,000/s), starting
-// a claim as soon as the first was within ClaimAhead made one claim
-// statement per 1.8 hooks, 1,100 a second, and that statement's fixed cost
-// was half of PostgreSQL's processor time per hook (docs/benchmarks.md,
-// "Steady 2,000/s"). No hook is claimed earlier than ClaimAhead before it
-// is due, and the first of a claim still has three quarters of it (150 ms)
-// for the commit.
+// within reach. In a steady flow, starting a claim as soon as the first
+// hook was within ClaimAhead made a claim statement for every hook or two,
+// and that statement's fixed cost was a large share of PostgreSQL's
+// processor time per hook (docs/benchmarks.md, "Claim ahead and the hold").
+// No hook is claimed earlier than ClaimAhead before it is due, and the
+// first of a claim still has three quarters of it (150 ms) for the commit.
 func (c WindowConfig) claimLead() time.Duration { return c.ClaimAhead * 3 / 4 }
 
 // Validate reports a configuration the window cannot run with.

@@ -6,38 +6,22 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
-// Claim-ahead. A just-in-time claim is a transaction on a database that may
-// be busy: 5 ms when it is quiet, 30 to 90 ms on a slow commit. Claimed at
-// the instant it is due, a hook would wait for that commit every time. So
-// the window claims up to WindowConfig.ClaimAhead before the hooks are due,
-// and the claim's hooks are published together at once, each DueHook
-// carrying its hold: how long it must still wait. The dispatcher starts the
-// delivery no sooner than the hold after the message reached it (its
-// dispatch package), and arrival comes after publishing, so a hook is never
-// delivered early. The claim is off the delivery's critical path, and so is
-// NATS: a claim's hooks (about 100 at 2,000 hooks/s) cross it as one
-// message instead of one each at its own instant (docs/benchmarks.md,
-// "Later the same day").
+// Claim-ahead. A claim is a transaction on a possibly busy database, so a
+// hook claimed at the instant it is due would wait for that commit. The
+// window claims up to WindowConfig.ClaimAhead early and publishes a claim's
+// hooks together in one message, each DueHook carrying its hold: how long it
+// must still wait. The dispatcher starts the delivery no sooner than the
+// hold after the message reached it, so a hook is never delivered early,
+// and neither the claim nor NATS is on its critical path
+// (docs/benchmarks.md, "Claim ahead and the hold").
 //
-// The hold needs no estimate of the clock offset: the claim returns the
-// database clock (db_now) as each row was written, and each row reaches
-// the scheduler after that, so from the local instant a row arrived the
-// database clock needs at most due_at - db_now more to reach due_at. Any
-// row gives such a bound; the tightest is the row whose reading came
-// closest before its arrival (answerClock), and the hold uses it for all
-// the rows of a claim. The local monotonic clock measures the wait; what it
-// over-estimates is that row's trip, from its reading to its arrival.
-//
-// Which row that is follows from how PostgreSQL answers: it sends rows as
-// it writes them, a buffer (8 KiB) at a time, and the last buffer only once
-// the claim has committed. Paired with the last reading and the whole
-// answer's arrival, the bound took in the commit (a WAL flush, up to
-// several milliseconds on a busy database), and every hook of the claim
-// was late by it; a row of an earlier buffer arrives while the statement
-// still runs (a claim small enough for one buffer gains nothing).
-// Measured at 2,000 hooks/s on 2 vCPUs: the bound's over-estimate p50
-// 2.1 -> 1.5 ms, p90 5.5 -> 3.2 ms, p99 12.2 -> 7.5 ms (docs/benchmarks.md,
-// "The hold's floor").
+// The hold needs no estimate of the clock offset: each row carries the
+// database clock (db_now) as it was written and arrives after that, so from
+// its arrival the database clock needs at most due_at - db_now more. The
+// tightest bound is the row read closest before its arrival (answerClock):
+// PostgreSQL sends rows a buffer at a time, and a row of an early buffer
+// arrives while the statement still runs, whereas the last buffer waits for
+// the commit's WAL flush, which would make every hook of the claim late.
 
 // dbClock pairs a database clock reading with a local instant after it: by
 // local, the database clock had reached db.

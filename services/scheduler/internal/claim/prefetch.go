@@ -43,9 +43,8 @@ func (w *Window) startPrefetch(ctx context.Context) {
 // backlogged reports whether the window already holds a read's worth of
 // hooks (maxPrefetch) and the first of them is due: its claims are behind.
 // A read then returns, earliest first, hooks due no sooner than those the
-// window holds; in a burst, mostly the very hooks it holds (a burst of
-// 100,000 read 230,000 rows in 26 reads, about 5 % of PostgreSQL's
-// processor time: docs/benchmarks.md, "The burst's budget"). Any hook a
+// window holds; in a burst, mostly the very hooks it holds, read again
+// and again for nothing at a visible cost to PostgreSQL. Any hook a
 // read would add that the window lacks (a notification lost) the poll
 // claims as soon, since while claims fill their batches the poll runs back
 // to back. Reads resume once the backlog is below a read's worth.

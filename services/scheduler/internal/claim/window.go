@@ -166,8 +166,8 @@ func (w *Window) Run(ctx context.Context) {
 // will use, and runs the claim statement once on each with no ids (it
 // changes nothing), so that the first hooks due wait neither for
 // PostgreSQL to start a backend nor for the statement to be prepared and
-// the backend's catalog caches to fill: 10 to 30 ms for each of the first
-// claims on a busy machine otherwise. A failure is left to the claims
+// the backend's catalog caches to fill, which on a busy machine would make
+// each of the first claims slow. A failure is left to the claims
 // themselves to report.
 func (w *Window) warm(ctx context.Context) {
 	// Never more than the pool has, nor waiting long for connections

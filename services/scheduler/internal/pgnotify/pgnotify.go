@@ -1,7 +1,8 @@
 // Package pgnotify keeps a PostgreSQL connection of its own LISTENing on a
 // notification channel, reconnecting with a bounded backoff. The scheduler
-// has two such wake-ups: hooks coming due soon (package claim's window) and
-// async answers recorded by the gateway (package asyncwait).
+// has three such wake-ups: hooks coming due soon (package claim's window),
+// async answers recorded by the gateway (package asyncwait) and a project's
+// listener back online (package holdrelease).
 //
 // A notification is only a hint: those sent while nobody listens are lost,
 // so every (re)connection is reported to the caller, which then reads what

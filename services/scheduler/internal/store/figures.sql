@@ -37,8 +37,8 @@ ON CONFLICT (project_id, step_seconds, minute, shard) DO UPDATE SET
 -- Makes the rest of the transaction run its statements on generic plans
 -- (SET LOCAL plan_cache_mode): AddDeliveryMinutes' arrays hold a few rows,
 -- which a custom plan counts exactly and the generic plan guesses at 100,
--- so PostgreSQL planned it anew at every result batch (about 300 µs a
--- plan, pg_stat_statements; docs/benchmarks.md, "Fewer writes and fewer plans").
+-- so PostgreSQL planned it anew at every result batch, a plan costing more
+-- than running it (docs/benchmarks.md, "Writes per hook").
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true);
 
 -- name: DeleteDeliveryMinutesBefore :execrows

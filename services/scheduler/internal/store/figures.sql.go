@@ -107,8 +107,8 @@ SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
 // Makes the rest of the transaction run its statements on generic plans
 // (SET LOCAL plan_cache_mode): AddDeliveryMinutes' arrays hold a few rows,
 // which a custom plan counts exactly and the generic plan guesses at 100,
-// so PostgreSQL planned it anew at every result batch (about 300 µs a
-// plan, pg_stat_statements; docs/benchmarks.md, "Fewer writes and fewer plans").
+// so PostgreSQL planned it anew at every result batch, a plan costing more
+// than running it (docs/benchmarks.md, "Writes per hook").
 func (q *Queries) GenericPlansUntilCommit(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, genericPlansUntilCommit)
 	return err

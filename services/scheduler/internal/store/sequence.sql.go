@@ -114,9 +114,9 @@ type ClaimDueSequencesRow struct {
 // claimed sequence on the partial index of unfinished runs (migration
 // 00018: it states both of that index's conditions): as a plain EXISTS it
 // was planned, with statistics from before a burst, as a hashed subplan
-// over the whole index, which after a burst of 100,000 runs walked every
-// entry of the runs finished and not yet vacuumed (114 ms a claim, a burst
-// quadratic in its size: docs/benchmarks.md, "Sequences").
+// over the whole index, which after a burst of runs walked every entry of
+// the runs finished and not yet vacuumed at every claim, a burst quadratic
+// in its size (docs/benchmarks.md, "Sequences").
 func (q *Queries) ClaimDueSequences(ctx context.Context, batchSize int32) ([]ClaimDueSequencesRow, error) {
 	rows, err := q.db.Query(ctx, claimDueSequences, batchSize)
 	if err != nil {
@@ -267,9 +267,8 @@ type ClaimStalePreparedSequencesRow struct {
 // paused or resumed it since: sequences_prepared_stale_idx). ORDER BY id
 // makes PostgreSQL read that index: without it, it estimated nearly every
 // sequence written ahead stale (a comparison of two columns it cannot
-// judge) and scanned the whole table for the LIMIT, 12 ms a pass with
-// 100,000 sequences written ahead, every second, for nothing found; in id
-// order it reads only the stale entries (0.02 ms).
+// judge) and scanned the whole table for the LIMIT, every second, for
+// nothing found; in id order it reads only the stale entries.
 func (q *Queries) ClaimStalePreparedSequences(ctx context.Context, batchSize int32) ([]ClaimStalePreparedSequencesRow, error) {
 	rows, err := q.db.Query(ctx, claimStalePreparedSequences, batchSize)
 	if err != nil {
