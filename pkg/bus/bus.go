@@ -23,11 +23,13 @@ import (
 // Message is one event to publish.
 type Message struct {
 	Subject string
-	// MsgID must come from event.MsgID.
+	// MsgID must come from event.MsgID (alerts), event.DuesMsgID or
+	// event.ResultsMsgID.
 	MsgID string
 	Body  proto.Message
-	// Type, when set, goes in the event.TypeHeader header: it tells a
-	// consumer which message a subject carrying several holds.
+	// Type, when set, goes in the event.TypeHeader header: the due and
+	// results subjects' consumers refuse a message without their one type
+	// (DueHooks, AttemptResults: event.DecodeDue, event.DecodeResults).
 	Type string
 	// Items is how many items a batch message carries, for PublishAll's
 	// tally; 0 counts as 1.

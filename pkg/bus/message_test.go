@@ -2,8 +2,10 @@ package bus_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
@@ -19,6 +21,15 @@ func TestDueHooksMessage(t *testing.T) {
 	require.Equal(t, event.DuesMsgID([]string{"a", "b"}, []int64{1, 2}), m.MsgID)
 	require.Equal(t, hooks, m.Body.(*eventv1.DueHooks).GetHooks())
 	require.Equal(t, 2, m.Items)
+}
+
+// Hooks with a hold travel in the same message as hooks without.
+func TestDueHooksMessageWithHolds(t *testing.T) {
+	t.Parallel()
+	hooks := []*eventv1.DueHook{{HookId: "a", LeaseSeq: 1, Hold: durationpb.New(time.Second)}, {HookId: "b", LeaseSeq: 2}}
+	m := bus.DueHooks(hooks)
+	require.Equal(t, event.TypeDueHooks, m.Type)
+	require.Equal(t, hooks, m.Body.(*eventv1.DueHooks).GetHooks())
 }
 
 func TestAttemptResultsMessage(t *testing.T) {

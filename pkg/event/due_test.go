@@ -23,38 +23,92 @@ func heldHook() *eventv1.DueHook {
 	}
 }
 
-func TestDecodeDueReadsEveryForm(t *testing.T) {
+func marshal(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	data, err := proto.Marshal(m)
+	require.NoError(t, err)
+	return data
+}
+
+func TestDecodeDueReadsABatchWithItsHolds(t *testing.T) {
 	t.Parallel()
-	hook := heldHook()
-	for typ, body := range map[string]proto.Message{
-		event.TypeHeldDueHooks: &eventv1.HeldDueHooks{Hooks: []*eventv1.DueHook{hook}},
-		event.TypeDueHooks:     &eventv1.DueHooks{Hooks: []*eventv1.DueHook{hook}},
-		event.TypeDueHook:      hook,
-		"":                     hook,
-	} {
-		data, err := proto.Marshal(body)
-		require.NoError(t, err)
-		got, err := event.DecodeDue(typ, data)
-		require.NoError(t, err, typ)
-		require.Len(t, got, 1, typ)
-		require.True(t, proto.Equal(hook, got[0]), typ)
+	hooks := []*eventv1.DueHook{heldHook(), heldHook()}
+	hooks[1].Hold = nil
+	got, err := event.DecodeDue(event.TypeDueHooks, marshal(t, &eventv1.DueHooks{Hooks: hooks}))
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	for i := range hooks {
+		require.True(t, proto.Equal(hooks[i], got[i]), i)
 	}
 }
 
-// A dispatcher of an earlier release reads a message whose type it does
-// not know as a DueHook alone. A HeldDueHooks must not come out of that as
-// a hook it could deliver (at once: early): it either fails to decode or
-// yields no well-formed hook id, and the message is dropped.
-func TestAHeldMessageIsNoHookToAnEarlierDispatcher(t *testing.T) {
+// A due message of any other type, or of none, is refused, whatever its
+// body: a DueHook alone (which a batch decodes as garbage or not at all),
+// or a DueHooks under a wrong name.
+func TestDecodeDueRefusesAnyOtherType(t *testing.T) {
 	t.Parallel()
-	for range 50 {
-		data, err := proto.Marshal(&eventv1.HeldDueHooks{Hooks: []*eventv1.DueHook{heldHook(), heldHook()}})
-		require.NoError(t, err)
-		var as eventv1.DueHook
-		if err := proto.Unmarshal(data, &as); err != nil {
-			continue
-		}
-		_, err = uuid.Parse(as.GetHookId())
-		require.Error(t, err, "read as a DueHook, a HeldDueHooks has a hook id")
+	hook := heldHook()
+	batch := marshal(t, &eventv1.DueHooks{Hooks: []*eventv1.DueHook{hook}})
+	alone := marshal(t, hook)
+	for _, c := range []struct {
+		typ  string
+		data []byte
+	}{
+		{"", alone},
+		{"", batch},
+		{"sundial.event.v1.DueHook", alone},
+		{"sundial.event.v1.HeldDueHooks", batch},
+		{event.TypeAttemptResults, batch},
+		{"sundial.event.v2.DueHooks", batch},
+	} {
+		got, err := event.DecodeDue(c.typ, c.data)
+		require.ErrorIs(t, err, event.ErrUnknownType, "%q", c.typ)
+		require.Nil(t, got, "%q", c.typ)
 	}
+}
+
+func TestDecodeDueRefusesAMalformedBody(t *testing.T) {
+	t.Parallel()
+	_, err := event.DecodeDue(event.TypeDueHooks, []byte{0xff, 0xff, 0xff})
+	require.Error(t, err)
+	require.NotErrorIs(t, err, event.ErrUnknownType)
+}
+
+func TestDecodeResultsReadsABatch(t *testing.T) {
+	t.Parallel()
+	results := []*eventv1.AttemptResult{
+		{HookId: uuid.NewString(), LeaseSeq: 3, Outcome: eventv1.Outcome_OUTCOME_SUCCESS, StatusCode: 200,
+			TraceContext: map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
+		{HookId: uuid.NewString(), LeaseSeq: 4, Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: "timeout"},
+	}
+	got, err := event.DecodeResults(event.TypeAttemptResults, marshal(t, &eventv1.AttemptResults{Results: results}))
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	for i := range results {
+		require.True(t, proto.Equal(results[i], got[i]), i)
+	}
+}
+
+func TestDecodeResultsRefusesAnyOtherType(t *testing.T) {
+	t.Parallel()
+	result := &eventv1.AttemptResult{HookId: uuid.NewString(), LeaseSeq: 3, Outcome: eventv1.Outcome_OUTCOME_SUCCESS}
+	batch := marshal(t, &eventv1.AttemptResults{Results: []*eventv1.AttemptResult{result}})
+	alone := marshal(t, result)
+	for _, c := range []struct {
+		typ  string
+		data []byte
+	}{
+		{"", alone},
+		{"", batch},
+		{"sundial.event.v1.AttemptResult", alone},
+		{event.TypeDueHooks, batch},
+		{"sundial.event.v1.Nothing", batch},
+	} {
+		got, err := event.DecodeResults(c.typ, c.data)
+		require.ErrorIs(t, err, event.ErrUnknownType, "%q", c.typ)
+		require.Nil(t, got, "%q", c.typ)
+	}
+	_, err := event.DecodeResults(event.TypeAttemptResults, []byte{0xff, 0xff, 0xff})
+	require.Error(t, err)
+	require.NotErrorIs(t, err, event.ErrUnknownType)
 }

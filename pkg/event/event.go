@@ -183,35 +183,29 @@ func IsStreamGone(err error) bool {
 		errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
-// Message kinds, the first part of a Nats-Msg-Id.
-const (
-	KindDue    = "due"
-	KindResult = "result"
-	KindAlert  = "alert"
-)
+// KindAlert is the first part of an alert's Nats-Msg-Id (MsgID).
+const KindAlert = "alert"
 
-// MsgID derives the Nats-Msg-Id of an event: its kind, the id of what it is
-// about, and the sequence that tells one occurrence from the next (the lease
-// sequence for due hooks and results). Every publisher uses it, so the same
-// event published twice is stored once.
+// MsgID derives the Nats-Msg-Id of an event about one thing: its kind, the
+// id of what it is about, and the sequence that tells one occurrence from
+// the next. Every publisher of alerts uses it, so the same alert published
+// twice is stored once. Due hooks and results travel in batches, whose ids
+// DuesMsgID and ResultsMsgID derive.
 func MsgID(kind, id string, seq int64) string {
 	return kind + ":" + id + ":" + strconv.FormatInt(seq, 10)
 }
 
-// TypeHeader names the message type of an event whose subject carries more
-// than one (Sundial-Type). This release publishes only the batch forms,
-// TypeDueHooks and TypeAttemptResults; the single forms (no header, or
-// TypeDueHook / TypeAttemptResult) are what the previous release still sends
-// during a rolling upgrade, and the consumers make each a batch of one where
-// they decode it (docs/architecture.md, "Rolling upgrades").
+// TypeHeader names the message type of an event (Sundial-Type). The due
+// and results subjects carry one type each, always a batch: TypeDueHooks
+// and TypeAttemptResults. A consumer refuses a message whose header is
+// missing or names another type (DecodeDue, DecodeResults): it cannot be
+// read, so bus.Consume terminates it (bus.Drop), and the lease of each hook
+// it carried re-drives the hook.
 const TypeHeader = "Sundial-Type"
 
 // Message types in TypeHeader: the protobuf full names.
 const (
-	TypeDueHook        = "sundial.event.v1.DueHook"
 	TypeDueHooks       = "sundial.event.v1.DueHooks"
-	TypeHeldDueHooks   = "sundial.event.v1.HeldDueHooks"
-	TypeAttemptResult  = "sundial.event.v1.AttemptResult"
 	TypeAttemptResults = "sundial.event.v1.AttemptResults"
 )
 

@@ -40,7 +40,7 @@ func (c *natsConn) close() { c.nc.Close() }
 // natsProxy forwards TCP connections to a NATS server. Once frozen it stops
 // forwarding what clients send (the server sees nothing more, and nothing
 // is refused either: the client just waits) and reads the held bytes for
-// DueHook publishes. It lets a test see that a scheduler has committed
+// DueHooks publishes. It lets a test see that a scheduler has committed
 // claims (it publishes only after the commit) while none of their DueHooks
 // has reached NATS, and kill it right there.
 type natsProxy struct {
@@ -133,11 +133,10 @@ func (p *natsProxy) freeze() {
 	p.frozen = true
 }
 
-// dueMsgID finds the Nats-Msg-Id of each held due publish: a DueHook's,
-// "due:<hook id>:<lease seq>", or a DueHooks batch's,
-// "dues:<digest>:<hooks>".
+// dueMsgID finds the Nats-Msg-Id of each held due publish, a DueHooks
+// batch's: "dues:<digest>:<hooks>".
 var dueMsgID = regexp.MustCompile(regexp.QuoteMeta(jetstream.MsgIDHeader+": ") +
-	`(` + event.KindDue + `:[0-9a-f-]{36}:\d+|` + event.KindDues + `:[0-9a-f]+:(\d+))\r\n`)
+	`(` + event.KindDues + `:[0-9a-f]+:(\d+))\r\n`)
 
 // heldDueHooks counts the hooks in the due publishes held since the freeze
 // (a publish repeated counts once).
@@ -147,10 +146,7 @@ func (p *natsProxy) heldDueHooks() int {
 	p.mu.Unlock()
 	hooks := map[string]int{}
 	for _, m := range dueMsgID.FindAllSubmatch(held, -1) {
-		n := 1
-		if len(m[2]) > 0 {
-			n, _ = strconv.Atoi(string(m[2]))
-		}
+		n, _ := strconv.Atoi(string(m[2]))
 		hooks[string(m[1])] = n
 	}
 	total := 0

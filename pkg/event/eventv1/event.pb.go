@@ -159,9 +159,10 @@ func (AlertKind) EnumDescriptor() ([]byte, []int) {
 	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{1}
 }
 
-// DueHook asks a dispatcher to deliver one attempt of a hook. The scheduler
-// publishes it after claiming the hook under a lease; the dispatcher answers
-// with an AttemptResult carrying the same hook_id and lease_seq.
+// DueHook asks a dispatcher to deliver one attempt of a hook: an element of
+// DueHooks, never a message of its own. The scheduler publishes it after
+// claiming the hook under a lease; the dispatcher answers with an
+// AttemptResult (in AttemptResults) carrying the same hook_id and lease_seq.
 type DueHook struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	HookId    string                 `protobuf:"bytes,1,opt,name=hook_id,json=hookId,proto3" json:"hook_id,omitempty"`
@@ -198,8 +199,6 @@ type DueHook struct {
 	// SUNDIAL_SCHEDULER_CLAIM_AHEAD ahead and publishes a claim's hooks
 	// together at once). Counted from arrival, which comes after publishing,
 	// so the wait can only end late, never early. Zero or absent: at once.
-	// Only in HeldDueHooks messages, which dispatchers of earlier releases do
-	// not read (they would deliver at once, early).
 	Hold          *durationpb.Duration `protobuf:"bytes,15,opt,name=hold,proto3" json:"hold,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -340,15 +339,16 @@ func (x *DueHook) GetHold() *durationpb.Duration {
 	return nil
 }
 
-// DueHooks carries many DueHooks in one message: the scheduler publishes
-// the hooks of one claim together (up to SUNDIAL_SCHEDULER_DUE_BATCH of
-// them), which saves a JetStream publish, a stored message and an
-// acknowledgement per hook. Its message has the header
-// Sundial-Type: sundial.event.v1.DueHooks (a single DueHook has none, or
-// sundial.event.v1.DueHook), on the same subject. A dispatcher delivers
-// each hook as if it had come alone and acknowledges the message once every
-// hook is reported; a hook it cannot deliver now (its host busy, the
-// database away) it publishes again as a DueHook of its own.
+// DueHooks is the one message of the due subject (header Sundial-Type:
+// sundial.event.v1.DueHooks): a batch of DueHooks, one hook included. The
+// scheduler publishes the hooks of one claim together (up to 64 of them,
+// and 256 KiB of encoded hooks: pkg/bus, DueBatch), which saves a
+// JetStream publish, a stored message and an acknowledgement per hook; a
+// hook may carry a hold. A dispatcher delivers each hook as if it had come
+// alone, no sooner than its hold after the message reached it, and
+// acknowledges the message once every hook is reported; hooks it cannot
+// deliver now (their host busy, the database away) it publishes again in a
+// DueHooks of their own, with the holds they still need.
 type DueHooks struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Hooks         []*DueHook             `protobuf:"bytes,1,rep,name=hooks,proto3" json:"hooks,omitempty"`
@@ -393,59 +393,8 @@ func (x *DueHooks) GetHooks() []*DueHook {
 	return nil
 }
 
-// HeldDueHooks is DueHooks whose hooks may carry a hold: a dispatcher
-// delivers each no sooner than its hold after the message reached it. The
-// scheduler publishes a claim's hooks in it (header Sundial-Type:
-// sundial.event.v1.HeldDueHooks) when any of them is not yet due, and a
-// dispatcher handing back hooks it still held does too. A message type of
-// its own, not a field alone, so that a dispatcher of an earlier release
-// refuses it (the hooks then wait for their lease to expire: late, never
-// early) instead of delivering its hooks at once.
-type HeldDueHooks struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Hooks         []*DueHook             `protobuf:"bytes,1,rep,name=hooks,proto3" json:"hooks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *HeldDueHooks) Reset() {
-	*x = HeldDueHooks{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *HeldDueHooks) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*HeldDueHooks) ProtoMessage() {}
-
-func (x *HeldDueHooks) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use HeldDueHooks.ProtoReflect.Descriptor instead.
-func (*HeldDueHooks) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *HeldDueHooks) GetHooks() []*DueHook {
-	if x != nil {
-		return x.Hooks
-	}
-	return nil
-}
-
-// AttemptResult reports what happened to one DueHook.
+// AttemptResult reports what happened to one DueHook: an element of
+// AttemptResults, never a message of its own.
 type AttemptResult struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	HookId    string                 `protobuf:"bytes,1,opt,name=hook_id,json=hookId,proto3" json:"hook_id,omitempty"`
@@ -465,9 +414,8 @@ type AttemptResult struct {
 	// For OUTCOME_ASYNC: the timeout the receiver asked for (Sundial-Async-Timeout), 0 if none.
 	AsyncTimeoutSeconds int32 `protobuf:"varint,11,opt,name=async_timeout_seconds,json=asyncTimeoutSeconds,proto3" json:"async_timeout_seconds,omitempty"`
 	// The W3C trace context ("traceparent", "tracestate") of the delivery
-	// this result reports, set when the result travels in an AttemptResults
-	// batch: the batch's message headers cannot carry one per result. A
-	// result published on its own carries it in its headers instead.
+	// this result reports: the headers of its AttemptResults message cannot
+	// carry one per result.
 	TraceContext map[string]string `protobuf:"bytes,12,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// For OUTCOME_DEFERRED: how long the dispatcher suggests the hook wait
 	// before it is handed out again; the scheduler bounds it (result.DeferBounds).
@@ -484,7 +432,7 @@ type AttemptResult struct {
 
 func (x *AttemptResult) Reset() {
 	*x = AttemptResult{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +444,7 @@ func (x *AttemptResult) String() string {
 func (*AttemptResult) ProtoMessage() {}
 
 func (x *AttemptResult) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,7 +457,7 @@ func (x *AttemptResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptResult.ProtoReflect.Descriptor instead.
 func (*AttemptResult) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AttemptResult) GetHookId() string {
@@ -610,14 +558,15 @@ func (x *AttemptResult) GetRetryAfter() *durationpb.Duration {
 	return nil
 }
 
-// AttemptResults carries many AttemptResults in one message: a dispatcher
-// gathers the results of its deliveries for a few milliseconds and
-// publishes them together, which saves a publish, a stored message and an
-// acknowledgement per result. Its message has the header
-// Sundial-Type: sundial.event.v1.AttemptResults (a single AttemptResult has
-// none, or sundial.event.v1.AttemptResult), on the same subject. Each
-// result is applied as if it had come alone; a batch redelivered is applied
-// once, because a result only applies while its hook holds its lease.
+// AttemptResults is the one message of the results subject (header
+// Sundial-Type: sundial.event.v1.AttemptResults): a batch of
+// AttemptResults, one result included. A dispatcher gathers the results of
+// its deliveries for a few milliseconds and publishes them together, which
+// saves a publish, a stored message and an acknowledgement per result; the
+// scheduler publishes the failed result of an attempt it gives up on in one
+// of its own. Each result is applied as if it had come alone; a batch
+// redelivered is applied once, because a result only applies while its
+// hook holds its lease.
 type AttemptResults struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Results       []*AttemptResult       `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
@@ -627,7 +576,7 @@ type AttemptResults struct {
 
 func (x *AttemptResults) Reset() {
 	*x = AttemptResults{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +588,7 @@ func (x *AttemptResults) String() string {
 func (*AttemptResults) ProtoMessage() {}
 
 func (x *AttemptResults) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +601,7 @@ func (x *AttemptResults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptResults.ProtoReflect.Descriptor instead.
 func (*AttemptResults) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{4}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AttemptResults) GetResults() []*AttemptResult {
@@ -694,7 +643,7 @@ type Alert struct {
 
 func (x *Alert) Reset() {
 	*x = Alert{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[5]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +655,7 @@ func (x *Alert) String() string {
 func (*Alert) ProtoMessage() {}
 
 func (x *Alert) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[5]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +668,7 @@ func (x *Alert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alert.ProtoReflect.Descriptor instead.
 func (*Alert) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{5}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Alert) GetAlertId() string {
@@ -853,8 +802,6 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\blistener\x18\x0e \x01(\bR\blistener\x12-\n" +
 	"\x04hold\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x04hold\";\n" +
 	"\bDueHooks\x12/\n" +
-	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"?\n" +
-	"\fHeldDueHooks\x12/\n" +
 	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xc8\x05\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
@@ -928,45 +875,43 @@ func file_sundial_event_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_sundial_event_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_sundial_event_v1_event_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: sundial.event.v1.Outcome
 	(AlertKind)(0),                // 1: sundial.event.v1.AlertKind
 	(*DueHook)(nil),               // 2: sundial.event.v1.DueHook
 	(*DueHooks)(nil),              // 3: sundial.event.v1.DueHooks
-	(*HeldDueHooks)(nil),          // 4: sundial.event.v1.HeldDueHooks
-	(*AttemptResult)(nil),         // 5: sundial.event.v1.AttemptResult
-	(*AttemptResults)(nil),        // 6: sundial.event.v1.AttemptResults
-	(*Alert)(nil),                 // 7: sundial.event.v1.Alert
-	nil,                           // 8: sundial.event.v1.AttemptResult.TraceContextEntry
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 10: google.protobuf.Duration
+	(*AttemptResult)(nil),         // 4: sundial.event.v1.AttemptResult
+	(*AttemptResults)(nil),        // 5: sundial.event.v1.AttemptResults
+	(*Alert)(nil),                 // 6: sundial.event.v1.Alert
+	nil,                           // 7: sundial.event.v1.AttemptResult.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 9: google.protobuf.Duration
 }
 var file_sundial_event_v1_event_proto_depIdxs = []int32{
-	9,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
-	9,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
-	9,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
-	10, // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
-	10, // 5: sundial.event.v1.DueHook.hold:type_name -> google.protobuf.Duration
+	8,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
+	8,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
+	8,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
+	9,  // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
+	9,  // 5: sundial.event.v1.DueHook.hold:type_name -> google.protobuf.Duration
 	2,  // 6: sundial.event.v1.DueHooks.hooks:type_name -> sundial.event.v1.DueHook
-	2,  // 7: sundial.event.v1.HeldDueHooks.hooks:type_name -> sundial.event.v1.DueHook
-	0,  // 8: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
-	9,  // 9: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
-	10, // 10: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
-	8,  // 11: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
-	10, // 12: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
-	10, // 13: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
-	5,  // 14: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
-	1,  // 15: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	9,  // 16: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	9,  // 17: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	9,  // 18: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	0,  // 7: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
+	8,  // 8: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
+	9,  // 9: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
+	7,  // 10: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
+	9,  // 11: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
+	9,  // 12: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
+	4,  // 13: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	1,  // 14: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	8,  // 15: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	8,  // 16: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	8,  // 17: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }
@@ -980,7 +925,7 @@ func file_sundial_event_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sundial_event_v1_event_proto_rawDesc), len(file_sundial_event_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   7,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/envconf"
@@ -98,13 +99,11 @@ func (r *running) stop(t *testing.T) error {
 	return r.wait(t)
 }
 
-// publishDue publishes a DueHook alone, as schedulers of the previous
-// release do: the dispatcher still accepts it (rolling upgrades).
+// publishDue publishes a hook in a DueHooks of its own, as the scheduler
+// publishes a hook that comes due alone.
 func publishDue(t *testing.T, js jetstream.JetStream, due *eventv1.DueHook) {
 	t.Helper()
-	require.NoError(t, bus.NewPublisher(js).Publish(context.Background(), bus.Message{
-		Subject: event.SubjectDue, MsgID: event.MsgID(event.KindDue, due.GetHookId(), due.GetLeaseSeq()), Body: due,
-	}))
+	require.NoError(t, bus.NewPublisher(js).Publish(context.Background(), bus.DueHooks([]*eventv1.DueHook{due})))
 }
 
 func waitForResult(t *testing.T, js jetstream.JetStream) *fixture.Result {
@@ -194,6 +193,13 @@ func TestAppTerminatesMalformedMessages(t *testing.T) {
 	start(t, b.cfg)
 
 	_, err := b.js.Publish(context.Background(), event.SubjectDue, []byte("\xff\xff not a DueHook"))
+	require.NoError(t, err)
+	// A well-formed hook alone, not in a DueHooks (no Sundial-Type): not
+	// read, so not delivered.
+	projectID := fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "k"})
+	alone, err := proto.Marshal(fixture.DueHook(projectID, b.receiver.URL+"/x", "/x"))
+	require.NoError(t, err)
+	_, err = b.js.Publish(context.Background(), event.SubjectDue, alone)
 	require.NoError(t, err)
 	// Terminated, it leaves the work queue instead of coming back.
 	require.Eventually(t, func() bool { return dueMessages(t, b.js) == 0 }, 10*time.Second, 20*time.Millisecond)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
@@ -32,17 +31,11 @@ func resultsByHook(t *testing.T, js jetstream.JetStream, n int) map[string]*even
 		for ; next <= info.State.LastSeq; next++ {
 			msg, err := stream.GetMsg(ctx, next)
 			require.NoError(t, err)
-			if msg.Header.Get(event.TypeHeader) == event.TypeAttemptResults {
-				var rs eventv1.AttemptResults
-				require.NoError(t, proto.Unmarshal(msg.Data, &rs))
-				for _, r := range rs.GetResults() {
-					out[r.GetHookId()] = r
-				}
-				continue
+			rs, err := event.DecodeResults(msg.Header.Get(event.TypeHeader), msg.Data)
+			require.NoError(t, err)
+			for _, r := range rs {
+				out[r.GetHookId()] = r
 			}
-			var r eventv1.AttemptResult
-			require.NoError(t, proto.Unmarshal(msg.Data, &r))
-			out[r.GetHookId()] = &r
 		}
 		return len(out) >= n
 	}, 30*time.Second, 20*time.Millisecond)

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
@@ -51,7 +50,7 @@ func TestHandleDefersAHookWhoseHostUsedUpItsNewConnections(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, due := range hooks {
 			wg.Go(func() {
-				require.NoError(t, h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1}))
+				require.NoError(t, h.Handle(context.Background(), fixture.Due(t, due)))
 			})
 		}
 		wg.Wait()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -125,7 +126,7 @@ func (b bundle) dueHook(t *testing.T, p fixture.Project) *eventv1.DueHook {
 
 func (b bundle) handle(t *testing.T, h *dispatch.Handler, due *eventv1.DueHook) error {
 	t.Helper()
-	return h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1})
+	return h.Handle(context.Background(), fixture.Due(t, due))
 }
 
 func signature(key, ts string, body []byte) string {
@@ -279,14 +280,29 @@ func TestHandleDropsMalformedMessages(t *testing.T) {
 	noData := fixture.DueHook(projectID, b.receiver.URL+"/x", "/x")
 	noData.Data = nil
 
+	garbage := fixture.Due(t)
+	garbage.Data = []byte("\xff\xff\xff not protobuf")
+	// A well-formed hook alone, not in a DueHooks: no type, or the single
+	// type no publisher sends. Neither is read, so neither is delivered.
+	alone := fixture.Due(t)
+	alone.Data = fixture.Encode(t, fixture.DueHook(projectID, b.receiver.URL+"/x", "/x"))
+	typedAlone := alone
+	typedAlone.Header = nats.Header{event.TypeHeader: []string{"sundial.event.v1.DueHook"}}
+	untyped := fixture.Due(t, fixture.DueHook(projectID, b.receiver.URL+"/x", "/x"))
+	untyped.Header = nats.Header{}
+	alone.Header = nats.Header{}
+
 	dropType := bus.Drop(io.EOF)
-	for name, data := range map[string][]byte{
-		"garbage":  []byte("\xff\xff\xff not protobuf"),
-		"no lease": fixture.Encode(t, noLease),
-		"bad id":   fixture.Encode(t, badID),
-		"no data":  fixture.Encode(t, noData),
+	for name, d := range map[string]bus.Delivery{
+		"garbage":          garbage,
+		"no lease":         fixture.Due(t, noLease),
+		"bad id":           fixture.Due(t, badID),
+		"no data":          fixture.Due(t, noData),
+		"a hook alone":     alone,
+		"a typed hook":     typedAlone,
+		"a batch, no type": untyped,
 	} {
-		err := b.handler.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: data})
+		err := b.handler.Handle(context.Background(), d)
 		require.Error(t, err, name)
 		require.IsType(t, dropType, err, name)
 	}

@@ -41,7 +41,7 @@ func TestHandBackSplitsLargeHooks(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.Handle(ctx, batchDelivery(t, hooks)) }()
+	go func() { done <- h.Handle(ctx, fixture.Due(t, hooks...)) }()
 	hanging.WaitFor(t, 3)
 	require.Eventually(t, func() bool { return len(results(t, b)) == 1 }, 10*time.Second, 10*time.Millisecond,
 		"the small hook's result")

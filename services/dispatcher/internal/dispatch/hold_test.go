@@ -11,19 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/report"
 	"github.com/sundial-run/sundial/testkit/natstest"
 )
-
-// heldDelivery is the delivery of a HeldDueHooks message carrying hooks.
-func heldDelivery(t *testing.T, hooks []*eventv1.DueHook) bus.Delivery {
-	t.Helper()
-	return dueDelivery(t, event.TypeHeldDueHooks, &eventv1.HeldDueHooks{Hooks: hooks})
-}
 
 // arrivals records when each hook's request reached the receiver.
 type arrivals struct {
@@ -55,7 +49,7 @@ func TestHandleStartsAHeldHookNoSoonerThanItsHold(t *testing.T) {
 	// The held hook first in the message: the dispatcher orders by hold.
 	hooks[0].Hold = durationpb.New(hold)
 	hooks[0].LeaseDuration = durationpb.New(time.Minute)
-	d := heldDelivery(t, hooks)
+	d := fixture.Due(t, hooks...)
 
 	sent := time.Now() // before the message reaches the handler
 	require.NoError(t, b.handler.Handle(context.Background(), d))
@@ -99,7 +93,7 @@ func requireConnectedDuringTheHold(t *testing.T, n int) {
 		hk.Hold = durationpb.New(hold)
 		hk.LeaseDuration = durationpb.New(time.Minute)
 	}
-	d := heldDelivery(t, hooks)
+	d := fixture.Due(t, hooks...)
 
 	start := time.Now()
 	handled := make(chan error, 1)
@@ -141,7 +135,7 @@ func TestCloseWaitsForTheWarming(t *testing.T) {
 	hooks[0].Hold = durationpb.New(50 * time.Millisecond)
 	hooks[0].LeaseDuration = durationpb.New(time.Minute)
 
-	require.NoError(t, h.Handle(context.Background(), heldDelivery(t, hooks)))
+	require.NoError(t, h.Handle(context.Background(), fixture.Due(t, hooks...)))
 	require.Len(t, b.receiver.Received(), 1)
 	<-sender.entered
 	require.False(t, sender.returned.Load(), "the warming still hangs after its message")
@@ -150,8 +144,7 @@ func TestCloseWaitsForTheWarming(t *testing.T) {
 }
 
 // Stopped while it holds a hook, the dispatcher hands it back with what is
-// left of its hold (in a HeldDueHooks message, which only dispatchers that
-// wait out holds read), so that the next one does not send it early.
+// left of its hold, so that the next one does not send it early.
 func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
@@ -159,7 +152,7 @@ func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
 	const hold = 30 * time.Second // within the fixture's lease of a minute
 	hooks[1].Hold = durationpb.New(hold)
 	hooks[1].LeaseDuration = durationpb.New(time.Minute)
-	d := heldDelivery(t, hooks)
+	d := fixture.Due(t, hooks...)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -172,7 +165,7 @@ func TestHandleHandsBackAHeldHookWithTheHoldItStillNeeds(t *testing.T) {
 	stopped := time.Now()
 
 	require.Len(t, b.receiver.Received(), 1, "the held hook was not sent")
-	back := handedBack(t, b, event.TypeHeldDueHooks)
+	back := handedBack(t, b)
 	require.Len(t, back, 1)
 	require.Equal(t, hooks[1].GetHookId(), back[0].GetHookId())
 	left := back[0].GetHold().AsDuration()
@@ -191,7 +184,7 @@ func TestHandleSkipsAHookHeldBeyondItsLease(t *testing.T) {
 	hooks, _ := b.batch(t, 2)
 	hooks[1].LeaseDuration = durationpb.New(time.Minute)
 	hooks[1].Hold = durationpb.New(2 * time.Minute)
-	require.NoError(t, b.handler.Handle(context.Background(), heldDelivery(t, hooks)))
+	require.NoError(t, b.handler.Handle(context.Background(), fixture.Due(t, hooks...)))
 
 	require.Len(t, b.receiver.Received(), 1, "only the well-formed hook is sent")
 	require.Equal(t, hooks[0].GetHookId(), b.receiver.Received()[0].Header.Get("Sundial-Id"))

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
-	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
@@ -51,7 +50,9 @@ func TestHandleDefersAHookWhoseHostIsBusy(t *testing.T) {
 
 	// Done with (acknowledged): the hook goes back to the scheduler as a
 	// deferred result, nothing sent, and not to JetStream.
-	err := h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 3})
+	d := fixture.Due(t, due)
+	d.NumDelivered = 3
+	err := h.Handle(context.Background(), d)
 	require.NoError(t, err)
 	require.Empty(t, b.receiver.Received())
 	last := fixture.LastResult(t, b.js)

@@ -21,17 +21,16 @@ import (
 )
 
 // A due message. The scheduler publishes the hooks of a claim together in
-// a DueHooks message (its claim package, due.go); schedulers of the
-// previous release publish a DueHook alone, which a rolling upgrade has
-// the dispatcher accept (docs/architecture.md). Handle makes a DueHook
-// alone a batch of one, so every hook takes one path: each is delivered
-// as if it had come alone, side by side on the handler's delivery pool,
-// and the message is settled once every hook is reported, skipped or
-// handed back.
+// a DueHooks message (its claim package, due.go), the due subject's one
+// type, a hook alone included. Each hook is delivered as if it had come
+// alone, side by side on the handler's delivery pool, and the message is
+// settled once every hook is reported, skipped or handed back.
 
 // Handle is the bus.Handler of the due subject: it delivers every hook of
 // the message (deliverAll) and returns bus.Drop for a message that does
-// not decode.
+// not decode (event.DecodeDue: its Sundial-Type missing or another, or its
+// body malformed), which redelivery would not change; the leases of its
+// hooks, if any, re-drive them.
 func (h *Handler) Handle(ctx context.Context, d bus.Delivery) error {
 	// A hook's hold counts from here: after the message reached this
 	// process, so never before the scheduler published it.
@@ -88,8 +87,7 @@ func (h *Handler) stillLeased(ctx context.Context, hooks []*eventv1.DueHook) []*
 	return kept
 }
 
-// decode returns the hooks of a due message in the batch form
-// (event.DecodeDue).
+// decode returns the hooks of a due message (event.DecodeDue).
 func decode(d bus.Delivery) ([]*eventv1.DueHook, error) {
 	return event.DecodeDue(d.Header.Get(event.TypeHeader), d.Data)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
@@ -33,21 +32,7 @@ func (b bundle) batch(t *testing.T, n int) ([]*eventv1.DueHook, bus.Delivery) {
 		due.HookId = uuid.NewString()
 		hooks = append(hooks, due)
 	}
-	return hooks, batchDelivery(t, hooks)
-}
-
-// batchDelivery is the delivery of a DueHooks message carrying hooks.
-func batchDelivery(t *testing.T, hooks []*eventv1.DueHook) bus.Delivery {
-	t.Helper()
-	return dueDelivery(t, event.TypeDueHooks, &eventv1.DueHooks{Hooks: hooks})
-}
-
-// dueDelivery is the first delivery of a message of the due subject.
-func dueDelivery(t *testing.T, typ string, body proto.Message) bus.Delivery {
-	t.Helper()
-	header := nats.Header{}
-	header.Set(event.TypeHeader, typ)
-	return bus.Delivery{Subject: event.SubjectDue, Header: header, NumDelivered: 1, Data: fixture.Encode(t, body)}
+	return hooks, fixture.Due(t, hooks...)
 }
 
 // results returns the results on the results stream by hook id; each came
@@ -67,13 +52,12 @@ func results(t *testing.T, b bundle) map[string]*eventv1.AttemptResult {
 }
 
 // handedBack returns the hooks of the one message the handler published
-// back on the due subject, which must be of type typ (event.DecodeDue).
-func handedBack(t *testing.T, b bundle, typ string) []*eventv1.DueHook {
+// back on the due subject, a DueHooks (event.DecodeDue).
+func handedBack(t *testing.T, b bundle) []*eventv1.DueHook {
 	t.Helper()
 	msgs := natstest.StreamMessages(t, b.js, event.StreamDue)
 	require.Len(t, msgs, 1)
-	require.Equal(t, typ, msgs[0].Header.Get(event.TypeHeader))
-	hooks, err := event.DecodeDue(typ, msgs[0].Data)
+	hooks, err := event.DecodeDue(msgs[0].Header.Get(event.TypeHeader), msgs[0].Data)
 	require.NoError(t, err)
 	return hooks
 }
@@ -135,7 +119,7 @@ func TestHandleDefersTheHooksOfABatchWhoseHostIsBusy(t *testing.T) {
 	hooks, _ := b.batch(t, 3)
 	other := fixture.StartReceiver(t, nil)
 	hooks[2].Url = other.URL + "/hooks/x?y=1"
-	d := batchDelivery(t, hooks)
+	d := fixture.Due(t, hooks...)
 
 	// The batch is done with; its busy host's hooks go back to the
 	// scheduler as deferred results, through the results stream like
@@ -286,7 +270,7 @@ func TestHandleHandsBackAHookWhoseDeliveryShutdownCutShort(t *testing.T) {
 	t.Cleanup(h.Close)
 	hooks, _ := b.batch(t, 2)
 	hooks[1].Url = hanging.URL + "/hang"
-	d := batchDelivery(t, hooks)
+	d := fixture.Due(t, hooks...)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -300,7 +284,7 @@ func TestHandleHandsBackAHookWhoseDeliveryShutdownCutShort(t *testing.T) {
 	res := results(t, b)
 	require.Len(t, res, 1, "the cut delivery has no result")
 	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res[hooks[0].GetHookId()].GetOutcome())
-	back := handedBack(t, b, event.TypeDueHooks)
+	back := handedBack(t, b)
 	require.Len(t, back, 1)
 	require.True(t, proto.Equal(hooks[1], back[0]), "handed back as it came")
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundial-run/sundial/pkg/bus"
-	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
 )
@@ -47,7 +45,7 @@ func TestASlowProjectLeavesAPlaceForTheOthers(t *testing.T) {
 	for range share + 4 {
 		due := fixture.DueHook(slow, b.receiver.URL+"/slow", "/slow")
 		wg.Go(func() {
-			_ = h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1})
+			_ = h.Handle(context.Background(), fixture.Due(t, due))
 		})
 	}
 	require.Eventually(t, func() bool { return held.Load() == int32(share) }, 10*time.Second, 10*time.Millisecond,

@@ -21,7 +21,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
-	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
@@ -61,7 +60,11 @@ func TestHandleTracesTheDeliveryAndRecordsLateness(t *testing.T) {
 	telemetry.InjectNATS(claimCtx, header)
 	claim.End()
 	ctx := telemetry.ExtractNATS(context.Background(), header)
-	require.NoError(t, h.Handle(ctx, bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), Header: header, NumDelivered: 1}))
+	d := fixture.Due(t, due)
+	for k, v := range header {
+		d.Header[k] = v
+	}
+	require.NoError(t, h.Handle(ctx, d))
 
 	spans := byName(recorder.Ended())
 	deliver, post := spans["dispatcher.deliver"], spans["HTTP POST"]
@@ -154,7 +157,7 @@ func TestBatchedResultCarriesTheDeliverSpan(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
 	h, rep := b.reportingHandler(tp, false)
 	due := b.dueHook(t, fixture.Project{ActiveKey: "k"})
-	require.NoError(t, h.Handle(context.Background(), bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1}))
+	require.NoError(t, h.Handle(context.Background(), fixture.Due(t, due)))
 
 	res := <-rep.got
 	require.Equal(t, due.GetHookId(), res.GetHookId())
@@ -181,7 +184,7 @@ func TestAnUnsampledDeliveryStartsNoSpan(t *testing.T) {
 	handle := func(parent trace.SpanContext) trace.SpanContext {
 		due := b.dueHook(t, project)
 		ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
-		require.NoError(t, h.Handle(ctx, bus.Delivery{Subject: event.SubjectDue, Data: fixture.Encode(t, due), NumDelivered: 1}))
+		require.NoError(t, h.Handle(ctx, fixture.Due(t, due)))
 		res := <-rep.got
 		require.Equal(t, due.GetHookId(), res.GetHookId())
 		return trace.SpanContextFromContext(telemetry.ExtractMap(context.Background(), res.GetTraceContext()))

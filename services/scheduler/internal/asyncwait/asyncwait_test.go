@@ -8,11 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/retry"
@@ -83,13 +81,11 @@ func (b bundle) waiting(t testing.TB, n int) []storetest.Hook {
 	}
 	for i, h := range hooks {
 		h = fixture.Get(t, b.q, h.ID)
-		data, err := proto.Marshal(&eventv1.AttemptResult{
+		require.NoError(t, b.batcher.Handle(context.Background(), fixture.Results(t, &eventv1.AttemptResult{
 			HookId: h.ID.String(), ProjectId: h.ProjectID.String(), Attempt: 1, LeaseSeq: h.LeaseSeq,
 			Outcome: eventv1.Outcome_OUTCOME_ASYNC, StatusCode: 202, StartedAt: timestamppb.Now(),
 			Duration: durationpb.New(time.Millisecond),
-		})
-		require.NoError(t, err)
-		require.NoError(t, b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1}))
+		})))
 		hooks[i] = fixture.Get(t, b.q, h.ID)
 		require.NotNil(t, hooks[i].AsyncDeadline)
 	}

@@ -291,29 +291,26 @@ func (c *Claimer) dueHook(r store.ClaimDueHooksRow) *eventv1.DueHook {
 	}
 }
 
-// giveUp builds the failed result of an attempt whose every lease expired.
-// The result goes through the results stream like a dispatcher's, under the
-// claim's lease, so the one applier records the attempt and retries or
-// fails the hook; no dispatcher ever sees this lease.
+// giveUp builds the failed result of an attempt whose every lease expired,
+// in an AttemptResults of its own. The result goes through the results
+// stream like a dispatcher's, under the claim's lease, so the one applier
+// records the attempt and retries or fails the hook; no dispatcher ever
+// sees this lease.
 func (c *Claimer) giveUp(ctx context.Context, r store.ClaimDueHooksRow) bus.Message {
 	hookID := r.ID.String()
 	reason := fmt.Sprintf("no result after %d deliveries of this attempt: each lease of %s expired"+
 		" (a dispatcher crashed or stopped, or its messages were lost)", r.Redrives, c.cfg.Lease)
 	c.log.WarnContext(ctx, "attempt re-driven too often; recording it as failed",
 		"hook_id", hookID, "attempt", r.Attempts+1, "redrives", r.Redrives)
-	return bus.Message{
-		Subject: event.SubjectResult,
-		MsgID:   event.MsgID(event.KindResult, hookID, r.LeaseSeq),
-		Body: &eventv1.AttemptResult{
-			HookId:    hookID,
-			ProjectId: r.ProjectID.String(),
-			Attempt:   r.Attempts + 1,
-			LeaseSeq:  r.LeaseSeq,
-			Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
-			Error:     reason,
-			StartedAt: timestamppb.Now(),
-		},
-	}
+	return bus.AttemptResults([]*eventv1.AttemptResult{{
+		HookId:    hookID,
+		ProjectId: r.ProjectID.String(),
+		Attempt:   r.Attempts + 1,
+		LeaseSeq:  r.LeaseSeq,
+		Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
+		Error:     reason,
+		StartedAt: timestamppb.Now(),
+	}})
 }
 
 func projectPolicy(r store.ClaimDueHooksRow) retry.Policy {

@@ -273,7 +273,7 @@ func TestAttemptRedrivenTooOftenIsRecordedAsFailed(t *testing.T) {
 		require.EqualValues(t, i+1, fixture.DueHook(t, m).GetLeaseSeq())
 	}
 	results := natstest.StreamMessages(t, b.js, event.StreamResults)
-	require.Equal(t, event.MsgID(event.KindResult, hook.ID.String(), 4), fixture.MsgID(results[0]))
+	require.Equal(t, event.ResultsMsgID([]string{hook.ID.String()}, []int64{4}), fixture.MsgID(results[0]))
 	res := fixture.AttemptResult(t, results[0])
 	require.Equal(t, hook.ID.String(), res.GetHookId())
 	require.Equal(t, b.project.String(), res.GetProjectId())

@@ -11,9 +11,9 @@ package claim
 // NATS server's max_payload whatever its hooks' sizes, and a dispatcher
 // pulling many messages at once holds a bounded amount of memory.
 //
-// A hook that goes alone is a DueHooks batch of one: the scheduler
-// publishes one form only, which every dispatcher since batched DueHooks
-// reads. A batch's Nats-Msg-Id (event.DuesMsgID) is derived from its hooks'
+// A hook that goes alone is a DueHooks batch of one, and hooks with a hold
+// (hold.go) travel beside hooks without: the due subject carries no other
+// form (event.DecodeDue). A batch's Nats-Msg-Id (event.DuesMsgID) is derived from its hooks'
 // ids and lease sequences alone, so the same claim's batch published again
 // (a retried publish) is stored once, a batch of one included, while each
 // claim, raising the lease sequence, gets ids of its own.

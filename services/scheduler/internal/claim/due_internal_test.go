@@ -50,9 +50,8 @@ func TestABatchOfOneIsStoredOnceWhenItsClaimIsPublishedAgain(t *testing.T) {
 
 // A claim's hooks go out at once: one not yet due by the database clock
 // carries the hold left until it is (never more than what the database
-// clock still had to run when the claim's answer arrived), in a
-// HeldDueHooks message, which dispatchers of earlier releases refuse; a
-// hook already due carries none.
+// clock still had to run when the claim's answer arrived), in the same
+// DueHooks message as a hook already due, which carries none.
 func TestAHookNotYetDueGoesOutAtOnceWithItsHold(t *testing.T) {
 	t.Parallel()
 	c, err := New(nil, nil, Config{BatchSize: 10, DueBatch: 10, Lease: time.Minute, PollInterval: time.Second}, slog.New(slog.DiscardHandler))
@@ -67,8 +66,8 @@ func TestAHookNotYetDueGoesOutAtOnceWithItsHold(t *testing.T) {
 	msgs := c.messages(t.Context(), []store.ClaimDueHooksRow{due, early}, dbClock{local: received, db: dbNow})
 	built := time.Now()
 	require.Len(t, msgs, 1)
-	require.Equal(t, event.TypeHeldDueHooks, msgs[0].Type)
-	hooks := msgs[0].Body.(*eventv1.HeldDueHooks).GetHooks()
+	require.Equal(t, event.TypeDueHooks, msgs[0].Type)
+	hooks := msgs[0].Body.(*eventv1.DueHooks).GetHooks()
 	require.Len(t, hooks, 2)
 	require.Nil(t, hooks[0].GetHold(), "a hook already due is not held")
 	hold := hooks[1].GetHold().AsDuration()
@@ -76,6 +75,4 @@ func TestAHookNotYetDueGoesOutAtOnceWithItsHold(t *testing.T) {
 	require.GreaterOrEqual(t, hold, 150*time.Millisecond-built.Sub(received),
 		"the hold is what is left of the 150 ms once the message is built")
 
-	msgs = c.messages(t.Context(), []store.ClaimDueHooksRow{due}, dbClock{local: received, db: dbNow})
-	require.Equal(t, event.TypeDueHooks, msgs[0].Type, "with none held, the message is a DueHooks")
 }

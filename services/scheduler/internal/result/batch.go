@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -87,39 +86,25 @@ func (a *Applier) NewBatcher(cfg BatchConfig) (*Batcher, error) {
 }
 
 // Handle is the bus.Handler of the scheduler's result consumer: it decodes
-// the message, waits for the batches that apply its results, and answers
-// nil (applied or stale), bus.Drop (can never be applied) or another error
-// (the bus redelivers).
-//
-// The subject carries two messages, told apart by the event.TypeHeader
-// header: an AttemptResults batch, and a single AttemptResult (no header).
-// Only dispatchers of the previous release send the single form
-// (docs/architecture.md, "Rolling upgrades"); it is made a batch of one
-// here, at the edge, and from here on there is one path.
+// the message, an AttemptResults batch (event.DecodeResults), waits for the
+// batches that apply its results, and answers nil (applied or stale),
+// bus.Drop (can never be applied) or another error (the bus redelivers). A
+// message that does not decode, its Sundial-Type missing or another, or its
+// body malformed, is dropped: redelivering it would not make it readable,
+// and the leases of its hooks re-drive them.
 func (b *Batcher) Handle(ctx context.Context, d bus.Delivery) error {
-	switch typ := d.Header.Get(event.TypeHeader); typ {
-	case "", event.TypeAttemptResult:
-		var r eventv1.AttemptResult
-		if err := proto.Unmarshal(d.Data, &r); err != nil {
-			return bus.Drop(fmt.Errorf("decode attempt result: %w", err))
-		}
-		return b.handleResults(ctx, []*eventv1.AttemptResult{&r})
-	case event.TypeAttemptResults:
-		var rs eventv1.AttemptResults
-		if err := proto.Unmarshal(d.Data, &rs); err != nil {
-			return bus.Drop(fmt.Errorf("decode attempt results: %w", err))
-		}
-		return b.handleResults(ctx, rs.GetResults())
-	default:
-		return bus.Drop(fmt.Errorf("attempt results: unknown message type %q", typ))
+	results, err := event.DecodeResults(d.Header.Get(event.TypeHeader), d.Data)
+	if err != nil {
+		return bus.Drop(err)
 	}
+	return b.handleResults(ctx, results)
 }
 
 // handleResults applies every result of a message as if each had come
 // alone: each gets its own span, a child of its delivery's trace (carried
-// in the result, or for a single result in the message's headers, which
-// bus.Consume put in ctx), and joins the batches of Run like any other.
-// The message is acknowledged only once every result has been applied (or
+// in the result, as the message's headers cannot carry one per result;
+// else the message's, which bus.Consume put in ctx), and joins the batches
+// of Run like any other. The message is acknowledged only once every result has been applied (or
 // found stale, or dropped as one that can never apply); if any failed, the
 // whole message comes back, and the results already applied are then
 // stale, so a message redelivered changes each hook once. A message none of

@@ -10,14 +10,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -38,10 +36,9 @@ func handleAll(t *testing.T, handle bus.Handler, rs ...*eventv1.AttemptResult) [
 	errs := make([]error, len(rs))
 	var wg sync.WaitGroup
 	for i, r := range rs {
-		data, err := proto.Marshal(r)
-		require.NoError(t, err)
+		d := resultsDelivery(t, nil, r)
 		wg.Go(func() {
-			errs[i] = handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1})
+			errs[i] = handle(context.Background(), d)
 		})
 	}
 	wg.Wait()
@@ -322,15 +319,13 @@ func TestBatchThatCannotReachTheDatabaseFailsEveryResult(t *testing.T) {
 	require.Equal(t, "pending", fixture.Get(t, b.q, hook.ID).Status)
 }
 
-// publish puts results on the results stream, as dispatchers do.
+// publish puts results on the results stream, each in an AttemptResults
+// message of its own.
 func publish(t *testing.T, b bundle, rs ...*eventv1.AttemptResult) {
 	t.Helper()
-	for i, r := range rs {
-		data, err := proto.Marshal(r)
-		require.NoError(t, err)
-		_, err = b.js.Publish(context.Background(), event.SubjectResult, data,
-			jetstream.WithMsgID(event.MsgID(event.KindResult, r.GetHookId(), int64(i))))
-		require.NoError(t, err)
+	pub := bus.NewPublisher(b.js)
+	for _, r := range rs {
+		require.NoError(t, pub.Publish(context.Background(), bus.AttemptResults([]*eventv1.AttemptResult{r})))
 	}
 }
 
@@ -369,11 +364,10 @@ func TestBatchSpanLinksEachResultsSpan(t *testing.T) {
 	errs := make([]error, len(rs))
 	var wg sync.WaitGroup
 	for i, r := range rs {
-		data, err := proto.Marshal(r)
-		require.NoError(t, err)
+		d := resultsDelivery(t, header, r)
 		wg.Go(func() {
 			ctx := telemetry.ExtractNATS(context.Background(), header)
-			errs[i] = batcher.Handle(ctx, bus.Delivery{Subject: event.SubjectResult, Data: data, Header: header, NumDelivered: 1})
+			errs[i] = batcher.Handle(ctx, d)
 		})
 	}
 	wg.Wait()
@@ -424,19 +418,15 @@ func TestUnsampledResultsStartNoSpan(t *testing.T) {
 	require.False(t, deliver.SpanContext().IsSampled())
 	header := nats.Header{}
 	telemetry.InjectNATS(deliverCtx, header)
-	data, err := proto.Marshal(resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
-	require.NoError(t, err)
 	ctx := telemetry.ExtractNATS(context.Background(), header)
-	require.NoError(t, batcher.Handle(ctx, bus.Delivery{Subject: event.SubjectResult, Data: data, Header: header, NumDelivered: 1}))
+	require.NoError(t, batcher.Handle(ctx, resultsDelivery(t, header, resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))))
 	require.Equal(t, "completed", fixture.Get(t, b.q, hook.ID).Status)
 	require.Zero(t, starts.Load(), "spans started for an unsampled result")
 
 	// The same result under a sampled parent is traced as usual.
 	sampled := trace.ContextWithRemoteSpanContext(context.Background(), deliver.SpanContext().WithTraceFlags(trace.FlagsSampled))
 	hook = b.leased(t, fixed30, time.Minute)
-	data, err = proto.Marshal(resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
-	require.NoError(t, err)
-	require.NoError(t, batcher.Handle(sampled, bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1}))
+	require.NoError(t, batcher.Handle(sampled, resultsDelivery(t, nil, resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))))
 	var names []string
 	for _, s := range recorder.Ended() {
 		names = append(names, s.Name())

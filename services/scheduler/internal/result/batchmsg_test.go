@@ -66,35 +66,31 @@ func TestBatchMessageRedeliveredAppliesOnce(t *testing.T) {
 	require.Len(t, fixture.Attempts(t, b.q, success.ID), 1)
 }
 
-func TestSingleAndBatchedResultsAreBothAccepted(t *testing.T) {
+// A result alone, not in an AttemptResults (no type, or the single type a
+// publisher never sends), is refused as unreadable and applies nothing: the
+// hook keeps its lease, which re-drives it.
+func TestResultMessageOfAnotherTypeIsDropped(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	plain := b.leased(t, fixed30, time.Minute)
-	typed := b.leased(t, fixed30, time.Minute)
-	batched := b.leased(t, fixed30, time.Minute)
-
-	// A dispatcher before batching: no type header.
-	require.NoError(t, b.handle(t, resultFor(plain, eventv1.Outcome_OUTCOME_SUCCESS, 200, "")))
-	// A single result that names its type.
-	data, err := proto.Marshal(resultFor(typed, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
+	hook := b.leased(t, fixed30, time.Minute)
+	alone, err := proto.Marshal(resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
 	require.NoError(t, err)
-	require.NoError(t, b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data,
-		NumDelivered: 1, Header: nats.Header{event.TypeHeader: []string{event.TypeAttemptResult}}}))
-	// A batch of one.
-	require.NoError(t, b.batcher.Handle(context.Background(),
-		batchDelivery(t, 1, resultFor(batched, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))))
-
-	require.Equal(t, "completed", fixture.Get(t, b.q, plain.ID).Status)
-	require.Equal(t, "completed", fixture.Get(t, b.q, typed.ID).Status)
-	require.Equal(t, "completed", fixture.Get(t, b.q, batched.ID).Status)
-}
-
-func TestBatchMessageOfUnknownTypeIsDropped(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	err := b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: []byte{1},
-		NumDelivered: 1, Header: nats.Header{event.TypeHeader: []string{"sundial.event.v1.Nothing"}}})
-	require.True(t, bus.IsDrop(err), "got %v", err)
+	for _, header := range []nats.Header{
+		{},
+		{event.TypeHeader: []string{"sundial.event.v1.AttemptResult"}},
+		{event.TypeHeader: []string{"sundial.event.v1.Nothing"}},
+	} {
+		err := b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: alone,
+			NumDelivered: 1, Header: header})
+		require.True(t, bus.IsDrop(err), "%v: got %v", header, err)
+		require.ErrorIs(t, err, event.ErrUnknownType)
+	}
+	// A batch without its type is refused all the same.
+	d := batchDelivery(t, 1, resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
+	d.Header = nats.Header{}
+	require.True(t, bus.IsDrop(b.batcher.Handle(context.Background(), d)))
+	require.Equal(t, "pending", fixture.Get(t, b.q, hook.ID).Status)
+	require.Empty(t, fixture.Attempts(t, b.q, hook.ID))
 }
 
 func TestBatchMessageDropsOnlyItsMalformedResult(t *testing.T) {

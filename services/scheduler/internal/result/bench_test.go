@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -26,7 +26,7 @@ import (
 
 // BenchmarkApplySuccesses measures successful results applied per second,
 // as the result consumer applies them: many handlers at once, each with
-// one decoded AttemptResult of a leased hook. per_result is the path
+// an AttemptResults message of one leased hook's result. per_result is the path
 // before batching (a transaction per result, 32 handlers: the old default
 // concurrency); the others batch (1024 handlers, the new default). The
 // pool has 16 connections, the scheduler's default. Run with a fixed
@@ -46,6 +46,7 @@ func BenchmarkApplySuccesses(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			handle, bodies := benchSetup(b, c.batch, b.N)
+			header := nats.Header{event.TypeHeader: []string{event.TypeAttemptResults}}
 			var next atomic.Int64
 			var failed atomic.Int64
 			var wg sync.WaitGroup
@@ -53,7 +54,7 @@ func BenchmarkApplySuccesses(b *testing.B) {
 			for range c.handlers {
 				wg.Go(func() {
 					for i := next.Add(1) - 1; i < int64(len(bodies)); i = next.Add(1) - 1 {
-						if handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: bodies[i], NumDelivered: 1}) != nil {
+						if handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: bodies[i], Header: header, NumDelivered: 1}) != nil {
 							failed.Add(1)
 						}
 					}
@@ -82,12 +83,11 @@ func benchSetup(b *testing.B, cfg result.BatchConfig, n int) (bus.Handler, [][]b
 	bodies := make([][]byte, len(rows))
 	started := timestamppb.New(time.Now().Add(-time.Second))
 	for i, row := range rows {
-		bodies[i], err = proto.Marshal(&eventv1.AttemptResult{
+		bodies[i] = resultsBody(b, &eventv1.AttemptResult{
 			HookId: row.ID.String(), ProjectId: project.String(), Attempt: 1, LeaseSeq: row.LeaseSeq,
 			Outcome: eventv1.Outcome_OUTCOME_SUCCESS, StatusCode: 200, StartedAt: started,
 			Duration: durationpb.New(20 * time.Millisecond), ResponseExcerpt: "ok",
 		})
-		require.NoError(b, err)
 	}
 	// Successes publish nothing: no JetStream needed.
 	applier, err := result.New(pool, nil, event.DefaultReplicas, slog.New(slog.NewTextHandler(io.Discard, nil)), lowJitter)

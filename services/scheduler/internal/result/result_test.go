@@ -119,9 +119,27 @@ func resultFor(h storetest.Hook, outcome eventv1.Outcome, status int32, errText 
 
 func (b bundle) handle(t *testing.T, r *eventv1.AttemptResult) error {
 	t.Helper()
-	data, err := proto.Marshal(r)
+	return b.batcher.Handle(context.Background(), resultsDelivery(t, nil, r))
+}
+
+// resultsBody encodes results as the body of an AttemptResults message.
+func resultsBody(t testing.TB, rs ...*eventv1.AttemptResult) []byte {
+	t.Helper()
+	data, err := proto.Marshal(&eventv1.AttemptResults{Results: rs})
 	require.NoError(t, err)
-	return b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1})
+	return data
+}
+
+// resultsDelivery is the first delivery of an AttemptResults message
+// carrying rs, with header's other headers (a trace context, say).
+func resultsDelivery(t testing.TB, header nats.Header, rs ...*eventv1.AttemptResult) bus.Delivery {
+	t.Helper()
+	h := nats.Header{}
+	for k, v := range header {
+		h[k] = v
+	}
+	h.Set(event.TypeHeader, event.TypeAttemptResults)
+	return bus.Delivery{Subject: event.SubjectResult, Data: resultsBody(t, rs...), Header: h, NumDelivered: 1}
 }
 
 var fixed30 = retry.Policy{MinRetries: 2, DelaySecs: 30, Strategy: retry.StrategyFixed, BackoffFactor: 2, MaxDelaySecs: 3600}
@@ -310,13 +328,19 @@ func TestTextPostgresCannotStoreIsCleaned(t *testing.T) {
 	require.Equal(t, "bad \uFFFD", *fixture.Attempts(t, b.q, hook.ID)[0].Error)
 }
 
-// TestMalformedResultsAreDropped runs the real consumer: a result that can
-// never be applied is terminated rather than redelivered for ever.
+// TestMalformedResultsAreDropped runs the real consumer: a message that
+// cannot be read (its body, or its Sundial-Type missing or another), or
+// whose every result can never be applied, is terminated (bus.Drop, logged)
+// rather than redelivered for ever.
 func TestMalformedResultsAreDropped(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	valid := &eventv1.AttemptResult{HookId: uuid.Must(uuid.NewV7()).String(), Attempt: 1, LeaseSeq: 1, StartedAt: timestamppb.Now()}
-	bodies := [][]byte{[]byte("\xff\xff not protobuf")}
+	type message struct {
+		typ  string
+		body []byte
+	}
+	msgs := []message{{event.TypeAttemptResults, []byte("\xff\xff not protobuf")}}
 	for _, mutate := range []func(*eventv1.AttemptResult){
 		func(r *eventv1.AttemptResult) { r.Outcome = eventv1.Outcome_OUTCOME_UNSPECIFIED },
 		func(r *eventv1.AttemptResult) { r.Outcome, r.HookId = eventv1.Outcome_OUTCOME_SUCCESS, "not-a-uuid" },
@@ -325,16 +349,31 @@ func TestMalformedResultsAreDropped(t *testing.T) {
 	} {
 		r := proto.Clone(valid).(*eventv1.AttemptResult)
 		mutate(r)
-		data, err := proto.Marshal(r)
-		require.NoError(t, err)
-		bodies = append(bodies, data)
+		msgs = append(msgs, message{event.TypeAttemptResults, resultsBody(t, r)})
 	}
-	for i, body := range bodies {
-		_, err := b.js.Publish(context.Background(), event.SubjectResult, body, jetstream.WithMsgID(event.MsgID(event.KindResult, "malformed", int64(i))))
+	// Nor is a message without the subject's one type read, whatever its
+	// body: a result alone, or a batch under no type or another.
+	success := proto.Clone(valid).(*eventv1.AttemptResult)
+	success.Outcome = eventv1.Outcome_OUTCOME_SUCCESS
+	alone, err := proto.Marshal(success)
+	require.NoError(t, err)
+	msgs = append(msgs,
+		message{"", alone},
+		message{"sundial.event.v1.AttemptResult", alone},
+		message{"", resultsBody(t, success)},
+		message{event.TypeDueHooks, resultsBody(t, success)})
+	for i, m := range msgs {
+		msg := nats.NewMsg(event.SubjectResult)
+		msg.Data = m.body
+		if m.typ != "" {
+			msg.Header.Set(event.TypeHeader, m.typ)
+		}
+		_, err := b.js.PublishMsg(context.Background(), msg,
+			jetstream.WithMsgID(event.ResultsMsgID([]string{"malformed"}, []int64{int64(i)})))
 		require.NoError(t, err)
 	}
 
-	outcomes := make(chan bus.Outcome, len(bodies))
+	outcomes := make(chan bus.Outcome, len(msgs))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -344,7 +383,7 @@ func TestMalformedResultsAreDropped(t *testing.T) {
 		})
 	}()
 	defer func() { cancel(); <-done }()
-	for range bodies {
+	for range msgs {
 		select {
 		case o := <-outcomes:
 			require.Equal(t, bus.OutcomeDrop, o)

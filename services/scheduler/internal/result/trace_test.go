@@ -12,9 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/telemetry"
@@ -55,11 +53,9 @@ func TestOneTraceFromClaimToAppliedResult(t *testing.T) {
 
 	applier, err := result.New(b.pool, b.js, event.DefaultReplicas, b.log, lowJitter, telemetry.WithProviders(tp, nil))
 	require.NoError(t, err)
-	data, err := proto.Marshal(resultFor(fixture.Get(t, b.q, hook.ID), eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
-	require.NoError(t, err)
 	ctx := telemetry.ExtractNATS(context.Background(), header)
 	batcher := runBatcher(t, applier, result.BatchConfig{MaxBatch: 1, InFlight: 1})
-	require.NoError(t, batcher.Handle(ctx, bus.Delivery{Subject: event.SubjectResult, Data: data, Header: header, NumDelivered: 1}))
+	require.NoError(t, batcher.Handle(ctx, resultsDelivery(t, header, resultFor(fixture.Get(t, b.q, hook.ID), eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))))
 	require.Equal(t, "completed", fixture.Get(t, b.q, hook.ID).Status)
 
 	spans := map[trace.SpanID]sdktrace.ReadOnlySpan{}

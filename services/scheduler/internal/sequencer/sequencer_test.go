@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/pkg/retry"
@@ -196,9 +195,7 @@ func (b bundle) report(t *testing.T, h storetest.Hook, outcome eventv1.Outcome) 
 	case eventv1.Outcome_OUTCOME_ASYNC:
 		r.StatusCode = 202
 	}
-	data, err := proto.Marshal(r)
-	require.NoError(t, err)
-	require.NoError(t, b.batcher.Handle(context.Background(), bus.Delivery{Subject: event.SubjectResult, Data: data, NumDelivered: 1}))
+	require.NoError(t, b.batcher.Handle(context.Background(), fixture.Results(t, r)))
 }
 
 func statuses(runs []storetest.SequenceRun) []string {
