@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 )
 
 // TestSchedulerKilledAfterClaiming kills the scheduler with SIGKILL at the
@@ -67,14 +69,17 @@ func TestSchedulerKilledAfterClaiming(t *testing.T) {
 //
 // Duplicates allowed: the results the killed scheduler had taken from NATS
 // and not yet acknowledged. A pull asks for no more messages than there are
-// free handlers, so it holds at most its result concurrency of messages;
-// the dispatcher here sends each result in a message of its own (a batch
-// of one), so that is as many results, and the bound allows twice that for
-// a pull the server answered as the process died. NATS hands them out
-// again after their ack wait (event.ResultsAckWait), and a hook whose
-// lease expired meanwhile is re-driven. Claims it committed but did not publish
-// are re-driven once, and results still in the stream are applied by the
-// new scheduler within the lease.
+// free handlers, so it holds at most its result concurrency of messages,
+// and the bound allows twice that for a pull the server answered as the
+// process died. A message is an AttemptResults of up to
+// dispatcher.ResultBatch results, gathered for the dispatcher's linger, so
+// the bound counts results: those of the largest messages published before
+// the kill, as many as the messages the killed scheduler could hold (the
+// test watches the results subject). NATS hands them out again after their
+// ack wait (event.ResultsAckWait), and a hook whose lease expired meanwhile
+// is re-driven. Claims it committed but did not publish are re-driven once,
+// and results still in the stream are applied by the new scheduler within
+// the lease.
 func TestSchedulerKilledInSteadyStream(t *testing.T) {
 	useBinaries(t)
 	t.Parallel()
@@ -83,14 +88,18 @@ func TestSchedulerKilledInSteadyStream(t *testing.T) {
 		resultConcurrency = 4
 	)
 	b := setup(t, options{})
+	results := b.watchResults(t)
 	env := map[string]string{"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY": fmt.Sprint(resultConcurrency)}
 	first := b.startScheduler(t, env)
-	b.start(t, "dispatcher", map[string]string{"SUNDIAL_DISPATCHER_CONCURRENCY": "16", "SUNDIAL_DISPATCHER_RESULT_BATCH": "1"})
+	b.startDispatcher(t, 16)
 
 	l := b.startRetryingLoad(t, 1, 20*time.Millisecond)
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= perPhase }, 60*time.Second, 10*time.Millisecond,
 		"hooks were not delivered before the kill")
 	first.Kill()
+	// Read at once: a message published after the kill is none the killed
+	// scheduler held, so reading a little late only loosens the bound.
+	held, largest := results.largest(2 * resultConcurrency)
 	killedAt := b.acceptedCount()
 	b.startScheduler(t, env)
 	require.Eventually(t, func() bool { return b.receiver.Distinct() >= killedAt+perPhase }, 60*time.Second, 10*time.Millisecond,
@@ -100,8 +109,12 @@ func TestSchedulerKilledInSteadyStream(t *testing.T) {
 	require.Zero(t, s.refused, "the API refused hooks")
 
 	report := b.settle(t, 120*time.Second)
-	bound := 2 * resultConcurrency
+	messages, unread := results.count()
+	require.Zero(t, unread, "every result message is an AttemptResults")
+	require.Positive(t, largest, "no result message seen before the kill")
+	require.LessOrEqual(t, largest, dispatcher.ResultBatch, "a result message beyond the dispatcher's batch")
+	bound := held
 	b.requireClean(t, report, bound)
-	t.Logf("%d hooks, %d accepted before the kill; %d duplicates (bound %d)",
-		report.Accepted, killedAt, report.TotalDuplicates(), bound)
+	t.Logf("%d hooks, %d accepted before the kill; %d duplicates (bound %d: the results of the %d largest of %d result messages, the largest %d)",
+		report.Accepted, killedAt, report.TotalDuplicates(), bound, 2*resultConcurrency, messages, largest)
 }

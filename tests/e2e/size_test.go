@@ -80,7 +80,6 @@ func TestManyLargeHooksDueTogetherAreAllDelivered(t *testing.T) {
 	b := setup(t, options{
 		natsMaxPayload: defaultMaxPayload,
 		env: map[string]string{
-			"SUNDIAL_SCHEDULER_DUE_BATCH":  "1000",
 			"SUNDIAL_SCHEDULER_BATCH_SIZE": "1000",
 			// One claim by the poll takes every hook at once.
 			"SUNDIAL_SCHEDULER_PREFETCH": "0",

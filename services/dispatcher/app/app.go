@@ -105,7 +105,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		EnsureStreams: func(ctx context.Context) error { return event.EnsureStreams(ctx, js, cfg.StreamReplicas) },
 		Log:           log,
 	}
-	a.results, err = report.NewBatcher(report.BatchConfig{MaxBatch: cfg.ResultBatch, Linger: cfg.ResultLinger}, sender)
+	a.results, err = report.NewBatcher(report.BatchConfig{MaxBatch: ResultBatch, Linger: cfg.ResultLinger}, sender)
 	if err != nil {
 		a.close()
 		return nil, err
@@ -203,7 +203,7 @@ func (a *App) Run(ctx context.Context) error {
 		"max_in_flight", MaxInFlight(a.cfg.Concurrency),
 		"host_concurrency", a.cfg.HostConcurrency,
 		"delivery_timeout", a.cfg.DeliveryTimeout.String(), "allow_private", a.cfg.AllowPrivate,
-		"public_url", a.cfg.PublicURL, "result_batch", a.cfg.ResultBatch, "result_linger", a.cfg.ResultLinger.String())
+		"public_url", a.cfg.PublicURL, "result_batch", ResultBatch, "result_linger", a.cfg.ResultLinger.String())
 	// The result batcher outlives ctx until the deliveries have drained:
 	// their results go out in its last batch.
 	var batching sync.WaitGroup

@@ -156,22 +156,6 @@ func TestAppDeliversDueHooksAndReportsResults(t *testing.T) {
 	require.Eventually(t, func() bool { return dueMessages(t, b.js) == 0 }, 10*time.Second, 20*time.Millisecond)
 }
 
-func TestAppPublishesEachResultInABatchOfOneWhenTheBatchIsOne(t *testing.T) {
-	t.Parallel()
-	b := setup(t, nil)
-	cfg := b.cfg
-	cfg.ResultBatch = 1
-	start(t, cfg)
-
-	projectID := fixture.InsertProject(t, b.pool, fixture.Project{ActiveKey: "k"})
-	due := fixture.DueHook(projectID, b.receiver.URL+"/x", "/x")
-	publishDue(t, b.js, due)
-	res := waitForResult(t, b.js)
-	require.Equal(t, event.TypeAttemptResults, res.Type, "results go out in the batch form only")
-	require.Equal(t, event.ResultsMsgID([]string{due.GetHookId()}, []int64{7}), res.MsgID)
-	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.GetOutcome())
-}
-
 func TestAppRefusesPrivateDestinationsByDefault(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)

@@ -50,13 +50,13 @@ type Config struct {
 	// gateway's default address on this machine; set it in production).
 	PublicURL string
 	// Concurrency bounds the deliveries this replica handles at once,
-	// whether their hooks came alone or in a DueHooks batch, each from its
+	// whatever the DueHooks batches their hooks came in, each from its
 	// DueHook until its exchange is over or, having waited 250 ms on its
 	// receiver, it moves to the slow room (4 x Concurrency) to let a
 	// waiting hook have its slot; as many results again may wait for their
 	// batch (ResultLinger and the publish) without a slot. It also bounds
 	// the due messages in hand: Concurrency batches (of up to
-	// SUNDIAL_SCHEDULER_DUE_BATCH hooks) waiting for delivery slots, plus
+	// 64 hooks) waiting for delivery slots, plus
 	// up to the slow room's size of messages whose hooks are all being
 	// delivered (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
 	Concurrency int
@@ -103,12 +103,6 @@ type Config struct {
 	// (SUNDIAL_DISPATCHER_KEY_CACHE_TTL, default 5s, 0 disables the cache,
 	// at most 5m).
 	KeyCacheTTL time.Duration
-	// ResultBatch bounds the attempt results published in one
-	// AttemptResults message (SUNDIAL_DISPATCHER_RESULT_BATCH, default 256,
-	// 1 to 1000; 1: each result in a message of its own, still an
-	// AttemptResults, which schedulers older than batched results cannot
-	// read: see docs/architecture.md, "Rolling upgrades").
-	ResultBatch int
 	// ResultLinger is how long a batch of results waits, after its first,
 	// for more (SUNDIAL_DISPATCHER_RESULT_LINGER, default 10ms, 0 to 1s). A
 	// delivery frees its slot when its exchange is over, before its result
@@ -145,6 +139,12 @@ const DefaultPublicURL = "http://127.0.0.1:8080"
 // DefaultAdminAddr is AdminAddr's default.
 const DefaultAdminAddr = "127.0.0.1:9092"
 
+// ResultBatch bounds the attempt results one AttemptResults message
+// carries (besides about 512 KiB of them: package report). A batch is what
+// its linger (ResultLinger) gathers, so in a steady flow it holds far
+// fewer; a burst fills it.
+const ResultBatch = 256
+
 // Limits checked by Validate.
 const (
 	maxDeliveryTimeout = 15 * time.Second
@@ -174,7 +174,6 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		ResponseExcerptBytes: r.Int("SUNDIAL_RESPONSE_EXCERPT_BYTES", 1024),
 		HostConnectRate:      r.Int("SUNDIAL_DISPATCHER_HOST_CONNECT_RATE", delivery.DefaultConnectRate),
 		KeyCacheTTL:          r.Duration("SUNDIAL_DISPATCHER_KEY_CACHE_TTL", 5*time.Second),
-		ResultBatch:          r.Int("SUNDIAL_DISPATCHER_RESULT_BATCH", 256),
 		ResultLinger:         r.Duration("SUNDIAL_DISPATCHER_RESULT_LINGER", 10*time.Millisecond),
 		DatabaseMaxConns:     r.Int("SUNDIAL_DATABASE_MAX_CONNS", 8),
 		ShutdownTimeout:      r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", 15*time.Second),
@@ -208,7 +207,6 @@ func (c Config) Validate() error {
 	v.That(c.ResponseExcerptBytes >= 0 && c.ResponseExcerptBytes <= maxExcerptBytes, "SUNDIAL_RESPONSE_EXCERPT_BYTES=%d: want 0 to %d", c.ResponseExcerptBytes, maxExcerptBytes)
 	v.That(c.HostConnectRate >= 1 && c.HostConnectRate <= maxConnectRate, "SUNDIAL_DISPATCHER_HOST_CONNECT_RATE=%d: want 1 to %d", c.HostConnectRate, maxConnectRate)
 	v.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= maxKeyCacheTTL, "SUNDIAL_DISPATCHER_KEY_CACHE_TTL=%s: want 0 to %s", c.KeyCacheTTL, maxKeyCacheTTL)
-	v.That(c.ResultBatch >= 1 && c.ResultBatch <= report.MaxBatchSize, "SUNDIAL_DISPATCHER_RESULT_BATCH=%d: want 1 to %d", c.ResultBatch, report.MaxBatchSize)
 	v.That(c.ResultLinger >= 0 && c.ResultLinger <= report.MaxLinger, "SUNDIAL_DISPATCHER_RESULT_LINGER=%s: want 0 to %s", c.ResultLinger, report.MaxLinger)
 	v.That(c.DatabaseMaxConns >= 1, "SUNDIAL_DATABASE_MAX_CONNS=%d: want at least 1", c.DatabaseMaxConns)
 	v.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: want more than 0", c.ShutdownTimeout)

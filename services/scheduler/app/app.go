@@ -114,7 +114,7 @@ func (a *App) connect(ctx context.Context) error {
 		PollInterval:   a.cfg.PollInterval,
 		MaxRedrives:    a.cfg.MaxRedrives,
 		MaxInFlight:    a.cfg.MaxInFlight,
-		DueBatch:       a.cfg.DueBatch,
+		DueBatch:       claim.DefaultDueBatch,
 		StreamReplicas: a.cfg.StreamReplicas,
 		TracerProvider: a.tel.Tracer,
 		MeterProvider:  a.tel.Meter,

@@ -99,13 +99,6 @@ type Config struct {
 	// for several batches to fill. SUNDIAL_SCHEDULER_RESULT_CONCURRENCY,
 	// default 1024, 1 to 10000.
 	ResultConcurrency int
-	// DueBatch bounds the hooks one DueHooks message carries: the hooks of
-	// a claim go out together, which saves NATS a stored message and an
-	// acknowledgement per hook. Every due message is a DueHooks batch, 1
-	// included (each hook in a batch of its own), so dispatchers must read
-	// batches (docs/architecture.md, "Rolling upgrades").
-	// SUNDIAL_SCHEDULER_DUE_BATCH, default 64, 1 to 1000.
-	DueBatch int
 	// ResultBatch bounds the attempt results applied in one transaction;
 	// at most ResultConcurrency takes effect (no more results are held at
 	// once). 1 applies each result on its own.
@@ -190,7 +183,6 @@ const (
 	DefaultMaxInFlight        = 10000
 	DefaultResultConcurrency  = 1024
 	DefaultResultBatch        = 500
-	DefaultDueBatch           = 64
 	DefaultResultLinger       = 20 * time.Millisecond
 	DefaultAsyncSweepInterval = time.Second
 	DefaultSequenceInterval   = sequencer.DefaultInterval
@@ -236,7 +228,6 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 		MaxInFlight:        r.Int("SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", DefaultMaxInFlight),
 		ResultConcurrency:  r.Int("SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", DefaultResultConcurrency),
 		ResultBatch:        r.Int("SUNDIAL_SCHEDULER_RESULT_BATCH", DefaultResultBatch),
-		DueBatch:           r.Int("SUNDIAL_SCHEDULER_DUE_BATCH", DefaultDueBatch),
 		ResultLinger:       r.Duration("SUNDIAL_SCHEDULER_RESULT_LINGER", DefaultResultLinger),
 		AsyncSweepInterval: r.Duration("SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL", DefaultAsyncSweepInterval),
 		SequenceInterval:   r.Duration("SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL", DefaultSequenceInterval),
@@ -288,8 +279,6 @@ func (c Config) Validate() error {
 		"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY=%d: want 1 to %d", c.ResultConcurrency, MaxResultConcurrency)
 	ch.That(c.ResultBatch >= 1 && c.ResultBatch <= result.MaxBatchSize,
 		"SUNDIAL_SCHEDULER_RESULT_BATCH=%d: want 1 to %d", c.ResultBatch, result.MaxBatchSize)
-	ch.That(c.DueBatch >= 1 && c.DueBatch <= claim.MaxDueBatch,
-		"SUNDIAL_SCHEDULER_DUE_BATCH=%d: want 1 to %d", c.DueBatch, claim.MaxDueBatch)
 	ch.That(c.ResultLinger >= 0 && c.ResultLinger <= result.MaxLinger,
 		"SUNDIAL_SCHEDULER_RESULT_LINGER=%s: want 0 to %s", c.ResultLinger, result.MaxLinger)
 	ch.That(c.AsyncSweepInterval > 0, "SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL=%s: must be positive", c.AsyncSweepInterval)

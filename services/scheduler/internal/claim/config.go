@@ -24,7 +24,8 @@ type Config struct {
 	// dispatcher is not re-driven forever: its retry policy takes over.
 	MaxRedrives int
 	// DueBatch is how many hooks at most one DueHooks message carries;
-	// 0 is taken as 1, a message per hook. See due.go.
+	// 0 is taken as 1, a message per hook. The service uses
+	// DefaultDueBatch; tests use others. See due.go.
 	DueBatch int
 	// MaxInFlight bounds the hooks claimed and not yet settled (messages in
 	// the due and results queues) at which claiming pauses; 0 means no
@@ -43,6 +44,13 @@ type Config struct {
 // MaxBatchSize bounds Config.BatchSize: one statement locks and updates the
 // whole batch, and its DueHooks are published together.
 const MaxBatchSize = 10000
+
+// DefaultDueBatch is the scheduler's bound on the hooks of one DueHooks
+// message (besides bus.DueBatchBytes): larger messages saved little more
+// NATS work in a burst, while the dispatchers' scaling signal counts
+// messages and a killed dispatcher's messages come back whole
+// (docs/benchmarks.md, "Claim ahead and the hold").
+const DefaultDueBatch = 64
 
 // MaxDueBatch bounds Config.DueBatch.
 const MaxDueBatch = 1000
