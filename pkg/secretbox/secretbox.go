@@ -223,16 +223,6 @@ func split(sealed string) (id string, box []byte, err error) {
 	return id, box, nil
 }
 
-// OpenOr returns the plaintext of sealed when it is set, and legacy
-// otherwise: a value stored in plain text before it was sealed (migration
-// 00013), which readers accept until the gateway has sealed every row.
-func (k *Keyring) OpenOr(label string, sealed *string, legacy []byte) ([]byte, error) {
-	if sealed == nil {
-		return legacy, nil
-	}
-	return k.Open(label, *sealed)
-}
-
 // CurrentPrefix is how every value sealed with the primary key begins, so
 // that SQL can find the values to re-seal after a rotation.
 func (k *Keyring) CurrentPrefix() string {

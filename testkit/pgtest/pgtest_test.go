@@ -57,7 +57,7 @@ func TestNewDBGivesSeparateMigratedDatabases(t *testing.T) {
 	conn, err := pgx.Connect(ctx, a)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "INSERT INTO projects (id, name, domain) VALUES (gen_random_uuid(), 'p', 'example.com')")
+	_, err = conn.Exec(ctx, "INSERT INTO projects (id, name, domain, async_secret_sealed) VALUES (gen_random_uuid(), 'p', 'example.com', 'v1:test:unopened')")
 	require.NoError(t, err)
 	require.Equal(t, 1, queryInt(t, a, "SELECT count(*) FROM projects"))
 	require.Equal(t, 0, queryInt(t, b, "SELECT count(*) FROM projects"))

@@ -14,9 +14,9 @@ import (
 // the next start or by `gateway admin reseal-secrets`.
 const resealTimeout = 10 * time.Minute
 
-// resealSecrets seals what is still in plain text and re-seals what was
-// sealed with another key (package reseal), once, in the background: the
-// readers accept both meanwhile, so serving need not wait for it.
+// resealSecrets re-seals what was sealed with another key of the keyring
+// (package reseal), once, in the background: the readers open every key
+// of the keyring meanwhile, so serving need not wait for it.
 func (a *App) resealSecrets(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, resealTimeout)
 	defer cancel()
@@ -36,9 +36,9 @@ func (a *App) resealSecrets(ctx context.Context) {
 // ResealCounts is what ResealSecrets did.
 type ResealCounts = reseal.Counts
 
-// ResealSecrets runs one reseal pass over db: every secret stored in plain
-// text or sealed with another key than the keyring's first ends sealed
-// with the first. An error names the rows (and key ids) it could not open.
+// ResealSecrets runs one reseal pass over db: every secret sealed with
+// another key than the keyring's first ends sealed with the first. An
+// error names the rows (and key ids) it could not open.
 func ResealSecrets(ctx context.Context, db Database) (ResealCounts, error) {
 	keys, err := secretbox.Parse(db.SecretKeys)
 	if err != nil {

@@ -9,33 +9,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/gateway/app"
-	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
-// A gateway that starts seals what an older release left in plain text,
-// and re-seals with the first key what was sealed with another, without
-// an operator's command: after an upgrade, and after a key is added.
-func TestAGatewayStartingSealsPlainAndOldKeySecrets(t *testing.T) {
+// A gateway that starts re-seals with the first key what was sealed with
+// another, without an operator's command: after a key is added.
+func TestAGatewayStartingResealsOldKeySecrets(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := uuid.MustParse(b.creds.ProjectID)
-	plainAuth := "Bearer left-by-an-older-gateway"
-	require.NoError(t, b.tq.MakeProjectSecretsPlainForTest(b.ctx, storetest.MakeProjectSecretsPlainForTestParams{
-		ID: id, AuthorizationHeader: &plainAuth, AsyncSecret: make([]byte, 32),
-	}))
-	plain, err := b.tq.CountPlainSecretsForTest(b.ctx)
-	require.NoError(t, err)
-	require.EqualValues(t, 1, plain)
 
 	raw := make([]byte, secretbox.KeyBytes)
-	_, err = rand.Read(raw)
+	_, err := rand.Read(raw)
 	require.NoError(t, err)
 	cfg := testConfig(t, b.dbURL)
 	cfg.SecretKeys = "new:" + base64.StdEncoding.EncodeToString(raw) + "," + secrettest.Keys
@@ -58,14 +47,11 @@ func TestAGatewayStartingSealsPlainAndOldKeySecrets(t *testing.T) {
 				return false
 			}
 		}
-		return len(sealed) == 3 // the signing key, the Authorization value, the async secret
+		return len(sealed) == 2 // the signing key, the async secret
 	}, 10*time.Second, 20*time.Millisecond, "every secret sealed with the first key")
-	plain, err = b.tq.CountPlainSecretsForTest(b.ctx)
-	require.NoError(t, err)
-	require.Zero(t, plain)
 	// One line says what the pass did (written once its last row is).
 	require.Eventually(t, func() bool {
 		return strings.Contains(logs.String(), `"msg":"secrets resealed","sealed":2,`)
 	}, 5*time.Second, 10*time.Millisecond, "%s", logs)
-	require.NotContains(t, logs.String(), plainAuth)
+	require.NotContains(t, logs.String(), b.creds.SigningKey)
 }

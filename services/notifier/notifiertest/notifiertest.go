@@ -92,7 +92,7 @@ func (db *DB) Channel(t testing.TB, project uuid.UUID, kind string, cfg json.Raw
 	sealed, err := secrettest.Keyring().Seal(secretbox.Label(secretbox.ChannelConfig, id), cfg)
 	require.NoError(t, err)
 	require.NoError(t, db.tq.InsertChannelForTest(context.Background(), storetest.InsertChannelForTestParams{
-		ID: id, ProjectID: project, Name: kind + " channel", Kind: kind, ConfigSealed: &sealed, Events: events, Enabled: enabled,
+		ID: id, ProjectID: project, Name: kind + " channel", Kind: kind, ConfigSealed: sealed, Events: events, Enabled: enabled,
 	}))
 	return id
 }
@@ -104,7 +104,7 @@ func (db *DB) SigningKey(t testing.TB, project uuid.UUID, secret string) {
 	sealed, err := secrettest.Keyring().SealString(secretbox.Label(secretbox.SigningKeySecret, id), secret)
 	require.NoError(t, err)
 	require.NoError(t, db.tq.InsertSigningKeyForTest(context.Background(), storetest.InsertSigningKeyForTestParams{
-		ID: id, ProjectID: project, SecretSealed: &sealed,
+		ID: id, ProjectID: project, SecretSealed: sealed,
 	}))
 }
 

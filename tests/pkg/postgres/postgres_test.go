@@ -193,7 +193,7 @@ func TestTranslateNoRows(t *testing.T) {
 func TestTranslateUniqueViolation(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewPool(t)
-	const insert = "INSERT INTO projects (id, name, domain) VALUES ('0190a3c4-6f1e-7c2b-9d3e-1a2b3c4d5e6f', 'p', 'example.com')"
+	const insert = "INSERT INTO projects (id, name, domain, async_secret_sealed) VALUES ('0190a3c4-6f1e-7c2b-9d3e-1a2b3c4d5e6f', 'p', 'example.com', 'v1:test:unopened')"
 	_, err := pool.Exec(t.Context(), insert)
 	require.NoError(t, err)
 	_, dupErr := pool.Exec(t.Context(), insert)
@@ -216,7 +216,7 @@ func TestTranslatePassesOtherErrorsThrough(t *testing.T) {
 	require.Same(t, plain, postgres.Translate(plain))
 
 	pool, _ := pgtest.NewPool(t)
-	_, checkErr := pool.Exec(t.Context(), "INSERT INTO projects (id, name, domain) VALUES (gen_random_uuid(), '', 'example.com')")
+	_, checkErr := pool.Exec(t.Context(), "INSERT INTO projects (id, name, domain, async_secret_sealed) VALUES (gen_random_uuid(), '', 'example.com', 'v1:test:unopened')")
 	require.Error(t, checkErr)
 	err := postgres.Translate(checkErr)
 	require.Equal(t, checkErr, err, "a check violation is neither not-found nor conflict")

@@ -62,7 +62,10 @@ func TestMigrationSumsStoredFiguresIntoSteps(t *testing.T) {
 	require.NoError(t, err)
 
 	project := uuid.New()
-	exec(t, ctx, dbURL, `INSERT INTO projects (id, name, domain) VALUES ($1, 'p', 'example.com')`, project)
+	// Its async secret sealed (a placeholder), not in the plaintext
+	// column: migration 00027 refuses plain text.
+	exec(t, ctx, dbURL, `INSERT INTO projects (id, name, domain, async_secret, async_secret_sealed)
+		VALUES ($1, 'p', 'example.com', NULL, 'v1:test:unopened')`, project)
 	hour := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	for _, r := range []figureRow{
 		{Shard: 0, Minute: hour.Add(time.Minute), Succeeded: 1, Buckets: []int64{1, 2}},
@@ -98,4 +101,37 @@ func TestMigrationSumsStoredFiguresIntoSteps(t *testing.T) {
 		{Step: 3600, Shard: 2, Minute: hour, Async: 1, Buckets: []int64{3}},
 	}, got)
 	require.Equal(t, 4, queryInt(t, ctx, dbURL, `SELECT count(*) FROM delivery_minutes WHERE step_seconds = 60`))
+}
+
+// TestMigrationRefusesSecretsStillInPlainText: migration 00027 drops the
+// plaintext columns of the secrets at rest. A value still in one (never
+// sealed by a gateway's start-up) would be lost, so it refuses, and the
+// column is still there; once sealed, it migrates.
+func TestMigrationRefusesSecretsStillInPlainText(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dbURL := emptyDB(t)
+	cfg, err := pgx.ParseConfig(dbURL)
+	require.NoError(t, err)
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrationsUpTo(t, 26))
+	require.NoError(t, err)
+	_, err = provider.Up(ctx)
+	require.NoError(t, err)
+
+	// The async secret in plain text, from the column's default.
+	project := uuid.New()
+	exec(t, ctx, dbURL, `INSERT INTO projects (id, name, domain) VALUES ($1, 'p', 'example.com')`, project)
+	_, err = postgres.Migrate(ctx, dbURL)
+	require.ErrorContains(t, err, "secrets still stored in plain text")
+	require.Equal(t, 1, queryInt(t, ctx, dbURL, `SELECT count(*) FROM projects WHERE async_secret IS NOT NULL`))
+
+	exec(t, ctx, dbURL, `UPDATE projects SET async_secret = NULL, async_secret_sealed = 'v1:test:unopened' WHERE id = $1`, project)
+	applied, err := postgres.Migrate(ctx, dbURL)
+	require.NoError(t, err)
+	require.Contains(t, applied, int64(27))
+	require.Zero(t, queryInt(t, ctx, dbURL, `SELECT count(*) FROM information_schema.columns
+		WHERE table_name IN ('projects', 'signing_keys', 'notification_channels')
+		  AND column_name IN ('async_secret', 'authorization_header', 'secret', 'config')`))
 }

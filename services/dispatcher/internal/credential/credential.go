@@ -56,17 +56,16 @@ func (s *Store) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 		return Set{}, fmt.Errorf("project %s: %w", projectID, postgres.ErrNotFound)
 	}
 	p := rows[0]
-	async, err := s.keys.OpenOr(secretbox.Label(secretbox.ProjectAsyncSecret, projectID), p.AsyncSecretSealed, p.AsyncSecret)
+	async, err := s.keys.Open(secretbox.Label(secretbox.ProjectAsyncSecret, projectID), p.AsyncSecretSealed)
 	if err != nil {
 		return Set{}, fmt.Errorf("project %s: %w", projectID, err)
 	}
-	var legacy []byte
-	if p.AuthorizationHeader != nil {
-		legacy = []byte(*p.AuthorizationHeader)
-	}
-	auth, err := s.keys.OpenOr(secretbox.Label(secretbox.ProjectAuthorization, projectID), p.AuthorizationHeaderSealed, legacy)
-	if err != nil {
-		return Set{}, fmt.Errorf("project %s: %w", projectID, err)
+	var auth []byte
+	if p.AuthorizationHeaderSealed != nil {
+		auth, err = s.keys.Open(secretbox.Label(secretbox.ProjectAuthorization, projectID), *p.AuthorizationHeaderSealed)
+		if err != nil {
+			return Set{}, fmt.Errorf("project %s: %w", projectID, err)
+		}
 	}
 	set := Set{AsyncSecret: async, Authorization: string(auth), Scheme: signing.SignatureScheme(p.SignatureScheme)}
 	if c := p.MaxConcurrency; c != nil {
@@ -78,14 +77,10 @@ func (s *Store) Get(ctx context.Context, projectID uuid.UUID) (Set, error) {
 		return set, nil
 	}
 	for _, r := range rows {
-		if r.KeyID == nil {
-			continue
+		if r.KeyID == nil || r.SecretSealed == nil {
+			continue // no key (the join's NULL row)
 		}
-		var legacy []byte
-		if r.Secret != nil {
-			legacy = []byte(*r.Secret)
-		}
-		key, err := s.keys.OpenOr(secretbox.Label(secretbox.SigningKeySecret, *r.KeyID), r.SecretSealed, legacy)
+		key, err := s.keys.Open(secretbox.Label(secretbox.SigningKeySecret, *r.KeyID), *r.SecretSealed)
 		if err != nil {
 			return Set{}, fmt.Errorf("project %s: %w", projectID, err)
 		}

@@ -93,7 +93,7 @@ func TestStoreGivesEachProjectItsOwnAsyncSecret(t *testing.T) {
 	require.NoError(t, err)
 	two, err := b.store.Get(context.Background(), fixture.InsertProject(t, b.pool, fixture.Project{}))
 	require.NoError(t, err)
-	require.Len(t, one.AsyncSecret, 32, "given by the database to every project")
+	require.Len(t, one.AsyncSecret, 32, "opened for every project")
 	require.Len(t, two.AsyncSecret, 32, "also without signing keys")
 	require.NotEqual(t, one.AsyncSecret, two.AsyncSecret)
 }
@@ -150,22 +150,6 @@ func TestCacheDisabledLoadsEveryTime(t *testing.T) {
 	}
 	require.EqualValues(t, 3, loader.loads.Load())
 	require.Zero(t, cache.Len())
-}
-
-// Rows written before migration 00013 (plain text) are read as they are
-// until the gateway seals them, so an upgrade loses no delivery.
-func TestStoreReadsSecretsStoredBeforeSealing(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	id := fixture.InsertProject(t, b.pool, fixture.Project{
-		ActiveKey: "whsec_plain", Retiring: []fixture.Key{{Secret: "whsec_plain_old", ExpiresIn: time.Hour}},
-		Authorization: "Bearer plain", Plaintext: true,
-	})
-	set, err := b.store.Get(context.Background(), id)
-	require.NoError(t, err)
-	require.Equal(t, []string{"whsec_plain", "whsec_plain_old"}, set.Keys)
-	require.Equal(t, "Bearer plain", set.Authorization)
-	require.Len(t, set.AsyncSecret, 32)
 }
 
 // A dispatcher without the key its project's secrets were sealed with

@@ -195,7 +195,6 @@ type NotificationChannel struct {
 	ProjectID           uuid.UUID
 	Name                string
 	Kind                string
-	Config              json.RawMessage
 	Events              []string
 	Enabled             bool
 	ConsecutiveFailures int32
@@ -204,7 +203,7 @@ type NotificationChannel struct {
 	LastError           *string
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
-	ConfigSealed        *string
+	ConfigSealed        string
 }
 
 type PasswordToken struct {
@@ -225,21 +224,19 @@ type Project struct {
 	RetryMaxDelaySecs         int32
 	RetryJitter               bool
 	AsyncTimeoutSecs          int32
-	AuthorizationHeader       *string
 	PlanQuota                 int64
 	PlanHardCapPercent        int32
 	CreatedAt                 time.Time
 	UpdatedAt                 time.Time
 	RateLimitPerSecond        int32
 	RateLimitBurst            int32
-	AsyncSecret               []byte
 	AlertGroupWaitSecs        int32
 	AlertFollowupMinSecs      int32
 	AlertFollowupMaxSecs      int32
 	OwnerEmails               []string
 	MaxConcurrency            *int32
 	AuthorizationHeaderSealed *string
-	AsyncSecretSealed         *string
+	AsyncSecretSealed         string
 	SignatureScheme           string
 	RetentionDays             int32
 	PlanMaxRetentionDays      int32
@@ -302,11 +299,10 @@ type SigninFailure struct {
 type SigningKey struct {
 	ID           uuid.UUID
 	ProjectID    uuid.UUID
-	Secret       *string
 	State        string
 	ExpiresAt    *time.Time
 	CreatedAt    time.Time
-	SecretSealed *string
+	SecretSealed string
 }
 
 type UsagePeriod struct {

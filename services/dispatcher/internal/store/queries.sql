@@ -7,10 +7,9 @@
 -- (newest first), and its cap on deliveries in flight per host (NULL: none).
 -- A project without usable keys gives one row with NULL key columns; no row
 -- at all means the project does not exist. Each secret is sealed (package
--- secretbox) or, if the gateway has not sealed it yet, in its plaintext
--- column (migration 00013).
-SELECT p.authorization_header, p.authorization_header_sealed, p.async_secret, p.async_secret_sealed,
-       p.signature_scheme, p.max_concurrency, k.id AS key_id, k.secret, k.secret_sealed, k.state
+-- secretbox).
+SELECT p.authorization_header_sealed, p.async_secret_sealed,
+       p.signature_scheme, p.max_concurrency, k.id AS key_id, k.secret_sealed, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id

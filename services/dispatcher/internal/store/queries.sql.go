@@ -12,8 +12,8 @@ import (
 )
 
 const getDeliveryCredentials = `-- name: GetDeliveryCredentials :many
-SELECT p.authorization_header, p.authorization_header_sealed, p.async_secret, p.async_secret_sealed,
-       p.signature_scheme, p.max_concurrency, k.id AS key_id, k.secret, k.secret_sealed, k.state
+SELECT p.authorization_header_sealed, p.async_secret_sealed,
+       p.signature_scheme, p.max_concurrency, k.id AS key_id, k.secret_sealed, k.state
 FROM projects AS p
 LEFT JOIN signing_keys AS k
     ON k.project_id = p.id
@@ -23,14 +23,11 @@ ORDER BY (k.state = 'active') DESC, k.expires_at DESC
 `
 
 type GetDeliveryCredentialsRow struct {
-	AuthorizationHeader       *string
 	AuthorizationHeaderSealed *string
-	AsyncSecret               []byte
-	AsyncSecretSealed         *string
+	AsyncSecretSealed         string
 	SignatureScheme           string
 	MaxConcurrency            *int32
 	KeyID                     *uuid.UUID
-	Secret                    *string
 	SecretSealed              *string
 	State                     *string
 }
@@ -43,8 +40,7 @@ type GetDeliveryCredentialsRow struct {
 // (newest first), and its cap on deliveries in flight per host (NULL: none).
 // A project without usable keys gives one row with NULL key columns; no row
 // at all means the project does not exist. Each secret is sealed (package
-// secretbox) or, if the gateway has not sealed it yet, in its plaintext
-// column (migration 00013).
+// secretbox).
 func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUID) ([]GetDeliveryCredentialsRow, error) {
 	rows, err := q.db.Query(ctx, getDeliveryCredentials, projectID)
 	if err != nil {
@@ -55,14 +51,11 @@ func (q *Queries) GetDeliveryCredentials(ctx context.Context, projectID uuid.UUI
 	for rows.Next() {
 		var i GetDeliveryCredentialsRow
 		if err := rows.Scan(
-			&i.AuthorizationHeader,
 			&i.AuthorizationHeaderSealed,
-			&i.AsyncSecret,
 			&i.AsyncSecretSealed,
 			&i.SignatureScheme,
 			&i.MaxConcurrency,
 			&i.KeyID,
-			&i.Secret,
 			&i.SecretSealed,
 			&i.State,
 		); err != nil {

@@ -13,20 +13,17 @@ import (
 
 const insertProjectForTest = `-- name: InsertProjectForTest :exec
 
-INSERT INTO projects (id, name, domain, authorization_header, authorization_header_sealed, async_secret, async_secret_sealed,
-                      max_concurrency)
-VALUES ($1, $2, $3, $4, $5,
-        $6, $7, $8)
+INSERT INTO projects (id, name, domain, authorization_header_sealed, async_secret_sealed, max_concurrency)
+VALUES ($1, $2, $3, $4,
+        $5, $6)
 `
 
 type InsertProjectForTestParams struct {
 	ID                        uuid.UUID
 	Name                      string
 	Domain                    string
-	AuthorizationHeader       *string
 	AuthorizationHeaderSealed *string
-	AsyncSecret               []byte
-	AsyncSecretSealed         *string
+	AsyncSecretSealed         string
 	MaxConcurrency            *int32
 }
 
@@ -34,15 +31,13 @@ type InsertProjectForTestParams struct {
 // benchmarks use them.
 // Test fixture (the gateway creates projects in production); only tests use
 // the queries named ...ForTest.
-// Each secret is given either sealed or in plain text (as before migration 00013).
+// Each secret is given sealed (package secretbox).
 func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectForTestParams) error {
 	_, err := q.db.Exec(ctx, insertProjectForTest,
 		arg.ID,
 		arg.Name,
 		arg.Domain,
-		arg.AuthorizationHeader,
 		arg.AuthorizationHeaderSealed,
-		arg.AsyncSecret,
 		arg.AsyncSecretSealed,
 		arg.MaxConcurrency,
 	)
@@ -50,30 +45,28 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 }
 
 const insertSigningKeyForTest = `-- name: InsertSigningKeyForTest :exec
-INSERT INTO signing_keys (id, project_id, secret, secret_sealed, state, expires_at)
+INSERT INTO signing_keys (id, project_id, secret_sealed, state, expires_at)
 VALUES (
-    $1, $2, $3, $4, $5,
-    now() + make_interval(secs => $6::float8)
+    $1, $2, $3, $4,
+    now() + make_interval(secs => $5::float8)
 )
 `
 
 type InsertSigningKeyForTestParams struct {
 	ID               uuid.UUID
 	ProjectID        uuid.UUID
-	Secret           *string
-	SecretSealed     *string
+	SecretSealed     string
 	State            string
 	ExpiresInSeconds *float64
 }
 
 // A signing key that expires expires_in_seconds from the database's now
 // (negative: already expired); NULL for the active key. The secret is
-// given sealed or in plain text (as before migration 00013).
+// given sealed.
 func (q *Queries) InsertSigningKeyForTest(ctx context.Context, arg InsertSigningKeyForTestParams) error {
 	_, err := q.db.Exec(ctx, insertSigningKeyForTest,
 		arg.ID,
 		arg.ProjectID,
-		arg.Secret,
 		arg.SecretSealed,
 		arg.State,
 		arg.ExpiresInSeconds,

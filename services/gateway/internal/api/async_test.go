@@ -49,11 +49,9 @@ func asyncSetup(t testing.TB) asyncBundle {
 	created, err := project.Create(t.Context(), pool, secrettest.Keyring(), "Acme", "example.com")
 	require.NoError(t, err)
 	q := store.New(pool)
-	stored, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
+	sealed, err := storetest.New(pool).AsyncSecretForTest(t.Context(), created.ID)
 	require.NoError(t, err)
-	require.Nil(t, stored.AsyncSecret, "never stored in plain text")
-	require.NotNil(t, stored.AsyncSecretSealed)
-	secret, err := secrettest.Keyring().Open(secretbox.Label(secretbox.ProjectAsyncSecret, created.ID), *stored.AsyncSecretSealed)
+	secret, err := secrettest.Keyring().Open(secretbox.Label(secretbox.ProjectAsyncSecret, created.ID), sealed)
 	require.NoError(t, err)
 	logs := &logtest.Buffer{}
 	handler := api.New(api.Deps{

@@ -134,7 +134,7 @@ func apply(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, a Ans
 	} else if err != nil {
 		return "", fmt.Errorf("read secret: %w", err)
 	}
-	secret, err := keys.OpenOr(secretbox.Label(secretbox.ProjectAsyncSecret, row.ProjectID), row.AsyncSecretSealed, row.AsyncSecret)
+	secret, err := keys.Open(secretbox.Label(secretbox.ProjectAsyncSecret, row.ProjectID), row.AsyncSecretSealed)
 	if err != nil {
 		return "", fmt.Errorf("async secret of project %s: %w", row.ProjectID, err)
 	}

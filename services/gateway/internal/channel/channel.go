@@ -138,7 +138,7 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, r CreateReque
 			return ErrLimit
 		}
 		row, err = q.InsertChannel(ctx, store.InsertChannelParams{
-			ID: id, ProjectID: projectID, Name: set.name, Kind: set.kind, ConfigSealed: &config,
+			ID: id, ProjectID: projectID, Name: set.name, Kind: set.kind, ConfigSealed: config,
 			Events: set.events, Enabled: set.enabled,
 		})
 		if err != nil {
@@ -221,7 +221,7 @@ func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, proj
 		return cur, err
 	}
 	row, err := q.UpdateChannel(ctx, store.UpdateChannelParams{
-		ProjectID: projectID, ID: id, Name: next.name, ConfigSealed: &sealed, Events: next.events, Enabled: next.enabled,
+		ProjectID: projectID, ID: id, Name: next.name, ConfigSealed: sealed, Events: next.events, Enabled: next.enabled,
 	})
 	if err != nil {
 		return cur, fmt.Errorf("store channel: %w", postgres.Translate(err))
@@ -255,10 +255,9 @@ func seal(keys *secretbox.Keyring, id uuid.UUID, config any) (string, error) {
 	return sealed, nil
 }
 
-// open returns a stored channel's config: sealed, or in plain text if the
-// gateway has not sealed it yet (migration 00013).
+// open returns a stored channel's config, which is sealed.
 func open(keys *secretbox.Keyring, row store.NotificationChannel) (json.RawMessage, error) {
-	raw, err := keys.OpenOr(secretbox.Label(secretbox.ChannelConfig, row.ID), row.ConfigSealed, row.Config)
+	raw, err := keys.Open(secretbox.Label(secretbox.ChannelConfig, row.ID), row.ConfigSealed)
 	if err != nil {
 		return nil, fmt.Errorf("stored config of channel %s: %w", row.ID, err)
 	}

@@ -87,7 +87,7 @@ func insert(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, name
 	if err != nil {
 		return Created{}, fmt.Errorf("async secret: %w", err)
 	}
-	if err := q.InsertProject(ctx, store.InsertProjectParams{ID: projectID, Name: name, Domain: domain, AsyncSecretSealed: &sealed}); err != nil {
+	if err := q.InsertProject(ctx, store.InsertProjectParams{ID: projectID, Name: name, Domain: domain, AsyncSecretSealed: sealed}); err != nil {
 		return Created{}, fmt.Errorf("insert project: %w", postgres.Translate(err))
 	}
 	key, err := apikey.New()

@@ -1,9 +1,7 @@
 // Package reseal keeps the secrets at rest sealed with the keyring's
-// current key (docs/security.md, "Secrets at rest"): it seals the values
-// still stored in plain text (written before migration 00013, or by a
-// gateway of the previous release during an upgrade) and re-seals the
-// values sealed with another key of the keyring (after a rotation), so that
-// the old key can then be removed. The gateway runs it at start-up, and
+// current key (docs/security.md, "Secrets at rest"): it re-seals the values
+// sealed with another key of the keyring (after a rotation), so that the
+// old key can then be removed. The gateway runs it at start-up, and
 // `gateway admin reseal-secrets` runs it on demand.
 //
 // It walks each table in batches by id, so its work and its memory are
@@ -84,20 +82,29 @@ func (p *pass) wrote(n int64, err error) error {
 	return nil
 }
 
-// reseal opens a stored value (sealed, or legacy plain text) and seals it
-// with the current key. ok is false when it did not open (recorded).
-func (p *pass) reseal(label string, sealed *string, legacy []byte) (out *string, ok bool) {
-	plain, err := p.keys.OpenOr(label, sealed, legacy)
+// reseal opens a sealed value and seals it with the current key. ok is
+// false when it did not open (recorded).
+func (p *pass) reseal(label, sealed string) (out string, ok bool) {
+	plain, err := p.keys.Open(label, sealed)
 	if err != nil {
 		p.fail(err)
-		return nil, false
-	}
-	if plain == nil {
-		return nil, true
+		return "", false
 	}
 	s, err := p.keys.Seal(label, plain)
 	if err != nil {
 		p.fail(err)
+		return "", false
+	}
+	return s, true
+}
+
+// resealOptional is reseal for a value that may be absent (nil).
+func (p *pass) resealOptional(label string, sealed *string) (out *string, ok bool) {
+	if sealed == nil {
+		return nil, true
+	}
+	s, ok := p.reseal(label, *sealed)
+	if !ok {
 		return nil, false
 	}
 	return &s, true
@@ -129,16 +136,12 @@ func (p *pass) signingKeys(ctx context.Context) error {
 	}
 	return eachPage("signing key", read, func(r store.SigningKeysToSealRow) uuid.UUID { return r.ID },
 		func(r store.SigningKeysToSealRow) error {
-			var legacy []byte
-			if r.Secret != nil {
-				legacy = []byte(*r.Secret)
-			}
-			sealed, ok := p.reseal(secretbox.Label(secretbox.SigningKeySecret, r.ID), r.SecretSealed, legacy)
+			sealed, ok := p.reseal(secretbox.Label(secretbox.SigningKeySecret, r.ID), r.SecretSealed)
 			if !ok {
 				return nil
 			}
 			return p.wrote(p.q.SealSigningKey(ctx, store.SealSigningKeyParams{
-				ID: r.ID, SecretSealed: sealed, OldSecret: r.Secret, OldSecretSealed: r.SecretSealed,
+				ID: r.ID, SecretSealed: sealed, OldSecretSealed: r.SecretSealed,
 			}))
 		})
 }
@@ -149,22 +152,17 @@ func (p *pass) projects(ctx context.Context) error {
 	}
 	return eachPage("project", read, func(r store.ProjectsToSealRow) uuid.UUID { return r.ID },
 		func(r store.ProjectsToSealRow) error {
-			var legacy []byte
-			if r.AuthorizationHeader != nil {
-				legacy = []byte(*r.AuthorizationHeader)
-			}
-			auth, ok := p.reseal(secretbox.Label(secretbox.ProjectAuthorization, r.ID), r.AuthorizationHeaderSealed, legacy)
+			auth, ok := p.resealOptional(secretbox.Label(secretbox.ProjectAuthorization, r.ID), r.AuthorizationHeaderSealed)
 			if !ok {
 				return nil
 			}
-			async, ok := p.reseal(secretbox.Label(secretbox.ProjectAsyncSecret, r.ID), r.AsyncSecretSealed, r.AsyncSecret)
+			async, ok := p.reseal(secretbox.Label(secretbox.ProjectAsyncSecret, r.ID), r.AsyncSecretSealed)
 			if !ok {
 				return nil
 			}
 			return p.wrote(p.q.SealProject(ctx, store.SealProjectParams{
 				ID: r.ID, AuthorizationHeaderSealed: auth, AsyncSecretSealed: async,
-				OldAuthorizationHeader: r.AuthorizationHeader, OldAuthorizationHeaderSealed: r.AuthorizationHeaderSealed,
-				OldAsyncSecret: r.AsyncSecret, OldAsyncSecretSealed: r.AsyncSecretSealed,
+				OldAuthorizationHeaderSealed: r.AuthorizationHeaderSealed, OldAsyncSecretSealed: r.AsyncSecretSealed,
 			}))
 		})
 }
@@ -175,12 +173,12 @@ func (p *pass) channels(ctx context.Context) error {
 	}
 	return eachPage("channel", read, func(r store.ChannelsToSealRow) uuid.UUID { return r.ID },
 		func(r store.ChannelsToSealRow) error {
-			sealed, ok := p.reseal(secretbox.Label(secretbox.ChannelConfig, r.ID), r.ConfigSealed, r.Config)
+			sealed, ok := p.reseal(secretbox.Label(secretbox.ChannelConfig, r.ID), r.ConfigSealed)
 			if !ok {
 				return nil
 			}
 			return p.wrote(p.q.SealChannel(ctx, store.SealChannelParams{
-				ID: r.ID, ConfigSealed: sealed, OldConfig: r.Config, OldConfigSealed: r.ConfigSealed,
+				ID: r.ID, ConfigSealed: sealed, OldConfigSealed: r.ConfigSealed,
 			}))
 		})
 }

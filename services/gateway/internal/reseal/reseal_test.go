@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,11 +94,11 @@ func (b bundle) readAll(keys *secretbox.Keyring, s stored) error {
 	return nil
 }
 
-// A rotation as docs/security.md tells it: secrets sealed with key A (and
-// some still in plain text, from before the upgrade), key B added first;
-// everything still reads; a reseal pass moves every value to B and leaves
-// no plain text; A removed: everything still reads; without B, reading
-// fails with an error naming key "b" and no secret.
+// A rotation as docs/security.md tells it: secrets sealed with key A, key
+// B added first; everything still reads; a reseal pass moves every value to
+// B and leaves no secret readable in the tables; A removed: everything
+// still reads; without B, reading fails with an error naming key "b" and
+// no secret.
 func TestRotationReadsEverythingAtEveryStep(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.NewPool(t)
@@ -105,46 +106,30 @@ func TestRotationReadsEverythingAtEveryStep(t *testing.T) {
 	a := secrettest.Keyring()
 	s := stored{signing: map[uuid.UUID][]string{}, urls: map[uuid.UUID]string{}}
 
-	// Sealed with A, through the gateway's own writers.
-	sealedProject, err := project.Create(b.ctx, pool, a, "Sealed", "hooks.example.com")
-	require.NoError(t, err)
-	patch, err := project.DecodePatch([]byte(`{"authorizationHeader":"Bearer rotation-auth-sealed"}`))
-	require.NoError(t, err)
-	_, err = project.NewService(pool, a).Update(b.ctx, sealedProject.ID, patch)
-	require.NoError(t, err)
-	rotated, err := signingkey.NewService(pool, a).Rotate(b.ctx, sealedProject.ID, signingkey.DefaultGrace)
-	require.NoError(t, err)
-	webhookURL := "https://alerts.example.com/in?token=rotation-webhook-token"
-	var req channel.CreateRequest
-	require.NoError(t, json.Unmarshal([]byte(`{"name":"W","type":"webhook","url":"`+webhookURL+`"}`), &req))
-	ch, err := channel.NewService(pool, noPublisher{}, a).Create(b.ctx, sealedProject.ID, req)
-	require.NoError(t, err)
-	s.projects = append(s.projects, sealedProject.ID)
-	s.signing[sealedProject.ID] = []string{rotated[0].Secret, rotated[1].Secret}
-	s.urls[ch.ID] = webhookURL
-	s.plain = append(s.plain, rotated[0].Secret, rotated[1].Secret, "Bearer rotation-auth-sealed", "rotation-webhook-token")
-
-	// In plain text, as a gateway before migration 00013 stored them.
-	plainProject, err := project.Create(b.ctx, pool, a, "Plain", "hooks.example.com")
-	require.NoError(t, err)
-	plainAuth := "Bearer rotation-auth-plain"
-	require.NoError(t, b.tq.MakeProjectSecretsPlainForTest(b.ctx, storetest.MakeProjectSecretsPlainForTestParams{
-		ID: plainProject.ID, AuthorizationHeader: &plainAuth, AsyncSecret: []byte(strings.Repeat("a", 32)),
-	}))
-	plainKey := "sdsig_rotation-plain-retiring-key"
-	require.NoError(t, b.tq.InsertPlainSigningKeyForTest(b.ctx, storetest.InsertPlainSigningKeyForTestParams{
-		ID: uuid.Must(uuid.NewV7()), ProjectID: plainProject.ID, Secret: &plainKey,
-	}))
-	plainURL := "https://alerts.example.com/in?token=rotation-plain-channel-token"
-	plainChannel := uuid.Must(uuid.NewV7())
-	require.NoError(t, b.tq.InsertPlainChannelForTest(b.ctx, storetest.InsertPlainChannelForTestParams{
-		ID: plainChannel, ProjectID: sealedProject.ID, Name: "plain", Kind: "webhook",
-		Config: json.RawMessage(`{"url":"` + plainURL + `"}`),
-	}))
-	s.projects = append(s.projects, plainProject.ID)
-	s.signing[plainProject.ID] = []string{plainProject.SigningKey, plainKey}
-	s.urls[plainChannel] = plainURL
-	s.plain = append(s.plain, plainProject.SigningKey, plainKey, plainAuth, "rotation-plain-channel-token")
+	// Two projects, each with an Authorization value, an active and a
+	// retiring signing key, and a channel (both under the first project),
+	// sealed with A through the gateway's own writers.
+	for i, name := range []string{"One", "Two"} {
+		p, err := project.Create(b.ctx, pool, a, name, "hooks.example.com")
+		require.NoError(t, err)
+		auth := "Bearer rotation-auth-" + name
+		patch, err := project.DecodePatch([]byte(`{"authorizationHeader":"` + auth + `"}`))
+		require.NoError(t, err)
+		_, err = project.NewService(pool, a).Update(b.ctx, p.ID, patch)
+		require.NoError(t, err)
+		rotated, err := signingkey.NewService(pool, a).Rotate(b.ctx, p.ID, signingkey.DefaultGrace)
+		require.NoError(t, err)
+		s.projects = append(s.projects, p.ID)
+		s.signing[p.ID] = []string{rotated[0].Secret, rotated[1].Secret}
+		token := "rotation-webhook-token-" + name
+		url := "https://alerts.example.com/in?token=" + token
+		var req channel.CreateRequest
+		require.NoError(t, json.Unmarshal([]byte(`{"name":"W`+strconv.Itoa(i)+`","type":"webhook","url":"`+url+`"}`), &req))
+		ch, err := channel.NewService(pool, noPublisher{}, a).Create(b.ctx, s.projects[0], req)
+		require.NoError(t, err)
+		s.urls[ch.ID] = url
+		s.plain = append(s.plain, rotated[0].Secret, rotated[1].Secret, auth, token)
+	}
 	require.NoError(t, b.readAll(a, s))
 
 	// Step 1: B added first, A kept. Everything reads; nothing moved yet.
@@ -152,14 +137,11 @@ func TestRotationReadsEverythingAtEveryStep(t *testing.T) {
 	both := keyring(t, bEntry, secrettest.Keys)
 	require.NoError(t, b.readAll(both, s))
 
-	// Step 2: reseal. Every value is sealed with B, none in plain text.
+	// Step 2: reseal. Every value is sealed with B.
 	counts, err := reseal.Run(b.ctx, pool, both)
 	require.NoError(t, err)
-	// Rows: 4 signing keys (one in plain text), 2 projects, 2 channels.
+	// Rows: 4 signing keys, 2 projects, 2 channels.
 	require.Equal(t, reseal.Counts{Sealed: 8}, counts)
-	plain, err := b.tq.CountPlainSecretsForTest(b.ctx)
-	require.NoError(t, err)
-	require.Zero(t, plain)
 	sealed, err := b.tq.SealedSecretsForTest(b.ctx)
 	require.NoError(t, err)
 	require.Len(t, sealed, 4+2+2+2, "signing keys, Authorization values, async secrets, channel configs")

@@ -61,14 +61,9 @@ type Key struct {
 	ExpiresAt *time.Time
 }
 
-// FromRow opens a stored key: sealed, or in plain text if the gateway has
-// not sealed it yet (migration 00013).
+// FromRow opens a stored key, which is sealed.
 func FromRow(keys *secretbox.Keyring, r store.SigningKey) (Key, error) {
-	var legacy []byte
-	if r.Secret != nil {
-		legacy = []byte(*r.Secret)
-	}
-	secret, err := keys.OpenOr(secretbox.Label(secretbox.SigningKeySecret, r.ID), r.SecretSealed, legacy)
+	secret, err := keys.Open(secretbox.Label(secretbox.SigningKeySecret, r.ID), r.SecretSealed)
 	if err != nil {
 		return Key{}, fmt.Errorf("signing key %s: %w", r.ID, err)
 	}
@@ -101,7 +96,7 @@ func InsertActive(ctx context.Context, q *store.Queries, keys *secretbox.Keyring
 	if err != nil {
 		return Key{}, fmt.Errorf("signing key: %w", err)
 	}
-	row, err := q.InsertActiveSigningKey(ctx, store.InsertActiveSigningKeyParams{ID: id, ProjectID: projectID, SecretSealed: &sealed})
+	row, err := q.InsertActiveSigningKey(ctx, store.InsertActiveSigningKeyParams{ID: id, ProjectID: projectID, SecretSealed: sealed})
 	if err != nil {
 		return Key{}, fmt.Errorf("insert signing key: %w", postgres.Translate(err))
 	}

@@ -8,9 +8,9 @@
 -- name: AsyncSecretOfHook :one
 -- The async secret of the project of the hook an ack or nack URL names: the
 -- URL's token is checked against it before anything is locked, so a wrong
--- token costs one read and holds up no one. It is sealed (or, before the
--- gateway's start-up sealed it, in plain text: migration 00013).
-SELECT p.id AS project_id, p.async_secret, p.async_secret_sealed
+-- token costs one read and holds up no one. It is sealed (package
+-- secretbox).
+SELECT p.id AS project_id, p.async_secret_sealed
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
 WHERE h.id = @id;

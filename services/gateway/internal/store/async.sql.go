@@ -35,7 +35,7 @@ func (q *Queries) AckAttempt(ctx context.Context, arg AckAttemptParams) error {
 
 const asyncSecretOfHook = `-- name: AsyncSecretOfHook :one
 
-SELECT p.id AS project_id, p.async_secret, p.async_secret_sealed
+SELECT p.id AS project_id, p.async_secret_sealed
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
 WHERE h.id = $1
@@ -43,8 +43,7 @@ WHERE h.id = $1
 
 type AsyncSecretOfHookRow struct {
 	ProjectID         uuid.UUID
-	AsyncSecret       []byte
-	AsyncSecretSealed *string
+	AsyncSecretSealed string
 }
 
 // Async hooks (migrations 00007 and 00010): the receiver's POST to a
@@ -55,12 +54,12 @@ type AsyncSecretOfHookRow struct {
 // scheduler does before applying a result, so the two never interleave.
 // The async secret of the project of the hook an ack or nack URL names: the
 // URL's token is checked against it before anything is locked, so a wrong
-// token costs one read and holds up no one. It is sealed (or, before the
-// gateway's start-up sealed it, in plain text: migration 00013).
+// token costs one read and holds up no one. It is sealed (package
+// secretbox).
 func (q *Queries) AsyncSecretOfHook(ctx context.Context, id uuid.UUID) (AsyncSecretOfHookRow, error) {
 	row := q.db.QueryRow(ctx, asyncSecretOfHook, id)
 	var i AsyncSecretOfHookRow
-	err := row.Scan(&i.ProjectID, &i.AsyncSecret, &i.AsyncSecretSealed)
+	err := row.Scan(&i.ProjectID, &i.AsyncSecretSealed)
 	return i, err
 }
 

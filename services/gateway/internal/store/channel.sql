@@ -1,8 +1,7 @@
 -- Notification channels (internal/channel) and what the API shows of their
 -- sends. Every query is scoped by project_id, so that another project's
 -- channel id is simply not found. The config holds secrets (the chat URL's
--- token, the SMTP password): it is stored sealed (config_sealed; config
--- only before the gateway's start-up sealed it, migration 00013), and the
+-- token, the SMTP password): it is stored sealed (config_sealed), and the
 -- channel package decides what is shown.
 
 -- name: LockProjectChannels :one
@@ -44,7 +43,6 @@ FOR NO KEY UPDATE;
 -- Writes the merged settings; the health columns are the notifier's.
 UPDATE notification_channels
 SET name       = @name,
-    config     = NULL,
     config_sealed = @config_sealed,
     events     = @events::text[],
     enabled    = @enabled,

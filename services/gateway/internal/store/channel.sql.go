@@ -41,7 +41,7 @@ func (q *Queries) DeleteChannel(ctx context.Context, arg DeleteChannelParams) (i
 }
 
 const getChannel = `-- name: GetChannel :one
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
+SELECT id, project_id, name, kind, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 FROM notification_channels
 WHERE project_id = $1 AND id = $2
 `
@@ -59,7 +59,6 @@ func (q *Queries) GetChannel(ctx context.Context, arg GetChannelParams) (Notific
 		&i.ProjectID,
 		&i.Name,
 		&i.Kind,
-		&i.Config,
 		&i.Events,
 		&i.Enabled,
 		&i.ConsecutiveFailures,
@@ -76,7 +75,7 @@ func (q *Queries) GetChannel(ctx context.Context, arg GetChannelParams) (Notific
 const insertChannel = `-- name: InsertChannel :one
 INSERT INTO notification_channels (id, project_id, name, kind, config_sealed, events, enabled)
 VALUES ($1, $2, $3, $4, $5, $6::text[], $7)
-RETURNING id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
+RETURNING id, project_id, name, kind, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 `
 
 type InsertChannelParams struct {
@@ -84,7 +83,7 @@ type InsertChannelParams struct {
 	ProjectID    uuid.UUID
 	Name         string
 	Kind         string
-	ConfigSealed *string
+	ConfigSealed string
 	Events       []string
 	Enabled      bool
 }
@@ -105,7 +104,6 @@ func (q *Queries) InsertChannel(ctx context.Context, arg InsertChannelParams) (N
 		&i.ProjectID,
 		&i.Name,
 		&i.Kind,
-		&i.Config,
 		&i.Events,
 		&i.Enabled,
 		&i.ConsecutiveFailures,
@@ -174,7 +172,7 @@ func (q *Queries) ListChannelSendAttempts(ctx context.Context, arg ListChannelSe
 }
 
 const listChannels = `-- name: ListChannels :many
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
+SELECT id, project_id, name, kind, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 FROM notification_channels
 WHERE project_id = $1
 ORDER BY created_at DESC, id DESC
@@ -201,7 +199,6 @@ func (q *Queries) ListChannels(ctx context.Context, arg ListChannelsParams) ([]N
 			&i.ProjectID,
 			&i.Name,
 			&i.Kind,
-			&i.Config,
 			&i.Events,
 			&i.Enabled,
 			&i.ConsecutiveFailures,
@@ -223,7 +220,7 @@ func (q *Queries) ListChannels(ctx context.Context, arg ListChannelsParams) ([]N
 }
 
 const lockChannel = `-- name: LockChannel :one
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
+SELECT id, project_id, name, kind, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 FROM notification_channels
 WHERE project_id = $1 AND id = $2
 FOR NO KEY UPDATE
@@ -244,7 +241,6 @@ func (q *Queries) LockChannel(ctx context.Context, arg LockChannelParams) (Notif
 		&i.ProjectID,
 		&i.Name,
 		&i.Kind,
-		&i.Config,
 		&i.Events,
 		&i.Enabled,
 		&i.ConsecutiveFailures,
@@ -266,8 +262,7 @@ SELECT id FROM projects WHERE id = $1 FOR NO KEY UPDATE
 // Notification channels (internal/channel) and what the API shows of their
 // sends. Every query is scoped by project_id, so that another project's
 // channel id is simply not found. The config holds secrets (the chat URL's
-// token, the SMTP password): it is stored sealed (config_sealed; config
-// only before the gateway's start-up sealed it, migration 00013), and the
+// token, the SMTP password): it is stored sealed (config_sealed), and the
 // channel package decides what is shown.
 // Serialises the creations of one project's channels, so that two at once
 // cannot both pass the per-project limit. FOR NO KEY UPDATE leaves hooks
@@ -282,18 +277,17 @@ func (q *Queries) LockProjectChannels(ctx context.Context, projectID uuid.UUID) 
 const updateChannel = `-- name: UpdateChannel :one
 UPDATE notification_channels
 SET name       = $1,
-    config     = NULL,
     config_sealed = $2,
     events     = $3::text[],
     enabled    = $4,
     updated_at = now()
 WHERE project_id = $5 AND id = $6
-RETURNING id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
+RETURNING id, project_id, name, kind, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed
 `
 
 type UpdateChannelParams struct {
 	Name         string
-	ConfigSealed *string
+	ConfigSealed string
 	Events       []string
 	Enabled      bool
 	ProjectID    uuid.UUID
@@ -316,7 +310,6 @@ func (q *Queries) UpdateChannel(ctx context.Context, arg UpdateChannelParams) (N
 		&i.ProjectID,
 		&i.Name,
 		&i.Kind,
-		&i.Config,
 		&i.Events,
 		&i.Enabled,
 		&i.ConsecutiveFailures,

@@ -180,7 +180,7 @@ func (q *Queries) GetAPIKeyWithLimits(ctx context.Context, prefix string) (GetAP
 }
 
 const getActiveSigningKey = `-- name: GetActiveSigningKey :one
-SELECT id, project_id, secret, state, expires_at, created_at, secret_sealed FROM signing_keys WHERE project_id = $1 AND state = 'active'
+SELECT id, project_id, state, expires_at, created_at, secret_sealed FROM signing_keys WHERE project_id = $1 AND state = 'active'
 `
 
 func (q *Queries) GetActiveSigningKey(ctx context.Context, projectID uuid.UUID) (SigningKey, error) {
@@ -189,7 +189,6 @@ func (q *Queries) GetActiveSigningKey(ctx context.Context, projectID uuid.UUID) 
 	err := row.Scan(
 		&i.ID,
 		&i.ProjectID,
-		&i.Secret,
 		&i.State,
 		&i.ExpiresAt,
 		&i.CreatedAt,
@@ -261,13 +260,13 @@ func (q *Queries) InsertAPIKey(ctx context.Context, arg InsertAPIKeyParams) (Ins
 const insertActiveSigningKey = `-- name: InsertActiveSigningKey :one
 INSERT INTO signing_keys (id, project_id, secret_sealed, state)
 VALUES ($1, $2, $3, 'active')
-RETURNING id, project_id, secret, state, expires_at, created_at, secret_sealed
+RETURNING id, project_id, state, expires_at, created_at, secret_sealed
 `
 
 type InsertActiveSigningKeyParams struct {
 	ID           uuid.UUID
 	ProjectID    uuid.UUID
-	SecretSealed *string
+	SecretSealed string
 }
 
 // The secret is stored sealed (package secretbox), never in plain text.
@@ -277,7 +276,6 @@ func (q *Queries) InsertActiveSigningKey(ctx context.Context, arg InsertActiveSi
 	err := row.Scan(
 		&i.ID,
 		&i.ProjectID,
-		&i.Secret,
 		&i.State,
 		&i.ExpiresAt,
 		&i.CreatedAt,
@@ -331,7 +329,7 @@ func (q *Queries) ListAPIKeys(ctx context.Context, projectID uuid.UUID) ([]ListA
 }
 
 const listSigningKeys = `-- name: ListSigningKeys :many
-SELECT id, project_id, secret, state, expires_at, created_at, secret_sealed
+SELECT id, project_id, state, expires_at, created_at, secret_sealed
 FROM signing_keys
 WHERE project_id = $1
   AND (state = 'active' OR expires_at > now())
@@ -353,7 +351,6 @@ func (q *Queries) ListSigningKeys(ctx context.Context, projectID uuid.UUID) ([]S
 		if err := rows.Scan(
 			&i.ID,
 			&i.ProjectID,
-			&i.Secret,
 			&i.State,
 			&i.ExpiresAt,
 			&i.CreatedAt,
@@ -392,7 +389,7 @@ UPDATE signing_keys
 SET state = 'retiring',
     expires_at = now() + make_interval(secs => $1::float8)
 WHERE project_id = $2 AND state = 'active'
-RETURNING id, project_id, secret, state, expires_at, created_at, secret_sealed
+RETURNING id, project_id, state, expires_at, created_at, secret_sealed
 `
 
 type RetireActiveSigningKeyParams struct {
@@ -408,7 +405,6 @@ func (q *Queries) RetireActiveSigningKey(ctx context.Context, arg RetireActiveSi
 	err := row.Scan(
 		&i.ID,
 		&i.ProjectID,
-		&i.Secret,
 		&i.State,
 		&i.ExpiresAt,
 		&i.CreatedAt,

@@ -4,16 +4,15 @@
 
 -- name: InsertProject :exec
 -- A project is created in one transaction with its API key and signing key.
--- Its async secret is made by the gateway and stored sealed; the plaintext
--- column's default (for the previous release's gateways) is overridden.
-INSERT INTO projects (id, name, domain, async_secret, async_secret_sealed)
-VALUES (@id, @name, @domain, NULL, @async_secret_sealed);
+-- Its async secret is made by the gateway and stored sealed.
+INSERT INTO projects (id, name, domain, async_secret_sealed)
+VALUES (@id, @name, @domain, @async_secret_sealed);
 
 -- name: GetProjectSettings :one
 SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
-       (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
+       (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
        signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
@@ -28,7 +27,7 @@ WHERE id = @id;
 SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
-       (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
+       (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
        signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
@@ -38,8 +37,7 @@ FOR NO KEY UPDATE;
 
 -- name: UpdateProjectSettings :one
 -- Writes the merged settings. The Authorization header changes only when
--- set_authorization_header is true (to NULL: cleared); it is stored sealed,
--- and a plaintext value left from before migration 00013 goes with it.
+-- set_authorization_header is true (to NULL: cleared); it is stored sealed.
 UPDATE projects
 SET name                 = @name,
     domain               = @domain,
@@ -57,9 +55,6 @@ SET name                 = @name,
     signature_scheme        = @signature_scheme,
     max_concurrency         = sqlc.narg(max_concurrency)::integer,
     retention_days          = @retention_days,
-    authorization_header = CASE WHEN @set_authorization_header::boolean
-                                THEN NULL
-                                ELSE authorization_header END,
     authorization_header_sealed = CASE WHEN @set_authorization_header::boolean
                                 THEN sqlc.narg(authorization_header_sealed)::text
                                 ELSE authorization_header_sealed END,
@@ -68,7 +63,7 @@ WHERE id = @id
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
-          (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
+          (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
           signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at;

@@ -16,7 +16,7 @@ const getProjectSettings = `-- name: GetProjectSettings :one
 SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
-       (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
+       (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
        signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
@@ -83,23 +83,22 @@ func (q *Queries) GetProjectSettings(ctx context.Context, id uuid.UUID) (GetProj
 
 const insertProject = `-- name: InsertProject :exec
 
-INSERT INTO projects (id, name, domain, async_secret, async_secret_sealed)
-VALUES ($1, $2, $3, NULL, $4)
+INSERT INTO projects (id, name, domain, async_secret_sealed)
+VALUES ($1, $2, $3, $4)
 `
 
 type InsertProjectParams struct {
 	ID                uuid.UUID
 	Name              string
 	Domain            string
-	AsyncSecretSealed *string
+	AsyncSecretSealed string
 }
 
 // Projects and their settings (internal/project). The custom Authorization
 // header is write-only: these queries say whether it is set, never what it
 // is (the dispatcher reads the value to send it).
 // A project is created in one transaction with its API key and signing key.
-// Its async secret is made by the gateway and stored sealed; the plaintext
-// column's default (for the previous release's gateways) is overridden.
+// Its async secret is made by the gateway and stored sealed.
 func (q *Queries) InsertProject(ctx context.Context, arg InsertProjectParams) error {
 	_, err := q.db.Exec(ctx, insertProject,
 		arg.ID,
@@ -145,7 +144,7 @@ const lockProjectSettings = `-- name: LockProjectSettings :one
 SELECT id, name, domain,
        retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
        retry_max_delay_secs, retry_jitter, async_timeout_secs,
-       (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
+       (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
        signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
@@ -233,9 +232,6 @@ SET name                 = $1,
     signature_scheme        = $14,
     max_concurrency         = $15::integer,
     retention_days          = $16,
-    authorization_header = CASE WHEN $17::boolean
-                                THEN NULL
-                                ELSE authorization_header END,
     authorization_header_sealed = CASE WHEN $17::boolean
                                 THEN $18::text
                                 ELSE authorization_header_sealed END,
@@ -244,7 +240,7 @@ WHERE id = $19
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
-          (authorization_header IS NOT NULL OR authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
+          (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
           signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
@@ -299,8 +295,7 @@ type UpdateProjectSettingsRow struct {
 }
 
 // Writes the merged settings. The Authorization header changes only when
-// set_authorization_header is true (to NULL: cleared); it is stored sealed,
-// and a plaintext value left from before migration 00013 goes with it.
+// set_authorization_header is true (to NULL: cleared); it is stored sealed.
 func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSettingsParams) (UpdateProjectSettingsRow, error) {
 	row := q.db.QueryRow(ctx, updateProjectSettings,
 		arg.Name,

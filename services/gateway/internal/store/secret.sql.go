@@ -7,16 +7,15 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/uuid"
 )
 
 const channelsToSeal = `-- name: ChannelsToSeal :many
-SELECT id, config, config_sealed
+SELECT id, config_sealed
 FROM notification_channels
 WHERE id > $1
-  AND (config IS NOT NULL OR NOT starts_with(config_sealed, $2::text))
+  AND NOT starts_with(config_sealed, $2::text)
 ORDER BY id
 LIMIT $3
 `
@@ -29,8 +28,7 @@ type ChannelsToSealParams struct {
 
 type ChannelsToSealRow struct {
 	ID           uuid.UUID
-	Config       json.RawMessage
-	ConfigSealed *string
+	ConfigSealed string
 }
 
 func (q *Queries) ChannelsToSeal(ctx context.Context, arg ChannelsToSealParams) ([]ChannelsToSealRow, error) {
@@ -42,7 +40,7 @@ func (q *Queries) ChannelsToSeal(ctx context.Context, arg ChannelsToSealParams) 
 	var items []ChannelsToSealRow
 	for rows.Next() {
 		var i ChannelsToSealRow
-		if err := rows.Scan(&i.ID, &i.Config, &i.ConfigSealed); err != nil {
+		if err := rows.Scan(&i.ID, &i.ConfigSealed); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -54,11 +52,10 @@ func (q *Queries) ChannelsToSeal(ctx context.Context, arg ChannelsToSealParams) 
 }
 
 const projectsToSeal = `-- name: ProjectsToSeal :many
-SELECT id, authorization_header, authorization_header_sealed, async_secret, async_secret_sealed
+SELECT id, authorization_header_sealed, async_secret_sealed
 FROM projects
 WHERE id > $1
-  AND (authorization_header IS NOT NULL OR async_secret IS NOT NULL
-       OR NOT starts_with(authorization_header_sealed, $2::text)
+  AND (NOT starts_with(authorization_header_sealed, $2::text)
        OR NOT starts_with(async_secret_sealed, $2::text))
 ORDER BY id
 LIMIT $3
@@ -72,10 +69,8 @@ type ProjectsToSealParams struct {
 
 type ProjectsToSealRow struct {
 	ID                        uuid.UUID
-	AuthorizationHeader       *string
 	AuthorizationHeaderSealed *string
-	AsyncSecret               []byte
-	AsyncSecretSealed         *string
+	AsyncSecretSealed         string
 }
 
 func (q *Queries) ProjectsToSeal(ctx context.Context, arg ProjectsToSealParams) ([]ProjectsToSealRow, error) {
@@ -87,13 +82,7 @@ func (q *Queries) ProjectsToSeal(ctx context.Context, arg ProjectsToSealParams) 
 	var items []ProjectsToSealRow
 	for rows.Next() {
 		var i ProjectsToSealRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.AuthorizationHeader,
-			&i.AuthorizationHeaderSealed,
-			&i.AsyncSecret,
-			&i.AsyncSecretSealed,
-		); err != nil {
+		if err := rows.Scan(&i.ID, &i.AuthorizationHeaderSealed, &i.AsyncSecretSealed); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -106,26 +95,19 @@ func (q *Queries) ProjectsToSeal(ctx context.Context, arg ProjectsToSealParams) 
 
 const sealChannel = `-- name: SealChannel :execrows
 UPDATE notification_channels
-SET config = NULL, config_sealed = $1
+SET config_sealed = $1
 WHERE id = $2
-  AND config IS NOT DISTINCT FROM $3::jsonb
-  AND config_sealed IS NOT DISTINCT FROM $4::text
+  AND config_sealed = $3
 `
 
 type SealChannelParams struct {
-	ConfigSealed    *string
+	ConfigSealed    string
 	ID              uuid.UUID
-	OldConfig       json.RawMessage
-	OldConfigSealed *string
+	OldConfigSealed string
 }
 
 func (q *Queries) SealChannel(ctx context.Context, arg SealChannelParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sealChannel,
-		arg.ConfigSealed,
-		arg.ID,
-		arg.OldConfig,
-		arg.OldConfigSealed,
-	)
+	result, err := q.db.Exec(ctx, sealChannel, arg.ConfigSealed, arg.ID, arg.OldConfigSealed)
 	if err != nil {
 		return 0, err
 	}
@@ -134,23 +116,19 @@ func (q *Queries) SealChannel(ctx context.Context, arg SealChannelParams) (int64
 
 const sealProject = `-- name: SealProject :execrows
 UPDATE projects
-SET authorization_header = NULL, authorization_header_sealed = $1::text,
-    async_secret = NULL, async_secret_sealed = $2
+SET authorization_header_sealed = $1::text,
+    async_secret_sealed = $2
 WHERE id = $3
-  AND authorization_header IS NOT DISTINCT FROM $4::text
-  AND authorization_header_sealed IS NOT DISTINCT FROM $5::text
-  AND async_secret IS NOT DISTINCT FROM $6::bytea
-  AND async_secret_sealed IS NOT DISTINCT FROM $7::text
+  AND authorization_header_sealed IS NOT DISTINCT FROM $4::text
+  AND async_secret_sealed = $5
 `
 
 type SealProjectParams struct {
 	AuthorizationHeaderSealed    *string
-	AsyncSecretSealed            *string
+	AsyncSecretSealed            string
 	ID                           uuid.UUID
-	OldAuthorizationHeader       *string
 	OldAuthorizationHeaderSealed *string
-	OldAsyncSecret               []byte
-	OldAsyncSecretSealed         *string
+	OldAsyncSecretSealed         string
 }
 
 func (q *Queries) SealProject(ctx context.Context, arg SealProjectParams) (int64, error) {
@@ -158,9 +136,7 @@ func (q *Queries) SealProject(ctx context.Context, arg SealProjectParams) (int64
 		arg.AuthorizationHeaderSealed,
 		arg.AsyncSecretSealed,
 		arg.ID,
-		arg.OldAuthorizationHeader,
 		arg.OldAuthorizationHeaderSealed,
-		arg.OldAsyncSecret,
 		arg.OldAsyncSecretSealed,
 	)
 	if err != nil {
@@ -171,26 +147,19 @@ func (q *Queries) SealProject(ctx context.Context, arg SealProjectParams) (int64
 
 const sealSigningKey = `-- name: SealSigningKey :execrows
 UPDATE signing_keys
-SET secret = NULL, secret_sealed = $1
+SET secret_sealed = $1
 WHERE id = $2
-  AND secret IS NOT DISTINCT FROM $3::text
-  AND secret_sealed IS NOT DISTINCT FROM $4::text
+  AND secret_sealed = $3
 `
 
 type SealSigningKeyParams struct {
-	SecretSealed    *string
+	SecretSealed    string
 	ID              uuid.UUID
-	OldSecret       *string
-	OldSecretSealed *string
+	OldSecretSealed string
 }
 
 func (q *Queries) SealSigningKey(ctx context.Context, arg SealSigningKeyParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sealSigningKey,
-		arg.SecretSealed,
-		arg.ID,
-		arg.OldSecret,
-		arg.OldSecretSealed,
-	)
+	result, err := q.db.Exec(ctx, sealSigningKey, arg.SecretSealed, arg.ID, arg.OldSecretSealed)
 	if err != nil {
 		return 0, err
 	}
@@ -199,10 +168,10 @@ func (q *Queries) SealSigningKey(ctx context.Context, arg SealSigningKeyParams) 
 
 const signingKeysToSeal = `-- name: SigningKeysToSeal :many
 
-SELECT id, secret, secret_sealed
+SELECT id, secret_sealed
 FROM signing_keys
 WHERE id > $1
-  AND (secret IS NOT NULL OR NOT starts_with(secret_sealed, $2::text))
+  AND NOT starts_with(secret_sealed, $2::text)
 ORDER BY id
 LIMIT $3
 `
@@ -215,13 +184,11 @@ type SigningKeysToSealParams struct {
 
 type SigningKeysToSealRow struct {
 	ID           uuid.UUID
-	Secret       *string
-	SecretSealed *string
+	SecretSealed string
 }
 
-// Sealing and re-sealing the secrets at rest (internal/reseal,
-// migration 00013): rows whose secret is still in plain text, or sealed
-// under a key other than the keyring's first (current_prefix is
+// Re-sealing the secrets at rest (internal/reseal): rows whose secret is
+// sealed under a key other than the keyring's first (current_prefix is
 // "v1:<first key id>:"), in batches by id. Each write is conditional on the
 // values it replaces, so that a change made meanwhile (a rotation, a new
 // Authorization value) is never undone: such a row is left for the next
@@ -235,7 +202,7 @@ func (q *Queries) SigningKeysToSeal(ctx context.Context, arg SigningKeysToSealPa
 	var items []SigningKeysToSealRow
 	for rows.Next() {
 		var i SigningKeysToSealRow
-		if err := rows.Scan(&i.ID, &i.Secret, &i.SecretSealed); err != nil {
+		if err := rows.Scan(&i.ID, &i.SecretSealed); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

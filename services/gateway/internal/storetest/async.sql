@@ -47,7 +47,7 @@ WHERE a.hook_id = hook.id AND a.lease_seq = hook.lease_seq AND a.async_state = '
 SELECT * FROM hook_attempts WHERE hook_id = @hook_id ORDER BY attempt;
 
 -- name: AsyncSecretForTest :one
-SELECT async_secret, async_secret_sealed FROM projects WHERE id = @id;
+SELECT async_secret_sealed FROM projects WHERE id = @id;
 
 -- name: ListenAsyncForTest :exec
 -- Subscribes the connection to what wakes the schedulers (tests only).

@@ -12,19 +12,14 @@ import (
 )
 
 const asyncSecretForTest = `-- name: AsyncSecretForTest :one
-SELECT async_secret, async_secret_sealed FROM projects WHERE id = $1
+SELECT async_secret_sealed FROM projects WHERE id = $1
 `
 
-type AsyncSecretForTestRow struct {
-	AsyncSecret       []byte
-	AsyncSecretSealed *string
-}
-
-func (q *Queries) AsyncSecretForTest(ctx context.Context, id uuid.UUID) (AsyncSecretForTestRow, error) {
+func (q *Queries) AsyncSecretForTest(ctx context.Context, id uuid.UUID) (string, error) {
 	row := q.db.QueryRow(ctx, asyncSecretForTest, id)
-	var i AsyncSecretForTestRow
-	err := row.Scan(&i.AsyncSecret, &i.AsyncSecretSealed)
-	return i, err
+	var async_secret_sealed string
+	err := row.Scan(&async_secret_sealed)
+	return async_secret_sealed, err
 }
 
 const attemptsForTest = `-- name: AttemptsForTest :many

@@ -2,9 +2,11 @@
 -- benchmarks use them.
 
 -- name: InsertProjectForBulkTest :exec
--- Test fixtures: only tests use the queries named ...ForBulkTest.
-INSERT INTO projects (id, name, domain, plan_quota, plan_hard_cap_percent)
-VALUES (@id, 'bulk test', @domain, @plan_quota, @plan_hard_cap_percent);
+-- Test fixtures: only tests use the queries named ...ForBulkTest. Bulk
+-- operations never open the async secret: a placeholder stands in for the
+-- sealed value.
+INSERT INTO projects (id, name, domain, plan_quota, plan_hard_cap_percent, async_secret_sealed)
+VALUES (@id, 'bulk test', @domain, @plan_quota, @plan_hard_cap_percent, 'v1:test:unopened');
 
 -- name: InsertHookForBulkTest :one
 -- A hook in any state, as the scheduler would have left it.

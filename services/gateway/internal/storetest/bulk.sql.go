@@ -230,8 +230,8 @@ func (q *Queries) InsertHooksForBulkBench(ctx context.Context, arg InsertHooksFo
 
 const insertProjectForBulkTest = `-- name: InsertProjectForBulkTest :exec
 
-INSERT INTO projects (id, name, domain, plan_quota, plan_hard_cap_percent)
-VALUES ($1, 'bulk test', $2, $3, $4)
+INSERT INTO projects (id, name, domain, plan_quota, plan_hard_cap_percent, async_secret_sealed)
+VALUES ($1, 'bulk test', $2, $3, $4, 'v1:test:unopened')
 `
 
 type InsertProjectForBulkTestParams struct {
@@ -243,7 +243,9 @@ type InsertProjectForBulkTestParams struct {
 
 // Test fixtures and read-backs beside store/bulk.sql: only tests and
 // benchmarks use them.
-// Test fixtures: only tests use the queries named ...ForBulkTest.
+// Test fixtures: only tests use the queries named ...ForBulkTest. Bulk
+// operations never open the async secret: a placeholder stands in for the
+// sealed value.
 func (q *Queries) InsertProjectForBulkTest(ctx context.Context, arg InsertProjectForBulkTestParams) error {
 	_, err := q.db.Exec(ctx, insertProjectForBulkTest,
 		arg.ID,

@@ -3,4 +3,4 @@
 
 -- name: GetAuthorizationHeaderForTest :one
 -- Test fixture: the write-only value, to check what a change stored.
-SELECT authorization_header, authorization_header_sealed FROM projects WHERE id = @id;
+SELECT authorization_header_sealed FROM projects WHERE id = @id;

@@ -13,20 +13,15 @@ import (
 
 const getAuthorizationHeaderForTest = `-- name: GetAuthorizationHeaderForTest :one
 
-SELECT authorization_header, authorization_header_sealed FROM projects WHERE id = $1
+SELECT authorization_header_sealed FROM projects WHERE id = $1
 `
-
-type GetAuthorizationHeaderForTestRow struct {
-	AuthorizationHeader       *string
-	AuthorizationHeaderSealed *string
-}
 
 // Test fixtures and read-backs beside store/project.sql: only tests and
 // benchmarks use them.
 // Test fixture: the write-only value, to check what a change stored.
-func (q *Queries) GetAuthorizationHeaderForTest(ctx context.Context, id uuid.UUID) (GetAuthorizationHeaderForTestRow, error) {
+func (q *Queries) GetAuthorizationHeaderForTest(ctx context.Context, id uuid.UUID) (*string, error) {
 	row := q.db.QueryRow(ctx, getAuthorizationHeaderForTest, id)
-	var i GetAuthorizationHeaderForTestRow
-	err := row.Scan(&i.AuthorizationHeader, &i.AuthorizationHeaderSealed)
-	return i, err
+	var authorization_header_sealed *string
+	err := row.Scan(&authorization_header_sealed)
+	return authorization_header_sealed, err
 }

@@ -7,24 +7,7 @@ package storetest
 
 import (
 	"context"
-	"encoding/json"
-
-	"github.com/google/uuid"
 )
-
-const countPlainSecretsForTest = `-- name: CountPlainSecretsForTest :one
-SELECT ((SELECT count(*) FROM signing_keys WHERE secret IS NOT NULL)
-      + (SELECT count(*) FROM projects WHERE authorization_header IS NOT NULL OR async_secret IS NOT NULL)
-      + (SELECT count(*) FROM notification_channels WHERE config IS NOT NULL))::bigint AS plain
-`
-
-// Secrets still stored in plain text, in any of the sealed columns' tables.
-func (q *Queries) CountPlainSecretsForTest(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, countPlainSecretsForTest)
-	var plain int64
-	err := row.Scan(&plain)
-	return plain, err
-}
 
 const dumpSecretTablesForTest = `-- name: DumpSecretTablesForTest :many
 SELECT t::text AS row FROM projects AS t
@@ -57,75 +40,15 @@ func (q *Queries) DumpSecretTablesForTest(ctx context.Context) ([]string, error)
 	return items, nil
 }
 
-const insertPlainChannelForTest = `-- name: InsertPlainChannelForTest :exec
-INSERT INTO notification_channels (id, project_id, name, kind, config)
-VALUES ($1, $2, $3, $4, $5)
-`
-
-type InsertPlainChannelForTestParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Name      string
-	Kind      string
-	Config    json.RawMessage
-}
-
-func (q *Queries) InsertPlainChannelForTest(ctx context.Context, arg InsertPlainChannelForTestParams) error {
-	_, err := q.db.Exec(ctx, insertPlainChannelForTest,
-		arg.ID,
-		arg.ProjectID,
-		arg.Name,
-		arg.Kind,
-		arg.Config,
-	)
-	return err
-}
-
-const insertPlainSigningKeyForTest = `-- name: InsertPlainSigningKeyForTest :exec
-INSERT INTO signing_keys (id, project_id, secret, state, expires_at)
-VALUES ($1, $2, $3, 'retiring', now() + interval '1 hour')
-`
-
-type InsertPlainSigningKeyForTestParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Secret    *string
-}
-
-// A retiring key in plain text, as before migration 00013.
-func (q *Queries) InsertPlainSigningKeyForTest(ctx context.Context, arg InsertPlainSigningKeyForTestParams) error {
-	_, err := q.db.Exec(ctx, insertPlainSigningKeyForTest, arg.ID, arg.ProjectID, arg.Secret)
-	return err
-}
-
-const makeProjectSecretsPlainForTest = `-- name: MakeProjectSecretsPlainForTest :exec
-
-UPDATE projects
-SET authorization_header = $1, authorization_header_sealed = NULL,
-    async_secret = $2, async_secret_sealed = NULL
-WHERE id = $3
-`
-
-type MakeProjectSecretsPlainForTestParams struct {
-	AuthorizationHeader *string
-	AsyncSecret         []byte
-	ID                  uuid.UUID
-}
-
-// Test fixtures of the secrets at rest (internal/reseal): rows as they
-// were stored before migration 00013, and read-backs of what is stored.
-func (q *Queries) MakeProjectSecretsPlainForTest(ctx context.Context, arg MakeProjectSecretsPlainForTestParams) error {
-	_, err := q.db.Exec(ctx, makeProjectSecretsPlainForTest, arg.AuthorizationHeader, arg.AsyncSecret, arg.ID)
-	return err
-}
-
 const sealedSecretsForTest = `-- name: SealedSecretsForTest :many
-SELECT secret_sealed::text AS sealed FROM signing_keys WHERE secret_sealed IS NOT NULL
+
+SELECT secret_sealed AS sealed FROM signing_keys
 UNION ALL SELECT authorization_header_sealed FROM projects WHERE authorization_header_sealed IS NOT NULL
-UNION ALL SELECT async_secret_sealed FROM projects WHERE async_secret_sealed IS NOT NULL
-UNION ALL SELECT config_sealed FROM notification_channels WHERE config_sealed IS NOT NULL
+UNION ALL SELECT async_secret_sealed FROM projects
+UNION ALL SELECT config_sealed FROM notification_channels
 `
 
+// Test read-backs of the secrets at rest (internal/reseal): what is stored.
 // Every sealed value stored.
 func (q *Queries) SealedSecretsForTest(ctx context.Context) ([]string, error) {
 	rows, err := q.db.Query(ctx, sealedSecretsForTest)

@@ -232,8 +232,7 @@ func (w *Worker) target(ctx context.Context, q *store.Queries, c claim, g store.
 	if err != nil {
 		return channel.Target{}, err
 	}
-	// Sealed, or in plain text until the gateway seals it (migration 00013).
-	config, err := w.cfg.Keys.OpenOr(secretbox.Label(secretbox.ChannelConfig, *c.ChannelID), ch.ConfigSealed, ch.Config)
+	config, err := w.cfg.Keys.Open(secretbox.Label(secretbox.ChannelConfig, *c.ChannelID), ch.ConfigSealed)
 	if err != nil {
 		return channel.Target{}, fmt.Errorf("channel %s: %w", *c.ChannelID, err)
 	}
@@ -244,11 +243,7 @@ func (w *Worker) target(ctx context.Context, q *store.Queries, c claim, g store.
 			return channel.Target{}, err
 		}
 		for _, k := range keys {
-			var legacy []byte
-			if k.Secret != nil {
-				legacy = []byte(*k.Secret)
-			}
-			secret, err := w.cfg.Keys.OpenOr(secretbox.Label(secretbox.SigningKeySecret, k.ID), k.SecretSealed, legacy)
+			secret, err := w.cfg.Keys.Open(secretbox.Label(secretbox.SigningKeySecret, k.ID), k.SecretSealed)
 			if err != nil {
 				return channel.Target{}, fmt.Errorf("project %s: %w", g.ProjectID, err)
 			}

@@ -36,12 +36,12 @@ ORDER BY occurred_at, id
 LIMIT sqlc.arg(max_alerts);
 
 -- name: GetChannelForSend :one
-SELECT kind, config, config_sealed FROM notification_channels WHERE id = $1;
+SELECT kind, config_sealed FROM notification_channels WHERE id = $1;
 
 -- name: ListSigningKeys :many
 -- The project's usable signing keys: the active one first, then retiring
 -- keys still inside their grace period, newest first.
-SELECT id, secret, secret_sealed
+SELECT id, secret_sealed
 FROM signing_keys
 WHERE project_id = $1
   AND (state = 'active' OR (state = 'retiring' AND expires_at > now()))

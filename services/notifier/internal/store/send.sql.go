@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,19 +100,18 @@ func (q *Queries) ClaimSends(ctx context.Context, arg ClaimSendsParams) ([]Claim
 }
 
 const getChannelForSend = `-- name: GetChannelForSend :one
-SELECT kind, config, config_sealed FROM notification_channels WHERE id = $1
+SELECT kind, config_sealed FROM notification_channels WHERE id = $1
 `
 
 type GetChannelForSendRow struct {
 	Kind         string
-	Config       json.RawMessage
-	ConfigSealed *string
+	ConfigSealed string
 }
 
 func (q *Queries) GetChannelForSend(ctx context.Context, id uuid.UUID) (GetChannelForSendRow, error) {
 	row := q.db.QueryRow(ctx, getChannelForSend, id)
 	var i GetChannelForSendRow
-	err := row.Scan(&i.Kind, &i.Config, &i.ConfigSealed)
+	err := row.Scan(&i.Kind, &i.ConfigSealed)
 	return i, err
 }
 
@@ -219,7 +217,7 @@ func (q *Queries) ListGroupAlerts(ctx context.Context, arg ListGroupAlertsParams
 }
 
 const listSigningKeys = `-- name: ListSigningKeys :many
-SELECT id, secret, secret_sealed
+SELECT id, secret_sealed
 FROM signing_keys
 WHERE project_id = $1
   AND (state = 'active' OR (state = 'retiring' AND expires_at > now()))
@@ -228,8 +226,7 @@ ORDER BY (state = 'active') DESC, expires_at DESC
 
 type ListSigningKeysRow struct {
 	ID           uuid.UUID
-	Secret       *string
-	SecretSealed *string
+	SecretSealed string
 }
 
 // The project's usable signing keys: the active one first, then retiring
@@ -243,7 +240,7 @@ func (q *Queries) ListSigningKeys(ctx context.Context, projectID uuid.UUID) ([]L
 	var items []ListSigningKeysRow
 	for rows.Next() {
 		var i ListSigningKeysRow
-		if err := rows.Scan(&i.ID, &i.Secret, &i.SecretSealed); err != nil {
+		if err := rows.Scan(&i.ID, &i.SecretSealed); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -2,10 +2,13 @@
 -- (the gateway and the scheduler write these rows in production).
 
 -- name: InsertProjectForTest :exec
+-- The notifier never opens the async secret: a placeholder stands in for
+-- the sealed value.
 INSERT INTO projects (id, name, domain, alert_group_wait_secs, alert_followup_min_secs,
-                      alert_followup_max_secs, owner_emails)
+                      alert_followup_max_secs, owner_emails, async_secret_sealed)
 VALUES (sqlc.arg(id), sqlc.arg(name), sqlc.arg(domain), sqlc.arg(group_wait_secs),
-        sqlc.arg(followup_min_secs), sqlc.arg(followup_max_secs), sqlc.arg(owner_emails)::text[]);
+        sqlc.arg(followup_min_secs), sqlc.arg(followup_max_secs), sqlc.arg(owner_emails)::text[],
+        'v1:test:unopened');
 
 -- name: InsertChannelForTest :exec
 -- The config is sealed, as the gateway stores it.

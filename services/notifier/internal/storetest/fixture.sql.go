@@ -29,7 +29,7 @@ func (q *Queries) CountNotifiedHooksForTest(ctx context.Context, projectID uuid.
 }
 
 const getChannelForTest = `-- name: GetChannelForTest :one
-SELECT id, project_id, name, kind, config, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed FROM notification_channels WHERE id = $1
+SELECT id, project_id, name, kind, events, enabled, consecutive_failures, last_success_at, last_failure_at, last_error, created_at, updated_at, config_sealed FROM notification_channels WHERE id = $1
 `
 
 func (q *Queries) GetChannelForTest(ctx context.Context, id uuid.UUID) (NotificationChannel, error) {
@@ -40,7 +40,6 @@ func (q *Queries) GetChannelForTest(ctx context.Context, id uuid.UUID) (Notifica
 		&i.ProjectID,
 		&i.Name,
 		&i.Kind,
-		&i.Config,
 		&i.Events,
 		&i.Enabled,
 		&i.ConsecutiveFailures,
@@ -76,7 +75,7 @@ type InsertChannelForTestParams struct {
 	ProjectID    uuid.UUID
 	Name         string
 	Kind         string
-	ConfigSealed *string
+	ConfigSealed string
 	Events       []string
 	Enabled      bool
 }
@@ -120,9 +119,10 @@ func (q *Queries) InsertFailedHookForTest(ctx context.Context, arg InsertFailedH
 const insertProjectForTest = `-- name: InsertProjectForTest :exec
 
 INSERT INTO projects (id, name, domain, alert_group_wait_secs, alert_followup_min_secs,
-                      alert_followup_max_secs, owner_emails)
+                      alert_followup_max_secs, owner_emails, async_secret_sealed)
 VALUES ($1, $2, $3, $4,
-        $5, $6, $7::text[])
+        $5, $6, $7::text[],
+        'v1:test:unopened')
 `
 
 type InsertProjectForTestParams struct {
@@ -137,6 +137,8 @@ type InsertProjectForTestParams struct {
 
 // Test fixtures and read-backs: only tests use the queries named ...ForTest
 // (the gateway and the scheduler write these rows in production).
+// The notifier never opens the async secret: a placeholder stands in for
+// the sealed value.
 func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectForTestParams) error {
 	_, err := q.db.Exec(ctx, insertProjectForTest,
 		arg.ID,
@@ -157,7 +159,7 @@ INSERT INTO signing_keys (id, project_id, secret_sealed, state) VALUES ($1, $2, 
 type InsertSigningKeyForTestParams struct {
 	ID           uuid.UUID
 	ProjectID    uuid.UUID
-	SecretSealed *string
+	SecretSealed string
 }
 
 // The secret is sealed, as the gateway stores it.

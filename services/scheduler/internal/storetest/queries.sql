@@ -4,14 +4,15 @@
 
 -- name: InsertProjectForTest :exec
 -- Test fixture (the gateway creates projects in production); only tests use
--- the queries named ...ForTest.
+-- the queries named ...ForTest. The scheduler never opens the async secret:
+-- a placeholder stands in for the sealed value.
 INSERT INTO projects (
     id, name, domain, retry_min_retries, retry_delay_secs, retry_strategy,
-    retry_backoff_factor, retry_max_delay_secs, retry_jitter
+    retry_backoff_factor, retry_max_delay_secs, retry_jitter, async_secret_sealed
 ) VALUES (
     sqlc.arg(id), sqlc.arg(name), sqlc.arg(domain), sqlc.arg(retry_min_retries),
     sqlc.arg(retry_delay_secs), sqlc.arg(retry_strategy), sqlc.arg(retry_backoff_factor),
-    sqlc.arg(retry_max_delay_secs), sqlc.arg(retry_jitter)
+    sqlc.arg(retry_max_delay_secs), sqlc.arg(retry_jitter), 'v1:test:unopened'
 );
 
 -- name: InsertHookForTest :one

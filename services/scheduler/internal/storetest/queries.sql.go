@@ -143,11 +143,11 @@ const insertProjectForTest = `-- name: InsertProjectForTest :exec
 
 INSERT INTO projects (
     id, name, domain, retry_min_retries, retry_delay_secs, retry_strategy,
-    retry_backoff_factor, retry_max_delay_secs, retry_jitter
+    retry_backoff_factor, retry_max_delay_secs, retry_jitter, async_secret_sealed
 ) VALUES (
     $1, $2, $3, $4,
     $5, $6, $7,
-    $8, $9
+    $8, $9, 'v1:test:unopened'
 )
 `
 
@@ -167,7 +167,8 @@ type InsertProjectForTestParams struct {
 // projects and hooks in production): hooks in the states other services
 // leave them in, and reads of what the scheduler wrote.
 // Test fixture (the gateway creates projects in production); only tests use
-// the queries named ...ForTest.
+// the queries named ...ForTest. The scheduler never opens the async secret:
+// a placeholder stands in for the sealed value.
 func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectForTestParams) error {
 	_, err := q.db.Exec(ctx, insertProjectForTest,
 		arg.ID,
