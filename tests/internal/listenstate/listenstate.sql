@@ -2,11 +2,11 @@
 -- project, and the hooks held by its resume window.
 
 -- name: ConnectedSockets :one
--- The project's sockets on gateways that are alive (seen within 30 s, as
--- the claim reads them: docs/listener.md, "Routing").
+-- The project's sockets on gateways that are alive (listener_live, as the
+-- claim reads them: docs/listener.md, "Routing").
 SELECT COALESCE(sum(sockets), 0)::integer AS sockets
 FROM listener_presence
-WHERE project_id = sqlc.arg(project_id) AND connected AND seen_at > now() - interval '30 seconds';
+WHERE project_id = sqlc.arg(project_id) AND listener_live(connected, seen_at);
 
 -- name: HeldHooks :one
 SELECT count(*)::integer AS held

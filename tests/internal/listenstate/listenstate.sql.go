@@ -15,13 +15,13 @@ const connectedSockets = `-- name: ConnectedSockets :one
 
 SELECT COALESCE(sum(sockets), 0)::integer AS sockets
 FROM listener_presence
-WHERE project_id = $1 AND connected AND seen_at > now() - interval '30 seconds'
+WHERE project_id = $1 AND listener_live(connected, seen_at)
 `
 
 // What the listener suite waits on: the sockets the gateways report for a
 // project, and the hooks held by its resume window.
-// The project's sockets on gateways that are alive (seen within 30 s, as
-// the claim reads them: docs/listener.md, "Routing").
+// The project's sockets on gateways that are alive (listener_live, as the
+// claim reads them: docs/listener.md, "Routing").
 func (q *Queries) ConnectedSockets(ctx context.Context, projectID uuid.UUID) (int32, error) {
 	row := q.db.QueryRow(ctx, connectedSockets, projectID)
 	var sockets int32

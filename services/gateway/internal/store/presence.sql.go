@@ -26,7 +26,7 @@ func (q *Queries) CountProjectHeldHooks(ctx context.Context, projectID uuid.UUID
 const listProjectPresence = `-- name: ListProjectPresence :many
 
 SELECT gateway_id, connected, sockets, seen_at, resume_until,
-    (connected AND seen_at > now() - interval '30 seconds')::boolean AS live,
+    listener_live(connected, seen_at)::boolean AS live,
     (resume_until > now())::boolean AS window_open
 FROM listener_presence
 WHERE project_id = $1
@@ -45,9 +45,9 @@ type ListProjectPresenceRow struct {
 }
 
 // The dashboard's listeners page (docs/dashboard.md): a project's presence
-// rows with the database clock's verdict on each (docs/listener.md,
-// migration 00015: listening = connected and seen within 30 s; a resume
-// window still ahead holds the project's hooks when nothing listens).
+// rows with the database clock's verdict on each (docs/listener.md;
+// listening is listener_live, migration 00028; a resume window still
+// ahead holds the project's hooks when nothing listens).
 func (q *Queries) ListProjectPresence(ctx context.Context, projectID uuid.UUID) ([]ListProjectPresenceRow, error) {
 	rows, err := q.db.Query(ctx, listProjectPresence, projectID)
 	if err != nil {

@@ -8,8 +8,8 @@
 -- already given back in this pass) becomes due at now() + n x spacing, so
 -- that the backlog arrives in the order it fell due rather than all at
 -- once, where the dispatcher's and the listener's concurrency would
--- scramble it (docs/listener.md, "Resume"). Listening is the claim's test:
--- a presence row connected and seen within 30 s. hooks_held_idx finds a
+-- scramble it (docs/listener.md, "Resume"). Listening is the claim's test,
+-- listener_live (migration 00028). hooks_held_idx finds a
 -- project's held hooks; a project's held hooks are all read to pick the
 -- oldest (a top-N sort), which is bounded by what the window held. A row
 -- locked by a claim is skipped (the claim leases or holds it itself; the
@@ -18,7 +18,7 @@
 WITH listening AS MATERIALIZED (
     SELECT DISTINCT l.project_id
     FROM listener_presence AS l
-    WHERE l.connected AND l.seen_at > now() - interval '30 seconds'
+    WHERE listener_live(l.connected, l.seen_at)
 ),
 sel AS (
     SELECT h.id, h.held_due_at

@@ -30,7 +30,7 @@ WITH due AS (
 -- Listener presence (migration 00015, docs/listener.md "Routing"), one
 -- probe of listener_presence's primary key per project of the claim, not
 -- per hook: routed holds the due projects that are listening (a row
--- connected and seen within 30 s, the gateway refreshing it every 10 s) or
+-- listener_live, migration 00028) or
 -- holding (not listening, and the latest resume_until still ahead:
 -- hold_until is that window's end). A listening project's hooks are leased
 -- and returned with listener set; a holding project's are held until
@@ -47,7 +47,7 @@ routed AS MATERIALIZED (
            CASE WHEN NOT lp.listening THEN lp.resume_until END AS hold_until
     FROM (SELECT DISTINCT due.project_id FROM due) AS pj
     CROSS JOIN LATERAL (
-        SELECT COALESCE(bool_or(l.connected AND l.seen_at > now() - interval '30 seconds'), false) AS listening,
+        SELECT COALESCE(bool_or(listener_live(l.connected, l.seen_at)), false) AS listening,
                max(l.resume_until) AS resume_until
         FROM listener_presence AS l
         WHERE l.project_id = pj.project_id
@@ -180,7 +180,7 @@ WITH due AS (
 -- Listener presence (migration 00015, docs/listener.md "Routing"), one
 -- probe of listener_presence's primary key per project of the claim, not
 -- per hook: routed holds the due projects that are listening (a row
--- connected and seen within 30 s, the gateway refreshing it every 10 s) or
+-- listener_live, migration 00028) or
 -- holding (not listening, and the latest resume_until still ahead:
 -- hold_until is that window's end). A listening project's hooks are leased
 -- and returned with listener set; a holding project's are held until
@@ -197,7 +197,7 @@ routed AS MATERIALIZED (
            CASE WHEN NOT lp.listening THEN lp.resume_until END AS hold_until
     FROM (SELECT DISTINCT due.project_id FROM due) AS pj
     CROSS JOIN LATERAL (
-        SELECT COALESCE(bool_or(l.connected AND l.seen_at > now() - interval '30 seconds'), false) AS listening,
+        SELECT COALESCE(bool_or(listener_live(l.connected, l.seen_at)), false) AS listening,
                max(l.resume_until) AS resume_until
         FROM listener_presence AS l
         WHERE l.project_id = pj.project_id

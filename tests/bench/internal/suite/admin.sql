@@ -77,11 +77,11 @@ JOIN sequence_run_steps AS st ON st.run_id = r.id
 WHERE r.slot = $1 AND r.trigger = 'schedule' AND st.hook_id IS NOT NULL;
 
 -- name: listener-presence
--- Whether a project is listening (a gateway's row connected and seen within
--- the last 30 s, as the scheduler's claim decides: docs/listener.md) and
+-- Whether a project is listening (a row listener_live, as the scheduler's
+-- claim decides: docs/listener.md, "Routing") and
 -- how many sockets its connected rows count: the listen scenario waits on
 -- it before it schedules hooks for the listener.
-SELECT coalesce(bool_or(connected AND seen_at > now() - interval '30 seconds'), false),
+SELECT coalesce(bool_or(listener_live(connected, seen_at)), false),
        coalesce(sum(sockets) FILTER (WHERE connected), 0)::int
 FROM listener_presence
 WHERE project_id = $1;
