@@ -18,14 +18,8 @@ var ErrUnknownType = errors.New("unknown message type")
 // header (typ) must be TypeDueHooks, into its hooks. Any other type, or
 // none, is refused (ErrUnknownType): the subject carries no other form.
 func DecodeDue(typ string, data []byte) ([]*eventv1.DueHook, error) {
-	if typ != TypeDueHooks {
-		return nil, fmt.Errorf("due message: %w %q (want %s)", ErrUnknownType, typ, TypeDueHooks)
-	}
-	var batch eventv1.DueHooks
-	if err := proto.Unmarshal(data, &batch); err != nil {
-		return nil, fmt.Errorf("decode DueHooks: %w", err)
-	}
-	return batch.GetHooks(), nil
+	batch, err := decodeBatch[eventv1.DueHooks](TypeDueHooks, typ, data)
+	return batch.GetHooks(), err
 }
 
 // DecodeResults decodes a message of the results subject, whose
@@ -33,12 +27,22 @@ func DecodeDue(typ string, data []byte) ([]*eventv1.DueHook, error) {
 // Any other type, or none, is refused (ErrUnknownType): the subject
 // carries no other form.
 func DecodeResults(typ string, data []byte) ([]*eventv1.AttemptResult, error) {
-	if typ != TypeAttemptResults {
-		return nil, fmt.Errorf("results message: %w %q (want %s)", ErrUnknownType, typ, TypeAttemptResults)
+	batch, err := decodeBatch[eventv1.AttemptResults](TypeAttemptResults, typ, data)
+	return batch.GetResults(), err
+}
+
+// decodeBatch decodes data as the one message type a subject carries
+// (want), refusing any other typ.
+func decodeBatch[M any, PM interface {
+	*M
+	proto.Message
+}](want, typ string, data []byte) (PM, error) {
+	if typ != want {
+		return nil, fmt.Errorf("message: %w %q (want %s)", ErrUnknownType, typ, want)
 	}
-	var batch eventv1.AttemptResults
-	if err := proto.Unmarshal(data, &batch); err != nil {
-		return nil, fmt.Errorf("decode AttemptResults: %w", err)
+	batch := PM(new(M))
+	if err := proto.Unmarshal(data, batch); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", want, err)
 	}
-	return batch.GetResults(), nil
+	return batch, nil
 }

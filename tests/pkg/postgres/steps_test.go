@@ -45,21 +45,29 @@ type figureRow struct {
 	Buckets                  []int64
 }
 
+// migratedUpTo is a new empty database with the migrations up to version
+// applied, for a test to put rows in before the next ones run.
+func migratedUpTo(t *testing.T, version int64) string {
+	t.Helper()
+	dbURL := emptyDB(t)
+	cfg, err := pgx.ParseConfig(dbURL)
+	require.NoError(t, err)
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrationsUpTo(t, version))
+	require.NoError(t, err)
+	_, err = provider.Up(t.Context())
+	require.NoError(t, err)
+	return dbURL
+}
+
 // TestMigrationSumsStoredFiguresIntoSteps: migration 00019 adds, for the
 // minutes already counted, their 5-minute and hour rows, shard by shard,
 // the histograms added element by element, and keeps the minute rows.
 func TestMigrationSumsStoredFiguresIntoSteps(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dbURL := emptyDB(t)
-	cfg, err := pgx.ParseConfig(dbURL)
-	require.NoError(t, err)
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrationsUpTo(t, 18))
-	require.NoError(t, err)
-	_, err = provider.Up(ctx)
-	require.NoError(t, err)
+	dbURL := migratedUpTo(t, 18)
 
 	project := uuid.New()
 	// Its async secret sealed (a placeholder), not in the plaintext
@@ -110,20 +118,12 @@ func TestMigrationSumsStoredFiguresIntoSteps(t *testing.T) {
 func TestMigrationRefusesSecretsStillInPlainText(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dbURL := emptyDB(t)
-	cfg, err := pgx.ParseConfig(dbURL)
-	require.NoError(t, err)
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrationsUpTo(t, 26))
-	require.NoError(t, err)
-	_, err = provider.Up(ctx)
-	require.NoError(t, err)
+	dbURL := migratedUpTo(t, 26)
 
 	// The async secret in plain text, from the column's default.
 	project := uuid.New()
 	exec(t, ctx, dbURL, `INSERT INTO projects (id, name, domain) VALUES ($1, 'p', 'example.com')`, project)
-	_, err = postgres.Migrate(ctx, dbURL)
+	_, err := postgres.Migrate(ctx, dbURL)
 	require.ErrorContains(t, err, "secrets still stored in plain text")
 	require.Equal(t, 1, queryInt(t, ctx, dbURL, `SELECT count(*) FROM projects WHERE async_secret IS NOT NULL`))
 
