@@ -121,7 +121,7 @@ const (
 // Short enough that they arrive within seconds of the death; long enough
 // that a live dispatcher stalled for a moment (a GC pause, a busy machine)
 // keeps its messages.
-const DueAckWait = 2 * time.Second
+const DueAckWait = 3 * time.Second
 
 // DispatcherConsumer reads due hooks. Redeliveries are unlimited because
 // they are bounded anyway: a dispatcher acknowledges without delivering any
