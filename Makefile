@@ -16,6 +16,13 @@ MODULES := pkg sdk cmd/sundial testkit migrations $(addprefix services/,$(SERVIC
 # In workspace mode a pattern must start at a module's root: ./... from the
 # repository root matches nothing, so each module gets its own pattern.
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
+# The system suites (tests/): whole services in-process or as processes,
+# NATS, Chromium. The services' own packages test the same code under the
+# race detector; the suites run without it, as the binaries users run are
+# built (SYSTEM_TEST_FLAGS=-race adds it).
+SYSTEM_MODULES := tests tests/bench
+SYSTEM_PACKAGES := $(addsuffix /...,$(addprefix ./,$(SYSTEM_MODULES)))
+UNIT_PACKAGES := $(addsuffix /...,$(addprefix ./,$(filter-out $(SYSTEM_MODULES),$(MODULES))))
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
 GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' ':(glob)services/*/internal/storetest/*.go' \
@@ -35,6 +42,7 @@ WITHPG := $(BIN)/withpg
 # e.g. GO_TEST_FLAGS=-v, or WITHPG_FLAGS=--cluster to test against a
 # throwaway cluster even when a server answers.
 GO_TEST_FLAGS ?=
+SYSTEM_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
 .PHONY: help run test bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
@@ -62,8 +70,16 @@ withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 # 300, fsync off): they run many packages at once, several booting service
 # processes with pools of their own, past the 100 connections of a default
 # server, which others on the machine may be using as well.
-test: withpg ## run every module's tests with -race, against a throwaway PostgreSQL cluster
-	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -race -count=1 $(GO_TEST_FLAGS) $(PACKAGES)
+#
+# Most tests wait (for a due time, a lease, a retry) far more than they
+# compute, so each package runs four at once (-parallel 4) rather than one a
+# processor. The two go test runs share the cluster; both run even when the
+# first fails.
+test: withpg ## run every module's tests (-race, but the system suites), against a throwaway PostgreSQL cluster
+	$(WITHPG) --cluster $(WITHPG_FLAGS) -- bash -c '\
+		go test -race -count=1 -parallel 4 $(GO_TEST_FLAGS) $(UNIT_PACKAGES); unit=$$?; \
+		go test -count=1 -parallel 4 $(SYSTEM_TEST_FLAGS) $(GO_TEST_FLAGS) $(SYSTEM_PACKAGES); system=$$?; \
+		exit $$(( unit | system ))'
 
 # The README's pictures of the dashboard, rewritten from a browser test's
 # demo state (docs/dashboard.md, "Browser tests"); needs Chromium.
