@@ -72,14 +72,13 @@ withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 # server, which others on the machine may be using as well.
 #
 # Most tests wait (for a due time, a lease, a retry) far more than they
-# compute, so each package runs four at once (-parallel 4) rather than one a
-# processor. The two go test runs share the cluster; both run even when the
-# first fails.
+# compute, so each package runs four tests at once (-parallel 4) rather than
+# one per processor. The system suites run even when the modules' tests fail.
 test: withpg ## run every module's tests (-race, but the system suites), against a throwaway PostgreSQL cluster
-	$(WITHPG) --cluster $(WITHPG_FLAGS) -- bash -c '\
-		go test -race -count=1 -parallel 4 $(GO_TEST_FLAGS) $(UNIT_PACKAGES); unit=$$?; \
-		go test -count=1 -parallel 4 $(SYSTEM_TEST_FLAGS) $(GO_TEST_FLAGS) $(SYSTEM_PACKAGES); system=$$?; \
-		exit $$(( unit | system ))'
+	status=0; \
+	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -race -count=1 -parallel 4 $(GO_TEST_FLAGS) $(UNIT_PACKAGES) || status=1; \
+	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -count=1 -parallel 4 $(SYSTEM_TEST_FLAGS) $(GO_TEST_FLAGS) $(SYSTEM_PACKAGES) || status=1; \
+	exit $$status
 
 # The README's pictures of the dashboard, rewritten from a browser test's
 # demo state (docs/dashboard.md, "Browser tests"); needs Chromium.
