@@ -184,7 +184,7 @@ func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 		return 0, false, errBackpressure
 	}
 	start := time.Now()
-	rows, err := c.queries.ClaimDueHooks(ctx, store.ClaimDueHooksParams{
+	rows, err := c.queries.ClaimHooks(ctx, store.ClaimHooksParams{
 		LeaseSeconds: c.cfg.Lease.Seconds(),
 		BatchSize:    int32(batch),
 	})
@@ -241,8 +241,9 @@ func (c *Claimer) warmClaim(ctx context.Context, db store.DBTX, ahead time.Durat
 
 // claimByID claims those of ids due within ahead by the database clock,
 // under a lease.
-func (c *Claimer) claimByID(ctx context.Context, q *store.Queries, ids []uuid.UUID, ahead time.Duration) ([]store.ClaimDueHooksRow, error) {
-	rows, err := q.ClaimHooksByID(ctx, store.ClaimHooksByIDParams{
+func (c *Claimer) claimByID(ctx context.Context, q *store.Queries, ids []uuid.UUID, ahead time.Duration) ([]store.ClaimHooksRow, error) {
+	rows, err := q.ClaimHooks(ctx, store.ClaimHooksParams{
+		ByID:         true,
 		LeaseSeconds: c.cfg.Lease.Seconds(),
 		AheadSeconds: ahead.Seconds(),
 		Ids:          ids,
@@ -250,22 +251,18 @@ func (c *Claimer) claimByID(ctx context.Context, q *store.Queries, ids []uuid.UU
 	if err != nil {
 		return nil, fmt.Errorf("claim hooks by id: %w", err)
 	}
-	claimed := make([]store.ClaimDueHooksRow, len(rows))
-	for i, r := range rows {
-		claimed[i] = store.ClaimDueHooksRow(r)
-	}
-	return claimed, nil
+	return rows, nil
 }
 
 // givenUp reports whether the attempt of a claimed row has been re-driven
 // more than MaxRedrives times: its claim ends it (giveUp) instead of
 // handing it out again.
-func (c *Claimer) givenUp(r store.ClaimDueHooksRow) bool {
+func (c *Claimer) givenUp(r store.ClaimHooksRow) bool {
 	return int(r.Redrives) > c.cfg.MaxRedrives
 }
 
 // dueHook builds the DueHook of one claimed hook.
-func (c *Claimer) dueHook(r store.ClaimDueHooksRow) *eventv1.DueHook {
+func (c *Claimer) dueHook(r store.ClaimHooksRow) *eventv1.DueHook {
 	hookID := r.ID.String()
 	policy, err := retry.Effective(projectPolicy(r), r.RetryOverride)
 	if err != nil {
@@ -296,7 +293,7 @@ func (c *Claimer) dueHook(r store.ClaimDueHooksRow) *eventv1.DueHook {
 // stream like a dispatcher's, under the claim's lease, so the one applier
 // records the attempt and retries or fails the hook; no dispatcher ever
 // sees this lease.
-func (c *Claimer) giveUp(ctx context.Context, r store.ClaimDueHooksRow) bus.Message {
+func (c *Claimer) giveUp(ctx context.Context, r store.ClaimHooksRow) bus.Message {
 	hookID := r.ID.String()
 	reason := fmt.Sprintf("no result after %d deliveries of this attempt: each lease of %s expired"+
 		" (a dispatcher crashed or stopped, or its messages were lost)", r.Redrives, c.cfg.Lease)
@@ -313,7 +310,7 @@ func (c *Claimer) giveUp(ctx context.Context, r store.ClaimDueHooksRow) bus.Mess
 	}})
 }
 
-func projectPolicy(r store.ClaimDueHooksRow) retry.Policy {
+func projectPolicy(r store.ClaimHooksRow) retry.Policy {
 	return retry.Columns{
 		MinRetries: r.RetryMinRetries, DelaySecs: r.RetryDelaySecs, Strategy: r.RetryStrategy,
 		BackoffFactor: r.RetryBackoffFactor, MaxDelaySecs: r.RetryMaxDelaySecs, Jitter: r.RetryJitter,

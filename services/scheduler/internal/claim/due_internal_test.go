@@ -26,11 +26,11 @@ func TestABatchOfOneIsStoredOnceWhenItsClaimIsPublishedAgain(t *testing.T) {
 	c, err := New(nil, js, Config{BatchSize: 1, Lease: time.Minute, PollInterval: time.Second}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	hookID := uuid.New()
-	row := store.ClaimDueHooksRow{ID: hookID, LeaseSeq: 3, Domain: "receiver.example.com", Path: "/p", Data: []byte(`{}`)}
+	row := store.ClaimHooksRow{ID: hookID, LeaseSeq: 3, Domain: "receiver.example.com", Path: "/p", Data: []byte(`{}`)}
 
 	publish := func() {
 		t.Helper()
-		n, err := c.pub.PublishAll(ctx, c.messages(ctx, []store.ClaimDueHooksRow{row}, answerClock([]store.ClaimDueHooksRow{row}, nil, time.Now())))
+		n, err := c.pub.PublishAll(ctx, c.messages(ctx, []store.ClaimHooksRow{row}, answerClock([]store.ClaimHooksRow{row}, nil, time.Now())))
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 	}
@@ -57,13 +57,13 @@ func TestAHookNotYetDueGoesOutAtOnceWithItsHold(t *testing.T) {
 	c, err := New(nil, nil, Config{BatchSize: 10, DueBatch: 10, Lease: time.Minute, PollInterval: time.Second}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	dbNow := time.Now().Add(time.Hour) // only differences of its readings count
-	due := store.ClaimDueHooksRow{ID: uuid.New(), LeaseSeq: 1, Domain: "r.example.com", Path: "/", Data: []byte(`{}`),
+	due := store.ClaimHooksRow{ID: uuid.New(), LeaseSeq: 1, Domain: "r.example.com", Path: "/", Data: []byte(`{}`),
 		DueAt: dbNow.Add(-time.Millisecond), DbNow: dbNow}
 	early := due
 	early.ID, early.DueAt = uuid.New(), dbNow.Add(150*time.Millisecond)
 
 	received := time.Now()
-	msgs := c.messages(t.Context(), []store.ClaimDueHooksRow{due, early}, dbClock{local: received, db: dbNow})
+	msgs := c.messages(t.Context(), []store.ClaimHooksRow{due, early}, dbClock{local: received, db: dbNow})
 	built := time.Now()
 	require.Len(t, msgs, 1)
 	require.Equal(t, event.TypeDueHooks, msgs[0].Type)

@@ -34,7 +34,7 @@ type dbClock struct {
 // came closest before its arrival. Without an arrival for every row, it is
 // the latest reading paired with received, the instant the whole answer
 // was in.
-func answerClock(rows []store.ClaimDueHooksRow, arrived []time.Time, received time.Time) dbClock {
+func answerClock(rows []store.ClaimHooksRow, arrived []time.Time, received time.Time) dbClock {
 	best := dbClock{local: received, db: latestDBNow(rows)}
 	if len(arrived) != len(rows) {
 		return best
@@ -64,7 +64,7 @@ func holdAt(now, release time.Time) time.Duration {
 }
 
 // latestDBNow is the latest database clock reading among rows.
-func latestDBNow(rows []store.ClaimDueHooksRow) time.Time {
+func latestDBNow(rows []store.ClaimHooksRow) time.Time {
 	var latest time.Time
 	for _, r := range rows {
 		if r.DbNow.After(latest) {

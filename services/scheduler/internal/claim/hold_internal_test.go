@@ -42,7 +42,7 @@ func TestHoldIsWhatIsLeftUntilTheRelease(t *testing.T) {
 func TestLatestDBNowIsTheLastReadingOfAClaim(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	rows := []store.ClaimDueHooksRow{{DbNow: now}, {DbNow: now.Add(7 * time.Millisecond)}, {DbNow: now.Add(time.Millisecond)}}
+	rows := []store.ClaimHooksRow{{DbNow: now}, {DbNow: now.Add(7 * time.Millisecond)}, {DbNow: now.Add(time.Millisecond)}}
 	require.Equal(t, now.Add(7*time.Millisecond), latestDBNow(rows))
 }
 
@@ -53,7 +53,7 @@ func TestAnswerClockTakesTheTightestRow(t *testing.T) {
 	t.Parallel()
 	db := time.Now().Add(time.Hour) // only differences of its readings count
 	local := time.Now()
-	rows := []store.ClaimDueHooksRow{{DbNow: db}, {DbNow: db.Add(2 * time.Millisecond)}, {DbNow: db.Add(3 * time.Millisecond)}}
+	rows := []store.ClaimHooksRow{{DbNow: db}, {DbNow: db.Add(2 * time.Millisecond)}, {DbNow: db.Add(3 * time.Millisecond)}}
 	// Rows 0 and 1 arrived with the statement running, 0.5 and 0.2 ms
 	// after their readings; row 2 with the commit, 9 ms after its own.
 	arrived := []time.Time{local.Add(500 * time.Microsecond), local.Add(2200 * time.Microsecond), local.Add(12 * time.Millisecond)}

@@ -7,7 +7,7 @@ import (
 )
 
 // Paused endpoints (docs/security.md, "Circuit breaker and Retry-After").
-// The claim statements do not lease a due hook whose endpoint is paused:
+// The claim statement does not lease a due hook whose endpoint is paused:
 // they move its run_at to the pause's end in the same statement and return
 // it with Deferred set. Such a hook spends no attempt and holds no lease;
 // the claimer only leaves it out of what it publishes, and gives its room
@@ -20,7 +20,7 @@ import (
 
 // leaveOutDeferred returns the rows that were leased, in order, and how
 // many were deferred instead.
-func (c *Claimer) leaveOutDeferred(ctx context.Context, rows []store.ClaimDueHooksRow) ([]store.ClaimDueHooksRow, int) {
+func (c *Claimer) leaveOutDeferred(ctx context.Context, rows []store.ClaimHooksRow) ([]store.ClaimHooksRow, int) {
 	leased := rows[:0:0]
 	deferred := 0
 	for _, r := range rows {

@@ -20,7 +20,7 @@ import (
 // publish publishes the messages of claimed rows, holding each until the
 // database clock, bounded by clock, reaches its due instant; how says which
 // path claimed them (poll or just-in-time), for the span and the log line.
-func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, clock dbClock, start time.Time, how string) {
+func (c *Claimer) publish(ctx context.Context, rows []store.ClaimHooksRow, clock dbClock, start time.Time, how string) {
 	if len(rows) == 0 {
 		return
 	}
@@ -41,7 +41,7 @@ func (c *Claimer) publish(ctx context.Context, rows []store.ClaimDueHooksRow, cl
 // messages builds the messages of claimed rows: their DueHooks, each with
 // the hold it still needs (hold.go), in batches of up to DueBatch (due.go),
 // and the failed results of attempts given up.
-func (c *Claimer) messages(ctx context.Context, rows []store.ClaimDueHooksRow, clock dbClock) []bus.Message {
+func (c *Claimer) messages(ctx context.Context, rows []store.ClaimHooksRow, clock dbClock) []bus.Message {
 	msgs := make([]bus.Message, 0, len(rows)/c.cfg.DueBatch+1)
 	batch := bus.DueBatch{Max: c.cfg.DueBatch}
 	now := time.Now()

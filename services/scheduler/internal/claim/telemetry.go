@@ -101,7 +101,7 @@ func (in instruments) traceClaim(ctx context.Context, claimed, messages int, sta
 // attempt was published. Retries are late by design and left out. post_at
 // is on the database clock; a negative value (this machine's clock behind
 // it) is recorded as 0.
-func (in instruments) recordPublish(ctx context.Context, rows []store.ClaimDueHooksRow, published int, err error, publishedAt time.Time) {
+func (in instruments) recordPublish(ctx context.Context, rows []store.ClaimHooksRow, published int, err error, publishedAt time.Time) {
 	if err != nil {
 		in.publishFailures.Add(ctx, int64(len(rows)-published))
 		return

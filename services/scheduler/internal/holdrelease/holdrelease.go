@@ -1,6 +1,6 @@
 // Package holdrelease gives a project's held hooks back to it once its
 // listener is back (docs/listener.md, "Routing"). While a project's
-// listener is in its resume window the claim statements hold its due hooks:
+// listener is in its resume window the claim statement holds its due hooks:
 // run_at moves to the window's end and held_due_at keeps when each fell due.
 // When the project listens again, a Releaser gives them back in the order
 // they fell due, paced Spacing apart (5 ms: 200 a second), so that they

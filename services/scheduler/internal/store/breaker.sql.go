@@ -226,8 +226,8 @@ type TroubledBreakersRow struct {
 // Circuit breakers of endpoints (migration 00012, package breaker,
 // docs/security.md "Circuit breaker and Retry-After"). The transaction that
 // applies a batch of results moves the breakers of the batch's units; the
-// claim statements (queries.sql) defer the hooks of paused units and take
-// the probes. A unit is (project_id, domain); arrays are parallel, one
+// claim statement (queries.sql) defers the hooks of paused units and
+// takes the probes. A unit is (project_id, domain); arrays are parallel, one
 // element per unit.
 // Of the given units, those with failures or a pause: the only ones a
 // batch of healthy answers can change. With nothing failing it is a

@@ -58,10 +58,10 @@ func setupCost(t *testing.T) costBundle {
 	return costBundle{pool: pool, q: New(pool), tq: tq, project: project}
 }
 
-func TestClaimDueHooksCostIsLinearInTheHooksClaimed(t *testing.T) {
+func TestClaimHooksCostIsLinearInTheHooksClaimed(t *testing.T) {
 	t.Parallel()
 	b := setupCost(t)
-	rows, buffers := pgtest.Explain(t, b.pool, claimDueHooks, 30.0, int32(500))
+	rows, buffers := pgtest.Explain(t, b.pool, claimHooks, 30.0, false, int32(500), []uuid.UUID(nil), 0.0)
 	require.EqualValues(t, 500, rows)
 	t.Logf("%.1f buffers per claimed hook", buffers/rows)
 	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
@@ -77,7 +77,7 @@ func TestClaimHooksByIDCostIsLinearInTheHooksClaimed(t *testing.T) {
 	for i := 0; i < len(due); i += 4 {
 		ids = append(ids, due[i].ID)
 	}
-	rows, buffers := pgtest.Explain(t, b.pool, claimHooksByID, 30.0, ids, 1.0)
+	rows, buffers := pgtest.Explain(t, b.pool, claimHooks, 30.0, true, int32(0), ids, 1.0)
 	require.EqualValues(t, 500, rows)
 	t.Logf("%.1f buffers per claimed hook", buffers/rows)
 	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
@@ -95,7 +95,7 @@ func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
 			require.NoError(t, b.tq.UpsertPresenceForTest(context.Background(), storetest.UpsertPresenceForTestParams{
 				ProjectID: b.project, GatewayID: "gw-1", Connected: connected, ResumeInSeconds: 900,
 			}))
-			rows, buffers := pgtest.Explain(t, b.pool, claimDueHooks, 30.0, int32(500))
+			rows, buffers := pgtest.Explain(t, b.pool, claimHooks, 30.0, false, int32(500), []uuid.UUID(nil), 0.0)
 			require.EqualValues(t, 500, rows)
 			t.Logf("%.1f buffers per claimed hook", buffers/rows)
 			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
@@ -106,7 +106,7 @@ func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
 			for i := 0; i < len(due); i += 4 {
 				ids = append(ids, due[i].ID)
 			}
-			rows, buffers = pgtest.Explain(t, b.pool, claimHooksByID, 30.0, ids, 1.0)
+			rows, buffers = pgtest.Explain(t, b.pool, claimHooks, 30.0, true, int32(0), ids, 1.0)
 			require.EqualValues(t, 500, rows)
 			t.Logf("%.1f buffers per claimed hook", buffers/rows)
 			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")

@@ -1,5 +1,5 @@
 -- The listener's held hooks (docs/listener.md, "Routing"; migration
--- 00015). The claim statements (queries.sql) hold a holding project's due
+-- 00015). The claim statement (queries.sql) holds a holding project's due
 -- hooks; these statements give them back once the project listens again.
 
 -- name: ReleaseListenerHeldHooks :execrows

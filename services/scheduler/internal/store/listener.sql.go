@@ -61,7 +61,7 @@ type ReleaseListenerHeldHooksParams struct {
 }
 
 // The listener's held hooks (docs/listener.md, "Routing"; migration
-// 00015). The claim statements (queries.sql) hold a holding project's due
+// 00015). The claim statement (queries.sql) holds a holding project's due
 // hooks; these statements give them back once the project listens again.
 // Gives up to batch_size held hooks of the listening projects back to them,
 // oldest first, and paces them: the n-th (from 0, after the `released`

@@ -14,7 +14,7 @@ import (
 	"github.com/sundial-run/sundial/testkit/pgtest"
 )
 
-// The claim statements' listener routing (docs/listener.md, "Routing"):
+// The claim statement's listener routing (docs/listener.md, "Routing"):
 // a listening project's hooks are leased for the listener, a holding
 // project's are held until its window ends, and a release gives them back
 // in the order they fell due.
@@ -50,16 +50,16 @@ func (b listenBundle) hook(t *testing.T, dueIn time.Duration) storetest.Hook {
 	return fixture.Insert(t, b.tq, fixture.Hook{ProjectID: b.project, Domain: listenDomain, DueIn: dueIn})
 }
 
-func (b listenBundle) claim(t *testing.T, batch int) []ClaimDueHooksRow {
+func (b listenBundle) claim(t *testing.T, batch int) []ClaimHooksRow {
 	t.Helper()
-	rows, err := b.q.ClaimDueHooks(context.Background(), ClaimDueHooksParams{LeaseSeconds: 30, BatchSize: int32(batch)})
+	rows, err := b.q.ClaimHooks(context.Background(), ClaimHooksParams{LeaseSeconds: 30, BatchSize: int32(batch)})
 	require.NoError(t, err)
 	return rows
 }
 
-func (b listenBundle) claimByID(t *testing.T, ids ...uuid.UUID) []ClaimHooksByIDRow {
+func (b listenBundle) claimByID(t *testing.T, ids ...uuid.UUID) []ClaimHooksRow {
 	t.Helper()
-	rows, err := b.q.ClaimHooksByID(context.Background(), ClaimHooksByIDParams{LeaseSeconds: 30, Ids: ids, AheadSeconds: 0})
+	rows, err := b.q.ClaimHooks(context.Background(), ClaimHooksParams{ByID: true, LeaseSeconds: 30, Ids: ids})
 	require.NoError(t, err)
 	return rows
 }

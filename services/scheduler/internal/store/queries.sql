@@ -1,18 +1,47 @@
--- name: ClaimDueHooks :many
--- Claims up to batch_size hooks due by the database clock (new, retrying, or
--- with an expired lease) under a fresh lease, counting re-drives (see
--- migration 00008). SKIP LOCKED lets several
--- schedulers claim at once without waiting for or double-claiming each
--- other's rows; run_at moves to the lease expiry, so the row is due again
--- only if its result never comes. updated_at is left alone: it is the hook's
--- user-visible update time.
-WITH due AS (
+-- name: ClaimHooks :many
+-- Claims hooks under a fresh lease, counting re-drives (see migration
+-- 00008), chosen one of two ways, by_id says which:
+--   polled: up to batch_size hooks due by the database clock (new, retrying,
+--     or with an expired lease), soonest first;
+--   by id: those of ids due within ahead_seconds by the database clock: the
+--     just-in-time claim of hooks the scheduler holds in memory, ahead of
+--     their due instant so that the claim's commit is off the delivery's
+--     critical path (the caller holds each DueHook until its due_at by the
+--     same clock). A hook deleted, finished, rescheduled or claimed by
+--     another scheduler meanwhile is skipped.
+-- The way not taken has a condition on parameters alone, which PostgreSQL
+-- checks once (a one-time filter) without reading its rows. SKIP LOCKED lets
+-- several schedulers claim at once without waiting for or double-claiming
+-- each other's rows; run_at moves to the lease expiry, so the row is due
+-- again only if its result never comes. updated_at is left alone: it is the
+-- hook's user-visible update time.
+WITH polled AS (
     SELECT d.id, d.run_at, d.project_id, d.domain
     FROM hooks AS d
-    WHERE d.status IN ('pending', 'retry') AND d.run_at <= now()
+    WHERE NOT sqlc.arg(by_id)::boolean
+      AND d.status IN ('pending', 'retry') AND d.run_at <= now()
     ORDER BY d.run_at
     LIMIT sqlc.arg(batch_size)::integer
     FOR UPDATE SKIP LOCKED
+),
+by_id AS (
+    SELECT d.id, d.run_at, d.project_id, d.domain
+    FROM hooks AS d
+    WHERE sqlc.arg(by_id)::boolean
+      AND d.id = ANY(sqlc.arg(ids)::uuid[])
+      -- Unfinished, said as run_at IS NOT NULL (the same thing by the
+      -- table's check) rather than by status, so that hooks_due_idx cannot
+      -- serve this lookup by id: with statistics taken while a burst was
+      -- still ahead, the planner was seen reading the whole partial index
+      -- (every due hook) for each call instead of the primary key.
+      AND d.run_at IS NOT NULL
+      AND d.run_at <= now() + make_interval(secs => sqlc.arg(ahead_seconds)::float8)
+    FOR UPDATE SKIP LOCKED
+),
+due AS (
+    SELECT * FROM polled
+    UNION ALL
+    SELECT * FROM by_id
 ),
 -- Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
 -- Retry-After"): probe takes, for each paused unit whose pause has ended,
@@ -143,145 +172,6 @@ WHERE d.status IN ('pending', 'retry')
 ORDER BY d.run_at
 LIMIT sqlc.arg(max_hooks)::integer;
 
--- name: ClaimHooksByID :many
--- ClaimDueHooks restricted to the given ids: the just-in-time claim of hooks
--- the scheduler holds in memory, up to ahead_seconds before they are due by
--- the database clock (run_at <= now() + ahead), so that the claim's commit
--- is off the delivery's critical path; the caller holds each DueHook until
--- its due_at by the same clock. A hook deleted, finished, rescheduled or
--- claimed by another scheduler meanwhile is skipped. Same columns as
--- ClaimDueHooks.
-WITH due AS (
-    SELECT d.id, d.run_at, d.project_id, d.domain
-    FROM hooks AS d
-    WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
-      -- Unfinished, said as run_at IS NOT NULL (the same thing by the
-      -- table's check) rather than by status, so that hooks_due_idx cannot
-      -- serve this lookup by id: with statistics taken while a burst was
-      -- still ahead, the planner was seen reading the whole partial index
-      -- (every due hook) for each call instead of the primary key.
-      AND d.run_at IS NOT NULL
-      AND d.run_at <= now() + make_interval(secs => sqlc.arg(ahead_seconds)::float8)
-    FOR UPDATE SKIP LOCKED
-),
--- Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
--- Retry-After"): probe takes, for each paused unit whose pause has ended,
--- its first due hook as the probe and moves the pause to the probe's lease
--- expiry (a concurrent claim that took the probe first makes the row fail
--- the re-checked condition, so one probe per pause). held is, for every
--- other due hook of a paused unit, where its run_at goes instead of being
--- leased: the pause's end (the probe's lease expiry once a probe is out),
--- or a second from now when another claim's probe raced this one. Such a
--- hook gets no lease, no attempt and no re-drive, keeps its status, and is
--- returned with deferred set, for the caller to leave out. Both start from
--- troubled (below), so with no paused endpoint they cost nothing per hook.
--- paused is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook
--- of the outer join (500 x 500 index probes per claim of 500).
--- Listener presence (migration 00015, docs/listener.md "Routing"), one
--- probe of listener_presence's primary key per project of the claim, not
--- per hook: routed holds the due projects that are listening (a row
--- listener_live, migration 00028) or
--- holding (not listening, and the latest resume_until still ahead:
--- hold_until is that window's end). A listening project's hooks are leased
--- and returned with listener set; a holding project's are held until
--- hold_until, as a paused endpoint's, and held_due_at keeps when they fell
--- due, for the release (ReleaseListenerHeldHooks) to restore. Routing wins over the
--- circuit breaker: a listening project's deliveries do not go to its
--- domain, so its domain's pause neither holds them nor takes a probe from
--- them; a holding project's hooks wait for its listener, whatever the
--- breaker says, and take no probe either (the probe would be held, and the
--- pause held up until its lease ran out). MATERIALIZED for the reason paused
--- is: inlined, it would be re-run per due hook of each join.
-routed AS MATERIALIZED (
-    SELECT pj.project_id, lp.listening,
-           CASE WHEN NOT lp.listening THEN lp.resume_until END AS hold_until
-    FROM (SELECT DISTINCT due.project_id FROM due) AS pj
-    CROSS JOIN LATERAL (
-        SELECT COALESCE(bool_or(listener_live(l.connected, l.seen_at)), false) AS listening,
-               max(l.resume_until) AS resume_until
-        FROM listener_presence AS l
-        WHERE l.project_id = pj.project_id
-    ) AS lp
-    WHERE lp.listening OR lp.resume_until > now()
-),
--- troubled: the claim's units (project, domain) whose breaker holds a
--- pause, read with one probe of endpoint_breakers' key per distinct unit
--- rather than per hook (a burst's claim of 500 hooks to one domain: one
--- probe, not 1,000), and leaving out the routed projects. Usually empty,
--- which leaves probe and paused nothing to join.
-troubled AS MATERIALIZED (
-    SELECT o.project_id, o.domain, o.paused_until
-    FROM (SELECT DISTINCT due.project_id, due.domain FROM due) AS u
-    JOIN endpoint_breakers AS o ON o.project_id = u.project_id AND o.domain = u.domain
-    WHERE o.paused_until IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM routed WHERE routed.project_id = u.project_id)
-),
-probe AS (
-    UPDATE endpoint_breakers AS b
-    SET paused_until  = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
-        held_until    = GREATEST(b.held_until, now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)),
-        probe_hook_id = c.id,
-        updated_at    = now()
-    FROM (
-        SELECT DISTINCT ON (t.project_id, t.domain) t.project_id, t.domain, due.id
-        FROM troubled AS t
-        JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
-        WHERE t.paused_until <= now()
-        ORDER BY t.project_id, t.domain, due.run_at, due.id
-    ) AS c
-    WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
-    RETURNING b.project_id, b.domain, b.paused_until, c.id AS probe_id
-),
-paused AS MATERIALIZED (
-    SELECT due.id, COALESCE(pr.paused_until, GREATEST(t.paused_until, now() + interval '1 second')) AS until
-    FROM troubled AS t
-    JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
-    LEFT JOIN probe AS pr ON pr.project_id = t.project_id AND pr.domain = t.domain
-    WHERE due.id IS DISTINCT FROM pr.probe_id
-),
--- held: where each hook that is not leased goes, and whether the listener
--- holds it (then held_due_at keeps its due time; a breaker's hold leaves
--- held_due_at as it was). The two never meet: paused leaves routed out.
-held AS MATERIALIZED (
-    SELECT paused.id, paused.until, false AS by_listener FROM paused
-    UNION ALL
-    SELECT due.id, routed.hold_until, true
-    FROM due JOIN routed ON routed.project_id = due.project_id
-    WHERE routed.hold_until IS NOT NULL
-)
-UPDATE hooks AS h
-SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
-    lease_expires_at = CASE WHEN held.until IS NULL
-                            THEN now() + make_interval(secs => sqlc.arg(lease_seconds)::float8) END,
-    run_at           = COALESCE(held.until, now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)),
-    -- A pending hook that still has a lease expiry lost its previous lease.
-    redrives         = CASE WHEN held.until IS NOT NULL THEN h.redrives
-                            WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
-                            THEN h.redrives + 1 ELSE 0 END,
-    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END,
-    -- Kept from the first hold on (a hook held again at the window's end
-    -- still fell due when it first did); cleared by a lease.
-    held_due_at      = CASE WHEN held.by_listener THEN COALESCE(h.held_due_at, due.run_at)
-                            WHEN held.until IS NULL THEN NULL ELSE h.held_due_at END
-FROM due
-JOIN projects AS p ON p.id = due.project_id
-LEFT JOIN held ON held.id = due.id
-LEFT JOIN routed ON routed.project_id = due.project_id
-WHERE h.id = due.id
-RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
-    h.attempts, h.retry_budget_base, h.lease_seq,
-    -- A deferred hook has no lease: its value is not used.
-    COALESCE(h.lease_expires_at, now())::timestamptz AS lease_expires_at,
-    h.redrives, h.retry_override, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter,
-    -- The run_at the hook was claimed for, and the database clock as the
-    -- row was returned: the caller publishes the DueHook no sooner than
-    -- due_at - db_now after the answer reached it (see claim.releaseAt).
-    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
-    (held.until IS NOT NULL)::boolean AS deferred,
-    -- Leased for the project's listener (DueHook.listener).
-    (held.until IS NULL AND COALESCE(routed.listening, false))::boolean AS listener;
-
 -- name: WaitingHooks :many
 -- Of the given ids, those still waiting to be claimed within the next
 -- window_seconds by the database clock: a just-in-time claim that came too
@@ -291,7 +181,7 @@ SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
 FROM hooks AS d
 WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
   -- Unfinished, by run_at rather than status, for the reason
-  -- ClaimHooksByID gives: looked up by primary key, never by hooks_due_idx.
+  -- ClaimHooks gives its by-id claim: looked up by primary key, never by hooks_due_idx.
   AND d.run_at IS NOT NULL
   AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8);
 
