@@ -17,11 +17,9 @@ MODULES := pkg sdk cmd/sundial testkit migrations $(addprefix services/,$(SERVIC
 # repository root matches nothing, so each module gets its own pattern.
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 # The system suites (tests/): whole services in-process or as processes,
-# NATS, Chromium. The services' own packages test the same code under the
-# race detector; the suites run without it, as the binaries users run are
-# built (SYSTEM_TEST_FLAGS=-race adds it).
+# NATS, Chromium. make test-race runs the other modules' tests under the race
+# detector; the suites run without it, as the binaries users run are built.
 SYSTEM_MODULES := tests tests/bench
-SYSTEM_PACKAGES := $(addsuffix /...,$(addprefix ./,$(SYSTEM_MODULES)))
 UNIT_PACKAGES := $(addsuffix /...,$(addprefix ./,$(filter-out $(SYSTEM_MODULES),$(MODULES))))
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
@@ -42,10 +40,9 @@ WITHPG := $(BIN)/withpg
 # e.g. GO_TEST_FLAGS=-v, or WITHPG_FLAGS=--cluster to test against a
 # throwaway cluster even when a server answers.
 GO_TEST_FLAGS ?=
-SYSTEM_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: help run test bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
+.PHONY: help run test test-race bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
 	check-generated check-fmt check-comments vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
 	screenshots k8s k8s-check
 
@@ -73,12 +70,16 @@ withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 #
 # Most tests wait (for a due time, a lease, a retry) far more than they
 # compute, so each package runs four tests at once (-parallel 4) rather than
-# one per processor. The system suites run even when the modules' tests fail.
-test: withpg ## run every module's tests (-race, but the system suites), against a throwaway PostgreSQL cluster
-	status=0; \
-	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -race -count=1 -parallel 4 $(GO_TEST_FLAGS) $(UNIT_PACKAGES) || status=1; \
-	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -count=1 -parallel 4 $(SYSTEM_TEST_FLAGS) $(GO_TEST_FLAGS) $(SYSTEM_PACKAGES) || status=1; \
-	exit $$status
+# one per processor.
+test: withpg ## run every module's tests, unit and system, against a throwaway PostgreSQL cluster
+	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -count=1 -parallel 4 $(GO_TEST_FLAGS) $(PACKAGES)
+
+# The race detector multiplies the processor time of a test by several
+# times; .ci/run runs this after make test. The system suites are left out:
+# their services are mostly separate processes, and the modules' own
+# packages (the services' app packages among them) run the same code.
+test-race: withpg ## run the modules' own tests (not the system suites) under the race detector
+	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -race -count=1 -parallel 4 $(GO_TEST_FLAGS) $(UNIT_PACKAGES)
 
 # The README's pictures of the dashboard, rewritten from a browser test's
 # demo state (docs/dashboard.md, "Browser tests"); needs Chromium.
