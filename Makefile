@@ -42,7 +42,7 @@ WITHPG := $(BIN)/withpg
 GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: help run test test-race bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
+.PHONY: help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
 	check-generated check-fmt check-comments vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
 	screenshots k8s k8s-check
 
@@ -150,8 +150,8 @@ generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI 
 	GOWORK=off go -C tools build -o $(BIN)/oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	cd $(OPENAPI_DIR) && $(BIN)/oapi-codegen -config oapi-codegen.yaml openapi.yaml
 
-verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet findings, broken module builds, OpenAPI lint or invalid deployment files
-	@$(MAKE) -k check-generated check-fmt check-comments vet build-modules lint-openapi k8s-check
+verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint or invalid deployment files
+	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi k8s-check
 
 check-generated: ## fail when generated code differs from what is committed
 	@changes="$$(git status --porcelain -- $(GENERATED))"; \
@@ -177,6 +177,17 @@ check-comments: ## fail when a code or SQL comment quotes µs or p99 figures, a 
 
 vet: ## go vet every module (the benchmark's tagged tests included)
 	go vet -tags benchcheck $(PACKAGES)
+
+# golangci-lint at the version tools/lint pins, with .golangci.yml's
+# linters, over every module (it reads one module at a time); the
+# benchmark's tagged tests included.
+lint: ## run golangci-lint on every module
+	cd tools/lint && GOWORK=off go build -o $(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	@failed=""; for m in $(MODULES); do \
+		echo "golangci-lint run in $$m"; \
+		(cd "$$m" && $(BIN)/golangci-lint run --build-tags benchcheck ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "golangci-lint found problems in:$$failed"; exit 1; fi
 
 # Each module must also build alone, through its replace directives; vet
 # compiles the test files too (the tests module has nothing else).

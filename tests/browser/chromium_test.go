@@ -92,7 +92,7 @@ func within(d time.Duration, abort func(), fn func() error) error {
 		return err
 	case <-timer.C:
 		abort()
-		<-done
-		return fmt.Errorf("no answer within %s", d)
+		// What the aborted call says, if anything, comes after.
+		return errors.Join(fmt.Errorf("no answer within %s", d), <-done)
 	}
 }

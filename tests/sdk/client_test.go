@@ -85,7 +85,7 @@ func TestHooksThroughTheSDK(t *testing.T) {
 
 	require.NoError(t, hooks.Delete(ctx, h.ID))
 	_, err = hooks.Get(ctx, h.ID)
-	requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
+	_ = requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
 
 	// Cancel what is due in 2035 (local and fourth; delayed is due sooner).
 	res, err := hooks.BulkCancel(ctx, sundial.BulkActionRequest{
@@ -148,11 +148,11 @@ func TestBadInputNamesTheField(t *testing.T) {
 		require.True(t, ok, "%s: the error names %v", field, apiErr.Fields())
 	}
 	_, err := b.client.Hooks.RetryIDs(ctx, sundial.RetryIDsRequest{ProjectID: "0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f", HookIDs: []string{"0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f"}})
-	requireAPIError(t, err, http.StatusForbidden, sundial.CodeForbidden)
+	_ = requireAPIError(t, err, http.StatusForbidden, sundial.CodeForbidden)
 
 	bad := sundial.NewClient("sdk_nope", sundial.WithBaseURL(b.baseURL))
 	_, err = bad.Project.Get(ctx)
-	requireAPIError(t, err, http.StatusUnauthorized, sundial.CodeUnauthorized)
+	_ = requireAPIError(t, err, http.StatusUnauthorized, sundial.CodeUnauthorized)
 }
 
 func TestProjectAndKeysThroughTheSDK(t *testing.T) {
@@ -210,7 +210,7 @@ func TestProjectAndKeysThroughTheSDK(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, b.client.APIKeys.Revoke(ctx, k.ID))
 	_, err = other.Project.Get(ctx)
-	requireAPIError(t, err, http.StatusUnauthorized, sundial.CodeUnauthorized)
+	_ = requireAPIError(t, err, http.StatusUnauthorized, sundial.CodeUnauthorized)
 	keys, err := b.client.APIKeys.List(ctx)
 	require.NoError(t, err)
 	require.Len(t, keys, 2)
@@ -228,7 +228,7 @@ func TestProjectAndKeysThroughTheSDK(t *testing.T) {
 	require.Equal(t, sk[0].ID, rotated[1].ID)
 	require.Equal(t, sundial.SigningKeyRetiring, rotated[1].State)
 	err = b.client.SigningKeys.Revoke(ctx, rotated[0].ID)
-	requireAPIError(t, err, http.StatusConflict, sundial.CodeConflict)
+	_ = requireAPIError(t, err, http.StatusConflict, sundial.CodeConflict)
 	require.NoError(t, b.client.SigningKeys.Revoke(ctx, rotated[1].ID))
 	sk, err = b.client.SigningKeys.List(ctx)
 	require.NoError(t, err)
@@ -244,7 +244,7 @@ func TestEndpointsAndChannelsThroughTheSDK(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, eps)
 	_, err = b.client.Endpoints.Resume(ctx, b.receiver.Addr())
-	requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
+	_ = requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
 
 	ch, err := b.client.Channels.Create(ctx, sundial.CreateChannelRequest{
 		Name: "pager", Type: sundial.ChannelTypeWebhook, URL: "https://alerts.example.com/sundial",
@@ -275,5 +275,5 @@ func TestEndpointsAndChannelsThroughTheSDK(t *testing.T) {
 
 	require.NoError(t, b.client.Channels.Delete(ctx, ch.ID))
 	_, err = b.client.Channels.Get(ctx, ch.ID)
-	requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
+	_ = requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
 }

@@ -112,7 +112,7 @@ func TestSequencesThroughTheSDK(t *testing.T) {
 
 	require.NoError(t, seqs.Delete(ctx, created.ID))
 	_, err = seqs.Get(ctx, created.ID)
-	requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
+	_ = requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
 	_, err = seqs.Get(ctx, "")
 	require.ErrorIs(t, err, sundial.ErrMissingID)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -380,9 +381,7 @@ func namedProblems(apiErr *sundial.APIError, prefix string, steps []sundial.Sequ
 	for _, d := range apiErr.Details {
 		field := d.Field
 		if mt := stepIndex.FindStringSubmatch(field); mt != nil {
-			var i int
-			fmt.Sscan(mt[1], &i)
-			if i < len(steps) {
+			if i, err := strconv.Atoi(mt[1]); err == nil && i < len(steps) {
 				field = "steps." + steps[i].Name + field[len(mt[0]):]
 			}
 		}

@@ -70,7 +70,7 @@ func (r rendering) checkWorkloads() error {
 	var errs []error
 	for _, w := range r.workloads {
 		if w.kind == "Deployment" && !subset(w.selector, w.template.Labels) {
-			errs = append(errs, fmt.Errorf("Deployment/%s: its selector does not select its own pods", w.name))
+			errs = append(errs, fmt.Errorf("%s/%s: its selector does not select its own pods", w.kind, w.name))
 		}
 		for _, c := range w.template.Spec.Containers {
 			for _, p := range []*corev1.Probe{c.StartupProbe, c.LivenessProbe, c.ReadinessProbe} {

@@ -75,7 +75,7 @@ func start(t *testing.T, cfg app.Config) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{app: a, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-r.done })
+	t.Cleanup(func() { cancel(); require.NoError(t, <-r.done) })
 	return r
 }
 

@@ -107,7 +107,7 @@ func (f fixture) start(t *testing.T) *runner {
 	go func() { r.done <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		<-r.done
+		require.NoError(t, <-r.done)
 	})
 	return r
 }

@@ -210,9 +210,7 @@ func toChannel(c channel.Channel) gen.Channel {
 	}
 	if e := c.Email; e != nil {
 		to := make([]string, len(e.To))
-		for i, a := range e.To {
-			to[i] = a
-		}
+		copy(to, e.To)
 		out.Email = &gen.ChannelEmail{
 			Host: e.Host, Port: e.Port, Username: e.Username, PasswordSet: e.PasswordSet,
 			Tls: gen.ChannelEmailTls(e.TLS), From: e.From, To: to,

@@ -63,9 +63,8 @@ type bundle struct {
 type stored struct {
 	projects []uuid.UUID
 	signing  map[uuid.UUID][]string // per project, as signingkey.List gives them
-	auth     []string
-	urls     map[uuid.UUID]string // per channel
-	plain    []string             // every secret value, to search the database for
+	urls     map[uuid.UUID]string   // per channel
+	plain    []string               // every secret value, to search the database for
 }
 
 // readAll reads every secret back through the gateway's own readers with keys.

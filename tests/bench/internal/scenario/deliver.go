@@ -337,16 +337,6 @@ func arrivedStage(c check.Outcome) logscan.Stage {
 	return logscan.Summarize("arrived", arrivals, c.FirstPostAt, time.Time{})
 }
 
-func readDB(ctx context.Context, s *suite.Suite) suite.DBStats {
-	st, _ := s.DatabaseStats(ctx)
-	return st
-}
-
-func readNATS(ctx context.Context, s *suite.Suite) suite.NATSStats {
-	st, _ := s.NATSStats(ctx)
-	return st
-}
-
 func mib(m map[string]int64) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range m {
