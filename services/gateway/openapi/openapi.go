@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -29,11 +30,42 @@ const DefaultHeaderPrefix = "Sundial"
 
 // JSON returns the document as JSON, with the members of every object in
 // the order the YAML gives them, and Sundial's own header names (those that
-// start with "Sundial-") given headerPrefix instead.
+// start with "Sundial-") given headerPrefix instead. It is made once per
+// process and prefix (every gateway started in one process shares it):
+// callers must not modify it.
 func JSON(headerPrefix string) ([]byte, error) {
+	documentsMu.Lock()
+	defer documentsMu.Unlock()
+	if doc, ok := documents[headerPrefix]; ok {
+		return doc, nil
+	}
+	doc, err := convert(headerPrefix)
+	if err != nil {
+		return nil, err
+	}
+	documents[headerPrefix] = doc
+	return doc, nil
+}
+
+var (
+	documentsMu sync.Mutex
+	documents   = map[string][]byte{}
+)
+
+// parsed is the YAML document's tree, parsed once.
+var parsed = sync.OnceValues(func() (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(YAML, &doc); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
+	}
+	return &doc, nil
+})
+
+// convert writes the document as JSON with headerPrefix.
+func convert(headerPrefix string) ([]byte, error) {
+	doc, err := parsed()
+	if err != nil {
+		return nil, err
 	}
 	c := converter{rename: func(key string) string {
 		if rest, ok := strings.CutPrefix(key, DefaultHeaderPrefix+"-"); ok && headerPrefix != DefaultHeaderPrefix {
@@ -42,7 +74,7 @@ func JSON(headerPrefix string) ([]byte, error) {
 		return key
 	}}
 	var buf bytes.Buffer
-	if err := c.write(&buf, &doc); err != nil {
+	if err := c.write(&buf, doc); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
 	}
 	return buf.Bytes(), nil
