@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -46,60 +47,85 @@ func (r *Reader) fail(name, value, want string) {
 
 // String returns the variable, or def when unset or empty.
 func (r *Reader) String(name, def string) string {
-	if v, ok := r.raw(name); ok {
-		return v
-	}
+	r.read(name, &def)
 	return def
 }
 
 // Int returns the variable as an integer, or def.
 func (r *Reader) Int(name string, def int) int {
-	v, ok := r.raw(name)
-	if !ok {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		r.fail(name, v, "an integer")
-		return def
-	}
-	return n
+	r.read(name, &def)
+	return def
 }
 
 // Bool returns the variable as a boolean (true/false/1/0), or def.
 func (r *Reader) Bool(name string, def bool) bool {
-	v, ok := r.raw(name)
-	if !ok {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		r.fail(name, v, "true or false")
-		return def
-	}
-	return b
+	r.read(name, &def)
+	return def
 }
 
 // Duration returns the variable as a Go duration ("1.5s", "200ms"), or def.
 func (r *Reader) Duration(name string, def time.Duration) time.Duration {
-	v, ok := r.raw(name)
-	if !ok {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		r.fail(name, v, `a duration such as "500ms" or "30s"`)
-		return def
-	}
-	return d
+	r.read(name, &def)
+	return def
 }
 
 // List returns the variable split on commas, without empty items, or nil.
 func (r *Reader) List(name string) []string {
+	var out []string
+	r.read(name, &out)
+	return out
+}
+
+// read sets *p, one of the types supported reports, from the variable when
+// it is set and not empty; a value that does not parse leaves *p as it was
+// and is recorded.
+func (r *Reader) read(name string, p any) {
 	v, ok := r.raw(name)
 	if !ok {
-		return nil
+		return
 	}
+	switch p := p.(type) {
+	case *string:
+		*p = v
+	case *int:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			r.fail(name, v, "an integer")
+			return
+		}
+		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			r.fail(name, v, "true or false")
+			return
+		}
+		*p = b
+	case *time.Duration:
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			r.fail(name, v, `a duration such as "500ms" or "30s"`)
+			return
+		}
+		*p = d
+	case *[]string:
+		*p = split(v)
+	default:
+		panic(fmt.Sprintf("envconf: %s read into a %T", name, p))
+	}
+}
+
+// supported reports whether read can set *p.
+func supported(p any) bool {
+	switch p.(type) {
+	case *string, *int, *bool, *time.Duration, *[]string:
+		return true
+	}
+	return false
+}
+
+// split cuts a comma-separated list, dropping empty items.
+func split(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -112,6 +138,48 @@ func (r *Reader) List(name string) []string {
 // Err returns every parse failure, joined, or nil.
 func (r *Reader) Err() error {
 	return errors.Join(r.errs...)
+}
+
+// Load sets the fields of the struct cfg points to from the variables
+// their env tags name (`env:"SUNDIAL_LOG_LEVEL"`), through lookup (the
+// process environment when nil), and returns every value that failed to
+// parse, joined. Untagged struct fields, embedded or not, are searched for
+// tagged fields in turn. A variable unset or empty, once trimmed, leaves
+// its field as it was, and so does a value that fails to parse: the caller
+// fills in the defaults first, and Validate then judges the other fields
+// without reporting the same mistake twice. Every tagged variable is
+// looked up, set or not, so a recording lookup learns all a Config reads.
+//
+// Tagged fields are string, int, bool (strconv.ParseBool), time.Duration
+// (time.ParseDuration) or []string (comma-separated, items trimmed, empty
+// ones dropped). A tag on a field of any other type, or an unexported one,
+// is a programming error and panics, whether the variable is set or not.
+func Load(lookup Lookup, cfg any) error {
+	v := reflect.ValueOf(cfg)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("envconf.Load: got a %T, want a pointer to a struct", cfg))
+	}
+	r := New(lookup)
+	r.load(v.Elem())
+	return r.Err()
+}
+
+// load reads the tagged fields of s, and of its untagged struct fields.
+func (r *Reader) load(s reflect.Value) {
+	for i := range s.NumField() {
+		f, field := s.Type().Field(i), s.Field(i)
+		name, tagged := f.Tag.Lookup("env")
+		switch {
+		case tagged:
+			if !field.CanSet() || !supported(field.Addr().Interface()) {
+				panic(fmt.Sprintf("envconf.Load: %s.%s (%s) is tagged env:%q: want an exported string, int, bool, time.Duration or []string",
+					s.Type(), f.Name, f.Type, name))
+			}
+			r.read(name, field.Addr().Interface())
+		case f.Type.Kind() == reflect.Struct:
+			r.load(field)
+		}
+	}
 }
 
 // Check collects validation failures for a Config's Validate method.

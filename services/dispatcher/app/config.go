@@ -24,31 +24,31 @@ import (
 type Config struct {
 	// DatabaseURL locates PostgreSQL (SUNDIAL_DATABASE_URL, default
 	// postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable).
-	DatabaseURL string
+	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
 	// NATSURL locates NATS (SUNDIAL_NATS_URL, default nats://127.0.0.1:4222).
-	NATSURL string
+	NATSURL string `env:"SUNDIAL_NATS_URL"`
 	// StreamReplicas is how many servers of a JetStream cluster keep each
 	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
 	// most 5; every service must be given the same value:
 	// docs/operations.md, "Streams and consumers").
-	StreamReplicas int
+	StreamReplicas int `env:"SUNDIAL_STREAM_REPLICAS"`
 	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL, default info).
-	LogLevel string
+	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
 	// /metrics (docs/observability.md). SUNDIAL_DISPATCHER_ADMIN_ADDR, default
 	// 127.0.0.1:9092, this machine only: an operator exposes it, e.g. :9092 in
 	// a pod; port 0 picks a free one (App.AdminAddr).
-	AdminAddr string
+	AdminAddr string `env:"SUNDIAL_DISPATCHER_ADMIN_ADDR"`
 	// HeaderPrefix names the delivery headers: <Prefix>-Signature,
 	// X-<Prefix>-Signature, <Prefix>-Id, ... (SUNDIAL_HEADER_PREFIX, default
 	// Sundial).
-	HeaderPrefix string
+	HeaderPrefix string `env:"SUNDIAL_HEADER_PREFIX"`
 	// PublicURL is the deployment's public base URL: the gateway's address
 	// as receivers reach it, scheme and host (and a path prefix if a proxy
 	// adds one), without /v1. The ack and nack URLs sent with every delivery
 	// are built on it (SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080, the
 	// gateway's default address on this machine; set it in production).
-	PublicURL string
+	PublicURL string `env:"SUNDIAL_PUBLIC_URL"`
 	// Concurrency bounds the deliveries this replica handles at once,
 	// whatever the DueHooks batches their hooks came in, each from its
 	// DueHook until its exchange is over or, having waited 250 ms on its
@@ -59,7 +59,7 @@ type Config struct {
 	// 64 hooks) waiting for delivery slots, plus
 	// up to the slow room's size of messages whose hooks are all being
 	// delivered (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
-	Concurrency int
+	Concurrency int `env:"SUNDIAL_DISPATCHER_CONCURRENCY"`
 	// HostConcurrency is the ceiling on this replica's deliveries in flight
 	// to one destination host (host:port), all projects together. Under it
 	// each project's deliveries to the host follow a limit that adapts to
@@ -70,26 +70,26 @@ type Config struct {
 	// that finds no slot is deferred, not counted as an attempt
 	// (SUNDIAL_DISPATCHER_HOST_CONCURRENCY, default 1024; deliveries are also
 	// bounded by SUNDIAL_DISPATCHER_CONCURRENCY).
-	HostConcurrency int
+	HostConcurrency int `env:"SUNDIAL_DISPATCHER_HOST_CONCURRENCY"`
 	// DeliveryTimeout bounds one delivery's whole exchange: connect, TLS,
 	// request, response headers and the excerpt read
 	// (SUNDIAL_DELIVERY_TIMEOUT, default 10s, at most 15s so that a delivery
 	// and its result fit well inside the default 30 s lease).
-	DeliveryTimeout time.Duration
+	DeliveryTimeout time.Duration `env:"SUNDIAL_DELIVERY_TIMEOUT"`
 	// AllowPrivate lets deliveries reach loopback, private, link-local and
 	// other internal addresses: for development and tests only
 	// (SUNDIAL_DELIVERY_ALLOW_PRIVATE, default false).
-	AllowPrivate bool
+	AllowPrivate bool `env:"SUNDIAL_DELIVERY_ALLOW_PRIVATE"`
 	// AllowCIDRs are networks deliveries may reach even though they are
 	// internal (SUNDIAL_DELIVERY_ALLOW_CIDRS, comma-separated CIDRs; a bare
 	// address means just that address; default none).
 	AllowCIDRs []netip.Prefix
 	// CAFile is a PEM file of CA certificates trusted for receivers in
 	// addition to the system's (SUNDIAL_DELIVERY_CA_FILE, default none).
-	CAFile string
+	CAFile string `env:"SUNDIAL_DELIVERY_CA_FILE"`
 	// ResponseExcerptBytes is how much of a response body is kept with the
 	// attempt (SUNDIAL_RESPONSE_EXCERPT_BYTES, default 1024, at most 65536).
-	ResponseExcerptBytes int
+	ResponseExcerptBytes int `env:"SUNDIAL_RESPONSE_EXCERPT_BYTES"`
 	// HostConnectRate bounds the new connections (each a TCP connect and a
 	// TLS handshake) this replica opens to one destination host per
 	// second, once a first burst of HostConcurrency is spent: a receiver
@@ -97,12 +97,12 @@ type Config struct {
 	// second, and a delivery that would wait more than a second for one is
 	// handed back unsent (SUNDIAL_DISPATCHER_HOST_CONNECT_RATE, default 50,
 	// 1 to 10000; docs/security.md, "One response, one delivery").
-	HostConnectRate int
+	HostConnectRate int `env:"SUNDIAL_DISPATCHER_HOST_CONNECT_RATE"`
 	// KeyCacheTTL is how long a project's signing keys and Authorization
 	// value are cached: a rotation or revocation takes effect within it
 	// (SUNDIAL_DISPATCHER_KEY_CACHE_TTL, default 5s, 0 disables the cache,
 	// at most 5m).
-	KeyCacheTTL time.Duration
+	KeyCacheTTL time.Duration `env:"SUNDIAL_DISPATCHER_KEY_CACHE_TTL"`
 	// ResultLinger is how long a batch of results waits, after its first,
 	// for more (SUNDIAL_DISPATCHER_RESULT_LINGER, default 10ms, 0 to 1s). A
 	// delivery frees its slot when its exchange is over, before its result
@@ -110,18 +110,18 @@ type Config struct {
 	// delivery. In a steady flow of a few hundred hooks a second, a linger
 	// of a couple of milliseconds sent nearly every result in a message of
 	// its own (docs/benchmarks.md, "Results in batches").
-	ResultLinger time.Duration
+	ResultLinger time.Duration `env:"SUNDIAL_DISPATCHER_RESULT_LINGER"`
 	// DatabaseMaxConns bounds the PostgreSQL pool
 	// (SUNDIAL_DATABASE_MAX_CONNS, default 8).
-	DatabaseMaxConns int
+	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
 	// ShutdownTimeout bounds how long in-flight deliveries may finish after
 	// a shutdown signal before they are handed back
 	// (SUNDIAL_SHUTDOWN_TIMEOUT, default 15s).
-	ShutdownTimeout time.Duration
+	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
 	// SecretKeys open the signing keys, Authorization values and async
 	// secrets stored sealed in PostgreSQL (SUNDIAL_SECRET_KEYS, required,
 	// the gateway's keyring: package secretbox). Never log it.
-	SecretKeys string
+	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"`
 }
 
 // DefaultHostConcurrency is HostConcurrency's default: a ceiling, not a
@@ -154,36 +154,47 @@ const (
 	maxConnectRate     = 10000
 )
 
+// defaultConfig is the Config with no variable set.
+func defaultConfig() Config {
+	return Config{
+		DatabaseURL:          postgres.DefaultURL,
+		NATSURL:              bus.DefaultURL,
+		StreamReplicas:       event.DefaultReplicas,
+		LogLevel:             "info",
+		AdminAddr:            DefaultAdminAddr,
+		HeaderPrefix:         signing.DefaultHeaderPrefix,
+		PublicURL:            DefaultPublicURL,
+		Concurrency:          128,
+		HostConcurrency:      DefaultHostConcurrency,
+		DeliveryTimeout:      10 * time.Second,
+		ResponseExcerptBytes: 1024,
+		HostConnectRate:      delivery.DefaultConnectRate,
+		KeyCacheTTL:          5 * time.Second,
+		ResultLinger:         10 * time.Millisecond,
+		DatabaseMaxConns:     8,
+		ShutdownTimeout:      15 * time.Second,
+	}
+}
+
+// fromEnv is what ConfigFromEnv reads: the Config, and the networks of
+// SUNDIAL_DELIVERY_ALLOW_CIDRS as written, which egress.ParseAllowList
+// turns into its AllowCIDRs.
+type fromEnv struct {
+	Config
+	AllowList []string `env:"SUNDIAL_DELIVERY_ALLOW_CIDRS"`
+}
+
 // ConfigFromEnv reads the Config from lookup (nil: the process environment)
 // and validates it; the error lists every problem found.
 func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
-	r := envconf.New(lookup)
-	cfg := Config{
-		DatabaseURL:          r.String("SUNDIAL_DATABASE_URL", postgres.DefaultURL),
-		NATSURL:              r.String("SUNDIAL_NATS_URL", bus.DefaultURL),
-		StreamReplicas:       r.Int(event.ReplicasEnv, event.DefaultReplicas),
-		LogLevel:             r.String("SUNDIAL_LOG_LEVEL", "info"),
-		AdminAddr:            r.String("SUNDIAL_DISPATCHER_ADMIN_ADDR", DefaultAdminAddr),
-		HeaderPrefix:         r.String("SUNDIAL_HEADER_PREFIX", signing.DefaultHeaderPrefix),
-		PublicURL:            r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
-		Concurrency:          r.Int("SUNDIAL_DISPATCHER_CONCURRENCY", 128),
-		HostConcurrency:      r.Int("SUNDIAL_DISPATCHER_HOST_CONCURRENCY", DefaultHostConcurrency),
-		DeliveryTimeout:      r.Duration("SUNDIAL_DELIVERY_TIMEOUT", 10*time.Second),
-		AllowPrivate:         r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),
-		CAFile:               r.String("SUNDIAL_DELIVERY_CA_FILE", ""),
-		ResponseExcerptBytes: r.Int("SUNDIAL_RESPONSE_EXCERPT_BYTES", 1024),
-		HostConnectRate:      r.Int("SUNDIAL_DISPATCHER_HOST_CONNECT_RATE", delivery.DefaultConnectRate),
-		KeyCacheTTL:          r.Duration("SUNDIAL_DISPATCHER_KEY_CACHE_TTL", 5*time.Second),
-		ResultLinger:         r.Duration("SUNDIAL_DISPATCHER_RESULT_LINGER", 10*time.Millisecond),
-		DatabaseMaxConns:     r.Int("SUNDIAL_DATABASE_MAX_CONNS", 8),
-		ShutdownTimeout:      r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", 15*time.Second),
-		SecretKeys:           r.String(secretbox.EnvVar, ""),
-	}
-	cidrs, cidrErr := egress.ParseAllowList(r.List("SUNDIAL_DELIVERY_ALLOW_CIDRS"))
+	env := fromEnv{Config: defaultConfig()}
+	err := envconf.Load(lookup, &env)
+	cfg := env.Config
+	cidrs, cidrErr := egress.ParseAllowList(env.AllowList)
 	cfg.AllowCIDRs = cidrs
 	// A value that failed to parse was replaced by its default, so Validate
 	// still judges the rest and the operator sees every mistake at once.
-	return cfg, errors.Join(r.Err(), cidrErr, cfg.Validate())
+	return cfg, errors.Join(err, cidrErr, cfg.Validate())
 }
 
 // Validate reports every value out of range.

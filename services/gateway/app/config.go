@@ -31,53 +31,53 @@ import (
 // Config is the whole configuration, read only from the environment.
 type Config struct {
 	// DatabaseURL is the PostgreSQL connection URL (SUNDIAL_DATABASE_URL).
-	DatabaseURL string
+	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
 	// NATSURL is the NATS server (with JetStream) that quota threshold and
 	// channel send-test alerts are published to (SUNDIAL_NATS_URL).
-	NATSURL string
+	NATSURL string `env:"SUNDIAL_NATS_URL"`
 	// StreamReplicas is how many servers of a JetStream cluster keep each
 	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
 	// most 5; every service must be given the same value:
 	// docs/operations.md, "Streams and consumers").
-	StreamReplicas int
+	StreamReplicas int `env:"SUNDIAL_STREAM_REPLICAS"`
 	// HTTPAddr is the address the API listens on (SUNDIAL_HTTP_ADDR);
 	// port 0 picks a free port, see App.Addr.
-	HTTPAddr string
+	HTTPAddr string `env:"SUNDIAL_HTTP_ADDR"`
 	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL).
-	LogLevel string
+	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
 	// /metrics (docs/observability.md); the API keeps its own /healthz and
 	// /readyz. SUNDIAL_GATEWAY_ADMIN_ADDR, default 127.0.0.1:9090, this
 	// machine only: an operator exposes it, e.g. :9090 in a pod; port 0 picks
 	// a free one (App.AdminAddr).
-	AdminAddr string
+	AdminAddr string `env:"SUNDIAL_GATEWAY_ADMIN_ADDR"`
 	// HeaderPrefix names Sundial's own headers, e.g. <Prefix>-HookQuota-Limit
 	// (SUNDIAL_HEADER_PREFIX). Set it to match receivers written for another
 	// service's header names.
-	HeaderPrefix string
+	HeaderPrefix string `env:"SUNDIAL_HEADER_PREFIX"`
 	// MaxDataBytes bounds a hook's data payload, compacted JSON
 	// (SUNDIAL_MAX_DATA_BYTES). Request bodies may be 64 KiB larger.
-	MaxDataBytes int
+	MaxDataBytes int `env:"SUNDIAL_MAX_DATA_BYTES"`
 	// ShutdownTimeout bounds the wait for in-flight requests on shutdown
 	// (SUNDIAL_SHUTDOWN_TIMEOUT).
-	ShutdownTimeout time.Duration
+	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
 	// DatabaseMaxConns caps the connection pool (SUNDIAL_DATABASE_MAX_CONNS).
-	DatabaseMaxConns int
+	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
 	// CreateBatch is the most POST /v1/hooks creates committed in one
 	// transaction (SUNDIAL_GATEWAY_CREATE_BATCH): concurrent creates share
 	// a commit instead of queueing behind their project's usage row. 0
 	// gives each create its own transaction. Creates with an
 	// Idempotency-Key always have their own.
-	CreateBatch int
+	CreateBatch int `env:"SUNDIAL_GATEWAY_CREATE_BATCH"`
 	// CreateLinger is how long a batch of creates waits for more while
 	// other creates are in flight (SUNDIAL_GATEWAY_CREATE_LINGER); a lone
 	// create never waits.
-	CreateLinger time.Duration
+	CreateLinger time.Duration `env:"SUNDIAL_GATEWAY_CREATE_LINGER"`
 	// CreateInFlight bounds the batches of creates committing at once,
 	// each on a database connection (SUNDIAL_GATEWAY_CREATE_IN_FLIGHT);
 	// at most DatabaseMaxConns, and best well below it, so that the
 	// requests' reads find connections.
-	CreateInFlight int
+	CreateInFlight int `env:"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT"`
 	// KeyCacheTTL is how long a valid API key is remembered, so that
 	// requests with it skip the key's look-up in PostgreSQL
 	// (SUNDIAL_GATEWAY_KEY_CACHE_TTL; 0 turns the cache off, at most 10s).
@@ -85,48 +85,49 @@ type Config struct {
 	// revocation through another replica or in the database directly, and
 	// a change of the project's rate limit, take up to this long to reach
 	// this gateway. Refused keys are never cached.
-	KeyCacheTTL time.Duration
+	KeyCacheTTL time.Duration `env:"SUNDIAL_GATEWAY_KEY_CACHE_TTL"`
 	// BodyBytesInFlight bounds the bytes of request bodies and hook list
 	// pages held at once (SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT): a body
 	// that does not fit is refused, unread, with 503 and Retry-After (one
 	// alone is always admitted); a page ends sooner.
-	BodyBytesInFlight int
+	BodyBytesInFlight int `env:"SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT"`
 	// MaxConnections caps the client connections open at once
 	// (SUNDIAL_GATEWAY_MAX_CONNECTIONS), and is itself capped at three
 	// quarters of the process's open file limit. At the cap a new
 	// connection closes the one idle the longest (package connlimit).
-	MaxConnections int
+	MaxConnections int `env:"SUNDIAL_GATEWAY_MAX_CONNECTIONS"`
 	// IdleTimeout is how long a keep-alive connection may wait for its
 	// next request (SUNDIAL_GATEWAY_IDLE_TIMEOUT).
-	IdleTimeout time.Duration
+	IdleTimeout time.Duration `env:"SUNDIAL_GATEWAY_IDLE_TIMEOUT"`
 	// AuthFailuresPerMinute is how many failed authentications a client
 	// address may have in a minute before it is refused with 429 until the
 	// minute ends (SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE; 0 turns the
 	// throttle off).
-	AuthFailuresPerMinute int
+	AuthFailuresPerMinute int `env:"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE"`
 	// TrustedProxies are the CIDRs of reverse proxies whose
 	// X-Forwarded-For names the client (SUNDIAL_GATEWAY_TRUSTED_PROXIES,
 	// comma-separated); without them the connection's peer is the client.
-	TrustedProxies []string
+	TrustedProxies []string `env:"SUNDIAL_GATEWAY_TRUSTED_PROXIES"`
 	// SecretKeys seal the secrets stored in PostgreSQL (SUNDIAL_SECRET_KEYS,
 	// required): "id:base64key[,...]", the first sealing, every one
 	// opening (package secretbox). Never log it.
-	SecretKeys string
+	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"`
 	// PublicURL is the gateway as clients reach it, without /v1
 	// (SUNDIAL_PUBLIC_URL, as the dispatcher's): a listener ticket's
 	// WebSocket address is built on it (ws for http, wss for https). Empty
 	// (the default here): the address the ticket request was sent to.
-	PublicURL string
+	PublicURL string `env:"SUNDIAL_PUBLIC_URL"`
 	// ListenerResumeWindow is how long a project's hooks are held after its
 	// last listener disconnected, to be delivered to it on reconnect
 	// (SUNDIAL_LISTENER_RESUME_WINDOW).
-	ListenerResumeWindow time.Duration
+	ListenerResumeWindow time.Duration `env:"SUNDIAL_LISTENER_RESUME_WINDOW"`
 	// ListenerMaxSockets bounds the listener sockets this gateway holds
 	// (SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS), at most half of
 	// MaxConnections, among which they are counted: sockets never take the
 	// room of API requests. ListenerMaxProjectSockets bounds one project's
 	// (SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT).
-	ListenerMaxSockets, ListenerMaxProjectSockets int
+	ListenerMaxSockets        int `env:"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS"`
+	ListenerMaxProjectSockets int `env:"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT"`
 
 	// ListenerIntervals are the listener protocol's timings (pings,
 	// silence, key checks, presence heartbeat, ack timeout); zero fields
@@ -187,41 +188,41 @@ const (
 // headerToken is what an HTTP header name may be made of (RFC 9110 tchar).
 var headerToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
+// defaultConfig is the Config with no variable set.
+func defaultConfig() Config {
+	return Config{
+		DatabaseURL:               DefaultDatabaseURL,
+		NATSURL:                   DefaultNATSURL,
+		StreamReplicas:            event.DefaultReplicas,
+		HTTPAddr:                  DefaultHTTPAddr,
+		LogLevel:                  DefaultLogLevel,
+		AdminAddr:                 DefaultAdminAddr,
+		HeaderPrefix:              DefaultHeaderPrefix,
+		MaxDataBytes:              DefaultMaxDataBytes,
+		ShutdownTimeout:           DefaultShutdownTimeout,
+		DatabaseMaxConns:          DefaultDatabaseMaxConns,
+		CreateBatch:               DefaultCreateBatch,
+		CreateLinger:              DefaultCreateLinger,
+		CreateInFlight:            DefaultCreateInFlight,
+		KeyCacheTTL:               DefaultKeyCacheTTL,
+		BodyBytesInFlight:         DefaultBodyBytesInFlight,
+		MaxConnections:            DefaultMaxConnections,
+		IdleTimeout:               DefaultIdleTimeout,
+		AuthFailuresPerMinute:     DefaultAuthFailures,
+		ListenerResumeWindow:      DefaultResumeWindow,
+		ListenerMaxSockets:        DefaultListenerMaxSockets,
+		ListenerMaxProjectSockets: DefaultListenerMaxProjectSockets,
+	}
+}
+
 // ConfigFromEnv reads the configuration from lookup (the process
 // environment when nil) and validates it, reporting every problem at once.
 func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
-	r := envconf.New(lookup)
-	cfg := Config{
-		DatabaseURL:      r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
-		NATSURL:          r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
-		StreamReplicas:   r.Int(event.ReplicasEnv, event.DefaultReplicas),
-		HTTPAddr:         r.String("SUNDIAL_HTTP_ADDR", DefaultHTTPAddr),
-		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
-		AdminAddr:        r.String("SUNDIAL_GATEWAY_ADMIN_ADDR", DefaultAdminAddr),
-		HeaderPrefix:     r.String("SUNDIAL_HEADER_PREFIX", DefaultHeaderPrefix),
-		MaxDataBytes:     r.Int("SUNDIAL_MAX_DATA_BYTES", DefaultMaxDataBytes),
-		ShutdownTimeout:  r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
-		DatabaseMaxConns: r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
-		CreateBatch:      r.Int("SUNDIAL_GATEWAY_CREATE_BATCH", DefaultCreateBatch),
-		CreateLinger:     r.Duration("SUNDIAL_GATEWAY_CREATE_LINGER", DefaultCreateLinger),
-		CreateInFlight:   r.Int("SUNDIAL_GATEWAY_CREATE_IN_FLIGHT", DefaultCreateInFlight),
-		KeyCacheTTL:      r.Duration("SUNDIAL_GATEWAY_KEY_CACHE_TTL", DefaultKeyCacheTTL),
-
-		BodyBytesInFlight:     r.Int("SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT", DefaultBodyBytesInFlight),
-		MaxConnections:        r.Int("SUNDIAL_GATEWAY_MAX_CONNECTIONS", DefaultMaxConnections),
-		IdleTimeout:           r.Duration("SUNDIAL_GATEWAY_IDLE_TIMEOUT", DefaultIdleTimeout),
-		AuthFailuresPerMinute: r.Int("SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE", DefaultAuthFailures),
-		TrustedProxies:        r.List("SUNDIAL_GATEWAY_TRUSTED_PROXIES"),
-		SecretKeys:            r.String(secretbox.EnvVar, ""),
-		PublicURL:             r.String("SUNDIAL_PUBLIC_URL", ""),
-		ListenerResumeWindow:  r.Duration("SUNDIAL_LISTENER_RESUME_WINDOW", DefaultResumeWindow),
-
-		ListenerMaxSockets:        r.Int("SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS", DefaultListenerMaxSockets),
-		ListenerMaxProjectSockets: r.Int("SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT", DefaultListenerMaxProjectSockets),
-	}
+	cfg := defaultConfig()
+	err := envconf.Load(lookup, &cfg)
 	// A variable that failed to parse keeps its default, so Validate reports
 	// only the other problems, and the two lists do not overlap.
-	return cfg, errors.Join(r.Err(), cfg.Validate())
+	return cfg, errors.Join(err, cfg.Validate())
 }
 
 // Validate reports every invalid field.

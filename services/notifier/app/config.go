@@ -23,82 +23,82 @@ import (
 type Config struct {
 	// NATSURL is the NATS server the alerts come from.
 	// SUNDIAL_NATS_URL, default nats://127.0.0.1:4222.
-	NATSURL string
+	NATSURL string `env:"SUNDIAL_NATS_URL"`
 	// StreamReplicas is how many servers of a JetStream cluster keep each
 	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
 	// most 5; every service must be given the same value:
 	// docs/operations.md, "Streams and consumers").
-	StreamReplicas int
+	StreamReplicas int `env:"SUNDIAL_STREAM_REPLICAS"`
 	// DatabaseURL is the PostgreSQL database: alerts, groups, channels and
 	// sends live there.
 	// SUNDIAL_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable.
-	DatabaseURL string
+	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
 	// DatabaseMaxConns bounds the connection pool.
 	// SUNDIAL_DATABASE_MAX_CONNS, default 4, 1 to 1000.
-	DatabaseMaxConns int
+	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
-	LogLevel string
+	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
 	// /metrics (docs/observability.md). SUNDIAL_NOTIFIER_ADMIN_ADDR, default
 	// 127.0.0.1:9093, this machine only: an operator exposes it, e.g. :9093 in
 	// a pod; port 0 picks a free one (App.AdminAddr).
-	AdminAddr string
+	AdminAddr string `env:"SUNDIAL_NOTIFIER_ADMIN_ADDR"`
 	// Concurrency bounds the sends in flight at once, and the alerts taken
 	// in at once. SUNDIAL_NOTIFIER_CONCURRENCY, default 8, 1 to 1024.
-	Concurrency int
+	Concurrency int `env:"SUNDIAL_NOTIFIER_CONCURRENCY"`
 	// ShutdownTimeout bounds how long the sends in flight may take to
 	// finish (and be recorded) once the notifier is told to stop; after it
 	// they are abandoned and retried by another notifier when their lease
 	// expires. SUNDIAL_SHUTDOWN_TIMEOUT, default 15s.
-	ShutdownTimeout time.Duration
+	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
 
 	// PollInterval is how often the notifier looks for alerts to take in,
 	// groups to close and sends to try, besides being woken when an alert
 	// due at once arrives. SUNDIAL_NOTIFIER_POLL_INTERVAL, default 1s,
 	// 10ms to 1m.
-	PollInterval time.Duration
+	PollInterval time.Duration `env:"SUNDIAL_NOTIFIER_POLL_INTERVAL"`
 	// SweepAge is how old an alert not taken in must be before the sweeper
 	// takes it in (its event was lost or never published).
 	// SUNDIAL_NOTIFIER_SWEEP_AGE, default 10s, 0 to 1h.
-	SweepAge time.Duration
+	SweepAge time.Duration `env:"SUNDIAL_NOTIFIER_SWEEP_AGE"`
 	// SendLease is how long a claimed send belongs to this notifier: one
 	// killed mid-send leaves it to another after the lease.
 	// SUNDIAL_NOTIFIER_SEND_LEASE, default 60s, more than SendTimeout.
-	SendLease time.Duration
+	SendLease time.Duration `env:"SUNDIAL_NOTIFIER_SEND_LEASE"`
 	// SendTimeout bounds one send, connection to last byte.
 	// SUNDIAL_NOTIFIER_SEND_TIMEOUT, default 10s, at most 1m.
-	SendTimeout time.Duration
+	SendTimeout time.Duration `env:"SUNDIAL_NOTIFIER_SEND_TIMEOUT"`
 	// RetryMin is the wait after a send's first failed try; it doubles at
 	// each try up to RetryMax. SUNDIAL_NOTIFIER_RETRY_MIN, default 30s.
-	RetryMin time.Duration
+	RetryMin time.Duration `env:"SUNDIAL_NOTIFIER_RETRY_MIN"`
 	// RetryMax caps the wait between tries. SUNDIAL_NOTIFIER_RETRY_MAX,
 	// default 1h, at least RetryMin.
-	RetryMax time.Duration
+	RetryMax time.Duration `env:"SUNDIAL_NOTIFIER_RETRY_MAX"`
 	// GiveUp is how long a send is retried before it is failed for good.
 	// SUNDIAL_NOTIFIER_GIVE_UP, default 24h.
-	GiveUp time.Duration
+	GiveUp time.Duration `env:"SUNDIAL_NOTIFIER_GIVE_UP"`
 
 	// PublicURL is the deployment's public base URL (the gateway as people
 	// reach it). SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080.
-	PublicURL string
+	PublicURL string `env:"SUNDIAL_PUBLIC_URL"`
 	// DashboardURL is the dashboard's base URL, which messages link to.
 	// SUNDIAL_DASHBOARD_URL, default PublicURL + "/dashboard".
-	DashboardURL string
+	DashboardURL string `env:"SUNDIAL_DASHBOARD_URL"`
 	// HeaderPrefix names the signature headers of custom-webhook channels,
 	// as of deliveries (<Prefix>-Signature, ...). SUNDIAL_HEADER_PREFIX,
 	// default Sundial.
-	HeaderPrefix string
+	HeaderPrefix string `env:"SUNDIAL_HEADER_PREFIX"`
 	// AllowPrivate lets channels reach loopback, private and other internal
 	// addresses: for development and tests only.
 	// SUNDIAL_DELIVERY_ALLOW_PRIVATE, default false (as the dispatcher's).
-	AllowPrivate bool
+	AllowPrivate bool `env:"SUNDIAL_DELIVERY_ALLOW_PRIVATE"`
 	// AllowCIDRs are networks channels may reach although they are internal.
 	// SUNDIAL_DELIVERY_ALLOW_CIDRS, comma-separated CIDRs (a bare address
 	// means just that address), default none (as the dispatcher's).
 	AllowCIDRs []netip.Prefix
 	// CAFile is a PEM file of CA certificates trusted in addition to the
 	// system's. SUNDIAL_DELIVERY_CA_FILE, default none (as the dispatcher's).
-	CAFile string
+	CAFile string `env:"SUNDIAL_DELIVERY_CA_FILE"`
 
 	// SMTP is the operator's SMTP server for the e-mails to projects'
 	// owner addresses (quota alerts); Host empty means none, and then no
@@ -108,26 +108,26 @@ type Config struct {
 	// SecretKeys open the channels' configs and the signing keys stored
 	// sealed in PostgreSQL (SUNDIAL_SECRET_KEYS, required, the gateway's
 	// keyring: package secretbox). Never log it.
-	SecretKeys string
+	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"`
 }
 
 // SMTPConfig is the operator's SMTP server. It is trusted: the egress guard
 // does not apply to it.
 type SMTPConfig struct {
 	// Host is the server's name. SUNDIAL_NOTIFIER_SMTP_HOST, default none.
-	Host string
+	Host string `env:"SUNDIAL_NOTIFIER_SMTP_HOST"`
 	// Port. SUNDIAL_NOTIFIER_SMTP_PORT, default 587.
-	Port int
+	Port int `env:"SUNDIAL_NOTIFIER_SMTP_PORT"`
 	// Username and Password authenticate (both or neither).
 	// SUNDIAL_NOTIFIER_SMTP_USERNAME, SUNDIAL_NOTIFIER_SMTP_PASSWORD. The
 	// password is a secret: never logged.
-	Username string
-	Password string
+	Username string `env:"SUNDIAL_NOTIFIER_SMTP_USERNAME"`
+	Password string `env:"SUNDIAL_NOTIFIER_SMTP_PASSWORD"`
 	// TLS is starttls, tls or none. SUNDIAL_NOTIFIER_SMTP_TLS, default starttls.
-	TLS string
+	TLS string `env:"SUNDIAL_NOTIFIER_SMTP_TLS"`
 	// From is the sender address, required with Host.
 	// SUNDIAL_NOTIFIER_SMTP_FROM.
-	From string
+	From string `env:"SUNDIAL_NOTIFIER_SMTP_FROM"`
 }
 
 // Defaults.
@@ -151,46 +151,56 @@ const (
 	DefaultSMTPPort         = 587
 )
 
+// defaultConfig is the Config with no variable set, but for DashboardURL,
+// whose default follows PublicURL (ConfigFromEnv).
+func defaultConfig() Config {
+	return Config{
+		NATSURL:          DefaultNATSURL,
+		StreamReplicas:   event.DefaultReplicas,
+		DatabaseURL:      DefaultDatabaseURL,
+		DatabaseMaxConns: DefaultDatabaseMaxConns,
+		LogLevel:         DefaultLogLevel,
+		AdminAddr:        DefaultAdminAddr,
+		Concurrency:      DefaultConcurrency,
+		ShutdownTimeout:  DefaultShutdownTimeout,
+		PollInterval:     DefaultPollInterval,
+		SweepAge:         DefaultSweepAge,
+		SendLease:        DefaultSendLease,
+		SendTimeout:      DefaultSendTimeout,
+		RetryMin:         DefaultRetryMin,
+		RetryMax:         DefaultRetryMax,
+		GiveUp:           DefaultGiveUp,
+		PublicURL:        DefaultPublicURL,
+		HeaderPrefix:     DefaultHeaderPrefix,
+		SMTP: SMTPConfig{
+			Port: DefaultSMTPPort,
+			TLS:  channelconfig.TLSStartTLS,
+		},
+	}
+}
+
+// fromEnv is what ConfigFromEnv reads: the Config, and the networks of
+// SUNDIAL_DELIVERY_ALLOW_CIDRS as written, which egress.ParseAllowList
+// turns into its AllowCIDRs.
+type fromEnv struct {
+	Config
+	AllowList []string `env:"SUNDIAL_DELIVERY_ALLOW_CIDRS"`
+}
+
 // ConfigFromEnv reads the Config through lookup (os.LookupEnv when nil) and
 // returns every parse and validation problem at once.
 func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
-	r := envconf.New(lookup)
-	cfg := Config{
-		NATSURL:          r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
-		StreamReplicas:   r.Int(event.ReplicasEnv, event.DefaultReplicas),
-		DatabaseURL:      r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
-		DatabaseMaxConns: r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
-		LogLevel:         r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
-		AdminAddr:        r.String("SUNDIAL_NOTIFIER_ADMIN_ADDR", DefaultAdminAddr),
-		Concurrency:      r.Int("SUNDIAL_NOTIFIER_CONCURRENCY", DefaultConcurrency),
-		ShutdownTimeout:  r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
-		PollInterval:     r.Duration("SUNDIAL_NOTIFIER_POLL_INTERVAL", DefaultPollInterval),
-		SweepAge:         r.Duration("SUNDIAL_NOTIFIER_SWEEP_AGE", DefaultSweepAge),
-		SendLease:        r.Duration("SUNDIAL_NOTIFIER_SEND_LEASE", DefaultSendLease),
-		SendTimeout:      r.Duration("SUNDIAL_NOTIFIER_SEND_TIMEOUT", DefaultSendTimeout),
-		RetryMin:         r.Duration("SUNDIAL_NOTIFIER_RETRY_MIN", DefaultRetryMin),
-		RetryMax:         r.Duration("SUNDIAL_NOTIFIER_RETRY_MAX", DefaultRetryMax),
-		GiveUp:           r.Duration("SUNDIAL_NOTIFIER_GIVE_UP", DefaultGiveUp),
-		PublicURL:        r.String("SUNDIAL_PUBLIC_URL", DefaultPublicURL),
-		HeaderPrefix:     r.String("SUNDIAL_HEADER_PREFIX", DefaultHeaderPrefix),
-		AllowPrivate:     r.Bool("SUNDIAL_DELIVERY_ALLOW_PRIVATE", false),
-		CAFile:           r.String("SUNDIAL_DELIVERY_CA_FILE", ""),
-		SMTP: SMTPConfig{
-			Host:     r.String("SUNDIAL_NOTIFIER_SMTP_HOST", ""),
-			Port:     r.Int("SUNDIAL_NOTIFIER_SMTP_PORT", DefaultSMTPPort),
-			Username: r.String("SUNDIAL_NOTIFIER_SMTP_USERNAME", ""),
-			Password: r.String("SUNDIAL_NOTIFIER_SMTP_PASSWORD", ""),
-			TLS:      r.String("SUNDIAL_NOTIFIER_SMTP_TLS", channelconfig.TLSStartTLS),
-			From:     r.String("SUNDIAL_NOTIFIER_SMTP_FROM", ""),
-		},
-		SecretKeys: r.String(secretbox.EnvVar, ""),
+	env := fromEnv{Config: defaultConfig()}
+	err := envconf.Load(lookup, &env)
+	cfg := env.Config
+	if cfg.DashboardURL == "" {
+		cfg.DashboardURL = strings.TrimSuffix(cfg.PublicURL, "/") + "/dashboard"
 	}
-	cfg.DashboardURL = r.String("SUNDIAL_DASHBOARD_URL", strings.TrimSuffix(cfg.PublicURL, "/")+"/dashboard")
-	cidrs, cidrErr := egress.ParseAllowList(r.List("SUNDIAL_DELIVERY_ALLOW_CIDRS"))
+	cidrs, cidrErr := egress.ParseAllowList(env.AllowList)
 	cfg.AllowCIDRs = cidrs
 	// A value that failed to parse holds its default, so Validate does not
 	// report it a second time.
-	return cfg, errors.Join(r.Err(), cidrErr, cfg.Validate())
+	return cfg, errors.Join(err, cidrErr, cfg.Validate())
 }
 
 // Validate reports every value the notifier cannot run with.

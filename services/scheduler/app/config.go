@@ -28,41 +28,41 @@ const DeliveryTimeout = 10 * time.Second
 type Config struct {
 	// DatabaseURL is the PostgreSQL connection URL.
 	// SUNDIAL_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable.
-	DatabaseURL string
+	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
 	// NATSURL is the NATS server URL. SUNDIAL_NATS_URL, default nats://127.0.0.1:4222.
-	NATSURL string
+	NATSURL string `env:"SUNDIAL_NATS_URL"`
 	// StreamReplicas is how many servers of a JetStream cluster keep each
 	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
 	// most 5; every service must be given the same value:
 	// docs/operations.md, "Streams and consumers").
-	StreamReplicas int
+	StreamReplicas int `env:"SUNDIAL_STREAM_REPLICAS"`
 	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
-	LogLevel string
+	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
 	// AdminAddr is the admin listener's address: /healthz, /readyz and
 	// /metrics (docs/observability.md). SUNDIAL_SCHEDULER_ADMIN_ADDR, default
 	// 127.0.0.1:9091, this machine only: an operator exposes it, e.g. :9091 in
 	// a pod; port 0 picks a free one (App.AdminAddr).
-	AdminAddr string
+	AdminAddr string `env:"SUNDIAL_SCHEDULER_ADMIN_ADDR"`
 	// PollInterval is the wait between safety polls (claims of everything
 	// due) when the last one did not fill its batch (a full batch is
 	// followed at once by another claim). With the prefetch window on, it
 	// only covers lost notifications and bursts beyond the prefetch limit;
 	// with it off it bounds the lateness. SUNDIAL_SCHEDULER_POLL_INTERVAL,
 	// default 1s.
-	PollInterval time.Duration
+	PollInterval time.Duration `env:"SUNDIAL_SCHEDULER_POLL_INTERVAL"`
 	// PrefetchWindow is how far ahead the scheduler loads due hooks into
 	// memory to claim each just in time; 0 turns just-in-time claiming off
 	// (polling only). SUNDIAL_SCHEDULER_PREFETCH, default 5s.
-	PrefetchWindow time.Duration
+	PrefetchWindow time.Duration `env:"SUNDIAL_SCHEDULER_PREFETCH"`
 	// PrefetchInterval is the interval between prefetch reads; hooks that
 	// become near-due between them are added by notification.
 	// SUNDIAL_SCHEDULER_PREFETCH_INTERVAL, default 1s; at most the window.
-	PrefetchInterval time.Duration
+	PrefetchInterval time.Duration `env:"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL"`
 	// ClaimConcurrency bounds the just-in-time claims in flight at once
 	// (each on its own pool connection), 1 to 64, so that a hook due while a
 	// claim runs does not wait for it. SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY,
 	// default 4.
-	ClaimConcurrency int
+	ClaimConcurrency int `env:"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY"`
 	// ClaimAhead is how long before a hook is due its just-in-time claim
 	// may run; the DueHook is held in the scheduler and published once the
 	// hook is due by the database clock, so the claim's commit is not part
@@ -70,40 +70,40 @@ type Config struct {
 	// due instant may be delivered all the same. 0 to 2s, and below
 	// SUNDIAL_SCHEDULER_PREFETCH. SUNDIAL_SCHEDULER_CLAIM_AHEAD, default
 	// 200ms.
-	ClaimAhead time.Duration
+	ClaimAhead time.Duration `env:"SUNDIAL_SCHEDULER_CLAIM_AHEAD"`
 	// ClaimBatchSize bounds the hooks one claim takes, 1 to 10000.
 	// SUNDIAL_SCHEDULER_BATCH_SIZE, default 500.
-	ClaimBatchSize int
+	ClaimBatchSize int `env:"SUNDIAL_SCHEDULER_BATCH_SIZE"`
 	// LeaseDuration is how long a claimed hook waits for its result before
 	// it is due again and re-driven under a new lease. At least 1s; in
 	// production it must exceed the 10 s delivery limit (DeliveryTimeout)
 	// with room for queueing, or hooks still being delivered are delivered
 	// twice. Tests may use 1-3s. SUNDIAL_LEASE_DURATION, default 30s.
-	LeaseDuration time.Duration
+	LeaseDuration time.Duration `env:"SUNDIAL_LEASE_DURATION"`
 	// MaxRedrives is how many times one attempt is handed out again after
 	// its lease expired with no result (a lost message, a crashed
 	// dispatcher). The claim after that records the attempt as failed, so a
 	// hook whose delivery crashes every dispatcher ends under its retry
 	// policy instead of looping. SUNDIAL_SCHEDULER_MAX_REDRIVES, default 5.
-	MaxRedrives int
+	MaxRedrives int `env:"SUNDIAL_SCHEDULER_MAX_REDRIVES"`
 	// MaxInFlight bounds the hooks claimed and not yet settled (messages
 	// waiting in the due and results queues, across all schedulers): at the
 	// bound, claiming pauses until dispatchers and result application catch
 	// up, so no lease expires while its hook waits in a queue (which would
 	// deliver it twice). Keep it below what the deployment delivers in a
 	// lease. 0 means no bound. SUNDIAL_SCHEDULER_MAX_IN_FLIGHT, default 10000.
-	MaxInFlight int
+	MaxInFlight int `env:"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT"`
 	// ResultConcurrency bounds the attempt results being applied at once
 	// (and the results the consumer holds unacknowledged, its
 	// MaxAckPending). Results are applied in batches, so it must leave room
 	// for several batches to fill. SUNDIAL_SCHEDULER_RESULT_CONCURRENCY,
 	// default 1024, 1 to 10000.
-	ResultConcurrency int
+	ResultConcurrency int `env:"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY"`
 	// ResultBatch bounds the attempt results applied in one transaction;
 	// at most ResultConcurrency takes effect (no more results are held at
 	// once). 1 applies each result on its own.
 	// SUNDIAL_SCHEDULER_RESULT_BATCH, default 500, 1 to 10000.
-	ResultBatch int
+	ResultBatch int `env:"SUNDIAL_SCHEDULER_RESULT_BATCH"`
 	// ResultLinger is how long a batch of results waits, after its first
 	// result, for more before it is applied; 0 applies what is waiting at
 	// once. Under load batches fill before it passes; it adds at most this
@@ -115,45 +115,45 @@ type Config struct {
 	// made them a large share of its processor time per hook
 	// (docs/benchmarks.md, "Results in batches").
 	// SUNDIAL_SCHEDULER_RESULT_LINGER, default 20ms, 0 to 1s.
-	ResultLinger time.Duration
+	ResultLinger time.Duration `env:"SUNDIAL_SCHEDULER_RESULT_LINGER"`
 	// AsyncSweepInterval is how often the scheduler looks for async waits
 	// that have ended (a 202 answer neither acked nor nacked within its
 	// timeout) to apply them as failed attempts. Acks and nacks wake the
 	// scheduler at once (NOTIFY sundial_async); this is the fallback for a
 	// notification that was lost. SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL,
 	// default 1s.
-	AsyncSweepInterval time.Duration
+	AsyncSweepInterval time.Duration `env:"SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL"`
 	// SequenceInterval is how often the scheduler looks for sequences
 	// whose next slot is due, trigger requests to run, and sequence steps
 	// whose hook was cancelled (package sequencer); a scan that finds more
 	// than a few batches' worth goes on at once. It is how late a slot's
 	// run can start. SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL, default 1s, 10ms
 	// to 1m.
-	SequenceInterval time.Duration
+	SequenceInterval time.Duration `env:"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL"`
 	// DatabaseMaxConns bounds the PostgreSQL pool. SUNDIAL_DATABASE_MAX_CONNS, default 16.
-	DatabaseMaxConns int
+	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
 	// ShutdownTimeout bounds how long Run waits, once stopped, for results
 	// being applied; after it their messages are handed back to NATS.
 	// SUNDIAL_SHUTDOWN_TIMEOUT, default 15s.
-	ShutdownTimeout time.Duration
+	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
 	// BreakerFailures is how many failures in a row (no answer, 429, 5xx)
 	// open an endpoint's circuit breaker, once they span BreakerSpan
 	// (docs/security.md, "Circuit breaker and Retry-After").
 	// SUNDIAL_SCHEDULER_BREAKER_FAILURES, default 10.
-	BreakerFailures int
+	BreakerFailures int `env:"SUNDIAL_SCHEDULER_BREAKER_FAILURES"`
 	// BreakerSpan is how long a run of failures must last to open the
 	// breaker. SUNDIAL_SCHEDULER_BREAKER_SPAN, default 3s.
-	BreakerSpan time.Duration
+	BreakerSpan time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_SPAN"`
 	// BreakerCooldown is the first pause of an opened breaker; each failed
 	// probe doubles it up to BreakerMaxCooldown.
 	// SUNDIAL_SCHEDULER_BREAKER_COOLDOWN, default 30s;
 	// SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN, default 10m.
-	BreakerCooldown    time.Duration
-	BreakerMaxCooldown time.Duration
+	BreakerCooldown    time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_COOLDOWN"`
+	BreakerMaxCooldown time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN"`
 	// RetentionInterval is the wait between the retention cleaner's passes
 	// (package retention; docs/operations.md, "Retention"); 0 turns the
 	// cleaner off. SUNDIAL_SCHEDULER_RETENTION_INTERVAL, default 1m.
-	RetentionInterval time.Duration
+	RetentionInterval time.Duration `env:"SUNDIAL_SCHEDULER_RETENTION_INTERVAL"`
 	// RetentionBatch bounds the hooks one delete (one transaction) takes,
 	// 1 to 10000, and RetentionMaxBatches the deletes of one pass, 1 to
 	// 1000; RetentionPause, 0 to 10s, separates two deletes, and a pass
@@ -161,9 +161,9 @@ type Config struct {
 	// SUNDIAL_SCHEDULER_RETENTION_BATCH, default 1000;
 	// SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES, default 10;
 	// SUNDIAL_SCHEDULER_RETENTION_PAUSE, default 100ms.
-	RetentionBatch      int
-	RetentionMaxBatches int
-	RetentionPause      time.Duration
+	RetentionBatch      int           `env:"SUNDIAL_SCHEDULER_RETENTION_BATCH"`
+	RetentionMaxBatches int           `env:"SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES"`
+	RetentionPause      time.Duration `env:"SUNDIAL_SCHEDULER_RETENTION_PAUSE"`
 }
 
 // Defaults.
@@ -207,43 +207,48 @@ const (
 	MaxSequenceInterval  = time.Minute
 )
 
+// defaultConfig is the Config with no variable set.
+func defaultConfig() Config {
+	return Config{
+		DatabaseURL:        DefaultDatabaseURL,
+		NATSURL:            DefaultNATSURL,
+		StreamReplicas:     event.DefaultReplicas,
+		LogLevel:           DefaultLogLevel,
+		AdminAddr:          DefaultAdminAddr,
+		PollInterval:       DefaultPollInterval,
+		PrefetchWindow:     DefaultPrefetchWindow,
+		PrefetchInterval:   DefaultPrefetchInterval,
+		ClaimBatchSize:     DefaultClaimBatchSize,
+		ClaimConcurrency:   DefaultClaimConcurrency,
+		ClaimAhead:         DefaultClaimAhead,
+		LeaseDuration:      DefaultLeaseDuration,
+		MaxRedrives:        DefaultMaxRedrives,
+		MaxInFlight:        DefaultMaxInFlight,
+		ResultConcurrency:  DefaultResultConcurrency,
+		ResultBatch:        DefaultResultBatch,
+		ResultLinger:       DefaultResultLinger,
+		AsyncSweepInterval: DefaultAsyncSweepInterval,
+		SequenceInterval:   DefaultSequenceInterval,
+		DatabaseMaxConns:   DefaultDatabaseMaxConns,
+		ShutdownTimeout:    DefaultShutdownTimeout,
+		BreakerFailures:    DefaultBreakerFailures,
+		BreakerSpan:        DefaultBreakerSpan,
+		BreakerCooldown:    DefaultBreakerCooldown,
+		BreakerMaxCooldown: DefaultBreakerMaxCooldown,
+
+		RetentionInterval:   DefaultRetentionInterval,
+		RetentionBatch:      DefaultRetentionBatch,
+		RetentionMaxBatches: DefaultRetentionMaxBatches,
+		RetentionPause:      DefaultRetentionPause,
+	}
+}
+
 // ConfigFromEnv reads the Config from the environment (lookup; nil means
 // the process environment) and returns every parse and validation error.
 func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
-	r := envconf.New(lookup)
-	cfg := Config{
-		DatabaseURL:        r.String("SUNDIAL_DATABASE_URL", DefaultDatabaseURL),
-		NATSURL:            r.String("SUNDIAL_NATS_URL", DefaultNATSURL),
-		StreamReplicas:     r.Int(event.ReplicasEnv, event.DefaultReplicas),
-		LogLevel:           r.String("SUNDIAL_LOG_LEVEL", DefaultLogLevel),
-		AdminAddr:          r.String("SUNDIAL_SCHEDULER_ADMIN_ADDR", DefaultAdminAddr),
-		PollInterval:       r.Duration("SUNDIAL_SCHEDULER_POLL_INTERVAL", DefaultPollInterval),
-		PrefetchWindow:     r.Duration("SUNDIAL_SCHEDULER_PREFETCH", DefaultPrefetchWindow),
-		PrefetchInterval:   r.Duration("SUNDIAL_SCHEDULER_PREFETCH_INTERVAL", DefaultPrefetchInterval),
-		ClaimBatchSize:     r.Int("SUNDIAL_SCHEDULER_BATCH_SIZE", DefaultClaimBatchSize),
-		ClaimConcurrency:   r.Int("SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY", DefaultClaimConcurrency),
-		ClaimAhead:         r.Duration("SUNDIAL_SCHEDULER_CLAIM_AHEAD", DefaultClaimAhead),
-		LeaseDuration:      r.Duration("SUNDIAL_LEASE_DURATION", DefaultLeaseDuration),
-		MaxRedrives:        r.Int("SUNDIAL_SCHEDULER_MAX_REDRIVES", DefaultMaxRedrives),
-		MaxInFlight:        r.Int("SUNDIAL_SCHEDULER_MAX_IN_FLIGHT", DefaultMaxInFlight),
-		ResultConcurrency:  r.Int("SUNDIAL_SCHEDULER_RESULT_CONCURRENCY", DefaultResultConcurrency),
-		ResultBatch:        r.Int("SUNDIAL_SCHEDULER_RESULT_BATCH", DefaultResultBatch),
-		ResultLinger:       r.Duration("SUNDIAL_SCHEDULER_RESULT_LINGER", DefaultResultLinger),
-		AsyncSweepInterval: r.Duration("SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL", DefaultAsyncSweepInterval),
-		SequenceInterval:   r.Duration("SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL", DefaultSequenceInterval),
-		DatabaseMaxConns:   r.Int("SUNDIAL_DATABASE_MAX_CONNS", DefaultDatabaseMaxConns),
-		ShutdownTimeout:    r.Duration("SUNDIAL_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
-		BreakerFailures:    r.Int("SUNDIAL_SCHEDULER_BREAKER_FAILURES", DefaultBreakerFailures),
-		BreakerSpan:        r.Duration("SUNDIAL_SCHEDULER_BREAKER_SPAN", DefaultBreakerSpan),
-		BreakerCooldown:    r.Duration("SUNDIAL_SCHEDULER_BREAKER_COOLDOWN", DefaultBreakerCooldown),
-		BreakerMaxCooldown: r.Duration("SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN", DefaultBreakerMaxCooldown),
-
-		RetentionInterval:   r.Duration("SUNDIAL_SCHEDULER_RETENTION_INTERVAL", DefaultRetentionInterval),
-		RetentionBatch:      r.Int("SUNDIAL_SCHEDULER_RETENTION_BATCH", DefaultRetentionBatch),
-		RetentionMaxBatches: r.Int("SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES", DefaultRetentionMaxBatches),
-		RetentionPause:      r.Duration("SUNDIAL_SCHEDULER_RETENTION_PAUSE", DefaultRetentionPause),
-	}
-	return cfg, errors.Join(r.Err(), cfg.Validate())
+	cfg := defaultConfig()
+	err := envconf.Load(lookup, &cfg)
+	return cfg, errors.Join(err, cfg.Validate())
 }
 
 // Validate reports every value the scheduler cannot run with, naming the
