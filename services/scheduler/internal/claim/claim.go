@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -59,8 +60,8 @@ const (
 // process or many, may share a database: SKIP LOCKED keeps them apart.
 type Claimer struct {
 	// db is what queries runs on; a just-in-time claim runs on it through
-	// a rowClock (rowclock.go).
-	db      store.DBTX
+	// a rowClock (rowclock.go), a poll in a transaction of its own.
+	db      DB
 	queries *store.Queries
 	js      jetstream.JetStream
 	pub     *bus.Publisher
@@ -76,9 +77,16 @@ type Claimer struct {
 	streamsLost atomic.Bool
 }
 
+// DB is the database as a Claimer uses it: statements, and transactions
+// for the poll (a *pgxpool.Pool).
+type DB interface {
+	store.DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
 // New returns a Claimer that reads and writes hooks through db and
 // publishes on js.
-func New(db store.DBTX, js jetstream.JetStream, cfg Config, log *slog.Logger) (*Claimer, error) {
+func New(db DB, js jetstream.JetStream, cfg Config, log *slog.Logger) (*Claimer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("claimer: %w", err)
 	}
@@ -184,13 +192,10 @@ func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 		return 0, false, errBackpressure
 	}
 	start := time.Now()
-	rows, err := c.queries.ClaimHooks(ctx, store.ClaimHooksParams{
-		LeaseSeconds: c.cfg.Lease.Seconds(),
-		BatchSize:    int32(batch),
-	})
+	rows, err := c.pollClaim(ctx, batch)
 	if err != nil {
 		c.release(batch)
-		return 0, false, fmt.Errorf("claim due hooks: %w", err)
+		return 0, false, err
 	}
 	full = len(rows) == batch
 	rows, _ = c.leaveOutDeferred(ctx, rows)
@@ -198,6 +203,33 @@ func (c *Claimer) claimOnce(ctx context.Context) (n int, full bool, err error) {
 	// The poll claims only hooks already due: none is held.
 	c.publish(ctx, rows, answerClock(rows, nil, time.Now()), start, viaPoll)
 	return len(rows), full, nil
+}
+
+// pollClaim claims up to batch hooks already due, soonest first: one
+// transaction locks them (LockDueHooks) and claims them by id, the
+// statement the just-in-time claim runs too.
+func (c *Claimer) pollClaim(ctx context.Context, batch int) (rows []store.ClaimHooksRow, err error) {
+	tx, err := c.db.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("claim due hooks: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	q := store.New(tx)
+	ids, err := q.LockDueHooks(ctx, int32(batch))
+	if err != nil {
+		return nil, fmt.Errorf("claim due hooks: %w", err)
+	}
+	if rows, err = c.claimByID(ctx, q, ids, 0); err != nil {
+		return nil, err
+	}
+	if err = tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("claim due hooks: commit: %w", err)
+	}
+	return rows, nil
 }
 
 // reserve takes room for up to a batch of hooks under MaxInFlight
@@ -243,7 +275,6 @@ func (c *Claimer) warmClaim(ctx context.Context, db store.DBTX, ahead time.Durat
 // under a lease.
 func (c *Claimer) claimByID(ctx context.Context, q *store.Queries, ids []uuid.UUID, ahead time.Duration) ([]store.ClaimHooksRow, error) {
 	rows, err := q.ClaimHooks(ctx, store.ClaimHooksParams{
-		ByID:         true,
 		LeaseSeconds: c.cfg.Lease.Seconds(),
 		AheadSeconds: ahead.Seconds(),
 		Ids:          ids,

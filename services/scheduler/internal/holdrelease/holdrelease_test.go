@@ -57,7 +57,9 @@ func (b bundle) held(t *testing.T, n int) []storetest.Hook {
 		hooks = append(hooks, fixture.Insert(t, b.tq, fixture.Hook{ProjectID: b.project, Domain: domain,
 			DueIn: -time.Duration(i+1) * time.Second}))
 	}
-	rows, err := b.q.ClaimHooks(context.Background(), store.ClaimHooksParams{LeaseSeconds: 30, BatchSize: int32(n)})
+	ids, err := b.q.LockDueHooks(context.Background(), int32(n))
+	require.NoError(t, err)
+	rows, err := b.q.ClaimHooks(context.Background(), store.ClaimHooksParams{LeaseSeconds: 30, Ids: ids})
 	require.NoError(t, err)
 	require.Len(t, rows, n)
 	for _, r := range rows {

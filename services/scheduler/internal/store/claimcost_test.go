@@ -58,16 +58,16 @@ func setupCost(t *testing.T) costBundle {
 	return costBundle{pool: pool, q: New(pool), tq: tq, project: project}
 }
 
-func TestClaimHooksCostIsLinearInTheHooksClaimed(t *testing.T) {
+func TestThePollsLockCostIsLinearInTheHooksLocked(t *testing.T) {
 	t.Parallel()
 	b := setupCost(t)
-	rows, buffers := pgtest.Explain(t, b.pool, claimHooks, 30.0, false, int32(500), []uuid.UUID(nil), 0.0)
+	rows, buffers := pgtest.Explain(t, b.pool, lockDueHooks, int32(500))
 	require.EqualValues(t, 500, rows)
-	t.Logf("%.1f buffers per claimed hook", buffers/rows)
-	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+	t.Logf("%.1f buffers per locked hook", buffers/rows)
+	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per locked hook")
 }
 
-func TestClaimHooksByIDCostIsLinearInTheHooksClaimed(t *testing.T) {
+func TestTheClaimsCostIsLinearInTheHooksClaimed(t *testing.T) {
 	t.Parallel()
 	b := setupCost(t)
 	due, err := b.q.PrefetchDueHooks(context.Background(), PrefetchDueHooksParams{WindowSeconds: 1, MaxHooks: 2000})
@@ -77,7 +77,7 @@ func TestClaimHooksByIDCostIsLinearInTheHooksClaimed(t *testing.T) {
 	for i := 0; i < len(due); i += 4 {
 		ids = append(ids, due[i].ID)
 	}
-	rows, buffers := pgtest.Explain(t, b.pool, claimHooks, 30.0, true, int32(0), ids, 1.0)
+	rows, buffers := pgtest.Explain(t, b.pool, claimHooks, 30.0, ids, 1.0)
 	require.EqualValues(t, 500, rows)
 	t.Logf("%.1f buffers per claimed hook", buffers/rows)
 	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
@@ -95,18 +95,13 @@ func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
 			require.NoError(t, b.tq.UpsertPresenceForTest(context.Background(), storetest.UpsertPresenceForTestParams{
 				ProjectID: b.project, GatewayID: "gw-1", Connected: connected, ResumeInSeconds: 900,
 			}))
-			rows, buffers := pgtest.Explain(t, b.pool, claimHooks, 30.0, false, int32(500), []uuid.UUID(nil), 0.0)
-			require.EqualValues(t, 500, rows)
-			t.Logf("%.1f buffers per claimed hook", buffers/rows)
-			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
-
 			due, err := b.q.PrefetchDueHooks(context.Background(), PrefetchDueHooksParams{WindowSeconds: 1, MaxHooks: 2000})
 			require.NoError(t, err)
 			ids := make([]uuid.UUID, 0, 500)
 			for i := 0; i < len(due); i += 4 {
 				ids = append(ids, due[i].ID)
 			}
-			rows, buffers = pgtest.Explain(t, b.pool, claimHooks, 30.0, true, int32(0), ids, 1.0)
+			rows, buffers := pgtest.Explain(t, b.pool, claimHooks, 30.0, ids, 1.0)
 			require.EqualValues(t, 500, rows)
 			t.Logf("%.1f buffers per claimed hook", buffers/rows)
 			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")

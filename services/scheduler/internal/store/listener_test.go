@@ -52,14 +52,14 @@ func (b listenBundle) hook(t *testing.T, dueIn time.Duration) storetest.Hook {
 
 func (b listenBundle) claim(t *testing.T, batch int) []ClaimHooksRow {
 	t.Helper()
-	rows, err := b.q.ClaimHooks(context.Background(), ClaimHooksParams{LeaseSeconds: 30, BatchSize: int32(batch)})
+	ids, err := b.q.LockDueHooks(context.Background(), int32(batch))
 	require.NoError(t, err)
-	return rows
+	return b.claimByID(t, ids...)
 }
 
 func (b listenBundle) claimByID(t *testing.T, ids ...uuid.UUID) []ClaimHooksRow {
 	t.Helper()
-	rows, err := b.q.ClaimHooks(context.Background(), ClaimHooksParams{ByID: true, LeaseSeconds: 30, Ids: ids})
+	rows, err := b.q.ClaimHooks(context.Background(), ClaimHooksParams{LeaseSeconds: 30, Ids: ids})
 	require.NoError(t, err)
 	return rows
 }

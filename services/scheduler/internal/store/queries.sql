@@ -1,34 +1,45 @@
+-- name: PrefetchDueHooks :many
+-- The hooks due within the next window_seconds by the database clock (an
+-- indexed range read of hooks_due_idx, ids and times only), soonest first,
+-- with the database's now so the caller can learn its clock offset.
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+FROM hooks AS d
+WHERE d.status IN ('pending', 'retry')
+  AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8)
+ORDER BY d.run_at
+LIMIT sqlc.arg(max_hooks)::integer;
+
+-- name: LockDueHooks :many
+-- The poll's choice: up to batch_size hooks due by the database clock (new,
+-- retrying, or with an expired lease), soonest first, locked until the
+-- transaction ends; ClaimHooks then claims them in the same transaction.
+-- SKIP LOCKED lets several schedulers poll at once without waiting for or
+-- taking each other's rows.
+SELECT d.id
+FROM hooks AS d
+WHERE d.status IN ('pending', 'retry') AND d.run_at <= now()
+ORDER BY d.run_at
+LIMIT sqlc.arg(batch_size)::integer
+FOR UPDATE SKIP LOCKED;
+
 -- name: ClaimHooks :many
--- Claims hooks under a fresh lease, counting re-drives (see migration
--- 00008), chosen one of two ways, by_id says which:
---   polled: up to batch_size hooks due by the database clock (new, retrying,
---     or with an expired lease), soonest first;
---   by id: those of ids due within ahead_seconds by the database clock: the
---     just-in-time claim of hooks the scheduler holds in memory, ahead of
---     their due instant so that the claim's commit is off the delivery's
---     critical path (the caller holds each DueHook until its due_at by the
---     same clock). A hook deleted, finished, rescheduled or claimed by
---     another scheduler meanwhile is skipped.
--- The way not taken has a condition on parameters alone, which PostgreSQL
--- checks once (a one-time filter) without reading its rows. SKIP LOCKED lets
--- several schedulers claim at once without waiting for or double-claiming
--- each other's rows; run_at moves to the lease expiry, so the row is due
--- again only if its result never comes. updated_at is left alone: it is the
--- hook's user-visible update time.
-WITH polled AS (
+-- Claims those of ids due within ahead_seconds by the database clock under
+-- a fresh lease, counting re-drives (see migration 00008): the hooks the
+-- poll locked (LockDueHooks, ahead 0), or the just-in-time claim of hooks
+-- the scheduler holds in memory, ahead of their due instant so that the
+-- claim's commit is off the delivery's critical path (the caller holds each
+-- DueHook until its due_at by the same clock). A hook deleted, finished,
+-- rescheduled or claimed by another scheduler meanwhile is skipped: SKIP
+-- LOCKED lets several schedulers claim at once without waiting for or
+-- double-claiming each other's rows. run_at moves to the lease expiry, so
+-- the row is due again only if its result never comes. updated_at is left
+-- alone: it is the hook's user-visible update time. One statement for both,
+-- chosen by ids alone: its plan is the same at every call, so PostgreSQL
+-- keeps one generic plan instead of planning each claim.
+WITH due AS (
     SELECT d.id, d.run_at, d.project_id, d.domain
     FROM hooks AS d
-    WHERE NOT sqlc.arg(by_id)::boolean
-      AND d.status IN ('pending', 'retry') AND d.run_at <= now()
-    ORDER BY d.run_at
-    LIMIT sqlc.arg(batch_size)::integer
-    FOR UPDATE SKIP LOCKED
-),
-by_id AS (
-    SELECT d.id, d.run_at, d.project_id, d.domain
-    FROM hooks AS d
-    WHERE sqlc.arg(by_id)::boolean
-      AND d.id = ANY(sqlc.arg(ids)::uuid[])
+    WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
       -- Unfinished, said as run_at IS NOT NULL (the same thing by the
       -- table's check) rather than by status, so that hooks_due_idx cannot
       -- serve this lookup by id: with statistics taken while a burst was
@@ -37,11 +48,6 @@ by_id AS (
       AND d.run_at IS NOT NULL
       AND d.run_at <= now() + make_interval(secs => sqlc.arg(ahead_seconds)::float8)
     FOR UPDATE SKIP LOCKED
-),
-due AS (
-    SELECT * FROM polled
-    UNION ALL
-    SELECT * FROM by_id
 ),
 -- Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
 -- Retry-After"): probe takes, for each paused unit whose pause has ended,
@@ -161,17 +167,6 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
     -- Leased for the project's listener (DueHook.listener).
     (held.until IS NULL AND COALESCE(routed.listening, false))::boolean AS listener;
 
--- name: PrefetchDueHooks :many
--- The hooks due within the next window_seconds by the database clock (an
--- indexed range read of hooks_due_idx, ids and times only), soonest first,
--- with the database's now so the caller can learn its clock offset.
-SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
-FROM hooks AS d
-WHERE d.status IN ('pending', 'retry')
-  AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8)
-ORDER BY d.run_at
-LIMIT sqlc.arg(max_hooks)::integer;
-
 -- name: WaitingHooks :many
 -- Of the given ids, those still waiting to be claimed within the next
 -- window_seconds by the database clock: a just-in-time claim that came too
@@ -181,7 +176,7 @@ SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
 FROM hooks AS d
 WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
   -- Unfinished, by run_at rather than status, for the reason
-  -- ClaimHooks gives its by-id claim: looked up by primary key, never by hooks_due_idx.
+  -- ClaimHooks gives: looked up by primary key, never by hooks_due_idx.
   AND d.run_at IS NOT NULL
   AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8);
 

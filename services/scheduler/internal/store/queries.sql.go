@@ -14,33 +14,18 @@ import (
 )
 
 const claimHooks = `-- name: ClaimHooks :many
-WITH polled AS (
+WITH due AS (
     SELECT d.id, d.run_at, d.project_id, d.domain
     FROM hooks AS d
-    WHERE NOT $2::boolean
-      AND d.status IN ('pending', 'retry') AND d.run_at <= now()
-    ORDER BY d.run_at
-    LIMIT $3::integer
-    FOR UPDATE SKIP LOCKED
-),
-by_id AS (
-    SELECT d.id, d.run_at, d.project_id, d.domain
-    FROM hooks AS d
-    WHERE $2::boolean
-      AND d.id = ANY($4::uuid[])
+    WHERE d.id = ANY($2::uuid[])
       -- Unfinished, said as run_at IS NOT NULL (the same thing by the
       -- table's check) rather than by status, so that hooks_due_idx cannot
       -- serve this lookup by id: with statistics taken while a burst was
       -- still ahead, the planner was seen reading the whole partial index
       -- (every due hook) for each call instead of the primary key.
       AND d.run_at IS NOT NULL
-      AND d.run_at <= now() + make_interval(secs => $5::float8)
+      AND d.run_at <= now() + make_interval(secs => $3::float8)
     FOR UPDATE SKIP LOCKED
-),
-due AS (
-    SELECT id, run_at, project_id, domain FROM polled
-    UNION ALL
-    SELECT id, run_at, project_id, domain FROM by_id
 ),
 routed AS MATERIALIZED (
     SELECT pj.project_id, lp.listening,
@@ -127,8 +112,6 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
 
 type ClaimHooksParams struct {
 	LeaseSeconds float64
-	ByID         bool
-	BatchSize    int32
 	Ids          []uuid.UUID
 	AheadSeconds float64
 }
@@ -160,24 +143,19 @@ type ClaimHooksRow struct {
 	Listener           bool
 }
 
-// Claims hooks under a fresh lease, counting re-drives (see migration
-// 00008), chosen one of two ways, by_id says which:
-//
-//	polled: up to batch_size hooks due by the database clock (new, retrying,
-//	  or with an expired lease), soonest first;
-//	by id: those of ids due within ahead_seconds by the database clock: the
-//	  just-in-time claim of hooks the scheduler holds in memory, ahead of
-//	  their due instant so that the claim's commit is off the delivery's
-//	  critical path (the caller holds each DueHook until its due_at by the
-//	  same clock). A hook deleted, finished, rescheduled or claimed by
-//	  another scheduler meanwhile is skipped.
-//
-// The way not taken has a condition on parameters alone, which PostgreSQL
-// checks once (a one-time filter) without reading its rows. SKIP LOCKED lets
-// several schedulers claim at once without waiting for or double-claiming
-// each other's rows; run_at moves to the lease expiry, so the row is due
-// again only if its result never comes. updated_at is left alone: it is the
-// hook's user-visible update time.
+// Claims those of ids due within ahead_seconds by the database clock under
+// a fresh lease, counting re-drives (see migration 00008): the hooks the
+// poll locked (LockDueHooks, ahead 0), or the just-in-time claim of hooks
+// the scheduler holds in memory, ahead of their due instant so that the
+// claim's commit is off the delivery's critical path (the caller holds each
+// DueHook until its due_at by the same clock). A hook deleted, finished,
+// rescheduled or claimed by another scheduler meanwhile is skipped: SKIP
+// LOCKED lets several schedulers claim at once without waiting for or
+// double-claiming each other's rows. run_at moves to the lease expiry, so
+// the row is due again only if its result never comes. updated_at is left
+// alone: it is the hook's user-visible update time. One statement for both,
+// chosen by ids alone: its plan is the same at every call, so PostgreSQL
+// keeps one generic plan instead of planning each claim.
 // Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
 // Retry-After"): probe takes, for each paused unit whose pause has ended,
 // its first due hook as the probe and moves the pause to the probe's lease
@@ -215,13 +193,7 @@ type ClaimHooksRow struct {
 // holds it (then held_due_at keeps its due time; a breaker's hold leaves
 // held_due_at as it was). The two never meet: paused leaves routed out.
 func (q *Queries) ClaimHooks(ctx context.Context, arg ClaimHooksParams) ([]ClaimHooksRow, error) {
-	rows, err := q.db.Query(ctx, claimHooks,
-		arg.LeaseSeconds,
-		arg.ByID,
-		arg.BatchSize,
-		arg.Ids,
-		arg.AheadSeconds,
-	)
+	rows, err := q.db.Query(ctx, claimHooks, arg.LeaseSeconds, arg.Ids, arg.AheadSeconds)
 	if err != nil {
 		return nil, err
 	}
@@ -275,6 +247,40 @@ func (q *Queries) ListenDue(ctx context.Context) error {
 	return err
 }
 
+const lockDueHooks = `-- name: LockDueHooks :many
+SELECT d.id
+FROM hooks AS d
+WHERE d.status IN ('pending', 'retry') AND d.run_at <= now()
+ORDER BY d.run_at
+LIMIT $1::integer
+FOR UPDATE SKIP LOCKED
+`
+
+// The poll's choice: up to batch_size hooks due by the database clock (new,
+// retrying, or with an expired lease), soonest first, locked until the
+// transaction ends; ClaimHooks then claims them in the same transaction.
+// SKIP LOCKED lets several schedulers poll at once without waiting for or
+// taking each other's rows.
+func (q *Queries) LockDueHooks(ctx context.Context, batchSize int32) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, lockDueHooks, batchSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const prefetchDueHooks = `-- name: PrefetchDueHooks :many
 SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
 FROM hooks AS d
@@ -323,7 +329,7 @@ SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
 FROM hooks AS d
 WHERE d.id = ANY($1::uuid[])
   -- Unfinished, by run_at rather than status, for the reason
-  -- ClaimHooks gives its by-id claim: looked up by primary key, never by hooks_due_idx.
+  -- ClaimHooks gives: looked up by primary key, never by hooks_due_idx.
   AND d.run_at IS NOT NULL
   AND d.run_at <= now() + make_interval(secs => $2::float8)
 `
