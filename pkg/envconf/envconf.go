@@ -76,52 +76,58 @@ func (r *Reader) List(name string) []string {
 	return out
 }
 
-// read sets *p, one of the types supported reports, from the variable when
-// it is set and not empty; a value that does not parse leaves *p as it was
-// and is recorded.
+// read sets *p from the variable when it is set and not empty; a value
+// that does not parse leaves *p as it was and is recorded. A *p of another
+// type than parser takes panics, set or not.
 func (r *Reader) read(name string, p any) {
-	v, ok := r.raw(name)
-	if !ok {
-		return
-	}
-	switch p := p.(type) {
-	case *string:
-		*p = v
-	case *int:
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			r.fail(name, v, "an integer")
-			return
-		}
-		*p = n
-	case *bool:
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			r.fail(name, v, "true or false")
-			return
-		}
-		*p = b
-	case *time.Duration:
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			r.fail(name, v, `a duration such as "500ms" or "30s"`)
-			return
-		}
-		*p = d
-	case *[]string:
-		*p = split(v)
-	default:
+	parse := parser(p)
+	if parse == nil {
 		panic(fmt.Sprintf("envconf: %s read into a %T", name, p))
+	}
+	if v, ok := r.raw(name); ok {
+		if want := parse(v); want != "" {
+			r.fail(name, v, want)
+		}
 	}
 }
 
-// supported reports whether read can set *p.
-func supported(p any) bool {
-	switch p.(type) {
-	case *string, *int, *bool, *time.Duration, *[]string:
-		return true
+// parser returns what sets *p from a value, returning what was wanted
+// when the value does not parse; nil for a type it cannot set.
+func parser(p any) func(v string) (want string) {
+	switch p := p.(type) {
+	case *string:
+		return func(v string) string { *p = v; return "" }
+	case *int:
+		return func(v string) string {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return "an integer"
+			}
+			*p = n
+			return ""
+		}
+	case *bool:
+		return func(v string) string {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return "true or false"
+			}
+			*p = b
+			return ""
+		}
+	case *time.Duration:
+		return func(v string) string {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return `a duration such as "500ms" or "30s"`
+			}
+			*p = d
+			return ""
+		}
+	case *[]string:
+		return func(v string) string { *p = split(v); return "" }
 	}
-	return false
+	return nil
 }
 
 // split cuts a comma-separated list, dropping empty items.
@@ -171,7 +177,7 @@ func (r *Reader) load(s reflect.Value) {
 		name, tagged := f.Tag.Lookup("env")
 		switch {
 		case tagged:
-			if !field.CanSet() || !supported(field.Addr().Interface()) {
+			if !field.CanSet() || parser(field.Addr().Interface()) == nil {
 				panic(fmt.Sprintf("envconf.Load: %s.%s (%s) is tagged env:%q: want an exported string, int, bool, time.Duration or []string",
 					s.Type(), f.Name, f.Type, name))
 			}

@@ -276,15 +276,8 @@ func lateness(arrivals []checker.Arrival, after ...time.Duration) ([]int, time.D
 // that there are at most bound.
 func requireDuplicatesFromKills(t *testing.T, r checker.Report, arrivals []checker.Arrival, kills []kill, bound int) {
 	t.Helper()
-	times := map[string][]time.Time{}
-	for _, a := range arrivals {
-		if r.Duplicates[a.ID] > 0 {
-			times[a.ID] = append(times[a.ID], a.At)
-		}
-	}
 	redriven := 0
-	for id, ts := range times {
-		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
+	for id, ts := range r.DuplicateArrivals(arrivals) {
 		straddles := slices.ContainsFunc(kills, func(k kill) bool {
 			return ts[0].Before(k.takenOver) && ts[len(ts)-1].After(k.at)
 		})

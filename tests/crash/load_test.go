@@ -1,7 +1,6 @@
 package crash
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -79,15 +78,8 @@ const stallThreshold = 500 * time.Millisecond
 // on. It logs what it counts.
 func stalledDuplicates(t *testing.T, r checker.Report, arrivals []checker.Arrival, stalls *stall.Watch) int {
 	t.Helper()
-	times := map[string][]time.Time{}
-	for _, a := range arrivals {
-		if r.Duplicates[a.ID] > 0 {
-			times[a.ID] = append(times[a.ID], a.At)
-		}
-	}
 	explained := 0
-	for _, ts := range times {
-		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
+	for _, ts := range r.DuplicateArrivals(arrivals) {
 		if len(ts) == 2 && len(stalls.Between(ts[0].Add(-event.DueAckWait), ts[1])) > 0 {
 			explained++
 		}

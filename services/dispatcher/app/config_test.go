@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"net/netip"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/event"
-	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/dispatcher/app"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
@@ -150,16 +147,5 @@ func TestValidate(t *testing.T) {
 		cfg := valid
 		breakIt(&cfg)
 		require.ErrorContains(t, cfg.Validate(), strings.Fields(name)[0], name)
-	}
-}
-
-// A struct tag cannot name a constant: these tags spell out the variables
-// the packages that own them name.
-func TestConfigTagsNameTheSharedVariables(t *testing.T) {
-	t.Parallel()
-	for field, name := range map[string]string{"StreamReplicas": event.ReplicasEnv, "SecretKeys": secretbox.EnvVar} {
-		f, ok := reflect.TypeFor[app.Config]().FieldByName(field)
-		require.True(t, ok, field)
-		require.Equal(t, name, f.Tag.Get("env"), field)
 	}
 }

@@ -2,15 +2,12 @@ package app_test
 
 import (
 	"net/netip"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/event"
-	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/services/notifier/app"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
@@ -166,16 +163,5 @@ func TestValidate(t *testing.T) {
 		"SUNDIAL_NOTIFIER_SMTP_PORT", "SUNDIAL_NOTIFIER_SMTP_TLS", "SUNDIAL_NOTIFIER_SMTP_PASSWORD", "SUNDIAL_NOTIFIER_SMTP_FROM",
 	} {
 		require.Contains(t, err.Error(), name)
-	}
-}
-
-// A struct tag cannot name a constant: these tags spell out the variables
-// the packages that own them name.
-func TestConfigTagsNameTheSharedVariables(t *testing.T) {
-	t.Parallel()
-	for field, name := range map[string]string{"StreamReplicas": event.ReplicasEnv, "SecretKeys": secretbox.EnvVar} {
-		f, ok := reflect.TypeFor[app.Config]().FieldByName(field)
-		require.True(t, ok, field)
-		require.Equal(t, name, f.Tag.Get("env"), field)
 	}
 }

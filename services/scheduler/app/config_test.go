@@ -1,14 +1,12 @@
 package app_test
 
 import (
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/pkg/envconf"
-	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/services/scheduler/app"
 )
 
@@ -195,15 +193,4 @@ func TestValidateBounds(t *testing.T) {
 	off := valid
 	off.PrefetchWindow, off.PrefetchInterval = 0, 0
 	require.NoError(t, off.Validate(), "a zero window turns just-in-time claiming off")
-}
-
-// A struct tag cannot name a constant: these tags spell out the variables
-// the packages that own them name.
-func TestConfigTagsNameTheSharedVariables(t *testing.T) {
-	t.Parallel()
-	for field, name := range map[string]string{"StreamReplicas": event.ReplicasEnv} {
-		f, ok := reflect.TypeFor[app.Config]().FieldByName(field)
-		require.True(t, ok, field)
-		require.Equal(t, name, f.Tag.Get("env"), field)
-	}
 }

@@ -62,6 +62,21 @@ func (r Report) TotalDuplicates() int {
 	return n
 }
 
+// DuplicateArrivals returns, for each id that arrived more than once, the
+// times of its arrivals in order.
+func (r Report) DuplicateArrivals(arrivals []Arrival) map[string][]time.Time {
+	times := map[string][]time.Time{}
+	for _, a := range arrivals {
+		if r.Duplicates[a.ID] > 0 {
+			times[a.ID] = append(times[a.ID], a.At)
+		}
+	}
+	for _, ts := range times {
+		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
+	}
+	return times
+}
+
 // Check compares accepted (hook id to the postAt the API answered with)
 // with the receiver's arrivals.
 //

@@ -3,6 +3,7 @@ package configdoc_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/sundial-run/sundial/deploy/local/internal/configdoc"
 	"github.com/sundial-run/sundial/pkg/envconf"
+	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
 	notifier "github.com/sundial-run/sundial/services/notifier/app"
@@ -197,4 +200,23 @@ func TestRowsReadsConfigurationTablesOnly(t *testing.T) {
 	require.Equal(t, "Y", got[2].Section)
 	_, _, err = got[2].Value()
 	require.Error(t, err, "a default in prose cannot be checked")
+}
+
+// A struct tag cannot name a constant: the Configs' tags spell out the
+// shared variables that the packages owning them name.
+func TestConfigTagsNameTheSharedVariables(t *testing.T) {
+	t.Parallel()
+	shared := map[string]string{"StreamReplicas": event.ReplicasEnv, "SecretKeys": secretbox.EnvVar}
+	for service, load := range services {
+		cfg, err := withExamples(load)(envconf.Map(nil))
+		require.NoError(t, err, service)
+		typ := reflect.TypeOf(cfg)
+		for field, name := range shared {
+			if f, ok := typ.FieldByName(field); ok {
+				require.Equal(t, name, f.Tag.Get("env"), "%s: %s", service, field)
+			}
+		}
+		_, ok := typ.FieldByName("StreamReplicas")
+		require.True(t, ok, "%s: every service reads %s", service, event.ReplicasEnv)
+	}
 }
