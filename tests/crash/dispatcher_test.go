@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/tests/internal/stall"
 )
 
 // TestDispatcherKilledMidDelivery kills the dispatcher with SIGKILL while
@@ -116,6 +118,7 @@ func TestDispatcherKilledInABurstHandsItsHooksOnWithinSeconds(t *testing.T) {
 		inFlight = 8
 	)
 	b := setup(t, options{hold: inFlight, lease: "30s"})
+	stalls := stall.Start(t, 100*time.Millisecond)
 	b.startScheduler(t, nil)
 	first := b.startDispatcher(t, inFlight)
 
@@ -154,6 +157,14 @@ func TestDispatcherKilledInABurstHandsItsHooksOnWithinSeconds(t *testing.T) {
 		seen[a.ID] = true
 		worst = max(worst, a.At.Sub(killed))
 	}
-	t.Logf("%d hooks, %d duplicates; the last first arrival %s after the kill", hooks, report.TotalDuplicates(), worst)
-	require.LessOrEqual(t, worst, 5*time.Second, "the killed dispatcher's hooks waited past 5 s")
+	// The 5 s are the machine's running time: the time it kept this
+	// process from running (other suites beside this one on two
+	// processors), which it kept from the new dispatcher too, is added.
+	var stalled time.Duration
+	for _, st := range stalls.Between(killed, killed.Add(worst)) {
+		stalled += st.Length
+	}
+	t.Logf("%d hooks, %d duplicates; the last first arrival %s after the kill, %s of it with the machine stalled",
+		hooks, report.TotalDuplicates(), worst, stalled)
+	require.LessOrEqual(t, worst, 5*time.Second+stalled, "the killed dispatcher's hooks waited past 5 s")
 }
