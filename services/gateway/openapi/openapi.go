@@ -52,20 +52,13 @@ var (
 	documents   = map[string][]byte{}
 )
 
-// parsed is the YAML document's tree, parsed once.
-var parsed = sync.OnceValues(func() (*yaml.Node, error) {
+// convert writes the document as JSON with headerPrefix. The YAML tree is
+// not kept: JSON caches what it makes, and the tree is several times the
+// document's size.
+func convert(headerPrefix string) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(YAML, &doc); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
-	}
-	return &doc, nil
-})
-
-// convert writes the document as JSON with headerPrefix.
-func convert(headerPrefix string) ([]byte, error) {
-	doc, err := parsed()
-	if err != nil {
-		return nil, err
 	}
 	c := converter{rename: func(key string) string {
 		if rest, ok := strings.CutPrefix(key, DefaultHeaderPrefix+"-"); ok && headerPrefix != DefaultHeaderPrefix {
@@ -74,7 +67,7 @@ func convert(headerPrefix string) ([]byte, error) {
 		return key
 	}}
 	var buf bytes.Buffer
-	if err := c.write(&buf, doc); err != nil {
+	if err := c.write(&buf, &doc); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
 	}
 	return buf.Bytes(), nil
