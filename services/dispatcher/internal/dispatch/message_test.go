@@ -165,14 +165,16 @@ func TestHandleDefersHooksWhileTheDeliveryPoolStaysBusy(t *testing.T) {
 	t.Cleanup(h.Close)
 	t.Cleanup(releaseSlow)
 
+	// One blocker at a time: each waits for the slot until the one before
+	// moves to the slow room (slowAfter), never the pool's bound.
 	blockers := 1 + dispatch.SlowRoom(1)
 	handled := make(chan error, blockers)
-	for range blockers {
+	for i := range blockers {
 		blocker := b.dueHook(t, fixture.Project{ActiveKey: "k"})
 		blocker.Url = slow.URL + "/slow"
 		go func() { handled <- b.handle(t, h, blocker) }()
+		slow.WaitFor(t, i+1)
 	}
-	slow.WaitFor(t, blockers)
 
 	hooks, d := b.batch(t, 3)
 	require.NoError(t, h.Handle(context.Background(), d))

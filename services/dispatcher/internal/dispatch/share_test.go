@@ -12,6 +12,7 @@ import (
 
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
+	"github.com/sundial-run/sundial/services/dispatcher/internal/hostlimit"
 )
 
 // TestASlowProjectLeavesAPlaceForTheOthers: one project's receiver holds
@@ -22,8 +23,12 @@ import (
 // alone takes, instead of waiting for the pool and being deferred in turn.
 func TestASlowProjectLeavesAPlaceForTheOthers(t *testing.T) {
 	t.Parallel()
-	const concurrency = 2
+	// One slot: its share (the slow room) stays under a new flow's host
+	// limit (hostlimit.DefaultInitial), so that the share, not the host,
+	// is what defers the slow project's other hooks.
+	const concurrency = 1
 	share := dispatch.ProjectShare(concurrency)
+	require.Less(t, share, hostlimit.DefaultInitial)
 	release := make(chan struct{})
 	var held atomic.Int32
 	b := setup(t, func(w http.ResponseWriter, r *http.Request) {

@@ -22,7 +22,7 @@ import (
 // flow's slow deliveries: nothing runs while no hook waits.
 //
 // Slow is slow beside the handler's other deliveries: a delivery may move
-// once it has held its slot slowAfter and slowFactor times the median of
+// once it has held its slot slowAfter and slowMedians times the median of
 // the recent answered exchanges (timeouts left out). When every delivery is slow (this machine
 // out of CPU, or every receiver slow) the median rises with them and
 // nothing moves, so the slow room never adds deliveries to a pool that
@@ -44,8 +44,15 @@ const (
 	// enough that the slots turn over at a few thousand deliveries a
 	// second when some receivers take seconds.
 	slowAfter = 250 * time.Millisecond
-	// slowFactor sizes the slow room, in multiples of Concurrency.
-	slowFactor = 4
+	// slowMedians is how many times the median answer a delivery holds its
+	// slot before it may move.
+	slowMedians = 4
+	// slowFactor sizes the slow room, in multiples of Concurrency. A slow
+	// delivery costs a goroutine and a connection; the room must hold what
+	// a domain's hanging paths keep open at a few thousand hooks a second:
+	// a path that answers after the delivery timeout holds each of its
+	// hooks for that long, and again on their retries.
+	slowFactor = 8
 )
 
 // slots are the handler's delivery slots and slow room. Guarded by mu:
@@ -196,7 +203,7 @@ func (s *slots) hold(project uuid.UUID) *deliverySlot {
 // slowIn is how long a delivery holds its slot before it may move; s.mu is
 // held.
 func (s *slots) slowIn() time.Duration {
-	return max(slowAfter, slowFactor*s.typical)
+	return max(slowAfter, slowMedians*s.typical)
 }
 
 // observe counts a delivery's exchange that ended with an answer in the

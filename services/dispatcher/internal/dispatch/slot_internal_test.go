@@ -163,7 +163,7 @@ func TestWhenEveryDeliveryIsSlowNoneMoves(t *testing.T) {
 		require.Nil(t, s.take(ctx, &slotWait{length: 3 * time.Second}, project), "3 s is not slow beside 2 s holds")
 		next := s.take(ctx, &wait, project)
 		require.NotNil(t, next)
-		require.Equal(t, slowFactor*2*time.Second, time.Since(start), "moved at slowFactor times the median hold")
+		require.Equal(t, slowMedians*2*time.Second, time.Since(start), "moved at slowMedians times the median hold")
 		held.free()
 		next.free()
 	})

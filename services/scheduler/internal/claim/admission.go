@@ -2,6 +2,7 @@ package claim
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -16,10 +17,19 @@ import (
 // slower than they arrive), the lease expires, the dispatcher skips the
 // stale DueHook or the hook is re-driven while its result is still queued,
 // and the hook is delivered twice with no fault at all. So the schedulers
-// claim only while the work in flight (messages in the due and results
-// work queues, which hold exactly the messages not yet acknowledged) is
-// below a bound: under overload hooks wait in PostgreSQL, where waiting
-// costs nothing, and are claimed a little late instead of twice.
+// claim only while the work waiting is below a bound: under overload hooks
+// wait in PostgreSQL, where waiting costs nothing, and are claimed a
+// little late instead of twice.
+//
+// The work waiting is the due messages no dispatcher has taken yet (the
+// dispatcher consumer's pending count) and the results not yet applied
+// (the results queue). A due message a dispatcher holds is not waiting:
+// each dispatcher takes only what its delivery slots can start at once
+// (bus.Consume), so what it holds is being delivered, and a message stays
+// unacknowledged until its slowest hook is answered. Counting those would
+// count a message of fifty hooks, one of them to a path that hangs for the
+// delivery timeout, as fifty hooks waiting for ten seconds, and a domain
+// with a few hanging paths would hold every claim back.
 
 // inFlightRefresh is how often the queues are measured; between two
 // measurements the claims made here are added to the last one, so a burst
@@ -101,31 +111,40 @@ func (a *admission) refresh(ctx context.Context) {
 	}
 }
 
-// measure counts the hooks in the due and results work queues: the due
-// queue's messages weighed by the hooks a DueHooks batch carries, the
-// results queue's as they are (a batch of results counts once, an
+// measure counts the hooks waiting: the due messages no dispatcher has
+// taken, weighed by the hooks a DueHooks batch carries, and the results
+// queue's messages as they are (a batch of results counts once, an
 // undercount; the due queue bounds the deliveries that produce them).
 func (a *admission) measure(ctx context.Context) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	due, err := a.queued(ctx, event.StreamDue)
+	due, err := a.untaken(ctx)
 	if err != nil {
 		return 0, err
 	}
-	results, err := a.queued(ctx, event.StreamResults)
+	results, err := a.js.Stream(ctx, event.StreamResults)
 	if err != nil {
 		return 0, err
 	}
-	return a.perDue.hooksIn(due) + results, nil
+	return a.perDue.hooksIn(due) + int(results.CachedInfo().State.Msgs), nil
 }
 
-// queued is the number of messages in a stream.
-func (a *admission) queued(ctx context.Context, stream string) (int, error) {
-	s, err := a.js.Stream(ctx, stream)
+// untaken is the number of due messages no dispatcher holds: the
+// dispatcher consumer's pending ones, or, before any dispatcher created
+// the consumer, the whole due queue.
+func (a *admission) untaken(ctx context.Context) (int, error) {
+	c, err := a.js.Consumer(ctx, event.StreamDue, event.ConsumerDispatcher)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		s, err := a.js.Stream(ctx, event.StreamDue)
+		if err != nil {
+			return 0, err
+		}
+		return int(s.CachedInfo().State.Msgs), nil
+	}
 	if err != nil {
 		return 0, err
 	}
-	return int(s.CachedInfo().State.Msgs), nil
+	return int(c.CachedInfo().NumPending), nil
 }
 
 // dueRatio follows how many hooks a message of the due queue carries, so

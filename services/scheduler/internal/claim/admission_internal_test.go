@@ -78,3 +78,38 @@ func TestAdmissionCountsTheHooksOfDueBatches(t *testing.T) {
 	require.Equal(t, 20, n, "two messages of the due queue carry 20 hooks")
 	require.Equal(t, 80, a.reserve(ctx, 100))
 }
+
+func TestAdmissionCountsOnlyTheDueMessagesNoDispatcherTook(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	js := withStreams(t)
+	a := &admission{js: js, limit: 100}
+	b := bus.DueBatch{Max: 10}
+	var msgs []bus.Message
+	for i := range 30 {
+		if b.Add(&eventv1.DueHook{HookId: fmt.Sprint("h", i), LeaseSeq: 1, Data: []byte(`{}`)}) {
+			msgs = append(msgs, b.Take())
+		}
+	}
+	require.Len(t, msgs, 3)
+	a.perDue.count(msgs)
+	_, err := bus.NewPublisher(js).PublishAll(ctx, msgs)
+	require.NoError(t, err)
+	c := event.DispatcherConsumer(1)
+	consumer, err := js.CreateOrUpdateConsumer(ctx, c.Stream, c.Config)
+	require.NoError(t, err)
+
+	// A dispatcher holds one message, unacknowledged while a slow hook
+	// of it is answered: its ten hooks are being delivered, not waiting.
+	batch, err := consumer.FetchNoWait(1)
+	require.NoError(t, err)
+	taken := 0
+	for range batch.Messages() {
+		taken++
+	}
+	require.Equal(t, 1, taken)
+
+	n, err := a.measure(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 20, n, "the two messages no dispatcher took carry 20 hooks")
+}
