@@ -24,7 +24,7 @@ UNIT_PACKAGES := $(addsuffix /...,$(addprefix ./,$(filter-out $(SYSTEM_MODULES),
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
 GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' ':(glob)services/*/internal/storetest/*.go' \
-	services/gateway/internal/api/gen ':(glob)tests/internal/dbdump/*.go'
+	services/gateway/internal/api/gen ':(glob)tests/internal/dbdump/*.go' README.md services/scheduler/README.md
 PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
 # The gateway's OpenAPI document, and the linter that checks it, at exact
 # versions: npx fetches them from the npm registry once, then from its cache.
@@ -42,7 +42,7 @@ WITHPG := $(BIN)/withpg
 GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi verify \
+.PHONY: help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
 	check-generated check-fmt check-comments vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
 	screenshots k8s k8s-check
 
@@ -123,7 +123,7 @@ bench-compare: withpg ## run the end-to-end benchmark on Sundial and the river b
 	go build -o $(BIN)/bench ./tests/bench/cmd/bench
 	BENCH_SYSTEMS=sundial,baseline $(WITHPG) $(WITHPG_FLAGS) -- $(BIN)/bench
 
-generate: generate-sqlc generate-proto generate-openapi ## regenerate sqlc, protobuf and OpenAPI code
+generate: generate-sqlc generate-proto generate-openapi generate-configdoc ## regenerate sqlc, protobuf and OpenAPI code, and the configuration tables
 
 # After a successful run, output whose .sql source is gone (renamed or
 # deleted) is removed, and copyfrom.go where no :copyfrom query is left, so
@@ -149,6 +149,12 @@ generate-proto: ## regenerate pkg/event/eventv1 from proto/
 generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI document
 	GOWORK=off go -C tools build -o $(BIN)/oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	cd $(OPENAPI_DIR) && $(BIN)/oapi-codegen -config oapi-codegen.yaml openapi.yaml
+
+# The configuration tables of README.md and services/scheduler/README.md,
+# between their configdoc markers, from the doc comments of the services'
+# Config fields and the defaults their loaders give.
+generate-configdoc: ## regenerate the READMEs' configuration tables from the services' Configs
+	go run ./deploy/local/cmd/configdoc
 
 verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint or invalid deployment files
 	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi k8s-check

@@ -22,106 +22,93 @@ import (
 
 // Config is the whole configuration, read only from the environment.
 type Config struct {
-	// DatabaseURL locates PostgreSQL (SUNDIAL_DATABASE_URL, default
-	// postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable).
+	// PostgreSQL; with a standby, name both servers and add
+	// `target_session_attrs=read-write`
+	// (`postgres://...@db1:5432,db2:5432/sundial?target_session_attrs=read-write`):
+	// failover, backups and restore in
+	// [docs/operations.md](docs/operations.md)
 	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
-	// NATSURL locates NATS (SUNDIAL_NATS_URL, default nats://127.0.0.1:4222).
+	// NATS with JetStream, `max_payload` at least 1 MiB (nats-server's
+	// default; every service refuses to start below it); the gateway publishes
+	// quota and channel-test alerts on it; several servers of a cluster
+	// comma-separated
 	NATSURL string `env:"SUNDIAL_NATS_URL"`
-	// StreamReplicas is how many servers of a JetStream cluster keep each
-	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
-	// most 5; every service must be given the same value:
-	// docs/operations.md, "Streams and consumers").
+	// replicas of every stream and durable consumer, 1 to 5 (3 or 5 on a
+	// JetStream cluster); the same on every service; see
+	// [docs/operations.md](docs/operations.md)
 	StreamReplicas int `env:"SUNDIAL_STREAM_REPLICAS"`
-	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL, default info).
+	// `debug`, `info`, `warn`, `error` (JSON logs on stderr, written in
+	// batches of up to 50 ms, warnings and errors at once:
+	// [docs/observability.md](docs/observability.md))
 	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
-	// AdminAddr is the admin listener's address: /healthz, /readyz and
-	// /metrics (docs/observability.md). SUNDIAL_DISPATCHER_ADMIN_ADDR, default
-	// 127.0.0.1:9092, this machine only: an operator exposes it, e.g. :9092 in
-	// a pod; port 0 picks a free one (App.AdminAddr).
+	// connection pool size
+	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
+	// admin listener, unauthenticated, on loopback unless set (the Kubernetes
+	// manifests set `:9090`): `/healthz`, `/readyz`, `/metrics` (Prometheus)
+	// ([docs/observability.md](docs/observability.md#metrics-health-and-readiness));
+	// port 0 picks a free one
 	AdminAddr string `env:"SUNDIAL_DISPATCHER_ADMIN_ADDR"`
-	// HeaderPrefix names the delivery headers: <Prefix>-Signature,
-	// X-<Prefix>-Signature, <Prefix>-Id, ... (SUNDIAL_HEADER_PREFIX, default
-	// Sundial).
+	// prefix of every Sundial-named header (the API's quota headers, the
+	// delivery headers, and the signature headers of custom-webhook channels),
+	// for receivers written for the hosted service's names
 	HeaderPrefix string `env:"SUNDIAL_HEADER_PREFIX"`
-	// PublicURL is the deployment's public base URL: the gateway's address
-	// as receivers reach it, scheme and host (and a path prefix if a proxy
-	// adds one), without /v1. The ack and nack URLs sent with every delivery
-	// are built on it (SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080, the
-	// gateway's default address on this machine; set it in production).
+	// the gateway's address as receivers and people reach it (no `/v1`): the
+	// async ack and nack URLs sent with every delivery are built on it, and
+	// the links in alerts; `make run` sets it to its gateway
 	PublicURL string `env:"SUNDIAL_PUBLIC_URL"`
-	// Concurrency bounds the deliveries this replica handles at once,
-	// whatever the DueHooks batches their hooks came in, each from its
-	// DueHook until its exchange is over or, having waited 250 ms on its
-	// receiver, it moves to the slow room (4 x Concurrency) to let a
-	// waiting hook have its slot; as many results again may wait for their
-	// batch (ResultLinger and the publish) without a slot. It also bounds
-	// the due messages in hand: Concurrency batches (of up to
-	// 64 hooks) waiting for delivery slots, plus
-	// up to the slow room's size of messages whose hooks are all being
-	// delivered (SUNDIAL_DISPATCHER_CONCURRENCY, default 128).
+	// deliveries handled at once per process, whatever the `DueHooks` batches
+	// (of up to 64 hooks) their hooks came in, each until its exchange is
+	// over; a delivery that has waited 250 ms on its receiver (and 4 x the
+	// median of the recent answered ones) gives its slot to a waiting hook and
+	// moves to a slow room of 8 x this many; a project holds at most this many
+	// and the slow room less a quarter of this many in flight, divided among
+	// the projects delivering, and its hooks beyond are deferred; as many
+	// results again may wait for their batch. Due messages in hand: this many,
+	// plus up to 8 x this many whose hooks are all being delivered
 	Concurrency int `env:"SUNDIAL_DISPATCHER_CONCURRENCY"`
-	// HostConcurrency is the ceiling on this replica's deliveries in flight
-	// to one destination host (host:port), all projects together. Under it
-	// each project's deliveries to the host follow a limit that adapts to
-	// the receiver (starting at 16, growing while its median answer is
-	// quick, halving on connection errors, 429 and 503, and on timeouts
-	// once most deliveries time out), and projects
-	// contending for a host at the ceiling get fair shares of it; a hook
-	// that finds no slot is deferred, not counted as an attempt
-	// (SUNDIAL_DISPATCHER_HOST_CONCURRENCY, default 1024; deliveries are also
-	// bounded by SUNDIAL_DISPATCHER_CONCURRENCY).
+	// ceiling on deliveries in flight per process to one destination
+	// host:port, all projects together; under it each project's limit on the
+	// host adapts to the receiver (starts at 16, grows while the median answer
+	// is fast, halves on connection errors, 429 and 503, and on timeouts once
+	// most deliveries time out; a slow or hanging path's requests are parked
+	// off the limit), projects share a host at the ceiling fairly, and a hook
+	// over its limit is deferred (due again in 50 ms to 5 s) without counting
+	// an attempt
 	HostConcurrency int `env:"SUNDIAL_DISPATCHER_HOST_CONCURRENCY"`
-	// DeliveryTimeout bounds one delivery's whole exchange: connect, TLS,
-	// request, response headers and the excerpt read
-	// (SUNDIAL_DELIVERY_TIMEOUT, default 10s, at most 15s so that a delivery
-	// and its result fit well inside the default 30 s lease).
+	// limit of the whole HTTP exchange (at most 15 s)
 	DeliveryTimeout time.Duration `env:"SUNDIAL_DELIVERY_TIMEOUT"`
-	// AllowPrivate lets deliveries reach loopback, private, link-local and
-	// other internal addresses: for development and tests only
-	// (SUNDIAL_DELIVERY_ALLOW_PRIVATE, default false).
+	// `true` lets deliveries and notification channels reach loopback and
+	// private addresses (development, tests)
 	AllowPrivate bool `env:"SUNDIAL_DELIVERY_ALLOW_PRIVATE"`
 	// AllowCIDRs are networks deliveries may reach even though they are
 	// internal (SUNDIAL_DELIVERY_ALLOW_CIDRS, comma-separated CIDRs; a bare
 	// address means just that address; default none).
 	AllowCIDRs []netip.Prefix
-	// CAFile is a PEM file of CA certificates trusted for receivers in
-	// addition to the system's (SUNDIAL_DELIVERY_CA_FILE, default none).
+	// PEM file of CA certificates trusted besides the system's
 	CAFile string `env:"SUNDIAL_DELIVERY_CA_FILE"`
-	// ResponseExcerptBytes is how much of a response body is kept with the
-	// attempt (SUNDIAL_RESPONSE_EXCERPT_BYTES, default 1024, at most 65536).
+	// how much of a response body is kept with the attempt
 	ResponseExcerptBytes int `env:"SUNDIAL_RESPONSE_EXCERPT_BYTES"`
-	// HostConnectRate bounds the new connections (each a TCP connect and a
-	// TLS handshake) this replica opens to one destination host per
-	// second, once a first burst of HostConcurrency is spent: a receiver
-	// that closes every connection costs at most this many handshakes a
-	// second, and a delivery that would wait more than a second for one is
-	// handed back unsent (SUNDIAL_DISPATCHER_HOST_CONNECT_RATE, default 50,
-	// 1 to 10000; docs/security.md, "One response, one delivery").
+	// new connections (TLS handshakes) per second per process to one
+	// destination host:port, after a first burst of
+	// `SUNDIAL_DISPATCHER_HOST_CONCURRENCY`; a delivery that would wait over 1
+	// s for one is deferred unsent (1 to 10,000;
+	// [docs/security.md](docs/security.md), "One response, one delivery")
 	HostConnectRate int `env:"SUNDIAL_DISPATCHER_HOST_CONNECT_RATE"`
-	// KeyCacheTTL is how long a project's signing keys and Authorization
-	// value are cached: a rotation or revocation takes effect within it
-	// (SUNDIAL_DISPATCHER_KEY_CACHE_TTL, default 5s, 0 disables the cache,
-	// at most 5m).
+	// how long a project's signing keys are cached
 	KeyCacheTTL time.Duration `env:"SUNDIAL_DISPATCHER_KEY_CACHE_TTL"`
-	// ResultLinger is how long a batch of results waits, after its first,
-	// for more (SUNDIAL_DISPATCHER_RESULT_LINGER, default 10ms, 0 to 1s). A
-	// delivery frees its slot when its exchange is over, before its result
-	// waits: the linger delays a hook's status by up to that, never a
-	// delivery. In a steady flow of a few hundred hooks a second, a linger
-	// of a couple of milliseconds sent nearly every result in a message of
-	// its own (docs/benchmarks.md, "Results in batches").
+	// how long a batch of results waits for more after its first (a delivery
+	// never waits for it: its slot is freed when its exchange is over; a
+	// hook's status does)
 	ResultLinger time.Duration `env:"SUNDIAL_DISPATCHER_RESULT_LINGER"`
-	// DatabaseMaxConns bounds the PostgreSQL pool
-	// (SUNDIAL_DATABASE_MAX_CONNS, default 8).
-	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
-	// ShutdownTimeout bounds how long in-flight deliveries may finish after
-	// a shutdown signal before they are handed back
-	// (SUNDIAL_SHUTDOWN_TIMEOUT, default 15s).
+	// how long in-flight work may finish after SIGTERM
 	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
-	// SecretKeys open the signing keys, Authorization values and async
-	// secrets stored sealed in PostgreSQL (SUNDIAL_SECRET_KEYS, required,
-	// the gateway's keyring: package secretbox). Never log it.
-	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"`
+	// the keys that seal signing keys, Authorization values, async secrets and
+	// channel settings in PostgreSQL: `id:base64key[,id:base64key...]`, 32
+	// random bytes each (`echo "k1:$(openssl rand -base64 32)"`); the first
+	// seals, every one opens; the same list on every service; rotation in
+	// [docs/security.md](docs/security.md#secrets-at-rest); `make run` makes
+	// one and keeps it in `.data/secret-keys`
+	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"` // a secret: never logged
 }
 
 // DefaultHostConcurrency is HostConcurrency's default: a ceiling, not a
@@ -181,6 +168,7 @@ func defaultConfig() Config {
 // turns into its AllowCIDRs.
 type fromEnv struct {
 	Config
+	// comma-separated CIDRs allowed although private
 	AllowList []string `env:"SUNDIAL_DELIVERY_ALLOW_CIDRS"`
 }
 

@@ -30,103 +30,105 @@ import (
 
 // Config is the whole configuration, read only from the environment.
 type Config struct {
-	// DatabaseURL is the PostgreSQL connection URL (SUNDIAL_DATABASE_URL).
+	// PostgreSQL; with a standby, name both servers and add
+	// `target_session_attrs=read-write`
+	// (`postgres://...@db1:5432,db2:5432/sundial?target_session_attrs=read-write`):
+	// failover, backups and restore in
+	// [docs/operations.md](docs/operations.md)
 	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
-	// NATSURL is the NATS server (with JetStream) that quota threshold and
-	// channel send-test alerts are published to (SUNDIAL_NATS_URL).
+	// NATS with JetStream, `max_payload` at least 1 MiB (nats-server's
+	// default; every service refuses to start below it); the gateway publishes
+	// quota and channel-test alerts on it; several servers of a cluster
+	// comma-separated
 	NATSURL string `env:"SUNDIAL_NATS_URL"`
-	// StreamReplicas is how many servers of a JetStream cluster keep each
-	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
-	// most 5; every service must be given the same value:
-	// docs/operations.md, "Streams and consumers").
+	// replicas of every stream and durable consumer, 1 to 5 (3 or 5 on a
+	// JetStream cluster); the same on every service; see
+	// [docs/operations.md](docs/operations.md)
 	StreamReplicas int `env:"SUNDIAL_STREAM_REPLICAS"`
-	// HTTPAddr is the address the API listens on (SUNDIAL_HTTP_ADDR);
-	// port 0 picks a free port, see App.Addr.
+	// listen address of the REST API
 	HTTPAddr string `env:"SUNDIAL_HTTP_ADDR"`
-	// LogLevel is debug, info, warn or error (SUNDIAL_LOG_LEVEL).
+	// `debug`, `info`, `warn`, `error` (JSON logs on stderr, written in
+	// batches of up to 50 ms, warnings and errors at once:
+	// [docs/observability.md](docs/observability.md))
 	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
-	// AdminAddr is the admin listener's address: /healthz, /readyz and
-	// /metrics (docs/observability.md); the API keeps its own /healthz and
-	// /readyz. SUNDIAL_GATEWAY_ADMIN_ADDR, default 127.0.0.1:9090, this
-	// machine only: an operator exposes it, e.g. :9090 in a pod; port 0 picks
-	// a free one (App.AdminAddr).
+	// admin listener, unauthenticated, on loopback unless set (the Kubernetes
+	// manifests set `:9090`): `/healthz`, `/readyz`, `/metrics` (Prometheus)
+	// ([docs/observability.md](docs/observability.md#metrics-health-and-readiness));
+	// port 0 picks a free one
 	AdminAddr string `env:"SUNDIAL_GATEWAY_ADMIN_ADDR"`
-	// HeaderPrefix names Sundial's own headers, e.g. <Prefix>-HookQuota-Limit
-	// (SUNDIAL_HEADER_PREFIX). Set it to match receivers written for another
-	// service's header names.
-	HeaderPrefix string `env:"SUNDIAL_HEADER_PREFIX"`
-	// MaxDataBytes bounds a hook's data payload, compacted JSON
-	// (SUNDIAL_MAX_DATA_BYTES). Request bodies may be 64 KiB larger.
-	MaxDataBytes int `env:"SUNDIAL_MAX_DATA_BYTES"`
-	// ShutdownTimeout bounds the wait for in-flight requests on shutdown
-	// (SUNDIAL_SHUTDOWN_TIMEOUT).
-	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
-	// DatabaseMaxConns caps the connection pool (SUNDIAL_DATABASE_MAX_CONNS).
+	// connection pool size
 	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
-	// CreateBatch is the most POST /v1/hooks creates committed in one
-	// transaction (SUNDIAL_GATEWAY_CREATE_BATCH): concurrent creates share
-	// a commit instead of queueing behind their project's usage row. 0
-	// gives each create its own transaction. Creates with an
-	// Idempotency-Key always have their own.
+	// prefix of every Sundial-named header (the API's quota headers, the
+	// delivery headers, and the signature headers of custom-webhook channels),
+	// for receivers written for the hosted service's names
+	HeaderPrefix string `env:"SUNDIAL_HEADER_PREFIX"`
+	// largest `data` payload as stored and sent (compacted JSON as PostgreSQL
+	// gives it back: a space after each comma and colon, numbers written out);
+	// larger is 413 naming `data`. Lowered at start-up to NATS `max_payload`
+	// minus 16 KiB when that is less (1,032,192 with nats-server's default),
+	// and logged ([docs/security.md](docs/security.md), "Sizes agree end to
+	// end")
+	MaxDataBytes int `env:"SUNDIAL_MAX_DATA_BYTES"`
+	// how long in-flight work may finish after SIGTERM
+	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
+	// most hook creates committed in one transaction (group commit of
+	// concurrent `POST /v1/hooks`; 0: each on its own)
 	CreateBatch int `env:"SUNDIAL_GATEWAY_CREATE_BATCH"`
-	// CreateLinger is how long a batch of creates waits for more while
-	// other creates are in flight (SUNDIAL_GATEWAY_CREATE_LINGER); a lone
-	// create never waits.
+	// how long a batch of creates waits for more, only while other creates are
+	// in flight
 	CreateLinger time.Duration `env:"SUNDIAL_GATEWAY_CREATE_LINGER"`
-	// CreateInFlight bounds the batches of creates committing at once,
-	// each on a database connection (SUNDIAL_GATEWAY_CREATE_IN_FLIGHT);
-	// at most DatabaseMaxConns, and best well below it, so that the
-	// requests' reads find connections.
+	// create batches committing at once (at most `SUNDIAL_DATABASE_MAX_CONNS`)
 	CreateInFlight int `env:"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT"`
-	// KeyCacheTTL is how long a valid API key is remembered, so that
-	// requests with it skip the key's look-up in PostgreSQL
-	// (SUNDIAL_GATEWAY_KEY_CACHE_TTL; 0 turns the cache off, at most 10s).
-	// Revoking a key through this gateway's API takes effect at once; a
-	// revocation through another replica or in the database directly, and
-	// a change of the project's rate limit, take up to this long to reach
-	// this gateway. Refused keys are never cached.
+	// how long a valid API key is remembered, so that its requests skip the
+	// key's look-up (0 turns the cache off; at most `10s`). A key revoked
+	// through this gateway is refused at once; one revoked through another
+	// replica or in the database, and a change of the project's rate limit,
+	// take up to this long to reach it
 	KeyCacheTTL time.Duration `env:"SUNDIAL_GATEWAY_KEY_CACHE_TTL"`
-	// BodyBytesInFlight bounds the bytes of request bodies and hook list
-	// pages held at once (SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT): a body
-	// that does not fit is refused, unread, with 503 and Retry-After (one
-	// alone is always admitted); a page ends sooner.
-	BodyBytesInFlight int `env:"SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT"`
-	// MaxConnections caps the client connections open at once
-	// (SUNDIAL_GATEWAY_MAX_CONNECTIONS), and is itself capped at three
-	// quarters of the process's open file limit. At the cap a new
-	// connection closes the one idle the longest (package connlimit).
+	// client connections open at once, at most three quarters of the open file
+	// limit; at the cap a new connection closes the one idle the longest
 	MaxConnections int `env:"SUNDIAL_GATEWAY_MAX_CONNECTIONS"`
-	// IdleTimeout is how long a keep-alive connection may wait for its
-	// next request (SUNDIAL_GATEWAY_IDLE_TIMEOUT).
+	// bytes of request bodies and hook list pages held at once (32 MiB: two
+	// maximum batches); a body that does not fit is refused unread with 503
+	// and `Retry-After` (one alone is always admitted), a page ends sooner,
+	// its cursor continuing it (1 MiB to 64 GiB)
+	BodyBytesInFlight int `env:"SUNDIAL_GATEWAY_BODY_BYTES_IN_FLIGHT"`
+	// how long a keep-alive connection may wait for its next request (1s to
+	// 10m)
 	IdleTimeout time.Duration `env:"SUNDIAL_GATEWAY_IDLE_TIMEOUT"`
-	// AuthFailuresPerMinute is how many failed authentications a client
-	// address may have in a minute before it is refused with 429 until the
-	// minute ends (SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE; 0 turns the
-	// throttle off).
+	// failed authentications a client address may have in a minute before it
+	// gets 429 until the minute ends (0 turns the throttle off)
 	AuthFailuresPerMinute int `env:"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE"`
-	// TrustedProxies are the CIDRs of reverse proxies whose
-	// X-Forwarded-For names the client (SUNDIAL_GATEWAY_TRUSTED_PROXIES,
-	// comma-separated); without them the connection's peer is the client.
+	// comma-separated CIDRs of reverse proxies whose `X-Forwarded-For` names
+	// the client (for the throttle above); unset, the connection's peer is the
+	// client
 	TrustedProxies []string `env:"SUNDIAL_GATEWAY_TRUSTED_PROXIES"`
-	// SecretKeys seal the secrets stored in PostgreSQL (SUNDIAL_SECRET_KEYS,
-	// required): "id:base64key[,...]", the first sealing, every one
-	// opening (package secretbox). Never log it.
-	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"`
-	// PublicURL is the gateway as clients reach it, without /v1
-	// (SUNDIAL_PUBLIC_URL, as the dispatcher's): a listener ticket's
-	// WebSocket address is built on it (ws for http, wss for https). Empty
-	// (the default here): the address the ticket request was sent to.
+	// the keys that seal signing keys, Authorization values, async secrets and
+	// channel settings in PostgreSQL: `id:base64key[,id:base64key...]`, 32
+	// random bytes each (`echo "k1:$(openssl rand -base64 32)"`); the first
+	// seals, every one opens; the same list on every service; rotation in
+	// [docs/security.md](docs/security.md#secrets-at-rest); `make run` makes
+	// one and keeps it in `.data/secret-keys`
+	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"` // a secret: never logged
+	// the gateway's address as clients reach it (no `/v1`), as the
+	// dispatcher's: the WebSocket address of a listener ticket (`POST
+	// /v1/ws/ticket`) is built on it, `ws` for `http` and `wss` for `https`;
+	// unset, the address the ticket request was sent to. Also the base of the
+	// set-password links `gateway admin create-user` prints (relative when
+	// unset), and `https` marks the dashboard's session cookie `Secure`
 	PublicURL string `env:"SUNDIAL_PUBLIC_URL"`
-	// ListenerResumeWindow is how long a project's hooks are held after its
-	// last listener disconnected, to be delivered to it on reconnect
-	// (SUNDIAL_LISTENER_RESUME_WINDOW).
+	// how long a project's hooks are held, not attempted, after its last
+	// listener (`sundial listen`) disconnected, to be delivered to it when it
+	// reconnects (1s to 24h; [docs/listener.md](docs/listener.md))
 	ListenerResumeWindow time.Duration `env:"SUNDIAL_LISTENER_RESUME_WINDOW"`
-	// ListenerMaxSockets bounds the listener sockets this gateway holds
-	// (SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS), at most half of
-	// MaxConnections, among which they are counted: sockets never take the
-	// room of API requests. ListenerMaxProjectSockets bounds one project's
-	// (SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT).
-	ListenerMaxSockets        int `env:"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS"`
+	// listener sockets (`sundial listen`) one gateway holds, of every project;
+	// counted among its connections and at most half of
+	// `SUNDIAL_GATEWAY_MAX_CONNECTIONS`; a socket over it is closed at once
+	// with 1013
+	ListenerMaxSockets int `env:"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS"`
+	// listener sockets one project may hold on one gateway (1 to
+	// `SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS`); a socket over it is closed at
+	// once with 1013
 	ListenerMaxProjectSockets int `env:"SUNDIAL_GATEWAY_LISTENER_MAX_SOCKETS_PER_PROJECT"`
 
 	// ListenerIntervals are the listener protocol's timings (pings,

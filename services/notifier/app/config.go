@@ -21,83 +21,74 @@ import (
 
 // Config is the whole configuration, read only from the environment.
 type Config struct {
-	// NATSURL is the NATS server the alerts come from.
-	// SUNDIAL_NATS_URL, default nats://127.0.0.1:4222.
+	// NATS with JetStream, `max_payload` at least 1 MiB (nats-server's
+	// default; every service refuses to start below it); the gateway publishes
+	// quota and channel-test alerts on it; several servers of a cluster
+	// comma-separated
 	NATSURL string `env:"SUNDIAL_NATS_URL"`
-	// StreamReplicas is how many servers of a JetStream cluster keep each
-	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
-	// most 5; every service must be given the same value:
-	// docs/operations.md, "Streams and consumers").
+	// replicas of every stream and durable consumer, 1 to 5 (3 or 5 on a
+	// JetStream cluster); the same on every service; see
+	// [docs/operations.md](docs/operations.md)
 	StreamReplicas int `env:"SUNDIAL_STREAM_REPLICAS"`
-	// DatabaseURL is the PostgreSQL database: alerts, groups, channels and
-	// sends live there.
-	// SUNDIAL_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable.
+	// PostgreSQL; with a standby, name both servers and add
+	// `target_session_attrs=read-write`
+	// (`postgres://...@db1:5432,db2:5432/sundial?target_session_attrs=read-write`):
+	// failover, backups and restore in
+	// [docs/operations.md](docs/operations.md)
 	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
-	// DatabaseMaxConns bounds the connection pool.
-	// SUNDIAL_DATABASE_MAX_CONNS, default 4, 1 to 1000.
+	// connection pool size
 	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
-	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
+	// `debug`, `info`, `warn`, `error` (JSON logs on stderr, written in
+	// batches of up to 50 ms, warnings and errors at once:
+	// [docs/observability.md](docs/observability.md))
 	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
-	// AdminAddr is the admin listener's address: /healthz, /readyz and
-	// /metrics (docs/observability.md). SUNDIAL_NOTIFIER_ADMIN_ADDR, default
-	// 127.0.0.1:9093, this machine only: an operator exposes it, e.g. :9093 in
-	// a pod; port 0 picks a free one (App.AdminAddr).
+	// admin listener, unauthenticated, on loopback unless set (the Kubernetes
+	// manifests set `:9090`): `/healthz`, `/readyz`, `/metrics` (Prometheus)
+	// ([docs/observability.md](docs/observability.md#metrics-health-and-readiness));
+	// port 0 picks a free one
 	AdminAddr string `env:"SUNDIAL_NOTIFIER_ADMIN_ADDR"`
-	// Concurrency bounds the sends in flight at once, and the alerts taken
-	// in at once. SUNDIAL_NOTIFIER_CONCURRENCY, default 8, 1 to 1024.
+	// alert sends in flight at once (and alerts taken in at once), 1 to 1024
 	Concurrency int `env:"SUNDIAL_NOTIFIER_CONCURRENCY"`
-	// ShutdownTimeout bounds how long the sends in flight may take to
-	// finish (and be recorded) once the notifier is told to stop; after it
-	// they are abandoned and retried by another notifier when their lease
-	// expires. SUNDIAL_SHUTDOWN_TIMEOUT, default 15s.
+	// how long in-flight work may finish after SIGTERM
 	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
 
-	// PollInterval is how often the notifier looks for alerts to take in,
-	// groups to close and sends to try, besides being woken when an alert
-	// due at once arrives. SUNDIAL_NOTIFIER_POLL_INTERVAL, default 1s,
-	// 10ms to 1m.
+	// how often the notifier looks for alerts to take in, groups to close and
+	// sends to try (an alert due at once wakes it), 10ms to 1m
 	PollInterval time.Duration `env:"SUNDIAL_NOTIFIER_POLL_INTERVAL"`
-	// SweepAge is how old an alert not taken in must be before the sweeper
-	// takes it in (its event was lost or never published).
-	// SUNDIAL_NOTIFIER_SWEEP_AGE, default 10s, 0 to 1h.
+	// age at which an alert whose NATS event never came is taken in from
+	// PostgreSQL, 0 to 1h
 	SweepAge time.Duration `env:"SUNDIAL_NOTIFIER_SWEEP_AGE"`
-	// SendLease is how long a claimed send belongs to this notifier: one
-	// killed mid-send leaves it to another after the lease.
-	// SUNDIAL_NOTIFIER_SEND_LEASE, default 60s, more than SendTimeout.
+	// how long a claimed send belongs to one notifier (a notifier killed
+	// mid-send leaves it to another after this); more than the send timeout
 	SendLease time.Duration `env:"SUNDIAL_NOTIFIER_SEND_LEASE"`
-	// SendTimeout bounds one send, connection to last byte.
-	// SUNDIAL_NOTIFIER_SEND_TIMEOUT, default 10s, at most 1m.
+	// limit of one send, connection to last byte, at most 1m
 	SendTimeout time.Duration `env:"SUNDIAL_NOTIFIER_SEND_TIMEOUT"`
-	// RetryMin is the wait after a send's first failed try; it doubles at
-	// each try up to RetryMax. SUNDIAL_NOTIFIER_RETRY_MIN, default 30s.
+	// wait after a send's first failed try; it doubles at each try
 	RetryMin time.Duration `env:"SUNDIAL_NOTIFIER_RETRY_MIN"`
-	// RetryMax caps the wait between tries. SUNDIAL_NOTIFIER_RETRY_MAX,
-	// default 1h, at least RetryMin.
+	// longest wait between tries
 	RetryMax time.Duration `env:"SUNDIAL_NOTIFIER_RETRY_MAX"`
-	// GiveUp is how long a send is retried before it is failed for good.
-	// SUNDIAL_NOTIFIER_GIVE_UP, default 24h.
+	// how long a send is retried before it fails for good
 	GiveUp time.Duration `env:"SUNDIAL_NOTIFIER_GIVE_UP"`
 
-	// PublicURL is the deployment's public base URL (the gateway as people
-	// reach it). SUNDIAL_PUBLIC_URL, default http://127.0.0.1:8080.
+	// the gateway's address as receivers and people reach it (no `/v1`): the
+	// async ack and nack URLs sent with every delivery are built on it, and
+	// the links in alerts; `make run` sets it to its gateway
 	PublicURL string `env:"SUNDIAL_PUBLIC_URL"`
-	// DashboardURL is the dashboard's base URL, which messages link to.
-	// SUNDIAL_DASHBOARD_URL, default PublicURL + "/dashboard".
+	// base of the links in alerts; by default `SUNDIAL_PUBLIC_URL` +
+	// `/dashboard`
 	DashboardURL string `env:"SUNDIAL_DASHBOARD_URL"`
-	// HeaderPrefix names the signature headers of custom-webhook channels,
-	// as of deliveries (<Prefix>-Signature, ...). SUNDIAL_HEADER_PREFIX,
-	// default Sundial.
+	// prefix of every Sundial-named header (the API's quota headers, the
+	// delivery headers, and the signature headers of custom-webhook channels),
+	// for receivers written for the hosted service's names
 	HeaderPrefix string `env:"SUNDIAL_HEADER_PREFIX"`
-	// AllowPrivate lets channels reach loopback, private and other internal
-	// addresses: for development and tests only.
-	// SUNDIAL_DELIVERY_ALLOW_PRIVATE, default false (as the dispatcher's).
+	// `true` lets deliveries and notification channels reach loopback and
+	// private addresses (development, tests)
 	AllowPrivate bool `env:"SUNDIAL_DELIVERY_ALLOW_PRIVATE"`
 	// AllowCIDRs are networks channels may reach although they are internal.
 	// SUNDIAL_DELIVERY_ALLOW_CIDRS, comma-separated CIDRs (a bare address
 	// means just that address), default none (as the dispatcher's).
 	AllowCIDRs []netip.Prefix
-	// CAFile is a PEM file of CA certificates trusted in addition to the
-	// system's. SUNDIAL_DELIVERY_CA_FILE, default none (as the dispatcher's).
+	// PEM file of CA certificates trusted besides the system's
 	CAFile string `env:"SUNDIAL_DELIVERY_CA_FILE"`
 
 	// SMTP is the operator's SMTP server for the e-mails to projects'
@@ -105,28 +96,30 @@ type Config struct {
 	// owner e-mail is sent.
 	SMTP SMTPConfig
 
-	// SecretKeys open the channels' configs and the signing keys stored
-	// sealed in PostgreSQL (SUNDIAL_SECRET_KEYS, required, the gateway's
-	// keyring: package secretbox). Never log it.
-	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"`
+	// the keys that seal signing keys, Authorization values, async secrets and
+	// channel settings in PostgreSQL: `id:base64key[,id:base64key...]`, 32
+	// random bytes each (`echo "k1:$(openssl rand -base64 32)"`); the first
+	// seals, every one opens; the same list on every service; rotation in
+	// [docs/security.md](docs/security.md#secrets-at-rest); `make run` makes
+	// one and keeps it in `.data/secret-keys`
+	SecretKeys string `env:"SUNDIAL_SECRET_KEYS"` // a secret: never logged
 }
 
 // SMTPConfig is the operator's SMTP server. It is trusted: the egress guard
 // does not apply to it.
 type SMTPConfig struct {
-	// Host is the server's name. SUNDIAL_NOTIFIER_SMTP_HOST, default none.
+	// the operator's SMTP server for quota e-mails to project owners; unset:
+	// no owner e-mails
 	Host string `env:"SUNDIAL_NOTIFIER_SMTP_HOST"`
-	// Port. SUNDIAL_NOTIFIER_SMTP_PORT, default 587.
+	// its port
 	Port int `env:"SUNDIAL_NOTIFIER_SMTP_PORT"`
-	// Username and Password authenticate (both or neither).
-	// SUNDIAL_NOTIFIER_SMTP_USERNAME, SUNDIAL_NOTIFIER_SMTP_PASSWORD. The
-	// password is a secret: never logged.
+	// user name (with the password, or neither)
 	Username string `env:"SUNDIAL_NOTIFIER_SMTP_USERNAME"`
+	// password (never logged)
 	Password string `env:"SUNDIAL_NOTIFIER_SMTP_PASSWORD"`
-	// TLS is starttls, tls or none. SUNDIAL_NOTIFIER_SMTP_TLS, default starttls.
+	// `starttls`, `tls` or `none` (not with credentials)
 	TLS string `env:"SUNDIAL_NOTIFIER_SMTP_TLS"`
-	// From is the sender address, required with Host.
-	// SUNDIAL_NOTIFIER_SMTP_FROM.
+	// sender address, required with the host
 	From string `env:"SUNDIAL_NOTIFIER_SMTP_FROM"`
 }
 
@@ -184,6 +177,7 @@ func defaultConfig() Config {
 // turns into its AllowCIDRs.
 type fromEnv struct {
 	Config
+	// comma-separated CIDRs allowed although private
 	AllowList []string `env:"SUNDIAL_DELIVERY_ALLOW_CIDRS"`
 }
 

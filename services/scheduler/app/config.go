@@ -26,144 +26,188 @@ const DeliveryTimeout = 10 * time.Second
 
 // Config is the whole configuration, read only from the environment.
 type Config struct {
-	// DatabaseURL is the PostgreSQL connection URL.
-	// SUNDIAL_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/sundial?sslmode=disable.
+	// PostgreSQL; with a standby, name both servers and add
+	// `target_session_attrs=read-write`
+	// (`postgres://...@db1:5432,db2:5432/sundial?target_session_attrs=read-write`):
+	// failover, backups and restore in
+	// [docs/operations.md](docs/operations.md)
 	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
-	// NATSURL is the NATS server URL. SUNDIAL_NATS_URL, default nats://127.0.0.1:4222.
+	// NATS with JetStream, `max_payload` at least 1 MiB (nats-server's
+	// default; every service refuses to start below it); the gateway publishes
+	// quota and channel-test alerts on it; several servers of a cluster
+	// comma-separated
 	NATSURL string `env:"SUNDIAL_NATS_URL"`
-	// StreamReplicas is how many servers of a JetStream cluster keep each
-	// stream and durable consumer (SUNDIAL_STREAM_REPLICAS, default 1, at
-	// most 5; every service must be given the same value:
-	// docs/operations.md, "Streams and consumers").
+	// replicas of every stream and durable consumer, 1 to 5 (3 or 5 on a
+	// JetStream cluster); the same on every service; see
+	// [docs/operations.md](docs/operations.md)
 	StreamReplicas int `env:"SUNDIAL_STREAM_REPLICAS"`
-	// LogLevel is debug, info, warn or error. SUNDIAL_LOG_LEVEL, default info.
+	// `debug`, `info`, `warn`, `error` (JSON logs on stderr, written in
+	// batches of up to 50 ms, warnings and errors at once:
+	// [docs/observability.md](docs/observability.md))
 	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
-	// AdminAddr is the admin listener's address: /healthz, /readyz and
-	// /metrics (docs/observability.md). SUNDIAL_SCHEDULER_ADMIN_ADDR, default
-	// 127.0.0.1:9091, this machine only: an operator exposes it, e.g. :9091 in
-	// a pod; port 0 picks a free one (App.AdminAddr).
-	AdminAddr string `env:"SUNDIAL_SCHEDULER_ADMIN_ADDR"`
-	// PollInterval is the wait between safety polls (claims of everything
-	// due) when the last one did not fill its batch (a full batch is
-	// followed at once by another claim). With the prefetch window on, it
-	// only covers lost notifications and bursts beyond the prefetch limit;
-	// with it off it bounds the lateness. SUNDIAL_SCHEDULER_POLL_INTERVAL,
-	// default 1s.
-	PollInterval time.Duration `env:"SUNDIAL_SCHEDULER_POLL_INTERVAL"`
-	// PrefetchWindow is how far ahead the scheduler loads due hooks into
-	// memory to claim each just in time; 0 turns just-in-time claiming off
-	// (polling only). SUNDIAL_SCHEDULER_PREFETCH, default 5s.
-	PrefetchWindow time.Duration `env:"SUNDIAL_SCHEDULER_PREFETCH"`
-	// PrefetchInterval is the interval between prefetch reads; hooks that
-	// become near-due between them are added by notification.
-	// SUNDIAL_SCHEDULER_PREFETCH_INTERVAL, default 1s; at most the window.
-	PrefetchInterval time.Duration `env:"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL"`
-	// ClaimConcurrency bounds the just-in-time claims in flight at once
-	// (each on its own pool connection), 1 to 64, so that a hook due while a
-	// claim runs does not wait for it. SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY,
-	// default 4.
-	ClaimConcurrency int `env:"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY"`
-	// ClaimAhead is how long before a hook is due its just-in-time claim
-	// may run; the DueHook is held in the scheduler and published once the
-	// hook is due by the database clock, so the claim's commit is not part
-	// of the delivery's lateness. A hook cancelled within this time of its
-	// due instant may be delivered all the same. 0 to 2s, and below
-	// SUNDIAL_SCHEDULER_PREFETCH. SUNDIAL_SCHEDULER_CLAIM_AHEAD, default
-	// 200ms.
-	ClaimAhead time.Duration `env:"SUNDIAL_SCHEDULER_CLAIM_AHEAD"`
-	// ClaimBatchSize bounds the hooks one claim takes, 1 to 10000.
-	// SUNDIAL_SCHEDULER_BATCH_SIZE, default 500.
-	ClaimBatchSize int `env:"SUNDIAL_SCHEDULER_BATCH_SIZE"`
-	// LeaseDuration is how long a claimed hook waits for its result before
-	// it is due again and re-driven under a new lease. At least 1s; in
-	// production it must exceed the 10 s delivery limit (DeliveryTimeout)
-	// with room for queueing, or hooks still being delivered are delivered
-	// twice. Tests may use 1-3s. SUNDIAL_LEASE_DURATION, default 30s.
-	LeaseDuration time.Duration `env:"SUNDIAL_LEASE_DURATION"`
-	// MaxRedrives is how many times one attempt is handed out again after
-	// its lease expired with no result (a lost message, a crashed
-	// dispatcher). The claim after that records the attempt as failed, so a
-	// hook whose delivery crashes every dispatcher ends under its retry
-	// policy instead of looping. SUNDIAL_SCHEDULER_MAX_REDRIVES, default 5.
-	MaxRedrives int `env:"SUNDIAL_SCHEDULER_MAX_REDRIVES"`
-	// MaxInFlight bounds the hooks claimed and not yet settled (messages
-	// waiting in the due and results queues, across all schedulers): at the
-	// bound, claiming pauses until dispatchers and result application catch
-	// up, so no lease expires while its hook waits in a queue (which would
-	// deliver it twice). Keep it below what the deployment delivers in a
-	// lease. 0 means no bound. SUNDIAL_SCHEDULER_MAX_IN_FLIGHT, default 10000.
-	MaxInFlight int `env:"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT"`
-	// ResultConcurrency bounds the attempt results being applied at once
-	// (and the results the consumer holds unacknowledged, its
-	// MaxAckPending). Results are applied in batches, so it must leave room
-	// for several batches to fill. SUNDIAL_SCHEDULER_RESULT_CONCURRENCY,
-	// default 1024, 1 to 10000.
-	ResultConcurrency int `env:"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY"`
-	// ResultBatch bounds the attempt results applied in one transaction;
-	// at most ResultConcurrency takes effect (no more results are held at
-	// once). 1 applies each result on its own.
-	// SUNDIAL_SCHEDULER_RESULT_BATCH, default 500, 1 to 10000.
-	ResultBatch int `env:"SUNDIAL_SCHEDULER_RESULT_BATCH"`
-	// ResultLinger is how long a batch of results waits, after its first
-	// result, for more before it is applied; 0 applies what is waiting at
-	// once. Under load batches fill before it passes; it adds at most this
-	// much to the time a result takes when results are few (a hook's
-	// delivery is not waiting for it: only its status, its alerts and a
-	// sequence's next steps are). A batch's four statements cost
-	// PostgreSQL about the same for a few results as for many, so a
-	// linger too short to gather more than a handful in a steady flow
-	// made them a large share of its processor time per hook
-	// (docs/benchmarks.md, "Results in batches").
-	// SUNDIAL_SCHEDULER_RESULT_LINGER, default 20ms, 0 to 1s.
-	ResultLinger time.Duration `env:"SUNDIAL_SCHEDULER_RESULT_LINGER"`
-	// AsyncSweepInterval is how often the scheduler looks for async waits
-	// that have ended (a 202 answer neither acked nor nacked within its
-	// timeout) to apply them as failed attempts. Acks and nacks wake the
-	// scheduler at once (NOTIFY sundial_async); this is the fallback for a
-	// notification that was lost. SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL,
-	// default 1s.
-	AsyncSweepInterval time.Duration `env:"SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL"`
-	// SequenceInterval is how often the scheduler looks for sequences
-	// whose next slot is due, trigger requests to run, and sequence steps
-	// whose hook was cancelled (package sequencer); a scan that finds more
-	// than a few batches' worth goes on at once. It is how late a slot's
-	// run can start. SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL, default 1s, 10ms
-	// to 1m.
-	SequenceInterval time.Duration `env:"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL"`
-	// DatabaseMaxConns bounds the PostgreSQL pool. SUNDIAL_DATABASE_MAX_CONNS, default 16.
+	// connection pool size
 	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
-	// ShutdownTimeout bounds how long Run waits, once stopped, for results
-	// being applied; after it their messages are handed back to NATS.
-	// SUNDIAL_SHUTDOWN_TIMEOUT, default 15s.
+	// admin listener, unauthenticated, on loopback unless set (the Kubernetes
+	// manifests set `:9090`): `/healthz`, `/readyz`, `/metrics` (Prometheus)
+	// ([docs/observability.md](docs/observability.md#metrics-health-and-readiness));
+	// port 0 picks a free one
+	AdminAddr string `env:"SUNDIAL_SCHEDULER_ADMIN_ADDR"`
+	// how far ahead due hooks are held in memory and claimed just in time (0
+	// turns it off)
+	//
+	// how far ahead due hooks are loaded into memory and claimed just in time;
+	// `0` turns that off (polling only, lateness up to the poll interval)
+	PrefetchWindow time.Duration `env:"SUNDIAL_SCHEDULER_PREFETCH"`
+	// how often that window is re-read (NOTIFY wakes it in between)
+	//
+	// interval between prefetch reads; above 0 and at most
+	// `SUNDIAL_SCHEDULER_PREFETCH`
+	PrefetchInterval time.Duration `env:"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL"`
+	// safety poll for everything due (expired leases, lost notifications)
+	//
+	// safety poll: wait after a claim of everything due that did not fill its
+	// batch
+	PollInterval time.Duration `env:"SUNDIAL_SCHEDULER_POLL_INTERVAL"`
+	// hooks claimed per statement
+	//
+	// hooks per claim, 1 to 10000
+	ClaimBatchSize int `env:"SUNDIAL_SCHEDULER_BATCH_SIZE"`
+	// how long before a hook is due its just-in-time claim may run; its
+	// DueHook goes out at once with a hold that the dispatcher waits out
+	// (until the hook is due by the database clock), so neither the claim's
+	// commit nor NATS adds to the delivery's lateness. A hook cancelled within
+	// this time of its due instant may still be delivered (0 to 2s)
+	//
+	// how long before a hook is due its just-in-time claim may run, 0 to 2s
+	// and below `SUNDIAL_SCHEDULER_PREFETCH`; the claim's hooks are published
+	// at once, each DueHook carrying the hold a dispatcher waits out before
+	// sending it (until the hook is due by the database clock), so neither the
+	// claim's commit nor NATS adds to the delivery's lateness, and a hook
+	// cancelled within this time of its due instant may still be delivered. A
+	// claim starts when its first hook is within three quarters of this and
+	// takes every hook within all of it, so claims gather hooks due close
+	// together
+	ClaimAhead time.Duration `env:"SUNDIAL_SCHEDULER_CLAIM_AHEAD"`
+	// just-in-time claims in flight at once, so that a hook falling due during
+	// a slow claim does not wait for it (1 to 64)
+	//
+	// just-in-time claims running at once, 1 to 64: a hook that falls due
+	// while another claim is slow (a busy database) does not wait for it; each
+	// claim is one short transaction, so more claims in flight cost PostgreSQL
+	// more commits
+	ClaimConcurrency int `env:"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY"`
+	// lease of a claimed hook; must exceed the 10 s delivery limit plus
+	// queueing
+	//
+	// at least 1s; **in production it must exceed the 10 s delivery limit**
+	// (with room for queueing), or hooks still being delivered are re-driven
+	// and delivered twice
+	LeaseDuration time.Duration `env:"SUNDIAL_LEASE_DURATION"`
+	// claimed hooks waiting, in due messages no dispatcher has taken yet and
+	// in results not yet applied, at which claiming pauses (backpressure; 0:
+	// no bound)
+	//
+	// backpressure: while this many claimed hooks wait in the due and results
+	// queues (all schedulers together), claiming pauses, so that under
+	// overload hooks wait unclaimed in PostgreSQL instead of letting their
+	// leases expire in a queue (which would deliver them twice); keep it below
+	// what the deployment delivers within one lease; 0 turns the bound off
+	MaxInFlight int `env:"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT"`
+	// re-drives of one attempt after expired leases before it is recorded as
+	// failed
+	//
+	// how often one attempt is handed out again after its lease expired with
+	// no result; the claim after that records the attempt as failed ("no
+	// result after N deliveries") and the retry policy takes over, so a hook
+	// whose delivery crashes dispatchers cannot loop forever
+	MaxRedrives int `env:"SUNDIAL_SCHEDULER_MAX_REDRIVES"`
+	// attempt results being applied at once
+	//
+	// result messages being applied at once (and held unacknowledged by the
+	// consumer), 1 to 10000; a dispatcher's `AttemptResults` batch is one
+	// message
+	ResultConcurrency int `env:"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY"`
+	// attempt results applied in one transaction (1: each on its own)
+	//
+	// results applied in one transaction, 1 to 10000 (at most
+	// `SUNDIAL_SCHEDULER_RESULT_CONCURRENCY` takes effect; 1: each on its own)
+	ResultBatch int `env:"SUNDIAL_SCHEDULER_RESULT_BATCH"`
+	// how long a batch of results waits for more after its first (a delivery
+	// never waits for it; a hook's status, alerts and a sequence's next steps
+	// do)
+	//
+	// how long a batch of results waits after its first result for more, 0 to
+	// 1s (0: apply what is waiting at once); no delivery waits for it, only a
+	// hook's status, its alerts and a sequence's next steps
+	ResultLinger time.Duration `env:"SUNDIAL_SCHEDULER_RESULT_LINGER"`
+	// how often async waits that ended (nacked, or no answer within the async
+	// timeout) are applied as failed attempts
+	//
+	// how often async waits that timed out are applied as failed attempts, a
+	// batch (`SUNDIAL_SCHEDULER_BATCH_SIZE`) at a time; acks and nacks wake
+	// the sweeper at once (`NOTIFY sundial_async`), so for them this is only
+	// the fallback for a lost notification
+	AsyncSweepInterval time.Duration `env:"SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL"`
+	// how often sequences with a due slot and trigger requests are looked for
+	// (10ms to 1m; [docs/sequences.md](docs/sequences.md))
+	//
+	// how often sequences with a due slot, trigger requests and step hooks
+	// cancelled through the API are looked for, 10ms to 1m; a pass that finds
+	// more than its batches take goes on at once. It bounds how late a slot's
+	// run starts
+	SequenceInterval time.Duration `env:"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL"`
+	// how long in-flight work may finish after SIGTERM
+	//
+	// how long results in progress may finish after SIGTERM
 	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
-	// BreakerFailures is how many failures in a row (no answer, 429, 5xx)
-	// open an endpoint's circuit breaker, once they span BreakerSpan
-	// (docs/security.md, "Circuit breaker and Retry-After").
-	// SUNDIAL_SCHEDULER_BREAKER_FAILURES, default 10.
+	// failures in a row (no answer, 429, 5xx) to one project's domain that
+	// pause it ([docs/security.md](docs/security.md), "Circuit breaker and
+	// Retry-After")
+	//
+	// failures in a row (no answer, 429, 5xx) to one project's domain that
+	// open its circuit breaker, at least 1; while it is open the domain's due
+	// hooks are moved to the pause's end without being leased (no attempt
+	// spent)
 	BreakerFailures int `env:"SUNDIAL_SCHEDULER_BREAKER_FAILURES"`
-	// BreakerSpan is how long a run of failures must last to open the
-	// breaker. SUNDIAL_SCHEDULER_BREAKER_SPAN, default 3s.
+	// how long that run of failures must last before it pauses the domain
+	//
+	// how long the run of failures must last before it opens the breaker, so
+	// that one instant's burst of failures (a network blip under many
+	// deliveries) does not
 	BreakerSpan time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_SPAN"`
-	// BreakerCooldown is the first pause of an opened breaker; each failed
-	// probe doubles it up to BreakerMaxCooldown.
-	// SUNDIAL_SCHEDULER_BREAKER_COOLDOWN, default 30s;
-	// SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN, default 10m.
-	BreakerCooldown    time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_COOLDOWN"`
+	// first pause of an opened breaker, before one probe delivery is let
+	// through
+	//
+	// first pause of an opened breaker (at least 1s); then one probe delivery
+	// decides
+	BreakerCooldown time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_COOLDOWN"`
+	// the pause doubles at each failed probe up to this
+	//
+	// each failed probe of one pause doubles it, up to this
 	BreakerMaxCooldown time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN"`
-	// RetentionInterval is the wait between the retention cleaner's passes
-	// (package retention; docs/operations.md, "Retention"); 0 turns the
-	// cleaner off. SUNDIAL_SCHEDULER_RETENTION_INTERVAL, default 1m.
+	// how often finished hooks past their project's `retentionDays` are
+	// deleted with their attempts (0: never;
+	// [docs/operations.md](docs/operations.md), "Retention")
+	//
+	// wait between passes of the retention cleaner
+	// ([docs/operations.md](docs/operations.md), "Retention"); `0` turns it
+	// off
 	RetentionInterval time.Duration `env:"SUNDIAL_SCHEDULER_RETENTION_INTERVAL"`
-	// RetentionBatch bounds the hooks one delete (one transaction) takes,
-	// 1 to 10000, and RetentionMaxBatches the deletes of one pass, 1 to
-	// 1000; RetentionPause, 0 to 10s, separates two deletes, and a pass
-	// that reached its cap from the next.
-	// SUNDIAL_SCHEDULER_RETENTION_BATCH, default 1000;
-	// SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES, default 10;
-	// SUNDIAL_SCHEDULER_RETENTION_PAUSE, default 100ms.
-	RetentionBatch      int           `env:"SUNDIAL_SCHEDULER_RETENTION_BATCH"`
-	RetentionMaxBatches int           `env:"SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES"`
-	RetentionPause      time.Duration `env:"SUNDIAL_SCHEDULER_RETENTION_PAUSE"`
+	// hooks deleted per transaction
+	//
+	// hooks one delete (one transaction) takes, with their attempts, 1 to
+	// 10000
+	RetentionBatch int `env:"SUNDIAL_SCHEDULER_RETENTION_BATCH"`
+	// transactions per pass
+	//
+	// deletes per pass, 1 to 1000; a pass that reached it is followed by the
+	// next after the pause
+	RetentionMaxBatches int `env:"SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES"`
+	// wait between two of them
+	//
+	// wait between two deletes, 0 to 10s: what leaves the database to
+	// deliveries while a backlog drains
+	RetentionPause time.Duration `env:"SUNDIAL_SCHEDULER_RETENTION_PAUSE"`
 }
 
 // Defaults.

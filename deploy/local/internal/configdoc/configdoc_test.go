@@ -14,46 +14,18 @@ import (
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/secretbox"
-	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
-	gateway "github.com/sundial-run/sundial/services/gateway/app"
-	notifier "github.com/sundial-run/sundial/services/notifier/app"
-	scheduler "github.com/sundial-run/sundial/services/scheduler/app"
-	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // root is the repository, from this package's folder.
 const root = "../../../.."
 
-// loader is a service's ConfigFromEnv, its Config as an any.
-type loader func(envconf.Lookup) (any, error)
-
-// services are the loaders the tables document, by the name the "used by"
-// column and the section headings give them.
-var services = map[string]loader{
-	"gateway":    func(l envconf.Lookup) (any, error) { return gateway.ConfigFromEnv(l) },
-	"scheduler":  func(l envconf.Lookup) (any, error) { return scheduler.ConfigFromEnv(l) },
-	"dispatcher": func(l envconf.Lookup) (any, error) { return dispatcher.ConfigFromEnv(l) },
-	"notifier":   func(l envconf.Lookup) (any, error) { return notifier.ConfigFromEnv(l) },
-}
-
-// examples are valid values of the variables the tables mark required (no
-// default: a service refuses to start without them), which every load of
-// these tests is given unless it sets them itself.
-var examples = map[string]string{
-	"SUNDIAL_SECRET_KEYS": secrettest.Keys,
-}
-
-// withExamples gives load the examples of the required variables.
-func withExamples(load loader) loader {
-	return func(l envconf.Lookup) (any, error) {
-		return load(func(name string) (string, bool) {
-			if v, ok := l(name); ok {
-				return v, ok
-			}
-			v, ok := examples[name]
-			return v, ok
-		})
+// loaders are the services' loaders by name.
+func loaders() map[string]configdoc.Loader {
+	out := map[string]configdoc.Loader{}
+	for _, s := range configdoc.Services {
+		out[s.Name] = s.Load
 	}
+	return out
 }
 
 // documented is what a table says a service reads: each variable and its
@@ -108,7 +80,7 @@ func rows(t *testing.T, path string) []configdoc.Row {
 
 // read is every variable load reads, observed through its lookup: the list
 // comes from the loader itself, so it cannot drift from it.
-func read(t *testing.T, load loader) []string {
+func read(t *testing.T, load configdoc.Loader) []string {
 	t.Helper()
 	var names []string
 	_, err := load(func(name string) (string, bool) {
@@ -123,17 +95,17 @@ func read(t *testing.T, load loader) []string {
 // check holds a table to a loader: the same variables, and each row's
 // default gives the Config the loader makes with nothing set (setting a
 // variable to its documented default changes nothing).
-func check(t *testing.T, load loader, table documented) {
+func check(t *testing.T, load configdoc.Loader, table documented) {
 	t.Helper()
 	for v, row := range table {
 		if !row.Required() {
 			continue
 		}
-		require.Contains(t, examples, v, "%s is marked required (line %d): add a valid example value to examples", v, row.Line)
+		require.Contains(t, configdoc.Examples, v, "%s is marked required (line %d): add a valid example value to configdoc.Examples", v, row.Line)
 		_, err := load(envconf.Map(nil))
 		require.ErrorContains(t, err, v, "%s is marked required (line %d), but the service starts without it", v, row.Line)
 	}
-	load = withExamples(load)
+	load = configdoc.WithExamples(load)
 	listed := make([]string, 0, len(table))
 	for v := range table {
 		listed = append(listed, v)
@@ -158,7 +130,7 @@ func check(t *testing.T, load loader, table documented) {
 
 func TestTheREADMEDocumentsEveryServicesConfiguration(t *testing.T) {
 	t.Parallel()
-	for name, load := range services {
+	for name, load := range loaders() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			check(t, load, readme(t, name))
@@ -168,7 +140,7 @@ func TestTheREADMEDocumentsEveryServicesConfiguration(t *testing.T) {
 
 func TestTheSchedulerREADMEDocumentsItsConfiguration(t *testing.T) {
 	t.Parallel()
-	check(t, services["scheduler"], schedulerReadme(t))
+	check(t, loaders()["scheduler"], schedulerReadme(t))
 }
 
 func TestRowsReadsConfigurationTablesOnly(t *testing.T) {
@@ -207,8 +179,8 @@ func TestRowsReadsConfigurationTablesOnly(t *testing.T) {
 func TestConfigTagsNameTheSharedVariables(t *testing.T) {
 	t.Parallel()
 	shared := map[string]string{"StreamReplicas": event.ReplicasEnv, "SecretKeys": secretbox.EnvVar}
-	for service, load := range services {
-		cfg, err := withExamples(load)(envconf.Map(nil))
+	for service, load := range loaders() {
+		cfg, err := configdoc.WithExamples(load)(envconf.Map(nil))
 		require.NoError(t, err, service)
 		typ := reflect.TypeOf(cfg)
 		for field, name := range shared {
@@ -219,4 +191,54 @@ func TestConfigTagsNameTheSharedVariables(t *testing.T) {
 		_, ok := typ.FieldByName("StreamReplicas")
 		require.True(t, ok, "%s: every service reads %s", service, event.ReplicasEnv)
 	}
+}
+
+// The committed tables are what the generator writes from the Configs: a
+// comment or default changed without make generate fails here.
+func TestTheTablesAreGenerated(t *testing.T) {
+	t.Parallel()
+	files, err := configdoc.Generate(root)
+	require.NoError(t, err)
+	for _, name := range configdoc.Files {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		require.NoError(t, err)
+		require.Equal(t, files[name], string(b), "%s drifted from the Configs: run make generate", name)
+	}
+}
+
+func TestFieldsReadsDocCommentsAndTags(t *testing.T) {
+	t.Parallel()
+	src := strings.Join([]string{
+		"package app",
+		"type Config struct {",
+		"\t// the `A` summary",
+		"\t// on two lines",
+		"\t//",
+		"\t// the detail",
+		"\tA int `env:\"A\"`",
+		"\tSub Sub",
+		"\tNone int",
+		"}",
+		"type Sub struct {",
+		"\t// b",
+		"\tB string `env:\"B\"`",
+		"}",
+		"type fromEnv struct {",
+		"\tConfig",
+		"\t// c",
+		"\tC []string `env:\"C\"`",
+		"}",
+	}, "\n")
+	got, err := configdoc.Fields("config.go", []byte(src))
+	require.NoError(t, err)
+	require.Equal(t, []configdoc.Field{
+		{Var: "A", Summary: "the `A` summary on two lines", Detail: "the detail"},
+		{Var: "B", Summary: "b"},
+		{Var: "C", Summary: "c"},
+	}, got)
+	require.Equal(t, "the detail", got[0].Meaning())
+	require.Equal(t, "b", got[1].Meaning())
+
+	_, err = configdoc.Fields("config.go", []byte("package app\ntype Config struct {\n\tA int `env:\"A\"`\n}\n"))
+	require.ErrorContains(t, err, "no doc comment")
 }

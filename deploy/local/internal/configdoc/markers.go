@@ -1,0 +1,99 @@
+package configdoc
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// marker is a line that opens or closes a generated table:
+// <!-- configdoc:NAME:begin --> and <!-- configdoc:NAME:end -->.
+var marker = regexp.MustCompile(`^<!-- configdoc:([a-z-]+):(begin|end) -->$`)
+
+// Generate returns Files, from the repository at root, with every table
+// between markers written anew from the services' Configs.
+func Generate(root string) (map[string]string, error) {
+	c, err := readConfig(root)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := c.tables()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	placed := map[string]bool{}
+	for _, name := range Files {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if out[name], err = fill(string(b), tables, filepath.Dir(name), placed); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	// A table no file shows would leave its variables undocumented.
+	for _, name := range append([]string{"every-service"}, serviceNames()...) {
+		if !placed[name] {
+			return nil, fmt.Errorf("no file has the markers of table %q", name)
+		}
+	}
+	return out, nil
+}
+
+// Write writes what Generate returns.
+func Write(root string) error {
+	files, err := Generate(root)
+	if err != nil {
+		return err
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// fill replaces what lies between each pair of markers of markdown with its
+// table, noting the tables it placed.
+func fill(markdown string, tables map[string][]row, dir string, placed map[string]bool) (string, error) {
+	var out []string
+	open := "" // the table being replaced
+	for i, line := range strings.Split(markdown, "\n") {
+		m := marker.FindStringSubmatch(strings.TrimSpace(line))
+		switch {
+		case m == nil && open != "":
+			continue // the old table
+		case m == nil:
+			out = append(out, line)
+		case m[2] == "begin" && open == "":
+			rows, ok := tables[m[1]]
+			if !ok {
+				return "", fmt.Errorf("line %d: no table %q", i+1, m[1])
+			}
+			open, placed[m[1]] = m[1], true
+			table := render(rows, m[1] == "every-service", dir)
+			out = append(out, line, strings.TrimSuffix(table, "\n"))
+		case m[2] == "end" && open == m[1]:
+			open = ""
+			out = append(out, line)
+		default:
+			return "", fmt.Errorf("line %d: %s marker of %q inside %q", i+1, m[2], m[1], open)
+		}
+	}
+	if open != "" {
+		return "", fmt.Errorf("table %q has no end marker", open)
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+func serviceNames() []string {
+	names := make([]string, len(Services))
+	for i, s := range Services {
+		names[i] = s.Name
+	}
+	return names
+}
