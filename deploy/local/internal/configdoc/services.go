@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundial-run/sundial/pkg/egress"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	dispatcher "github.com/sundial-run/sundial/services/dispatcher/app"
 	gateway "github.com/sundial-run/sundial/services/gateway/app"
@@ -104,7 +105,7 @@ func defaultCell(v reflect.Value) string {
 	var s string
 	switch x := v.Interface().(type) {
 	case time.Duration:
-		s = shortDuration(x)
+		s = egress.FormatDuration(x)
 	case bool:
 		s = strconv.FormatBool(x)
 	default:
@@ -124,15 +125,3 @@ func defaultCell(v reflect.Value) string {
 	return "`" + s + "`"
 }
 
-// shortDuration is d as a person writes it: 1m and 24h, not 1m0s and
-// 24h0m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
