@@ -95,8 +95,7 @@ type Config struct {
 	RealisticBurst      int
 	RealisticBurstEvery int
 	// CrashSize is the crash scenario's hooks due at one instant
-	// (BENCH_CRASH_SIZE, default 5000, quick 3000: a quick burst of fewer
-	// is over before the kill).
+	// (BENCH_CRASH_SIZE, default 5000, quick 3000).
 	CrashSize int
 	// Clients is the concurrent API clients creating hooks (BENCH_CLIENTS, 64).
 	Clients int

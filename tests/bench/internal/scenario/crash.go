@@ -13,9 +13,12 @@ import (
 // riverbase) is killed in a burst, as a node's loss or an OOM kill would,
 // and a new one is started as an orchestrator would (issue 41).
 const (
-	// crashAfter is when the dispatcher is killed after the burst's
-	// instant: in the middle of its deliveries.
-	crashAfter = 500 * time.Millisecond
+	// crashAt is the share of the burst arrived when the dispatcher is
+	// killed: in the middle of its deliveries on a machine of any speed
+	// (a fixed instant after the burst's found a fast one done).
+	crashAt = 0.25
+	// crashPoll is how often the arrivals are counted until then.
+	crashPoll = time.Millisecond
 	// crashDown is how long no dispatcher runs: an orchestrator noticing
 	// the death and starting a new one.
 	crashDown = 1500 * time.Millisecond
@@ -30,15 +33,18 @@ const (
 	crashRescueAfter = "20s"
 )
 
-// crashShape is when the process is killed and for how long none runs.
+// crashShape is when the process is killed (once arrivals hooks have
+// arrived) and for how long none runs.
 type crashShape struct {
-	after, down time.Duration
+	arrivals int
+	down     time.Duration
 }
 
 // crashPlan is the crash scenario's plan: a burst of c.CrashSize hooks.
 func crashPlan(c Config) plan {
+	shape := &crashShape{arrivals: max(int(crashAt*float64(c.CrashSize)), 1), down: crashDown}
 	return plan{
-		name: "crash", hooks: c.CrashSize, deadline: crashDeadline, crash: &crashShape{after: crashAfter, down: crashDown},
+		name: "crash", hooks: c.CrashSize, deadline: crashDeadline, crash: shape,
 		baselineEnv: map[string]string{"RIVERBASE_RESCUE_AFTER": crashRescueAfter},
 	}
 }
@@ -61,13 +67,17 @@ type crashed struct {
 	err                      error
 }
 
-// run kills the dispatcher at t0 + after and starts it again down later.
+// run kills the dispatcher once c.arrivals hooks have arrived, at t0 or
+// later, and starts it again down later.
 func (c *crashShape) run(ctx context.Context, in Instance, t0 time.Time) crashed {
 	k, ok := in.(crasher)
 	if !ok {
 		return crashed{err: errors.New("crash: the instance cannot kill its processes")}
 	}
-	if err := waitUntil(ctx, t0.Add(c.after)); err != nil {
+	if err := waitUntil(ctx, t0); err != nil {
+		return crashed{err: err}
+	}
+	if err := waitCount(ctx, in.Receiver().Count, c.arrivals); err != nil {
 		return crashed{err: err}
 	}
 	var out crashed
@@ -81,6 +91,21 @@ func (c *crashShape) run(ctx context.Context, in Instance, t0 time.Time) crashed
 	out.err = k.StartKilled(ctx)
 	out.ready = time.Now()
 	return out
+}
+
+// waitCount waits until count() reaches n, or ctx ends (the scenario's
+// deadline bounds it).
+func waitCount(ctx context.Context, count func() int, n int) error {
+	tick := time.NewTicker(crashPoll)
+	defer tick.Stop()
+	for count() < n {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 // figures are the crash's times after the instant t0.

@@ -131,8 +131,8 @@ var Registry = []Scenario{
 	{
 		Name: "crash",
 		Description: func(c Config) string {
-			return fmt.Sprintf("%d hooks due at one instant; the delivering process (dispatcher, riverbase) killed (SIGKILL) %s after it, a new one started %s later",
-				c.CrashSize, crashAfter, crashDown)
+			return fmt.Sprintf("%d hooks due at one instant; the delivering process (dispatcher, riverbase) killed (SIGKILL) once %.0f%% of them arrived, a new one started %s later",
+				c.CrashSize, 100*crashAt, crashDown)
 		},
 		Plan:      crashPlan,
 		RealWorld: true,
