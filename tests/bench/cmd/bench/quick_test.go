@@ -376,6 +376,7 @@ func TestQuickRealWorld(t *testing.T) {
 		require.Positive(t, c.KilledMs, system)
 		require.Greater(t, c.RestartedMs, c.KilledMs, system)
 		require.GreaterOrEqual(t, c.ReadyMs, c.RestartedMs, system)
+		require.Less(t, c.ArrivedBeforeKill, res.Hooks, "%s killed in the burst, not after it", system)
 		require.NotContains(t, res.CPUSeconds, process, "the killed process's time is left out")
 		require.Len(t, c.Goals, 1, system)
 	}
