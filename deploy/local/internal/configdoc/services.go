@@ -124,4 +124,3 @@ func defaultCell(v reflect.Value) string {
 	}
 	return "`" + s + "`"
 }
-
