@@ -24,7 +24,7 @@ UNIT_PACKAGES := $(addsuffix /...,$(addprefix ./,$(filter-out $(SYSTEM_MODULES),
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
 GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' ':(glob)services/*/internal/storetest/*.go' \
-	services/gateway/internal/api/gen ':(glob)tests/internal/dbdump/*.go' README.md services/scheduler/README.md
+	services/gateway/internal/api/gen ':(glob)tests/internal/dbdump/*.go' README.md
 PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
 # The gateway's OpenAPI document, and the linter that checks it, at exact
 # versions: npx fetches them from the npm registry once, then from its cache.

@@ -52,32 +52,17 @@ type Config struct {
 	// ([docs/observability.md](docs/observability.md#metrics-health-and-readiness));
 	// port 0 picks a free one
 	AdminAddr string `env:"SUNDIAL_SCHEDULER_ADMIN_ADDR"`
-	// how far ahead due hooks are held in memory and claimed just in time (0
-	// turns it off)
-	//
 	// how far ahead due hooks are loaded into memory and claimed just in time;
 	// `0` turns that off (polling only, lateness up to the poll interval)
 	PrefetchWindow time.Duration `env:"SUNDIAL_SCHEDULER_PREFETCH"`
-	// how often that window is re-read (NOTIFY wakes it in between)
-	//
 	// interval between prefetch reads; above 0 and at most
 	// `SUNDIAL_SCHEDULER_PREFETCH`
 	PrefetchInterval time.Duration `env:"SUNDIAL_SCHEDULER_PREFETCH_INTERVAL"`
-	// safety poll for everything due (expired leases, lost notifications)
-	//
 	// safety poll: wait after a claim of everything due that did not fill its
 	// batch
 	PollInterval time.Duration `env:"SUNDIAL_SCHEDULER_POLL_INTERVAL"`
-	// hooks claimed per statement
-	//
 	// hooks per claim, 1 to 10000
 	ClaimBatchSize int `env:"SUNDIAL_SCHEDULER_BATCH_SIZE"`
-	// how long before a hook is due its just-in-time claim may run; its
-	// DueHook goes out at once with a hold that the dispatcher waits out
-	// (until the hook is due by the database clock), so neither the claim's
-	// commit nor NATS adds to the delivery's lateness. A hook cancelled within
-	// this time of its due instant may still be delivered (0 to 2s)
-	//
 	// how long before a hook is due its just-in-time claim may run, 0 to 2s
 	// and below `SUNDIAL_SCHEDULER_PREFETCH`; the claim's hooks are published
 	// at once, each DueHook carrying the hold a dispatcher waits out before
@@ -88,123 +73,74 @@ type Config struct {
 	// takes every hook within all of it, so claims gather hooks due close
 	// together
 	ClaimAhead time.Duration `env:"SUNDIAL_SCHEDULER_CLAIM_AHEAD"`
-	// just-in-time claims in flight at once, so that a hook falling due during
-	// a slow claim does not wait for it (1 to 64)
-	//
 	// just-in-time claims running at once, 1 to 64: a hook that falls due
 	// while another claim is slow (a busy database) does not wait for it; each
 	// claim is one short transaction, so more claims in flight cost PostgreSQL
 	// more commits
 	ClaimConcurrency int `env:"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY"`
-	// lease of a claimed hook; must exceed the 10 s delivery limit plus
-	// queueing
-	//
 	// at least 1s; **in production it must exceed the 10 s delivery limit**
 	// (with room for queueing), or hooks still being delivered are re-driven
 	// and delivered twice
 	LeaseDuration time.Duration `env:"SUNDIAL_LEASE_DURATION"`
-	// claimed hooks waiting, in due messages no dispatcher has taken yet and
-	// in results not yet applied, at which claiming pauses (backpressure; 0:
-	// no bound)
-	//
-	// backpressure: while this many claimed hooks wait in the due and results
-	// queues (all schedulers together), claiming pauses, so that under
-	// overload hooks wait unclaimed in PostgreSQL instead of letting their
-	// leases expire in a queue (which would deliver them twice); keep it below
-	// what the deployment delivers within one lease; 0 turns the bound off
+	// backpressure: while this many claimed hooks wait (all schedulers
+	// together), in due messages no dispatcher has taken yet and in results
+	// not yet applied, claiming pauses, so that under overload hooks wait
+	// unclaimed in PostgreSQL instead of letting their leases expire in a
+	// queue (which would deliver them twice); keep it below what the
+	// deployment delivers within one lease; 0 turns the bound off
 	MaxInFlight int `env:"SUNDIAL_SCHEDULER_MAX_IN_FLIGHT"`
-	// re-drives of one attempt after expired leases before it is recorded as
-	// failed
-	//
 	// how often one attempt is handed out again after its lease expired with
 	// no result; the claim after that records the attempt as failed ("no
 	// result after N deliveries") and the retry policy takes over, so a hook
 	// whose delivery crashes dispatchers cannot loop forever
 	MaxRedrives int `env:"SUNDIAL_SCHEDULER_MAX_REDRIVES"`
-	// attempt results being applied at once
-	//
 	// result messages being applied at once (and held unacknowledged by the
 	// consumer), 1 to 10000; a dispatcher's `AttemptResults` batch is one
 	// message
 	ResultConcurrency int `env:"SUNDIAL_SCHEDULER_RESULT_CONCURRENCY"`
-	// attempt results applied in one transaction (1: each on its own)
-	//
 	// results applied in one transaction, 1 to 10000 (at most
 	// `SUNDIAL_SCHEDULER_RESULT_CONCURRENCY` takes effect; 1: each on its own)
 	ResultBatch int `env:"SUNDIAL_SCHEDULER_RESULT_BATCH"`
-	// how long a batch of results waits for more after its first (a delivery
-	// never waits for it; a hook's status, alerts and a sequence's next steps
-	// do)
-	//
 	// how long a batch of results waits after its first result for more, 0 to
 	// 1s (0: apply what is waiting at once); no delivery waits for it, only a
 	// hook's status, its alerts and a sequence's next steps
 	ResultLinger time.Duration `env:"SUNDIAL_SCHEDULER_RESULT_LINGER"`
-	// how often async waits that ended (nacked, or no answer within the async
-	// timeout) are applied as failed attempts
-	//
 	// how often async waits that timed out are applied as failed attempts, a
 	// batch (`SUNDIAL_SCHEDULER_BATCH_SIZE`) at a time; acks and nacks wake
 	// the sweeper at once (`NOTIFY sundial_async`), so for them this is only
 	// the fallback for a lost notification
 	AsyncSweepInterval time.Duration `env:"SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL"`
-	// how often sequences with a due slot and trigger requests are looked for
-	// (10ms to 1m; [docs/sequences.md](docs/sequences.md))
-	//
 	// how often sequences with a due slot, trigger requests and step hooks
 	// cancelled through the API are looked for, 10ms to 1m; a pass that finds
 	// more than its batches take goes on at once. It bounds how late a slot's
 	// run starts
 	SequenceInterval time.Duration `env:"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL"`
 	// how long in-flight work may finish after SIGTERM
-	//
-	// how long results in progress may finish after SIGTERM
 	ShutdownTimeout time.Duration `env:"SUNDIAL_SHUTDOWN_TIMEOUT"`
-	// failures in a row (no answer, 429, 5xx) to one project's domain that
-	// pause it ([docs/security.md](docs/security.md), "Circuit breaker and
-	// Retry-After")
-	//
 	// failures in a row (no answer, 429, 5xx) to one project's domain that
 	// open its circuit breaker, at least 1; while it is open the domain's due
 	// hooks are moved to the pause's end without being leased (no attempt
 	// spent)
 	BreakerFailures int `env:"SUNDIAL_SCHEDULER_BREAKER_FAILURES"`
-	// how long that run of failures must last before it pauses the domain
-	//
 	// how long the run of failures must last before it opens the breaker, so
 	// that one instant's burst of failures (a network blip under many
 	// deliveries) does not
 	BreakerSpan time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_SPAN"`
-	// first pause of an opened breaker, before one probe delivery is let
-	// through
-	//
 	// first pause of an opened breaker (at least 1s); then one probe delivery
 	// decides
 	BreakerCooldown time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_COOLDOWN"`
-	// the pause doubles at each failed probe up to this
-	//
 	// each failed probe of one pause doubles it, up to this
 	BreakerMaxCooldown time.Duration `env:"SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN"`
-	// how often finished hooks past their project's `retentionDays` are
-	// deleted with their attempts (0: never;
-	// [docs/operations.md](docs/operations.md), "Retention")
-	//
 	// wait between passes of the retention cleaner
 	// ([docs/operations.md](docs/operations.md), "Retention"); `0` turns it
 	// off
 	RetentionInterval time.Duration `env:"SUNDIAL_SCHEDULER_RETENTION_INTERVAL"`
-	// hooks deleted per transaction
-	//
 	// hooks one delete (one transaction) takes, with their attempts, 1 to
 	// 10000
 	RetentionBatch int `env:"SUNDIAL_SCHEDULER_RETENTION_BATCH"`
-	// transactions per pass
-	//
 	// deletes per pass, 1 to 1000; a pass that reached it is followed by the
 	// next after the pause
 	RetentionMaxBatches int `env:"SUNDIAL_SCHEDULER_RETENTION_MAX_BATCHES"`
-	// wait between two of them
-	//
 	// wait between two deletes, 0 to 10s: what leaves the database to
 	// deliveries while a backlog drains
 	RetentionPause time.Duration `env:"SUNDIAL_SCHEDULER_RETENTION_PAUSE"`

@@ -14,21 +14,10 @@ import (
 type Field struct {
 	// Var is the env tag's variable.
 	Var string
-	// Summary is the doc comment's first paragraph: the meaning the tables
-	// of README.md give.
+	// Summary is the doc comment's first paragraph, on one line: the
+	// meaning README.md's tables give. Further paragraphs are notes for
+	// the code's readers.
 	Summary string
-	// Detail is the comment's other paragraphs, one space between them,
-	// empty when it has none: the fuller meaning a service's own README
-	// gives in the Summary's place.
-	Detail string
-}
-
-// Meaning is what a service's own README says of the field.
-func (f Field) Meaning() string {
-	if f.Detail != "" {
-		return f.Detail
-	}
-	return f.Summary
 }
 
 // Fields are the env-tagged fields of the Config struct in the Go file src,
@@ -96,27 +85,18 @@ func (c *collector) add(structName, v string, f *ast.Field) error {
 		return nil
 	}
 	c.seen[v] = true
-	summary, detail := paragraphs(f.Doc.Text())
+	summary := firstParagraph(f.Doc.Text())
 	if summary == "" {
 		return fmt.Errorf("%s: the field of %s has no doc comment (its meaning in the README)", structName, v)
 	}
-	c.fields = append(c.fields, Field{Var: v, Summary: summary, Detail: detail})
+	c.fields = append(c.fields, Field{Var: v, Summary: summary})
 	return nil
 }
 
-// paragraphs splits a doc comment into its first paragraph and the rest,
-// each on one line.
-func paragraphs(text string) (first, rest string) {
-	var ps []string
-	for _, p := range strings.Split(strings.TrimSpace(text), "\n\n") {
-		if p = strings.Join(strings.Fields(p), " "); p != "" {
-			ps = append(ps, p)
-		}
-	}
-	if len(ps) == 0 {
-		return "", ""
-	}
-	return ps[0], strings.Join(ps[1:], " ")
+// firstParagraph is a doc comment's first paragraph, on one line.
+func firstParagraph(text string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n\n")
+	return strings.Join(strings.Fields(first), " ")
 }
 
 func envTag(f *ast.Field) (string, error) {

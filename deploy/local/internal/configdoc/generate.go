@@ -11,7 +11,7 @@ import (
 
 // Files are the Markdown files with configuration tables, from the
 // repository.
-var Files = []string{"README.md", filepath.Join("services", "scheduler", "README.md")}
+var Files = []string{"README.md"}
 
 // sharedRow is a row of README.md's "Every service" table: a variable that
 // several services read with one meaning and one default. Own are the
@@ -161,19 +161,8 @@ func (c config) serviceTable(service string) []row {
 	return append(rows, serviceExtras[service]...)
 }
 
-// fullTable is the rows of a service's own README: every variable it reads,
-// with its fuller meaning.
-func (c config) fullTable(service string) []row {
-	rows := make([]row, 0, len(c.fields[service]))
-	for _, f := range c.fields[service] {
-		rows = append(rows, row{Vars: []string{f.Var}, Default: c.defaults[service][f.Var], Meaning: f.Meaning()})
-	}
-	return rows
-}
-
-// tables are the generated tables by their marker's name: "every-service",
-// each service's name (its section of README.md), and "<service>-all" (its
-// own README's).
+// tables are the generated tables by their marker's name: "every-service"
+// and each service's name (its section of README.md).
 func (c config) tables() (map[string][]row, error) {
 	out := map[string][]row{}
 	var err error
@@ -182,7 +171,6 @@ func (c config) tables() (map[string][]row, error) {
 	}
 	for _, s := range Services {
 		out[s.Name] = c.serviceTable(s.Name)
-		out[s.Name+"-all"] = c.fullTable(s.Name)
 	}
 	return out, nil
 }
