@@ -39,8 +39,8 @@ func TestTheSoftLimitFitsTheContainer(t *testing.T) {
 	t.Cleanup(func() { debug.SetMemoryLimit(math.MaxInt64) })
 	none := func(string) string { return "" }
 
-	require.Equal(t, int64(230), apply(Settings{}, none, 256<<20).MemoryLimitMiB, "90 % of the container's limit")
-	require.Equal(t, int64(57), apply(Settings{MemoryLimitMiB: 80}, none, 64<<20).MemoryLimitMiB,
+	require.Equal(t, int64(204), apply(Settings{}, none, 256<<20).MemoryLimitMiB, "80 % of the container's limit")
+	require.Equal(t, int64(51), apply(Settings{MemoryLimitMiB: 80}, none, 64<<20).MemoryLimitMiB,
 		"a default over the container's limit yields to it")
 	require.Equal(t, int64(80), apply(Settings{MemoryLimitMiB: 80}, none, 1<<30).MemoryLimitMiB,
 		"a default under it stands")

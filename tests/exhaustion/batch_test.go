@@ -33,8 +33,8 @@ func TestConcurrentMaximumBatchesKeepGatewayMemoryBounded(t *testing.T) {
 		container = 256 << 10 // kB
 	)
 	// The soft limit the gateway sets itself in a container of 256 MiB
-	// (package gcdefault): 90 % of it.
-	g := startGateway(t, 0, map[string]string{"GOMEMLIMIT": "230MiB"})
+	// (package gcdefault): 80 % of it.
+	g := startGateway(t, 0, map[string]string{"GOMEMLIMIT": "204MiB"})
 	valid, invalid := batchBody(hooks, dataBytes, false), batchBody(hooks, dataBytes, true)
 	t.Logf("batch body: %.1f MiB", float64(len(valid))/(1<<20))
 

@@ -37,8 +37,8 @@ func TestListingLargeHooksKeepsGatewayMemoryBounded(t *testing.T) {
 		budget   = 4 << 20 // hooklist.MaxPageBytes
 	)
 	// The soft limit the gateway sets itself in its container (256 Mi):
-	// 90 % of it.
-	g := startGateway(t, 0, map[string]string{"GOMEMLIMIT": "230MiB"})
+	// 80 % of it.
+	g := startGateway(t, 0, map[string]string{"GOMEMLIMIT": "204MiB"})
 	client := &http.Client{Timeout: 120 * time.Second}
 	body := `{"path":"/big","postAt":"2099-01-01T00:00:00Z","data":{"blob":"` + strings.Repeat("x", dataSize) + `"}}`
 	start := time.Now()
