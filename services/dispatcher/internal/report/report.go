@@ -12,7 +12,12 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 )
 
-// DefaultRetry tries for about 10 s. With the 10 s delivery limit that stays
-// inside the default 30 s lease, so the scheduler does not re-drive the
-// hook while this dispatcher still reports its result.
-var DefaultRetry = bus.RetryPolicy{Tries: 5, Backoff: 250 * time.Millisecond, Timeout: 2 * time.Second}
+// DefaultRetry tries for at least 16 s when every publish fails at once, so
+// that a result outlasts a JetStream cluster electing a new leader (up to
+// 14 s seen, docs/operations.md): a result given up is a hook delivered
+// again when its lease ends. While results wait, the handler's pool stops
+// taking new deliveries (dispatch.Handler), so an outage holds back
+// deliveries instead of repeating them. A result published after its
+// hook's lease is refused as stale, and the hook is delivered again, as it
+// would have been without the wait.
+var DefaultRetry = bus.RetryPolicy{Tries: 7, Backoff: 250 * time.Millisecond, Timeout: 2 * time.Second}
