@@ -105,9 +105,10 @@ type Consumer struct {
 // and the messages a killed replica held (unacknowledged until AckWait)
 // would stall every survivor until then. Each process bounds its own work
 // by its pull size and handler slots (bus.ConsumeOptions.Concurrency); these
-// bounds only stop an unbounded pile-up on the server. The due and results
-// queues are bounded upstream by the schedulers' backpressure
-// (SUNDIAL_SCHEDULER_MAX_IN_FLIGHT, default 10,000), kept below them.
+// bounds only stop an unbounded pile-up on the server. What waits in the
+// due and results queues is bounded upstream by the schedulers'
+// backpressure (SUNDIAL_SCHEDULER_MAX_IN_FLIGHT, default 10,000), and what
+// the dispatchers hold by their handlers, both kept below them.
 const (
 	MaxAckPendingDue     = 50000
 	MaxAckPendingResults = 50000
