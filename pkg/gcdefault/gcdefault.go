@@ -26,8 +26,9 @@ type Settings struct {
 
 // containerShare is the part of a container's memory limit the heap may
 // take: the rest is the runtime's own memory (stacks, the collector's
-// work) and what the kernel counts besides the heap, which reached a
-// tenth of the limit with the gateway's largest requests.
+// work) and what the kernel counts besides the heap, which the gateway's
+// largest requests make a tenth of the limit or more
+// (tests/exhaustion).
 const containerShare = 0.8
 
 // Apply sets s where the environment has no GOGC or GOMEMLIMIT.

@@ -13,9 +13,9 @@ import (
 )
 
 // DefaultRetry tries for at least 16 s when every publish fails at once, so
-// that a result outlasts a JetStream cluster electing a new leader (up to
-// 14 s seen, docs/operations.md): a result given up is a hook delivered
-// again when its lease ends. While results wait, the handler's pool stops
+// that a result outlasts a JetStream cluster electing a new leader
+// (docs/operations.md, "A NATS node dies"): a result given up is a hook
+// delivered again when its lease ends. While results wait, the handler's pool stops
 // taking new deliveries (dispatch.Handler), so an outage holds back
 // deliveries instead of repeating them. A result published after its
 // hook's lease is refused as stale, and the hook is delivered again, as it

@@ -61,17 +61,7 @@ func TestAdmissionCountsTheHooksOfDueBatches(t *testing.T) {
 	a := &admission{js: js, limit: 100}
 	// Two messages in the due queue, each a batch of 10 hooks, as this
 	// scheduler published them.
-	b := bus.DueBatch{Max: 10}
-	var msgs []bus.Message
-	for i := range 20 {
-		if b.Add(&eventv1.DueHook{HookId: fmt.Sprint("h", i), LeaseSeq: 1, Data: []byte(`{}`)}) {
-			msgs = append(msgs, b.Take())
-		}
-	}
-	require.Len(t, msgs, 2)
-	a.perDue.count(msgs)
-	_, err := bus.NewPublisher(js).PublishAll(ctx, msgs)
-	require.NoError(t, err)
+	publishDueBatches(t, js, a, 2)
 
 	n, err := a.measure(ctx)
 	require.NoError(t, err)
@@ -84,17 +74,7 @@ func TestAdmissionCountsOnlyTheDueMessagesNoDispatcherTook(t *testing.T) {
 	ctx := t.Context()
 	js := withStreams(t)
 	a := &admission{js: js, limit: 100}
-	b := bus.DueBatch{Max: 10}
-	var msgs []bus.Message
-	for i := range 30 {
-		if b.Add(&eventv1.DueHook{HookId: fmt.Sprint("h", i), LeaseSeq: 1, Data: []byte(`{}`)}) {
-			msgs = append(msgs, b.Take())
-		}
-	}
-	require.Len(t, msgs, 3)
-	a.perDue.count(msgs)
-	_, err := bus.NewPublisher(js).PublishAll(ctx, msgs)
-	require.NoError(t, err)
+	publishDueBatches(t, js, a, 3)
 	c := event.DispatcherConsumer(1)
 	consumer, err := js.CreateOrUpdateConsumer(ctx, c.Stream, c.Config)
 	require.NoError(t, err)
@@ -112,4 +92,21 @@ func TestAdmissionCountsOnlyTheDueMessagesNoDispatcherTook(t *testing.T) {
 	n, err := a.measure(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 20, n, "the two messages no dispatcher took carry 20 hooks")
+}
+
+// publishDueBatches publishes n DueHooks messages of 10 hooks each, as a's
+// scheduler would, counting them in a's ratio of hooks to messages.
+func publishDueBatches(t *testing.T, js jetstream.JetStream, a *admission, n int) {
+	t.Helper()
+	b := bus.DueBatch{Max: 10}
+	var msgs []bus.Message
+	for i := range 10 * n {
+		if b.Add(&eventv1.DueHook{HookId: fmt.Sprint("h", i), LeaseSeq: 1, Data: []byte(`{}`)}) {
+			msgs = append(msgs, b.Take())
+		}
+	}
+	require.Len(t, msgs, n)
+	a.perDue.count(msgs)
+	_, err := bus.NewPublisher(js).PublishAll(t.Context(), msgs)
+	require.NoError(t, err)
 }
