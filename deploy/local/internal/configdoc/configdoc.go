@@ -1,5 +1,4 @@
-// Package configdoc writes the configuration tables of the repository's
-// Markdown files (README.md, services/scheduler/README.md) from the
+// Package configdoc writes the configuration tables of README.md from the
 // services' Config structs (each field's doc comment and env tag, each
 // loader's defaults), and reads them back, so that a test can hold them to
 // the loaders.

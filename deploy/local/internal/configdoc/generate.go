@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
 
-// Files are the Markdown files with configuration tables, from the
-// repository.
-var Files = []string{"README.md"}
+// File is the Markdown file with the configuration tables, from the
+// repository's root.
+const File = "README.md"
 
 // sharedRow is a row of README.md's "Every service" table: a variable that
 // several services read with one meaning and one default. Own are the
@@ -176,9 +175,8 @@ func (c config) tables() (map[string][]row, error) {
 }
 
 // render writes rows as a Markdown table, with a "used by" column when
-// withUsedBy; relative links, written from the repository's root in the
-// comments, are made relative to dir, the folder of the file.
-func render(rows []row, withUsedBy bool, dir string) string {
+// withUsedBy.
+func render(rows []row, withUsedBy bool) string {
 	var b strings.Builder
 	if withUsedBy {
 		b.WriteString("| variable | default | used by | meaning |\n|---|---|---|---|\n")
@@ -194,22 +192,11 @@ func render(rows []row, withUsedBy bool, dir string) string {
 		if withUsedBy {
 			cells = append(cells, r.UsedBy)
 		}
-		cells = append(cells, relinked(r.Meaning, dir))
+		cells = append(cells, r.Meaning)
 		for i, cell := range cells {
 			cells[i] = strings.ReplaceAll(cell, "|", `\|`)
 		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	return b.String()
-}
-
-// link is a Markdown link's target that is a path in the repository.
-var link = regexp.MustCompile(`\]\(([^)/#:][^):]*)\)`)
-
-func relinked(text, dir string) string {
-	if dir == "." {
-		return text
-	}
-	up := strings.Repeat("../", strings.Count(filepath.ToSlash(dir), "/")+1)
-	return link.ReplaceAllString(text, "]("+up+"$1)")
 }

@@ -12,32 +12,31 @@ import (
 // <!-- configdoc:NAME:begin --> and <!-- configdoc:NAME:end -->.
 var marker = regexp.MustCompile(`^<!-- configdoc:([a-z-]+):(begin|end) -->$`)
 
-// Generate returns Files, from the repository at root, with every table
+// Generate returns File, from the repository at root, with every table
 // between markers written anew from the services' Configs.
-func Generate(root string) (map[string]string, error) {
+func Generate(root string) (string, error) {
 	c, err := readConfig(root)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	tables, err := c.tables()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	out := map[string]string{}
+	b, err := os.ReadFile(filepath.Join(root, File))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", File, err)
+	}
 	placed := map[string]bool{}
-	for _, name := range Files {
-		b, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
-		}
-		if out[name], err = fill(string(b), tables, filepath.Dir(name), placed); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+	out, err := fill(string(b), tables, placed)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", File, err)
 	}
-	// A table no file shows would leave its variables undocumented.
-	for _, name := range append([]string{"every-service"}, serviceNames()...) {
+	// A table the file does not show would leave its variables
+	// undocumented.
+	for name := range tables {
 		if !placed[name] {
-			return nil, fmt.Errorf("no file has the markers of table %q", name)
+			return "", fmt.Errorf("%s has no markers of table %q", File, name)
 		}
 	}
 	return out, nil
@@ -45,21 +44,19 @@ func Generate(root string) (map[string]string, error) {
 
 // Write writes what Generate returns.
 func Write(root string) error {
-	files, err := Generate(root)
+	out, err := Generate(root)
 	if err != nil {
 		return err
 	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", name, err)
-		}
+	if err := os.WriteFile(filepath.Join(root, File), []byte(out), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", File, err)
 	}
 	return nil
 }
 
 // fill replaces what lies between each pair of markers of markdown with its
 // table, noting the tables it placed.
-func fill(markdown string, tables map[string][]row, dir string, placed map[string]bool) (string, error) {
+func fill(markdown string, tables map[string][]row, placed map[string]bool) (string, error) {
 	var out []string
 	open := "" // the table being replaced
 	for i, line := range strings.Split(markdown, "\n") {
@@ -75,7 +72,7 @@ func fill(markdown string, tables map[string][]row, dir string, placed map[strin
 				return "", fmt.Errorf("line %d: no table %q", i+1, m[1])
 			}
 			open, placed[m[1]] = m[1], true
-			table := render(rows, m[1] == "every-service", dir)
+			table := render(rows, m[1] == "every-service")
 			out = append(out, line, strings.TrimSuffix(table, "\n"))
 		case m[2] == "end" && open == m[1]:
 			open = ""
@@ -88,12 +85,4 @@ func fill(markdown string, tables map[string][]row, dir string, placed map[strin
 		return "", fmt.Errorf("table %q has no end marker", open)
 	}
 	return strings.Join(out, "\n"), nil
-}
-
-func serviceNames() []string {
-	names := make([]string, len(Services))
-	for i, s := range Services {
-		names[i] = s.Name
-	}
-	return names
 }
