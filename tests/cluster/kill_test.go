@@ -277,7 +277,9 @@ func lateness(arrivals []checker.Arrival, after ...time.Duration) ([]int, time.D
 func requireDuplicatesFromKills(t *testing.T, r checker.Report, arrivals []checker.Arrival, kills []kill, bound int) {
 	t.Helper()
 	redriven := 0
-	for id, ts := range r.DuplicateArrivals(arrivals) {
+	dups := r.DuplicateArrivals(arrivals)
+	logDuplicates(t, dups, kills)
+	for id, ts := range dups {
 		straddles := slices.ContainsFunc(kills, func(k kill) bool {
 			return ts[0].Before(k.takenOver) && ts[len(ts)-1].After(k.at)
 		})
@@ -292,6 +294,35 @@ func requireDuplicatesFromKills(t *testing.T, r checker.Report, arrivals []check
 		t.Logf("%d hooks delivered twice, the second time at least %s after the first, with no kill between: their results were applied after their leases ended", redriven, leaseRedrive)
 	}
 	require.LessOrEqual(t, r.TotalDuplicates(), bound, "duplicates beyond what was in flight at the kills")
+}
+
+// logDuplicates logs, for the duplicates of each kill (the first kill
+// before whose takeover the hook first arrived), when their first
+// deliveries came relative to the kill and how long after it the second
+// came: what a failure of the bound needs to be told apart (deliveries in
+// flight at the kill, a consumer's redeliveries at its new leader, leases).
+func logDuplicates(t *testing.T, dups map[string][]time.Time, kills []kill) {
+	t.Helper()
+	for _, k := range kills {
+		var firsts, gaps []time.Duration
+		for _, ts := range dups {
+			first := slices.IndexFunc(kills, func(k kill) bool { return ts[0].Before(k.takenOver) })
+			if first < 0 || kills[first].at != k.at {
+				continue
+			}
+			firsts = append(firsts, ts[0].Sub(k.at))
+			gaps = append(gaps, ts[1].Sub(ts[0]))
+		}
+		if len(firsts) == 0 {
+			continue
+		}
+		slices.Sort(firsts)
+		slices.Sort(gaps)
+		q := func(d []time.Duration, p int) time.Duration { return d[(len(d)-1)*p/100].Round(time.Millisecond) }
+		t.Logf("duplicates first delivered before %s's takeover: %d; first delivery from the kill p0/p50/p100 %s/%s/%s; "+
+			"second after the first p0/p50/p100 %s/%s/%s", k.node, len(firsts),
+			q(firsts, 0), q(firsts, 50), q(firsts, 100), q(gaps, 0), q(gaps, 50), q(gaps, 100))
+	}
 }
 
 // leaseRedrive is the least time between a delivery and its hook's
