@@ -97,17 +97,6 @@ func (db *DB) Channel(t testing.TB, project uuid.UUID, kind string, cfg json.Raw
 	return id
 }
 
-// SigningKey gives the project an active signing key.
-func (db *DB) SigningKey(t testing.TB, project uuid.UUID, secret string) {
-	t.Helper()
-	id := uuid.Must(uuid.NewV7())
-	sealed, err := secrettest.Keyring().SealString(secretbox.Label(secretbox.SigningKeySecret, id), secret)
-	require.NoError(t, err)
-	require.NoError(t, db.tq.InsertSigningKeyForTest(context.Background(), storetest.InsertSigningKeyForTestParams{
-		ID: id, ProjectID: project, SecretSealed: sealed,
-	}))
-}
-
 // FailedHook inserts a hook whose retries ran out and returns its
 // hook.failed alert, not yet produced.
 func (db *DB) FailedHook(t testing.TB, project uuid.UUID, path string) *eventv1.Alert {

@@ -30,16 +30,6 @@ func sessionFrom(r *http.Request) *session {
 	return s
 }
 
-// UserFrom is the signed-in user of a request; ok is false when no one is
-// signed in (Public routes only: the others are never reached then).
-func UserFrom(r *http.Request) (account.User, bool) {
-	s := sessionFrom(r)
-	if s == nil {
-		return account.User{}, false
-	}
-	return s.user, true
-}
-
 // ProjectFrom is the project of a /dashboard/p/{project} route, with the
 // user's role in it (Project.Role); ok is false on other routes.
 func ProjectFrom(r *http.Request) (account.Project, bool) {

@@ -164,7 +164,8 @@ func (l *Lister) page(ctx context.Context, projectID uuid.UUID, q Query, few boo
 			n = min(want-len(hooks), b.left/max(1, b.largest)+1)
 		}
 		a.RowLimit = int32(n)
-		got, err := pageQuery(ctx, qs, a, q, few)
+		a.Few = few
+		got, err := qs.ListHooks(ctx, a)
 		if err != nil {
 			return page{}, err
 		}
@@ -181,28 +182,6 @@ func (l *Lister) page(ctx context.Context, projectID uuid.UUID, q Query, few boo
 		return page{}, ErrBusy
 	}
 	return page{hooks: hooks, more: b.cut}, nil
-}
-
-func pageQuery(ctx context.Context, qs *store.Queries, a listArgs, q Query, few bool) ([]store.Hook, error) {
-	byPostAt, desc := q.SortBy == SortByPostAt, q.Order == Desc
-	switch {
-	case few && byPostAt && desc:
-		return qs.ListFewHooksPostAtDesc(ctx, store.ListFewHooksPostAtDescParams(a))
-	case few && byPostAt:
-		return qs.ListFewHooksPostAtAsc(ctx, store.ListFewHooksPostAtAscParams(a))
-	case few && desc:
-		return qs.ListFewHooksCreatedDesc(ctx, store.ListFewHooksCreatedDescParams(a))
-	case few:
-		return qs.ListFewHooksCreatedAsc(ctx, store.ListFewHooksCreatedAscParams(a))
-	case byPostAt && desc:
-		return qs.ListHooksPostAtDesc(ctx, store.ListHooksPostAtDescParams(a))
-	case byPostAt:
-		return qs.ListHooksPostAtAsc(ctx, store.ListHooksPostAtAscParams(a))
-	case desc:
-		return qs.ListHooksCreatedDesc(ctx, store.ListHooksCreatedDescParams(a))
-	default:
-		return qs.ListHooksCreatedAsc(ctx, store.ListHooksCreatedAscParams(a))
-	}
 }
 
 // count counts the matching hooks up to one more than CountCap, which tells
@@ -226,18 +205,6 @@ func optional(s string) *string {
 	return &s
 }
 
-// listArgs are the parameters every list query takes (list.sql).
-type listArgs struct {
-	ProjectID   uuid.UUID
-	Status      *string
-	KeyAt       *time.Time
-	KeyID       uuid.UUID
-	EndAt       *time.Time
-	OtherAfter  *time.Time
-	OtherBefore *time.Time
-	RowLimit    int32
-}
-
 // scanArgs turns a query into the index range to scan. The sort column's
 // bound on the starting side becomes the keyset position: (col, id) <
 // (before, nil uuid) holds exactly when col < before, since no id sorts
@@ -245,8 +212,9 @@ type listArgs struct {
 // query then has one lower and one upper bound on the sort column, which
 // PostgreSQL uses as the two ends of the index scan. A cursor replaces that
 // position when it is tighter, which it always is unless it was forged.
-func scanArgs(projectID uuid.UUID, q Query) listArgs {
-	a := listArgs{ProjectID: projectID, Status: optional(q.Status), RowLimit: int32(q.Limit) + 1}
+func scanArgs(projectID uuid.UUID, q Query) store.ListHooksParams {
+	a := store.ListHooksParams{ProjectID: projectID, Status: optional(q.Status), RowLimit: int32(q.Limit) + 1,
+		ByPostAt: q.SortBy == SortByPostAt, Descending: q.Order == Desc}
 	before, after := q.CreatedAtBefore, q.CreatedAtAfter
 	a.OtherBefore, a.OtherAfter = q.PostAtBefore, q.PostAtAfter
 	if q.SortBy == SortByPostAt {
@@ -298,13 +266,12 @@ func sortValue(by SortBy, h store.Hook) time.Time {
 
 // plannedPerRun runs every statement as an unnamed one (pgx
 // QueryExecModeCacheDescribe), which PostgreSQL plans with the actual
-// values each time. The list queries need that: their absent filters fold
-// away and their bounds become index conditions only in such a plan. The
-// generic plan that a cached prepared statement may switch to after five
-// runs keeps the keyset and the bounds as filters over the project's whole
-// index: on a large project a deep page reads the whole index instead of a
-// few entries, and the count becomes a sequential scan. Planning each run
-// costs far less than that.
+// values each time. The count needs that: its absent filters fold away
+// and its bounds become index conditions only in such a plan. The generic
+// plan that a cached prepared statement may switch to after five runs
+// keeps the bounds as filters over the project's whole index, and the
+// count becomes a sequential scan. Planning each run costs far less than
+// that. (A page's query is planned the same way inside list_hooks.)
 type plannedPerRun struct {
 	db store.DBTX
 }

@@ -79,9 +79,6 @@ func newGatewayID() string {
 	return "gw-" + hex.EncodeToString(b)
 }
 
-// GatewayID is this process's id in listener_presence.
-func (h *Hub) GatewayID() string { return h.gatewayID }
-
 // add registers a socket; false when the hub is shutting down. The
 // project's first socket subscribes to its deliveries, and the
 // subscription is in force at the NATS server when add returns, so that a

@@ -16,10 +16,6 @@ INSERT INTO notification_channels (id, project_id, name, kind, config_sealed, ev
 VALUES (sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(name), sqlc.arg(kind), sqlc.arg(config_sealed),
         sqlc.arg(events)::text[], sqlc.arg(enabled));
 
--- name: InsertSigningKeyForTest :exec
--- The secret is sealed, as the gateway stores it.
-INSERT INTO signing_keys (id, project_id, secret_sealed, state) VALUES (sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(secret_sealed), 'active');
-
 -- name: InsertFailedHookForTest :exec
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, status, attempts, failure_error)
 VALUES (sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(path), sqlc.arg(domain), '{}', now(), 'failed', 6, 'HTTP 500');

@@ -152,22 +152,6 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 	return err
 }
 
-const insertSigningKeyForTest = `-- name: InsertSigningKeyForTest :exec
-INSERT INTO signing_keys (id, project_id, secret_sealed, state) VALUES ($1, $2, $3, 'active')
-`
-
-type InsertSigningKeyForTestParams struct {
-	ID           uuid.UUID
-	ProjectID    uuid.UUID
-	SecretSealed string
-}
-
-// The secret is sealed, as the gateway stores it.
-func (q *Queries) InsertSigningKeyForTest(ctx context.Context, arg InsertSigningKeyForTestParams) error {
-	_, err := q.db.Exec(ctx, insertSigningKeyForTest, arg.ID, arg.ProjectID, arg.SecretSealed)
-	return err
-}
-
 const listAttemptsForTest = `-- name: ListAttemptsForTest :many
 SELECT a.group_id, a.target, a.attempt, a.channel_id, a.started_at, a.duration_seconds, a.outcome, a.error FROM alert_send_attempts AS a JOIN alert_groups AS g ON g.id = a.group_id
 WHERE g.project_id = $1 ORDER BY a.started_at, a.attempt
