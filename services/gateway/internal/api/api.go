@@ -29,7 +29,6 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/openapi"
 )
 
@@ -74,9 +73,9 @@ type KeyCache interface {
 
 // Hooks stores hooks.
 type Hooks interface {
-	Create(ctx context.Context, projectID uuid.UUID, n hook.New) (store.Hook, quota.Usage, error)
-	CreateAll(ctx context.Context, projectID uuid.UUID, b hook.NewBatch) ([]store.Hook, quota.Usage, error)
-	Get(ctx context.Context, projectID, id uuid.UUID) (store.Hook, error)
+	Create(ctx context.Context, projectID uuid.UUID, n hook.New) (hook.Hook, quota.Usage, error)
+	CreateAll(ctx context.Context, projectID uuid.UUID, b hook.NewBatch) ([]hook.Hook, quota.Usage, error)
+	Get(ctx context.Context, projectID, id uuid.UUID) (hook.Hook, error)
 	Delete(ctx context.Context, projectID, id uuid.UUID) error
 }
 

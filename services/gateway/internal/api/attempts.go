@@ -7,12 +7,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/attempt"
 )
 
 // AttemptLister lists a hook's attempts.
 type AttemptLister interface {
-	List(ctx context.Context, projectID, hookID uuid.UUID) ([]store.ListHookAttemptsRow, error)
+	List(ctx context.Context, projectID, hookID uuid.UUID) ([]attempt.Attempt, error)
 }
 
 // ListHookAttempts lists a hook's attempts (GET /v1/hooks/{id}/attempts).
@@ -39,9 +39,9 @@ func (s *server) ListHookAttempts(ctx context.Context, req gen.ListHookAttemptsR
 	return gen.ListHookAttempts200JSONResponse{Body: gen.HookAttemptListResponse{Data: out}}, nil
 }
 
-func toAttempt(r store.ListHookAttemptsRow) gen.HookAttempt {
+func toAttempt(r attempt.Attempt) gen.HookAttempt {
 	a := gen.HookAttempt{
-		Attempt:         r.Attempt,
+		Attempt:         r.Number,
 		StartedAt:       r.StartedAt.UTC(),
 		DurationSeconds: r.DurationSeconds,
 		Outcome:         gen.HookAttemptOutcome(r.Outcome),

@@ -15,7 +15,6 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
 // CreateHook schedules a hook (POST /v1/hooks). The body was decoded
@@ -174,7 +173,7 @@ func hookError(err error) error {
 
 // toHook shows a stored hook as the document's Hook: times in UTC, optional
 // fields only when set.
-func toHook(h store.Hook) gen.Hook {
+func toHook(h hook.Hook) gen.Hook {
 	out := gen.Hook{
 		Id:                  h.ID,
 		Path:                h.Path,

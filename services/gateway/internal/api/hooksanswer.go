@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 )
 
 // hooksCreated is POST /v1/hooks/batch's answer 201, a gen.HooksResponse
@@ -20,7 +20,7 @@ import (
 // encoding/json itself. The response headers are the request's
 // (responseHeaders, applied before the status line).
 type hooksCreated struct {
-	hooks []store.Hook
+	hooks []hook.Hook
 }
 
 func (r hooksCreated) VisitCreateHooksResponse(w http.ResponseWriter) error {
@@ -36,7 +36,7 @@ func (r hooksCreated) VisitCreateHooksResponse(w http.ResponseWriter) error {
 
 // appendHooksResponse appends what json.NewEncoder(w).Encode of a
 // gen.HooksResponse of hooks writes, newline included.
-func appendHooksResponse(b []byte, hooks []store.Hook) ([]byte, error) {
+func appendHooksResponse(b []byte, hooks []hook.Hook) ([]byte, error) {
 	b = append(b, `{"data":[`...)
 	for i, h := range hooks {
 		if i > 0 {

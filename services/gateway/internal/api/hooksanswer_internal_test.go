@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 )
 
 // fast says whether answerHooks' hook i takes the fast path: the first 5
@@ -23,19 +23,19 @@ func fast(i int) bool { return i < 5 || 8 <= i && i < 11 }
 // created (the fast path) with data as PostgreSQL's jsonb writes it, and
 // each field or character that sends a hook, or its data, through
 // encoding/json instead.
-func answerHooks(t *testing.T) []store.Hook {
+func answerHooks(t *testing.T) []hook.Hook {
 	t.Helper()
 	at := time.Date(2027, 3, 14, 1, 59, 26, 535897000, time.UTC)
 	paris, err := time.LoadLocation("Europe/Paris")
 	require.NoError(t, err)
-	base := func(data string) store.Hook {
-		return store.Hook{
+	base := func(data string) hook.Hook {
+		return hook.Hook{
 			ID: uuid.Must(uuid.NewV7()), ProjectID: uuid.New(), Path: "/webhooks/orders/created", Domain: "receiver.example.com",
 			Data: json.RawMessage(data), PostAt: at, Status: "pending", CreatedAt: at.Add(-time.Hour), UpdatedAt: at.Add(-time.Hour),
 		}
 	}
 	failure, try, step, seq := "HTTP 503", at.Add(time.Minute), "second", uuid.New()
-	var hooks []store.Hook
+	var hooks []hook.Hook
 	for _, data := range []string{
 		// The fast path's (newFast).
 		`{}`, `{"n": 1}`, `{"a": [1, 2.50, {"b": null}], "c": "x y, z: \"q\" \\ \n"}`, `{"a": true, "b": false, "c": -1e+300}`,
@@ -45,20 +45,20 @@ func answerHooks(t *testing.T) []store.Hook {
 	} {
 		hooks = append(hooks, base(data))
 	}
-	odd := []func(*store.Hook){
+	odd := []func(*hook.Hook){
 		// The fast path's too (the answer's times are UTC).
-		func(h *store.Hook) { h.PostAt = at.In(paris) },
-		func(h *store.Hook) { h.PostAt = at.Truncate(time.Second) },
-		func(h *store.Hook) { h.Domain = "xn--bcher-kva.example" },
+		func(h *hook.Hook) { h.PostAt = at.In(paris) },
+		func(h *hook.Hook) { h.PostAt = at.Truncate(time.Second) },
+		func(h *hook.Hook) { h.Domain = "xn--bcher-kva.example" },
 		// encoding/json's.
-		func(h *store.Hook) { h.FailureError, h.Attempts, h.Status, h.TryAt = &failure, 3, "failed", &try },
-		func(h *store.Hook) {
+		func(h *hook.Hook) { h.FailureError, h.Attempts, h.Status, h.TryAt = &failure, 3, "failed", &try },
+		func(h *hook.Hook) {
 			h.RetryOverride = json.RawMessage(`{"minRetries": 2, "delaySecs": 5, "strategy": "fixed"}`)
 		},
-		func(h *store.Hook) { h.SequenceID, h.SequenceStep, h.SequenceLastRunAt = &seq, &step, &at },
-		func(h *store.Hook) { h.WasNotified = true },
-		func(h *store.Hook) { h.PostDurationSeconds = 0.000123 },
-		func(h *store.Hook) { h.Path = "/a?b=<c>&d=é" },
+		func(h *hook.Hook) { h.SequenceID, h.SequenceStep, h.SequenceLastRunAt = &seq, &step, &at },
+		func(h *hook.Hook) { h.WasNotified = true },
+		func(h *hook.Hook) { h.PostDurationSeconds = 0.000123 },
+		func(h *hook.Hook) { h.Path = "/a?b=<c>&d=é" },
 	}
 	for _, change := range odd {
 		h := base(`{"n": 2}`)
@@ -74,7 +74,7 @@ func answerHooks(t *testing.T) []store.Hook {
 func TestHooksCreatedAsGenerated(t *testing.T) {
 	t.Parallel()
 	hooks := answerHooks(t)
-	encode := func(hs []store.Hook) []byte {
+	encode := func(hs []hook.Hook) []byte {
 		out := gen.HooksResponse{Data: make([]gen.Hook, len(hs))}
 		for i, h := range hs {
 			out.Data[i] = toHook(h)
@@ -84,9 +84,9 @@ func TestHooksCreatedAsGenerated(t *testing.T) {
 		return buf.Bytes()
 	}
 	for i, h := range hooks {
-		got, err := appendHooksResponse(nil, []store.Hook{h})
+		got, err := appendHooksResponse(nil, []hook.Hook{h})
 		require.NoError(t, err)
-		require.Equal(t, string(encode([]store.Hook{h})), string(got), "hook %d", i)
+		require.Equal(t, string(encode([]hook.Hook{h})), string(got), "hook %d", i)
 	}
 	want := httptest.NewRecorder()
 	require.NoError(t, gen.CreateHooks201JSONResponse{Body: gen.HooksResponse{Data: toHooks(hooks)}}.VisitCreateHooksResponse(want))
@@ -115,11 +115,11 @@ func TestHooksCreatedRefusesWhatEncodingJSONRefuses(t *testing.T) {
 	t.Parallel()
 	h := answerHooks(t)[0]
 	h.PostAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	require.Error(t, gen.CreateHooks201JSONResponse{Body: gen.HooksResponse{Data: toHooks([]store.Hook{h})}}.VisitCreateHooksResponse(httptest.NewRecorder()))
-	require.Error(t, hooksCreated{hooks: []store.Hook{h}}.VisitCreateHooksResponse(httptest.NewRecorder()))
+	require.Error(t, gen.CreateHooks201JSONResponse{Body: gen.HooksResponse{Data: toHooks([]hook.Hook{h})}}.VisitCreateHooksResponse(httptest.NewRecorder()))
+	require.Error(t, hooksCreated{hooks: []hook.Hook{h}}.VisitCreateHooksResponse(httptest.NewRecorder()))
 }
 
-func toHooks(hs []store.Hook) []gen.Hook {
+func toHooks(hs []hook.Hook) []gen.Hook {
 	out := make([]gen.Hook, len(hs))
 	for i, h := range hs {
 		out[i] = toHook(h)

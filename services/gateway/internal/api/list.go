@@ -13,8 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
 // HookLister lists a project's hooks a page at a time.
@@ -78,7 +78,7 @@ func (l hookList) ListHooks(ctx context.Context, _ gen.ListHooksRequestObject) (
 // first, a second copy of a page that may hold hooklist.MaxPageBytes. Each
 // hook is let go once written, so a slow reader holds less and less.
 type hookPage struct {
-	hooks []store.Hook
+	hooks []hook.Hook
 	meta  gen.ListMeta
 	// release gives the page's bytes back to the budget once it is
 	// written (admission.go); nil without one.
@@ -104,7 +104,7 @@ func (p hookPage) VisitListHooksResponse(w http.ResponseWriter) error {
 		if err := enc.Encode(toHook(p.hooks[i])); err != nil {
 			return err
 		}
-		p.hooks[i] = store.Hook{}
+		p.hooks[i] = hook.Hook{}
 	}
 	_, _ = bw.WriteString(`],"meta":`)
 	if err := enc.Encode(p.meta); err != nil {

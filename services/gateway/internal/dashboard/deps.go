@@ -5,7 +5,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/attempt"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -23,13 +25,13 @@ type HookLister interface {
 // HookGetter reads one hook as GET /v1/hooks/{id} does (*hook.Service);
 // a hook of another project is hook.ErrNotFound.
 type HookGetter interface {
-	Get(ctx context.Context, projectID, id uuid.UUID) (store.Hook, error)
+	Get(ctx context.Context, projectID, id uuid.UUID) (hook.Hook, error)
 }
 
 // AttemptLister lists a hook's attempts as GET /v1/hooks/{id}/attempts
 // does (*attempt.Lister).
 type AttemptLister interface {
-	List(ctx context.Context, projectID, hookID uuid.UUID) ([]store.ListHookAttemptsRow, error)
+	List(ctx context.Context, projectID, hookID uuid.UUID) ([]attempt.Attempt, error)
 }
 
 // BulkService runs and counts the bulk actions as POST /v1/hooks/bulk/*

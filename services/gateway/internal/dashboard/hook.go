@@ -9,14 +9,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/attempt"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
 // hookPage is the data of hook.html.
 type hookPage struct {
-	Hook store.Hook
+	Hook hook.Hook
 	// Data and SequenceData are pretty-printed JSON, shown as text.
 	Data, RetryOverride string
 	Attempts            []attemptView
@@ -27,7 +27,7 @@ type hookPage struct {
 
 // attemptView is an attempt with its ack body pretty-printed.
 type attemptView struct {
-	store.ListHookAttemptsRow
+	attempt.Attempt
 	Ack string
 }
 
@@ -57,7 +57,7 @@ func (d *Dashboard) hookDetail(w http.ResponseWriter, r *http.Request) {
 	}
 	page := hookPage{Hook: h, Data: pretty(h.Data), RetryOverride: pretty(h.RetryOverride)}
 	for _, a := range rows {
-		page.Attempts = append(page.Attempts, attemptView{ListHookAttemptsRow: a, Ack: pretty(a.AckBody)})
+		page.Attempts = append(page.Attempts, attemptView{Attempt: a, Ack: pretty(a.AckBody)})
 	}
 	if done := bulk.Action(r.URL.Query().Get("done")); done.Valid() {
 		page.Done, page.Affected = string(done), r.URL.Query().Get("n")

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
 // tailParam turns the live tail on (the hooks page polls hooksTail).
@@ -22,7 +22,7 @@ type hooksPage struct {
 	// Filter is the form's values as given (empty when not).
 	Filter   url.Values
 	Statuses []string
-	Hooks    []store.Hook
+	Hooks    []hook.Hook
 	Total    int64
 	Capped   bool
 	// Next is the query of the next page; empty on the last. The queries

@@ -12,7 +12,6 @@ import (
 	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
 // Group commit: a create in its own transaction holds its project's usage
@@ -76,7 +75,7 @@ func NewBatcher(s *Service, cfg BatchConfig, log *slog.Logger) (*Batcher, error)
 }
 
 // Create is Service.Create, batched.
-func (b *Batcher) Create(ctx context.Context, projectID uuid.UUID, n New) (store.Hook, quota.Usage, error) {
+func (b *Batcher) Create(ctx context.Context, projectID uuid.UUID, n New) (Hook, quota.Usage, error) {
 	if n.IdempotencyKey != "" {
 		return b.Service.Create(ctx, projectID, n)
 	}
@@ -84,14 +83,14 @@ func (b *Batcher) Create(ctx context.Context, projectID uuid.UUID, n New) (store
 	defer b.active.Add(-1)
 	p, err := newPending(projectID, n)
 	if err != nil {
-		return store.Hook{}, quota.Usage{}, err
+		return Hook{}, quota.Usage{}, err
 	}
 	o, err := b.queue.Do(ctx, p)
 	if err != nil {
 		// Once ctx has ended the batch may still commit the hook: like a
 		// response lost on the way, which a client retries with an
 		// Idempotency-Key.
-		return store.Hook{}, quota.Usage{}, fmt.Errorf("create hook: %w", err)
+		return Hook{}, quota.Usage{}, fmt.Errorf("create hook: %w", err)
 	}
 	return b.answer(ctx, o)
 }

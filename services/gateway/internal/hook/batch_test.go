@@ -18,7 +18,6 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/testkit/logtest"
 	"github.com/sundial-run/sundial/testkit/secrettest"
@@ -87,7 +86,7 @@ var smallBatches = hook.BatchConfig{MaxBatch: 16, Linger: time.Millisecond, InFl
 // result is one create's answer.
 type result struct {
 	project uuid.UUID
-	hook    store.Hook
+	hook    hook.Hook
 	usage   quota.Usage
 	err     error
 }
@@ -95,7 +94,7 @@ type result struct {
 // createAll runs the creates at once, one goroutine each, and returns
 // their answers in the order given.
 func createAll(ctx context.Context, c interface {
-	Create(context.Context, uuid.UUID, hook.New) (store.Hook, quota.Usage, error)
+	Create(context.Context, uuid.UUID, hook.New) (hook.Hook, quota.Usage, error)
 }, projects []uuid.UUID, n func(i int) hook.New) []result {
 	out := make([]result, len(projects))
 	var wg sync.WaitGroup
@@ -169,7 +168,7 @@ func TestBatcherHardCapIsExact(t *testing.T) {
 	b := setupBatch(t)
 	b.setPlan(20, 150) // hard cap 30
 	replicas := []interface {
-		Create(context.Context, uuid.UUID, hook.New) (store.Hook, quota.Usage, error)
+		Create(context.Context, uuid.UUID, hook.New) (hook.Hook, quota.Usage, error)
 	}{b.running(smallBatches), b.running(smallBatches), b.hooks}
 	var (
 		mu      sync.Mutex

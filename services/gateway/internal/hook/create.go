@@ -54,22 +54,22 @@ func newPending(projectID uuid.UUID, n New) (pending, error) {
 //
 // Usage thresholds reached by the count are claimed in the transaction and
 // announced after it commits.
-func (s *Service) Create(ctx context.Context, projectID uuid.UUID, n New) (store.Hook, quota.Usage, error) {
+func (s *Service) Create(ctx context.Context, projectID uuid.UUID, n New) (Hook, quota.Usage, error) {
 	p, err := newPending(projectID, n)
 	if err != nil {
-		return store.Hook{}, quota.Usage{}, err
+		return Hook{}, quota.Usage{}, err
 	}
 	return s.answer(ctx, s.create(ctx, p))
 }
 
 // answer is what Create returns for a create's outcome, whose crossings it
 // announces once committed.
-func (s *Service) answer(ctx context.Context, o outcome) (store.Hook, quota.Usage, error) {
+func (s *Service) answer(ctx context.Context, o outcome) (Hook, quota.Usage, error) {
 	if o.err != nil {
-		return store.Hook{}, o.out.charge.Usage, o.err
+		return Hook{}, o.out.charge.Usage, o.err
 	}
 	s.announce(ctx, o.out.charge.Crossed)
-	return o.out.hook, o.out.charge.Usage, nil
+	return FromRow(o.out.hook), o.out.charge.Usage, nil
 }
 
 // announce publishes the alerts of thresholds claimed by a committed

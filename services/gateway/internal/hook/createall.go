@@ -24,7 +24,7 @@ import (
 // hooks as they are now and the current usage, creating and counting
 // nothing; the key's other errors are Create's. Thresholds reached are
 // claimed in the transaction and announced after it commits.
-func (s *Service) CreateAll(ctx context.Context, projectID uuid.UUID, b NewBatch) ([]store.Hook, quota.Usage, error) {
+func (s *Service) CreateAll(ctx context.Context, projectID uuid.UUID, b NewBatch) ([]Hook, quota.Usage, error) {
 	batch := make([]pending, len(b.Hooks))
 	for i, n := range b.Hooks {
 		p, err := newPending(projectID, n)
@@ -54,7 +54,7 @@ func (s *Service) CreateAll(ctx context.Context, projectID uuid.UUID, b NewBatch
 		return nil, charge.Usage, err
 	}
 	s.announce(ctx, charge.Crossed)
-	return hooks, charge.Usage, nil
+	return FromRows(hooks), charge.Usage, nil
 }
 
 // claimBatch claims the batch's IdempotencyKey, if it has one, for its

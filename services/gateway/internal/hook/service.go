@@ -57,15 +57,15 @@ func NewService(pool *pgxpool.Pool, opts ...Option) *Service {
 }
 
 // Get returns a hook of the project, or ErrNotFound.
-func (s *Service) Get(ctx context.Context, projectID, id uuid.UUID) (store.Hook, error) {
+func (s *Service) Get(ctx context.Context, projectID, id uuid.UUID) (Hook, error) {
 	h, err := store.New(s.pool).GetHook(ctx, store.GetHookParams{ProjectID: projectID, ID: id})
 	if err != nil {
 		if err = postgres.Translate(err); errors.Is(err, postgres.ErrNotFound) {
-			return store.Hook{}, ErrNotFound
+			return Hook{}, ErrNotFound
 		}
-		return store.Hook{}, fmt.Errorf("get hook: %w", err)
+		return Hook{}, fmt.Errorf("get hook: %w", err)
 	}
-	return h, nil
+	return FromRow(h), nil
 }
 
 // Delete removes a hook of the project in any status, with its attempts, or

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -19,7 +20,7 @@ const CountCap = 100_000
 
 // Page is one page of hooks.
 type Page struct {
-	Hooks []store.Hook
+	Hooks []hook.Hook
 	// TotalItems counts the hooks matching the filters, at most CountCap.
 	TotalItems int64
 	// TotalCapped says that more than CountCap hooks match.
@@ -72,13 +73,14 @@ func (l *Lister) List(ctx context.Context, projectID uuid.UUID, q Query) (Page, 
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Hooks: pg.hooks, TotalItems: min(n, CountCap), TotalCapped: n > CountCap}
-	if len(p.Hooks) > q.Limit {
-		p.Hooks = p.Hooks[:q.Limit]
+	rows := pg.hooks
+	if len(rows) > q.Limit {
+		rows = rows[:q.Limit]
 		pg.more = true
 	}
+	p := Page{Hooks: hook.FromRows(rows), TotalItems: min(n, CountCap), TotalCapped: n > CountCap}
 	if pg.more {
-		last := p.Hooks[len(p.Hooks)-1]
+		last := rows[len(rows)-1]
 		p.NextCursor = Cursor{At: sortValue(q.SortBy, last), ID: last.ID, query: h}.encode()
 	}
 	return p, nil

@@ -15,10 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist/hooklisttest"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
-	"github.com/sundial-run/sundial/services/gateway/internal/store"
 	"github.com/sundial-run/sundial/testkit/pgtest"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
@@ -112,10 +112,10 @@ func compare(by hooklist.SortBy, a, b hooklisttest.Hook) int {
 
 // walk follows the cursors from the first page to the last, checking the
 // shape of every page, and returns the hooks in the order received.
-func (e env) walk(t *testing.T, raw string) ([]store.Hook, []hooklist.Page) {
+func (e env) walk(t *testing.T, raw string) ([]hook.Hook, []hooklist.Page) {
 	t.Helper()
 	var (
-		hooks []store.Hook
+		hooks []hook.Hook
 		pages []hooklist.Page
 	)
 	cursor := ""
@@ -148,7 +148,7 @@ func (e env) page(t *testing.T, raw, cursor string) hooklist.Page {
 	return p
 }
 
-func ids(hooks []store.Hook) []uuid.UUID {
+func ids(hooks []hook.Hook) []uuid.UUID {
 	out := make([]uuid.UUID, len(hooks))
 	for i, h := range hooks {
 		out[i] = h.ID
@@ -402,7 +402,7 @@ func TestPagingWhileInserting(t *testing.T) {
 			raw := sort + "&limit=15"
 			q, err := hooklist.Parse(mustQuery(t, raw))
 			require.NoError(t, err)
-			var seen []store.Hook
+			var seen []hook.Hook
 			pages, inserted := 0, 0
 			cursor := ""
 			for range 1000 {
@@ -475,7 +475,7 @@ func insertUntilStopped(ctx context.Context, e env, batches chan<- int) error {
 	}
 }
 
-func view(h store.Hook) hooklisttest.Hook {
+func view(h hook.Hook) hooklisttest.Hook {
 	return hooklisttest.Hook{ID: h.ID, Status: h.Status, CreatedAt: h.CreatedAt, PostAt: h.PostAt}
 }
 

@@ -1,0 +1,57 @@
+package hook
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/store"
+)
+
+// Hook is a hook as the API and the dashboard show it: its row without
+// the scheduler's bookkeeping (leases, the claim's run time, retry
+// budgets), which is the scheduler's to change and nobody's to show.
+type Hook struct {
+	ID                  uuid.UUID
+	ProjectID           uuid.UUID
+	Path                string
+	Domain              string
+	Data                json.RawMessage
+	PostAt              time.Time
+	Status              string
+	Attempts            int32
+	PostDurationSeconds float64
+	FailureError        *string
+	TryAt               *time.Time
+	WasNotified         bool
+	RetryOverride       json.RawMessage
+	SequenceID          *uuid.UUID
+	SequenceStep        *string
+	SequenceLastRunAt   *time.Time
+	// AsyncDeadline is when a hook answered 202 fails unless its answer
+	// comes.
+	AsyncDeadline *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// FromRow is the Hook of a stored row.
+func FromRow(r store.Hook) Hook {
+	return Hook{
+		ID: r.ID, ProjectID: r.ProjectID, Path: r.Path, Domain: r.Domain, Data: r.Data, PostAt: r.PostAt,
+		Status: r.Status, Attempts: r.Attempts, PostDurationSeconds: r.PostDurationSeconds,
+		FailureError: r.FailureError, TryAt: r.TryAt, WasNotified: r.WasNotified, RetryOverride: r.RetryOverride,
+		SequenceID: r.SequenceID, SequenceStep: r.SequenceStep, SequenceLastRunAt: r.SequenceLastRunAt,
+		AsyncDeadline: r.AsyncDeadline, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+}
+
+// FromRows is FromRow of each row, in order.
+func FromRows(rows []store.Hook) []Hook {
+	hooks := make([]Hook, len(rows))
+	for i, r := range rows {
+		hooks[i] = FromRow(r)
+	}
+	return hooks
+}
