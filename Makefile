@@ -178,7 +178,7 @@ check-fmt: ## fail when a Go file is not gofmt-ed
 # Comments say why, not what a benchmark run measured: figures, dates and
 # issue numbers belong in docs/benchmarks.md, which a comment may cite by
 # one of its sections (.ci/check-comments lists them).
-check-comments: ## fail when a code or SQL comment quotes µs or p99 figures, a date, an issue, or a gone benchmarks.md section
+check-comments: ## fail when a code or SQL comment quotes µs or p99 figures, a date, an issue, or a docs/ section that is gone
 	@.ci/check-comments
 
 vet: ## go vet every module (the benchmark's tagged tests included)

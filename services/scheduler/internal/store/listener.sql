@@ -8,7 +8,7 @@
 -- already given back in this pass) becomes due at now() + n x spacing, so
 -- that the backlog arrives in the order it fell due rather than all at
 -- once, where the dispatcher's and the listener's concurrency would
--- scramble it (docs/listener.md, "Resume"). Listening is the claim's test,
+-- scramble it (docs/listener.md, "Release"). Listening is the claim's test,
 -- listener_live (migration 00028). hooks_held_idx finds a
 -- project's held hooks; a project's held hooks are all read to pick the
 -- oldest (a top-N sort), which is bounded by what the window held. A row
