@@ -42,7 +42,7 @@ WITHPG := $(BIN)/withpg
 GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
+.PHONY: print-version help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
 	check-generated check-fmt check-comments vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
 	screenshots k8s k8s-check
 
@@ -221,12 +221,18 @@ k8s: ## render every deploy/k8s overlay into .k8s/NAME.yaml (checked as k8s-chec
 k8s-check: ## check every deploy/k8s overlay and docker-compose.yml offline
 	go run ./deploy/k8s/cmd/k8s-check
 
-# The sundial tool is built static (no cgo: it runs on any Linux of its
-# architecture) with its version stamped: the nearest tag, else the commit.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version, in one place: VERSION, stamped into every binary (each
+# service's app.Version, the sundial tool's main.version). The sundial tool
+# is built static (no cgo: it runs on any Linux of its architecture).
+VERSION ?= $(shell cat VERSION)
 
-build: ## build one binary per service, and the sundial command-line tool, into bin/
-	go build -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
+print-version: ## print the version make build stamps
+	@echo $(VERSION)
+
+build: ## build one binary per service, and the sundial command-line tool, into bin/, with VERSION stamped
+	@for s in $(SERVICES); do \
+		go build -trimpath -ldflags "-X github.com/sundial-run/sundial/services/$$s/app.Version=$(VERSION)" -o bin/$$s ./services/$$s/cmd/$$s || exit 1; \
+	done
 	CGO_ENABLED=0 go build -trimpath -ldflags '-X main.version=$(VERSION)' -o bin/sundial ./cmd/sundial
 
 # tools/ is left alone: it pins the generators as they were added.

@@ -12,7 +12,8 @@ import (
 	"github.com/sundial-run/sundial/cmd/sundial/cli"
 )
 
-// version is stamped by the build (make build: -ldflags -X main.version=...).
+// version is VERSION at the repository's root, stamped by make build
+// (-ldflags -X main.version=...); "dev" in a build without it.
 var version = "dev"
 
 func main() {

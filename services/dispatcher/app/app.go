@@ -34,8 +34,9 @@ import (
 )
 
 // Version is the dispatcher's version, sent in the User-Agent of every
-// delivery; release builds set it with -ldflags "-X ...app.Version=1.2.3".
-var Version = "0.1.0-dev"
+// delivery: VERSION at the repository's root, stamped by make build
+// (-ldflags -X); "dev" in a build without it.
+var Version = "dev"
 
 // name is the service name in the NATS connection's name.
 const name = "dispatcher"

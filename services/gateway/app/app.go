@@ -48,6 +48,10 @@ import (
 // Timeouts of the HTTP server. They bound what a slow or stalled client
 // can hold: a connection, a goroutine, a body buffer. The idle timeout of
 // keep-alive connections is configured (Config.IdleTimeout).
+// Version is the gateway's version: VERSION at the repository's root,
+// stamped by make build (-ldflags -X); "dev" in a build without it.
+var Version = "dev"
+
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second

@@ -23,9 +23,6 @@ const (
 	ExitUsage = 2 // the command line was wrong
 )
 
-// Version is reported to telemetry; the build may set it with -ldflags.
-var Version = "dev"
-
 const usage = `Usage:
   gateway [serve]       run the HTTP API
   gateway migrate       apply the database migrations
@@ -128,7 +125,7 @@ func serve(ctx context.Context, args []string, env Env) error {
 	defer logs.Close()
 	// Traces and metrics help operate the API but are not needed to serve
 	// it, so a failed telemetry set-up is reported and the API still runs.
-	if shutdown, err := telemetry.Setup(ctx, "gateway", Version); err != nil {
+	if shutdown, err := telemetry.Setup(ctx, "gateway", app.Version); err != nil {
 		log.Warn("telemetry disabled", "error", err)
 	} else {
 		defer func() {

@@ -33,9 +33,10 @@ import (
 	"github.com/sundial-run/sundial/services/notifier/internal/send"
 )
 
-// Version is the notifier's version, in the User-Agent of its HTTP sends;
-// release builds set it with -ldflags "-X ...app.Version=1.2.3".
-var Version = "0.1.0-dev"
+// Version is the notifier's version, in the User-Agent of its HTTP sends:
+// VERSION at the repository's root, stamped by make build (-ldflags -X);
+// "dev" in a build without it.
+var Version = "dev"
 
 // startupTimeout bounds each step of New, so that a NATS server that is not
 // there yet fails the start instead of hanging it.

@@ -35,6 +35,10 @@ import (
 // Name identifies the service in logs, telemetry and its NATS connection.
 const Name = "scheduler"
 
+// Version is the service's version: VERSION at the repository's root,
+// stamped by make build (-ldflags -X); "dev" in a build without it.
+var Version = "dev"
+
 // startupTimeout bounds New's wait for NATS to create the streams.
 const startupTimeout = 15 * time.Second
 

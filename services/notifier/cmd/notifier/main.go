@@ -16,9 +16,6 @@ import (
 	"github.com/sundial-run/sundial/services/notifier/app"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	os.Exit(run())
 }
@@ -37,7 +34,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	shutdown, err := telemetry.Setup(ctx, "notifier", version)
+	shutdown, err := telemetry.Setup(ctx, "notifier", app.Version)
 	if err != nil {
 		log.Error("telemetry", "err", err)
 		return 1

@@ -16,9 +16,6 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/app"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, app.Name+":", err)
@@ -44,7 +41,7 @@ func run() error {
 	defer logs.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	shutdown, err := telemetry.Setup(ctx, app.Name, version)
+	shutdown, err := telemetry.Setup(ctx, app.Name, app.Version)
 	if err != nil {
 		return err
 	}
