@@ -18,13 +18,15 @@ import (
 )
 
 // TestAdminListener: the gateway's admin listener serves its metrics in
-// the Prometheus format, is alive, and is ready only while NATS is there:
-// not when its server is down, again once it is back on the same port and
-// store. It shuts down with the gateway.
+// the Prometheus format, is alive, and stays ready while NATS is down and
+// while PostgreSQL refuses connections: the gateway answers for them with
+// 503 and Retry-After, which needs the Service to keep its endpoints. It
+// shuts down with the gateway.
 func TestAdminListener(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t, natstest.Options{})
-	cfg := testConfig(t, pgtest.NewDB(t))
+	dbURL := pgtest.NewDB(t)
+	cfg := testConfig(t, dbURL)
 	cfg.NATSURL = srv.ClientURL()
 	metrics, err := telemetry.NewMetrics("gateway", "test")
 	require.NoError(t, err)
@@ -48,12 +50,12 @@ func TestAdminListener(t *testing.T) {
 		"target_info": dto.MetricType_GAUGE,
 	})
 
-	port := srv.Addr().(*net.TCPAddr).Port
 	srv.Shutdown()
 	srv.WaitForShutdown()
-	require.Contains(t, admintest.AwaitReady(t, addr, http.StatusServiceUnavailable), "nats")
-	natstest.Start(t, natstest.Options{StoreDir: srv.StoreDir, Port: port})
-	admintest.AwaitReady(t, addr, http.StatusOK)
+	allow := pgtest.Refuse(t, dbURL)
+	status, body = admintest.Get(t, addr, "/readyz")
+	require.Equal(t, http.StatusOK, status, "ready with NATS down and PostgreSQL refusing: %s", body)
+	allow()
 
 	cancel()
 	select {

@@ -184,10 +184,6 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
 		Channels:  api.ChannelDeps{Channels: channels},
 		Listener:  api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
-		Ready: func(ctx context.Context) error {
-			_, err := queries.DatabaseNow(ctx)
-			return err
-		},
 	})
 	accounts := account.NewService(queries, cfg.Dashboard)
 	dash := dashboard.New(dashboard.Deps{
@@ -211,12 +207,8 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		ConnState:         limited.Track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	// Ready when the database answers and NATS is connected: the gateway
-	// consumes no stream.
-	admin, err := adminhttp.New(ctx, cfg.AdminAddr, telemetry.Resolve(opts...).Metrics, []adminhttp.Check{
-		{Name: "database", Probe: pool.Ping},
-		{Name: "nats", Probe: bus.Ready(nc, js)},
-	}, log)
+	// Ready whatever PostgreSQL and NATS do (the API's readyz says why).
+	admin, err := adminhttp.New(ctx, cfg.AdminAddr, telemetry.Resolve(opts...).Metrics, nil, log)
 	if err != nil {
 		_ = listener.Close()
 		nc.Close()

@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -93,9 +92,6 @@ type Deps struct {
 	Hooks        Hooks
 	// Attempts lists a hook's attempts.
 	Attempts AttemptLister
-	// Ready reports whether the service can do its work (the database
-	// answers); /readyz calls it.
-	Ready func(context.Context) error
 	// Tracing makes the server spans; nil means the global provider that
 	// telemetry.Setup installs.
 	Tracing trace.TracerProvider
@@ -115,10 +111,6 @@ type Deps struct {
 	// Sequences serves /v1/sequences (sequences.go).
 	Sequences SequenceDeps
 }
-
-// readyTimeout bounds a readiness check, so that a hung database makes the
-// probe fail rather than hang.
-const readyTimeout = 2 * time.Second
 
 // bodyOverhead is what a request body may add to the largest data payload:
 // the other fields of the request, and the client's whitespace.
