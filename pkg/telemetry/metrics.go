@@ -1,13 +1,16 @@
 package telemetry
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
@@ -29,7 +32,10 @@ type Metrics struct {
 // unit and a counter's _total are appended (sundial.dispatcher.lateness in
 // seconds is sundial_dispatcher_lateness_seconds). The instrumentation
 // scope is left out of the labels: every Sundial metric name already says
-// which service made it.
+// which service made it. The scrape also serves the Go runtime's and the
+// process's own metrics (go_*, process_*: heap, GC, goroutines, resident
+// memory, open files), which memory limits and leaks are read from; they
+// go to Prometheus only, not to the OTLP readers.
 func NewMetrics(service, version string, readers ...sdkmetric.Reader) (Metrics, error) {
 	res, err := serviceResource(service, version)
 	if err != nil {
@@ -40,6 +46,7 @@ func NewMetrics(service, version string, readers ...sdkmetric.Reader) (Metrics, 
 
 func newMetrics(res *resource.Resource, readers ...sdkmetric.Reader) (Metrics, error) {
 	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
 	if err != nil {
 		return Metrics{}, fmt.Errorf("prometheus exporter: %w", err)
@@ -81,4 +88,17 @@ func resolveMetricsHandler() http.Handler {
 		return *h
 	}
 	return noMetrics
+}
+
+// Counter creates a counter without labels and records 0 on it, so that it
+// is exported from the start: a counter that first appears with its first
+// increment hides that increment from increase() and rate(), and an alert
+// on a failure counter would miss the first failure.
+func Counter(meter metric.Meter, name string, opts ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	c, err := meter.Int64Counter(name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	c.Add(context.Background(), 0)
+	return c, nil
 }

@@ -17,7 +17,8 @@ import (
 
 // TestNewMetricsServesPrometheusText: an instrument of the provider is
 // served under its translated name, with its labels and the service's
-// target_info, and the scope is not a label.
+// target_info, and the scope is not a label; the Go runtime's and the
+// process's metrics are served beside it.
 func TestNewMetricsServesPrometheusText(t *testing.T) {
 	t.Parallel()
 	m, err := telemetry.NewMetrics("svc", "1.2.3")
@@ -35,6 +36,15 @@ func TestNewMetricsServesPrometheusText(t *testing.T) {
 	require.Contains(t, body, `sundial_test_things_total{outcome="success"} 3`)
 	require.Contains(t, body, `service_name="svc"`)
 	require.NotContains(t, body, "otel_scope_name")
+	_, err = telemetry.Counter(m.Provider.Meter("sundial/test"), "sundial.test.failures")
+	require.NoError(t, err)
+	rec = httptest.NewRecorder()
+	m.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body = rec.Body.String()
+	require.Regexp(t, `(?m)^sundial_test_failures_total 0$`, body, "a Counter is exported before its first increment")
+	for _, family := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_resident_memory_bytes", "process_open_fds"} {
+		require.Contains(t, body, "# TYPE "+family+" ", family)
+	}
 }
 
 func TestWithMetricsAndResolve(t *testing.T) {

@@ -356,7 +356,9 @@ func TestHandleCountsDeliveries(t *testing.T) {
 					outcome, _ := data.DataPoints[0].Attributes.Value("outcome")
 					require.Equal(t, "success", outcome.AsString())
 				} else {
-					require.Zero(t, data.DataPoints[0].Value, m.Name) // nothing in flight now
+					// Nothing in flight now, and no deferral (a counter
+					// exported at 0 from the start).
+					require.Zero(t, data.DataPoints[0].Value, m.Name)
 				}
 			case metricdata.Histogram[float64]:
 				require.EqualValues(t, 2, data.DataPoints[0].Count)
@@ -367,5 +369,6 @@ func TestHandleCountsDeliveries(t *testing.T) {
 		"sundial.dispatcher.deliveries":           true,
 		"sundial.dispatcher.delivery.duration":    true,
 		"sundial.dispatcher.deliveries.in_flight": true,
+		"sundial.dispatcher.deferrals":            true,
 	}, found)
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 )
 
@@ -64,7 +65,7 @@ func NewMetrics(meter metric.Meter) *Metrics {
 		metric.WithExplicitBucketBoundaries(latenessBuckets...)); err != nil {
 		m.lateness, _ = fallback.Float64Histogram("lateness")
 	}
-	if m.deferrals, err = meter.Int64Counter("sundial.dispatcher.deferrals",
+	if m.deferrals, err = telemetry.Counter(meter, "sundial.dispatcher.deferrals",
 		metric.WithDescription("Hooks deferred without a request: their host or project at its limit, or the delivery pool busy."),
 		metric.WithUnit("{hook}")); err != nil {
 		m.deferrals, _ = fallback.Int64Counter("deferrals")

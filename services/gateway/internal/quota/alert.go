@@ -12,6 +12,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
 // Publishing is bounded. The alert was stored with its claim (the alerts
@@ -42,7 +43,7 @@ type Alerts struct {
 // SUNDIAL_STREAM_REPLICAS, for re-creating lost streams. drainTimeout bounds how
 // long Run keeps publishing queued alerts after its context ends.
 func NewAlerts(js jetstream.JetStream, replicas int, log *slog.Logger, drainTimeout time.Duration) (*Alerts, error) {
-	failures, err := otel.Meter("sundial/gateway").Int64Counter("sundial.gateway.quota_alert_publish_failures",
+	failures, err := telemetry.Counter(otel.Meter("sundial/gateway"), "sundial.gateway.quota_alert_publish_failures",
 		metric.WithDescription("Quota threshold alerts that could not be published after retries, or found the queue full."))
 	if err != nil {
 		return nil, fmt.Errorf("alert metrics: %w", err)

@@ -47,17 +47,17 @@ func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) (instrumen
 	meter := mp.Meter(MeterName)
 	in := instruments{tracer: tp.Tracer(TracerName)}
 	var err error
-	in.claimed, err = meter.Int64Counter("sundial.scheduler.hooks_claimed",
+	in.claimed, err = telemetry.Counter(meter, "sundial.scheduler.hooks_claimed",
 		metric.WithDescription("Hooks claimed under a lease (first deliveries, retries and re-drives)."))
 	if err != nil {
 		return in, fmt.Errorf("claimer metrics: %w", err)
 	}
-	in.deferred, err = meter.Int64Counter("sundial.scheduler.hooks_deferred",
+	in.deferred, err = telemetry.Counter(meter, "sundial.scheduler.hooks_deferred",
 		metric.WithDescription("Due hooks of paused endpoints, or of listeners in their resume window, moved to the pause's or window's end instead of being leased (no attempt spent)."))
 	if err != nil {
 		return in, fmt.Errorf("claimer metrics: %w", err)
 	}
-	in.publishFailures, err = meter.Int64Counter("sundial.scheduler.due_publish_failures",
+	in.publishFailures, err = telemetry.Counter(meter, "sundial.scheduler.due_publish_failures",
 		metric.WithDescription("Claimed hooks whose DueHook could not be published; their lease re-drives them."))
 	if err != nil {
 		return in, fmt.Errorf("claimer metrics: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
 // Alerts (docs/notifications.md): the transaction that fails a hook for
@@ -90,7 +91,7 @@ type alerter struct {
 }
 
 func newAlerter(js jetstream.JetStream, replicas int, log *slog.Logger) (*alerter, error) {
-	failures, err := otel.Meter("sundial/scheduler").Int64Counter("sundial.scheduler.alert_publish_failures",
+	failures, err := telemetry.Counter(otel.Meter("sundial/scheduler"), "sundial.scheduler.alert_publish_failures",
 		metric.WithDescription("Alerts whose event could not be published after retries; the notifier's sweeper takes them from the outbox."))
 	if err != nil {
 		return nil, fmt.Errorf("alert metrics: %w", err)

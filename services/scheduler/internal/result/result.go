@@ -89,7 +89,7 @@ func New(db TxBeginner, js jetstream.JetStream, replicas int, log *slog.Logger, 
 	if err != nil {
 		return nil, fmt.Errorf("result metrics: %w", err)
 	}
-	stale, err := meter.Int64Counter("sundial.scheduler.results_stale",
+	stale, err := telemetry.Counter(meter, "sundial.scheduler.results_stale",
 		metric.WithDescription("Attempt results ignored because the hook no longer holds their lease."))
 	if err != nil {
 		return nil, fmt.Errorf("result metrics: %w", err)

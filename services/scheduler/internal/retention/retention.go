@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -96,12 +97,12 @@ func New(expired Expired, cfg Config, log *slog.Logger) (*Cleaner, error) {
 	meter := mp.Meter(MeterName)
 	c := &Cleaner{expired: expired, cfg: cfg, log: log.With("component", "retention")}
 	var err error
-	c.hooks, err = meter.Int64Counter("sundial.retention.hooks_deleted",
+	c.hooks, err = telemetry.Counter(meter, "sundial.retention.hooks_deleted",
 		metric.WithDescription("Completed and failed hooks deleted after their project's retention."))
 	if err != nil {
 		return nil, fmt.Errorf("retention metrics: %w", err)
 	}
-	c.attempts, err = meter.Int64Counter("sundial.retention.attempts_deleted",
+	c.attempts, err = telemetry.Counter(meter, "sundial.retention.attempts_deleted",
 		metric.WithDescription("Attempt rows deleted with their hooks after their project's retention."))
 	if err != nil {
 		return nil, fmt.Errorf("retention metrics: %w", err)
