@@ -42,7 +42,7 @@ WITHPG := $(BIN)/withpg
 GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
-.PHONY: print-version help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
+.PHONY: image image-push check-image print-version help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
 	check-generated check-fmt check-comments vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
 	screenshots k8s k8s-check
 
@@ -156,8 +156,15 @@ generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI 
 generate-configdoc: ## regenerate the READMEs' configuration tables from the services' Configs
 	go run ./deploy/local/cmd/configdoc
 
-verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint or invalid deployment files
-	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi k8s-check
+verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint, invalid deployment files or an image that does not build
+	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi k8s-check check-image
+
+# The tests make test leaves out, which vet and lint still read: the
+# benchmark's (benchcheck) and the image's (imagecheck).
+CHECK_TAGS := benchcheck,imagecheck
+
+check-image: ## build the image for this machine's architecture (gateway only) and run its binary
+	go test -tags imagecheck -count=1 -run TestBuildMakesARunnableImage ./deploy/k8s/image/
 
 check-generated: ## fail when generated code differs from what is committed
 	@changes="$$(git status --porcelain -- $(GENERATED))"; \
@@ -182,7 +189,7 @@ check-comments: ## fail when a code or SQL comment quotes µs or p99 figures, a 
 	@.ci/check-comments
 
 vet: ## go vet every module (the benchmark's tagged tests included)
-	go vet -tags benchcheck $(PACKAGES)
+	go vet -tags $(CHECK_TAGS) $(PACKAGES)
 
 # golangci-lint at the version tools/lint pins, with .golangci.yml's
 # linters, over every module (it reads one module at a time); the
@@ -191,7 +198,7 @@ lint: ## run golangci-lint on every module
 	cd tools/lint && GOWORK=off go build -o $(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	@failed=""; for m in $(MODULES); do \
 		echo "golangci-lint run in $$m"; \
-		(cd "$$m" && $(BIN)/golangci-lint run --build-tags benchcheck ./...) || failed="$$failed $$m"; \
+		(cd "$$m" && $(BIN)/golangci-lint run --build-tags $(CHECK_TAGS) ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "golangci-lint found problems in:$$failed"; exit 1; fi
 
@@ -200,7 +207,7 @@ lint: ## run golangci-lint on every module
 build-modules: ## build and vet every module alone (GOWORK=off)
 	@failed=""; for m in $(MODULES); do \
 		echo "GOWORK=off go build ./... && go vet ./... in $$m"; \
-		(cd "$$m" && GOWORK=off go build ./... && GOWORK=off go vet -tags benchcheck ./...) || failed="$$failed $$m"; \
+		(cd "$$m" && GOWORK=off go build ./... && GOWORK=off go vet -tags $(CHECK_TAGS) ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "Modules that do not build alone:$$failed (make tidy?)"; exit 1; fi
 
@@ -225,6 +232,16 @@ k8s-check: ## check every deploy/k8s overlay and docker-compose.yml offline
 # service's app.Version, the sundial tool's main.version). The sundial tool
 # is built static (no cgo: it runs on any Linux of its architecture).
 VERSION ?= $(shell cat VERSION)
+
+# The image (deploy/k8s/image): every service, static, on an empty base,
+# for linux/amd64 and linux/arm64, as an OCI layout in .image/; no Docker
+# daemon. image-push pushes it: make image-push IMAGE=registry.example.com/sundial:0.1.0
+image: ## build the multi-platform image into .image/ (an OCI layout)
+	go run ./deploy/k8s/cmd/image -out .image
+
+image-push: ## build the image and push it to IMAGE (registry/repository:tag)
+	@test -n "$(IMAGE)" || { echo "usage: make image-push IMAGE=registry.example.com/sundial:$(VERSION)"; exit 2; }
+	go run ./deploy/k8s/cmd/image -push $(IMAGE)
 
 print-version: ## print the version make build stamps
 	@echo $(VERSION)

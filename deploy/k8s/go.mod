@@ -14,6 +14,7 @@ replace (
 
 require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
+	github.com/google/go-containerregistry v0.22.1
 	github.com/stretchr/testify v1.12.1
 	github.com/sundial-run/sundial/pkg v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/services/dispatcher v0.0.0-00010101000000-000000000000
@@ -40,6 +41,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
+	github.com/docker/cli v29.7.2+incompatible // indirect
+	github.com/docker/docker-credential-helpers v0.9.3 // indirect
 	github.com/docker/go-connections v0.8.2 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
@@ -87,6 +90,7 @@ require (
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/oapi-codegen/runtime v1.8.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/pressly/goose/v3 v3.29.0 // indirect
 	github.com/prometheus/client_golang v1.24.1 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect

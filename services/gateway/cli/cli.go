@@ -26,6 +26,7 @@ const (
 const usage = `Usage:
   gateway [serve]       run the HTTP API
   gateway migrate       apply the database migrations
+  gateway version       print the version
   gateway admin create-project --name NAME --domain HOST[:PORT] [--json]
   gateway admin create-user --email EMAIL --project ID --role owner|member|viewer
                         give a person a role in a project (creating the
@@ -85,6 +86,9 @@ func dispatch(ctx context.Context, args []string, env Env) error {
 		return migrate(ctx, args[1:], env)
 	case "admin":
 		return admin(ctx, args[1:], env)
+	case "version":
+		fmt.Fprintln(env.Stdout, "gateway", app.Version)
+		return nil
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil

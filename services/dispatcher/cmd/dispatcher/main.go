@@ -10,6 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	// Mozilla's root certificates, used where the system has none: the
+	// image holds the binaries and nothing else.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/app"
@@ -18,6 +22,10 @@ import (
 const service = "dispatcher"
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "version" {
+		fmt.Println("dispatcher", app.Version)
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "dispatcher:", err)
 		os.Exit(1)

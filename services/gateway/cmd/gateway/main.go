@@ -10,6 +10,10 @@ import (
 	"syscall"
 	_ "time/tzdata" // postAtLocal needs IANA zones even where the system has none
 
+	// Mozilla's root certificates, used where the system has none: the
+	// image holds the binaries and nothing else.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/services/gateway/cli"
 )

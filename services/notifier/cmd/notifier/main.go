@@ -11,12 +11,20 @@ import (
 	"syscall"
 	"time"
 
+	// Mozilla's root certificates, used where the system has none: the
+	// image holds the binaries and nothing else.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/notifier/app"
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "version" {
+		fmt.Println("notifier", app.Version)
+		return
+	}
 	os.Exit(run())
 }
 

@@ -11,12 +11,20 @@ import (
 	"syscall"
 	"time"
 
+	// Mozilla's root certificates, used where the system has none: the
+	// image holds the binaries and nothing else.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/app"
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "version" {
+		fmt.Println(app.Name, app.Version)
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, app.Name+":", err)
 		os.Exit(1)
