@@ -7,8 +7,9 @@ import (
 	"slices"
 )
 
-// CheckContainers checks the environment of every container that runs a
-// Sundial service (CheckEnv), and that each service has a Deployment.
+// CheckContainers checks the environment of every container, init
+// containers included, that runs a Sundial service or `gateway migrate`
+// (CheckEnv), and that each runs in a Deployment.
 func CheckContainers(objs []Object) error {
 	r, err := decodeRendering(objs)
 	if err != nil {
@@ -17,7 +18,7 @@ func CheckContainers(objs []Object) error {
 	var errs []error
 	deployed := map[string]bool{}
 	for _, w := range r.workloads {
-		for _, c := range w.template.Spec.Containers {
+		for _, c := range slices.Concat(w.template.Spec.InitContainers, w.template.Spec.Containers) {
 			service := serviceOf(c.Command)
 			if service == "" {
 				continue

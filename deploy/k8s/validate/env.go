@@ -17,14 +17,15 @@ import (
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
-// services maps a container's command (its first word) to the service's
-// own ConfigFromEnv: the check reads a container's environment with the
-// code the container runs. `gateway migrate` reads the gateway's.
+// services maps a container's command (its first word, or "gateway
+// migrate") to the service's own ConfigFromEnv: the check reads a
+// container's environment with the code the container runs.
 var services = map[string]func(envconf.Lookup) error{
-	"gateway":    func(l envconf.Lookup) error { _, err := gateway.ConfigFromEnv(l); return err },
-	"scheduler":  func(l envconf.Lookup) error { _, err := scheduler.ConfigFromEnv(l); return err },
-	"dispatcher": func(l envconf.Lookup) error { _, err := dispatcher.ConfigFromEnv(l); return err },
-	"notifier":   func(l envconf.Lookup) error { _, err := notifier.ConfigFromEnv(l); return err },
+	"gateway migrate": func(l envconf.Lookup) error { _, err := gateway.MigrateConfigFromEnv(l); return err },
+	"gateway":         func(l envconf.Lookup) error { _, err := gateway.ConfigFromEnv(l); return err },
+	"scheduler":       func(l envconf.Lookup) error { _, err := scheduler.ConfigFromEnv(l); return err },
+	"dispatcher":      func(l envconf.Lookup) error { _, err := dispatcher.ConfigFromEnv(l); return err },
+	"notifier":        func(l envconf.Lookup) error { _, err := notifier.ConfigFromEnv(l); return err },
 }
 
 // mustSet are the variables whose defaults suit only a service on the
@@ -104,6 +105,11 @@ func CheckEnv(service string, env map[string]string) error {
 func serviceOf(command []string) string {
 	if len(command) == 0 {
 		return ""
+	}
+	if len(command) > 1 {
+		if _, ok := services[command[0]+" "+command[1]]; ok {
+			return command[0] + " " + command[1]
+		}
 	}
 	if _, ok := services[command[0]]; ok {
 		return command[0]

@@ -199,8 +199,8 @@ func (r rendering) selectsSome(sel map[string]string) error {
 	return nil
 }
 
-// someSelectedHasPort: a pod sel selects has the port (the migrations
-// Job, which has no admin port, is among the pods of sundial-base).
+// someSelectedHasPort: a pod sel selects has the port (not every pod a
+// policy selects need have it).
 func (r rendering) someSelectedHasPort(sel map[string]string, port intstr.IntOrString) bool {
 	for _, w := range r.selected(sel) {
 		for _, c := range w.template.Spec.Containers {

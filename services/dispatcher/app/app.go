@@ -93,6 +93,11 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		client.Close()
 		return nil, err
 	}
+	if err := postgres.AwaitSchema(ctx, pool, postgres.SchemaWait, log); err != nil {
+		client.Close()
+		pool.Close()
+		return nil, err
+	}
 	nc, js, err := connectNATS(ctx, cfg.NATSURL, cfg.StreamReplicas)
 	if err != nil {
 		client.Close()

@@ -106,6 +106,10 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err != nil {
 		return nil, err
 	}
+	if err := postgres.AwaitSchema(ctx, pool, postgres.SchemaWait, log); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	nc, js, alerts, err := connectAlerts(ctx, cfg.NATSURL, cfg.StreamReplicas, log)
 	if err != nil {
 		pool.Close()

@@ -217,6 +217,24 @@ func defaultConfig() Config {
 	}
 }
 
+// MigrateConfig is what `gateway migrate` reads: the database alone, so
+// that it runs where none of the gateway's other settings are, as the
+// init container of every service's pod (deploy/k8s).
+type MigrateConfig struct {
+	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
+}
+
+// MigrateConfigFromEnv reads MigrateConfig from lookup (the process
+// environment when nil).
+func MigrateConfigFromEnv(lookup envconf.Lookup) (MigrateConfig, error) {
+	cfg := MigrateConfig{DatabaseURL: DefaultDatabaseURL}
+	err := envconf.Load(lookup, &cfg)
+	if err == nil && cfg.DatabaseURL == "" {
+		err = errors.New("SUNDIAL_DATABASE_URL: must not be empty")
+	}
+	return cfg, err
+}
+
 // ConfigFromEnv reads the configuration from lookup (the process
 // environment when nil) and validates it, reporting every problem at once.
 func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {

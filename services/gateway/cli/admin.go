@@ -17,7 +17,7 @@ func migrate(ctx context.Context, args []string, env Env) error {
 	if err := parseFlags(newFlagSet("migrate", env), args); err != nil {
 		return err
 	}
-	cfg, err := app.ConfigFromEnv(env.Lookup)
+	cfg, err := app.MigrateConfigFromEnv(env.Lookup)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}

@@ -172,9 +172,23 @@ func TestCommandsReportConfigurationErrors(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Lookup: envconf.Map(map[string]string{"SUNDIAL_LOG_LEVEL": "loud"})}
-	code := cli.Run(t.Context(), []string{"migrate"}, env)
+	code := cli.Run(t.Context(), []string{"admin", "reseal-secrets"}, env)
 	require.Equal(t, cli.ExitError, code)
 	require.Contains(t, stderr.String(), "SUNDIAL_LOG_LEVEL")
+}
+
+// TestMigrateReadsOnlyTheDatabase: migrate runs with SUNDIAL_DATABASE_URL
+// alone (the init container of every pod in deploy/k8s has nothing else),
+// whatever else of the gateway's is unset or wrong.
+func TestMigrateReadsOnlyTheDatabase(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var stdout, stderr bytes.Buffer
+	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Lookup: envconf.Map(map[string]string{
+		"SUNDIAL_DATABASE_URL": b.dbURL, "SUNDIAL_LOG_LEVEL": "loud",
+	})}
+	require.Equal(t, cli.ExitOK, cli.Run(t.Context(), []string{"migrate"}, env), stderr.String())
+	require.Equal(t, "migrations: up to date\n", stdout.String())
 }
 
 func TestCreateProjectFailsWithoutADatabase(t *testing.T) {

@@ -91,6 +91,10 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err != nil {
 		return nil, err
 	}
+	if err := postgres.AwaitSchema(ctx, pool, postgres.SchemaWait, log); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	nc, js, err := bus.Connect(cfg.NATSURL, "sundial-notifier")
 	if err != nil {
 		pool.Close()

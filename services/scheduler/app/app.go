@@ -99,6 +99,9 @@ func (a *App) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := postgres.AwaitSchema(ctx, a.pool, postgres.SchemaWait, a.log); err != nil {
+		return err
+	}
 	a.nc, a.js, err = bus.Connect(a.cfg.NATSURL, "sundial-"+Name)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -289,4 +290,36 @@ func TestUnavailableOnARealServer(t *testing.T) {
 		require.ErrorIs(t, err, pgconn.ErrConnClosed)
 		require.True(t, postgres.Unavailable(err), "the commit after: %v", err)
 	})
+}
+
+// TestAwaitSchemaWaitsForTheMigrations: a service started on a database
+// without its migrations waits for them (a `gateway migrate` beside it)
+// and goes on once they are applied; given up on, it names the cause.
+func TestAwaitSchemaWaitsForTheMigrations(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	log := slog.New(slog.DiscardHandler)
+
+	current := pgtest.NewDB(t)
+	pool, err := postgres.Connect(ctx, current, 2)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, postgres.AwaitSchema(ctx, pool, 0, log), "a migrated database")
+
+	dbURL := emptyDB(t)
+	pool, err = postgres.Connect(ctx, dbURL, 2)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.Error(t, postgres.AwaitSchema(ctx, pool, 0, log), "no migration applied")
+
+	done := make(chan error, 1)
+	go func() { done <- postgres.AwaitSchema(ctx, pool, time.Minute, log) }()
+	_, err = postgres.Migrate(ctx, dbURL)
+	require.NoError(t, err)
+	require.NoError(t, <-done, "the wait ends once the migrations are applied")
+
+	exec(t, ctx, dbURL, "DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version)")
+	err = postgres.AwaitSchema(ctx, pool, 0, log)
+	require.ErrorIs(t, err, postgres.ErrSchemaBehind)
+	require.ErrorContains(t, err, "gateway migrate")
 }
