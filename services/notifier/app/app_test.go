@@ -367,7 +367,10 @@ func TestAnAlertWhoseEventWasLostIsSwept(t *testing.T) {
 
 	got := f.receiver.Wait(t, 1, wait)
 	require.Contains(t, got[0].Text, "/lost")
-	require.Contains(t, f.logs.String(), `"via":"sweeper"`)
+	// The send's log line is written once its answer is read, which may
+	// be after the receiver has the message.
+	require.Eventually(t, func() bool { return strings.Contains(f.logs.String(), `"via":"sweeper"`) }, wait, 10*time.Millisecond,
+		"the send is logged as the sweeper's")
 }
 
 func TestAFailingChannelIsRetriedWithBackoffAndRecovers(t *testing.T) {
