@@ -20,8 +20,9 @@ var ErrSchemaBehind = errors.New("the database's schema is older than this build
 
 // SchemaWait is how long a service waits at startup for the migrations it
 // needs (AwaitSchema) before it gives up: long enough for a migration
-// running beside it (the gateway's, before it starts) to finish, short
-// enough that an orchestrator restarting the service shows the cause.
+// running beside it (another pod's migrate init container) to finish,
+// short enough that an orchestrator restarting the service shows the
+// cause.
 const SchemaWait = 30 * time.Second
 
 // AwaitSchema returns once the database holds every migration this build

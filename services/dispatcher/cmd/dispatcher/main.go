@@ -23,7 +23,7 @@ const service = "dispatcher"
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "version" {
-		fmt.Println("dispatcher", app.Version)
+		fmt.Println(service, app.Version)
 		return
 	}
 	if err := run(); err != nil {
