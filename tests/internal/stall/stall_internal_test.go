@@ -30,11 +30,16 @@ func TestAWatchSeesAProcessThatDidNotRun(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() { w.run(done); close(stopped) }()
 	// The process stopped by a signal and continued 300 ms later by a
-	// child: a stall as a loaded machine makes one, without the load.
+	// child: a stall as a loaded machine makes one, without the load. A
+	// stop before the watch's goroutine has taken its first reading goes
+	// unseen (on a busy machine it may start late), so stop again until
+	// one is seen.
 	pid := strconv.Itoa(os.Getpid())
-	cont := exec.Command("sh", "-c", "kill -STOP "+pid+"; sleep 0.3; kill -CONT "+pid)
-	require.NoError(t, cont.Run())
-	require.Eventually(t, func() bool { return w.Longest() >= 50*time.Millisecond }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		cont := exec.Command("sh", "-c", "kill -STOP "+pid+"; sleep 0.3; kill -CONT "+pid)
+		require.NoError(t, cont.Run())
+		return w.Longest() >= 50*time.Millisecond
+	}, 10*time.Second, 10*time.Millisecond)
 	close(done)
 	<-stopped
 }
