@@ -43,7 +43,7 @@ GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
 .PHONY: image image-push check-image print-version help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
-	check-generated check-fmt check-comments vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
+	check-generated check-fmt check-comments check-alerts vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
 	screenshots k8s k8s-check
 
 help: ## list the targets
@@ -156,8 +156,8 @@ generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI 
 generate-configdoc: ## regenerate the READMEs' configuration tables from the services' Configs
 	go run ./deploy/local/cmd/configdoc
 
-verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint, invalid deployment files or an image that does not build
-	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi k8s-check check-image
+verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint, invalid deployment files, an image that does not build, or alert rules and dashboard queries that fail promtool
+	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi k8s-check check-image check-alerts
 
 # The tests make test leaves out, which vet and lint still read: the
 # benchmark's (benchcheck) and the image's (imagecheck).
@@ -165,6 +165,18 @@ CHECK_TAGS := benchcheck,imagecheck
 
 check-image: ## build the image for this machine's architecture (gateway only) and run its binary
 	go test -tags imagecheck -count=1 -run TestBuildMakesARunnableImage ./deploy/k8s/image/
+
+# promtool at the version tools/promtool pins: the shipped alert rules
+# must pass their unit tests (deploy/monitoring/alerts_test.yaml), and
+# every query of the Grafana dashboard must parse.
+MONITORING := charts/sundial/files
+check-alerts: ## check the alert rules with promtool, run their unit tests, and parse every dashboard query
+	cd tools/promtool && GOWORK=off go build -o $(BIN)/promtool github.com/prometheus/prometheus/cmd/promtool
+	$(BIN)/promtool check rules $(MONITORING)/alerts.yaml
+	$(BIN)/promtool test rules deploy/monitoring/alerts_test.yaml
+	@mkdir -p $(BIN)/dashboard
+	GOWORK=off go -C tools run ./dashboardrules $(CURDIR)/$(MONITORING)/grafana-dashboard.json > $(BIN)/dashboard/rules.yaml
+	$(BIN)/promtool check rules $(BIN)/dashboard/rules.yaml
 
 check-generated: ## fail when generated code differs from what is committed
 	@changes="$$(git status --porcelain -- $(GENERATED))"; \

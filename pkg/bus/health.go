@@ -18,16 +18,21 @@ import (
 
 // ConsumerAdmin binds the admin listener of a service that reads one
 // durable consumer (the scheduler, the dispatcher, the notifier): ready
-// when its database answers (pingDB), NATS is connected and the consumer
-// exists; its metrics with the consumer's lag.
-func ConsumerAdmin(ctx context.Context, addr string, tel telemetry.Providers, pingDB func(context.Context) error,
+// when its database is (readyDB), NATS is connected and the consumer
+// exists; its metrics with the consumer's lag and the NATS connection's
+// traffic.
+func ConsumerAdmin(ctx context.Context, addr string, tel telemetry.Providers, readyDB func(context.Context) error,
 	nc *nats.Conn, js jetstream.JetStream, consumer event.Consumer, log *slog.Logger,
 ) (*adminhttp.Server, error) {
-	if err := ObserveConsumerLag(js, tel.Meter.Meter(MeterName), consumer); err != nil {
+	meter := tel.Meter.Meter(MeterName)
+	if err := ObserveConsumerLag(js, meter, consumer); err != nil {
+		return nil, err
+	}
+	if err := ObserveConn(meter, nc); err != nil {
 		return nil, err
 	}
 	return adminhttp.New(ctx, addr, tel.Metrics, []adminhttp.Check{
-		{Name: "database", Probe: pingDB},
+		{Name: "database", Probe: readyDB},
 		{Name: "nats", Probe: Ready(nc, js, consumer)},
 	}, log)
 }

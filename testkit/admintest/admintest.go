@@ -6,6 +6,7 @@ package admintest
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -122,5 +123,26 @@ func names(families map[string]*dto.MetricFamily) []string {
 	for name := range families {
 		out = append(out, name)
 	}
+	return out
+}
+
+// Connections are the metric families every service serves about its
+// connections: its PostgreSQL pool's and its NATS connection's.
+func Connections() map[string]dto.MetricType {
+	return map[string]dto.MetricType{
+		"sundial_db_pool_connections":                dto.MetricType_GAUGE,
+		"sundial_db_pool_max_connections":            dto.MetricType_GAUGE,
+		"sundial_db_pool_empty_acquires_total":       dto.MetricType_COUNTER,
+		"sundial_db_pool_acquire_wait_seconds_total": dto.MetricType_COUNTER,
+		"sundial_nats_client_messages_total":         dto.MetricType_COUNTER,
+		"sundial_nats_client_bytes_total":            dto.MetricType_COUNTER,
+		"sundial_nats_client_reconnects_total":       dto.MetricType_COUNTER,
+	}
+}
+
+// With returns want with more's families added.
+func With(want, more map[string]dto.MetricType) map[string]dto.MetricType {
+	out := maps.Clone(want)
+	maps.Copy(out, more)
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -176,10 +175,7 @@ func (b *bundle) startGateway(t *testing.T) {
 // it answers.
 func (b *bundle) startGatewayProcess(t *testing.T) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	addr := freeAddr(t)
 	b.gateway = b.start(t, "gateway", map[string]string{"SUNDIAL_HTTP_ADDR": addr, "SUNDIAL_DATABASE_MAX_CONNS": "12"}, "serve")
 	b.baseURL = "http://" + addr
 	require.Eventually(t, func() bool {
@@ -266,6 +262,7 @@ var binaries = proc.Binaries{Packages: []string{
 	"github.com/sundial-run/sundial/services/gateway/cmd/gateway",
 	"github.com/sundial-run/sundial/services/scheduler/cmd/scheduler",
 	"github.com/sundial-run/sundial/services/dispatcher/cmd/dispatcher",
+	"github.com/sundial-run/sundial/services/notifier/cmd/notifier",
 }}
 
 // useBinaries registers the test as a user of the binaries; call it before

@@ -33,13 +33,13 @@ func TestAdminListener(t *testing.T) {
 	due.Attempt = 1 // lateness is recorded for first attempts only
 	publishDue(t, b.js, due)
 	b.receiver.WaitFor(t, 1)
-	families := admintest.RequireFamilies(t, addr, map[string]dto.MetricType{
+	families := admintest.RequireFamilies(t, addr, admintest.With(admintest.Connections(), map[string]dto.MetricType{
 		"sundial_dispatcher_lateness_seconds":          dto.MetricType_HISTOGRAM,
 		"sundial_dispatcher_deliveries_total":          dto.MetricType_COUNTER,
 		"sundial_dispatcher_delivery_duration_seconds": dto.MetricType_HISTOGRAM,
 		"sundial_nats_consumer_pending":                dto.MetricType_GAUGE,
 		"target_info":                                  dto.MetricType_GAUGE,
-	})
+	}))
 	deliveries := families["sundial_dispatcher_deliveries_total"].GetMetric()
 	require.Len(t, deliveries, 1)
 	require.Equal(t, "outcome", deliveries[0].GetLabel()[0].GetName())

@@ -43,6 +43,10 @@ type Config struct {
 	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
 	// connection pool size
 	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
+	// how long the service waits at startup for the database's schema to
+	// reach the migrations it needs (another pod's `gateway migrate` still
+	// running) before it exits naming both versions; `0` checks once
+	SchemaWait time.Duration `env:"SUNDIAL_SCHEMA_WAIT"`
 	// admin listener, unauthenticated, on loopback unless set (the Kubernetes
 	// manifests set `:9090`): `/healthz`, `/readyz`, `/metrics` (Prometheus)
 	// ([docs/observability.md](docs/observability.md#metrics-health-and-readiness));
@@ -159,6 +163,7 @@ func defaultConfig() Config {
 		KeyCacheTTL:          5 * time.Second,
 		ResultLinger:         10 * time.Millisecond,
 		DatabaseMaxConns:     8,
+		SchemaWait:           postgres.DefaultSchemaWait,
 		ShutdownTimeout:      15 * time.Second,
 	}
 }
@@ -207,6 +212,8 @@ func (c Config) Validate() error {
 	v.That(c.HostConnectRate >= 1 && c.HostConnectRate <= maxConnectRate, "SUNDIAL_DISPATCHER_HOST_CONNECT_RATE=%d: want 1 to %d", c.HostConnectRate, maxConnectRate)
 	v.That(c.KeyCacheTTL >= 0 && c.KeyCacheTTL <= maxKeyCacheTTL, "SUNDIAL_DISPATCHER_KEY_CACHE_TTL=%s: want 0 to %s", c.KeyCacheTTL, maxKeyCacheTTL)
 	v.That(c.ResultLinger >= 0 && c.ResultLinger <= report.MaxLinger, "SUNDIAL_DISPATCHER_RESULT_LINGER=%s: want 0 to %s", c.ResultLinger, report.MaxLinger)
+	schemaWaitErr := postgres.CheckSchemaWait(c.SchemaWait)
+	v.That(schemaWaitErr == nil, "%v", schemaWaitErr)
 	v.That(c.DatabaseMaxConns >= 1, "SUNDIAL_DATABASE_MAX_CONNS=%d: want at least 1", c.DatabaseMaxConns)
 	v.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: want more than 0", c.ShutdownTimeout)
 	secretsErr := secretbox.CheckEnv(c.SecretKeys)

@@ -34,6 +34,7 @@ func TestConfigDefaults(t *testing.T) {
 		KeyCacheTTL:          5 * time.Second,
 		ResultLinger:         10 * time.Millisecond,
 		DatabaseMaxConns:     8,
+		SchemaWait:           30 * time.Second,
 		ShutdownTimeout:      15 * time.Second,
 		SecretKeys:           secrettest.Keys,
 	}, cfg)
@@ -60,6 +61,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		"SUNDIAL_DISPATCHER_KEY_CACHE_TTL":     "1m",
 		"SUNDIAL_DISPATCHER_RESULT_LINGER":     "5ms",
 		"SUNDIAL_DATABASE_MAX_CONNS":           "4",
+		"SUNDIAL_SCHEMA_WAIT":                  "5s",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":             "30s",
 		"SUNDIAL_SECRET_KEYS":                  secrettest.Keys,
 	}))
@@ -85,6 +87,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		KeyCacheTTL:          time.Minute,
 		ResultLinger:         5 * time.Millisecond,
 		DatabaseMaxConns:     4,
+		SchemaWait:           5 * time.Second,
 		ShutdownTimeout:      30 * time.Second,
 		SecretKeys:           secrettest.Keys,
 	}, cfg)

@@ -46,9 +46,19 @@ func TestAdminListener(t *testing.T) {
 	status, body := admintest.Get(t, addr, "/healthz")
 	require.Equal(t, http.StatusOK, status, body)
 	admintest.AwaitReady(t, addr, http.StatusOK)
-	admintest.RequireFamilies(t, addr, map[string]dto.MetricType{
+	// An API request, recorded by method, route and status.
+	resp, err := http.Get("http://" + a.Addr() + "/healthz")
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	families := admintest.RequireFamilies(t, addr, admintest.With(admintest.Connections(), map[string]dto.MetricType{
+		"sundial_gateway_request_duration_seconds": dto.MetricType_HISTOGRAM,
 		"target_info": dto.MetricType_GAUGE,
-	})
+	}))
+	labels := map[string]string{}
+	for _, l := range families["sundial_gateway_request_duration_seconds"].GetMetric()[0].GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	require.Equal(t, map[string]string{"method": "GET", "route": "/healthz", "status": "200"}, labels)
 
 	srv.Shutdown()
 	srv.WaitForShutdown()

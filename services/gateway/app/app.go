@@ -102,11 +102,12 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	tel := telemetry.Resolve(opts...)
 	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, int32(cfg.DatabaseMaxConns))
 	if err != nil {
 		return nil, err
 	}
-	if err := postgres.AwaitSchema(ctx, pool, postgres.SchemaWait, log); err != nil {
+	if err := postgres.AwaitSchema(ctx, pool, cfg.SchemaWait, log); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -188,6 +189,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
 		Channels:  api.ChannelDeps{Channels: channels},
 		Listener:  api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
+		Metering:  tel.Meter,
 	})
 	accounts := account.NewService(queries, cfg.Dashboard)
 	dash := dashboard.New(dashboard.Deps{
@@ -212,7 +214,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	// Ready whatever PostgreSQL and NATS do (the API's readyz says why).
-	admin, err := adminhttp.New(ctx, cfg.AdminAddr, telemetry.Resolve(opts...).Metrics, nil, log)
+	admin, err := listenAdmin(ctx, cfg.AdminAddr, tel, pool, nc, log)
 	if err != nil {
 		_ = listener.Close()
 		nc.Close()
@@ -226,6 +228,21 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		sessions: account.NewSweeper(accounts, log),
 		admin:    admin,
 	}, nil
+}
+
+// listenAdmin binds the admin listener: always ready (the API answers for
+// its dependencies itself); metrics with the database pool's and the NATS
+// connection's.
+func listenAdmin(ctx context.Context, addr string, tel telemetry.Providers, pool *pgxpool.Pool, nc *nats.Conn,
+	log *slog.Logger,
+) (*adminhttp.Server, error) {
+	if err := postgres.ObservePool(tel.Meter.Meter(postgres.MeterName), pool); err != nil {
+		return nil, err
+	}
+	if err := bus.ObserveConn(tel.Meter.Meter(bus.MeterName), nc); err != nil {
+		return nil, err
+	}
+	return adminhttp.New(ctx, addr, tel.Metrics, nil, log)
 }
 
 // withDashboard routes /dashboard and what is under it to the dashboard

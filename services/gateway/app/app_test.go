@@ -43,6 +43,7 @@ func TestConfigDefaults(t *testing.T) {
 		MaxDataBytes:     1048576,
 		ShutdownTimeout:  15 * time.Second,
 		DatabaseMaxConns: 16,
+		SchemaWait:       30 * time.Second,
 		CreateBatch:      256,
 		CreateLinger:     time.Millisecond,
 		CreateInFlight:   1,
@@ -73,6 +74,7 @@ func TestConfigFromEnv(t *testing.T) {
 		"SUNDIAL_MAX_DATA_BYTES":           "2048",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":         "3s",
 		"SUNDIAL_DATABASE_MAX_CONNS":       "4",
+		"SUNDIAL_SCHEMA_WAIT":              "5s",
 		"SUNDIAL_GATEWAY_CREATE_BATCH":     "64",
 		"SUNDIAL_GATEWAY_CREATE_LINGER":    "2ms",
 		"SUNDIAL_GATEWAY_CREATE_IN_FLIGHT": "2",
@@ -94,6 +96,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.Equal(t, app.Config{
 		DatabaseURL: "postgres://db/x", NATSURL: "nats://bus:4222", StreamReplicas: 5, HTTPAddr: "127.0.0.1:9000", AdminAddr: "127.0.0.1:9001", LogLevel: "debug", HeaderPrefix: "Acme",
 		MaxDataBytes: 2048, ShutdownTimeout: 3 * time.Second, DatabaseMaxConns: 4,
+		SchemaWait:  5 * time.Second,
 		CreateBatch: 64, CreateLinger: 2 * time.Millisecond, CreateInFlight: 2, KeyCacheTTL: 250 * time.Millisecond,
 		MaxConnections: 500, IdleTimeout: 5 * time.Second, AuthFailuresPerMinute: 0,
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.1"},

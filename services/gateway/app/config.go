@@ -58,6 +58,10 @@ type Config struct {
 	AdminAddr string `env:"SUNDIAL_GATEWAY_ADMIN_ADDR"`
 	// connection pool size
 	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
+	// how long the service waits at startup for the database's schema to
+	// reach the migrations it needs (another pod's `gateway migrate` still
+	// running) before it exits naming both versions; `0` checks once
+	SchemaWait time.Duration `env:"SUNDIAL_SCHEMA_WAIT"`
 	// prefix of every Sundial-named header (the API's quota headers, the
 	// delivery headers, and the signature headers of custom-webhook channels),
 	// for receivers written for the hosted service's names
@@ -203,6 +207,7 @@ func defaultConfig() Config {
 		MaxDataBytes:              DefaultMaxDataBytes,
 		ShutdownTimeout:           DefaultShutdownTimeout,
 		DatabaseMaxConns:          DefaultDatabaseMaxConns,
+		SchemaWait:                postgres.DefaultSchemaWait,
 		CreateBatch:               DefaultCreateBatch,
 		CreateLinger:              DefaultCreateLinger,
 		CreateInFlight:            DefaultCreateInFlight,
@@ -263,6 +268,8 @@ func (c Config) Validate() error {
 		"SUNDIAL_MAX_DATA_BYTES=%d: want 1 to %d", c.MaxDataBytes, maxDataBytesLimit)
 	check.That(c.ShutdownTimeout > 0 && c.ShutdownTimeout <= maxShutdownTimeout,
 		"SUNDIAL_SHUTDOWN_TIMEOUT=%s: want more than 0 and at most %s", c.ShutdownTimeout, maxShutdownTimeout)
+	schemaWaitErr := postgres.CheckSchemaWait(c.SchemaWait)
+	check.That(schemaWaitErr == nil, "%v", schemaWaitErr)
 	check.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= maxDatabaseMaxConns,
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: want 1 to %d", c.DatabaseMaxConns, maxDatabaseMaxConns)
 	check.That(c.CreateBatch >= 0 && c.CreateBatch <= hook.MaxBatchSize,

@@ -26,10 +26,10 @@ func TestAdminListener(t *testing.T) {
 	status, body := admintest.Get(t, addr, "/healthz")
 	require.Equal(t, http.StatusOK, status, body)
 	admintest.AwaitReady(t, addr, http.StatusOK)
-	families := admintest.RequireFamilies(t, addr, map[string]dto.MetricType{
+	families := admintest.RequireFamilies(t, addr, admintest.With(admintest.Connections(), map[string]dto.MetricType{
 		"sundial_nats_consumer_pending": dto.MetricType_GAUGE,
 		"target_info":                   dto.MetricType_GAUGE,
-	})
+	}))
 	lag := families["sundial_nats_consumer_pending"].GetMetric()
 	require.Len(t, lag, 1)
 	require.Equal(t, event.ConsumerNotifier, lag[0].GetLabel()[0].GetValue())

@@ -91,7 +91,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err != nil {
 		return nil, err
 	}
-	if err := postgres.AwaitSchema(ctx, pool, postgres.SchemaWait, log); err != nil {
+	if err := postgres.AwaitSchema(ctx, pool, cfg.SchemaWait, log); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -124,12 +124,16 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	return a, nil
 }
 
-// listenAdmin binds the admin listener: ready when the database answers,
-// NATS is connected and the alerts consumer exists; metrics with that
-// consumer's lag.
+// listenAdmin binds the admin listener: ready when the database answers
+// with the schema this build needs, NATS is connected and the alerts
+// consumer exists; metrics with that consumer's lag, the database pool's
+// and the NATS connection's.
 func (a *App) listenAdmin(ctx context.Context, tel telemetry.Providers) error {
+	if err := postgres.ObservePool(tel.Meter.Meter(postgres.MeterName), a.pool); err != nil {
+		return err
+	}
 	var err error
-	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, tel, a.pool.Ping, a.nc, a.js,
+	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, tel, postgres.Ready(a.pool), a.nc, a.js,
 		event.NotifierConsumer(a.cfg.StreamReplicas), a.log)
 	return err
 }

@@ -38,6 +38,10 @@ type Config struct {
 	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
 	// connection pool size
 	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
+	// how long the service waits at startup for the database's schema to
+	// reach the migrations it needs (another pod's `gateway migrate` still
+	// running) before it exits naming both versions; `0` checks once
+	SchemaWait time.Duration `env:"SUNDIAL_SCHEMA_WAIT"`
 	// `debug`, `info`, `warn`, `error` (JSON logs on stderr, written in
 	// batches of up to 50 ms, warnings and errors at once:
 	// [docs/observability.md](docs/observability.md))
@@ -152,6 +156,7 @@ func defaultConfig() Config {
 		StreamReplicas:   event.DefaultReplicas,
 		DatabaseURL:      DefaultDatabaseURL,
 		DatabaseMaxConns: DefaultDatabaseMaxConns,
+		SchemaWait:       postgres.DefaultSchemaWait,
 		LogLevel:         DefaultLogLevel,
 		AdminAddr:        DefaultAdminAddr,
 		Concurrency:      DefaultConcurrency,
@@ -204,6 +209,8 @@ func (c Config) Validate() error {
 	replicasErr := event.CheckReplicas(c.StreamReplicas)
 	check.That(replicasErr == nil, "%v", replicasErr)
 	check.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must be set")
+	schemaWaitErr := postgres.CheckSchemaWait(c.SchemaWait)
+	check.That(schemaWaitErr == nil, "%v", schemaWaitErr)
 	check.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= 1000,
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: want 1 to 1000", c.DatabaseMaxConns)
 	if err := telemetry.ParseLevel(c.LogLevel); err != nil {

@@ -35,7 +35,8 @@ func TestAdminListener(t *testing.T) {
 		retry.Policy{MinRetries: 0, DelaySecs: 1, Strategy: retry.StrategyFixed, BackoffFactor: 2, MaxDelaySecs: 3600})
 	fixture.Insert(t, b.q, fixture.Hook{ProjectID: project, Domain: "receiver.example.com", Path: "/x", DueIn: 0})
 	d.report(d.next(), eventv1.Outcome_OUTCOME_SUCCESS, 200, "")
-	families := admintest.RequireFamilies(t, addr, map[string]dto.MetricType{
+	families := admintest.RequireFamilies(t, addr, admintest.With(admintest.Connections(), map[string]dto.MetricType{
+		"sundial_scheduler_endpoints_paused":         dto.MetricType_GAUGE,
 		"sundial_scheduler_hooks_claimed_total":      dto.MetricType_COUNTER,
 		"sundial_scheduler_publish_lateness_seconds": dto.MetricType_HISTOGRAM,
 		"sundial_scheduler_results_applied_total":    dto.MetricType_COUNTER,
@@ -45,7 +46,7 @@ func TestAdminListener(t *testing.T) {
 		// The retention cleaner's first pass, at start, adds 0.
 		"sundial_retention_hooks_deleted_total":    dto.MetricType_COUNTER,
 		"sundial_retention_attempts_deleted_total": dto.MetricType_COUNTER,
-	})
+	}))
 	lag := families["sundial_nats_consumer_pending"].GetMetric()
 	require.Len(t, lag, 1)
 	require.Equal(t, "consumer", lag[0].GetLabel()[0].GetName())

@@ -24,6 +24,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/asyncwait"
+	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/holdrelease"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
@@ -99,7 +100,7 @@ func (a *App) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := postgres.AwaitSchema(ctx, a.pool, postgres.SchemaWait, a.log); err != nil {
+	if err := postgres.AwaitSchema(ctx, a.pool, a.cfg.SchemaWait, a.log); err != nil {
 		return err
 	}
 	a.nc, a.js, err = bus.Connect(a.cfg.NATSURL, "sundial-"+Name)
@@ -132,6 +133,9 @@ func (a *App) connect(ctx context.Context) error {
 	// Queue depth is read from PostgreSQL: hooks due and not yet claimed is
 	// what "behind" means here (docs/observability.md).
 	if err := claim.ObserveQueueDepth(a.pool, a.tel.Meter.Meter(claim.MeterName)); err != nil {
+		return err
+	}
+	if err := breaker.ObservePaused(a.pool, a.tel.Meter.Meter(claim.MeterName)); err != nil {
 		return err
 	}
 	if a.cfg.PrefetchWindow > 0 {
@@ -203,12 +207,16 @@ func (a *App) newCleaner() error {
 	return err
 }
 
-// listenAdmin binds the admin listener: ready when the database answers,
-// NATS is connected and the results consumer exists; metrics with the
-// results consumer's lag.
+// listenAdmin binds the admin listener: ready when the database answers
+// with the schema this build needs, NATS is connected and the results
+// consumer exists; metrics with that consumer's lag, the database pool's
+// and the NATS connection's.
 func (a *App) listenAdmin(ctx context.Context) error {
+	if err := postgres.ObservePool(a.tel.Meter.Meter(postgres.MeterName), a.pool); err != nil {
+		return err
+	}
 	var err error
-	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, a.tel, a.pool.Ping, a.nc, a.js,
+	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, a.tel, postgres.Ready(a.pool), a.nc, a.js,
 		event.SchedulerConsumer(a.cfg.StreamReplicas), a.log)
 	return err
 }

@@ -47,6 +47,10 @@ type Config struct {
 	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
 	// connection pool size
 	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
+	// how long the service waits at startup for the database's schema to
+	// reach the migrations it needs (another pod's `gateway migrate` still
+	// running) before it exits naming both versions; `0` checks once
+	SchemaWait time.Duration `env:"SUNDIAL_SCHEMA_WAIT"`
 	// admin listener, unauthenticated, on loopback unless set (the Kubernetes
 	// manifests set `:9090`): `/healthz`, `/readyz`, `/metrics` (Prometheus)
 	// ([docs/observability.md](docs/observability.md#metrics-health-and-readiness));
@@ -210,6 +214,7 @@ func defaultConfig() Config {
 		AsyncSweepInterval: DefaultAsyncSweepInterval,
 		SequenceInterval:   DefaultSequenceInterval,
 		DatabaseMaxConns:   DefaultDatabaseMaxConns,
+		SchemaWait:         postgres.DefaultSchemaWait,
 		ShutdownTimeout:    DefaultShutdownTimeout,
 		BreakerFailures:    DefaultBreakerFailures,
 		BreakerSpan:        DefaultBreakerSpan,
@@ -269,6 +274,8 @@ func (c Config) Validate() error {
 	ch.That(c.AsyncSweepInterval > 0, "SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL=%s: must be positive", c.AsyncSweepInterval)
 	ch.That(c.SequenceInterval >= MinSequenceInterval && c.SequenceInterval <= MaxSequenceInterval,
 		"SUNDIAL_SCHEDULER_SEQUENCE_INTERVAL=%s: want %s to %s", c.SequenceInterval, MinSequenceInterval, MaxSequenceInterval)
+	schemaWaitErr := postgres.CheckSchemaWait(c.SchemaWait)
+	ch.That(schemaWaitErr == nil, "%v", schemaWaitErr)
 	ch.That(c.DatabaseMaxConns >= 1 && c.DatabaseMaxConns <= math.MaxInt32,
 		"SUNDIAL_DATABASE_MAX_CONNS=%d: must be at least 1", c.DatabaseMaxConns)
 	ch.That(c.ShutdownTimeout > 0, "SUNDIAL_SHUTDOWN_TIMEOUT=%s: must be positive", c.ShutdownTimeout)

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
@@ -95,6 +96,8 @@ type Deps struct {
 	// Tracing makes the server spans; nil means the global provider that
 	// telemetry.Setup installs.
 	Tracing trace.TracerProvider
+	// Metering makes the request metrics; nil means the global provider.
+	Metering metric.MeterProvider
 
 	// What each area needs, declared in the area's own file.
 	Async    AsyncDeps
@@ -147,6 +150,9 @@ func New(d Deps) *echo.Echo {
 	if d.Tracing == nil {
 		d.Tracing = otel.GetTracerProvider()
 	}
+	if d.Metering == nil {
+		d.Metering = otel.GetMeterProvider()
+	}
 	if d.KeyCache == nil {
 		d.KeyCache = (*keycache.Cache)(nil)
 	}
@@ -182,8 +188,13 @@ func New(d Deps) *echo.Echo {
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
 	e.Binder = strictBinder{limit: single, batchLimit: max(single, batchBodyLimit)}
+	durations, err := newRequestDuration(d.Metering)
+	if err != nil {
+		// Only a malformed instrument definition fails, which the tests catch.
+		panic(fmt.Sprintf("api: %v", err))
+	}
 	e.Use(requestID, tracing(d.Tracing.Tracer("github.com/sundial-run/sundial/services/gateway/internal/api")),
-		accessLog(d.Log), recoverPanic)
+		accessLog(d.Log, durations), recoverPanic)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -154,10 +155,38 @@ func tracing(tracer trace.Tracer) echo.MiddlewareFunc {
 	}
 }
 
-// accessLog writes one line per request. It writes an error response itself
-// (instead of leaving that to echo afterwards) so that the line records the
-// status the client got. The API key is never logged.
-func accessLog(log *slog.Logger) echo.MiddlewareFunc {
+// requestDurationBuckets are the bounds of sundial.gateway.request.duration,
+// in seconds: an API answer takes milliseconds, a long poll or a slow
+// database seconds.
+var requestDurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// newRequestDuration makes the histogram accessLog records each request in.
+func newRequestDuration(mp metric.MeterProvider) (metric.Float64Histogram, error) {
+	h, err := mp.Meter("sundial/gateway").Float64Histogram("sundial.gateway.request.duration",
+		metric.WithDescription("Time the API took to answer a request, by method, route and status."),
+		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(requestDurationBuckets...))
+	if err != nil {
+		return nil, fmt.Errorf("request duration histogram: %w", err)
+	}
+	return h, nil
+}
+
+// methodLabel is a request's method as a metric label: the methods the
+// API has, or "other", so that clients cannot add label values at will.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+// accessLog writes one line per request, and records it in durations by
+// method, route (the matched route's pattern, never the path) and status.
+// It writes an error response itself (instead of leaving that to echo
+// afterwards) so that both record the status the client got. The API key
+// is never logged.
+func accessLog(log *slog.Logger, durations metric.Float64Histogram) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -165,6 +194,9 @@ func accessLog(log *slog.Logger) echo.MiddlewareFunc {
 				c.Error(err)
 			}
 			status := c.Response().Status
+			durations.Record(c.Request().Context(), time.Since(start).Seconds(), metric.WithAttributes(
+				attribute.String("method", methodLabel(c.Request().Method)), attribute.String("route", route(c)),
+				attribute.Int("status", status)))
 			attrs := []slog.Attr{
 				slog.String("method", c.Request().Method),
 				slog.String("route", route(c)),

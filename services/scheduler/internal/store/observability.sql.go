@@ -29,3 +29,22 @@ func (q *Queries) CountDueHooks(ctx context.Context, maxHooks int32) (int64, err
 	err := row.Scan(&due)
 	return due, err
 }
+
+const countPausedEndpoints = `-- name: CountPausedEndpoints :one
+SELECT count(*)::bigint AS paused
+FROM (
+    SELECT 1
+    FROM endpoint_breakers AS b
+    WHERE b.paused_at IS NOT NULL
+    LIMIT $1::integer
+) AS paused
+`
+
+// The receivers' domains whose circuit breaker holds them paused (opened
+// by failures, or waiting out a Retry-After), counted up to max_endpoints.
+func (q *Queries) CountPausedEndpoints(ctx context.Context, maxEndpoints int32) (int64, error) {
+	row := q.db.QueryRow(ctx, countPausedEndpoints, maxEndpoints)
+	var paused int64
+	err := row.Scan(&paused)
+	return paused, err
+}
