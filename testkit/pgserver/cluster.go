@@ -34,6 +34,8 @@ type cluster struct {
 	log     *slog.Logger
 	// syncStandby makes commits wait for a standby (Options.SynchronousStandby).
 	syncStandby bool
+	// archiveDir receives the completed WAL segments (Options.ArchiveDir).
+	archiveDir string
 	// killed says Kill ended the postmaster: there is nothing left to stop,
 	// though pg_ctl may think otherwise (see Kill).
 	killed atomic.Bool
@@ -51,6 +53,9 @@ func startCluster(ctx context.Context, opts Options) (*cluster, error) {
 		return nil, err
 	}
 	c := &cluster{dataDir: dir, log: opts.Log, syncStandby: opts.SynchronousStandby}
+	if c.archiveDir, err = archiveDir(opts.ArchiveDir); err != nil {
+		return nil, err
+	}
 	if c.bin, err = findBinaries(ctx, opts.searchPath, opts.libRoot, c.existingVersion()); err != nil {
 		return nil, err
 	}
@@ -65,6 +70,11 @@ func startCluster(ctx context.Context, opts Options) (*cluster, error) {
 func (c *cluster) launch(ctx context.Context, durable bool, create func() error) error {
 	if err := c.prepareDir(ctx); err != nil {
 		return err
+	}
+	if c.archiveDir != "" {
+		if err := c.privateDir(ctx, c.archiveDir); err != nil {
+			return fmt.Errorf("WAL archive: %w", err)
+		}
 	}
 	if c.existingVersion() == "" {
 		if err := create(); err != nil {
@@ -93,24 +103,34 @@ func (c *cluster) existingVersion() string {
 }
 
 func (c *cluster) prepareDir(ctx context.Context) error {
-	// Parents stay open to others (the cluster may run as another user);
-	// the data folder itself must be private, or postgres refuses it.
-	if err := os.MkdirAll(filepath.Dir(c.dataDir), 0o755); err != nil {
+	if err := c.privateDir(ctx, c.dataDir); err != nil {
 		return fmt.Errorf("data folder: %w", err)
 	}
-	if err := os.Mkdir(c.dataDir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("data folder: %w", err)
+	return nil
+}
+
+// privateDir creates dir, private, for the user that runs the cluster:
+// the data folder, the WAL archive the archiver writes, the folder
+// pg_basebackup writes a backup into.
+func (c *cluster) privateDir(ctx context.Context, dir string) error {
+	// Parents stay open to others (the cluster may run as another user);
+	// the folder itself must be private, or postgres refuses a data folder.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
 	}
 	u, err := serviceUser(ctx, c.log)
 	if err != nil || u == nil {
 		return err
 	}
 	c.user = u
-	if err := u.reach(c.dataDir, c.log); err != nil {
+	if err := u.reach(dir, c.log); err != nil {
 		return err
 	}
-	if err := u.chownTree(c.dataDir); err != nil {
-		return fmt.Errorf("give the data folder to user %s: %w", u.name, err)
+	if err := u.chownTree(dir); err != nil {
+		return fmt.Errorf("give %s to user %s: %w", dir, u.name, err)
 	}
 	return nil
 }
@@ -208,6 +228,9 @@ wal_level = replica
 		// A commit returns once a standby has flushed it, so a failover to
 		// that standby loses nothing the server answered for.
 		conf += "synchronous_standby_names = '*'\n"
+	}
+	if c.archiveDir != "" {
+		conf += archiveConf(c.archiveDir)
 	}
 	path := filepath.Join(c.dataDir, confFile)
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {

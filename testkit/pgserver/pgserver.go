@@ -7,7 +7,8 @@
 // 127.0.0.1:5432 (user postgres, trust auth), then a cluster of our own.
 // Tests that must take PostgreSQL away (tests/crash) force a cluster of
 // their own and Restart it, or Kill it and Promote its standby
-// (StartStandby), never touching a shared server.
+// (StartStandby), or back it up and restore it into a new cluster
+// (BaseBackup, RestoreBackup), never touching a shared server.
 package pgserver
 
 import (
@@ -80,6 +81,12 @@ type Options struct {
 	// standby (StartStandby) has flushed it: a cluster for failover tests,
 	// whose commits block until its standby runs.
 	SynchronousStandby bool
+	// ArchiveDir turns on continuous archiving: the archiver copies every
+	// completed WAL segment there (archive_command), so that a base backup
+	// (BaseBackup) can be restored up to the last segment archived
+	// (RestoreBackup). The path may hold only letters, digits and / . _ + -:
+	// it is written into a shell command.
+	ArchiveDir string
 	// Log receives one line per step taken; nil discards.
 	Log *slog.Logger
 

@@ -1,7 +1,8 @@
 // Package crash kills Sundial's services as real processes in the middle of
-// their work, and takes NATS and PostgreSQL away under them, and checks
-// that no hook is lost and that duplicates stay within what at-least-once
-// delivery allows.
+// their work, and takes NATS and PostgreSQL away under them or restores
+// the database from its backup into a new server, and checks that no hook
+// is lost and that duplicates stay within what at-least-once delivery
+// allows.
 //
 // Schedulers and dispatchers (and, for the load test, the gateway) run as
 // processes built once per run without the race detector and killed with

@@ -31,12 +31,18 @@ type loadStats struct {
 	errs       []string
 }
 
-// startRetryingLoad starts `clients` clients, each sending a create every
-// `every`, until stopped or the test ends.
+// startRetryingLoad starts `clients` clients, each sending a create of a
+// hook due soon every `every`, until stopped or the test ends.
 func (b *bundle) startRetryingLoad(t *testing.T, clients int, every time.Duration) *retryingLoad {
+	return b.startRetryingLoadOf(t, clients, every, func(int) map[string]any { return dueSoon() })
+}
+
+// startRetryingLoadOf is startRetryingLoad whose clients send req(n) as
+// their n-th create (n from 1).
+func (b *bundle) startRetryingLoadOf(t *testing.T, clients int, every time.Duration, req func(n int) map[string]any) *retryingLoad {
 	l := &retryingLoad{quit: make(chan struct{}), stats: loadStats{created: map[string][2]time.Time{}}}
 	for c := range clients {
-		l.wg.Go(func() { l.client(b, c, every) })
+		l.wg.Go(func() { l.client(b, c, every, req) })
 	}
 	t.Cleanup(l.end)
 	return l
@@ -48,7 +54,7 @@ func (l *retryingLoad) end() {
 	l.wg.Wait()
 }
 
-func (l *retryingLoad) client(b *bundle, c int, every time.Duration) {
+func (l *retryingLoad) client(b *bundle, c int, every time.Duration, newReq func(n int) map[string]any) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	var (
@@ -77,7 +83,7 @@ func (l *retryingLoad) client(b *bundle, c int, every time.Duration) {
 		}
 		if key == "" {
 			n++
-			req, key = dueSoon(), fmt.Sprintf("retry-%d-%d", c, n)
+			req, key = newReq(n), fmt.Sprintf("retry-%d-%d", c, n)
 		}
 		sent := time.Now()
 		resp, raw, err := b.api(0).SendHeader(http.MethodPost, "/v1/hooks", req, http.Header{"Idempotency-Key": {key}})
@@ -127,6 +133,17 @@ func (l *retryingLoad) stop(t *testing.T) loadStats {
 	t.Helper()
 	l.end()
 	return l.snapshot()
+}
+
+// answeredBefore lists the hooks answered 201 before at.
+func (s loadStats) answeredBefore(at time.Time) map[string]bool {
+	ids := map[string]bool{}
+	for id, times := range s.created {
+		if times[1].Before(at) {
+			ids[id] = true
+		}
+	}
+	return ids
 }
 
 // createdAfter lists the hooks whose answered try was sent after at.
