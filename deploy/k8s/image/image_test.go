@@ -6,14 +6,20 @@ import (
 	"archive/tar"
 	"errors"
 	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/deploy/k8s/image"
@@ -23,7 +29,8 @@ import (
 // tagged imagecheck, since a cold build of a service takes minutes) builds
 // the image of one service for this machine's architecture, writes it as an OCI layout and reads it back:
 // the platform, the non-root user, the command, the version label, and a
-// binary in the layer that reports the version it was stamped with.
+// binary in the layer that reports the version it was stamped with; then
+// pushes it to a registry and pulls it back.
 func TestBuildMakesARunnableImage(t *testing.T) {
 	t.Parallel()
 	const version = "9.9.9-test"
@@ -59,6 +66,32 @@ func TestBuildMakesARunnableImage(t *testing.T) {
 	out, err := exec.Command(bin, "version").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Equal(t, "gateway "+version+"\n", string(out))
+
+	requirePushed(t, idx)
+}
+
+// requirePushed pushes idx to a registry of the test's own (the
+// registry API, in memory, over plain HTTP on loopback, as
+// go-containerregistry speaks it to any registry) and pulls it back by
+// tag: the same index, whose digest Push returned.
+func requirePushed(t *testing.T, idx v1.ImageIndex) {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/acme/sundial:9.9.9-test"
+	digest, err := image.Push(t.Context(), idx, ref)
+	require.NoError(t, err)
+
+	tag, err := name.ParseReference(ref)
+	require.NoError(t, err)
+	pulled, err := remote.Index(tag, remote.WithContext(t.Context()))
+	require.NoError(t, err)
+	got, err := pulled.Digest()
+	require.NoError(t, err)
+	want, err := idx.Digest()
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, want.String(), digest.DigestStr())
 }
 
 // extract writes the file at name in img's layers to dir and returns its

@@ -18,11 +18,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/sundial-run/sundial/deploy/k8s/image"
 )
@@ -78,14 +75,11 @@ func run(ctx context.Context) error {
 		fmt.Fprintf(os.Stderr, "wrote %s (version %s)\n", *out, o.Version)
 	}
 	if *push != "" {
-		ref, err := name.ParseReference(*push)
+		digest, err := image.Push(ctx, idx, *push)
 		if err != nil {
 			return err
 		}
-		if err := remote.WriteIndex(ref, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-			return fmt.Errorf("push %s: %w", ref, err)
-		}
-		fmt.Fprintf(os.Stderr, "pushed %s\n", ref)
+		fmt.Fprintf(os.Stderr, "pushed %s as %s\n", *push, digest)
 	}
 	return nil
 }
