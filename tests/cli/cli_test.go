@@ -168,3 +168,34 @@ func TestScheduleNamesTheFlagTheAPIRefused(t *testing.T) {
 	require.Equal(t, cli.ExitError, res.code)
 	require.Contains(t, res.stderr, "--path: ")
 }
+
+// TestARefusedKeySaysWhereItCameFrom: a key the API refuses gets a hint
+// naming its source: SUNDIAL_API_KEY, which wins over the saved login and
+// is easy to forget, or the saved login itself (revoked meanwhile).
+func TestARefusedKeySaysWhereItCameFrom(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.login()
+
+	b.env["SUNDIAL_API_KEY"] = "sk_live_not_a_key"
+	res := b.run("", "hooks", "list")
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "401")
+	require.Contains(t, res.stderr, "The API key comes from SUNDIAL_API_KEY, which wins over the one `sundial login` saved")
+	require.NotContains(t, res.stderr, "sundial: sundial")
+
+	// The saved key, revoked by another: the project's last key cannot be.
+	delete(b.env, "SUNDIAL_API_KEY")
+	b.ok("hooks", "list")
+	ctx := t.Context()
+	first := sundial.NewClient(b.creds.APIKey, sundial.WithBaseURL(b.baseURL))
+	second, err := first.APIKeys.Create(ctx, sundial.CreateAPIKeyRequest{Name: "second"})
+	require.NoError(t, err)
+	keys, err := first.APIKeys.List(ctx)
+	require.NoError(t, err)
+	require.NotEqual(t, second.ID, keys[0].ID, "the login's key is the oldest")
+	require.NoError(t, sundial.NewClient(second.Key, sundial.WithBaseURL(b.baseURL)).APIKeys.Revoke(ctx, keys[0].ID))
+	res = b.run("", "hooks", "list")
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "The API key `sundial login` saved was refused (revoked, or its project deleted): run `sundial login` with a valid key")
+}

@@ -71,6 +71,15 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// usageOf is a wrong command line of cmd, named after the tool's own name
+// that printError puts first ("sundial: hooks get: give one hook id").
+func usageOf(cmd *cobra.Command, format string, args ...any) error {
+	if cmd == cmd.Root() {
+		return usagef(format, args...)
+	}
+	return usagef("%s: %s", strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), fmt.Sprintf(format, args...))
+}
+
 // The output formats of --output.
 const (
 	outputText = "text"
@@ -112,8 +121,24 @@ func Run(ctx context.Context, args []string, env Env) int {
 		}
 		return ExitUsage
 	}
-	s.printError(err)
+	s.printError(s.hint(err))
 	return ExitError
+}
+
+// hint adds what to do to an API key the API refused (401 or 403), saying
+// where the key came from: a key in the environment wins over the one
+// `sundial login` saved, which is easy to forget.
+func (s *state) hint(err error) error {
+	var apiErr *sundial.APIError
+	if !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusUnauthorized && apiErr.StatusCode != http.StatusForbidden) {
+		return err
+	}
+	if s.env.Getenv(envAPIKey) != "" {
+		return fmt.Errorf("%w\nThe API key comes from %s, which wins over the one `sundial login` saved: "+
+			"unset it, or set it to a valid key", err, envAPIKey)
+	}
+	return fmt.Errorf("%w\nThe API key `sundial login` saved was refused (revoked, or its project deleted): "+
+		"run `sundial login` with a valid key", err)
 }
 
 // isUsage tells a wrong command line from a failure. Cobra's own errors
@@ -129,7 +154,7 @@ func isUsage(err error) bool {
 // one object with the API's code, the fields at fault and the request id.
 func (s *state) printError(err error) {
 	if !s.json() {
-		fmt.Fprintf(s.env.Stderr, "sundial: %s\n", err)
+		fmt.Fprintf(s.env.Stderr, "sundial: %s\n", say(err))
 		return
 	}
 	out := struct {
@@ -139,7 +164,7 @@ func (s *state) printError(err error) {
 		Code      string   `json:"code,omitempty"`
 		Fields    []string `json:"fields,omitempty"`
 		RequestID string   `json:"requestId,omitempty"`
-	}{Error: err.Error(), Usage: isUsage(err)}
+	}{Error: say(err), Usage: isUsage(err)}
 	var apiErr *sundial.APIError
 	if errors.As(err, &apiErr) {
 		out.Status, out.Code, out.Fields, out.RequestID = apiErr.StatusCode, apiErr.Code, apiErr.Fields(), apiErr.RequestID
@@ -174,10 +199,13 @@ func newRoot(s *state) *cobra.Command {
 			return nil
 		},
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	// `sundial --version` says what `sundial version` says.
+	root.Version = s.env.Version
+	root.SetVersionTemplate(fmt.Sprintf("sundial {{.Version}} (sdk %s)\n", sundial.Version))
+	root.CompletionOptions.HiddenDefaultCmd = false
 	root.PersistentFlags().StringVarP(&s.output, "output", "o", outputText, "output format: text or json")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usagef("%s: %v", c.CommandPath(), err)
+		return usageOf(c, "%v", err)
 	})
 	root.AddCommand(loginCommand(s), listenCommand(s), hooksCommand(s), sequencesCommand(s), configCommand(s),
 		versionCommand(s))
@@ -187,7 +215,7 @@ func newRoot(s *state) *cobra.Command {
 // noArgs refuses stray arguments, naming the command.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usagef("%s: unexpected argument %q", cmd.CommandPath(), args[0])
+		return usageOf(cmd, "unexpected argument %q", args[0])
 	}
 	return nil
 }
@@ -195,7 +223,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 // idArgs wants one hook id or more.
 func idArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
-		return usagef("%s: give one hook id or more", cmd.CommandPath())
+		return usageOf(cmd, "give one hook id or more")
 	}
 	return nil
 }

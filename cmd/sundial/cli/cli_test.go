@@ -74,6 +74,23 @@ func TestVersion(t *testing.T) {
 	require.JSONEq(t, `{"version": "1.2.3-test", "sdkVersion": "0.1.0"}`, res.stdout)
 }
 
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	res := newRunner(t).run(context.Background(), "--version")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Equal(t, "sundial 1.2.3-test (sdk 0.1.0)\n", res.stdout)
+}
+
+// TestCompletion: the shells' completion scripts, for the tool's commands.
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	for shell, want := range map[string]string{"bash": "__start_sundial", "zsh": "#compdef sundial", "fish": "complete -c sundial", "powershell": "Register-ArgumentCompleter"} {
+		res := newRunner(t).run(context.Background(), "completion", shell)
+		require.Equal(t, ExitOK, res.code, res.stderr)
+		require.Contains(t, res.stdout, want, shell)
+	}
+}
+
 func TestUsageErrorsExit2NamingTheFlag(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t)
@@ -110,11 +127,14 @@ func TestUsageErrorsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"config", "apply", "--dry"}, "unknown flag: --dry"},
 		{[]string{"config", "diff", "extra"}, `unexpected argument "extra"`},
 		{[]string{"nope"}, `unknown command "nope"`},
+		{[]string{"--bogus"}, "sundial: unknown flag: --bogus"},
+		{[]string{"hooks", "get", "--bogus"}, "sundial: hooks get: unknown flag: --bogus"},
 	}
 	for _, c := range cases {
 		res := r.run(context.Background(), c.args...)
 		require.Equal(t, ExitUsage, res.code, "%v: %s", c.args, res.stderr)
 		require.Contains(t, res.stderr, c.want, c.args)
+		require.NotContains(t, res.stderr, "sundial: sundial", "one prefix: %v", c.args)
 		require.Empty(t, res.stdout, c.args)
 	}
 	// With --output json the error is one JSON object.

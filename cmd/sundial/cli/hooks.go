@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -125,24 +124,6 @@ func (f scheduleFlags) request() (sundial.ScheduleHookRequest, error) {
 	return req, nil
 }
 
-// namedFields puts the flag's name before each field the API refused.
-func namedFields(err error, flags map[string]string) error {
-	var apiErr *sundial.APIError
-	if !errors.As(err, &apiErr) || len(apiErr.Details) == 0 {
-		return err
-	}
-	var named []string
-	for _, d := range apiErr.Details {
-		if flag, ok := flags[d.Field]; ok {
-			named = append(named, flag+": "+d.Message)
-		}
-	}
-	if len(named) == 0 {
-		return err
-	}
-	return fmt.Errorf("%s: %w", strings.Join(named, "; "), err)
-}
-
 // hookStatuses are the values of --status.
 var hookStatuses = []sundial.HookStatus{sundial.StatusPending, sundial.StatusRetry, sundial.StatusCompleted, sundial.StatusFailed}
 
@@ -226,7 +207,7 @@ func getCommand(s *state) *cobra.Command {
 		Short: "Show one hook",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("%s: give one hook id", cmd.CommandPath())
+				return usageOf(cmd, "give one hook id")
 			}
 			return nil
 		},
@@ -239,9 +220,43 @@ func getCommand(s *state) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.emit(h, func(w io.Writer) { printHook(w, h) })
+			attempts, err := client.Hooks.Attempts(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			v := struct {
+				sundial.Hook
+				AttemptHistory []sundial.HookAttempt `json:"attemptHistory"`
+			}{h, attempts}
+			return s.emit(v, func(w io.Writer) {
+				printHook(w, h)
+				printAttempts(w, attempts)
+			})
 		},
 	}
+}
+
+// printAttempts writes a hook's attempts as a table, oldest first.
+func printAttempts(w io.Writer, attempts []sundial.HookAttempt) {
+	if len(attempts) == 0 {
+		fmt.Fprintln(w, "\nNo attempt yet.")
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ATTEMPT\tSTARTED\tDURATION\tOUTCOME\tSTATUS\tERROR")
+	for _, a := range attempts {
+		status, outcome := "", a.Outcome
+		if a.StatusCode != 0 {
+			status = fmt.Sprint(a.StatusCode)
+		}
+		if a.Async != nil {
+			outcome += " (" + a.Async.State + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Attempt, a.StartedAt.Format(time.RFC3339),
+			time.Duration(a.DurationSeconds*float64(time.Second)).Round(time.Millisecond), outcome, status, a.Error)
+	}
+	_ = tw.Flush()
 }
 
 func printHook(w io.Writer, h sundial.Hook) {

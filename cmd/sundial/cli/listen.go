@@ -81,8 +81,6 @@ func (s *state) listen(ctx context.Context, client *sundial.Client, f *forwarder
 	var apiErr *sundial.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Errorf("%w\nThe API key was refused: run `sundial login` with a valid key", err)
 		case http.StatusNotFound:
 			return fmt.Errorf("%w\nThis Sundial server does not offer the listener (POST /v1/ws/ticket answered 404)", err)
 		}

@@ -38,7 +38,7 @@ func sequencesCommand(s *state) *cobra.Command {
 // oneSequence wants one sequence, by name or id.
 func oneSequence(cmd *cobra.Command, args []string) error {
 	if len(args) != 1 {
-		return usagef("%s: give one sequence name or id", cmd.CommandPath())
+		return usageOf(cmd, "give one sequence name or id")
 	}
 	return nil
 }
