@@ -228,3 +228,27 @@ func TestBrokenComposeFails(t *testing.T) {
 		})
 	}
 }
+
+// values.schema.json refuses a value the chart does not have, and one of
+// the wrong type, in the rendering and in helm lint.
+func TestValuesSchemaRefuses(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, set, want string }{
+		{"a misspelt value", "config.publicUrl=https://sundial.example.com", "publicUrl"},
+		{"a misspelt nested value", "postgresql.cnpg.backup.barmanObjectstore.destinationPath=s3://b/s", "barmanObjectstore"},
+		{"a list for a number", "gateway.replicas={1}", "replicas"},
+		{"an unknown backup method", "postgresql.cnpg.backup.method=pgdump", "method"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			vals := validate.Values{Set: []string{c.set}}
+			_, _, err := validate.Render(chartDir, vals)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+			err = validate.Lint(chartDir, vals)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+		})
+	}
+}
