@@ -47,9 +47,9 @@ external Secret's key. */}}
 (443 for https). */}}
 {{- define "sundial.otlpPort" -}}
 {{- $u := urlParse .Values.telemetry.otlpEndpoint -}}
-{{- $hostport := splitList ":" (get $u "host") -}}
-{{- if gt (len $hostport) 1 -}}
-{{- last $hostport -}}
+{{- $port := regexFind ":[0-9]+$" (get $u "host") -}}
+{{- if $port -}}
+{{- trimPrefix ":" $port -}}
 {{- else if eq (get $u "scheme") "https" -}}
 443
 {{- else -}}

@@ -284,6 +284,8 @@ func TestNetworkPolicies(t *testing.T) {
 		{"http://otel-collector.monitoring:4318", "4318/TCP"},
 		{"https://otlp.example.com", "443/TCP"},
 		{"http://otel-collector.monitoring", "4318/TCP"},
+		{"http://[fd00::1]:4317", "4317/TCP"},
+		{"https://[fd00::1]", "443/TCP"},
 	}
 	for _, c := range cases {
 		otlp := render(t, false, "telemetry.otlpEndpoint="+c.endpoint,
