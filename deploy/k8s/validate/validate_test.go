@@ -16,6 +16,8 @@ import (
 // root is the repository's root, from this package's directory.
 const root = "../../.."
 
+// chartDir is outside this module, whose files alone go test's cache
+// compares: after editing only the chart, run the tests with -count=1.
 var chartDir = filepath.Join(root, validate.ChartDir)
 
 func TestRepositoryFilesValid(t *testing.T) {
