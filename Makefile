@@ -226,18 +226,21 @@ build-modules: ## build and vet every module alone (GOWORK=off)
 lint-openapi: ## lint the gateway's OpenAPI document with Redocly's recommended rules
 	cd $(OPENAPI_DIR) && npx --yes -p $(LINT_NODE) -p $(REDOCLY_CLI) -c 'redocly lint --config redocly.yaml openapi.yaml'
 
-# The Kubernetes manifests (deploy/k8s, docs/operations.md): every overlay
-# rendered with kustomize's library, each object checked offline against
-# its schema (Kubernetes API types, the vendored KEDA and CloudNativePG
-# CRDs, the NATS chart's values), and every Sundial container's and
+# The Helm chart (charts/sundial, docs/operations.md): rendered with helm's
+# library for each shape package validate lists (small, ha, and the optional
+# parts on), linted with helm lint's rules, each object checked offline
+# against its schema (Kubernetes API types, the vendored KEDA, CloudNativePG
+# and Prometheus Operator CRDs), the NATS chart's values files
+# (deploy/nats) against that chart's keys, and every Sundial container's and
 # docker-compose.yml service's environment read by the service's own
 # configuration code.
 K8S_OUT := $(CURDIR)/.k8s
 
-k8s: ## render every deploy/k8s overlay into .k8s/NAME.yaml (checked as k8s-check does)
+k8s: ## render the chart's checked shapes into .k8s/NAME.yaml (checked as k8s-check does)
+	rm -rf $(K8S_OUT)
 	go run ./deploy/k8s/cmd/k8s-check -out $(K8S_OUT)
 
-k8s-check: ## check every deploy/k8s overlay and docker-compose.yml offline
+k8s-check: ## lint and check the chart charts/sundial, the NATS values and docker-compose.yml offline
 	go run ./deploy/k8s/cmd/k8s-check
 
 # The version, in one place: VERSION, stamped into every binary (each

@@ -1,6 +1,7 @@
 // Package release checks that the version has one source: VERSION at the
 // repository's root, which make build stamps into every binary, which the
-// SDK reports, and which CHANGELOG.md has a section for.
+// SDK reports, which CHANGELOG.md has a section for, and which the Helm
+// chart charts/sundial carries as its version and appVersion.
 package release
 
 import (
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	sundial "github.com/sundial-run/sundial/sdk"
 )
@@ -28,6 +30,16 @@ func TestVersionHasOneSource(t *testing.T) {
 	changelog, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(changelog), "\n## ["+version+"]", "CHANGELOG.md has a section for VERSION")
+
+	raw, err = os.ReadFile(filepath.Join(root, "charts", "sundial", "Chart.yaml"))
+	require.NoError(t, err)
+	var chart struct {
+		Version    string `yaml:"version"`
+		AppVersion string `yaml:"appVersion"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &chart))
+	require.Equal(t, version, chart.Version, "charts/sundial/Chart.yaml's version is VERSION")
+	require.Equal(t, version, chart.AppVersion, "charts/sundial/Chart.yaml's appVersion is VERSION")
 }
 
 // TestBuildStampsTheVersion builds the sundial tool and a service as make

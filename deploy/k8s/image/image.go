@@ -4,7 +4,7 @@
 // compiled in), in one layer on an empty image, as a multi-platform OCI
 // index. The container runs as a non-root user and picks its service by
 // command (gateway, scheduler, dispatcher, notifier; `gateway migrate`
-// applies the schema), as the Kubernetes manifests and Compose file do.
+// applies the schema), as the Helm chart and Compose file do.
 package image
 
 import (

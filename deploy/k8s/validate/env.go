@@ -45,7 +45,7 @@ var mustSet = []string{
 }
 
 // secretStandIn is the value checked for a variable that comes from a
-// Secret, which the manifests only name: any non-empty value, except for
+// Secret, which the chart only names: any non-empty value, except for
 // the keyring, which must parse.
 func secretStandIn(name string) string {
 	if name == secretbox.EnvVar {

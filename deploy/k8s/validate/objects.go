@@ -16,7 +16,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
-// builtin holds the Kubernetes API types the manifests may use; an object
+// builtin holds the Kubernetes API types the chart may render; an object
 // of any other kind must have a vendored CRD, else it is an error.
 var builtin = func() *runtime.Scheme {
 	s := runtime.NewScheme()

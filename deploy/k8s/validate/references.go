@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// UserSecret is the Secret the operator creates before applying an overlay
+// UserSecret is the Secret the operator creates before installing the chart
 // (docs/operations.md): the keyring and the SMTP credentials.
 const UserSecret = "sundial"
 

@@ -72,7 +72,7 @@ func (r rendering) containerEnv(c corev1.Container) (map[string]string, error) {
 			}
 		default:
 			// A Secret's keys are unknown here: its variables could not
-			// be checked, so the manifests name each one with secretKeyRef.
+			// be checked, so the chart names each one with secretKeyRef.
 			return nil, fmt.Errorf("envFrom: only ConfigMaps (name each variable from a Secret with secretKeyRef)")
 		}
 	}

@@ -171,7 +171,7 @@ const (
 	DefaultAuthFailures      = auththrottle.DefaultFailures
 	DefaultResumeWindow      = 15 * time.Minute
 	// An open socket costs the gateway tens of KiB: 1,000 fit in the
-	// memory limit deploy/k8s gives it (docs/operations.md, "Scaling each
+	// memory limit the Helm chart gives it (docs/operations.md, "Scaling each
 	// service").
 	DefaultListenerMaxSockets        = 1_000
 	DefaultListenerMaxProjectSockets = 20
@@ -224,7 +224,7 @@ func defaultConfig() Config {
 
 // MigrateConfig is what `gateway migrate` reads: the database alone, so
 // that it runs where none of the gateway's other settings are, as the
-// init container of every service's pod (deploy/k8s).
+// init container of every service's pod (charts/sundial).
 type MigrateConfig struct {
 	DatabaseURL string `env:"SUNDIAL_DATABASE_URL"`
 }

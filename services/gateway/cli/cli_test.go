@@ -178,7 +178,7 @@ func TestCommandsReportConfigurationErrors(t *testing.T) {
 }
 
 // TestMigrateReadsOnlyTheDatabase: migrate runs with SUNDIAL_DATABASE_URL
-// alone (the init container of every pod in deploy/k8s has nothing else),
+// alone (the init container of every pod of charts/sundial has nothing else),
 // whatever else of the gateway's is unset or wrong.
 func TestMigrateReadsOnlyTheDatabase(t *testing.T) {
 	t.Parallel()

@@ -1,7 +1,8 @@
-// Command k8s-check renders every kustomize overlay under deploy/k8s and
-// checks it, and docker-compose.yml, offline (package validate); with -out
-// it also writes each overlay's rendering to DIR/NAME.yaml. It exits 1 on
-// any problem, naming each.
+// Command k8s-check renders the Helm chart charts/sundial for each of its
+// checked shapes, lints it and checks each rendering, the NATS chart's
+// values files and docker-compose.yml, offline (package validate); with
+// -out it also writes each shape's rendering to DIR/NAME.yaml. It exits 1
+// on any problem, naming each.
 package main
 
 import (
@@ -14,11 +15,11 @@ import (
 
 func main() {
 	root := flag.String("root", ".", "the repository's root")
-	out := flag.String("out", "", "write each overlay's rendering to `DIR`/NAME.yaml")
+	out := flag.String("out", "", "write each shape's rendering to `DIR`/NAME.yaml")
 	flag.Parse()
 	if err := validate.All(*root, *out); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("deploy/k8s overlays and docker-compose.yml: valid")
+	fmt.Println("charts/sundial, deploy/nats values and docker-compose.yml: valid")
 }

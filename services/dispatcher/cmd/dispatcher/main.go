@@ -35,7 +35,7 @@ func main() {
 // gc are the collector's defaults when the operator sets none: the
 // dispatcher's heap is small and short-lived (a delivery's buffers), so
 // collecting half as often saves CPU in a burst, and the soft memory limit
-// keeps the heap under the memory limit that deploy/k8s gives the
+// keeps the heap under the memory limit that charts/sundial gives the
 // dispatcher's container whatever GOGC lets it grow to.
 var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 80}
 

@@ -35,7 +35,7 @@ func main() {
 // allocates a batch's rows, events and statements for every few hundred
 // hooks, and with Go's default (GOGC=100) collecting them was a large share
 // of the scheduler's CPU; collecting half as often halves that, and the
-// soft limit keeps the heap under the memory limit that deploy/k8s gives
+// soft limit keeps the heap under the memory limit that charts/sundial gives
 // the scheduler's container (docs/operations.md, "Resources").
 var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 100}
 
