@@ -181,6 +181,35 @@ func (k *Keyring) Open(label, sealed string) ([]byte, error) {
 	return plain, nil
 }
 
+// ErrWrongKeys says that the keyring does not open what the database
+// holds: the services were started with other keys than those that
+// sealed it.
+var ErrWrongKeys = errors.New(EnvVar + " does not open the secrets stored in the database")
+
+// CheckStored opens sealed, a value the database holds under label, and
+// says what is wrong when it does not open: ErrWrongKeys, naming the key
+// id it was sealed with and the ids the keyring has. A service started
+// with keys that open none of the stored secrets would fail every
+// delivery that needs one, or seal new values no other service opens, so
+// it refuses to start on this error instead.
+func (k *Keyring) CheckStored(label, sealed string) error {
+	_, err := k.Open(label, sealed)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrUnknownKey):
+		id, _ := KeyID(sealed)
+		return fmt.Errorf("%w: they are sealed with key %q, which %s lacks (it has %s); start with the keys the database was sealed with",
+			ErrWrongKeys, id, EnvVar, strings.Join(k.idsOrNone(), ","))
+	case errors.Is(err, ErrNotOpened):
+		id, _ := KeyID(sealed)
+		return fmt.Errorf("%w: key %q of %s is not the key %q that sealed them (the keys were made again); start with the keys the database was sealed with",
+			ErrWrongKeys, id, EnvVar, id)
+	default:
+		return fmt.Errorf("%w: %w", ErrWrongKeys, err)
+	}
+}
+
 // OpenString is Open to a string.
 func (k *Keyring) OpenString(label, sealed string) (string, error) {
 	b, err := k.Open(label, sealed)

@@ -131,3 +131,28 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckStoredNamesTheKeysAtFault: a stored value that opens passes; one
+// sealed with a key the keyring lacks, or with another key of the same id
+// (keys made again), is ErrWrongKeys naming the setting and the key ids,
+// never a key.
+func TestCheckStoredNamesTheKeysAtFault(t *testing.T) {
+	t.Parallel()
+	a, aKey := key(t, "a")
+	sealed, err := parse(t, a).SealString("signing_keys.secret:1", "sdsig_plain")
+	require.NoError(t, err)
+	require.NoError(t, parse(t, a).CheckStored("signing_keys.secret:1", sealed))
+
+	b, bKey := key(t, "b")
+	err = parse(t, b).CheckStored("signing_keys.secret:1", sealed)
+	require.ErrorIs(t, err, secretbox.ErrWrongKeys)
+	require.ErrorContains(t, err, `SUNDIAL_SECRET_KEYS does not open the secrets stored in the database: they are sealed with key "a", which SUNDIAL_SECRET_KEYS lacks (it has b)`)
+
+	again, againKey := key(t, "a")
+	err = parse(t, again).CheckStored("signing_keys.secret:1", sealed)
+	require.ErrorIs(t, err, secretbox.ErrWrongKeys)
+	require.ErrorContains(t, err, `key "a" of SUNDIAL_SECRET_KEYS is not the key "a" that sealed them`)
+	for _, k := range []string{aKey, bKey, againKey} {
+		require.NotContains(t, err.Error(), k)
+	}
+}

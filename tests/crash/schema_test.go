@@ -67,13 +67,8 @@ func TestServicesRefuseAnOlderSchema(t *testing.T) {
 	require.NoError(t, err)
 	admin := freeAddr(t)
 	p := proc.Start(t, "scheduler", binaries.Path(t, "scheduler"), []map[string]string{env, {"SUNDIAL_SCHEDULER_ADMIN_ADDR": admin}})
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", admin)
-		if err == nil {
-			_ = c.Close()
-		}
-		return err == nil
-	}, time.Minute, 20*time.Millisecond, "the scheduler's admin listener never opened")
+	require.Eventually(t, func() bool { return listening(admin) }, time.Minute, 20*time.Millisecond,
+		"the scheduler's admin listener never opened")
 	admintest.AwaitReady(t, admin, http.StatusOK)
 	rollBackOne(t, dbURL)
 	require.Contains(t, admintest.AwaitReady(t, admin, http.StatusServiceUnavailable), "database")
@@ -110,4 +105,13 @@ func freeAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 	return addr
+}
+
+// listening reports whether something accepts connections at addr.
+func listening(addr string) bool {
+	c, err := net.Dial("tcp", addr)
+	if err == nil {
+		_ = c.Close()
+	}
+	return err == nil
 }

@@ -98,6 +98,11 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		pool.Close()
 		return nil, err
 	}
+	if err := checkKeys(ctx, pool, keys); err != nil {
+		client.Close()
+		pool.Close()
+		return nil, err
+	}
 	nc, js, err := connectNATS(ctx, cfg.NATSURL, cfg.StreamReplicas)
 	if err != nil {
 		client.Close()

@@ -111,6 +111,10 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		pool.Close()
 		return nil, err
 	}
+	if err := checkKeys(ctx, pool, keys); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	nc, js, alerts, err := connectAlerts(ctx, cfg.NATSURL, cfg.StreamReplicas, log)
 	if err != nil {
 		pool.Close()

@@ -95,6 +95,10 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		pool.Close()
 		return nil, err
 	}
+	if err := checkKeys(ctx, pool, keys); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	nc, js, err := bus.Connect(cfg.NATSURL, "sundial-notifier")
 	if err != nil {
 		pool.Close()

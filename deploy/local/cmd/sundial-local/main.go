@@ -16,6 +16,7 @@ import (
 
 	"github.com/sundial-run/sundial/deploy/local/internal/broker"
 	"github.com/sundial-run/sundial/deploy/local/internal/suite"
+	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 )
 
@@ -65,9 +66,21 @@ func main() {
 	err = errors.Join(err, shutdown(context.WithoutCancel(ctx)))
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		fmt.Fprintln(os.Stderr, "sundial-local:", err)
+		if errors.Is(err, secretbox.ErrWrongKeys) {
+			fmt.Fprintln(os.Stderr, wrongKeysHint)
+		}
 		os.Exit(1)
 	}
 }
+
+// wrongKeysHint says what to do when the database was sealed with other
+// keys than the data folder's: the usual cause is a data folder removed
+// (the natural reset) while the database, on a server of the machine,
+// stayed.
+const wrongKeysHint = `The database holds secrets sealed with other keys than <data folder>/secret-keys:
+the data folder was probably removed while the database stayed. Either put back the
+secret-keys file (or set SUNDIAL_SECRET_KEYS to the keys it held), or start afresh by
+dropping the database, e.g. dropdb -h 127.0.0.1 -U postgres sundial, then make run.`
 
 // parseArgs accepts -h and --help (flag.ErrHelp, after printing the usage
 // to out) and nothing else: the runner is configured by the environment.

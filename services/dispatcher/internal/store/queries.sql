@@ -30,3 +30,8 @@ WHERE (h.id, h.lease_seq) IN (
         SELECT unnest(sqlc.arg(hook_ids)::uuid[]), unnest(sqlc.arg(lease_seqs)::bigint[]))
   AND h.status = 'pending'
   AND h.lease_expires_at IS NOT NULL;
+
+-- name: LatestSigningKeySecret :one
+-- The newest signing key's sealed secret: at start, the service checks
+-- that its keyring opens what the database holds.
+SELECT id, secret_sealed FROM signing_keys ORDER BY created_at DESC LIMIT 1;

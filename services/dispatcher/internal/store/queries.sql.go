@@ -108,3 +108,21 @@ func (q *Queries) HeldLeases(ctx context.Context, arg HeldLeasesParams) ([]uuid.
 	}
 	return items, nil
 }
+
+const latestSigningKeySecret = `-- name: LatestSigningKeySecret :one
+SELECT id, secret_sealed FROM signing_keys ORDER BY created_at DESC LIMIT 1
+`
+
+type LatestSigningKeySecretRow struct {
+	ID           uuid.UUID
+	SecretSealed string
+}
+
+// The newest signing key's sealed secret: at start, the service checks
+// that its keyring opens what the database holds.
+func (q *Queries) LatestSigningKeySecret(ctx context.Context) (LatestSigningKeySecretRow, error) {
+	row := q.db.QueryRow(ctx, latestSigningKeySecret)
+	var i LatestSigningKeySecretRow
+	err := row.Scan(&i.ID, &i.SecretSealed)
+	return i, err
+}

@@ -49,3 +49,8 @@ UPDATE notification_channels
 SET config_sealed = @config_sealed
 WHERE id = @id
   AND config_sealed = @old_config_sealed;
+
+-- name: LatestSigningKeySecret :one
+-- The newest signing key's sealed secret: at start, the service checks
+-- that its keyring opens what the database holds.
+SELECT id, secret_sealed FROM signing_keys ORDER BY created_at DESC LIMIT 1;

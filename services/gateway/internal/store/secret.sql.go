@@ -51,6 +51,24 @@ func (q *Queries) ChannelsToSeal(ctx context.Context, arg ChannelsToSealParams) 
 	return items, nil
 }
 
+const latestSigningKeySecret = `-- name: LatestSigningKeySecret :one
+SELECT id, secret_sealed FROM signing_keys ORDER BY created_at DESC LIMIT 1
+`
+
+type LatestSigningKeySecretRow struct {
+	ID           uuid.UUID
+	SecretSealed string
+}
+
+// The newest signing key's sealed secret: at start, the service checks
+// that its keyring opens what the database holds.
+func (q *Queries) LatestSigningKeySecret(ctx context.Context) (LatestSigningKeySecretRow, error) {
+	row := q.db.QueryRow(ctx, latestSigningKeySecret)
+	var i LatestSigningKeySecretRow
+	err := row.Scan(&i.ID, &i.SecretSealed)
+	return i, err
+}
+
 const projectsToSeal = `-- name: ProjectsToSeal :many
 SELECT id, authorization_header_sealed, async_secret_sealed
 FROM projects

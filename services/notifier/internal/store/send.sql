@@ -94,3 +94,8 @@ WHERE id IN (
     FROM alerts AS a
     WHERE a.group_id = sqlc.arg(group_id) AND a.kind = 'hook.failed'
 ) AND NOT was_notified;
+
+-- name: LatestSigningKeySecret :one
+-- The newest signing key's sealed secret: at start, the service checks
+-- that its keyring opens what the database holds.
+SELECT id, secret_sealed FROM signing_keys ORDER BY created_at DESC LIMIT 1;
