@@ -31,6 +31,8 @@ type Options struct {
 	ErrorLog *log.Logger
 	// ConnState, if set, is called as connections change state.
 	ConnState func(net.Conn, http.ConnState)
+	// Addr is the address to listen on; empty: a free port of 127.0.0.1.
+	Addr string
 }
 
 // Receiver is a running HTTPS endpoint.
@@ -48,7 +50,11 @@ func Start(handler http.Handler, opts Options) (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("receiver listen: %w", err)
 	}

@@ -34,7 +34,8 @@ the file to get a new project.
 
 Environment:
   SUNDIAL_LOCAL_DATA_DIR  data folder: PostgreSQL cluster, NATS store, demo CA
-                          certificate, demo project keys, and secret-keys, the
+                          certificate, the demo receiver's address (reused when
+                          free), demo project keys, and secret-keys, the
                           SUNDIAL_SECRET_KEYS made on the first run unless set
                           (default .data)
   SUNDIAL_DEMO            false: no demo project (default true)

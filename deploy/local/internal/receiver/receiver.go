@@ -36,6 +36,10 @@ type Options struct {
 	HeaderPrefix string
 	// Log gets one line per delivery; nil discards.
 	Log *slog.Logger
+	// Addr is the address to listen on if it is free (the previous run's,
+	// so that the demo project's domain, and a sundial.toml pulled from
+	// it, stay valid); else, or when empty, a free port of 127.0.0.1.
+	Addr string
 }
 
 // Receiver is a running demo receiver.
@@ -46,8 +50,8 @@ type Receiver struct {
 	key    atomic.Pointer[string]
 }
 
-// Start writes the CA certificate and starts serving HTTPS on a free port
-// of 127.0.0.1.
+// Start writes the CA certificate and starts serving HTTPS on opts.Addr
+// when it is free, else on a free port of 127.0.0.1.
 func Start(opts Options) (*Receiver, error) {
 	if opts.HeaderPrefix == "" {
 		opts.HeaderPrefix = "Sundial"
@@ -59,10 +63,17 @@ func Start(opts Options) (*Receiver, error) {
 		return nil, fmt.Errorf("demo receiver: %w", err)
 	}
 	r := &Receiver{prefix: opts.HeaderPrefix, log: opts.Log}
-	srv, err := https.Start(r, https.Options{
+	serve := https.Options{
 		Localhost: true,
 		ErrorLog:  slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
-	})
+		Addr:      opts.Addr,
+	}
+	srv, err := https.Start(r, serve)
+	if err != nil && opts.Addr != "" {
+		opts.Log.Info("demo receiver: its previous address is taken, so it listens on another", "previous", opts.Addr)
+		serve.Addr = ""
+		srv, err = https.Start(r, serve)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("demo receiver: %w", err)
 	}

@@ -131,3 +131,24 @@ func TestUnknownKeyIsUnchecked(t *testing.T) {
 
 	require.Equal(t, "unchecked", b.logs.next(t)["signature"])
 }
+
+// TestListensOnThePreviousAddressWhenFree: the demo receiver takes the
+// address it is given (the previous run's) when it is free, and another
+// free port when it is taken, without failing.
+func TestListensOnThePreviousAddressWhenFree(t *testing.T) {
+	t.Parallel()
+	first, err := Start(Options{CAFile: filepath.Join(t.TempDir(), "ca.pem")})
+	require.NoError(t, err)
+	addr := first.Host()
+	require.NoError(t, first.Shutdown(context.Background()))
+
+	again, err := Start(Options{CAFile: filepath.Join(t.TempDir(), "ca.pem"), Addr: addr})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = again.Shutdown(context.Background()) })
+	require.Equal(t, addr, again.Host())
+
+	other, err := Start(Options{CAFile: filepath.Join(t.TempDir(), "ca.pem"), Addr: addr})
+	require.NoError(t, err, "a taken address falls back to a free port")
+	t.Cleanup(func() { _ = other.Shutdown(context.Background()) })
+	require.NotEqual(t, addr, other.Host())
+}

@@ -23,6 +23,12 @@ import (
 // (mode 0600), like the database it goes with.
 const DemoFile = "demo-project.json"
 
+// ReceiverAddrFile holds, in the data folder, the demo receiver's address,
+// which the next run listens on again when it is free: the demo project's
+// domain then stays the same from run to run, and so does a sundial.toml
+// that `sundial config init` or `pull` wrote from it.
+const ReceiverAddrFile = "demo-receiver-addr"
+
 // errUnknownKey is the gateway refusing the kept API key: the project is
 // not in this database (another SUNDIAL_DATABASE_URL, a database dropped).
 var errUnknownKey = errors.New("the gateway does not know the kept API key")

@@ -148,15 +148,22 @@ func prepare(ctx context.Context, opts Options, set settings, log *slog.Logger, 
 	}
 	env.decide("SUNDIAL_NATS_URL", natsURL)
 	info.CAFile = filepath.Join(set.dataDir, "demo-receiver-ca.pem")
+	addrFile := filepath.Join(set.dataDir, ReceiverAddrFile)
+	previous, _ := os.ReadFile(addrFile) // none on the first run
 	recv, err := receiver.Start(receiver.Options{
 		CAFile:       info.CAFile,
 		HeaderPrefix: set.headerPrefix,
 		// stdout, beside the banner, whatever the log level: these lines are
 		// what a person trying Sundial watches, not diagnostics.
-		Log: telemetry.NewLogger(opts.Stdout, "demo-receiver", "info"),
+		Log:  telemetry.NewLogger(opts.Stdout, "demo-receiver", "info"),
+		Addr: strings.TrimSpace(string(previous)),
 	})
 	if err != nil {
 		return info, nil, nil, err
+	}
+	if err := os.WriteFile(addrFile, []byte(recv.Host()+"\n"), 0o600); err != nil {
+		_ = recv.Shutdown(context.Background())
+		return info, nil, nil, fmt.Errorf("demo receiver: %w", err)
 	}
 	down.add("demo receiver", recv.Shutdown)
 	info.ReceiverURL = "https://" + recv.Host()
