@@ -41,12 +41,13 @@ type Server struct {
 }
 
 // New binds addr (port 0 picks a free one) and routes the admin endpoints:
-// metrics serves /metrics, checks decide /readyz.
-func New(ctx context.Context, addr string, metrics http.Handler, checks []Check, log *slog.Logger) (*Server, error) {
+// metrics serves /metrics, checks decide /readyz. setting is the variable
+// addr comes from, which an address in use names.
+func New(ctx context.Context, addr, setting string, metrics http.Handler, checks []Check, log *slog.Logger) (*Server, error) {
 	var lc net.ListenConfig
 	l, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("admin listener on %s: %w", addr, err)
+		return nil, fmt.Errorf("admin listener on %s: %w (%s moves it; port 0 picks a free one)", addr, err, setting)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -53,7 +53,7 @@ func TestServerAnswersAndStops(t *testing.T) {
 	}
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "# metrics\n") })
 	logs := &lockedBuffer{}
-	s, err := adminhttp.New(t.Context(), "127.0.0.1:0", metrics, checks, slog.New(slog.NewTextHandler(logs, nil)))
+	s, err := adminhttp.New(t.Context(), "127.0.0.1:0", "SUNDIAL_TEST_ADMIN_ADDR", metrics, checks, slog.New(slog.NewTextHandler(logs, nil)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -100,8 +100,9 @@ func TestNewRefusesABusyAddress(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = busy.Close() })
-	_, err = adminhttp.New(t.Context(), busy.Addr().String(), http.NotFoundHandler(), nil, slog.New(slog.DiscardHandler))
+	_, err = adminhttp.New(t.Context(), busy.Addr().String(), "SUNDIAL_TEST_ADMIN_ADDR", http.NotFoundHandler(), nil, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "admin listener on "+busy.Addr().String())
+	require.ErrorContains(t, err, "(SUNDIAL_TEST_ADMIN_ADDR moves it; port 0 picks a free one)")
 }
 
 func TestCheckAddr(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 // when its database is (readyDB), NATS is connected and the consumer
 // exists; its metrics with the consumer's lag and the NATS connection's
 // traffic.
-func ConsumerAdmin(ctx context.Context, addr string, tel telemetry.Providers, readyDB func(context.Context) error,
+func ConsumerAdmin(ctx context.Context, addr, setting string, tel telemetry.Providers, readyDB func(context.Context) error,
 	nc *nats.Conn, js jetstream.JetStream, consumer event.Consumer, log *slog.Logger,
 ) (*adminhttp.Server, error) {
 	meter := tel.Meter.Meter(MeterName)
@@ -31,7 +31,7 @@ func ConsumerAdmin(ctx context.Context, addr string, tel telemetry.Providers, re
 	if err := ObserveConn(meter, nc); err != nil {
 		return nil, err
 	}
-	return adminhttp.New(ctx, addr, tel.Metrics, []adminhttp.Check{
+	return adminhttp.New(ctx, addr, setting, tel.Metrics, []adminhttp.Check{
 		{Name: "database", Probe: readyDB},
 		{Name: "nats", Probe: Ready(nc, js, consumer)},
 	}, log)

@@ -202,3 +202,26 @@ func (c *Check) That(ok bool, format string, args ...any) {
 func (c *Check) Err() error {
 	return errors.Join(c.errs...)
 }
+
+// ExitCode is the exit status of a service whose configuration is wrong,
+// the same for every service: as a wrong command line does, it exits 2.
+const ExitCode = 2
+
+// Error marks err as the configuration's: its text starts with
+// "configuration: ", after which each service's main puts its name, and
+// ExitStatus gives ExitCode for it.
+type Error struct{ Err error }
+
+func (e *Error) Error() string { return "configuration: " + e.Err.Error() }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ExitStatus is the exit status of a service that stopped on err: ExitCode
+// for a configuration error, 1 for any other.
+func ExitStatus(err error) int {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ExitCode
+	}
+	return 1
+}

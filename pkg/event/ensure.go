@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -39,10 +41,24 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, replicas int) er
 	}
 	for _, want := range Streams(replicas) {
 		if err := ensureStream(ctx, js, want); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", where(js), err)
 		}
 	}
 	return nil
+}
+
+// where names the NATS servers js talks to, without credentials, and the
+// setting that lists them: a server that cannot be reached shows first as
+// a stream that cannot be made, and the operator must know which server.
+func where(js jetstream.JetStream) string {
+	var urls []string
+	for _, s := range js.Conn().Servers() {
+		if u, err := url.Parse(s); err == nil {
+			u.User = nil
+			urls = append(urls, u.String())
+		}
+	}
+	return "NATS at " + strings.Join(urls, ",") + " (SUNDIAL_NATS_URL)"
 }
 
 // RequestTimeout bounds each JetStream API request of EnsureStreams,

@@ -155,7 +155,7 @@ func (a *App) listenAdmin(ctx context.Context, tel telemetry.Providers) error {
 		return err
 	}
 	var err error
-	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, tel, postgres.Ready(a.pool), a.nc, a.js,
+	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, "SUNDIAL_DISPATCHER_ADMIN_ADDR", tel, postgres.Ready(a.pool), a.nc, a.js,
 		event.DispatcherConsumer(a.cfg.StreamReplicas), a.log)
 	return err
 }

@@ -131,7 +131,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err != nil {
 		nc.Close()
 		pool.Close()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+		return nil, fmt.Errorf("listen on %s: %w (SUNDIAL_HTTP_ADDR moves it)", cfg.HTTPAddr, err)
 	}
 	queries := store.New(pool)
 	hooks, batcher, err := hookService(cfg, pool, alerts, log)
@@ -246,7 +246,7 @@ func listenAdmin(ctx context.Context, addr string, tel telemetry.Providers, pool
 	if err := bus.ObserveConn(tel.Meter.Meter(bus.MeterName), nc); err != nil {
 		return nil, err
 	}
-	return adminhttp.New(ctx, addr, tel.Metrics, nil, log)
+	return adminhttp.New(ctx, addr, "SUNDIAL_GATEWAY_ADMIN_ADDR", tel.Metrics, nil, log)
 }
 
 // withDashboard routes /dashboard and what is under it to the dashboard

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
@@ -19,7 +20,7 @@ func migrate(ctx context.Context, args []string, env Env) error {
 	}
 	cfg, err := app.MigrateConfigFromEnv(env.Lookup)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return &envconf.Error{Err: err}
 	}
 	applied, err := postgres.Migrate(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -65,7 +66,7 @@ func createProject(ctx context.Context, args []string, env Env) error {
 	}
 	cfg, err := app.ConfigFromEnv(env.Lookup)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return &envconf.Error{Err: err}
 	}
 	creds, err := app.CreateProject(ctx, cfg.Database(), *name, *domain)
 	if err != nil {

@@ -71,7 +71,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return ExitUsage
 	default:
 		fmt.Fprintf(env.Stderr, "gateway: %s\n", err)
-		return ExitError
+		return envconf.ExitStatus(err)
 	}
 }
 
@@ -123,7 +123,7 @@ func serve(ctx context.Context, args []string, env Env) error {
 	}
 	cfg, err := app.ConfigFromEnv(env.Lookup)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return &envconf.Error{Err: err}
 	}
 	log, logs := telemetry.NewBufferedLogger(env.Stderr, "gateway", cfg.LogLevel)
 	defer logs.Close()

@@ -173,8 +173,12 @@ func TestCommandsReportConfigurationErrors(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	env := cli.Env{Stdout: &stdout, Stderr: &stderr, Lookup: envconf.Map(map[string]string{"SUNDIAL_LOG_LEVEL": "loud"})}
 	code := cli.Run(t.Context(), []string{"admin", "reseal-secrets"}, env)
-	require.Equal(t, cli.ExitError, code)
+	require.Equal(t, envconf.ExitCode, code, "every service exits 2 on its configuration")
+	require.True(t, strings.HasPrefix(stderr.String(), "gateway: configuration: "), stderr.String())
 	require.Contains(t, stderr.String(), "SUNDIAL_LOG_LEVEL")
+	stderr.Reset()
+	require.Equal(t, envconf.ExitCode, cli.Run(t.Context(), []string{"serve"}, env))
+	require.True(t, strings.HasPrefix(stderr.String(), "gateway: configuration: "), stderr.String())
 }
 
 // TestMigrateReadsOnlyTheDatabase: migrate runs with SUNDIAL_DATABASE_URL

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
@@ -84,7 +85,7 @@ func setPlan(ctx context.Context, args []string, env Env) error {
 	}
 	cfg, err := app.ConfigFromEnv(env.Lookup)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return &envconf.Error{Err: err}
 	}
 	settings, err := changePlan(ctx, cfg.DatabaseURL, id, change)
 	if errors.Is(err, postgres.ErrNotFound) {

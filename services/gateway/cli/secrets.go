@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/services/gateway/app"
 )
 
@@ -18,7 +19,7 @@ func resealSecrets(ctx context.Context, args []string, env Env) error {
 	}
 	cfg, err := app.ConfigFromEnv(env.Lookup)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return &envconf.Error{Err: err}
 	}
 	counts, err := app.ResealSecrets(ctx, cfg.Database())
 	fmt.Fprintf(env.Stdout, "secrets: %d sealed with the first key, %d changed meanwhile (already sealed), %d failed\n",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/services/gateway/app"
 )
 
@@ -26,7 +27,7 @@ func createUser(ctx context.Context, args []string, env Env) error {
 	}
 	cfg, err := app.ConfigFromEnv(env.Lookup)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return &envconf.Error{Err: err}
 	}
 	u, err := app.CreateUser(ctx, cfg.Database(), app.NewUser{Email: *email, ProjectID: *projectID, Role: *role})
 	switch {

@@ -216,7 +216,7 @@ func (a *App) listenAdmin(ctx context.Context) error {
 		return err
 	}
 	var err error
-	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, a.tel, postgres.Ready(a.pool), a.nc, a.js,
+	a.admin, err = bus.ConsumerAdmin(ctx, a.cfg.AdminAddr, "SUNDIAL_SCHEDULER_ADMIN_ADDR", a.tel, postgres.Ready(a.pool), a.nc, a.js,
 		event.SchedulerConsumer(a.cfg.StreamReplicas), a.log)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/testkit/natstest"
 )
@@ -306,4 +308,23 @@ func TestEnsureStreamsKeepsTheOperatorsSettings(t *testing.T) {
 	info := streamInfo(t, js, event.StreamDue)
 	require.Equal(t, time.Hour, info.Config.MaxAge, "Sundial's")
 	require.Equal(t, int64(64<<20), info.Config.MaxBytes, "the operator's")
+}
+
+// TestEnsureStreamsNamesTheServerItCannotReach: with no NATS server at the
+// configured address, EnsureStreams fails naming the address, without its
+// credentials, and the setting that gives it.
+func TestEnsureStreamsNamesTheServerItCannotReach(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	nc, js, err := bus.Connect("nats://sundial:hunter2@"+addr, "test")
+	require.NoError(t, err, "the connection retries in the background")
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	err = event.EnsureStreams(ctx, js, 1)
+	require.ErrorContains(t, err, "NATS at nats://"+addr+" (SUNDIAL_NATS_URL)")
+	require.NotContains(t, err.Error(), "hunter2")
 }

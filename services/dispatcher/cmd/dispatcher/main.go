@@ -14,6 +14,7 @@ import (
 	// image holds the binaries and nothing else.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
+	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/app"
@@ -28,7 +29,7 @@ func main() {
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "dispatcher:", err)
-		os.Exit(1)
+		os.Exit(envconf.ExitStatus(err))
 	}
 }
 
@@ -43,7 +44,7 @@ func run() error {
 	gcdefault.Apply(gc)
 	cfg, err := app.ConfigFromEnv(nil)
 	if err != nil {
-		return err
+		return &envconf.Error{Err: err}
 	}
 	log, logs := telemetry.NewBufferedLogger(os.Stderr, service, cfg.LogLevel)
 	defer logs.Close()

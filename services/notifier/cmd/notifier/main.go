@@ -15,6 +15,7 @@ import (
 	// image holds the binaries and nothing else.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
+	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/notifier/app"
@@ -34,8 +35,8 @@ func run() int {
 	gcdefault.Apply(gcdefault.Settings{})
 	cfg, err := app.ConfigFromEnv(nil)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "notifier: configuration:", err)
-		return 2
+		fmt.Fprintln(os.Stderr, "notifier:", &envconf.Error{Err: err})
+		return envconf.ExitCode
 	}
 	log, logs := telemetry.NewBufferedLogger(os.Stderr, "notifier", cfg.LogLevel)
 	defer logs.Close()

@@ -15,6 +15,7 @@ import (
 	// image holds the binaries and nothing else.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
+	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/gcdefault"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/app"
@@ -27,7 +28,7 @@ func main() {
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, app.Name+":", err)
-		os.Exit(1)
+		os.Exit(envconf.ExitStatus(err))
 	}
 }
 
@@ -43,7 +44,7 @@ func run() error {
 	gcdefault.Apply(gc)
 	cfg, err := app.ConfigFromEnv(nil)
 	if err != nil {
-		return err
+		return &envconf.Error{Err: err}
 	}
 	log, logs := telemetry.NewBufferedLogger(os.Stderr, app.Name, cfg.LogLevel)
 	defer logs.Close()
