@@ -126,6 +126,7 @@ func sequencePauseResumeRuns(t *testing.T, b *bundle) {
 	tb.click(link)
 	tb.at("sequence", page, "#sequence-status")
 	require.Equal(t, "active", tb.text("#sequence-status"))
+	require.Equal(t, "Every 1h", tb.text("#sequence-schedule"))
 	require.Equal(t, 10, eval[int](tb, `document.querySelectorAll("#next-runs li:not(.muted)").length`), "the preview's default count")
 
 	tb.click(`form[action$="/pause"] button`)

@@ -337,7 +337,8 @@ func TestDashboardSequences(t *testing.T) {
 	require.Contains(t, p.body, sequences+"/"+s.ID)
 	p = viewer.get(sequences + "/" + s.ID)
 	require.Equal(t, http.StatusOK, p.status)
-	// The schedule is shown as text: its JSON's quotes are escaped.
+	// The schedule in words, its JSON on hover (as text: the quotes escaped).
+	require.Contains(t, p.body, ">Weekdays at 09:00, Europe/Paris</strong>")
 	require.Contains(t, p.body, "&#34;timezone&#34;:&#34;Europe/Paris&#34;")
 	require.Contains(t, p.body, "/etl/transform")
 	require.Contains(t, p.body, "<td>transform</td>") // a step that load depends on
@@ -351,8 +352,12 @@ func TestDashboardSequences(t *testing.T) {
 		RunTimes []time.Time `json:"runTimes"`
 	}](t, d.do(http.MethodGet, "/v1/sequences/"+s.ID+"/preview", nil), http.StatusOK)
 	require.NotEmpty(t, preview.RunTimes)
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
 	for _, at := range preview.RunTimes {
-		require.Contains(t, p.body, at.UTC().Format("2006-01-02 15:04:05 UTC"))
+		// In the schedule's own zone (09:00 in Paris), UTC on hover.
+		require.Contains(t, p.body, `title="`+at.UTC().Format("2006-01-02 15:04:05 UTC")+`">`+at.In(paris).Format("Mon 2006-01-02 15:04:05")+" Europe/Paris<")
+		require.Equal(t, 9, at.In(paris).Hour())
 	}
 	for _, action := range []string{"pause", "resume", "trigger"} {
 		require.Equal(t, http.StatusForbidden, viewer.post(sequences+"/"+s.ID+"/"+action, nil).status, action)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/services/gateway/internal/sequence"
 )
 
@@ -35,8 +36,12 @@ type sequencesPage struct {
 // sequencePage is the data of sequence.html.
 type sequencePage struct {
 	Sequence sequence.Sequence
-	// Schedule is the schedule as the API shows it (JSON).
-	Schedule string
+	// Schedule is the schedule as the API shows it (JSON); Described says
+	// it in words.
+	Schedule, Described string
+	// Zone is the schedule's own (UTC for an every schedule), which the
+	// next runs are shown in.
+	Zone     *time.Location
 	NextRuns []time.Time
 	Runs     sequence.RunPage
 }
@@ -85,7 +90,13 @@ func (d *Dashboard) sequence(w http.ResponseWriter, r *http.Request) {
 		d.fault(w, r, "sequence schedule", err)
 		return
 	}
-	page := sequencePage{Sequence: s, Schedule: string(schedule)}
+	page := sequencePage{Sequence: s, Schedule: string(schedule), Described: string(schedule), Zone: time.UTC}
+	if c, err := calendar.New(s.Spec); err == nil { // stored, so checked: err is nil
+		page.Described = c.Describe()
+		if c.Location() != nil {
+			page.Zone = c.Location()
+		}
+	}
 	count, _ := sequence.ValidCount(nil) // the default count
 	if page.NextRuns, err = d.Admin.Sequences.Preview(r.Context(), p.ID, id, count); err != nil {
 		d.sequenceError(w, r, "preview sequence", err)
