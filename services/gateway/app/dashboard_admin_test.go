@@ -250,6 +250,9 @@ func TestDashboardListeners(t *testing.T) {
 	p := br.get(listeners)
 	require.Equal(t, http.StatusOK, p.status)
 	require.Contains(t, p.body, "No listener: the project")
+	// The overview says where deliveries go: the domain, or a listener
+	// while one listens.
+	require.Contains(t, br.get(d.overviewPath()).body, `<p id="delivers-to">Delivers to <code>`)
 
 	_, err := d.q.OpenListenerPresence(d.ctx, store.OpenListenerPresenceParams{
 		GatewayID: "gw-<b>1</b>", Sockets: 3, WindowSeconds: 300, ProjectID: d.project,
@@ -259,6 +262,7 @@ func TestDashboardListeners(t *testing.T) {
 	require.Contains(t, p.body, "<strong>listening</strong>")
 	require.Contains(t, p.body, "gw-&lt;b&gt;1&lt;/b&gt;")
 	require.Contains(t, p.body, "<td>3</td>")
+	require.Contains(t, br.get(d.overviewPath()).body, `<p id="delivers-to">Delivers to <a href="`+listeners+`">a listener</a>`)
 
 	_, err = d.q.CloseListenerPresence(d.ctx, store.CloseListenerPresenceParams{GatewayID: "gw-<b>1</b>", ProjectID: d.project, WindowSeconds: 300})
 	require.NoError(t, err)

@@ -73,8 +73,10 @@ type overviewPage struct {
 	PlanQuota, HooksCreated int64
 	Percent                 int64
 	// High is where the meter turns to a warning: 75 % of the quota.
-	High  int64
-	Error string
+	High int64
+	// Listening says that a listener takes the project's deliveries now,
+	// instead of its domain (docs/listener.md).
+	Listening bool
 }
 
 // lineLabel is a y-axis label of the lateness chart.
@@ -84,10 +86,6 @@ type lineLabel struct {
 }
 
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
-	d.renderOverview(w, r, http.StatusOK, "")
-}
-
-func (d *Dashboard) renderOverview(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	p, _ := ProjectFrom(r)
 	rng, ok := rangeNamed(r.URL.Query().Get("range"))
 	if !ok {
@@ -107,11 +105,19 @@ func (d *Dashboard) renderOverview(w http.ResponseWriter, r *http.Request, statu
 		return
 	}
 	page := figures(rng, first, rows)
-	page.PlanQuota, page.HooksCreated, page.High, page.Error = u.PlanQuota, u.HooksCreated, u.PlanQuota*3/4, problem
+	page.PlanQuota, page.HooksCreated, page.High = u.PlanQuota, u.HooksCreated, u.PlanQuota*3/4
 	if u.PlanQuota > 0 {
 		page.Percent = u.HooksCreated * 100 / u.PlanQuota
 	}
-	RenderStatus(w, r, status, "overview.html", page)
+	presence, err := d.Admin.Presence.ListProjectPresence(r.Context(), p.ID)
+	if err != nil {
+		d.fault(w, r, "listener presence", err)
+		return
+	}
+	for _, row := range presence {
+		page.Listening = page.Listening || row.Live
+	}
+	RenderStatus(w, r, http.StatusOK, "overview.html", page)
 }
 
 func rangeNamed(name string) (figureRange, bool) {

@@ -42,7 +42,7 @@ func (d *Dashboard) renderSettings(w http.ResponseWriter, r *http.Request, statu
 // saveSettings is POST /dashboard/p/{project}/settings (members and
 // owners): the fields the form sends change, the others stay (as PATCH
 // /v1/project), through project.Service.Update, which checks them as it
-// does for the API. The overview's rename form sends the name only.
+// does for the API.
 func (d *Dashboard) saveSettings(w http.ResponseWriter, r *http.Request) {
 	p, _ := ProjectFrom(r)
 	patch, problems := settingsPatch(r)
