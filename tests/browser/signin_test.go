@@ -23,8 +23,8 @@ func TestSignIn(t *testing.T) {
 	b := setup(t, options{})
 
 	// Signs in through the form, lands on the overview, renames the project
-	// through its form (a CSRF-checked post from a real browser) and signs
-	// out.
+	// on the settings page, reached by the project's navigation (a
+	// CSRF-checked post from a real browser), and signs out.
 	t.Run("form-rename-signout", func(t *testing.T) {
 		t.Parallel()
 		tb := openTab(t, b.base)
@@ -35,6 +35,8 @@ func TestSignIn(t *testing.T) {
 		tb.at("overview", b.overviewPath(), "main h1")
 		require.Contains(t, tb.text("header .who"), b.email)
 
+		tb.click(`nav.project a[href$="/settings"]`)
+		tb.at("settings", b.overviewPath()+"/settings", "#name")
 		tb.typeInto("#name", "renamed in a browser")
 		tb.click(`form[action$="/settings"] button[type=submit]`)
 		// The layout's project switcher names the project on every page.

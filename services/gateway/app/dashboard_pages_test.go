@@ -122,7 +122,7 @@ func TestDashboardHooksListAndHookPage(t *testing.T) {
 	require.NotNil(t, next, p.body)
 	p = br.get(html.UnescapeString(next[1]))
 	require.Equal(t, http.StatusOK, p.status, p.body)
-	require.Equal(t, 1, strings.Count(p.body, "<td>completed</td>"))
+	require.Equal(t, 1, strings.Count(p.body, `<span class="status status-completed">completed</span>`))
 	require.NotContains(t, p.body, `rel="next"`)
 
 	// A postAt window with the default sort is sorted by postAt: the hook
