@@ -91,6 +91,13 @@ func TestHooks(t *testing.T) {
 		require.Equal(t, "success", tb.text(attemptRows+` td:nth-child(4)`))
 		require.Equal(t, "200", tb.text(attemptRows+` td:nth-child(5)`))
 
+		// The search by id, from the hooks page, lands on the same hook.
+		tb.open(b.overviewPath() + "/hooks")
+		tb.at("hooks-find", b.overviewPath()+"/hooks", "#find-id")
+		tb.typeInto("#find-id", delivered.ID)
+		tb.click(`form.find button[type=submit]`)
+		tb.at("found", b.hookPath(delivered.ID), "#hook-status")
+
 		// The overview counts it (the figures are written with the result).
 		tb.open(b.overviewPath() + "?range=1h")
 		tb.at("overview-delivered", b.overviewPath(), "#total-deliveries")

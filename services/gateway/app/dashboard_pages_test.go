@@ -113,6 +113,20 @@ func TestDashboardHooksListAndHookPage(t *testing.T) {
 	require.NotContains(t, p.body, "<script>alert")
 	require.Contains(t, p.body, "&lt;script&gt;alert(1)&lt;/script&gt;")
 	require.NotContains(t, p.body, "Bulk retry") // a viewer sees no actions
+	// Quick filters, each a query of the API's filters that the page takes.
+	presets := regexp.MustCompile(`<a href="([^"]+)">(Created in the last hour|Failed today|Due within the hour|Waiting to retry)</a>`).FindAllStringSubmatch(p.body, -1)
+	require.Len(t, presets, 4, p.body)
+	for _, m := range presets {
+		require.Equal(t, http.StatusOK, br.get(html.UnescapeString(m[1])).status, m[2])
+	}
+	// The search by id goes to the hook's page; what is not an id is a 400
+	// that says so.
+	found := br.do(http.MethodGet, d.hooksPath("?id=+"+latest+"+"), nil)
+	require.Equal(t, http.StatusSeeOther, found.status)
+	require.Equal(t, d.hooksPath("/"+latest), found.header.Get("Location"))
+	notID := br.get(d.hooksPath("?id=order-7"))
+	require.Equal(t, http.StatusBadRequest, notID.status)
+	require.Contains(t, notID.body, "id: not a hook id")
 
 	// The API's filters, paged with the cursor; an empty field is no filter.
 	p = br.get(d.hooksPath("?status=completed&sortBy=postAt&sortOrder=ASC&limit=2&postAtAfter=&createdAtBefore="))

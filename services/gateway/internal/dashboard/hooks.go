@@ -5,6 +5,10 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
@@ -33,16 +37,56 @@ type hooksPage struct {
 	Tail                       bool
 	TailQuery, TailOn, TailOff template.URL
 	Problems                   []hooklist.FieldError
+	// Presets are one-click filters, their queries computed now.
+	Presets []preset
+}
+
+// preset is a filter a link applies.
+type preset struct {
+	Label string
+	Query template.URL
+}
+
+// presets are the filters people reach for most, as of now: the last
+// hour's hooks, today's failures (UTC), what is due within the hour, and
+// what waits for a retry.
+func presets(now time.Time) []preset {
+	q := func(kv ...string) template.URL {
+		v := url.Values{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Set(kv[i], kv[i+1])
+		}
+		return template.URL(v.Encode())
+	}
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	today := now.UTC().Truncate(24 * time.Hour)
+	return []preset{
+		{"Created in the last hour", q("createdAtAfter", stamp(now.Add(-time.Hour)))},
+		{"Failed today", q("status", "failed", "postAtAfter", stamp(today), "sortBy", "postAt")},
+		{"Due within the hour", q("postAtAfter", stamp(now), "postAtBefore", stamp(now.Add(time.Hour)), "sortBy", "postAt", "sortOrder", "ASC")},
+		{"Waiting to retry", q("status", "retry")},
+	}
 }
 
 // hooks is GET /dashboard/p/{project}/hooks: the list of GET /v1/hooks,
 // with the same filters, through the same hooklist code.
+// ?id= goes to that hook's page: the search by id.
 func (d *Dashboard) hooks(w http.ResponseWriter, r *http.Request) {
+	if id := strings.TrimSpace(r.URL.Query().Get("id")); id != "" {
+		if _, err := uuid.Parse(id); err != nil {
+			Error(w, r, http.StatusBadRequest, "id: not a hook id (a UUID such as 0193e3a0-5b1c-7d2e-8f3a-4b5c6d7e8f90).")
+			return
+		}
+		p, _ := ProjectFrom(r)
+		http.Redirect(w, r, Prefix+"/p/"+p.ID.String()+"/hooks/"+id, http.StatusSeeOther)
+		return
+	}
 	page, status, err := d.listHooks(r, false)
 	if err != nil {
 		d.fault(w, r, "list hooks", err)
 		return
 	}
+	page.Presets = presets(time.Now())
 	RenderStatus(w, r, status, "hooks.html", page)
 }
 
