@@ -84,6 +84,10 @@ func TestHooks(t *testing.T) {
 		tb.click(link)
 		tb.at("hook", b.hookPath(delivered.ID), "#hook-status")
 		require.Equal(t, "completed", tb.text("#hook-status"))
+		// Times in the viewer's zone (the browser's, UTC here unless TZ
+		// says otherwise), the server's UTC text on hover.
+		require.True(t, eval[bool](tb, `(() => { const ts = Array.from(document.querySelectorAll("time[datetime]")); return ts.length >= 3 && ts.every(t => t.hasAttribute("data-local") && t.title.endsWith(" (UTC)")); })()`),
+			"every time is shown in the viewer's zone with UTC on hover")
 		require.Equal(t, "/browser/delivered", tb.text("#hook-path"))
 		require.Contains(t, tb.text("#hook-data"), "in a browser")
 		require.Equal(t, 1, eval[int](tb, `document.querySelectorAll("`+attemptRows+`").length`))

@@ -463,7 +463,7 @@ func TestDashboardSecurityHeaders(t *testing.T) {
 
 	// The static files the layout links, with their types and a long cache.
 	links := regexp.MustCompile(`(?:href|src)="(/dashboard/static/[^"]+)"`).FindAllStringSubmatch(overview.body, -1)
-	require.Len(t, links, 2)
+	require.Len(t, links, 3)
 	types := map[string]string{}
 	for _, l := range links {
 		p := anon.get(strings.ReplaceAll(l[1], "&amp;", "&"))
@@ -474,6 +474,7 @@ func TestDashboardSecurityHeaders(t *testing.T) {
 	require.Equal(t, map[string]string{
 		"/dashboard/static/dashboard.css":      "text/css; charset=utf-8",
 		"/dashboard/static/vendor/htmx.min.js": "text/javascript; charset=utf-8",
+		"/dashboard/static/localtime.js":       "text/javascript; charset=utf-8",
 	}, types)
 	require.Equal(t, http.StatusNotFound, anon.get("/dashboard/static/vendor/vendor.lock").status)
 }
