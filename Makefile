@@ -274,20 +274,23 @@ tidy: ## go mod tidy in every module, each on its own (GOWORK=off)
 		(cd "$$m" && GOWORK=off go mod tidy); \
 	done
 
-# The dashboard's vendored files (docs/dashboard.md): each line of vendor.lock
-# names a tarball, its SHA-256, a file in it and that file's SHA-256. The
-# tarball and the file are checked before the committed copy is replaced.
-DASHBOARD_VENDOR := services/gateway/internal/dashboard/static/vendor
-vendor-dashboard: ## fetch the dashboard's vendored files again (htmx) and check their hashes against vendor.lock
+# The dashboard's vendored files (docs/dashboard.md), and the browser tests'
+# (axe-core): each line of a vendor.lock names a tarball, its SHA-256, a file
+# in it and that file's SHA-256. The tarball and the file are checked before
+# the committed copy is replaced.
+VENDOR_DIRS := services/gateway/internal/dashboard/static/vendor tests/browser/testdata/vendor
+vendor-dashboard: ## fetch the dashboard's and the browser tests' vendored files again (htmx, axe-core) and check their hashes against each vendor.lock
 	@set -eu; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	grep -v '^#' $(DASHBOARD_VENDOR)/vendor.lock | while read -r name version url tarsum file filesum dest; do \
+	for dir in $(VENDOR_DIRS); do \
+	grep -v '^#' $$dir/vendor.lock | while read -r name version url tarsum file filesum dest; do \
 		tarball="$$tmp/$$name-$$version.tgz"; \
 		[ -e "$$tarball" ] || curl -fsSL -o "$$tarball" "$$url"; \
 		echo "$$tarsum  $$tarball" | sha256sum -c --quiet; \
 		tar -xzf "$$tarball" -C "$$tmp" "$$file"; \
 		echo "$$filesum  $$tmp/$$file" | sha256sum -c --quiet; \
-		cp "$$tmp/$$file" "$(DASHBOARD_VENDOR)/$$dest"; \
-		echo "$$name $$version: $$dest verified"; \
+		cp "$$tmp/$$file" "$$dir/$$dest"; \
+		echo "$$name $$version: $$dir/$$dest verified"; \
+	done; \
 	done
 
 clean: ## remove built binaries (keeps .data, the local cluster and NATS store)

@@ -83,6 +83,7 @@ func TestHooks(t *testing.T) {
 		tb.at("hooks", b.overviewPath()+"/hooks", link)
 		tb.click(link)
 		tb.at("hook", b.hookPath(delivered.ID), "#hook-status")
+		tb.accessible("hook")
 		require.Equal(t, "completed", tb.text("#hook-status"))
 		// Times in the viewer's zone (the browser's, UTC here unless TZ
 		// says otherwise), the server's UTC text on hover.
@@ -98,6 +99,7 @@ func TestHooks(t *testing.T) {
 		// The search by id, from the hooks page, lands on the same hook.
 		tb.open(b.overviewPath() + "/hooks")
 		tb.at("hooks-find", b.overviewPath()+"/hooks", "#find-id")
+		tb.accessible("hooks")
 		tb.typeInto("#find-id", delivered.ID)
 		tb.click(`form.find button[type=submit]`)
 		tb.at("found", b.hookPath(delivered.ID), "#hook-status")

@@ -35,6 +35,7 @@ func (tb *tab) readmeShot(name, bottom string) {
 		require.True(tb.t, eval[bool](tb, `(() => { const e = document.querySelector(`+"`"+bottom+"`"+`);
 			if (!e) return false; e.scrollIntoView({block: "end"}); return true })()`), "no %s to scroll to", bottom)
 	}
+	tb.accessible(name)
 	png := run(tb, "screenshot "+name, chromedp.CaptureScreenshot())
 	dir := readmeDir()
 	require.NoError(tb.t, os.MkdirAll(dir, 0o755))

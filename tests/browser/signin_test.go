@@ -30,6 +30,7 @@ func TestSignIn(t *testing.T) {
 		tb := openTab(t, b.base)
 		tb.open("/dashboard")
 		tb.at("signin", "/dashboard/signin", signinForm)
+		tb.accessible("signin")
 		tb.signIn(b.email, b.password)
 		// The only project's overview, straight away.
 		tb.at("overview", b.overviewPath(), "main h1")

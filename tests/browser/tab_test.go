@@ -216,6 +216,7 @@ func (tb *tab) waitText(sel, want string) {
 // shot saves a full-page screenshot as TEST-NN-PAGE.png.
 func (tb *tab) shot(page string) {
 	tb.t.Helper()
+	tb.accessible(page)
 	png := run(tb, "screenshot "+page, chromedp.FullScreenshot(100))
 	dir := screenshotDir()
 	require.NoError(tb.t, os.MkdirAll(dir, 0o755))
