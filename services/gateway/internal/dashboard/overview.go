@@ -74,6 +74,8 @@ type overviewPage struct {
 	Percent                 int64
 	// High is where the meter turns to a warning: 75 % of the quota.
 	High int64
+	// TimeAxis labels the charts' x axis, left to right (UTC).
+	TimeAxis []string
 	// Listening says that a listener takes the project's deliveries now,
 	// instead of its domain (docs/listener.md).
 	Listening bool
@@ -164,11 +166,27 @@ func figures(rng figureRange, first time.Time, rows []store.ListDeliveryMinutesR
 		page.MaxPerStep = max(page.MaxPerStep, steps[i].Succeeded+steps[i].Failed+steps[i].Async)
 	}
 	page.Bars = bars(steps, page.MaxPerStep)
+	page.TimeAxis = timeAxis(first, rng)
 	page.P50Line, page.P99Line = latencyLine(steps, 0.5), latencyLine(steps, 0.99)
 	for _, i := range []int{0, 4, 9, 14} {
 		page.LineLabels = append(page.LineLabels, lineLabel{Y: bucketY(i), Text: "< " + deliverystats.Upper(i).String()})
 	}
 	return page
+}
+
+// timeAxis is five labels spread evenly under the charts: the first
+// step's start, the three quarters and the range's end, in UTC, with the
+// date when the range spans days.
+func timeAxis(first time.Time, rng figureRange) []string {
+	layout := "15:04"
+	if rng.Span > 24*time.Hour {
+		layout = "Jan 2 15:04"
+	}
+	labels := make([]string, 0, 5)
+	for i := range 5 {
+		labels = append(labels, first.Add(rng.Span*time.Duration(i)/4).UTC().Format(layout))
+	}
+	return labels
 }
 
 func (s *step) add(row store.ListDeliveryMinutesRow) {

@@ -35,6 +35,12 @@ func TestFiguresSumShardsPerStep(t *testing.T) {
 	require.Len(t, page.Bars, 2)
 	require.Equal(t, chartHeight, page.Bars[0].SH+page.Bars[0].FH+page.Bars[0].AH)
 
+	require.Equal(t, []string{"03:00", "03:15", "03:30", "03:45", "04:00"}, page.TimeAxis)
+
+	week, ok := rangeNamed("7d")
+	require.True(t, ok)
+	require.Equal(t, []string{"Jan 2 03:00", "Jan 3 21:00", "Jan 5 15:00", "Jan 7 09:00", "Jan 9 03:00"}, figures(week, first, nil).TimeAxis)
+
 	empty := figures(rng, first, nil)
 	require.Equal(t, "–", empty.SuccessRate)
 	require.Empty(t, empty.Bars)
