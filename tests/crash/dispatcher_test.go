@@ -110,9 +110,13 @@ func (b *bundle) requireRepeatedOnlyIfSentBefore(t *testing.T, killed time.Time)
 // or the lease (30 s here), and the only duplicates are of the deliveries
 // in flight at the kill, one each: the hooks the dead dispatcher delivered
 // and reported are not delivered again.
+//
+// Not parallel: its bound is seconds of wall time, and the package's
+// other tests (a base backup compressed and restored with fsync, several
+// services started at once) would take the processor it measures; so it
+// runs alone in the package's sequential phase, before them.
 func TestDispatcherKilledInABurstHandsItsHooksOnWithinSeconds(t *testing.T) {
 	useBinaries(t)
-	t.Parallel()
 	const (
 		hooks    = 300
 		inFlight = 8
