@@ -181,25 +181,56 @@ func (c *cluster) runningPort(ctx context.Context) (int, bool) {
 	return port, err == nil
 }
 
+// startAttempts bounds the starts on a fresh port: the free port found is
+// released before the server binds it, and another process on the machine
+// may take it in between.
+const startAttempts = 5
+
 func (c *cluster) start(ctx context.Context, durable bool) error {
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	c.port = port
 	if err := c.includeConf(); err != nil {
 		return err
 	}
-	if err := c.writeConf(durable); err != nil {
-		return err
-	}
 	logFile := filepath.Join(c.dataDir, "server.log")
-	_, err = c.run(ctx, "pg_ctl", "start", "-D", c.dataDir, "-l", logFile, "-w", "-t", "60", "-s")
-	if err != nil {
-		return fmt.Errorf("%w\nlast lines of %s:\n%s", err, logFile, tail(logFile, 20))
+	var err error
+	for range startAttempts {
+		var port int
+		if port, err = freePort(); err != nil {
+			return err
+		}
+		c.port = port
+		if err = c.writeConf(durable); err != nil {
+			return err
+		}
+		logged := fileSize(logFile)
+		if _, err = c.run(ctx, "pg_ctl", "start", "-D", c.dataDir, "-l", logFile, "-w", "-t", "60", "-s"); err == nil {
+			c.log.Info("postgres: started a cluster", "dir", c.dataDir, "port", port, "durable", durable)
+			return nil
+		}
+		err = fmt.Errorf("%w\nlast lines of %s:\n%s", err, logFile, tail(logFile, 20))
+		if !portTaken(logFile, logged) {
+			return err
+		}
+		c.log.Info("postgres: the port was taken before the server bound it; trying another", "port", port)
 	}
-	c.log.Info("postgres: started a cluster", "dir", c.dataDir, "port", port, "durable", durable)
-	return nil
+	return err
+}
+
+// portTaken reports whether the server's log, after offset, says another
+// process holds its port.
+func portTaken(logFile string, offset int64) bool {
+	b, err := os.ReadFile(logFile)
+	if err != nil || int64(len(b)) < offset {
+		return false
+	}
+	return bytes.Contains(b[offset:], []byte("Address already in use"))
+}
+
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
 }
 
 func (c *cluster) writeConf(durable bool) error {
