@@ -117,6 +117,19 @@ func TestIdempotencyKey(t *testing.T) {
 			{newHook("/a", "k"), -1, nil},
 			{withData(newHook("/a", "k"), `{"n":2}`), -1, idempotency.ErrKeyReused},
 		}, -1},
+		{"the same data with its members in another order is a repeat", idempotency.TTL, []step{
+			{withData(newHook("/a", "k"), `{"a":1,"b":{"c":[1,{"d":2,"e":3}],"f":"x"}}`), -1, nil},
+			{withData(newHook("/a", "k"), `{"b":{"f":"x","c":[1,{"e":3,"d":2}]},"a":1}`), 0, nil},
+			{withData(newHook("/a", "k"), " {\n \"a\" : 1, \"b\":{\"c\":[1,{\"d\":2,\"e\":3}],\"f\":\"\\u0078\"}}"), 0, nil},
+		}, -1},
+		{"the same members in another array order are other data", idempotency.TTL, []step{
+			{withData(newHook("/a", "k"), `{"a":[1,2]}`), -1, nil},
+			{withData(newHook("/a", "k"), `{"a":[2,1]}`), -1, idempotency.ErrKeyReused},
+		}, -1},
+		{"a retryOverride with its members in another order is a repeat", idempotency.TTL, []step{
+			{withRetry(newHook("/a", "k"), `{"minRetries":1,"delaySecs":5,"strategy":"fixed","backoffFactor":2,"jitter":false}`), -1, nil},
+			{withRetry(newHook("/a", "k"), `{"jitter":false,"strategy":"fixed","delaySecs":5,"backoffFactor":2,"minRetries":1}`), 0, nil},
+		}, -1},
 		{"another schedule with the same key is refused", idempotency.TTL, []step{
 			{newHook("/a", "k"), -1, nil},
 			{withPostAt(newHook("/a", "k"), "2030-01-01T00:00:00Z"), -1, idempotency.ErrKeyReused},

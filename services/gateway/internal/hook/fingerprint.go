@@ -1,16 +1,21 @@
 package hook
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
 // fingerprintFields is the canonical form of a request for Idempotency-Key
 // comparisons. It is built from the validated hook, so two requests are
-// the same when they ask for the same hook: whitespace, the offset postAt
-// was written in, or a postAtLocal that resolves to the same instant make
-// no difference; a changed path, data, schedule or retryOverride does.
+// the same when they ask for the same hook: whitespace, the order of an
+// object's members (JSON objects are unordered, and many clients encode
+// maps in random order), string escapes, the offset postAt was written in,
+// or a postAtLocal that resolves to the same instant make no difference; a
+// changed path, data, schedule or retryOverride does. Numbers compare as
+// written (1 and 1.0 differ).
 type fingerprintFields struct {
 	Path          string          `json:"path"`
 	Data          json.RawMessage `json:"data"`
@@ -27,27 +32,59 @@ type batchFingerprint struct {
 }
 
 // canonical is the hook's canonical form.
-func (n New) canonical() fingerprintFields {
-	f := fingerprintFields{Path: n.Path, Data: n.Data, RetryOverride: n.RetryOverride}
+func (n New) canonical() (fingerprintFields, error) {
+	data, err := canonicalJSON(n.Data)
+	if err != nil {
+		return fingerprintFields{}, fmt.Errorf("data: %w", err)
+	}
+	retry, err := canonicalJSON(n.RetryOverride)
+	if err != nil {
+		return fingerprintFields{}, fmt.Errorf("retryOverride: %w", err)
+	}
+	f := fingerprintFields{Path: n.Path, Data: data, RetryOverride: retry}
 	if n.PostAt != nil {
 		at := n.PostAt.UTC()
 		f.PostAt = &at
 	} else {
 		f.PostInNanos = int64(n.PostIn)
 	}
-	return f
+	return f, nil
+}
+
+// canonicalJSON rewrites a JSON value with every object's members sorted
+// by name (encoding/json sorts a map's keys) and strings re-escaped, so
+// values equal by meaning have the same bytes. Numbers are kept as written
+// (json.Number), never rounded through float64.
+func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return raw, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }
 
 // fingerprint is the SHA-256 of the hook's canonical form.
 func (n New) fingerprint() ([]byte, error) {
-	return sum(n.canonical())
+	f, err := n.canonical()
+	if err != nil {
+		return nil, err
+	}
+	return sum(f)
 }
 
 // fingerprint is the SHA-256 of the batch's canonical form.
 func (b NewBatch) fingerprint() ([]byte, error) {
 	f := batchFingerprint{Batch: make([]fingerprintFields, len(b.Hooks))}
 	for i, n := range b.Hooks {
-		f.Batch[i] = n.canonical()
+		var err error
+		if f.Batch[i], err = n.canonical(); err != nil {
+			return nil, fmt.Errorf("hooks[%d].%w", i, err)
+		}
 	}
 	return sum(f)
 }
