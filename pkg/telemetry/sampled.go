@@ -2,8 +2,11 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Sampled is a value read at most once per interval, each read bounded by a
@@ -42,4 +45,30 @@ func (s *Sampled[T]) Value(ctx context.Context) T {
 		s.last = v
 	}
 	return s.last
+}
+
+// SampledCount is what ObserveSampledCount registers: a gauge named Name
+// whose value read costs a query, read at most once per Every, each read
+// bounded by Timeout.
+type SampledCount struct {
+	Name, Description, Unit string
+	Every, Timeout          time.Duration
+	Read                    func(context.Context) (int64, error)
+}
+
+// ObserveSampledCount registers g on meter as an int64 observable gauge
+// backed by a Sampled: a failed read reports the last value.
+func ObserveSampledCount(meter metric.Meter, g SampledCount) error {
+	value := NewSampled(g.Every, g.Timeout, g.Read)
+	_, err := meter.Int64ObservableGauge(g.Name,
+		metric.WithDescription(g.Description),
+		metric.WithUnit(g.Unit),
+		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
+			o.Observe(value.Value(ctx))
+			return nil
+		}))
+	if err != nil {
+		return fmt.Errorf("%s gauge: %w", g.Name, err)
+	}
+	return nil
 }

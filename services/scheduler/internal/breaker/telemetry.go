@@ -2,7 +2,6 @@ package breaker
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -25,18 +24,13 @@ const (
 // failed read reports the last value.
 func ObservePaused(db store.DBTX, meter metric.Meter) error {
 	queries := store.New(db)
-	paused := telemetry.NewSampled(pausedEvery, pausedTimeout, func(ctx context.Context) (int64, error) {
-		return queries.CountPausedEndpoints(ctx, pausedLimit)
+	return telemetry.ObserveSampledCount(meter, telemetry.SampledCount{
+		Name:        "sundial.scheduler.endpoints_paused",
+		Description: "Receivers' domains paused by their circuit breakers, counted at most every 10 s.",
+		Unit:        "{endpoint}",
+		Every:       pausedEvery, Timeout: pausedTimeout,
+		Read: func(ctx context.Context) (int64, error) {
+			return queries.CountPausedEndpoints(ctx, pausedLimit)
+		},
 	})
-	_, err := meter.Int64ObservableGauge("sundial.scheduler.endpoints_paused",
-		metric.WithDescription("Receivers' domains paused by their circuit breakers, counted at most every 10 s."),
-		metric.WithUnit("{endpoint}"),
-		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
-			o.Observe(paused.Value(ctx))
-			return nil
-		}))
-	if err != nil {
-		return fmt.Errorf("paused endpoints gauge: %w", err)
-	}
-	return nil
 }

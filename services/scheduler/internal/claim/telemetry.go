@@ -128,18 +128,13 @@ const (
 // the last value, so a database outage does not blank the gauge.
 func ObserveQueueDepth(db store.DBTX, meter metric.Meter) error {
 	queries := store.New(db)
-	depth := telemetry.NewSampled(depthEvery, depthTimeout, func(ctx context.Context) (int64, error) {
-		return queries.CountDueHooks(ctx, depthLimit)
+	return telemetry.ObserveSampledCount(meter, telemetry.SampledCount{
+		Name:        "sundial.scheduler.queue_depth",
+		Description: "Hooks due and not yet claimed, counted up to 100000 at most every 10 s.",
+		Unit:        "{hook}",
+		Every:       depthEvery, Timeout: depthTimeout,
+		Read: func(ctx context.Context) (int64, error) {
+			return queries.CountDueHooks(ctx, depthLimit)
+		},
 	})
-	_, err := meter.Int64ObservableGauge("sundial.scheduler.queue_depth",
-		metric.WithDescription("Hooks due and not yet claimed, counted up to 100000 at most every 10 s."),
-		metric.WithUnit("{hook}"),
-		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
-			o.Observe(depth.Value(ctx))
-			return nil
-		}))
-	if err != nil {
-		return fmt.Errorf("queue depth gauge: %w", err)
-	}
-	return nil
 }
