@@ -54,9 +54,10 @@ help: ## list the targets
 
 # Built, then run (not `go run`), so that Ctrl-C reaches the runner itself
 # and its exit status is the make target's. ARGS go to the runner
-# (make run ARGS=--help).
+# (make run ARGS=--help). The wait is announced only when there is no runner
+# yet: later builds compile only what changed since.
 run: ## run all of Sundial on this machine, with a demo project (Ctrl-C stops it; ARGS=--help)
-	@echo "Building the local runner ($(BIN)/sundial-local); the first build compiles all of Sundial and its dependencies and can take a few minutes."
+	@[ -e $(BIN)/sundial-local ] || echo "Building the local runner ($(BIN)/sundial-local): the first build compiles all of Sundial and its dependencies, which can take a few minutes."
 	@go build -o $(BIN)/sundial-local ./deploy/local/cmd/sundial-local
 	$(BIN)/sundial-local $(ARGS)
 
