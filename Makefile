@@ -24,7 +24,7 @@ UNIT_PACKAGES := $(addsuffix /...,$(addprefix ./,$(filter-out $(SYSTEM_MODULES),
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
 GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' ':(glob)services/*/internal/storetest/*.go' \
-	services/gateway/internal/api/gen ':(glob)tests/internal/dbdump/*.go' README.md
+	services/gateway/internal/api/gen ':(glob)tests/internal/dbdump/*.go' docs/configuration.md
 PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
 # The gateway's OpenAPI document, and the linter that checks it, at exact
 # versions: npx fetches them from the npm registry once, then from its cache.
@@ -54,9 +54,10 @@ help: ## list the targets
 
 # Built, then run (not `go run`), so that Ctrl-C reaches the runner itself
 # and its exit status is the make target's. ARGS go to the runner
-# (make run ARGS=--help).
+# (make run ARGS=--help). The wait is announced only when there is no runner
+# yet: later builds compile only what changed since.
 run: ## run all of Sundial on this machine, with a demo project (Ctrl-C stops it; ARGS=--help)
-	@echo "Building the local runner ($(BIN)/sundial-local); the first build compiles all of Sundial and its dependencies and can take a few minutes."
+	@[ -e $(BIN)/sundial-local ] || echo "Building the local runner ($(BIN)/sundial-local): the first build compiles all of Sundial and its dependencies, which can take a few minutes."
 	@go build -o $(BIN)/sundial-local ./deploy/local/cmd/sundial-local
 	$(BIN)/sundial-local $(ARGS)
 
@@ -150,10 +151,10 @@ generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI 
 	GOWORK=off go -C tools build -o $(BIN)/oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	cd $(OPENAPI_DIR) && $(BIN)/oapi-codegen -config oapi-codegen.yaml openapi.yaml
 
-# The configuration tables of README.md and services/scheduler/README.md,
-# between their configdoc markers, from the doc comments of the services'
-# Config fields and the defaults their loaders give.
-generate-configdoc: ## regenerate the READMEs' configuration tables from the services' Configs
+# The configuration tables of docs/configuration.md, between its configdoc
+# markers, from the doc comments of the services' Config fields and the
+# defaults their loaders give.
+generate-configdoc: ## regenerate docs/configuration.md's tables from the services' Configs
 	go run ./deploy/local/cmd/configdoc
 
 verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint, invalid deployment files, an image that does not build, or alert rules and dashboard queries that fail promtool

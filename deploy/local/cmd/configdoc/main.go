@@ -1,5 +1,6 @@
-// Command configdoc writes the configuration tables of README.md from the
-// services' Config structs (package configdoc). make generate runs it from the repository's root.
+// Command configdoc writes the configuration tables of docs/configuration.md
+// from the services' Config structs (package configdoc). make generate runs it
+// from the repository's root.
 package main
 
 import (

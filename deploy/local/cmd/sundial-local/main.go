@@ -39,7 +39,7 @@ Environment:
                           SUNDIAL_SECRET_KEYS made on the first run unless set
                           (default .data)
   SUNDIAL_DEMO            false: no demo project (default true)
-  SUNDIAL_*               every service's own variables (README.md, "Configuration");
+  SUNDIAL_*               every service's own variables (docs/configuration.md);
                           SUNDIAL_DELIVERY_ALLOW_PRIVATE defaults to true here, so
                           that the demo receiver on 127.0.0.1 can be reached
 `

@@ -1,7 +1,7 @@
-// Package configdoc writes the configuration tables of README.md from the
-// services' Config structs (each field's doc comment and env tag, each
-// loader's defaults), and reads them back, so that a test can hold them to
-// the loaders.
+// Package configdoc writes the configuration tables of docs/configuration.md
+// (File) from the services' Config structs (each field's doc comment and env
+// tag, each loader's defaults), and reads them back, so that a test can hold
+// them to the loaders.
 package configdoc
 
 import (

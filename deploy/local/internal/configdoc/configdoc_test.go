@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -45,12 +46,12 @@ func (d documented) add(t *testing.T, row configdoc.Row) {
 	}
 }
 
-// readme is the main README's tables for service: the rows of "Every
-// service" that it uses, and its own section's.
-func readme(t *testing.T, service string) documented {
+// page is configdoc.File's tables for service: the rows of "Every service"
+// that it uses, and its own section's.
+func page(t *testing.T, service string) documented {
 	t.Helper()
 	d := documented{}
-	for _, row := range rows(t, "README.md") {
+	for _, row := range rows(t, configdoc.File) {
 		shared := row.Section == "Every service" && row.UsedByService(service)
 		if shared || strings.EqualFold(row.Section, service) {
 			d.add(t, row)
@@ -116,13 +117,30 @@ func check(t *testing.T, load configdoc.Loader, table documented) {
 	}
 }
 
-func TestTheREADMEDocumentsEveryServicesConfiguration(t *testing.T) {
+func TestThePageDocumentsEveryServicesConfiguration(t *testing.T) {
 	t.Parallel()
 	for name, load := range loaders() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			check(t, load, readme(t, name))
+			check(t, load, page(t, name))
 		})
+	}
+}
+
+// The Configs' comments link to files from the repository's root; on the
+// page, which is not at the root, each link must still lead to its file.
+func TestThePagesLinksLeadToFiles(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(root, configdoc.File))
+	require.NoError(t, err)
+	links := regexp.MustCompile(`\]\(([^)#]+)(#[^)]*)?\)`).FindAllStringSubmatch(string(b), -1)
+	require.NotEmpty(t, links)
+	for _, l := range links {
+		if strings.Contains(l[1], "://") {
+			continue
+		}
+		_, err := os.Stat(filepath.Join(root, filepath.Dir(configdoc.File), l[1]))
+		require.NoError(t, err, "%s links to %s", configdoc.File, l[1])
 	}
 }
 

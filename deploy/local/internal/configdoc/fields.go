@@ -15,7 +15,7 @@ type Field struct {
 	// Var is the env tag's variable.
 	Var string
 	// Summary is the doc comment's first paragraph, on one line: the
-	// meaning README.md's tables give. Further paragraphs are notes for
+	// meaning File's tables give. Further paragraphs are notes for
 	// the code's readers.
 	Summary string
 }
@@ -87,7 +87,7 @@ func (c *collector) add(structName, v string, f *ast.Field) error {
 	c.seen[v] = true
 	summary := firstParagraph(f.Doc.Text())
 	if summary == "" {
-		return fmt.Errorf("%s: the field of %s has no doc comment (its meaning in the README)", structName, v)
+		return fmt.Errorf("%s: the field of %s has no doc comment (its meaning in %s)", structName, v, File)
 	}
 	c.fields = append(c.fields, Field{Var: v, Summary: summary})
 	return nil

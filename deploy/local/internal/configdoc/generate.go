@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
 
 // File is the Markdown file with the configuration tables, from the
 // repository's root.
-const File = "README.md"
+const File = "docs/configuration.md"
 
-// sharedRow is a row of README.md's "Every service" table: a variable that
+// sharedRow is a row of File's "Every service" table: a variable that
 // several services read with one meaning and one default. Own are the
 // services that read it with another (and list it in their own table).
 type sharedRow struct {
@@ -147,7 +148,7 @@ func (c config) sharedRow(s sharedRow) (row, error) {
 	return r, nil
 }
 
-// serviceTable is the rows of a service's section of README.md: its
+// serviceTable is the rows of a service's section of File: its
 // variables that "Every service" does not speak for.
 func (c config) serviceTable(service string) []row {
 	var rows []row
@@ -161,7 +162,7 @@ func (c config) serviceTable(service string) []row {
 }
 
 // tables are the generated tables by their marker's name: "every-service"
-// and each service's name (its section of README.md).
+// and each service's name (its section of File).
 func (c config) tables() (map[string][]row, error) {
 	out := map[string][]row{}
 	var err error
@@ -199,4 +200,35 @@ func render(rows []row, withUsedBy bool) string {
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	return b.String()
+}
+
+// link is a Markdown link: [text](target).
+var link = regexp.MustCompile(`\[([^\]]*)\]\(([^)]*)\)`)
+
+// relink makes the link targets of markdown, which the Configs' comments
+// write from the repository's root (as a comment cites a file), relative to
+// the folder dir that File is in, so that they work where File shows them;
+// a link's text that is its file's path becomes the new path too. A URL,
+// an anchor and an absolute path are left alone.
+func relink(markdown, dir string) string {
+	return link.ReplaceAllStringFunc(markdown, func(m string) string {
+		parts := link.FindStringSubmatch(m)
+		text, target := parts[1], parts[2]
+		file, anchor, _ := strings.Cut(target, "#")
+		if file == "" || strings.Contains(file, "://") || strings.HasPrefix(file, "/") {
+			return m
+		}
+		rel, err := filepath.Rel(dir, file)
+		if err != nil {
+			return m
+		}
+		rel = filepath.ToSlash(rel)
+		if text == file {
+			text = rel
+		}
+		if anchor != "" {
+			rel += "#" + anchor
+		}
+		return "[" + text + "](" + rel + ")"
+	})
 }

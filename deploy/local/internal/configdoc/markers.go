@@ -72,7 +72,7 @@ func fill(markdown string, tables map[string][]row, placed map[string]bool) (str
 				return "", fmt.Errorf("line %d: no table %q", i+1, m[1])
 			}
 			open, placed[m[1]] = m[1], true
-			table := render(rows, m[1] == "every-service")
+			table := relink(render(rows, m[1] == "every-service"), filepath.Dir(File))
 			out = append(out, line, strings.TrimSuffix(table, "\n"))
 		case m[2] == "end" && open == m[1]:
 			open = ""
