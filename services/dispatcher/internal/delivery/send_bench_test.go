@@ -56,7 +56,7 @@ func BenchmarkSendToOneHost(b *testing.B) {
 // ship (no header limit, no stale-connection check, no 1xx handling): it
 // measures how much of a delivery's CPU the transport's machinery takes,
 // the lever a leaner client would have (docs/benchmarks.md, "The
-// scheduler's collector and the delivery's transport").
+// delivery's HTTP/1.1 exchange").
 func BenchmarkExchangeFloor(b *testing.B) {
 	r, opts := startBenchReceiver(b)
 	client := newBenchClient(b, opts)
