@@ -192,6 +192,8 @@ func walkForm(token string) url.Values {
 		"csrf": {token}, "name": {"walked"}, "grace_hours": {"2"},
 		"startTime": {bulkDay.Format(time.RFC3339)}, "endTime": {bulkDay.Add(24 * time.Hour).Format(time.RFC3339)},
 		"limit": {"1000"},
+		// A hook (the create form, the test delivery).
+		"path": {"/walked"}, "data": {"{}"}, "when": {"now"},
 	}
 }
 

@@ -37,9 +37,13 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}/sequences/{id}", d.sequence)
 	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}/{action}", account.Member, d.sequenceAction)
 
-	// Hooks: the list, its live tail, a hook, its actions, bulk actions.
+	// Hooks: the list, its live tail, the create form and the test
+	// delivery, a hook, its actions, bulk actions.
 	d.ProjectPage("GET /dashboard/p/{project}/hooks", d.hooks)
 	d.ProjectPage("GET /dashboard/p/{project}/hooks/tail", d.hooksTail)
+	d.ProjectPage("GET /dashboard/p/{project}/hooks/new", d.newHookForm)
+	d.ProjectAction("POST /dashboard/p/{project}/hooks", account.Member, d.createHook)
+	d.ProjectAction("POST /dashboard/p/{project}/hooks/test", account.Member, d.sendTestDelivery)
 	d.ProjectPage("GET /dashboard/p/{project}/hooks/{id}", d.hookDetail)
 	d.ProjectAction("POST /dashboard/p/{project}/hooks/{id}/{action}", account.Member, d.hookAction)
 	d.ProjectAction("POST /dashboard/p/{project}/bulk/{action}", account.Member, d.bulkAction)

@@ -1,0 +1,203 @@
+package app_test
+
+import (
+	"html"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/account"
+)
+
+// createdHook follows the create form's redirect to the new hook's page
+// and reads the hook through the API.
+func (d dashBundle) createdHook(br *browser, p page) hookJSON {
+	d.t.Helper()
+	require.Equal(d.t, http.StatusSeeOther, p.status, p.body)
+	loc := p.header.Get("Location")
+	prefix := d.hooksPath("/")
+	require.True(d.t, strings.HasPrefix(loc, prefix), loc)
+	id, query, _ := strings.Cut(strings.TrimPrefix(loc, prefix), "?")
+	require.Equal(d.t, "created=1", query)
+	res := d.do(http.MethodGet, "/v1/hooks/"+id, nil)
+	require.Equal(d.t, http.StatusOK, res.status, string(res.body))
+	require.Equal(d.t, http.StatusOK, br.get(loc).status)
+	return res.hook(d.t)
+}
+
+// requireFieldError fails unless the first problem shown after the form
+// field named field starts with says.
+func requireFieldError(t *testing.T, body, field, says string) {
+	t.Helper()
+	const alert = `<p class="error" role="alert">`
+	i := strings.Index(body, `name="`+field+`"`)
+	require.GreaterOrEqual(t, i, 0, "no field %s", field)
+	j := strings.Index(body[i:], alert)
+	require.GreaterOrEqual(t, j, 0, "no problem after the field %s", field)
+	shown := body[i+j+len(alert):]
+	shown = shown[:strings.Index(shown, "</p>")]
+	require.True(t, strings.HasPrefix(shown, html.EscapeString(says)), "after %s: %s", field, shown)
+}
+
+// hookIDs are the project's hooks' ids.
+func (d dashBundle) hookIDs() []string {
+	d.t.Helper()
+	hooks, err := d.tq.ListProjectHooksForBulkTest(d.ctx, d.project)
+	require.NoError(d.t, err)
+	ids := make([]string, len(hooks))
+	for i, h := range hooks {
+		ids[i] = h.ID.String()
+	}
+	return ids
+}
+
+func parseTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, s)
+	require.NoError(t, err)
+	return at
+}
+
+// hookForm is a valid create form, due after postIn, with changes.
+func hookForm(changes map[string]string) url.Values {
+	form := url.Values{"path": {"/made/here"}, "data": {`{"order": 7}`}, "when": {"postIn"}, "postIn": {"1h"}}
+	for k, v := range changes {
+		form.Set(k, v)
+	}
+	return form
+}
+
+func TestDashboardCreateHook(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	member := d.signedIn(account.Member)
+	form := d.hooksPath("/new")
+
+	p := member.get(form)
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, `action="`+d.hooksPath("")+`"`)
+	require.Contains(t, member.get(d.hooksPath("")).body, `href="`+form+`"`, "the list links the form")
+
+	// Each way of saying when, as the API's.
+	before := d.dbNow()
+	h := d.createdHook(member, member.post(d.hooksPath(""), hookForm(nil)))
+	require.Equal(t, "/made/here", h.Path)
+	require.JSONEq(t, `{"order":7}`, string(h.Data))
+	require.WithinDuration(t, before.Add(time.Hour), parseTime(t, h.PostAt), 5*time.Second)
+
+	h = d.createdHook(member, member.post(d.hooksPath(""), hookForm(map[string]string{
+		"when": "postAtLocal", "postAtLocal": "2030-12-01T09:00:00", "timezone": "Europe/Paris",
+	})))
+	require.Equal(t, "2030-12-01T08:00:00Z", h.PostAt)
+	h = d.createdHook(member, member.post(d.hooksPath(""), hookForm(map[string]string{"when": "postAt", "postAt": "2030-01-02T15:04:05+01:00"})))
+	require.Equal(t, "2030-01-02T14:04:05Z", h.PostAt)
+
+	// Now: due at once, and its page follows it until its first attempt
+	// (there is no dispatcher here: it never comes).
+	p = member.post(d.hooksPath(""), hookForm(map[string]string{"when": "now", "postIn": "nonsense"}))
+	h = d.createdHook(member, p)
+	require.WithinDuration(t, d.dbNow(), parseTime(t, h.PostAt), 5*time.Second)
+	page := member.get(p.header.Get("Location"))
+	require.Contains(t, page.body, `hx-get="`+p.header.Get("Location")+`" hx-trigger="every 1s"`)
+	require.Contains(t, page.body, "Its first attempt shows below when it is made.")
+	require.NotContains(t, member.get(d.hooksPath("/"+h.ID)).body, `id="created"`, "only the page the form sends to says so")
+	created := len(d.hookIDs())
+
+	// The API's checks, each next to its field, naming the API's field;
+	// nothing is created.
+	for name, tc := range map[string]struct {
+		changes map[string]string
+		field   string
+		says    string
+	}{
+		"data not JSON":     {map[string]string{"data": `{"order": }`}, "data", "data.order: malformed JSON"},
+		"data repeated key": {map[string]string{"data": `{"a": 1, "a": 2}`}, "data", "data.a: duplicate field"},
+		"data an array":     {map[string]string{"data": `[1]`}, "data", "data: must be a JSON object"},
+		"data missing":      {map[string]string{"data": " "}, "data", "data: is required"},
+		"path":              {map[string]string{"path": "no-slash"}, "path", "path: "},
+		"postIn":            {map[string]string{"postIn": "soon"}, "postIn", "postIn: must be a duration"},
+		"timezone":          {map[string]string{"when": "postAtLocal", "postAtLocal": "2030-12-01T09:00:00", "timezone": "Mars/Olympus"}, "timezone", "timezone: is not a known IANA time zone"},
+		"postAt":            {map[string]string{"when": "postAt", "postAt": "tomorrow"}, "postAt", "postAt: must be an RFC 3339 date-time"},
+	} {
+		p := member.post(d.hooksPath(""), hookForm(tc.changes))
+		require.Equal(t, http.StatusBadRequest, p.status, name)
+		require.Contains(t, p.body, "The hook was refused: nothing was created.", name)
+		requireFieldError(t, p.body, tc.field, tc.says)
+	}
+	// A choice of when the form does not offer (only a crafted post sends
+	// one).
+	p = member.post(d.hooksPath(""), hookForm(map[string]string{"when": "later"}))
+	require.Equal(t, http.StatusBadRequest, p.status)
+	require.Contains(t, p.body, "when: choose now, an instant")
+	// Both problems at once, the form's values kept (as text).
+	p = member.post(d.hooksPath(""), hookForm(map[string]string{"path": "<b>x</b>", "data": `{"x": tru}`}))
+	require.Equal(t, http.StatusBadRequest, p.status)
+	require.Contains(t, p.body, "data.x: malformed JSON")
+	require.Contains(t, p.body, "path: ")
+	require.Contains(t, p.body, `value="&lt;b&gt;x&lt;/b&gt;"`)
+	require.Contains(t, p.body, `{&#34;x&#34;: tru}</textarea>`)
+	require.Len(t, d.hookIDs(), created)
+
+	// Past the quota's hard cap nothing is created, and the form says why.
+	setPlan(d.bundle, int64(created), 100)
+	p = member.post(d.hooksPath(""), hookForm(nil))
+	require.Equal(t, http.StatusTooManyRequests, p.status)
+	require.Contains(t, p.body, "hook quota is exhausted")
+	require.Len(t, d.hookIDs(), created)
+}
+
+func TestDashboardTestDelivery(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	member := d.signedIn(account.Member)
+	require.Contains(t, member.get(d.overviewPath()).body, `action="`+d.hooksPath("/test")+`"`)
+
+	// Without a path: "/", due now, with the sample payload.
+	h := d.createdHook(member, member.post(d.hooksPath("/test"), url.Values{"path": {""}}))
+	require.Equal(t, "/", h.Path)
+	require.JSONEq(t, `{"type":"sundial.test","message":"A test delivery from the Sundial dashboard."}`, string(h.Data))
+	require.WithinDuration(t, d.dbNow(), parseTime(t, h.PostAt), 5*time.Second)
+	h = d.createdHook(member, member.post(d.hooksPath("/test"), url.Values{"path": {" /ping "}}))
+	require.Equal(t, "/ping", h.Path)
+
+	// A path the API refuses: the create form, filled, to correct.
+	p := member.post(d.hooksPath("/test"), url.Values{"path": {"ping"}})
+	require.Equal(t, http.StatusBadRequest, p.status)
+	require.Contains(t, p.body, "The test delivery was refused: nothing was created.")
+	require.Contains(t, p.body, `value="ping"`)
+	require.Contains(t, p.body, "sundial.test")
+	require.Len(t, d.hookIDs(), 2)
+}
+
+// A viewer reads the create form, disabled, and cannot post it or send a
+// test delivery.
+func TestDashboardCreateHookViewer(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	viewer := d.signedIn(account.Viewer)
+	p := viewer.get(d.hooksPath("/new"))
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, "<fieldset disabled>")
+	require.Contains(t, p.body, `id="read-only"`)
+	require.NotContains(t, p.body, "Schedule hook</button>")
+	require.NotContains(t, viewer.get(d.overviewPath()).body, "Send test delivery")
+	require.NotContains(t, viewer.get(d.hooksPath("")).body, `id="new-hook"`)
+	require.Equal(t, http.StatusForbidden, viewer.post(d.hooksPath(""), hookForm(nil)).status)
+	require.Equal(t, http.StatusForbidden, viewer.post(d.hooksPath("/test"), nil).status)
+	require.Empty(t, d.hookIDs())
+}
+
+// A form larger than the dashboard takes is refused as such, not as an
+// expired form.
+func TestDashboardFormTooLarge(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	member := d.signedIn(account.Member)
+	p := member.post(d.hooksPath(""), hookForm(map[string]string{"data": `{"x":"` + strings.Repeat("a", 70<<10) + `"}`}))
+	require.Equal(t, http.StatusRequestEntityTooLarge, p.status)
+	require.Contains(t, p.body, "larger than the dashboard takes (64 KiB)")
+}
