@@ -1,16 +1,20 @@
 package app_test
 
 import (
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/account"
+	"github.com/sundial-run/sundial/testkit/secrettest"
 )
 
 // createdHook follows the create form's redirect to the new hook's page
@@ -200,4 +204,140 @@ func TestDashboardFormTooLarge(t *testing.T) {
 	p := member.post(d.hooksPath(""), hookForm(map[string]string{"data": `{"x":"` + strings.Repeat("a", 70<<10) + `"}`}))
 	require.Equal(t, http.StatusRequestEntityTooLarge, p.status)
 	require.Contains(t, p.body, "larger than the dashboard takes (64 KiB)")
+}
+
+// sequenceForm is a valid create form: weekdays at 09:30 in Paris, two
+// steps, with changes.
+func sequenceForm(changes url.Values) url.Values {
+	form := url.Values{
+		"name": {"etl-nightly"}, "kind": {"calendar"}, "frequency": {"weekly"}, "timezone": {"Europe/Paris"},
+		"hour": {"9"}, "minute": {"30"}, "daysOfWeek": {"mon", "fri"}, "daysOfMonth": {"3"}, "every": {"2h"},
+		"catchUp": {"all"}, "overlap": {"skip"},
+		"steps": {`[{"name": "extract", "path": "/etl/extract", "data": {"source": "orders"}},
+		  {"name": "load", "path": "/etl/load", "data": {}, "dependsOn": ["extract"],
+		   "retryOverride": {"minRetries": 3, "delaySecs": 30, "strategy": "fixed"}}]`},
+	}
+	for k, v := range changes {
+		form[k] = v
+	}
+	return form
+}
+
+// savedSequence follows a sequence form's redirect and reads the sequence
+// through the API.
+func (d dashBundle) savedSequence(p page) sequenceJSON {
+	d.t.Helper()
+	require.Equal(d.t, http.StatusSeeOther, p.status, p.body)
+	prefix := d.overviewPath() + "/sequences/"
+	loc := p.header.Get("Location")
+	require.True(d.t, strings.HasPrefix(loc, prefix), loc)
+	return d.sequence(strings.TrimPrefix(loc, prefix))
+}
+
+func TestDashboardCreateAndEditSequence(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	member := d.signedIn(account.Member)
+	sequences := d.overviewPath() + "/sequences"
+	require.Contains(t, member.get(sequences).body, `href="`+sequences+`/new"`)
+	require.Equal(t, http.StatusOK, member.get(sequences+"/new").status)
+
+	// Of the schedule, only the fields of the kind and frequency chosen.
+	s := d.savedSequence(member.post(sequences, sequenceForm(nil)))
+	require.Equal(t, "etl-nightly", s.Name)
+	require.JSONEq(t, `{"frequency":"weekly","timezone":"Europe/Paris","time":{"hour":9,"minute":30},"daysOfWeek":["mon","fri"]}`, string(s.Schedule))
+	require.Equal(t, "all", s.CatchUp)
+	require.Equal(t, "skip", s.Overlap)
+	require.Len(t, s.Steps, 2)
+	require.Equal(t, []string{"extract"}, s.Steps[1].DependsOn)
+	require.JSONEq(t, `{"minRetries":3,"delaySecs":30,"strategy":"fixed","backoffFactor":2,"jitter":false}`, string(s.Steps[1].RetryOverride))
+
+	every := d.savedSequence(member.post(sequences, sequenceForm(url.Values{
+		"name": {"every-2h"}, "kind": {"every"}, "startAt": {"2030-01-02T00:05:00Z"},
+	})))
+	require.JSONEq(t, `{"every":"2h"}`, string(every.Schedule))
+	require.Equal(t, time.Date(2030, 1, 2, 0, 5, 0, 0, time.UTC), every.StartAt)
+	monthly := d.savedSequence(member.post(sequences, sequenceForm(url.Values{
+		"name": {"monthly"}, "frequency": {"monthly"}, "daysOfMonth": {"1, 15 -1"},
+	})))
+	require.JSONEq(t, `{"frequency":"monthly","timezone":"Europe/Paris","time":{"hour":9,"minute":30},"daysOfMonth":[1,15,-1]}`, string(monthly.Schedule))
+	hourly := d.savedSequence(member.post(sequences, sequenceForm(url.Values{"name": {"hourly"}, "frequency": {"hourly"}})))
+	require.JSONEq(t, `{"frequency":"hourly","timezone":"Europe/Paris","time":{"minute":30}}`, string(hourly.Schedule))
+
+	// The API's checks, each next to its field; nothing is created.
+	for name, tc := range map[string]struct {
+		changes url.Values
+		field   string
+		says    string
+	}{
+		"name":              {url.Values{"name": {"Bad Name"}}, "name", "name: must be 1 to 100"},
+		"name taken":        {url.Values{}, "name", "name: is used by another sequence"},
+		"hour not a number": {url.Values{"name": {"x1"}, "hour": {"nine"}}, "minute", "schedule.time.hour: must be a whole number"},
+		"hour out of range": {url.Values{"name": {"x2"}, "hour": {"25"}}, "minute", "schedule.time.hour: must be 0-23"},
+		"timezone":          {url.Values{"name": {"x3"}, "timezone": {"Mars/Olympus"}}, "timezone", "schedule.timezone: is not a known"},
+		"no weekday":        {url.Values{"name": {"x4"}, "daysOfWeek": nil}, "daysOfWeek", "schedule.daysOfWeek: must list at least one day"},
+		"every":             {url.Values{"name": {"x5"}, "kind": {"every"}, "every": {"30s"}}, "every", "schedule.every: must be at least 1m"},
+		"steps not JSON":    {url.Values{"name": {"x6"}, "steps": {`[{"name": }]`}}, "steps", "steps[0].name: malformed JSON"},
+		"steps unknown":     {url.Values{"name": {"x7"}, "steps": {`[{"name": "a", "path": "/a", "data": {}, "colour": 1}]`}}, "steps", "steps[0].colour: unknown field"},
+		"step path":         {url.Values{"name": {"x8"}, "steps": {`[{"name": "a", "path": "a", "data": {}}]`}}, "steps", "steps[0].path: "},
+		"endAt":             {url.Values{"name": {"x9"}, "endAt": {"soon"}}, "endAt", "endAt: must be an RFC 3339"},
+	} {
+		p := member.post(sequences, sequenceForm(tc.changes))
+		require.Contains(t, []int{http.StatusBadRequest, http.StatusConflict}, p.status, name)
+		require.Contains(t, p.body, "The sequence was refused: nothing was created.", name)
+		requireFieldError(t, p.body, tc.field, tc.says)
+	}
+	list, _ := d.sequencePage("/v1/sequences")
+	require.Len(t, list, 4)
+
+	// The edit form is the definition; saved with a change, only that
+	// changes (the step's retry override included).
+	edit := sequences + "/" + s.ID + "/edit"
+	require.Contains(t, member.get(sequences+"/"+s.ID).body, `href="`+edit+`"`)
+	p := member.get(edit)
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, `value="etl-nightly"`)
+	require.Contains(t, p.body, `value="mon" checked`)
+	require.NotContains(t, p.body, `value="tue" checked`)
+	require.Contains(t, p.body, `&#34;retryOverride&#34;: {`)
+	require.Contains(t, p.body, `action="`+sequences+"/"+s.ID+`"`)
+	changed := d.savedSequence(member.post(sequences+"/"+s.ID, sequenceForm(url.Values{"minute": {"45"}, "steps": {formValue(t, p.body, "steps")}})))
+	require.Equal(t, s.ID, changed.ID)
+	require.JSONEq(t, `{"frequency":"weekly","timezone":"Europe/Paris","time":{"hour":9,"minute":45},"daysOfWeek":["mon","fri"]}`, string(changed.Schedule))
+	require.Equal(t, s.Steps, changed.Steps)
+	require.Equal(t, s.StartAt, changed.StartAt)
+
+	p = member.post(sequences+"/"+s.ID, sequenceForm(url.Values{"name": {"monthly"}}))
+	require.Equal(t, http.StatusConflict, p.status)
+	require.Contains(t, p.body, "The sequence was refused: nothing was changed.")
+	require.Equal(t, "etl-nightly", d.sequence(s.ID).Name)
+
+	other, err := app.CreateProject(d.ctx, app.Database{URL: d.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
+	require.NoError(t, err)
+	theirs := d.createSequence(fmt.Sprintf(weekdaysParis, "theirs"), as(other.APIKey))
+	require.Equal(t, http.StatusNotFound, member.get(sequences+"/"+theirs.ID+"/edit").status)
+	require.Equal(t, http.StatusNotFound, member.post(sequences+"/"+theirs.ID, sequenceForm(url.Values{"name": {"stolen"}})).status)
+	require.Equal(t, "theirs", d.sequence(theirs.ID, as(other.APIKey)).Name)
+
+	viewer := d.signedIn(account.Viewer)
+	p = viewer.get(edit)
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, "<fieldset disabled>")
+	require.NotContains(t, p.body, "Save sequence</button>")
+	require.Equal(t, http.StatusForbidden, viewer.post(sequences+"/"+s.ID, sequenceForm(url.Values{"name": {"viewed"}})).status)
+	require.Equal(t, http.StatusForbidden, viewer.post(sequences, sequenceForm(url.Values{"name": {"viewed"}})).status)
+}
+
+var textareas = regexp.MustCompile(`(?s)<textarea[^>]* name="([^"]+)"[^>]*>(.*?)</textarea>`)
+
+// formValue is the text of a page's textarea named name, unescaped.
+func formValue(t *testing.T, body, name string) string {
+	t.Helper()
+	for _, m := range textareas.FindAllStringSubmatch(body, -1) {
+		if m[1] == name {
+			return html.UnescapeString(m[2])
+		}
+	}
+	require.Fail(t, "no textarea "+name)
+	return ""
 }

@@ -21,8 +21,8 @@ func (d *Dashboard) routes() {
 	d.Page("GET /dashboard/{$}", d.projectList)
 	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
 
-	// Keys, settings, listeners, channels, sequences (owners only for keys:
-	// docs/dashboard.md).
+	// Keys, settings, listeners, channels, sequences, with the create and
+	// edit forms of sequences (owners only for keys: docs/dashboard.md).
 	d.ProjectPage("GET /dashboard/p/{project}/keys", d.keys)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api", account.Owner, d.createAPIKey)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api/{id}/revoke", account.Owner, d.revokeAPIKey)
@@ -34,7 +34,11 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}/channels", d.channels)
 	d.ProjectAction("POST /dashboard/p/{project}/channels/{id}/test", account.Member, d.testChannel)
 	d.ProjectPage("GET /dashboard/p/{project}/sequences", d.sequences)
+	d.ProjectPage("GET /dashboard/p/{project}/sequences/new", d.newSequenceForm)
+	d.ProjectAction("POST /dashboard/p/{project}/sequences", account.Member, d.createSequence)
 	d.ProjectPage("GET /dashboard/p/{project}/sequences/{id}", d.sequence)
+	d.ProjectPage("GET /dashboard/p/{project}/sequences/{id}/edit", d.editSequenceForm)
+	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}", account.Member, d.replaceSequence)
 	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}/{action}", account.Member, d.sequenceAction)
 
 	// Hooks: the list, its live tail, the create form and the test
