@@ -341,3 +341,124 @@ func formValue(t *testing.T, body, name string) string {
 	require.Fail(t, "no textarea "+name)
 	return ""
 }
+
+func TestDashboardCreateAndEditChannels(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	member := d.signedIn(account.Member)
+	channels := d.overviewPath() + "/channels"
+	require.Contains(t, member.get(channels).body, `href="`+channels+`/new"`)
+	require.Equal(t, http.StatusOK, member.get(channels+"/new").status)
+	saved := func(p page) channelJSON {
+		t.Helper()
+		require.Equal(t, http.StatusSeeOther, p.status, p.body)
+		loc := p.header.Get("Location")
+		id := strings.TrimPrefix(loc, channels+"#channel-")
+		require.NotEqual(t, loc, id, loc)
+		return d.channel(id)
+	}
+
+	// A webhook: the URL is shown (as by the API), the events as checked.
+	hook := saved(member.post(channels, url.Values{
+		"name": {"Pager"}, "type": {"webhook"}, "url": {webhookURL}, "events": {"hook.failed", "quota.threshold"},
+		"email.port": {"587"}, "email.host": {"ignored.example.com"},
+	}))
+	require.Equal(t, "webhook", hook.Type)
+	require.Equal(t, webhookURL, hook.URL)
+	require.Equal(t, []string{"hook.failed", "quota.threshold"}, hook.Events)
+	require.False(t, hook.Enabled)
+
+	// A chat channel: its URL is write-only, never shown in the form again;
+	// an empty URL keeps it.
+	chat := saved(member.post(channels, url.Values{"name": {"Ops chat"}, "type": {"chat"}, "url": {chatURL}, "enabled": {"on"}}))
+	require.True(t, chat.Enabled)
+	require.Empty(t, chat.Events)
+	p := member.get(channels + "/" + chat.ID + "/edit")
+	require.Equal(t, http.StatusOK, p.status)
+	require.NotContains(t, p.body, "chat-token-secret")
+	require.Contains(t, p.body, chat.URL) // redacted
+	require.NotContains(t, member.get(channels).body, "chat-token-secret")
+	chat = saved(member.post(channels+"/"+chat.ID, url.Values{"name": {"Ops chat 2"}, "url": {""}, "enabled": {"on"}, "events": {"hook.failed"}}))
+	require.Equal(t, "Ops chat 2", chat.Name)
+	require.Equal(t, []string{"hook.failed"}, chat.Events)
+	require.Equal(t, d.channel(chat.ID).URL, chat.URL)
+	// A refused change keeps nothing of a chat URL typed.
+	p = member.post(channels+"/"+chat.ID, url.Values{"name": {""}, "url": {"https://hooks.slack.example.com/services/new-secret"}})
+	require.Equal(t, http.StatusBadRequest, p.status)
+	requireFieldError(t, p.body, "name", "name: is required")
+	require.NotContains(t, p.body, "new-secret")
+
+	// An e-mail channel: the password is write-only; empty keeps it, the
+	// box removes the username and password.
+	mail := url.Values{
+		"name": {"On call"}, "type": {"email"}, "url": {"https://ignored.example.com"}, "enabled": {"on"},
+		"email.host": {"smtp.example.com"}, "email.port": {"587"}, "email.tls": {"starttls"},
+		"email.username": {"sundial"}, "email.password": {smtpPassword},
+		"email.from": {"sundial@example.com"}, "email.to": {"oncall@example.com, lead@example.com"},
+	}
+	email := saved(member.post(channels, mail))
+	require.Equal(t, []string{"oncall@example.com", "lead@example.com"}, email.Email.To)
+	require.True(t, email.Email.PasswordSet)
+	p = member.get(channels + "/" + email.ID + "/edit")
+	require.NotContains(t, p.body, smtpPassword)
+	require.Contains(t, p.body, "currently set; leave empty to keep it")
+	mail.Set("email.password", "")
+	mail.Set("email.port", "2525")
+	email = saved(member.post(channels+"/"+email.ID, mail))
+	require.Equal(t, 2525, email.Email.Port)
+	require.True(t, email.Email.PasswordSet)
+	require.Equal(t, "sundial", email.Email.Username)
+	mail.Set("email.clearCredentials", "on")
+	email = saved(member.post(channels+"/"+email.ID, mail))
+	require.False(t, email.Email.PasswordSet)
+	require.Empty(t, email.Email.Username)
+
+	// The API's checks, each next to its field; nothing is created.
+	for name, tc := range map[string]struct {
+		changes url.Values
+		field   string
+		says    string
+	}{
+		"port":     {url.Values{"email.port": {"smtp"}}, "email.port", "email.port: must be a whole number"},
+		"to":       {url.Values{"email.to": {"not-an-address"}}, "email.to", `email.to[0]: "not-an-address" is not an e-mail address`},
+		"tls":      {url.Values{"email.tls": {"none"}}, "email.tls", "email.tls: "},
+		"password": {url.Values{"email.password": {""}}, "email.password", "email.password: username and password go together"},
+		"url":      {url.Values{"type": {"webhook"}, "url": {"ftp://x"}}, "url", "url: "},
+		"name":     {url.Values{"name": {" "}}, "name", "name: is required"},
+	} {
+		form := url.Values{}
+		for k, v := range mail {
+			form[k] = v
+		}
+		form.Del("email.clearCredentials")
+		form.Set("email.password", smtpPassword)
+		for k, v := range tc.changes {
+			form[k] = v
+		}
+		p := member.post(channels, form)
+		require.Equal(t, http.StatusBadRequest, p.status, name)
+		require.Contains(t, p.body, "The channel was refused: nothing was created.", name)
+		requireFieldError(t, p.body, tc.field, tc.says)
+		require.NotContains(t, p.body, smtpPassword, name)
+	}
+	require.Len(t, d.channels(), 3)
+	require.NotContains(t, d.logs.String(), smtpPassword)
+	require.NotContains(t, d.logs.String(), "chat-token-secret")
+
+	other, err := app.CreateProject(d.ctx, app.Database{URL: d.dbURL, SecretKeys: secrettest.Keys}, "Other", "other.example.com")
+	require.NoError(t, err)
+	theirs := d.createChannel(webhookBody, as(other.APIKey))
+	require.Equal(t, http.StatusNotFound, member.get(channels+"/"+theirs.ID+"/edit").status)
+	require.Equal(t, http.StatusNotFound, member.post(channels+"/"+theirs.ID, url.Values{"name": {"stolen"}}).status)
+	require.Equal(t, "Pager", d.channel(theirs.ID, as(other.APIKey)).Name)
+
+	viewer := d.signedIn(account.Viewer)
+	p = viewer.get(channels + "/" + hook.ID + "/edit")
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, "<fieldset disabled>")
+	require.NotContains(t, p.body, "Save channel</button>")
+	require.NotContains(t, viewer.get(channels).body, "/edit")
+	require.Equal(t, http.StatusForbidden, viewer.post(channels+"/"+hook.ID, url.Values{"name": {"viewed"}}).status)
+	require.Equal(t, http.StatusForbidden, viewer.post(channels, mail).status)
+	require.Equal(t, "Pager", d.channel(hook.ID).Name)
+}

@@ -202,6 +202,8 @@ func walkForm(token string) url.Values {
 		// A sequence (create, edit).
 		"kind": {"every"}, "every": {"1h"}, "catchUp": {"latest"}, "overlap": {"allow"},
 		"steps": {`[{"name":"walked","path":"/walked","data":{}}]`},
+		// A channel (create, edit).
+		"type": {"webhook"}, "url": {"https://walked.example.com/alerts"}, "enabled": {"on"}, "events": {"hook.failed"},
 	}
 }
 

@@ -22,7 +22,7 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
 
 	// Keys, settings, listeners, channels, sequences, with the create and
-	// edit forms of sequences (owners only for keys: docs/dashboard.md).
+	// edit forms of the last two (owners only for keys: docs/dashboard.md).
 	d.ProjectPage("GET /dashboard/p/{project}/keys", d.keys)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api", account.Owner, d.createAPIKey)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api/{id}/revoke", account.Owner, d.revokeAPIKey)
@@ -32,6 +32,10 @@ func (d *Dashboard) routes() {
 	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.saveSettings)
 	d.ProjectPage("GET /dashboard/p/{project}/listeners", d.listeners)
 	d.ProjectPage("GET /dashboard/p/{project}/channels", d.channels)
+	d.ProjectPage("GET /dashboard/p/{project}/channels/new", d.newChannelForm)
+	d.ProjectAction("POST /dashboard/p/{project}/channels", account.Member, d.createChannel)
+	d.ProjectPage("GET /dashboard/p/{project}/channels/{id}/edit", d.editChannelForm)
+	d.ProjectAction("POST /dashboard/p/{project}/channels/{id}", account.Member, d.updateChannel)
 	d.ProjectAction("POST /dashboard/p/{project}/channels/{id}/test", account.Member, d.testChannel)
 	d.ProjectPage("GET /dashboard/p/{project}/sequences", d.sequences)
 	d.ProjectPage("GET /dashboard/p/{project}/sequences/new", d.newSequenceForm)
