@@ -101,5 +101,18 @@ func TestReadmeScreenshots(t *testing.T) {
 	require.Equal(t, []string{"500", "200"}, eval[[]string](tb, `Array.from(document.querySelectorAll("`+attemptRows+` td:nth-child(5)"), td => td.textContent.trim())`))
 	// Down to its attempts: the 500, then the 200.
 	tb.readmeShot("hook", "table.attempts")
+
+	// The create form, filled as for a reminder at 09:00 in Paris.
+	form := b.overviewPath() + "/hooks/new"
+	tb.open(form)
+	tb.at("create-hook", form, "#path")
+	tb.typeInto("#path", "/reminders/renewal")
+	tb.typeInto("#data", `{"plan": "pro", "customer": 1042}`)
+	tb.click("#when-postAtLocal")
+	tb.typeInto("#postAtLocal", "2030-12-01T09:00:00")
+	tb.typeInto("#timezone", "Europe/Paris")
+	// From the top, as it opens: typing scrolled to the field.
+	eval[bool](tb, `(() => { document.activeElement.blur(); window.scrollTo(0, 0); return true })()`)
+	tb.readmeShot("create-hook", "")
 	t.Logf("README pictures in %s", readmeDir())
 }

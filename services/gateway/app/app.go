@@ -199,9 +199,12 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	dash := dashboard.New(dashboard.Deps{
 		Config: dashboard.Config{
 			SecureCookie: strings.HasPrefix(cfg.PublicURL, "https:"), TrustedProxies: proxies,
+			MaxDataBytes: maxData,
 		},
 		Log: log, Accounts: accounts, Usage: queries,
-		Figures: queries, Hooks: hooklist.NewLister(pool), Hook: hook.NewService(pool),
+		// Hooks are created through the API's service: its quota alerts,
+		// its batching.
+		Figures: queries, Hooks: hooklist.NewLister(pool), Hook: hook.NewService(pool), Creator: hooks,
 		Attempts: attempt.NewLister(pool), Bulk: bulkActions,
 		Admin: dashboard.AdminDeps{
 			APIKeys: apiKeys, SigningKeys: signingKeys, KeyCache: keyCache, Project: settings, Presence: queries,

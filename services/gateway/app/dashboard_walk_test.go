@@ -114,6 +114,7 @@ type walkState struct {
 	signingKeys []signingKeyJSON
 	channels    []channelJSON
 	sequence    sequenceJSON
+	sequences   []string
 	triggers    int
 	hooks       []storetest.Hook
 	listeners   []string
@@ -127,6 +128,10 @@ func (d dashBundle) walkState(p walkProject) walkState {
 		signingKeys: d.signingKeys(as(p.key)),
 		channels:    data[[]channelJSON](d.t, d.do(http.MethodGet, "/v1/channels", nil, as(p.key)), http.StatusOK),
 		sequence:    d.sequence(p.sequence, as(p.key)),
+	}
+	list, _ := d.sequencePage("/v1/sequences", as(p.key))
+	for _, seq := range list {
+		s.sequences = append(s.sequences, seq.Name)
 	}
 	// A key's last use is recorded beside the request that used it
 	// (apikey.Verifier), so the reads above may land it after this
@@ -192,6 +197,13 @@ func walkForm(token string) url.Values {
 		"csrf": {token}, "name": {"walked"}, "grace_hours": {"2"},
 		"startTime": {bulkDay.Format(time.RFC3339)}, "endTime": {bulkDay.Add(24 * time.Hour).Format(time.RFC3339)},
 		"limit": {"1000"},
+		// A hook (the create form, the test delivery).
+		"path": {"/walked"}, "data": {"{}"}, "when": {"now"},
+		// A sequence (create, edit).
+		"kind": {"every"}, "every": {"1h"}, "catchUp": {"latest"}, "overlap": {"allow"},
+		"steps": {`[{"name":"walked","path":"/walked","data":{}}]`},
+		// A channel (create, edit).
+		"type": {"webhook"}, "url": {"https://walked.example.com/alerts"}, "enabled": {"on"}, "events": {"hook.failed"},
 	}
 }
 

@@ -24,7 +24,7 @@ type AdminDeps struct {
 	KeyCache KeyForgetter
 	Project  ProjectSettings
 	Presence PresenceReader
-	Channels ChannelReader
+	Channels ChannelManager
 	// ChannelTestWait is how long a send test waits for the first try;
 	// zero: channel.DefaultTestWait, as the API.
 	ChannelTestWait time.Duration

@@ -12,9 +12,12 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 )
 
-// ChannelReader lists channels, their sends, and runs send tests
-// (*channel.Service, as the API's /v1/channels).
-type ChannelReader interface {
+// ChannelManager creates, reads and changes channels, lists their sends,
+// and runs send tests (*channel.Service, as the API's /v1/channels).
+type ChannelManager interface {
+	Create(ctx context.Context, projectID uuid.UUID, r channel.CreateRequest) (channel.Channel, error)
+	Get(ctx context.Context, projectID, id uuid.UUID) (channel.Channel, error)
+	Update(ctx context.Context, projectID, id uuid.UUID, r *channel.PatchRequest) (channel.Channel, error)
 	List(ctx context.Context, projectID uuid.UUID) ([]channel.Channel, error)
 	Sends(ctx context.Context, projectID, id uuid.UUID, limit int) ([]channel.Send, error)
 	Test(ctx context.Context, projectID, id uuid.UUID, wait time.Duration) (channel.TestResult, error)

@@ -38,6 +38,9 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names the client,
 	// for the per-address sign-in throttle.
 	TrustedProxies []netip.Prefix
+	// MaxDataBytes is the largest hook data the API takes, which the
+	// create-hook form takes too.
+	MaxDataBytes int
 }
 
 // UsageReader reads a project's quota use (*store.Queries).
@@ -52,10 +55,11 @@ type Deps struct {
 	Accounts *account.Service
 	Usage    UsageReader
 
-	// The overview, hooks, hook and bulk pages.
+	// The overview, hooks, hook and bulk pages, and the create-hook form.
 	Figures  FigureReader
 	Hooks    HookLister
 	Hook     HookGetter
+	Creator  HookCreator
 	Attempts AttemptLister
 	Bulk     BulkService
 	// Admin: the keys, settings, listeners, channels and sequences pages.

@@ -9,6 +9,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/hooklist"
+	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -26,6 +27,12 @@ type HookLister interface {
 // a hook of another project is hook.ErrNotFound.
 type HookGetter interface {
 	Get(ctx context.Context, projectID, id uuid.UUID) (hook.Hook, error)
+}
+
+// HookCreator schedules a hook as POST /v1/hooks does: the API's own
+// hook service (api.Hooks), with its quota alerts and create batching.
+type HookCreator interface {
+	Create(ctx context.Context, projectID uuid.UUID, n hook.New) (hook.Hook, quota.Usage, error)
 }
 
 // AttemptLister lists a hook's attempts as GET /v1/hooks/{id}/attempts

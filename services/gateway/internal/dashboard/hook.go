@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -23,7 +24,16 @@ type hookPage struct {
 	// Done is the action just taken and how many hooks it affected.
 	Done     string
 	Affected string
+	// Created says that the hook was just created here; Follow, when it is
+	// due now and has no attempt yet, is the address the page polls until
+	// its first attempt shows.
+	Created bool
+	Follow  string
 }
+
+// followFor is how far ahead a hook just created may be due for its page
+// to follow it until its first attempt: one due later is not waited for.
+const followFor = time.Minute
 
 // attemptView is an attempt with its ack body pretty-printed.
 type attemptView struct {
@@ -61,6 +71,9 @@ func (d *Dashboard) hookDetail(w http.ResponseWriter, r *http.Request) {
 	}
 	if done := bulk.Action(r.URL.Query().Get("done")); done.Valid() {
 		page.Done, page.Affected = string(done), r.URL.Query().Get("n")
+	}
+	if page.Created = r.URL.Query().Get(createdParam) != ""; page.Created && len(rows) == 0 && h.PostAt.Before(time.Now().Add(followFor)) {
+		page.Follow = createdHookPath(p.ID, h.ID)
 	}
 	Render(w, r, "hook.html", page)
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -130,6 +131,12 @@ func checkCSRF(next http.Handler) http.Handler {
 		}
 		got := r.Header.Get(CSRFHeader)
 		if got == "" {
+			var tooLarge *http.MaxBytesError
+			if err := r.ParseForm(); errors.As(err, &tooLarge) {
+				Error(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf(
+					"This form is larger than the dashboard takes (%d KiB): send it through the API instead.", maxFormBytes>>10))
+				return
+			}
 			got = r.PostFormValue(CSRFField)
 		}
 		want := CSRFToken(r)

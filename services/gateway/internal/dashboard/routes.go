@@ -21,8 +21,8 @@ func (d *Dashboard) routes() {
 	d.Page("GET /dashboard/{$}", d.projectList)
 	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
 
-	// Keys, settings, listeners, channels, sequences (owners only for keys:
-	// docs/dashboard.md).
+	// Keys, settings, listeners, channels, sequences, with the create and
+	// edit forms of the last two (owners only for keys: docs/dashboard.md).
 	d.ProjectPage("GET /dashboard/p/{project}/keys", d.keys)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api", account.Owner, d.createAPIKey)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api/{id}/revoke", account.Owner, d.revokeAPIKey)
@@ -32,14 +32,26 @@ func (d *Dashboard) routes() {
 	d.ProjectAction("POST /dashboard/p/{project}/settings", account.Member, d.saveSettings)
 	d.ProjectPage("GET /dashboard/p/{project}/listeners", d.listeners)
 	d.ProjectPage("GET /dashboard/p/{project}/channels", d.channels)
+	d.ProjectPage("GET /dashboard/p/{project}/channels/new", d.newChannelForm)
+	d.ProjectAction("POST /dashboard/p/{project}/channels", account.Member, d.createChannel)
+	d.ProjectPage("GET /dashboard/p/{project}/channels/{id}/edit", d.editChannelForm)
+	d.ProjectAction("POST /dashboard/p/{project}/channels/{id}", account.Member, d.updateChannel)
 	d.ProjectAction("POST /dashboard/p/{project}/channels/{id}/test", account.Member, d.testChannel)
 	d.ProjectPage("GET /dashboard/p/{project}/sequences", d.sequences)
+	d.ProjectPage("GET /dashboard/p/{project}/sequences/new", d.newSequenceForm)
+	d.ProjectAction("POST /dashboard/p/{project}/sequences", account.Member, d.createSequence)
 	d.ProjectPage("GET /dashboard/p/{project}/sequences/{id}", d.sequence)
+	d.ProjectPage("GET /dashboard/p/{project}/sequences/{id}/edit", d.editSequenceForm)
+	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}", account.Member, d.replaceSequence)
 	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}/{action}", account.Member, d.sequenceAction)
 
-	// Hooks: the list, its live tail, a hook, its actions, bulk actions.
+	// Hooks: the list, its live tail, the create form and the test
+	// delivery, a hook, its actions, bulk actions.
 	d.ProjectPage("GET /dashboard/p/{project}/hooks", d.hooks)
 	d.ProjectPage("GET /dashboard/p/{project}/hooks/tail", d.hooksTail)
+	d.ProjectPage("GET /dashboard/p/{project}/hooks/new", d.newHookForm)
+	d.ProjectAction("POST /dashboard/p/{project}/hooks", account.Member, d.createHook)
+	d.ProjectAction("POST /dashboard/p/{project}/hooks/test", account.Member, d.sendTestDelivery)
 	d.ProjectPage("GET /dashboard/p/{project}/hooks/{id}", d.hookDetail)
 	d.ProjectAction("POST /dashboard/p/{project}/hooks/{id}/{action}", account.Member, d.hookAction)
 	d.ProjectAction("POST /dashboard/p/{project}/bulk/{action}", account.Member, d.bulkAction)

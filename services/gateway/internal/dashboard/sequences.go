@@ -13,9 +13,11 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/sequence"
 )
 
-// SequenceManager reads sequences and pauses, resumes and triggers them
-// (*sequence.Service, as the API's /v1/sequences).
+// SequenceManager creates, reads, replaces, pauses, resumes and triggers
+// sequences (*sequence.Service, as the API's /v1/sequences).
 type SequenceManager interface {
+	Create(ctx context.Context, projectID uuid.UUID, d sequence.Definition) (sequence.Sequence, error)
+	Replace(ctx context.Context, projectID, id uuid.UUID, d sequence.Definition) (sequence.Sequence, error)
 	Get(ctx context.Context, projectID, id uuid.UUID) (sequence.Sequence, error)
 	List(ctx context.Context, projectID uuid.UUID, pg sequence.Page) (sequence.ListPage, error)
 	Pause(ctx context.Context, projectID, id uuid.UUID) (sequence.Sequence, error)

@@ -14,6 +14,7 @@ package strictjson
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,47 @@ func Decode(body []byte, v any) error {
 		}
 	}
 	return decodeValues(body, v)
+}
+
+// DecodeValue decodes raw, one JSON value of any kind, into v (a pointer)
+// with Decode's checks, naming the fields at fault from field ("data.a",
+// "steps[1].name"): for JSON that comes in a part of a request rather than
+// as its body, as a dashboard form's JSON fields do. Every failure is an
+// *Error.
+func DecodeValue(raw []byte, field string, v any) error {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		panic("strictjson: DecodeValue needs a pointer")
+	}
+	bad, problem := firstInvalid(raw), "invalid UTF-8"
+	if bad < 0 {
+		bad, problem = firstUnstorableEscape(raw)
+	}
+	if bad >= 0 {
+		w := newWalker(raw, int64(bad))
+		_ = w.value(t.Elem(), field, 1) // only the position matters here
+		return &Error{Field: cmp.Or(w.badField, field), Message: fmt.Sprintf("contains %s (byte offset %d)", problem, bad)}
+	}
+	// Depth 1, as a member of a body: the same nesting bound as there.
+	w := newWalker(raw, -1)
+	if err := w.value(t.Elem(), field, 1); err != nil {
+		return err
+	}
+	if _, err := w.dec.Token(); err != io.EOF {
+		return &Error{Field: field, Message: "unexpected data after the JSON value"}
+	}
+	err := json.Unmarshal(raw, v)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return &Error{Field: field, Message: "must be " + describe(typeErr.Type)}
+	case errors.As(err, &typeErr):
+		return &Error{Field: join(field, typeErr.Field), Message: "must be " + describe(typeErr.Type)}
+	default:
+		return &Error{Field: field, Message: "malformed JSON: " + err.Error()}
+	}
 }
 
 // decodeValues runs encoding/json once the walk has checked the names

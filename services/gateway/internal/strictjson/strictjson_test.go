@@ -1,6 +1,7 @@
 package strictjson_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -82,4 +83,49 @@ func TestDecodeHandlesAMillionBrackets(t *testing.T) {
 	var v target
 	err := strictjson.Decode([]byte(body), &v)
 	require.ErrorContains(t, err, "nested more than")
+}
+
+// DecodeValue checks a value as Decode checks the member that holds it,
+// naming fields from the value's own name.
+func TestDecodeValue(t *testing.T) {
+	t.Parallel()
+	var data json.RawMessage
+	require.NoError(t, strictjson.DecodeValue([]byte(" {\"k\": [1, {\"x\": \"é\"}]}\n"), "data", &data))
+	require.JSONEq(t, `{"k":[1,{"x":"é"}]}`, string(data))
+	var list []inner
+	require.NoError(t, strictjson.DecodeValue([]byte(`[{"count":1},{"name":"n"}]`), "steps", &list))
+	require.Equal(t, 1, *list[0].Count)
+
+	tests := []struct {
+		name, raw, field, msg string
+		into                  any
+	}{
+		{"duplicate key", `{"a":1,"a":2}`, "data.a", "duplicate field", &json.RawMessage{}},
+		{"syntax error", `{"a":tru}`, "data.a", "malformed JSON", &json.RawMessage{}},
+		{"empty", ``, "data", "malformed JSON", &json.RawMessage{}},
+		{"trailing data", `{} {}`, "data", "unexpected data after the JSON value", &json.RawMessage{}},
+		{"NUL escape", `{"a":"\u0000"}`, "data.a", `\u0000`, &json.RawMessage{}},
+		{"invalid UTF-8", "{\"a\":\"caf\xe9\"}", "data.a", "invalid UTF-8", &json.RawMessage{}},
+		{"unstorable number", `{"a":1e2000000}`, "data.a", "too large", &json.RawMessage{}},
+		{"too deep", strings.Repeat("[", strictjson.MaxDepth) + strings.Repeat("]", strictjson.MaxDepth), "", "nested more than", &json.RawMessage{}},
+		{"unknown field in an element", `[{"count":1},{"colour":2}]`, "steps[1].colour", "unknown field", &[]inner{}},
+		{"wrong type in an element", `[{"count":"1"}]`, "steps.count", "must be an integer", &[]inner{}},
+		{"wrong type", `{"count":1}`, "steps", "must be an array", &[]inner{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			field := "data"
+			if _, ok := tt.into.(*[]inner); ok {
+				field = "steps"
+			}
+			err := strictjson.DecodeValue([]byte(tt.raw), field, tt.into)
+			var de *strictjson.Error
+			require.True(t, errors.As(err, &de), "want a *strictjson.Error, got %v", err)
+			if tt.field != "" {
+				require.Equal(t, tt.field, de.Field)
+			}
+			require.Contains(t, de.Message, tt.msg)
+		})
+	}
 }
