@@ -3,6 +3,8 @@ package openapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -50,4 +52,37 @@ func TestJSONNamesHeadersWithThePrefix(t *testing.T) {
 	require.Contains(t, headers, "Acme-HookQuota-Limit")
 	require.Contains(t, headers, "Retry-After")
 	require.NotContains(t, headers, "Sundial-HookQuota-Limit")
+}
+
+// The document is served to anyone's generator: Go bindings of the
+// gateway's own (go-bindings.overlay.yaml) belong to its generator's
+// configuration, never to the document, where they would name packages a
+// client cannot import.
+func TestJSONHasNoGeneratorBindings(t *testing.T) {
+	t.Parallel()
+	raw, err := openapi.JSON(openapi.DefaultHeaderPrefix)
+	require.NoError(t, err)
+	var doc any
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	require.Empty(t, bindings(doc, "$"))
+}
+
+// bindings returns the paths of the members of v named like oapi-codegen's
+// extensions (x-go-type, x-go-type-import, x-oapi-codegen-extra-tags...).
+func bindings(v any, path string) []string {
+	var found []string
+	switch v := v.(type) {
+	case map[string]any:
+		for name, member := range v {
+			if strings.HasPrefix(name, "x-go") || strings.HasPrefix(name, "x-oapi-codegen") {
+				found = append(found, path+"."+name)
+			}
+			found = append(found, bindings(member, path+"."+name)...)
+		}
+	case []any:
+		for i, item := range v {
+			found = append(found, bindings(item, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	}
+	return found
 }
