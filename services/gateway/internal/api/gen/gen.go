@@ -1219,6 +1219,12 @@ type HookAttemptListResponse struct {
 	Data []HookAttempt `json:"data"`
 }
 
+// HookListResponse defines model for HookListResponse.
+type HookListResponse struct {
+	Data []Hook   `json:"data"`
+	Meta ListMeta `json:"meta"`
+}
+
 // HookResponse defines model for HookResponse.
 type HookResponse struct {
 	// Data A scheduled delivery and what has happened to it so far.
@@ -1247,12 +1253,6 @@ type HooksResponse struct {
 	Data []Hook `json:"data"`
 }
 
-// ListHooksResponse defines model for ListHooksResponse.
-type ListHooksResponse struct {
-	Data []Hook   `json:"data"`
-	Meta ListMeta `json:"meta"`
-}
-
 // ListMeta defines model for ListMeta.
 type ListMeta struct {
 	// NextCursor The `cursor` of the next page; absent on the last page.
@@ -1263,18 +1263,6 @@ type ListMeta struct {
 
 	// TotalItemsCapped True when more than 100,000 items match and `totalItems` stopped at 100,000.
 	TotalItemsCapped bool `json:"totalItemsCapped"`
-}
-
-// ListSequenceRunsResponse defines model for ListSequenceRunsResponse.
-type ListSequenceRunsResponse struct {
-	Data []SequenceRun `json:"data"`
-	Meta ListMeta      `json:"meta"`
-}
-
-// ListSequencesResponse defines model for ListSequencesResponse.
-type ListSequencesResponse struct {
-	Data []Sequence `json:"data"`
-	Meta ListMeta   `json:"meta"`
 }
 
 // ListenerTicket defines model for ListenerTicket.
@@ -1513,6 +1501,12 @@ type SequenceCatchUp string
 // SequenceOverlap defines model for Sequence.Overlap.
 type SequenceOverlap string
 
+// SequenceListResponse defines model for SequenceListResponse.
+type SequenceListResponse struct {
+	Data []Sequence `json:"data"`
+	Meta ListMeta   `json:"meta"`
+}
+
 // SequencePreview defines model for SequencePreview.
 type SequencePreview struct {
 	// RunTimes The next slots, earliest first, in UTC; fewer than asked when the schedule ends.
@@ -1561,6 +1555,12 @@ type SequenceRunStatus string
 
 // SequenceRunTrigger defines model for SequenceRun.Trigger.
 type SequenceRunTrigger string
+
+// SequenceRunListResponse defines model for SequenceRunListResponse.
+type SequenceRunListResponse struct {
+	Data []SequenceRun `json:"data"`
+	Meta ListMeta      `json:"meta"`
+}
 
 // SequenceRunStep defines model for SequenceRunStep.
 type SequenceRunStep struct {
@@ -1774,10 +1774,10 @@ type SequenceCreated = SequenceResponse
 type SequenceFound = SequenceResponse
 
 // SequencePage defines model for SequencePage.
-type SequencePage = ListSequencesResponse
+type SequencePage = SequenceListResponse
 
 // SequenceRunPage defines model for SequenceRunPage.
-type SequenceRunPage = ListSequenceRunsResponse
+type SequenceRunPage = SequenceRunListResponse
 
 // SequenceRunTimes defines model for SequenceRunTimes.
 type SequenceRunTimes = SequencePreviewResponse
@@ -3299,7 +3299,7 @@ type SequencePageResponseHeaders struct {
 	XRequestId                openapi_types.UUID
 }
 type SequencePageJSONResponse struct {
-	Body ListSequencesResponse
+	Body SequenceListResponse
 
 	Headers SequencePageResponseHeaders
 }
@@ -3315,7 +3315,7 @@ type SequenceRunPageResponseHeaders struct {
 	XRequestId                openapi_types.UUID
 }
 type SequenceRunPageJSONResponse struct {
-	Body ListSequenceRunsResponse
+	Body SequenceRunListResponse
 
 	Headers SequenceRunPageResponseHeaders
 }
@@ -6633,7 +6633,7 @@ type ListHooks200ResponseHeaders struct {
 }
 
 type ListHooks200JSONResponse struct {
-	Body    ListHooksResponse
+	Body    HookListResponse
 	Headers ListHooks200ResponseHeaders
 }
 
