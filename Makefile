@@ -24,7 +24,7 @@ UNIT_PACKAGES := $(addsuffix /...,$(addprefix ./,$(filter-out $(SYSTEM_MODULES),
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
 GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' ':(glob)services/*/internal/storetest/*.go' \
-	services/gateway/internal/api/gen ':(glob)tests/internal/dbdump/*.go' README.md
+	services/gateway/internal/api/gen tests/openapiclient/gen ':(glob)tests/internal/dbdump/*.go' README.md
 PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
 # The gateway's OpenAPI document, and the linter that checks it, at exact
 # versions: npx fetches them from the npm registry once, then from its cache.
@@ -144,11 +144,17 @@ generate-proto: ## regenerate pkg/event/eventv1 from proto/
 		--go_opt=module=github.com/sundial-run/sundial/pkg $(PROTO_FILES)
 
 # The gateway's HTTP layer (models, echo server, strict server) from its
-# OpenAPI document; run from the document's folder, which the config's
-# paths are relative to.
-generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI document
+# OpenAPI document, with the Go bindings of its overlay; run from the
+# document's folder, which the config's paths are relative to. Then the
+# third-party client check's client (tests/openapiclient), from the document
+# as the gateway serves it, which names no Go type of the gateway's, and the
+# document's SHA-256, which its test compares with what a gateway serves.
+generate-openapi: ## regenerate the gateway's internal/api/gen, and tests/openapiclient/gen from the served document
 	GOWORK=off go -C tools build -o $(BIN)/oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	cd $(OPENAPI_DIR) && $(BIN)/oapi-codegen -config oapi-codegen.yaml openapi.yaml
+	go run ./tests/openapiclient/cmd/openapijson > $(BIN)/openapi.json
+	cd tests/openapiclient && $(BIN)/oapi-codegen -config oapi-codegen.yaml $(BIN)/openapi.json
+	sha256sum < $(BIN)/openapi.json | cut -d' ' -f1 > tests/openapiclient/gen/openapi.json.sha256
 
 # The configuration tables of README.md and services/scheduler/README.md,
 # between their configdoc markers, from the doc comments of the services'
