@@ -43,7 +43,7 @@ GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
 .PHONY: image image-push check-image print-version help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
-	check-generated check-fmt check-comments check-alerts vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
+	check-generated check-fmt check-comments check-alerts check-openapi-client vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
 	screenshots k8s k8s-check
 
 help: ## list the targets
@@ -162,8 +162,8 @@ generate-openapi: ## regenerate the gateway's internal/api/gen, and tests/openap
 generate-configdoc: ## regenerate the READMEs' configuration tables from the services' Configs
 	go run ./deploy/local/cmd/configdoc
 
-verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint, invalid deployment files, an image that does not build, or alert rules and dashboard queries that fail promtool
-	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi k8s-check check-image check-alerts
+verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint, a client generated from the served OpenAPI document that fails its round trip, invalid deployment files, an image that does not build, or alert rules and dashboard queries that fail promtool
+	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi check-openapi-client k8s-check check-image check-alerts
 
 # The tests make test leaves out, which vet and lint still read: the
 # benchmark's (benchcheck) and the image's (imagecheck).
@@ -231,6 +231,13 @@ build-modules: ## build and vet every module alone (GOWORK=off)
 
 lint-openapi: ## lint the gateway's OpenAPI document with Redocly's recommended rules
 	cd $(OPENAPI_DIR) && npx --yes -p $(LINT_NODE) -p $(REDOCLY_CLI) -c 'redocly lint --config redocly.yaml openapi.yaml'
+
+# The third-party client check: the client oapi-codegen generates from the
+# document as served (tests/openapiclient; check-generated catches a stale
+# one) schedules, reads, lists and cancels a hook, and reads a refusal,
+# against a gateway booted in-process on PostgreSQL and NATS.
+check-openapi-client: withpg ## run the round trip of the client generated from the served OpenAPI document
+	$(WITHPG) $(WITHPG_FLAGS) -- go test -count=1 ./tests/openapiclient/...
 
 # The Helm chart (charts/sundial, docs/operations.md): rendered with helm's
 # library for each shape package validate lists (small, ha, and the optional
