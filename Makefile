@@ -24,7 +24,7 @@ UNIT_PACKAGES := $(addsuffix /...,$(addprefix ./,$(filter-out $(SYSTEM_MODULES),
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
 GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' ':(glob)services/*/internal/storetest/*.go' \
-	services/gateway/internal/api/gen ':(glob)tests/internal/dbdump/*.go' docs/configuration.md
+	services/gateway/internal/api/gen tests/openapiclient/gen ':(glob)tests/internal/dbdump/*.go' docs/configuration.md
 PROTO_FILES = $(shell find proto -name '*.proto' | LC_ALL=C sort)
 # The gateway's OpenAPI document, and the linter that checks it, at exact
 # versions: npx fetches them from the npm registry once, then from its cache.
@@ -43,7 +43,7 @@ GO_TEST_FLAGS ?=
 WITHPG_FLAGS ?=
 
 .PHONY: image image-push check-image print-version help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
-	check-generated check-fmt check-comments check-alerts vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
+	check-generated check-fmt check-comments check-alerts check-openapi-client vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
 	screenshots k8s k8s-check
 
 help: ## list the targets
@@ -145,11 +145,17 @@ generate-proto: ## regenerate pkg/event/eventv1 from proto/
 		--go_opt=module=github.com/sundial-run/sundial/pkg $(PROTO_FILES)
 
 # The gateway's HTTP layer (models, echo server, strict server) from its
-# OpenAPI document; run from the document's folder, which the config's
-# paths are relative to.
-generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI document
+# OpenAPI document, with the Go bindings of its overlay; run from the
+# document's folder, which the config's paths are relative to. Then the
+# third-party client check's client (tests/openapiclient), from the document
+# as the gateway serves it, which names no Go type of the gateway's, and the
+# document's SHA-256, which its test compares with what a gateway serves.
+generate-openapi: ## regenerate the gateway's internal/api/gen, and tests/openapiclient/gen from the served document
 	GOWORK=off go -C tools build -o $(BIN)/oapi-codegen github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	cd $(OPENAPI_DIR) && $(BIN)/oapi-codegen -config oapi-codegen.yaml openapi.yaml
+	go run ./tests/openapiclient/cmd/openapijson > $(BIN)/openapi.json
+	cd tests/openapiclient && $(BIN)/oapi-codegen -config oapi-codegen.yaml $(BIN)/openapi.json
+	sha256sum < $(BIN)/openapi.json | cut -d' ' -f1 > tests/openapiclient/gen/openapi.json.sha256
 
 # The configuration tables of docs/configuration.md, between its configdoc
 # markers, from the doc comments of the services' Config fields and the
@@ -157,8 +163,8 @@ generate-openapi: ## regenerate the gateway's internal/api/gen from its OpenAPI 
 generate-configdoc: ## regenerate docs/configuration.md's tables from the services' Configs
 	go run ./deploy/local/cmd/configdoc
 
-verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint, invalid deployment files, an image that does not build, or alert rules and dashboard queries that fail promtool
-	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi k8s-check check-image check-alerts
+verify: generate ## fail on drifted generated code, unformatted files, diary comments, vet and golangci-lint findings, broken module builds, OpenAPI lint, a client generated from the served OpenAPI document that fails its round trip, invalid deployment files, an image that does not build, or alert rules and dashboard queries that fail promtool
+	@$(MAKE) -k check-generated check-fmt check-comments vet lint build-modules lint-openapi check-openapi-client k8s-check check-image check-alerts
 
 # The tests make test leaves out, which vet and lint still read: the
 # benchmark's (benchcheck) and the image's (imagecheck).
@@ -226,6 +232,13 @@ build-modules: ## build and vet every module alone (GOWORK=off)
 
 lint-openapi: ## lint the gateway's OpenAPI document with Redocly's recommended rules
 	cd $(OPENAPI_DIR) && npx --yes -p $(LINT_NODE) -p $(REDOCLY_CLI) -c 'redocly lint --config redocly.yaml openapi.yaml'
+
+# The third-party client check: the client oapi-codegen generates from the
+# document as served (tests/openapiclient; check-generated catches a stale
+# one) schedules, reads, lists and cancels a hook, and reads a refusal,
+# against a gateway booted in-process on PostgreSQL and NATS.
+check-openapi-client: withpg ## run the round trip of the client generated from the served OpenAPI document
+	$(WITHPG) $(WITHPG_FLAGS) -- go test -count=1 ./tests/openapiclient/...
 
 # The Helm chart (charts/sundial, docs/operations.md): rendered with helm's
 # library for each shape package validate lists (small, ha, and the optional

@@ -2,6 +2,10 @@
 // of truth from which internal/api/gen is generated (make generate-openapi),
 // and serves it as JSON.
 //
+// The document names no generator's bindings: the gateway's own Go types
+// are bound in go-bindings.overlay.yaml, which only its generator applies,
+// so that any client generator can read what is served.
+//
 // The document names Sundial's own response headers with the default prefix
 // (Sundial-HookQuota-Limit...). A deployment that renames them with
 // SUNDIAL_HEADER_PREFIX serves a document that uses its own names, so that

@@ -16,11 +16,12 @@ import (
 
 // strictBinder is the echo.Binder of the API: the generated strict handlers
 // call Bind with the operation's body type (a struct, from the document or
-// named there with x-go-type) before calling server's method. echo's own
-// binder decodes with encoding/json, which accepts unknown fields, names in
-// the wrong case, duplicated names, trailing data and invalid UTF-8; this
-// one refuses each with a 400 naming the problem (package strictjson), and
-// refuses a body that is not JSON (415) or too large (413).
+// a domain package's, bound by go-bindings.overlay.yaml) before calling
+// server's method. echo's own binder decodes with encoding/json, which
+// accepts unknown fields, names in the wrong case, duplicated names,
+// trailing data and invalid UTF-8; this one refuses each with a 400 naming
+// the problem (package strictjson), and refuses a body that is not JSON
+// (415) or too large (413).
 type strictBinder struct {
 	// limit is the largest body read, in bytes; batchLimit that of a
 	// batch of hooks.

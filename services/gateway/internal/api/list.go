@@ -73,7 +73,7 @@ func (l hookList) ListHooks(ctx context.Context, _ gen.ListHooksRequestObject) (
 	return hookPage{hooks: page.Hooks, meta: meta, release: release}, nil
 }
 
-// hookPage writes a page of hooks as gen.ListHooksResponse, one hook at a
+// hookPage writes a page of hooks as gen.HookListResponse, one hook at a
 // time: the generated response encodes the whole body into a buffer
 // first, a second copy of a page that may hold hooklist.MaxPageBytes. Each
 // hook is let go once written, so a slow reader holds less and less.

@@ -74,7 +74,7 @@ func (m sequenceManagement) ListSequences(ctx context.Context, req gen.ListSeque
 		data[i] = toSequence(s)
 	}
 	return gen.ListSequences200JSONResponse{SequencePageJSONResponse: gen.SequencePageJSONResponse{
-		Body: gen.ListSequencesResponse{Data: data, Meta: listMeta(page.Total, page.NextCursor)},
+		Body: gen.SequenceListResponse{Data: data, Meta: listMeta(page.Total, page.NextCursor)},
 	}}, nil
 }
 
@@ -171,7 +171,7 @@ func (m sequenceManagement) ListSequenceRuns(ctx context.Context, req gen.ListSe
 		data[i] = toRun(r)
 	}
 	return gen.ListSequenceRuns200JSONResponse{SequenceRunPageJSONResponse: gen.SequenceRunPageJSONResponse{
-		Body: gen.ListSequenceRunsResponse{Data: data, Meta: listMeta(page.Total, page.NextCursor)},
+		Body: gen.SequenceRunListResponse{Data: data, Meta: listMeta(page.Total, page.NextCursor)},
 	}}, nil
 }
 

@@ -1219,6 +1219,12 @@ type HookAttemptListResponse struct {
 	Data []HookAttempt `json:"data"`
 }
 
+// HookListResponse defines model for HookListResponse.
+type HookListResponse struct {
+	Data []Hook   `json:"data"`
+	Meta ListMeta `json:"meta"`
+}
+
 // HookResponse defines model for HookResponse.
 type HookResponse struct {
 	// Data A scheduled delivery and what has happened to it so far.
@@ -1247,12 +1253,6 @@ type HooksResponse struct {
 	Data []Hook `json:"data"`
 }
 
-// ListHooksResponse defines model for ListHooksResponse.
-type ListHooksResponse struct {
-	Data []Hook   `json:"data"`
-	Meta ListMeta `json:"meta"`
-}
-
 // ListMeta defines model for ListMeta.
 type ListMeta struct {
 	// NextCursor The `cursor` of the next page; absent on the last page.
@@ -1263,18 +1263,6 @@ type ListMeta struct {
 
 	// TotalItemsCapped True when more than 100,000 items match and `totalItems` stopped at 100,000.
 	TotalItemsCapped bool `json:"totalItemsCapped"`
-}
-
-// ListSequenceRunsResponse defines model for ListSequenceRunsResponse.
-type ListSequenceRunsResponse struct {
-	Data []SequenceRun `json:"data"`
-	Meta ListMeta      `json:"meta"`
-}
-
-// ListSequencesResponse defines model for ListSequencesResponse.
-type ListSequencesResponse struct {
-	Data []Sequence `json:"data"`
-	Meta ListMeta   `json:"meta"`
 }
 
 // ListenerTicket defines model for ListenerTicket.
@@ -1513,6 +1501,12 @@ type SequenceCatchUp string
 // SequenceOverlap defines model for Sequence.Overlap.
 type SequenceOverlap string
 
+// SequenceListResponse defines model for SequenceListResponse.
+type SequenceListResponse struct {
+	Data []Sequence `json:"data"`
+	Meta ListMeta   `json:"meta"`
+}
+
 // SequencePreview defines model for SequencePreview.
 type SequencePreview struct {
 	// RunTimes The next slots, earliest first, in UTC; fewer than asked when the schedule ends.
@@ -1561,6 +1555,12 @@ type SequenceRunStatus string
 
 // SequenceRunTrigger defines model for SequenceRun.Trigger.
 type SequenceRunTrigger string
+
+// SequenceRunListResponse defines model for SequenceRunListResponse.
+type SequenceRunListResponse struct {
+	Data []SequenceRun `json:"data"`
+	Meta ListMeta      `json:"meta"`
+}
 
 // SequenceRunStep defines model for SequenceRunStep.
 type SequenceRunStep struct {
@@ -1774,10 +1774,10 @@ type SequenceCreated = SequenceResponse
 type SequenceFound = SequenceResponse
 
 // SequencePage defines model for SequencePage.
-type SequencePage = ListSequencesResponse
+type SequencePage = SequenceListResponse
 
 // SequenceRunPage defines model for SequenceRunPage.
-type SequenceRunPage = ListSequenceRunsResponse
+type SequenceRunPage = SequenceRunListResponse
 
 // SequenceRunTimes defines model for SequenceRunTimes.
 type SequenceRunTimes = SequencePreviewResponse
@@ -2876,26 +2876,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 		Handler: si,
 	}
 
-	router.GET(options.BaseURL+"/hooks", wrapper.ListHooks, options.OperationMiddlewares["listHooks"]...)
-	router.POST(options.BaseURL+"/hooks", wrapper.CreateHook, options.OperationMiddlewares["createHook"]...)
-	router.DELETE(options.BaseURL+"/hooks/:id", wrapper.DeleteHook, options.OperationMiddlewares["deleteHook"]...)
-	router.GET(options.BaseURL+"/hooks/:id", wrapper.GetHook, options.OperationMiddlewares["getHook"]...)
-	router.GET(options.BaseURL+"/hooks/:id/attempts", wrapper.ListHookAttempts, options.OperationMiddlewares["listHookAttempts"]...)
-	router.POST(options.BaseURL+"/hooks/batch", wrapper.CreateHooks, options.OperationMiddlewares["createHooks"]...)
-	router.POST(options.BaseURL+"/hooks/bulk/retry", wrapper.BulkRetry, options.OperationMiddlewares["bulkRetry"]...)
-	router.POST(options.BaseURL+"/hooks/bulk/replay", wrapper.BulkReplay, options.OperationMiddlewares["bulkReplay"]...)
-	router.POST(options.BaseURL+"/hooks/bulk/cancel", wrapper.BulkCancel, options.OperationMiddlewares["bulkCancel"]...)
-	router.POST(options.BaseURL+"/hooks/retryIDs", wrapper.RetryIDs, options.OperationMiddlewares["retryIDs"]...)
-	router.GET(options.BaseURL+"/project", wrapper.GetProject, options.OperationMiddlewares["getProject"]...)
-	router.PATCH(options.BaseURL+"/project", wrapper.PatchProject, options.OperationMiddlewares["patchProject"]...)
 	router.GET(options.BaseURL+"/api-keys", wrapper.ListApiKeys, options.OperationMiddlewares["listApiKeys"]...)
 	router.POST(options.BaseURL+"/api-keys", wrapper.CreateApiKey, options.OperationMiddlewares["createApiKey"]...)
 	router.DELETE(options.BaseURL+"/api-keys/:id", wrapper.RevokeApiKey, options.OperationMiddlewares["revokeApiKey"]...)
-	router.GET(options.BaseURL+"/signing-keys", wrapper.ListSigningKeys, options.OperationMiddlewares["listSigningKeys"]...)
-	router.POST(options.BaseURL+"/signing-keys/rotate", wrapper.RotateSigningKey, options.OperationMiddlewares["rotateSigningKey"]...)
-	router.DELETE(options.BaseURL+"/signing-keys/:id", wrapper.RevokeSigningKey, options.OperationMiddlewares["revokeSigningKey"]...)
-	router.GET(options.BaseURL+"/endpoints", wrapper.ListEndpoints, options.OperationMiddlewares["listEndpoints"]...)
-	router.POST(options.BaseURL+"/endpoints/resume", wrapper.ResumeEndpoint, options.OperationMiddlewares["resumeEndpoint"]...)
+	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/ack", wrapper.AckHook, options.OperationMiddlewares["ackHook"]...)
+	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/nack", wrapper.NackHook, options.OperationMiddlewares["nackHook"]...)
 	router.GET(options.BaseURL+"/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
 	router.DELETE(options.BaseURL+"/channels/:id", wrapper.DeleteChannel, options.OperationMiddlewares["deleteChannel"]...)
@@ -2903,20 +2888,35 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/channels/:id", wrapper.PatchChannel, options.OperationMiddlewares["patchChannel"]...)
 	router.GET(options.BaseURL+"/channels/:id/sends", wrapper.ListChannelSends, options.OperationMiddlewares["listChannelSends"]...)
 	router.POST(options.BaseURL+"/channels/:id/test", wrapper.TestChannel, options.OperationMiddlewares["testChannel"]...)
+	router.GET(options.BaseURL+"/endpoints", wrapper.ListEndpoints, options.OperationMiddlewares["listEndpoints"]...)
+	router.POST(options.BaseURL+"/endpoints/resume", wrapper.ResumeEndpoint, options.OperationMiddlewares["resumeEndpoint"]...)
+	router.GET(options.BaseURL+"/hooks", wrapper.ListHooks, options.OperationMiddlewares["listHooks"]...)
+	router.POST(options.BaseURL+"/hooks", wrapper.CreateHook, options.OperationMiddlewares["createHook"]...)
+	router.DELETE(options.BaseURL+"/hooks/:id", wrapper.DeleteHook, options.OperationMiddlewares["deleteHook"]...)
+	router.GET(options.BaseURL+"/hooks/:id", wrapper.GetHook, options.OperationMiddlewares["getHook"]...)
+	router.GET(options.BaseURL+"/hooks/:id/attempts", wrapper.ListHookAttempts, options.OperationMiddlewares["listHookAttempts"]...)
+	router.POST(options.BaseURL+"/hooks/batch", wrapper.CreateHooks, options.OperationMiddlewares["createHooks"]...)
+	router.POST(options.BaseURL+"/hooks/bulk/cancel", wrapper.BulkCancel, options.OperationMiddlewares["bulkCancel"]...)
+	router.POST(options.BaseURL+"/hooks/bulk/replay", wrapper.BulkReplay, options.OperationMiddlewares["bulkReplay"]...)
+	router.POST(options.BaseURL+"/hooks/bulk/retry", wrapper.BulkRetry, options.OperationMiddlewares["bulkRetry"]...)
+	router.POST(options.BaseURL+"/hooks/retryIDs", wrapper.RetryIDs, options.OperationMiddlewares["retryIDs"]...)
+	router.GET(options.BaseURL+"/project", wrapper.GetProject, options.OperationMiddlewares["getProject"]...)
+	router.PATCH(options.BaseURL+"/project", wrapper.PatchProject, options.OperationMiddlewares["patchProject"]...)
 	router.GET(options.BaseURL+"/sequences", wrapper.ListSequences, options.OperationMiddlewares["listSequences"]...)
 	router.POST(options.BaseURL+"/sequences", wrapper.CreateSequence, options.OperationMiddlewares["createSequence"]...)
-	router.POST(options.BaseURL+"/sequences/preview", wrapper.PreviewSchedule, options.OperationMiddlewares["previewSchedule"]...)
 	router.DELETE(options.BaseURL+"/sequences/:id", wrapper.DeleteSequence, options.OperationMiddlewares["deleteSequence"]...)
 	router.GET(options.BaseURL+"/sequences/:id", wrapper.GetSequence, options.OperationMiddlewares["getSequence"]...)
 	router.PUT(options.BaseURL+"/sequences/:id", wrapper.ReplaceSequence, options.OperationMiddlewares["replaceSequence"]...)
 	router.POST(options.BaseURL+"/sequences/:id/pause", wrapper.PauseSequence, options.OperationMiddlewares["pauseSequence"]...)
-	router.POST(options.BaseURL+"/sequences/:id/resume", wrapper.ResumeSequence, options.OperationMiddlewares["resumeSequence"]...)
-	router.POST(options.BaseURL+"/sequences/:id/trigger", wrapper.TriggerSequence, options.OperationMiddlewares["triggerSequence"]...)
-	router.GET(options.BaseURL+"/sequences/:id/runs", wrapper.ListSequenceRuns, options.OperationMiddlewares["listSequenceRuns"]...)
 	router.GET(options.BaseURL+"/sequences/:id/preview", wrapper.PreviewSequence, options.OperationMiddlewares["previewSequence"]...)
+	router.POST(options.BaseURL+"/sequences/:id/resume", wrapper.ResumeSequence, options.OperationMiddlewares["resumeSequence"]...)
+	router.GET(options.BaseURL+"/sequences/:id/runs", wrapper.ListSequenceRuns, options.OperationMiddlewares["listSequenceRuns"]...)
+	router.POST(options.BaseURL+"/sequences/:id/trigger", wrapper.TriggerSequence, options.OperationMiddlewares["triggerSequence"]...)
+	router.POST(options.BaseURL+"/sequences/preview", wrapper.PreviewSchedule, options.OperationMiddlewares["previewSchedule"]...)
+	router.GET(options.BaseURL+"/signing-keys", wrapper.ListSigningKeys, options.OperationMiddlewares["listSigningKeys"]...)
+	router.DELETE(options.BaseURL+"/signing-keys/:id", wrapper.RevokeSigningKey, options.OperationMiddlewares["revokeSigningKey"]...)
+	router.POST(options.BaseURL+"/signing-keys/rotate", wrapper.RotateSigningKey, options.OperationMiddlewares["rotateSigningKey"]...)
 	router.POST(options.BaseURL+"/ws/ticket", wrapper.CreateListenerTicket, options.OperationMiddlewares["createListenerTicket"]...)
-	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/ack", wrapper.AckHook, options.OperationMiddlewares["ackHook"]...)
-	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/nack", wrapper.NackHook, options.OperationMiddlewares["nackHook"]...)
 
 }
 
@@ -3299,7 +3299,7 @@ type SequencePageResponseHeaders struct {
 	XRequestId                openapi_types.UUID
 }
 type SequencePageJSONResponse struct {
-	Body ListSequencesResponse
+	Body SequenceListResponse
 
 	Headers SequencePageResponseHeaders
 }
@@ -3315,7 +3315,7 @@ type SequenceRunPageResponseHeaders struct {
 	XRequestId                openapi_types.UUID
 }
 type SequenceRunPageJSONResponse struct {
-	Body ListSequenceRunsResponse
+	Body SequenceRunListResponse
 
 	Headers SequenceRunPageResponseHeaders
 }
@@ -6633,7 +6633,7 @@ type ListHooks200ResponseHeaders struct {
 }
 
 type ListHooks200JSONResponse struct {
-	Body    ListHooksResponse
+	Body    HookListResponse
 	Headers ListHooks200ResponseHeaders
 }
 
