@@ -16,6 +16,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/sundial-run/sundial/pkg v0.0.0-00010101000000-000000000000
 	github.com/sundial-run/sundial/testkit v0.0.0-00010101000000-000000000000
+	github.com/wneessen/go-mail v0.8.1
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	google.golang.org/protobuf v1.36.12
 )

@@ -10,6 +10,7 @@ import (
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
+	"net/textproto"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,8 @@ func parseMail(t *testing.T, data []byte) parsedMail {
 		require.NoError(t, err)
 		partType, partParams, err := mime.ParseMediaType(part.Header.Get("Content-Type"))
 		require.NoError(t, err)
-		require.Equal(t, "utf-8", partParams["charset"])
+		// Charset names are case-insensitive (RFC 2046).
+		require.Equal(t, "utf-8", strings.ToLower(partParams["charset"]))
 		types = append(types, partType)
 		switch partType {
 		case "text/plain":
@@ -150,7 +152,7 @@ func TestEmailNonASCIISubject(t *testing.T) {
 
 	m := parseMail(t, srv.Wait(t, 1)[0].Data)
 	raw := m.Header.Get("Subject")
-	require.True(t, strings.HasPrefix(raw, "=?utf-8?q?"), raw)
+	require.True(t, strings.HasPrefix(strings.ToLower(raw), "=?utf-8?q?"), raw)
 	decoded, err := new(mime.WordDecoder).DecodeHeader(raw)
 	require.NoError(t, err)
 	require.Equal(t, b.msg.Subject(), decoded)
@@ -242,32 +244,146 @@ func TestOwnersWithoutServer(t *testing.T) {
 	require.EqualError(t, err, "no SMTP server is configured for owner e-mails (SUNDIAL_NOTIFIER_SMTP_HOST)")
 }
 
-func TestEmailServerThatNeverAnswers(t *testing.T) {
-	t.Parallel()
+// scripted is a server that answers as a test's script says: what the
+// real server of smtptest never answers.
+type scripted struct {
+	port     int
+	accepted chan struct{}
+}
+
+// startScripted accepts one connection on 127.0.0.1 and sends greeting
+// (none when empty: a server that never answers); then it answers each
+// command with replies[its verb], "250 ok" when the script has none.
+func startScripted(t *testing.T, greeting string, replies map[string]string) *scripted {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
-	held := make(chan net.Conn, 1)
+	sc := &scripted{port: l.Addr().(*net.TCPAddr).Port, accepted: make(chan struct{})}
+	conns := make(chan net.Conn, 1)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		c, err := l.Accept()
-		if err == nil {
-			held <- c // accepted, never greeted
+		if err != nil {
+			return
+		}
+		conns <- c
+		close(sc.accepted)
+		if greeting == "" {
+			_, _ = io.Copy(io.Discard, c) // accepted, never greeted
+			return
+		}
+		tc := textproto.NewConn(c)
+		for reply := greeting; tc.PrintfLine("%s", reply) == nil; {
+			line, err := tc.ReadLine()
+			if err != nil {
+				return
+			}
+			verb, _, _ := strings.Cut(line, " ")
+			if reply = replies[strings.ToUpper(verb)]; reply == "" {
+				reply = "250 ok"
+			}
 		}
 	}()
 	t.Cleanup(func() {
+		_ = l.Close()
 		select {
-		case c := <-held:
+		case c := <-conns:
 			_ = c.Close()
 		default:
 		}
+		<-done
 	})
-	b := setup(t, setupOptions{timeout: 300 * time.Millisecond})
-	cfg := channelconfig.Email{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, TLS: channelconfig.TLSNone,
-		From: "sundial@alerts.test", To: recipients}
+	return sc
+}
 
-	err = b.sender.Send(context.Background(), emailTarget(cfg), b.msg)
+func (sc *scripted) config(policy string) channelconfig.Email {
+	return channelconfig.Email{Host: "127.0.0.1", Port: sc.port, TLS: policy, From: "sundial@alerts.test", To: recipients}
+}
+
+func TestEmailServerThatNeverAnswers(t *testing.T) {
+	t.Parallel()
+	sc := startScripted(t, "", nil)
+	b := setup(t, setupOptions{timeout: 300 * time.Millisecond})
+
+	err := b.sender.Send(context.Background(), emailTarget(sc.config(channelconfig.TLSNone)), b.msg)
 
 	require.EqualError(t, err, "timeout after 300ms")
+}
+
+func TestEmailStoppedByCaller(t *testing.T) {
+	t.Parallel()
+	sc := startScripted(t, "", nil)
+	b := setup(t, setupOptions{timeout: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-sc.accepted // connected: stop as a SIGTERM would
+		cancel()
+	}()
+	start := time.Now()
+
+	err := b.sender.Send(ctx, emailTarget(sc.config(channelconfig.TLSNone)), b.msg)
+
+	require.ErrorIs(t, err, context.Canceled)
+	require.EqualError(t, err, "stopped before the send finished")
+	// At once, not when each step's deadline (the timeout) passes.
+	require.Less(t, time.Since(start), time.Minute)
+}
+
+func TestEmailRefusalNamesItsStep(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		greeting string
+		replies  map[string]string
+		policy   string
+		want     string
+	}{
+		"greeting": {"554 5.3.2 no service here", nil, channelconfig.TLSNone,
+			"SMTP 554 no service here (greeting)"},
+		"starttls": {"220 hi", map[string]string{"EHLO": "250-hi\r\n250 STARTTLS", "STARTTLS": "454 4.7.0 TLS not available"},
+			channelconfig.TLSStartTLS, "SMTP 454 TLS not available (STARTTLS)"},
+		"mail from": {"220 hi", map[string]string{"MAIL": "451 4.3.0 try later"}, channelconfig.TLSNone,
+			"SMTP 451 try later (MAIL FROM sundial@alerts.test)"},
+		"data": {"220 hi", map[string]string{"DATA": "554 5.6.0 no thanks"}, channelconfig.TLSNone,
+			"SMTP 554 no thanks (DATA)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc := startScripted(t, tc.greeting, tc.replies)
+			b := setup(t, setupOptions{})
+
+			err := b.sender.Send(context.Background(), emailTarget(sc.config(tc.policy)), b.msg)
+
+			require.EqualError(t, err, tc.want)
+		})
+	}
+}
+
+func TestEmailServerWithoutAUTH(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.Start(t, smtptest.Options{TLS: smtptest.TLSStartTLS})
+	b := setup(t, setupOptions{roots: srv.CertPool})
+
+	err := b.sender.Send(context.Background(), emailTarget(emailConfig(srv, channelconfig.TLSStartTLS, true)), b.msg)
+
+	require.EqualError(t, err, "the SMTP server does not offer authentication (AUTH), but the channel has a username")
+	require.Empty(t, srv.Messages())
+}
+
+func TestOwnersRefuseHeaderInjection(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.Start(t, smtptest.Options{TLS: smtptest.TLSNone})
+	owner := emailConfig(srv, channelconfig.TLSNone, false)
+	owner.From = "sundial@alerts.test\r\nBcc: spy@evil.test"
+	b := setup(t, setupOptions{owner: &owner})
+
+	err := b.sender.Send(context.Background(), channel.Target{Kind: channel.KindOwners, To: []string{"owner@acme.test"}}, b.msg)
+	require.ErrorContains(t, err, "sender address: ")
+
+	owner.From = "sundial@alerts.test"
+	err = b.sender.Send(context.Background(), channel.Target{Kind: channel.KindOwners, To: []string{"owner@acme.test\r\nBcc: spy@evil.test"}}, b.msg)
+	require.ErrorContains(t, err, "owner address: ")
+	require.Empty(t, srv.Messages())
 }
 
 func TestEmailConnectionRefused(t *testing.T) {
