@@ -20,6 +20,9 @@ type hookPage struct {
 	// Data and SequenceData are pretty-printed JSON, shown as text.
 	Data, RetryOverride string
 	Attempts            []attemptView
+	// HasHeaders: an attempt recorded headers (docs/choices.md, "Attempt
+	// headers"); the page shows them under the attempts.
+	HasHeaders bool
 	// Done is the action just taken and how many hooks it affected.
 	Done     string
 	Affected string
@@ -58,6 +61,7 @@ func (d *Dashboard) hookDetail(w http.ResponseWriter, r *http.Request) {
 	page := hookPage{Hook: h, Data: pretty(h.Data), RetryOverride: pretty(h.RetryOverride)}
 	for _, a := range rows {
 		page.Attempts = append(page.Attempts, attemptView{Attempt: a, Ack: pretty(a.AckBody)})
+		page.HasHeaders = page.HasHeaders || a.RequestHeaders != nil || a.ResponseHeaders != nil
 	}
 	if done := bulk.Action(r.URL.Query().Get("done")); done.Valid() {
 		page.Done, page.Affected = string(done), r.URL.Query().Get("n")
