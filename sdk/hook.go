@@ -211,6 +211,17 @@ type HookAttempt struct {
 	Async           *HookAttemptAsync `json:"async,omitempty"`
 	// AckBody is what the receiver POSTed to the ack or nack URL.
 	AckBody json.RawMessage `json:"ackBody,omitempty"`
+	// RequestHeaders are the headers of the request as Sundial sent it,
+	// names spelled as sent, and ResponseHeaders the receiver's answer's:
+	// each name with its values, bounded, credentials "[redacted]"; nil
+	// when none was recorded. A plain map, not an http.Header, whose Get
+	// would miss a name not in canonical form ("Sundial-Ack-URL").
+	RequestHeaders  map[string][]string `json:"requestHeaders,omitempty"`
+	ResponseHeaders map[string][]string `json:"responseHeaders,omitempty"`
+	// RequestHeadersOmitted and ResponseHeadersOmitted count the header
+	// lines the bounds left out (at most 50 lines and 8 KiB a side).
+	RequestHeadersOmitted  int `json:"requestHeadersOmitted,omitempty"`
+	ResponseHeadersOmitted int `json:"responseHeadersOmitted,omitempty"`
 }
 
 // HookAttemptAsync is the async side of an attempt answered 202.

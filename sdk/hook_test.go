@@ -75,3 +75,24 @@ func TestAllYieldsAnErrorOnce(t *testing.T) {
 	require.NotEmpty(t, apiErr.Fields(), "error %v", apiErr)
 	require.Equal(t, "cursor", apiErr.Fields()[0], "error %v", apiErr)
 }
+
+// TestAttemptsCarryTheirHeaders: an attempt's recorded headers decode as
+// maps of name to values, names as the API spells them; an attempt without
+// them has nil maps.
+func TestAttemptsCarryTheirHeaders(t *testing.T) {
+	t.Parallel()
+	s := setup(t, answer{status: http.StatusOK, body: `{"data":[` +
+		`{"attempt":1,"startedAt":"2030-01-01T00:00:00Z","durationSeconds":0.1,"outcome":"failure","error":"timeout after 10s"},` +
+		`{"attempt":2,"startedAt":"2030-01-01T00:01:00Z","durationSeconds":0.2,"outcome":"success","statusCode":200,` +
+		`"requestHeaders":{"Sundial-Ack-URL":["https://s.example/v1/async/h/7/[redacted]/ack"]},` +
+		`"responseHeaders":{"Set-Cookie":["a=[redacted]","b=[redacted]"]},"responseHeadersOmitted":3}]}`})
+	attempts, err := s.client.Hooks.Attempts(context.Background(), "h")
+	require.NoError(t, err)
+	require.Len(t, attempts, 2)
+	require.Nil(t, attempts[0].RequestHeaders)
+	require.Nil(t, attempts[0].ResponseHeaders)
+	require.Equal(t, []string{"https://s.example/v1/async/h/7/[redacted]/ack"}, attempts[1].RequestHeaders["Sundial-Ack-URL"])
+	require.Equal(t, []string{"a=[redacted]", "b=[redacted]"}, attempts[1].ResponseHeaders["Set-Cookie"])
+	require.Zero(t, attempts[1].RequestHeadersOmitted)
+	require.Equal(t, 3, attempts[1].ResponseHeadersOmitted)
+}

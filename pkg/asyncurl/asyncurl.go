@@ -77,3 +77,25 @@ func URLs(base string, secret []byte, hookID uuid.UUID, lease int64) (ack, nack 
 	nack = string(append(b[:prefix], "/nack"...))
 	return ack, nack
 }
+
+// RedactedToken stands for a token where an ack or nack URL is shown or
+// stored (an attempt's recorded request headers): the token is the URL's
+// only credential, and it is never stored.
+const RedactedToken = "[redacted]"
+
+// Redacted is u, an ack or nack URL as URLs makes it, with its token
+// replaced by RedactedToken, and the token it had. A string of another
+// shape is RedactedToken whole, with no token.
+func Redacted(u string) (redacted, token string) {
+	i := strings.LastIndex(u, "/v1/async/")
+	if i < 0 {
+		return RedactedToken, ""
+	}
+	// <hook id>/<lease>/<token>/<ack|nack>
+	rest := u[i+len("/v1/async/"):]
+	parts := strings.Split(rest, "/")
+	if len(parts) != 4 || parts[2] == "" || (parts[3] != "ack" && parts[3] != "nack") {
+		return RedactedToken, ""
+	}
+	return u[:len(u)-len(rest)] + parts[0] + "/" + parts[1] + "/" + RedactedToken + "/" + parts[3], parts[2]
+}

@@ -64,3 +64,22 @@ func TestValidTimeoutIsOneSecondToADay(t *testing.T) {
 		require.Equal(t, want, asyncurl.ValidTimeout(n), n)
 	}
 }
+
+func TestRedacted(t *testing.T) {
+	t.Parallel()
+	token := asyncurl.Token(secret, hookID, 7)
+	ack, nack := asyncurl.URLs("https://sundial.example.com/base", secret, hookID, 7)
+	prefix := "https://sundial.example.com/base/v1/async/" + hookID.String() + "/7/"
+	got, gotToken := asyncurl.Redacted(ack)
+	require.Equal(t, prefix+"[redacted]/ack", got)
+	require.Equal(t, token, gotToken)
+	got, gotToken = asyncurl.Redacted(nack)
+	require.Equal(t, prefix+"[redacted]/nack", got)
+	require.Equal(t, token, gotToken)
+	for _, other := range []string{"", "https://x.example/v1/async/" + hookID.String() + "/7/" + token,
+		"https://x.example/v1/async/" + hookID.String() + "/7//ack", "https://x.example/" + token + "/ack"} {
+		got, gotToken := asyncurl.Redacted(other)
+		require.Equal(t, "[redacted]", got, other)
+		require.Empty(t, gotToken, other)
+	}
+}

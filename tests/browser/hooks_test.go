@@ -83,6 +83,20 @@ func TestHooks(t *testing.T) {
 		tb.at("hooks", b.overviewPath()+"/hooks", link)
 		tb.click(link)
 		tb.at("hook", b.hookPath(delivered.ID), "#hook-status")
+		// The attempt's headers, in a closed disclosure under the
+		// attempts: the request as the dispatcher sent it (the async URL's
+		// token redacted), and the receiver's answer.
+		details := `details#attempt-1-headers`
+		require.False(t, eval[bool](tb, `document.querySelector("`+details+`").open`))
+		tb.click(details + ` summary`)
+		require.True(t, eval[bool](tb, `document.querySelector("`+details+`").open`))
+		row := func(side, name string) string {
+			return eval[string](tb, `(() => { const r = Array.from(document.querySelectorAll("`+details+` table.`+side+
+				` tr")).find(r => r.querySelector("th") && r.querySelector("th").textContent === "`+name+`"); return r ? r.querySelector("td").textContent : ""; })()`)
+		}
+		require.Equal(t, "application/json", row("request-headers", "Content-Type"))
+		require.Regexp(t, `/v1/async/`+delivered.ID+`/\d+/\[redacted\]/ack$`, row("request-headers", "Sundial-Ack-URL"))
+		require.NotEmpty(t, row("response-headers", "Date"))
 		tb.accessible("hook")
 		require.Equal(t, "completed", tb.text("#hook-status"))
 		// Times in the viewer's zone (the browser's, UTC here unless TZ

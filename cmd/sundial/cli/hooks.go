@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -202,7 +204,8 @@ func printHooks(w io.Writer, page sundial.HookPage) {
 }
 
 func getCommand(s *state) *cobra.Command {
-	return &cobra.Command{
+	var headers bool
+	cmd := &cobra.Command{
 		Use:   "get ID",
 		Short: "Show one hook",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -231,8 +234,44 @@ func getCommand(s *state) *cobra.Command {
 			return s.emit(v, func(w io.Writer) {
 				printHook(w, h)
 				printAttempts(w, attempts)
+				if headers {
+					printHeaders(w, attempts)
+				}
 			})
 		},
+	}
+	cmd.Flags().BoolVar(&headers, "headers", false,
+		"also show each attempt's request and response headers (--output json always has them)")
+	return cmd
+}
+
+// printHeaders writes each attempt's recorded headers, the request's then
+// the answer's, one "Name: value" line a value, names in order.
+func printHeaders(w io.Writer, attempts []sundial.HookAttempt) {
+	for _, a := range attempts {
+		if a.RequestHeaders == nil && a.ResponseHeaders == nil {
+			fmt.Fprintf(w, "\nAttempt %d: no headers recorded.\n", a.Attempt)
+			continue
+		}
+		printSide(w, fmt.Sprintf("Attempt %d request headers", a.Attempt), a.RequestHeaders, a.RequestHeadersOmitted, "none recorded")
+		printSide(w, fmt.Sprintf("Attempt %d response headers", a.Attempt), a.ResponseHeaders, a.ResponseHeadersOmitted, "no answer")
+	}
+}
+
+func printSide(w io.Writer, title string, h map[string][]string, omitted int, none string) {
+	fmt.Fprintf(w, "\n%s", title)
+	if omitted > 0 {
+		fmt.Fprintf(w, " (%d more left out)", omitted)
+	}
+	if len(h) == 0 {
+		fmt.Fprintf(w, ": %s.\n", none)
+		return
+	}
+	fmt.Fprintln(w, ":")
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		for _, v := range h[name] {
+			fmt.Fprintf(w, "  %s: %s\n", name, v)
+		}
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 
 // TestGetShowsTheAttempts: `hooks get` shows the hook, then its attempts
 // (GET /v1/hooks/{id}/attempts), with each outcome, status and error, and
-// an async attempt's state; with --output json both, in one object.
+// an async attempt's state; with --headers each attempt's headers; with
+// --output json both, headers included, in one object.
 func TestGetShowsTheAttempts(t *testing.T) {
 	t.Parallel()
 	const id = "0193e3a0-0000-7000-8000-000000000001"
@@ -26,7 +27,9 @@ func TestGetShowsTheAttempts(t *testing.T) {
 		_, _ = w.Write([]byte(`{"data": [
 			{"attempt": 1, "startedAt": "2030-01-02T09:00:00Z", "durationSeconds": 10, "outcome": "failure", "error": "timeout after 10s"},
 			{"attempt": 2, "startedAt": "2030-01-02T09:00:40Z", "durationSeconds": 0.0123, "outcome": "async", "statusCode": 202,
-			 "async": {"state": "waiting", "deadline": "2030-01-02T10:00:40Z"}}]}`))
+			 "async": {"state": "waiting", "deadline": "2030-01-02T10:00:40Z"},
+			 "requestHeaders": {"User-Agent": ["Sundial/1.0"], "Authorization": ["[redacted]"]},
+			 "responseHeaders": {"X-Multi": ["one", "two"]}, "responseHeadersOmitted": 3}]}`))
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -39,11 +42,20 @@ func TestGetShowsTheAttempts(t *testing.T) {
 	require.Regexp(t, `ATTEMPT\s+STARTED\s+DURATION\s+OUTCOME\s+STATUS\s+ERROR`, res.stdout)
 	require.Regexp(t, `1\s+2030-01-02T09:00:00Z\s+10s\s+failure\s+timeout after 10s`, res.stdout)
 	require.Regexp(t, `2\s+2030-01-02T09:00:40Z\s+12ms\s+async \(waiting\)\s+202`, res.stdout)
+	require.NotContains(t, res.stdout, "headers", "headers only with --headers")
+
+	res = r.run(context.Background(), "hooks", "get", id, "--headers")
+	require.Equal(t, ExitOK, res.code, res.stderr)
+	require.Contains(t, res.stdout, "\nAttempt 1: no headers recorded.\n")
+	require.Contains(t, res.stdout, "\nAttempt 2 request headers:\n  Authorization: [redacted]\n  User-Agent: Sundial/1.0\n")
+	require.Contains(t, res.stdout, "\nAttempt 2 response headers (3 more left out):\n  X-Multi: one\n  X-Multi: two\n")
 
 	res = r.run(context.Background(), "hooks", "get", id, "-o", "json")
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.Contains(t, res.stdout, `"id":"`+id+`"`)
 	require.Contains(t, res.stdout, `"attemptHistory":[{"attempt":1`)
+	require.Contains(t, res.stdout, `"requestHeaders":{"Authorization":["[redacted]"],"User-Agent":["Sundial/1.0"]}`)
+	require.Contains(t, res.stdout, `"responseHeadersOmitted":3`)
 }
 
 // TestARefusedFieldIsSaidOnce: the API's refusal of a field reads as one

@@ -425,9 +425,16 @@ type AttemptResult struct {
 	// 1 s .. 1 h (pkg/retry, RetryAfter). Unset when there was none. The
 	// scheduler pauses the endpoint until then and retries the hook no sooner
 	// (docs/security.md, "Circuit breaker and Retry-After").
-	RetryAfter    *durationpb.Duration `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RetryAfter *durationpb.Duration `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// The headers of the request as this attempt made it, and of the answer
+	// as it came, bounded and with credentials redacted by the dispatcher
+	// (docs/choices.md, "Attempt headers"). The request's is unset when
+	// nothing was prepared (no signing key, a refused URL), the answer's when
+	// none came (a timeout, a connection error, a listener's answer).
+	RequestHeaders  *Headers `protobuf:"bytes,15,opt,name=request_headers,json=requestHeaders,proto3" json:"request_headers,omitempty"`
+	ResponseHeaders *Headers `protobuf:"bytes,16,opt,name=response_headers,json=responseHeaders,proto3" json:"response_headers,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AttemptResult) Reset() {
@@ -558,6 +565,130 @@ func (x *AttemptResult) GetRetryAfter() *durationpb.Duration {
 	return nil
 }
 
+func (x *AttemptResult) GetRequestHeaders() *Headers {
+	if x != nil {
+		return x.RequestHeaders
+	}
+	return nil
+}
+
+func (x *AttemptResult) GetResponseHeaders() *Headers {
+	if x != nil {
+		return x.ResponseHeaders
+	}
+	return nil
+}
+
+// Headers are one side of a delivery's header fields, as an attempt
+// records them.
+type Headers struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In order of name; a name appears once, with its values in the order
+	// they were sent.
+	Fields []*HeaderField `protobuf:"bytes,1,rep,name=fields,proto3" json:"fields,omitempty"`
+	// Header lines (one per value) left out by the bounds.
+	Omitted       int32 `protobuf:"varint,2,opt,name=omitted,proto3" json:"omitted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Headers) Reset() {
+	*x = Headers{}
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Headers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Headers) ProtoMessage() {}
+
+func (x *Headers) ProtoReflect() protoreflect.Message {
+	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Headers.ProtoReflect.Descriptor instead.
+func (*Headers) Descriptor() ([]byte, []int) {
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Headers) GetFields() []*HeaderField {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *Headers) GetOmitted() int32 {
+	if x != nil {
+		return x.Omitted
+	}
+	return 0
+}
+
+// HeaderField is one header name with its values.
+type HeaderField struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Values        []string               `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeaderField) Reset() {
+	*x = HeaderField{}
+	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeaderField) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeaderField) ProtoMessage() {}
+
+func (x *HeaderField) ProtoReflect() protoreflect.Message {
+	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeaderField.ProtoReflect.Descriptor instead.
+func (*HeaderField) Descriptor() ([]byte, []int) {
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *HeaderField) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *HeaderField) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // AttemptResults is the one message of the results subject (header
 // Sundial-Type: sundial.event.v1.AttemptResults): a batch of
 // AttemptResults, one result included. A dispatcher gathers the results of
@@ -576,7 +707,7 @@ type AttemptResults struct {
 
 func (x *AttemptResults) Reset() {
 	*x = AttemptResults{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -588,7 +719,7 @@ func (x *AttemptResults) String() string {
 func (*AttemptResults) ProtoMessage() {}
 
 func (x *AttemptResults) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[3]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -601,7 +732,7 @@ func (x *AttemptResults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptResults.ProtoReflect.Descriptor instead.
 func (*AttemptResults) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AttemptResults) GetResults() []*AttemptResult {
@@ -643,7 +774,7 @@ type Alert struct {
 
 func (x *Alert) Reset() {
 	*x = Alert{}
-	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +786,7 @@ func (x *Alert) String() string {
 func (*Alert) ProtoMessage() {}
 
 func (x *Alert) ProtoReflect() protoreflect.Message {
-	mi := &file_sundial_event_v1_event_proto_msgTypes[4]
+	mi := &file_sundial_event_v1_event_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +799,7 @@ func (x *Alert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alert.ProtoReflect.Descriptor instead.
 func (*Alert) Descriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{4}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Alert) GetAlertId() string {
@@ -802,7 +933,7 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\blistener\x18\x0e \x01(\bR\blistener\x12-\n" +
 	"\x04hold\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x04hold\";\n" +
 	"\bDueHooks\x12/\n" +
-	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xc8\x05\n" +
+	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xd2\x06\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -822,10 +953,18 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\rtrace_context\x18\f \x03(\v21.sundial.event.v1.AttemptResult.TraceContextEntryR\ftraceContext\x126\n" +
 	"\tdefer_for\x18\r \x01(\v2\x19.google.protobuf.DurationR\bdeferFor\x12:\n" +
 	"\vretry_after\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\n" +
-	"retryAfter\x1a?\n" +
+	"retryAfter\x12B\n" +
+	"\x0frequest_headers\x18\x0f \x01(\v2\x19.sundial.event.v1.HeadersR\x0erequestHeaders\x12D\n" +
+	"\x10response_headers\x18\x10 \x01(\v2\x19.sundial.event.v1.HeadersR\x0fresponseHeaders\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"K\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\aHeaders\x125\n" +
+	"\x06fields\x18\x01 \x03(\v2\x1d.sundial.event.v1.HeaderFieldR\x06fields\x12\x18\n" +
+	"\aomitted\x18\x02 \x01(\x05R\aomitted\"9\n" +
+	"\vHeaderField\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"K\n" +
 	"\x0eAttemptResults\x129\n" +
 	"\aresults\x18\x01 \x03(\v2\x1f.sundial.event.v1.AttemptResultR\aresults\"\x9c\x04\n" +
 	"\x05Alert\x12\x19\n" +
@@ -875,43 +1014,48 @@ func file_sundial_event_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_sundial_event_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_sundial_event_v1_event_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: sundial.event.v1.Outcome
 	(AlertKind)(0),                // 1: sundial.event.v1.AlertKind
 	(*DueHook)(nil),               // 2: sundial.event.v1.DueHook
 	(*DueHooks)(nil),              // 3: sundial.event.v1.DueHooks
 	(*AttemptResult)(nil),         // 4: sundial.event.v1.AttemptResult
-	(*AttemptResults)(nil),        // 5: sundial.event.v1.AttemptResults
-	(*Alert)(nil),                 // 6: sundial.event.v1.Alert
-	nil,                           // 7: sundial.event.v1.AttemptResult.TraceContextEntry
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 9: google.protobuf.Duration
+	(*Headers)(nil),               // 5: sundial.event.v1.Headers
+	(*HeaderField)(nil),           // 6: sundial.event.v1.HeaderField
+	(*AttemptResults)(nil),        // 7: sundial.event.v1.AttemptResults
+	(*Alert)(nil),                 // 8: sundial.event.v1.Alert
+	nil,                           // 9: sundial.event.v1.AttemptResult.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 11: google.protobuf.Duration
 }
 var file_sundial_event_v1_event_proto_depIdxs = []int32{
-	8,  // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
-	8,  // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
-	8,  // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
-	9,  // 5: sundial.event.v1.DueHook.hold:type_name -> google.protobuf.Duration
+	10, // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
+	10, // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
+	10, // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
+	10, // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
+	11, // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
+	11, // 5: sundial.event.v1.DueHook.hold:type_name -> google.protobuf.Duration
 	2,  // 6: sundial.event.v1.DueHooks.hooks:type_name -> sundial.event.v1.DueHook
 	0,  // 7: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
-	8,  // 8: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
-	9,  // 9: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
-	7,  // 10: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
-	9,  // 11: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
-	9,  // 12: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
-	4,  // 13: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
-	1,  // 14: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	8,  // 15: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	8,  // 16: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	8,  // 17: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	10, // 8: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
+	11, // 9: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
+	9,  // 10: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
+	11, // 11: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
+	11, // 12: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
+	5,  // 13: sundial.event.v1.AttemptResult.request_headers:type_name -> sundial.event.v1.Headers
+	5,  // 14: sundial.event.v1.AttemptResult.response_headers:type_name -> sundial.event.v1.Headers
+	6,  // 15: sundial.event.v1.Headers.fields:type_name -> sundial.event.v1.HeaderField
+	4,  // 16: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	1,  // 17: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	10, // 18: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	10, // 19: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	10, // 20: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }
@@ -925,7 +1069,7 @@ func file_sundial_event_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sundial_event_v1_event_proto_rawDesc), len(file_sundial_event_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

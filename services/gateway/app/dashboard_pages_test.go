@@ -192,6 +192,36 @@ func TestDashboardHooksListAndHookPage(t *testing.T) {
 	require.Equal(t, "failed", d.storedHookIn(foreign).Status) // not this project's: untouched
 }
 
+// TestDashboardHookPageShowsTheAttemptsHeaders: under the attempts, one
+// disclosure per attempt that recorded headers, the request's then the
+// answer's, each value a row, markup shown as text, with the lines left
+// out; an attempt without headers has none.
+func TestDashboardHookPageShowsTheAttemptsHeaders(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	id := uuid.MustParse(d.stateHook(d.creds.ProjectID, "completed", bulkDay))
+	for _, a := range []storetest.InsertAttemptWithHeadersForTestParams{
+		{Attempt: 1},
+		{Attempt: 2, RequestHeaders: json.RawMessage(`{"Content-Type": ["application/json"], "Authorization": ["[redacted]"]}`),
+			ResponseHeaders: json.RawMessage(`{"X-Multi": ["one", "two"], "X-Evil": ["<script>x()</script>"]}`), ResponseHeadersOmitted: 3},
+		{Attempt: 3, RequestHeaders: json.RawMessage(`{"Content-Type": ["application/json"]}`)},
+	} {
+		a.HookID = id
+		require.NoError(t, d.tq.InsertAttemptWithHeadersForTest(d.ctx, a))
+	}
+	p := d.signedIn(account.Viewer).get(d.hooksPath("/" + id.String()))
+	require.Equal(t, http.StatusOK, p.status)
+	require.NotContains(t, p.body, `id="attempt-1-headers"`)
+	require.Contains(t, p.body, `id="attempt-2-headers"`)
+	require.Contains(t, p.body, `id="attempt-3-headers"`)
+	require.Contains(t, p.body, `<th scope="row">Authorization</th><td><code>[redacted]</code></td>`)
+	require.Contains(t, p.body, `<th scope="row">X-Multi</th><td><code>one</code></td></tr><tr><th scope="row">X-Multi</th><td><code>two</code></td>`)
+	require.NotContains(t, p.body, "<script>x()")
+	require.Contains(t, p.body, "&lt;script&gt;x()&lt;/script&gt;")
+	require.Contains(t, p.body, "3 more line(s) left out.")
+	require.Equal(t, 1, strings.Count(p.body, "No answer."), "attempt 3 had no answer's headers")
+}
+
 func (d dashBundle) storedHookIn(id string) storetest.Hook {
 	d.t.Helper()
 	h, err := d.tq.GetHookForBulkTest(d.ctx, uuid.MustParse(id))

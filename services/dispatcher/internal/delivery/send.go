@@ -63,6 +63,10 @@ type Result struct {
 	// RetryAfter is the wait a 429 or 503 asked for in its Retry-After
 	// header, bounded (pkg/retry); 0 when there was none.
 	RetryAfter time.Duration
+	// RequestHeaders are the request's headers and ResponseHeaders the
+	// answer's, as the attempt records them (record.go); nil when no
+	// request was prepared or no answer came.
+	RequestHeaders, ResponseHeaders *eventv1.Headers
 }
 
 // headerNames are the Sundial-named headers under the deployment's prefix.
@@ -110,7 +114,9 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	defer x.end()
 	prepared := c.Prepare(r, sentAt)
 
-	res := Result{StartedAt: sentAt}
+	// Recorded before the exchange: an attempt whose connection failed
+	// still shows what it was to send.
+	res := Result{StartedAt: sentAt, RequestHeaders: prepared.Recorded(t.host)}
 	resp, err := c.do(x, t, prepared)
 	if errors.Is(err, ErrConnectionRate) && ctx.Err() == nil {
 		return Result{}, err
@@ -125,6 +131,7 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 		return c.failed(ctx, x, res, x.err())
 	}
 	res.StatusCode = resp.StatusCode
+	res.ResponseHeaders = prepared.recordAnswer(resp)
 	excerpt, readErr := c.readExcerpt(resp.Body)
 	res.Duration = time.Since(sentAt)
 	drainAndClose(resp.Body)

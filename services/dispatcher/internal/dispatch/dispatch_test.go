@@ -138,6 +138,7 @@ func signature(key, ts string, body []byte) string {
 func TestHandleDeliversAndPublishesTheResult(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header()["X-Trace"] = []string{"a", "b"}
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	})
@@ -167,6 +168,19 @@ func TestHandleDeliversAndPublishesTheResult(t *testing.T) {
 	require.Equal(t, `{"ok":true}`, res.GetResponseExcerpt())
 	require.Positive(t, res.GetDuration().AsDuration())
 	require.WithinDuration(t, time.Now(), res.GetStartedAt().AsTime(), time.Minute)
+	// Both sides' headers travel with the result (package delivery
+	// records them).
+	sent := map[string][]string{}
+	for _, f := range res.GetRequestHeaders().GetFields() {
+		sent[f.GetName()] = f.GetValues()
+	}
+	require.Equal(t, []string{req.Header.Get("Sundial-Signature")}, sent["Sundial-Signature"])
+	require.Equal(t, []string{"application/json"}, sent["Content-Type"])
+	answered := map[string][]string{}
+	for _, f := range res.GetResponseHeaders().GetFields() {
+		answered[f.GetName()] = f.GetValues()
+	}
+	require.Equal(t, []string{"a", "b"}, answered["X-Trace"])
 }
 
 func TestHandleSignsWithActiveAndLiveRetiringKeys(t *testing.T) {
@@ -187,6 +201,14 @@ func TestHandleSignsWithActiveAndLiveRetiringKeys(t *testing.T) {
 	entries := strings.Split(req.Header.Get("Sundial-Signature"), " ")
 	require.Equal(t, []string{signature("whsec_new", ts, req.Body), signature("whsec_old", ts, req.Body)}, entries)
 	require.Equal(t, "Bearer receiver-secret", req.Header.Get("Authorization"))
+	// The attempt records that an Authorization was sent, not its value.
+	for _, f := range fixture.LastResult(t, b.js).GetRequestHeaders().GetFields() {
+		if f.GetName() == "Authorization" {
+			require.Equal(t, []string{"[redacted]"}, f.GetValues())
+			return
+		}
+	}
+	t.Fatal("no Authorization recorded")
 }
 
 func TestHandleReportsAFailedAttempt(t *testing.T) {

@@ -71,6 +71,8 @@ func (h *Handler) sendToListener(ctx context.Context, due dueHook, creds credent
 		return notSent(listenerWait, listenerUnreached(answer, err))
 	}
 	done(ctx, res, nil)
+	// What the listener got; no HTTP answer came back.
+	res.RequestHeaders = prepared.Recorded("")
 	if due.msg.GetAttempt() == 1 {
 		h.cfg.Metrics.recordLateness(ctx, res.StartedAt, req.PostAt)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,6 +135,7 @@ func TestListenerAnswersBecomeAttemptResults(t *testing.T) {
 			require.NoError(t, b.handle(t, b.handler, due))
 
 			require.Len(t, got, 1, "one request to the gateway")
+			sent := <-got
 			require.Empty(t, b.receiver.Received(), "nothing is POSTed to the domain")
 			res := fixture.LastResult(t, b.js)
 			require.NotNil(t, res)
@@ -146,6 +148,19 @@ func TestListenerAnswersBecomeAttemptResults(t *testing.T) {
 			require.Zero(t, res.GetStatusCode(), "no HTTP exchange")
 			require.Empty(t, res.GetResponseExcerpt())
 			require.WithinDuration(t, time.Now(), res.GetStartedAt().AsTime(), time.Minute)
+			// The attempt records the headers the listener got (no Host:
+			// no HTTP request), its async URLs' token redacted, and no
+			// answer's headers.
+			recorded := map[string]string{}
+			for _, f := range res.GetRequestHeaders().GetFields() {
+				recorded[f.GetName()] = strings.Join(f.GetValues(), ", ")
+			}
+			require.Len(t, recorded, len(sent.GetHeaders()))
+			require.Equal(t, sent.GetHeaders()["Sundial-Signature"], recorded["Sundial-Signature"])
+			parts := strings.Split(sent.GetAckUrl(), "/")
+			token := parts[len(parts)-2]
+			require.Equal(t, strings.Replace(sent.GetAckUrl(), token, "[redacted]", 1), recorded["Sundial-Ack-URL"])
+			require.Nil(t, res.GetResponseHeaders())
 		})
 	}
 }

@@ -49,6 +49,8 @@ func attemptResult(due dueHook, res delivery.Result) *eventv1.AttemptResult {
 		Duration:            durationpb.New(res.Duration),
 		ResponseExcerpt:     res.Excerpt,
 		AsyncTimeoutSeconds: res.AsyncTimeoutSeconds,
+		RequestHeaders:      res.RequestHeaders,
+		ResponseHeaders:     res.ResponseHeaders,
 	}
 	if res.RetryAfter > 0 {
 		r.RetryAfter = durationpb.New(res.RetryAfter)

@@ -29,10 +29,11 @@ const (
 	MaxLinger    = time.Second
 	// maxBatchBytes bounds a batch's encoded size well below NATS's
 	// smallest usual max_payload (1 MiB): response excerpts may be up to
-	// 64 KiB each.
+	// 64 KiB each, and recorded headers 8 KiB a side (package delivery).
 	maxBatchBytes = 512 << 10
 	// resultOverhead is what a result takes in a message besides its
-	// error text and excerpt (ids, times, trace context), rounded up.
+	// error text, excerpt and headers (ids, times, trace context), rounded
+	// up.
 	resultOverhead = 256
 )
 
@@ -100,7 +101,22 @@ func (b *Batcher) Run(ctx context.Context) {
 }
 
 func jobSize(j *job) int {
-	return resultOverhead + len(j.Item.GetError()) + len(j.Item.GetResponseExcerpt())
+	r := j.Item
+	return resultOverhead + len(r.GetError()) + len(r.GetResponseExcerpt()) +
+		headersSize(r.GetRequestHeaders()) + headersSize(r.GetResponseHeaders())
+}
+
+// headersSize is about what h takes in a message: its names and values,
+// and a few bytes of framing each.
+func headersSize(h *eventv1.Headers) int {
+	n := 0
+	for _, f := range h.GetFields() {
+		n += len(f.GetName()) + 4
+		for _, v := range f.GetValues() {
+			n += len(v) + 2
+		}
+	}
+	return n
 }
 
 // flush publishes a batch as one message and tells each reporter how it

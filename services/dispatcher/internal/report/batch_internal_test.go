@@ -163,6 +163,19 @@ func TestBatchBoundsItsSize(t *testing.T) {
 	require.Equal(t, 4, total)
 }
 
+// TestJobSizeCountsTheHeaders: a result's weight in a batch is at least
+// its encoded size when headers make up most of it.
+func TestJobSizeCountsTheHeaders(t *testing.T) {
+	t.Parallel()
+	r := result(1)
+	h := &eventv1.Headers{}
+	for i := range 50 {
+		h.Fields = append(h.Fields, &eventv1.HeaderField{Name: fmt.Sprintf("X-Header-%02d", i), Values: []string{"a", "value of some length"}})
+	}
+	r.RequestHeaders, r.ResponseHeaders = h, h
+	require.GreaterOrEqual(t, jobSize(&job{Item: r}), proto.Size(r))
+}
+
 func TestNewBatcherRefusesBadConfig(t *testing.T) {
 	t.Parallel()
 	for _, cfg := range []BatchConfig{{MaxBatch: 0}, {MaxBatch: MaxBatchSize + 1}, {MaxBatch: 2, Linger: -1}, {MaxBatch: 2, Linger: 2 * MaxLinger}} {

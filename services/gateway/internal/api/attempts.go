@@ -60,5 +60,23 @@ func toAttempt(r attempt.Attempt) gen.HookAttempt {
 		body := json.RawMessage(r.AckBody)
 		a.AckBody = &body
 	}
+	if r.RequestHeaders != nil {
+		h := gen.AttemptHeaders(r.RequestHeaders)
+		a.RequestHeaders = &h
+	}
+	if r.ResponseHeaders != nil {
+		h := gen.AttemptHeaders(r.ResponseHeaders)
+		a.ResponseHeaders = &h
+	}
+	a.RequestHeadersOmitted = positive(r.RequestHeadersOmitted)
+	a.ResponseHeadersOmitted = positive(r.ResponseHeadersOmitted)
 	return a
+}
+
+// positive is n when above 0, else nil (left out of the answer).
+func positive(n int32) *int32 {
+	if n <= 0 {
+		return nil
+	}
+	return &n
 }

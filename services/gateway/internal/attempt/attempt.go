@@ -32,6 +32,12 @@ type Attempt struct {
 	// AckBody is the body the receiver acked or nacked an async attempt
 	// with.
 	AckBody json.RawMessage
+	// RequestHeaders and ResponseHeaders are the delivery's headers as the
+	// dispatcher recorded them, bounded and redacted (docs/choices.md,
+	// "Attempt headers"): each name with its values; nil when none was
+	// recorded. The Omitted counts are the lines the bounds left out.
+	RequestHeaders, ResponseHeaders               map[string][]string
+	RequestHeadersOmitted, ResponseHeadersOmitted int32
 }
 
 // Lister lists attempts.
@@ -57,7 +63,26 @@ func (l *Lister) List(ctx context.Context, projectID, hookID uuid.UUID) ([]Attem
 			Number: r.Attempt, StartedAt: r.StartedAt, DurationSeconds: r.DurationSeconds, Outcome: r.Outcome,
 			StatusCode: r.StatusCode, Error: r.Error, ResponseExcerpt: r.ResponseExcerpt, AsyncState: r.AsyncState,
 			AsyncDeadline: r.AsyncDeadline, AsyncTimeoutSecs: r.AsyncTimeoutSecs, AckBody: r.AckBody,
+			RequestHeadersOmitted: r.RequestHeadersOmitted, ResponseHeadersOmitted: r.ResponseHeadersOmitted,
+		}
+		if attempts[i].RequestHeaders, err = headers(r.RequestHeaders); err != nil {
+			return nil, fmt.Errorf("attempt %d of hook %s: request headers: %w", r.Attempt, hookID, err)
+		}
+		if attempts[i].ResponseHeaders, err = headers(r.ResponseHeaders); err != nil {
+			return nil, fmt.Errorf("attempt %d of hook %s: response headers: %w", r.Attempt, hookID, err)
 		}
 	}
 	return attempts, nil
+}
+
+// headers decodes a side's recorded headers; nil for none.
+func headers(raw json.RawMessage) (map[string][]string, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var h map[string][]string
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, err
+	}
+	return h, nil
 }

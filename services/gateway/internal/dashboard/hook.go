@@ -21,6 +21,9 @@ type hookPage struct {
 	// Data and SequenceData are pretty-printed JSON, shown as text.
 	Data, RetryOverride string
 	Attempts            []attemptView
+	// HasHeaders: an attempt recorded headers (docs/choices.md, "Attempt
+	// headers"); the page shows them under the attempts.
+	HasHeaders bool
 	// Done is the action just taken and how many hooks it affected.
 	Done     string
 	Affected string
@@ -35,10 +38,32 @@ type hookPage struct {
 // to follow it until its first attempt: one due later is not waited for.
 const followFor = time.Minute
 
-// attemptView is an attempt with its ack body pretty-printed.
+// attemptView is an attempt with its ack body pretty-printed, and its
+// headers as the page shows them: the request's, then the answer's; none
+// when it recorded neither.
 type attemptView struct {
 	attempt.Attempt
-	Ack string
+	Ack     string
+	Headers []headerSide
+}
+
+// headerSide is one side of an attempt's headers: a table of Class, titled
+// Title, with the lines the bounds left out, saying None when empty.
+type headerSide struct {
+	Title, Class, None string
+	Headers            map[string][]string
+	Omitted            int32
+}
+
+func viewAttempt(a attempt.Attempt) attemptView {
+	v := attemptView{Attempt: a, Ack: pretty(a.AckBody)}
+	if a.RequestHeaders != nil || a.ResponseHeaders != nil {
+		v.Headers = []headerSide{
+			{Title: "Request", Class: "request-headers", None: "None recorded.", Headers: a.RequestHeaders, Omitted: a.RequestHeadersOmitted},
+			{Title: "Response", Class: "response-headers", None: "No answer.", Headers: a.ResponseHeaders, Omitted: a.ResponseHeadersOmitted},
+		}
+	}
+	return v
 }
 
 // hookDetail is GET /dashboard/p/{project}/hooks/{id}: every field of the
@@ -67,7 +92,9 @@ func (d *Dashboard) hookDetail(w http.ResponseWriter, r *http.Request) {
 	}
 	page := hookPage{Hook: h, Data: pretty(h.Data), RetryOverride: pretty(h.RetryOverride)}
 	for _, a := range rows {
-		page.Attempts = append(page.Attempts, attemptView{Attempt: a, Ack: pretty(a.AckBody)})
+		v := viewAttempt(a)
+		page.Attempts = append(page.Attempts, v)
+		page.HasHeaders = page.HasHeaders || v.Headers != nil
 	}
 	if done := bulk.Action(r.URL.Query().Get("done")); done.Valid() {
 		page.Done, page.Affected = string(done), r.URL.Query().Get("n")

@@ -39,8 +39,9 @@ LIMIT 1;
 -- way): the attempt in flight (the hook's attempts + 1) is recorded with
 -- the answer, as the 202 would have recorded it, waiting for a scheduler to
 -- apply it; the hook itself is the scheduler's to change. The attempt's
--- duration and response excerpt are unknown and left empty; a nack ends its
--- wait now.
+-- duration, response excerpt and headers are unknown here and left empty
+-- until the 202's result brings them (the scheduler's
+-- CompleteAnsweredAttempt); a nack ends its wait now.
 INSERT INTO hook_attempts (
     hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code,
     async_state, async_deadline, async_timeout_secs, ack_body, answer_pending

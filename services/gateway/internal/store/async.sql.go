@@ -178,8 +178,9 @@ type RecordAnswerBeforeResultParams struct {
 // way): the attempt in flight (the hook's attempts + 1) is recorded with
 // the answer, as the 202 would have recorded it, waiting for a scheduler to
 // apply it; the hook itself is the scheduler's to change. The attempt's
-// duration and response excerpt are unknown and left empty; a nack ends its
-// wait now.
+// duration, response excerpt and headers are unknown here and left empty
+// until the 202's result brings them (the scheduler's
+// CompleteAnsweredAttempt); a nack ends its wait now.
 // Keeps the hook from being deleted until the attempt is in (attempts go
 // with their hook by migration 00026's trigger, which must see it).
 func (q *Queries) RecordAnswerBeforeResult(ctx context.Context, arg RecordAnswerBeforeResultParams) (int32, error) {

@@ -15,7 +15,8 @@ import (
 
 const listHookAttempts = `-- name: ListHookAttempts :many
 SELECT a.attempt, a.started_at, a.duration_seconds, a.outcome, a.status_code, a.error,
-    a.response_excerpt, a.async_state, a.async_deadline, a.async_timeout_secs, a.ack_body
+    a.response_excerpt, a.async_state, a.async_deadline, a.async_timeout_secs, a.ack_body,
+    a.request_headers, a.response_headers, a.request_headers_omitted, a.response_headers_omitted
 FROM hook_attempts AS a
 JOIN hooks AS h ON h.id = a.hook_id
 WHERE h.project_id = $1 AND h.id = $2
@@ -29,17 +30,21 @@ type ListHookAttemptsParams struct {
 }
 
 type ListHookAttemptsRow struct {
-	Attempt          int32
-	StartedAt        time.Time
-	DurationSeconds  float64
-	Outcome          string
-	StatusCode       *int32
-	Error            *string
-	ResponseExcerpt  *string
-	AsyncState       *string
-	AsyncDeadline    *time.Time
-	AsyncTimeoutSecs *int32
-	AckBody          json.RawMessage
+	Attempt                int32
+	StartedAt              time.Time
+	DurationSeconds        float64
+	Outcome                string
+	StatusCode             *int32
+	Error                  *string
+	ResponseExcerpt        *string
+	AsyncState             *string
+	AsyncDeadline          *time.Time
+	AsyncTimeoutSecs       *int32
+	AckBody                json.RawMessage
+	RequestHeaders         json.RawMessage
+	ResponseHeaders        json.RawMessage
+	RequestHeadersOmitted  int32
+	ResponseHeadersOmitted int32
 }
 
 // A hook's recorded attempts, oldest first, if the hook is the project's.
@@ -64,6 +69,10 @@ func (q *Queries) ListHookAttempts(ctx context.Context, arg ListHookAttemptsPara
 			&i.AsyncDeadline,
 			&i.AsyncTimeoutSecs,
 			&i.AckBody,
+			&i.RequestHeaders,
+			&i.ResponseHeaders,
+			&i.RequestHeadersOmitted,
+			&i.ResponseHeadersOmitted,
 		); err != nil {
 			return nil, err
 		}

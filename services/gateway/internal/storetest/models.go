@@ -140,21 +140,25 @@ type Hook struct {
 }
 
 type HookAttempt struct {
-	HookID           uuid.UUID
-	Attempt          int32
-	LeaseSeq         int64
-	StartedAt        time.Time
-	DurationSeconds  float64
-	Outcome          string
-	StatusCode       *int32
-	Error            *string
-	ResponseExcerpt  *string
-	CreatedAt        time.Time
-	AsyncState       *string
-	AsyncDeadline    *time.Time
-	AsyncTimeoutSecs *int32
-	AckBody          json.RawMessage
-	AnswerPending    bool
+	HookID                 uuid.UUID
+	Attempt                int32
+	LeaseSeq               int64
+	StartedAt              time.Time
+	DurationSeconds        float64
+	Outcome                string
+	StatusCode             *int32
+	Error                  *string
+	ResponseExcerpt        *string
+	CreatedAt              time.Time
+	AsyncState             *string
+	AsyncDeadline          *time.Time
+	AsyncTimeoutSecs       *int32
+	AckBody                json.RawMessage
+	AnswerPending          bool
+	RequestHeaders         json.RawMessage
+	ResponseHeaders        json.RawMessage
+	RequestHeadersOmitted  int32
+	ResponseHeadersOmitted int32
 }
 
 type IdempotencyKey struct {

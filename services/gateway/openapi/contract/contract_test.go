@@ -40,6 +40,10 @@ const (
 	validHook = `{"id":"` + hookID + `","path":"/a","domain":"example.com","data":{"k":1},` +
 		`"postAt":"2030-01-01T00:00:00Z","status":"pending","attempts":0,"postDurationSeconds":0,` +
 		`"createdAt":"2030-01-01T00:00:00Z","updatedAt":"2030-01-01T00:00:00Z"}`
+	// validAttempts is a list of one attempt with its recorded headers.
+	validAttempts = `{"data":[{"attempt":1,"startedAt":"2030-01-01T00:00:00Z","durationSeconds":0.2,` +
+		`"outcome":"success","statusCode":200,"requestHeaders":{"Content-Type":["application/json"]},` +
+		`"responseHeaders":{"Set-Cookie":["a=[redacted]","b=[redacted]"]},"responseHeadersOmitted":3}]}`
 )
 
 // answer is what a fake gateway sends back.
@@ -119,6 +123,8 @@ func TestAcceptsExchangesThatFollowTheDocument(t *testing.T) {
 			answer{http.StatusBadRequest, nil, `{"error":"no","code":"invalid_request","details":[{"field":"postAt","message":"no"}],"requestId":"` + requestID + `"}`}},
 		{"no key", http.MethodGet, "/v1/hooks/" + hookID, "", false,
 			answer{http.StatusUnauthorized, nil, `{"error":"no key","code":"unauthorized","requestId":"` + requestID + `"}`}},
+		{"attempts with their headers", http.MethodGet, "/v1/hooks/" + hookID + "/attempts", "", true,
+			answer{http.StatusOK, nil, validAttempts}},
 		{"an unknown route", http.MethodGet, "/nowhere", "", true,
 			answer{http.StatusNotFound, nil, `{"error":"no such route","code":"not_found","requestId":"` + requestID + `"}`}},
 		{"a route outside the document", http.MethodGet, "/healthz", "", false,
@@ -150,6 +156,10 @@ func TestReportsExchangesThatBreakTheDocument(t *testing.T) {
 			answer{http.StatusOK, nil, `{"data":` + strings.Replace(validHook, `"path"`, `"colour":"red","path"`, 1) + `}`}, "colour"},
 		{"a wrong type", http.MethodGet, "/v1/hooks/" + hookID, "",
 			answer{http.StatusOK, nil, `{"data":` + strings.Replace(validHook, `"attempts":0`, `"attempts":"0"`, 1) + `}`}, "attempts"},
+		{"a header's values not a list", http.MethodGet, "/v1/hooks/" + hookID + "/attempts", "",
+			answer{http.StatusOK, nil, strings.Replace(validAttempts, `["application/json"]`, `"application/json"`, 1)}, "requestHeaders"},
+		{"an omitted count of 0", http.MethodGet, "/v1/hooks/" + hookID + "/attempts", "",
+			answer{http.StatusOK, nil, strings.Replace(validAttempts, `"responseHeadersOmitted":3`, `"responseHeadersOmitted":0`, 1)}, "responseHeadersOmitted"},
 		{"a status the operation does not have", http.MethodGet, "/v1/hooks/" + hookID, "",
 			answer{http.StatusTeapot, nil, errBody}, "status is not supported"},
 		{"no request id", http.MethodGet, "/v1/hooks/" + hookID, "",

@@ -55,18 +55,34 @@ func (a *Applier) startWait(ctx context.Context, q *store.Queries, in attempt, h
 		return nil, false, fmt.Errorf("start async wait: %w", err)
 	}
 	n, err := q.InsertAsyncAttempt(ctx, store.InsertAsyncAttemptParams{
-		HookID:           in.hookID,
-		Attempt:          in.attempt,
-		LeaseSeq:         in.leaseSeq,
-		StartedAt:        in.startedAt,
-		DurationSeconds:  in.duration,
-		StatusCode:       nonZero(in.statusCode),
-		ResponseExcerpt:  nonEmpty(in.excerpt),
-		AsyncDeadline:    &wait.AsyncDeadline,
-		AsyncTimeoutSecs: &wait.TimeoutSeconds,
+		HookID:                 in.hookID,
+		Attempt:                in.attempt,
+		LeaseSeq:               in.leaseSeq,
+		StartedAt:              in.startedAt,
+		DurationSeconds:        in.duration,
+		StatusCode:             nonZero(in.statusCode),
+		ResponseExcerpt:        nonEmpty(in.excerpt),
+		AsyncDeadline:          &wait.AsyncDeadline,
+		AsyncTimeoutSecs:       &wait.TimeoutSeconds,
+		RequestHeaders:         in.request.object,
+		ResponseHeaders:        in.response.object,
+		RequestHeadersOmitted:  in.request.omitted,
+		ResponseHeadersOmitted: in.response.omitted,
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("insert attempt: %w", err)
+	}
+	if n == 0 {
+		// The gateway recorded the attempt with its answer, knowing
+		// nothing of the exchange: the 202 tells the rest.
+		if err := q.CompleteAnsweredAttempt(ctx, store.CompleteAnsweredAttemptParams{
+			HookID: in.hookID, Attempt: in.attempt, LeaseSeq: in.leaseSeq,
+			DurationSeconds: in.duration, ResponseExcerpt: nonEmpty(in.excerpt),
+			RequestHeaders: in.request.object, ResponseHeaders: in.response.object,
+			RequestHeadersOmitted: in.request.omitted, ResponseHeadersOmitted: in.response.omitted,
+		}); err != nil {
+			return nil, false, fmt.Errorf("complete answered attempt: %w", err)
+		}
 	}
 	budget := a.budget(ctx, in.hookID, h)
 	return &applied{projectID: h.projectID, path: h.path, status: StatusPending,

@@ -490,6 +490,10 @@ func insertAttempts(ctx context.Context, q *store.Queries, ins []attempt, idx []
 		arg.StatusCodes = append(arg.StatusCodes, in.statusCode)
 		arg.Errors = append(arg.Errors, in.errText)
 		arg.Excerpts = append(arg.Excerpts, in.excerpt)
+		arg.RequestHeaders = append(arg.RequestHeaders, in.request.text())
+		arg.ResponseHeaders = append(arg.ResponseHeaders, in.response.text())
+		arg.RequestHeadersOmitted = append(arg.RequestHeadersOmitted, in.request.omitted)
+		arg.ResponseHeadersOmitted = append(arg.ResponseHeadersOmitted, in.response.omitted)
 	}
 	if _, err := q.InsertAttempts(ctx, arg); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)

@@ -164,8 +164,11 @@ type attempt struct {
 	statusCode int32
 	errText    string
 	excerpt    string
-	startedAt  time.Time
-	duration   float64
+	// request and response are the headers of the delivery's request and
+	// of its answer (headers.go).
+	request, response recordedHeaders
+	startedAt         time.Time
+	duration          float64
 	// async: the receiver answered 202; asyncTimeout is the wait its
 	// Sundial-Async-Timeout asked for (0: the project's setting).
 	async        bool
@@ -203,6 +206,8 @@ func parse(r *eventv1.AttemptResult) (attempt, error) {
 		statusCode:   r.GetStatusCode(),
 		errText:      cleanText(r.GetError()),
 		excerpt:      cleanText(r.GetResponseExcerpt()),
+		request:      recordHeaders(r.GetRequestHeaders()),
+		response:     recordHeaders(r.GetResponseHeaders()),
 		startedAt:    r.GetStartedAt().AsTime(),
 		duration:     max(r.GetDuration().AsDuration().Seconds(), 0),
 		exchanged:    r.GetDuration() != nil,

@@ -33,13 +33,30 @@ RETURNING h.async_deadline::timestamptz AS async_deadline,
 -- the applier then settles it at once (LockEndedAsyncWaits).
 INSERT INTO hook_attempts (
     hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, response_excerpt,
-    async_state, async_deadline, async_timeout_secs
+    async_state, async_deadline, async_timeout_secs,
+    request_headers, response_headers, request_headers_omitted, response_headers_omitted
 ) VALUES (
     sqlc.arg(hook_id), sqlc.arg(attempt), sqlc.arg(lease_seq), sqlc.arg(started_at),
     sqlc.arg(duration_seconds), 'async', sqlc.narg(status_code), sqlc.narg(response_excerpt),
-    'waiting', sqlc.arg(async_deadline), sqlc.arg(async_timeout_secs)
+    'waiting', sqlc.arg(async_deadline), sqlc.arg(async_timeout_secs),
+    sqlc.narg(request_headers)::jsonb, sqlc.narg(response_headers)::jsonb,
+    sqlc.arg(request_headers_omitted), sqlc.arg(response_headers_omitted)
 )
 ON CONFLICT DO NOTHING;
+
+-- name: CompleteAnsweredAttempt :exec
+-- The 202 of an attempt its receiver answered first (InsertAsyncAttempt
+-- wrote nothing: the gateway recorded the attempt with the answer): what
+-- only the delivery knows, its duration, response excerpt and headers, goes
+-- onto that attempt, when it is this delivery's (the same lease).
+UPDATE hook_attempts
+SET duration_seconds         = sqlc.arg(duration_seconds),
+    response_excerpt         = sqlc.narg(response_excerpt),
+    request_headers          = sqlc.narg(request_headers)::jsonb,
+    response_headers         = sqlc.narg(response_headers)::jsonb,
+    request_headers_omitted  = sqlc.arg(request_headers_omitted),
+    response_headers_omitted = sqlc.arg(response_headers_omitted)
+WHERE hook_id = sqlc.arg(hook_id) AND attempt = sqlc.arg(attempt) AND lease_seq = sqlc.arg(lease_seq);
 
 -- name: ListenAsync :exec
 -- Subscribes the connection to the notifications of migration 00010: an ack

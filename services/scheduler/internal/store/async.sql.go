@@ -13,6 +13,48 @@ import (
 	"github.com/google/uuid"
 )
 
+const completeAnsweredAttempt = `-- name: CompleteAnsweredAttempt :exec
+UPDATE hook_attempts
+SET duration_seconds         = $1,
+    response_excerpt         = $2,
+    request_headers          = $3::jsonb,
+    response_headers         = $4::jsonb,
+    request_headers_omitted  = $5,
+    response_headers_omitted = $6
+WHERE hook_id = $7 AND attempt = $8 AND lease_seq = $9
+`
+
+type CompleteAnsweredAttemptParams struct {
+	DurationSeconds        float64
+	ResponseExcerpt        *string
+	RequestHeaders         json.RawMessage
+	ResponseHeaders        json.RawMessage
+	RequestHeadersOmitted  int32
+	ResponseHeadersOmitted int32
+	HookID                 uuid.UUID
+	Attempt                int32
+	LeaseSeq               int64
+}
+
+// The 202 of an attempt its receiver answered first (InsertAsyncAttempt
+// wrote nothing: the gateway recorded the attempt with the answer): what
+// only the delivery knows, its duration, response excerpt and headers, goes
+// onto that attempt, when it is this delivery's (the same lease).
+func (q *Queries) CompleteAnsweredAttempt(ctx context.Context, arg CompleteAnsweredAttemptParams) error {
+	_, err := q.db.Exec(ctx, completeAnsweredAttempt,
+		arg.DurationSeconds,
+		arg.ResponseExcerpt,
+		arg.RequestHeaders,
+		arg.ResponseHeaders,
+		arg.RequestHeadersOmitted,
+		arg.ResponseHeadersOmitted,
+		arg.HookID,
+		arg.Attempt,
+		arg.LeaseSeq,
+	)
+	return err
+}
+
 const endedAsyncWaits = `-- name: EndedAsyncWaits :many
 WITH answered AS (
     SELECT DISTINCT a.hook_id AS id
@@ -84,25 +126,32 @@ func (q *Queries) ForgetDeadAnswers(ctx context.Context, ids []uuid.UUID) (int64
 const insertAsyncAttempt = `-- name: InsertAsyncAttempt :execrows
 INSERT INTO hook_attempts (
     hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, response_excerpt,
-    async_state, async_deadline, async_timeout_secs
+    async_state, async_deadline, async_timeout_secs,
+    request_headers, response_headers, request_headers_omitted, response_headers_omitted
 ) VALUES (
     $1, $2, $3, $4,
     $5, 'async', $6, $7,
-    'waiting', $8, $9
+    'waiting', $8, $9,
+    $10::jsonb, $11::jsonb,
+    $12, $13
 )
 ON CONFLICT DO NOTHING
 `
 
 type InsertAsyncAttemptParams struct {
-	HookID           uuid.UUID
-	Attempt          int32
-	LeaseSeq         int64
-	StartedAt        time.Time
-	DurationSeconds  float64
-	StatusCode       *int32
-	ResponseExcerpt  *string
-	AsyncDeadline    *time.Time
-	AsyncTimeoutSecs *int32
+	HookID                 uuid.UUID
+	Attempt                int32
+	LeaseSeq               int64
+	StartedAt              time.Time
+	DurationSeconds        float64
+	StatusCode             *int32
+	ResponseExcerpt        *string
+	AsyncDeadline          *time.Time
+	AsyncTimeoutSecs       *int32
+	RequestHeaders         json.RawMessage
+	ResponseHeaders        json.RawMessage
+	RequestHeadersOmitted  int32
+	ResponseHeadersOmitted int32
 }
 
 // Records the attempt answered 202 as waiting. The key (hook_id, attempt)
@@ -120,6 +169,10 @@ func (q *Queries) InsertAsyncAttempt(ctx context.Context, arg InsertAsyncAttempt
 		arg.ResponseExcerpt,
 		arg.AsyncDeadline,
 		arg.AsyncTimeoutSecs,
+		arg.RequestHeaders,
+		arg.ResponseHeaders,
+		arg.RequestHeadersOmitted,
+		arg.ResponseHeadersOmitted,
 	)
 	if err != nil {
 		return 0, err

@@ -28,13 +28,17 @@ ORDER BY h.id
 FOR UPDATE OF h;
 
 -- name: InsertAttempts :execrows
--- Records attempts. A status code of 0 and an empty error or excerpt are
--- stored as NULL (arrays cannot carry NULL through sqlc). The key (hook_id, attempt) makes a repeat a no-op.
+-- Records attempts. A status code of 0 and an empty error, excerpt or
+-- headers (a JSON object, as text) are stored as NULL (arrays cannot carry
+-- NULL through sqlc). The key (hook_id, attempt) makes a repeat a no-op.
 INSERT INTO hook_attempts (
-    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt
+    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt,
+    request_headers, response_headers, request_headers_omitted, response_headers_omitted
 )
 SELECT u.hook_id, u.attempt, u.lease_seq, u.started_at, u.duration_seconds, u.outcome,
-    NULLIF(u.status_code, 0), NULLIF(u.error, ''), NULLIF(u.response_excerpt, '')
+    NULLIF(u.status_code, 0), NULLIF(u.error, ''), NULLIF(u.response_excerpt, ''),
+    NULLIF(u.request_headers, '')::jsonb, NULLIF(u.response_headers, '')::jsonb,
+    u.request_headers_omitted, u.response_headers_omitted
 FROM (
     SELECT unnest(sqlc.arg(hook_ids)::uuid[]) AS hook_id,
         unnest(sqlc.arg(attempts)::integer[]) AS attempt,
@@ -44,7 +48,11 @@ FROM (
         unnest(sqlc.arg(outcomes)::text[]) AS outcome,
         unnest(sqlc.arg(status_codes)::integer[]) AS status_code,
         unnest(sqlc.arg(errors)::text[]) AS error,
-        unnest(sqlc.arg(excerpts)::text[]) AS response_excerpt
+        unnest(sqlc.arg(excerpts)::text[]) AS response_excerpt,
+        unnest(sqlc.arg(request_headers)::text[]) AS request_headers,
+        unnest(sqlc.arg(response_headers)::text[]) AS response_headers,
+        unnest(sqlc.arg(request_headers_omitted)::integer[]) AS request_headers_omitted,
+        unnest(sqlc.arg(response_headers_omitted)::integer[]) AS response_headers_omitted
 ) AS u
 ON CONFLICT DO NOTHING;
 

@@ -133,10 +133,13 @@ func (q *Queries) CompleteHooks(ctx context.Context, arg CompleteHooksParams) ([
 
 const insertAttempts = `-- name: InsertAttempts :execrows
 INSERT INTO hook_attempts (
-    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt
+    hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt,
+    request_headers, response_headers, request_headers_omitted, response_headers_omitted
 )
 SELECT u.hook_id, u.attempt, u.lease_seq, u.started_at, u.duration_seconds, u.outcome,
-    NULLIF(u.status_code, 0), NULLIF(u.error, ''), NULLIF(u.response_excerpt, '')
+    NULLIF(u.status_code, 0), NULLIF(u.error, ''), NULLIF(u.response_excerpt, ''),
+    NULLIF(u.request_headers, '')::jsonb, NULLIF(u.response_headers, '')::jsonb,
+    u.request_headers_omitted, u.response_headers_omitted
 FROM (
     SELECT unnest($1::uuid[]) AS hook_id,
         unnest($2::integer[]) AS attempt,
@@ -146,25 +149,34 @@ FROM (
         unnest($6::text[]) AS outcome,
         unnest($7::integer[]) AS status_code,
         unnest($8::text[]) AS error,
-        unnest($9::text[]) AS response_excerpt
+        unnest($9::text[]) AS response_excerpt,
+        unnest($10::text[]) AS request_headers,
+        unnest($11::text[]) AS response_headers,
+        unnest($12::integer[]) AS request_headers_omitted,
+        unnest($13::integer[]) AS response_headers_omitted
 ) AS u
 ON CONFLICT DO NOTHING
 `
 
 type InsertAttemptsParams struct {
-	HookIds     []uuid.UUID
-	Attempts    []int32
-	LeaseSeqs   []int64
-	StartedAts  []time.Time
-	Durations   []float64
-	Outcomes    []string
-	StatusCodes []int32
-	Errors      []string
-	Excerpts    []string
+	HookIds                []uuid.UUID
+	Attempts               []int32
+	LeaseSeqs              []int64
+	StartedAts             []time.Time
+	Durations              []float64
+	Outcomes               []string
+	StatusCodes            []int32
+	Errors                 []string
+	Excerpts               []string
+	RequestHeaders         []string
+	ResponseHeaders        []string
+	RequestHeadersOmitted  []int32
+	ResponseHeadersOmitted []int32
 }
 
-// Records attempts. A status code of 0 and an empty error or excerpt are
-// stored as NULL (arrays cannot carry NULL through sqlc). The key (hook_id, attempt) makes a repeat a no-op.
+// Records attempts. A status code of 0 and an empty error, excerpt or
+// headers (a JSON object, as text) are stored as NULL (arrays cannot carry
+// NULL through sqlc). The key (hook_id, attempt) makes a repeat a no-op.
 func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertAttempts,
 		arg.HookIds,
@@ -176,6 +188,10 @@ func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) 
 		arg.StatusCodes,
 		arg.Errors,
 		arg.Excerpts,
+		arg.RequestHeaders,
+		arg.ResponseHeaders,
+		arg.RequestHeadersOmitted,
+		arg.ResponseHeadersOmitted,
 	)
 	if err != nil {
 		return 0, err

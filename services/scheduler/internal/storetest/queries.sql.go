@@ -185,7 +185,7 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 }
 
 const listAttemptsForTest = `-- name: ListAttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
+SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending, request_headers, response_headers, request_headers_omitted, response_headers_omitted FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
 `
 
 func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
@@ -213,6 +213,10 @@ func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]
 			&i.AsyncTimeoutSecs,
 			&i.AckBody,
 			&i.AnswerPending,
+			&i.RequestHeaders,
+			&i.ResponseHeaders,
+			&i.RequestHeadersOmitted,
+			&i.ResponseHeadersOmitted,
 		); err != nil {
 			return nil, err
 		}

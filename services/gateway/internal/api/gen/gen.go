@@ -840,6 +840,11 @@ type AsyncAnswerResponse struct {
 // fails the hook); for a repeated answer, the hook's current status.
 type AsyncAnswerResponseDataStatus string
 
+// AttemptHeaders One side of a delivery's headers: each name with its values, in the order they were sent.
+// Recorded with bounds (a value over 1,024 bytes is cut there and ends in `…`) and
+// redactions (the repository's docs/choices.md, "Attempt headers").
+type AttemptHeaders map[string][]string
+
 // BulkActionRequest Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
 // `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
 // both: `hookIDs` with any filter field, or neither, is a 400 naming the fields. A range
@@ -1184,8 +1189,25 @@ type HookAttempt struct {
 	// waiting for the ack or nack).
 	Outcome HookAttemptOutcome `json:"outcome"`
 
+	// RequestHeaders One side of a delivery's headers: each name with its values, in the order they were sent.
+	// Recorded with bounds (a value over 1,024 bytes is cut there and ends in `…`) and
+	// redactions (the repository's docs/choices.md, "Attempt headers").
+	RequestHeaders *AttemptHeaders `json:"requestHeaders,omitempty"`
+
+	// RequestHeadersOmitted Header lines (one per value) of the request left out of `requestHeaders` by the
+	// bounds: at most 50 lines and 8 KiB of names and values a side. Left out when none was.
+	RequestHeadersOmitted *int32 `json:"requestHeadersOmitted,omitempty"`
+
 	// ResponseExcerpt The start of the response body.
 	ResponseExcerpt *string `json:"responseExcerpt,omitempty"`
+
+	// ResponseHeaders One side of a delivery's headers: each name with its values, in the order they were sent.
+	// Recorded with bounds (a value over 1,024 bytes is cut there and ends in `…`) and
+	// redactions (the repository's docs/choices.md, "Attempt headers").
+	ResponseHeaders *AttemptHeaders `json:"responseHeaders,omitempty"`
+
+	// ResponseHeadersOmitted Header lines of the answer left out of `responseHeaders` by the same bounds.
+	ResponseHeadersOmitted *int32 `json:"responseHeadersOmitted,omitempty"`
 
 	// StartedAt When the request was sent.
 	StartedAt time.Time `json:"startedAt"`
