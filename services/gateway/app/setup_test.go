@@ -156,6 +156,7 @@ type hookJSON struct {
 	CreatedAt           string          `json:"createdAt"`
 	UpdatedAt           string          `json:"updatedAt"`
 	RetryOverride       json.RawMessage `json:"retryOverride"`
+	Key                 string          `json:"key"`
 }
 
 // header sets (or with an empty value removes) a request header.

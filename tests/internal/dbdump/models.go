@@ -137,6 +137,7 @@ type Hook struct {
 	Redrives            int32
 	HeldDueAt           *time.Time
 	SequenceRunID       *uuid.UUID
+	Key                 *string
 }
 
 type HookAttempt struct {

@@ -57,7 +57,7 @@ func (q *Queries) FailHooksForBulkBench(ctx context.Context, arg FailHooksForBul
 }
 
 const getHookForBulkTest = `-- name: GetHookForBulkTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -90,6 +90,7 @@ func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, e
 		&i.Redrives,
 		&i.HeldDueAt,
 		&i.SequenceRunID,
+		&i.Key,
 	)
 	return i, err
 }
@@ -130,7 +131,7 @@ INSERT INTO hooks (
     $10, $11, $12, $13,
     CASE WHEN $7::text IN ('pending', 'retry') THEN $6::timestamptz END
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key
 `
 
 type InsertHookForBulkTestParams struct {
@@ -194,6 +195,7 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		&i.Redrives,
 		&i.HeldDueAt,
 		&i.SequenceRunID,
+		&i.Key,
 	)
 	return i, err
 }
@@ -257,7 +259,7 @@ func (q *Queries) InsertProjectForBulkTest(ctx context.Context, arg InsertProjec
 }
 
 const listProjectHooksForBulkTest = `-- name: ListProjectHooksForBulkTest :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks WHERE project_id = $1 ORDER BY created_at, id
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key FROM hooks WHERE project_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uuid.UUID) ([]Hook, error) {
@@ -296,6 +298,7 @@ func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uui
 			&i.Redrives,
 			&i.HeldDueAt,
 			&i.SequenceRunID,
+			&i.Key,
 		); err != nil {
 			return nil, err
 		}
