@@ -1,0 +1,73 @@
+package sdk
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	sundial "github.com/sundial-run/sundial/sdk"
+)
+
+// TestKeysThroughTheSDK: a key's pending hook is replaced; while the real
+// scheduler and dispatcher have delivered it and it waits for its async
+// answer, scheduling the key is a 409 naming key; once it has completed,
+// the key schedules a new hook beside it.
+func TestKeysThroughTheSDK(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	keys, err := b.client.SigningKeys.List(b.ctx)
+	require.NoError(t, err)
+	got := make(chan *sundial.Delivery, 1)
+	b.receive(sundial.NewHandler([]string{keys[0].Key}, func(_ context.Context, d *sundial.Delivery) sundial.Result {
+		got <- d
+		return sundial.Accept(10 * time.Minute)
+	}))
+	hooks := b.client.Hooks
+	const key = "reminder:user-42"
+
+	later, err := hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/later", Data: map[string]any{}, PostIn: "1h", Key: key})
+	require.NoError(t, err)
+	require.Equal(t, key, later.Key)
+	now, err := hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/now", Data: map[string]any{}, PostAt: time.Now(), Key: key})
+	require.NoError(t, err)
+	_, err = hooks.Get(b.ctx, later.ID)
+	requireAPIError(t, err, http.StatusNotFound, "not_found")
+
+	var d *sundial.Delivery
+	select {
+	case d = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no delivery reached the handler")
+	}
+	require.Equal(t, now.ID, d.ID, "the replacement was delivered")
+	require.Eventually(t, func() bool {
+		h, err := hooks.GetByKey(b.ctx, key)
+		require.NoError(t, err)
+		return h.Attempts == 1
+	}, 20*time.Second, 50*time.Millisecond)
+
+	_, err = hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/again", Data: map[string]any{}, PostIn: "1h", Key: key})
+	apiErr := requireAPIError(t, err, http.StatusConflict, "conflict")
+	require.Equal(t, "key", apiErr.Details[0].Field)
+
+	_, err = sundial.NewClient("", sundial.WithHTTPClient(b.httpClient)).Async.Ack(b.ctx, d.AckURL, nil)
+	require.NoError(t, err)
+	b.waitStatus(t, now.ID, sundial.StatusCompleted)
+	next, err := hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/next", Data: map[string]any{}, PostIn: "1h", Key: key})
+	require.NoError(t, err)
+	byKey, err := hooks.GetByKey(b.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, next.ID, byKey.ID)
+	done, err := hooks.Get(b.ctx, now.ID)
+	require.NoError(t, err)
+	require.Equal(t, key, done.Key, "the finished hook keeps its key")
+
+	require.NoError(t, hooks.DeleteByKey(b.ctx, key))
+	byKey, err = hooks.GetByKey(b.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, now.ID, byKey.ID, "with the unfinished one gone, the newest finished one")
+	require.ErrorIs(t, hooks.DeleteByKey(b.ctx, ""), sundial.ErrMissingID)
+}
