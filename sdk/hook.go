@@ -55,6 +55,8 @@ type Hook struct {
 	WasNotified bool `json:"wasNotified,omitempty"`
 	// Key is the key the hook was scheduled with, if any.
 	Key string `json:"key,omitempty"`
+	// Tags are the hook's tags, in the order given; nil for none.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // HookSequenceData is set on hooks that a sequence's run created.
@@ -114,6 +116,9 @@ type ScheduleHookRequest struct {
 	// for a retry or an async answer, Schedule is a 409 APIError naming
 	// "key". GetByKey and DeleteByKey find the hook.
 	Key string `json:"key,omitempty"`
+	// Tags are up to 10 tags, each 1 to 64 characters from A-Z a-z 0-9
+	// _ . : -, none repeated, which ListHooksParams.Tags selects by.
+	Tags []string `json:"tags,omitempty"`
 	// IdempotencyKey makes repeats of this request safe for 24 hours: a
 	// repeat answers the hook the first one created. When empty, Schedule
 	// makes a fresh key, so that its own retries never create a second
@@ -163,6 +168,8 @@ type ListHooksParams struct {
 	SortOrder string
 	// The time filters are exclusive.
 	PostAtBefore, PostAtAfter, CreatedAtBefore, CreatedAtAfter time.Time
+	// Tags keeps the hooks that have every one of them (at most 10).
+	Tags []string
 }
 
 func (p ListHooksParams) values() url.Values {
@@ -188,6 +195,9 @@ func (p ListHooksParams) values() url.Values {
 	setTime("postAtAfter", p.PostAtAfter)
 	setTime("createdAtBefore", p.CreatedAtBefore)
 	setTime("createdAtAfter", p.CreatedAtAfter)
+	for _, t := range p.Tags {
+		v.Add("tag", t)
+	}
 	return v
 }
 

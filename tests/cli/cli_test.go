@@ -227,6 +227,21 @@ func TestHooksByKey(t *testing.T) {
 	require.Equal(t, cli.ExitError, res.code)
 	require.Contains(t, res.stderr, "404 not_found")
 
+	var tagged sundial.Hook
+	out = b.ok("hooks", "schedule", "--path", "/tagged", "--post-in", "1d", "--tag", "campaign:spring", "--tag", "user-42", "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(out), &tagged), out)
+	require.Equal(t, []string{"campaign:spring", "user-42"}, tagged.Tags)
+	b.ok("hooks", "schedule", "--path", "/untagged", "--post-in", "1d")
+	var page sundial.HookPage
+	out = b.ok("hooks", "list", "--tag", "user-42", "--tag", "campaign:spring", "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(out), &page), out)
+	require.Len(t, page.Data, 1)
+	require.Equal(t, tagged.ID, page.Data[0].ID)
+	require.Contains(t, b.ok("hooks", "get", tagged.ID), "campaign:spring, user-42")
+	res = b.run("", "hooks", "list", "--tag", "a b")
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "--tag: ")
+
 	res = b.run("", "hooks", "get", second.ID, "--key", "reminder:42")
 	require.Equal(t, cli.ExitUsage, res.code, res.stderr)
 	res = b.run("", "hooks", "cancel", second.ID, "--key", "reminder:42")

@@ -71,3 +71,32 @@ func TestKeysThroughTheSDK(t *testing.T) {
 	require.Equal(t, now.ID, byKey.ID, "with the unfinished one gone, the newest finished one")
 	require.ErrorIs(t, hooks.DeleteByKey(b.ctx, ""), sundial.ErrMissingID)
 }
+
+func TestTagsThroughTheSDK(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	hooks := b.client.Hooks
+	both, err := hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/both", Data: map[string]any{}, PostIn: "1h",
+		Tags: []string{"campaign:spring", "user-42"}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"campaign:spring", "user-42"}, both.Tags)
+	one, err := hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/one", Data: map[string]any{}, PostIn: "1h",
+		Tags: []string{"campaign:spring"}})
+	require.NoError(t, err)
+	_, err = hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/none", Data: map[string]any{}, PostIn: "1h"})
+	require.NoError(t, err)
+
+	page, err := hooks.List(b.ctx, sundial.ListHooksParams{Tags: []string{"campaign:spring"}, SortOrder: "ASC"})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 2)
+	require.Equal(t, both.ID, page.Data[0].ID)
+	require.Equal(t, one.ID, page.Data[1].ID)
+	page, err = hooks.List(b.ctx, sundial.ListHooksParams{Tags: []string{"user-42", "campaign:spring"}})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 1)
+	require.Equal(t, both.ID, page.Data[0].ID)
+
+	_, err = hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/bad", Data: map[string]any{}, PostIn: "1h", Tags: []string{"no spaces"}})
+	apiErr := requireAPIError(t, err, http.StatusBadRequest, "invalid_request")
+	require.Equal(t, []string{"tags[0]"}, apiErr.Fields())
+}

@@ -37,12 +37,13 @@ func hooksCommand(s *state) *cobra.Command {
 // scheduleFlags are the flags of `hooks schedule`.
 type scheduleFlags struct {
 	path, data, postAt, postAtLocal, timezone, postIn, key, idempotencyKey string
+	tags                                                                   []string
 }
 
 // scheduleFields names the flag of each field the API may refuse.
 var scheduleFields = map[string]string{
 	"path": "--path", "data": "--data", "postAt": "--post-at", "postAtLocal": "--post-at-local",
-	"timezone": "--timezone", "postIn": "--post-in", "key": "--key",
+	"timezone": "--timezone", "postIn": "--post-in", "key": "--key", "tags": "--tag",
 }
 
 func scheduleCommand(s *state) *cobra.Command {
@@ -81,6 +82,7 @@ func scheduleCommand(s *state) *cobra.Command {
 	fl.StringVar(&f.timezone, "timezone", "", "an IANA zone (Europe/Paris), with --post-at-local")
 	fl.StringVar(&f.postIn, "post-in", "", "when, as a delay from now (90s, 1h30m, 2d)")
 	fl.StringVar(&f.key, "key", "", "names the hook in the project: replaces the pending hook of this key, unless it was claimed for delivery")
+	fl.StringArrayVar(&f.tags, "tag", nil, "a tag of the hook (repeat for more, up to 10)")
 	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "makes repeats of this command schedule one hook")
 	return cmd
 }
@@ -88,7 +90,7 @@ func scheduleCommand(s *state) *cobra.Command {
 // request checks the flags and builds the request, naming the flag at
 // fault.
 func (f scheduleFlags) request() (sundial.ScheduleHookRequest, error) {
-	req := sundial.ScheduleHookRequest{Path: f.path, PostIn: f.postIn, Key: f.key, IdempotencyKey: f.idempotencyKey}
+	req := sundial.ScheduleHookRequest{Path: f.path, PostIn: f.postIn, Key: f.key, Tags: f.tags, IdempotencyKey: f.idempotencyKey}
 	if f.path == "" {
 		return req, usagef("--path is required")
 	}
@@ -151,7 +153,7 @@ func listCommand(s *state) *cobra.Command {
 			page, err := listHooks(cmd, client, p, all)
 			if err != nil {
 				return namedFields(err, map[string]string{"limit": "--limit", "cursor": "--cursor",
-					"sortBy": "--sort-by", "sortOrder": "--sort-order", "status": "--status"})
+					"sortBy": "--sort-by", "sortOrder": "--sort-order", "status": "--status", "tag": "--tag"})
 			}
 			return s.emit(page, func(w io.Writer) { printHooks(w, page) })
 		},
@@ -162,6 +164,7 @@ func listCommand(s *state) *cobra.Command {
 	fl.StringVar(&p.Cursor, "cursor", "", "the page after the one that gave this cursor")
 	fl.StringVar(&p.SortBy, "sort-by", "", "postAt or createdAt (default)")
 	fl.StringVar(&p.SortOrder, "sort-order", "", "ASC or DESC (default)")
+	fl.StringArrayVar(&p.Tags, "tag", nil, "only hooks with this tag (repeat: with every one of them)")
 	fl.BoolVar(&all, "all", false, "follow the cursor to the last page")
 	return cmd
 }
@@ -281,6 +284,7 @@ func printHook(w io.Writer, h sundial.Hook) {
 	}
 	row("ID", h.ID)
 	row("Key", h.Key)
+	row("Tags", strings.Join(h.Tags, ", "))
 	row("Status", string(h.Status))
 	row("URL", "https://"+h.Domain+h.Path)
 	row("Post at", h.PostAt.Format(time.RFC3339))

@@ -157,6 +157,7 @@ type hookJSON struct {
 	UpdatedAt           string          `json:"updatedAt"`
 	RetryOverride       json.RawMessage `json:"retryOverride"`
 	Key                 string          `json:"key"`
+	Tags                []string        `json:"tags"`
 }
 
 // header sets (or with an empty value removes) a request header.

@@ -138,6 +138,7 @@ type Hook struct {
 	HeldDueAt           *time.Time
 	SequenceRunID       *uuid.UUID
 	Key                 *string
+	Tags                []string
 }
 
 type HookAttempt struct {

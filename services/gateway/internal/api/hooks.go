@@ -229,6 +229,9 @@ func toHook(h hook.Hook) gen.Hook {
 		RetryOverride:       retryOverride(h.RetryOverride),
 		Key:                 h.Key,
 	}
+	if len(h.Tags) > 0 {
+		out.Tags = &h.Tags
+	}
 	if h.WasNotified {
 		out.WasNotified = &h.WasNotified
 	}

@@ -140,11 +140,12 @@ func insertProject(ctx context.Context, q *store.Queries, projectID uuid.UUID, b
 		Ids:       make([]string, len(batch)), Paths: make([]string, len(batch)), Datas: make([]string, len(batch)),
 		PostAts: make([]time.Time, len(batch)), PostInSeconds: make([]int64, len(batch)),
 		RetryOverrides: make([]string, len(batch)), Keys: make([]string, len(batch)),
+		Tags: make([]string, len(batch)),
 	}
 	for i, p := range batch {
 		arg.Ids[i], arg.Paths[i] = p.id.String(), p.n.Path
 		arg.Datas[i], arg.RetryOverrides[i] = string(p.n.Data), string(p.n.RetryOverride)
-		arg.Keys[i] = p.n.Key
+		arg.Keys[i], arg.Tags[i] = p.n.Key, tagsLiteral(p.n.Tags)
 		arg.PostInSeconds[i] = -1
 		if p.n.PostAt != nil {
 			arg.PostAts[i] = *p.n.PostAt

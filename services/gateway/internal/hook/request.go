@@ -24,6 +24,7 @@ type CreateRequest struct {
 	PostIn        *string         `json:"postIn"`
 	RetryOverride *retry.Request  `json:"retryOverride"`
 	Key           *string         `json:"key"`
+	Tags          []string        `json:"tags"`
 }
 
 // New is a validated hook, ready to be stored.
@@ -40,6 +41,8 @@ type New struct {
 	// Key names the hook in its project while it is unfinished (see
 	// ReplaceError), or is empty.
 	Key string
+	// Tags are the hook's tags in the request's order (tag.go), or nil.
+	Tags []string
 	// IdempotencyKey is the request's Idempotency-Key header, validated by
 	// idempotency.ValidateKey, or empty when it has none.
 	IdempotencyKey string
@@ -94,6 +97,7 @@ func (r CreateRequest) Validate(maxDataBytes int) (New, error) {
 	r.schedule(&n, &p)
 	n.RetryOverride = r.validRetryOverride(&p)
 	n.Key = validKey(r.Key, &p)
+	n.Tags = validTags(r.Tags, &p)
 	if len(p) > 0 {
 		return New{}, &InvalidError{Problems: p}
 	}

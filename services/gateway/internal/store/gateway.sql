@@ -26,7 +26,10 @@ WHERE id = @id;
 -- of every array describes hook i. Its domain is its project's. post_at is
 -- post_ats[i] where post_in_seconds[i] is negative, else the database clock
 -- plus that many seconds. data and retry_overrides are JSON text; an empty
--- retry override is none (NULL), and so is an empty key. A hook of a project that does not exist
+-- retry override is none (NULL), and so are an empty key and empty tags.
+-- tags[i] is hook i's tags as an array literal ({a,b}): a tag's
+-- characters need no quoting in one (hook.ValidateTag), and an array of
+-- arrays would not unnest hook by hook. A hook of a project that does not exist
 -- is not inserted and not returned. The ids come as text: pgx encodes a
 -- []uuid.UUID element by element through database/sql's Valuer (a string
 -- it then parses back), which cost the gateway more than the rest of the
@@ -37,9 +40,9 @@ WHERE id = @id;
 -- primary key and the (project, created_at, id) indexes instead of at
 -- their right edge, which made a batch markedly slower in PostgreSQL
 -- (docs/benchmarks.md, "Batch intake").
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags)
 SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
-    NULLIF(n.key, '')
+    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[]
 FROM (
     SELECT unnest(@ids::text[])::uuid AS id,
         unnest(@project_ids::text[])::uuid AS project_id,
@@ -49,6 +52,7 @@ FROM (
         unnest(@post_in_seconds::bigint[]) AS post_in_seconds,
         unnest(@retry_overrides::text[]) AS retry_override,
         unnest(@keys::text[]) AS key,
+        unnest(@tags::text[]) AS tags,
         generate_series(1, cardinality(@ids::text[])) AS ord
 ) AS n
 JOIN projects AS p ON p.id = n.project_id
@@ -68,9 +72,9 @@ RETURNING *;
 -- nothing casts or hashes a project id per hook, which makes a batch
 -- cheaper in PostgreSQL than through InsertHooks. Nothing is inserted when
 -- the project does not exist.
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags)
 SELECT n.id, p.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
-    NULLIF(n.key, '')
+    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[]
 FROM (
     SELECT unnest(@ids::text[])::uuid AS id,
         unnest(@paths::text[]) AS path,
@@ -78,7 +82,8 @@ FROM (
         unnest(@post_ats::timestamptz[]) AS post_at,
         unnest(@post_in_seconds::bigint[]) AS post_in_seconds,
         unnest(@retry_overrides::text[]) AS retry_override,
-        unnest(@keys::text[]) AS key
+        unnest(@keys::text[]) AS key,
+        unnest(@tags::text[]) AS tags
 ) AS n
 CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = @project_id) AS p
 CROSS JOIN LATERAL (

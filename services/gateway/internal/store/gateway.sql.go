@@ -81,7 +81,7 @@ func (q *Queries) DeleteHookByKey(ctx context.Context, arg DeleteHookByKeyParams
 }
 
 const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key FROM hooks WHERE project_id = $1 AND id = $2
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE project_id = $1 AND id = $2
 `
 
 type GetHookParams struct {
@@ -120,12 +120,13 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.HeldDueAt,
 		&i.SequenceRunID,
 		&i.Key,
+		&i.Tags,
 	)
 	return i, err
 }
 
 const getHookByKey = `-- name: GetHookByKey :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key FROM hooks
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks
 WHERE project_id = $1 AND key = $2::text
 ORDER BY status IN ('pending', 'retry') DESC, created_at DESC
 LIMIT 1
@@ -169,12 +170,13 @@ func (q *Queries) GetHookByKey(ctx context.Context, arg GetHookByKeyParams) (Hoo
 		&i.HeldDueAt,
 		&i.SequenceRunID,
 		&i.Key,
+		&i.Tags,
 	)
 	return i, err
 }
 
 const getHooksByIDs = `-- name: GetHooksByIDs :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
 `
 
 type GetHooksByIDsParams struct {
@@ -221,6 +223,7 @@ func (q *Queries) GetHooksByIDs(ctx context.Context, arg GetHooksByIDsParams) ([
 			&i.HeldDueAt,
 			&i.SequenceRunID,
 			&i.Key,
+			&i.Tags,
 		); err != nil {
 			return nil, err
 		}
@@ -253,9 +256,9 @@ func (q *Queries) GetProjectPlan(ctx context.Context, id uuid.UUID) (GetProjectP
 }
 
 const insertHooks = `-- name: InsertHooks :many
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags)
 SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
-    NULLIF(n.key, '')
+    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[]
 FROM (
     SELECT unnest($1::text[])::uuid AS id,
         unnest($2::text[])::uuid AS project_id,
@@ -265,6 +268,7 @@ FROM (
         unnest($6::bigint[]) AS post_in_seconds,
         unnest($7::text[]) AS retry_override,
         unnest($8::text[]) AS key,
+        unnest($9::text[]) AS tags,
         generate_series(1, cardinality($1::text[])) AS ord
 ) AS n
 JOIN projects AS p ON p.id = n.project_id
@@ -275,7 +279,7 @@ CROSS JOIN LATERAL (
     END AS at
 ) AS due
 ORDER BY n.ord
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
 `
 
 type InsertHooksParams struct {
@@ -287,6 +291,7 @@ type InsertHooksParams struct {
 	PostInSeconds  []int64
 	RetryOverrides []string
 	Keys           []string
+	Tags           []string
 }
 
 // The hooks of a create batch (internal/hook; a single create is a batch
@@ -294,7 +299,10 @@ type InsertHooksParams struct {
 // of every array describes hook i. Its domain is its project's. post_at is
 // post_ats[i] where post_in_seconds[i] is negative, else the database clock
 // plus that many seconds. data and retry_overrides are JSON text; an empty
-// retry override is none (NULL), and so is an empty key. A hook of a project that does not exist
+// retry override is none (NULL), and so are an empty key and empty tags.
+// tags[i] is hook i's tags as an array literal ({a,b}): a tag's
+// characters need no quoting in one (hook.ValidateTag), and an array of
+// arrays would not unnest hook by hook. A hook of a project that does not exist
 // is not inserted and not returned. The ids come as text: pgx encodes a
 // []uuid.UUID element by element through database/sql's Valuer (a string
 // it then parses back), which cost the gateway more than the rest of the
@@ -315,6 +323,7 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 		arg.PostInSeconds,
 		arg.RetryOverrides,
 		arg.Keys,
+		arg.Tags,
 	)
 	if err != nil {
 		return nil, err
@@ -351,6 +360,7 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 			&i.HeldDueAt,
 			&i.SequenceRunID,
 			&i.Key,
+			&i.Tags,
 		); err != nil {
 			return nil, err
 		}
@@ -363,9 +373,9 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 }
 
 const insertProjectHooks = `-- name: InsertProjectHooks :many
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags)
 SELECT n.id, p.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
-    NULLIF(n.key, '')
+    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[]
 FROM (
     SELECT unnest($1::text[])::uuid AS id,
         unnest($2::text[]) AS path,
@@ -373,16 +383,17 @@ FROM (
         unnest($4::timestamptz[]) AS post_at,
         unnest($5::bigint[]) AS post_in_seconds,
         unnest($6::text[]) AS retry_override,
-        unnest($7::text[]) AS key
+        unnest($7::text[]) AS key,
+        unnest($8::text[]) AS tags
 ) AS n
-CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $8) AS p
+CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $9) AS p
 CROSS JOIN LATERAL (
     SELECT CASE
         WHEN n.post_in_seconds < 0 THEN n.post_at
         ELSE now() + make_interval(secs => n.post_in_seconds)
     END AS at
 ) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
 `
 
 type InsertProjectHooksParams struct {
@@ -393,6 +404,7 @@ type InsertProjectHooksParams struct {
 	PostInSeconds  []int64
 	RetryOverrides []string
 	Keys           []string
+	Tags           []string
 	ProjectID      uuid.UUID
 }
 
@@ -411,6 +423,7 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 		arg.PostInSeconds,
 		arg.RetryOverrides,
 		arg.Keys,
+		arg.Tags,
 		arg.ProjectID,
 	)
 	if err != nil {
@@ -448,6 +461,7 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 			&i.HeldDueAt,
 			&i.SequenceRunID,
 			&i.Key,
+			&i.Tags,
 		); err != nil {
 			return nil, err
 		}

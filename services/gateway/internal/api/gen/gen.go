@@ -1157,6 +1157,9 @@ type Hook struct {
 	//   timeout passed).
 	Status HookStatus `json:"status"`
 
+	// Tags The hook's tags, in the order they were given; absent when it has none.
+	Tags *[]string `json:"tags,omitempty"`
+
 	// TryAt When the next attempt is due (status `retry`), else when the last attempt was made; absent before the first.
 	TryAt     *time.Time `json:"tryAt,omitempty"`
 	UpdatedAt time.Time  `json:"updatedAt"`
@@ -1826,6 +1829,10 @@ type ListChannelSendsParams struct {
 
 // ListHooksParams defines parameters for ListHooks.
 type ListHooksParams struct {
+	// Tag Only hooks that have this tag; given several times (`tag=a&tag=b`), only hooks that
+	// have every one of them. At most 10.
+	Tag *[]string `form:"tag,omitempty" json:"tag,omitempty"`
+
 	// Status Only hooks in this status.
 	Status *HookStatus `form:"status,omitempty" json:"status,omitempty"`
 
@@ -2365,6 +2372,13 @@ func (w *ServerInterfaceWrapper) ListHooks(ctx echo.Context) error {
 
 	// Parameter object where we will unmarshal all parameters from the context
 	var params ListHooksParams
+	// ------------- Optional query parameter "tag" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "tag", ctx.QueryParams(), &params.Tag, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter tag: %s", err))
+	}
+
 	// ------------- Optional query parameter "status" -------------
 
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
