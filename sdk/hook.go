@@ -117,7 +117,8 @@ type ScheduleHookRequest struct {
 	// "key". GetByKey and DeleteByKey find the hook.
 	Key string `json:"key,omitempty"`
 	// Tags are up to 10 tags, each 1 to 64 characters from A-Z a-z 0-9
-	// _ . : -, none repeated, which ListHooksParams.Tags selects by.
+	// _ . : -, none repeated, which ListHooksParams.Tags and
+	// BulkActionRequest.Tags select by.
 	Tags []string `json:"tags,omitempty"`
 	// IdempotencyKey makes repeats of this request safe for 24 hours: a
 	// repeat answers the hook the first one created. When empty, Schedule
@@ -252,6 +253,8 @@ type BulkActionRequest struct {
 	// exactly, without one it matches the path whatever its query.
 	EndpointKey string `json:"endpointKey,omitempty"`
 	SequenceID  string `json:"sequenceID,omitempty"`
+	// Tags selects the hooks of the range that have every one of them.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // RetryIDsRequest lists failed hooks to retry. ProjectID must be the API

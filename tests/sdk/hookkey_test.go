@@ -96,6 +96,16 @@ func TestTagsThroughTheSDK(t *testing.T) {
 	require.Len(t, page.Data, 1)
 	require.Equal(t, both.ID, page.Data[0].ID)
 
+	now := time.Now()
+	res, err := hooks.BulkCancel(b.ctx, sundial.BulkActionRequest{StartTime: now, EndTime: now.Add(2 * time.Hour), Limit: 100,
+		Tags: []string{"user-42"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Affected, "the hook with the tag")
+	_, err = hooks.Get(b.ctx, both.ID)
+	requireAPIError(t, err, http.StatusNotFound, "not_found")
+	_, err = hooks.Get(b.ctx, one.ID)
+	require.NoError(t, err)
+
 	_, err = hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/bad", Data: map[string]any{}, PostIn: "1h", Tags: []string{"no spaces"}})
 	apiErr := requireAPIError(t, err, http.StatusBadRequest, "invalid_request")
 	require.Equal(t, []string{"tags[0]"}, apiErr.Fields())

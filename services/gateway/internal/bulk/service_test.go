@@ -81,6 +81,7 @@ type spec struct {
 	path       string
 	attempts   int32
 	sequenceID *uuid.UUID
+	tags       []string
 	// want says whether the action under test should act on the hook.
 	want bool
 }
@@ -96,7 +97,7 @@ func (b bundle) hook(t *testing.T, projectID uuid.UUID, s spec) storetest.Hook {
 	p := storetest.InsertHookForBulkTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: projectID, Path: s.path, Domain: "receiver.example.com",
 		Data: json.RawMessage(fmt.Sprintf(`{"n":%q}`, uuid.NewString())), PostAt: s.postAt, Status: s.status,
-		Attempts: s.attempts, SequenceID: s.sequenceID,
+		Attempts: s.attempts, SequenceID: s.sequenceID, Tags: s.tags,
 	}
 	if s.status == "failed" || s.status == "retry" {
 		p.FailureError = ptr("HTTP 503")
@@ -241,6 +242,13 @@ func TestRangeSelection(t *testing.T) {
 			{sequenceID: &seqA, want: true},
 			{sequenceID: &seqA, postAt: t0.Add(25 * time.Hour)},
 			{sequenceID: &seqB},
+			{},
+		}},
+		{"tags: every one", func(r *bulk.Request) { r.Tags = []string{"campaign:spring", "user-42"} }, []spec{
+			{tags: []string{"user-42", "campaign:spring"}, want: true},
+			{tags: []string{"campaign:spring", "x", "user-42"}, want: true},
+			{tags: []string{"campaign:spring"}},
+			{tags: []string{"user-42"}},
 			{},
 		}},
 		{"every filter at once", func(r *bulk.Request) {
@@ -438,7 +446,7 @@ func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 	project := b.project(t, 100000, 200)
 	seq := uuid.Must(uuid.NewV7())
 	override := json.RawMessage(`{"minRetries": 1, "delaySecs": 10, "strategy": "fixed"}`)
-	first := b.hook(t, project, spec{status: "completed", path: "/a?x=1", sequenceID: &seq, postAt: t0.Add(2 * time.Hour)})
+	first := b.hook(t, project, spec{status: "completed", path: "/a?x=1", sequenceID: &seq, postAt: t0.Add(2 * time.Hour), tags: []string{"t"}})
 	second, err := storetest.New(b.pool).InsertHookForBulkTest(context.Background(), storetest.InsertHookForBulkTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: project, Path: "/b", Domain: "old.example.com",
 		Data: json.RawMessage(`{"nested":{"k":[1,2]}}`), PostAt: t0, Status: "completed", Attempts: 4,
@@ -477,6 +485,7 @@ func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 		require.True(t, c.PostAt.Equal(*c.RunAt), "due now")
 		require.True(t, c.PostAt.Equal(c.CreatedAt), "postAt is the database's now")
 		require.Nil(t, c.SequenceID, "a replay belongs to no sequence run")
+		require.Equal(t, src.Tags, c.Tags, "a replay keeps the tags")
 		if src.RetryOverride == nil {
 			require.Nil(t, c.RetryOverride)
 		} else {

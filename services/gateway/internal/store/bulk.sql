@@ -1,6 +1,7 @@
 -- Bulk retry, replay and cancel (internal/bulk). Each action selects hooks
--- either by id or by a time range on post_at with optional path and
--- sequence filters, and only ever within the caller's project. A range
+-- either by id or by a time range on post_at with optional path, sequence
+-- and tags (a hook with every tag given) filters, and only ever within the
+-- caller's project. A range
 -- selection takes the earliest hooks first (post_at, then id) up to the
 -- limit, and locks them, so that a hook changed by a concurrent transaction
 -- is re-checked rather than acted on in a stale state.
@@ -37,6 +38,7 @@ WITH sel AS MATERIALIZED (
       AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
       AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)
       AND (sqlc.narg(sequence_id)::uuid IS NULL OR s.sequence_id = sqlc.narg(sequence_id)::uuid)
+      AND (sqlc.narg(tags)::text[] IS NULL OR s.tags @> sqlc.narg(tags)::text[])
     ORDER BY s.post_at, s.id
     LIMIT @max_hooks::integer
     FOR UPDATE
@@ -77,6 +79,7 @@ WITH candidate AS MATERIALIZED (
            AND (sqlc.narg(path)::text IS NULL OR p.path = sqlc.narg(path)::text)
            AND (sqlc.narg(path_base)::text IS NULL OR split_part(p.path, '?', 1) = sqlc.narg(path_base)::text)
            AND (sqlc.narg(sequence_id)::uuid IS NULL OR p.sequence_id = sqlc.narg(sequence_id)::uuid)
+           AND (sqlc.narg(tags)::text[] IS NULL OR p.tags @> sqlc.narg(tags)::text[])
          ORDER BY p.post_at, p.id
          LIMIT @max_hooks::integer)
         UNION ALL
@@ -88,6 +91,7 @@ WITH candidate AS MATERIALIZED (
            AND (sqlc.narg(path)::text IS NULL OR r.path = sqlc.narg(path)::text)
            AND (sqlc.narg(path_base)::text IS NULL OR split_part(r.path, '?', 1) = sqlc.narg(path_base)::text)
            AND (sqlc.narg(sequence_id)::uuid IS NULL OR r.sequence_id = sqlc.narg(sequence_id)::uuid)
+           AND (sqlc.narg(tags)::text[] IS NULL OR r.tags @> sqlc.narg(tags)::text[])
          ORDER BY r.post_at, r.id
          LIMIT @max_hooks::integer)
     ) AS c
@@ -124,17 +128,19 @@ WHERE project_id = @project_id
   AND (sqlc.narg(path)::text IS NULL OR path = sqlc.narg(path)::text)
   AND (sqlc.narg(path_base)::text IS NULL OR split_part(path, '?', 1) = sqlc.narg(path_base)::text)
   AND (sqlc.narg(sequence_id)::uuid IS NULL OR sequence_id = sqlc.narg(sequence_id)::uuid)
+  AND (sqlc.narg(tags)::text[] IS NULL OR tags @> sqlc.narg(tags)::text[])
 ORDER BY post_at, id
 LIMIT @max_hooks::integer
 FOR KEY SHARE;
 
 -- name: InsertReplays :execrows
 -- One new hook per (new id, source id) pair: the source's path, domain,
--- data and retryOverride, due now by the database clock. Sequence data and
--- the idempotency key are not copied: a replay belongs to no sequence run
--- and was not asked for with a key.
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
-SELECT (@new_ids::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override
+-- data, retryOverride and tags, due now by the database clock. Sequence
+-- data, the idempotency key and the key are not copied: a replay belongs
+-- to no sequence run, was not asked for with an Idempotency-Key, and is not
+-- the hook the key names (the key's next hook is the client's to create).
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags)
+SELECT (@new_ids::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override, h.tags
 FROM generate_subscripts(@source_ids::uuid[], 1) AS g (i)
 JOIN hooks AS h ON h.id = (@source_ids::uuid[])[g.i]
 WHERE h.project_id = @project_id;
@@ -155,5 +161,6 @@ FROM (
       AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
       AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)
       AND (sqlc.narg(sequence_id)::uuid IS NULL OR s.sequence_id = sqlc.narg(sequence_id)::uuid)
+      AND (sqlc.narg(tags)::text[] IS NULL OR s.tags @> sqlc.narg(tags)::text[])
     LIMIT @max_hooks::integer
 ) AS sel;

@@ -46,8 +46,9 @@ WITH candidate AS MATERIALIZED (
            AND ($4::text IS NULL OR p.path = $4::text)
            AND ($5::text IS NULL OR split_part(p.path, '?', 1) = $5::text)
            AND ($6::uuid IS NULL OR p.sequence_id = $6::uuid)
+           AND ($7::text[] IS NULL OR p.tags @> $7::text[])
          ORDER BY p.post_at, p.id
-         LIMIT $7::integer)
+         LIMIT $8::integer)
         UNION ALL
         (SELECT r.id, r.post_at
          FROM hooks AS r
@@ -57,11 +58,12 @@ WITH candidate AS MATERIALIZED (
            AND ($4::text IS NULL OR r.path = $4::text)
            AND ($5::text IS NULL OR split_part(r.path, '?', 1) = $5::text)
            AND ($6::uuid IS NULL OR r.sequence_id = $6::uuid)
+           AND ($7::text[] IS NULL OR r.tags @> $7::text[])
          ORDER BY r.post_at, r.id
-         LIMIT $7::integer)
+         LIMIT $8::integer)
     ) AS c
     ORDER BY c.post_at, c.id
-    LIMIT $7::integer
+    LIMIT $8::integer
 ), sel AS MATERIALIZED (
     SELECT s.id
     FROM hooks AS s
@@ -81,6 +83,7 @@ type CancelHooksInRangeParams struct {
 	Path       *string
 	PathBase   *string
 	SequenceID *uuid.UUID
+	Tags       []string
 	MaxHooks   int32
 }
 
@@ -98,6 +101,7 @@ func (q *Queries) CancelHooksInRange(ctx context.Context, arg CancelHooksInRange
 		arg.Path,
 		arg.PathBase,
 		arg.SequenceID,
+		arg.Tags,
 		arg.MaxHooks,
 	)
 	if err != nil {
@@ -117,7 +121,8 @@ FROM (
       AND ($5::text IS NULL OR s.path = $5::text)
       AND ($6::text IS NULL OR split_part(s.path, '?', 1) = $6::text)
       AND ($7::uuid IS NULL OR s.sequence_id = $7::uuid)
-    LIMIT $8::integer
+      AND ($8::text[] IS NULL OR s.tags @> $8::text[])
+    LIMIT $9::integer
 ) AS sel
 `
 
@@ -129,6 +134,7 @@ type CountHooksInRangeParams struct {
 	Path       *string
 	PathBase   *string
 	SequenceID *uuid.UUID
+	Tags       []string
 	MaxHooks   int32
 }
 
@@ -146,6 +152,7 @@ func (q *Queries) CountHooksInRange(ctx context.Context, arg CountHooksInRangePa
 		arg.Path,
 		arg.PathBase,
 		arg.SequenceID,
+		arg.Tags,
 		arg.MaxHooks,
 	)
 	var n int64
@@ -154,8 +161,8 @@ func (q *Queries) CountHooksInRange(ctx context.Context, arg CountHooksInRangePa
 }
 
 const insertReplays = `-- name: InsertReplays :execrows
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
-SELECT ($1::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags)
+SELECT ($1::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override, h.tags
 FROM generate_subscripts($2::uuid[], 1) AS g (i)
 JOIN hooks AS h ON h.id = ($2::uuid[])[g.i]
 WHERE h.project_id = $3
@@ -168,9 +175,10 @@ type InsertReplaysParams struct {
 }
 
 // One new hook per (new id, source id) pair: the source's path, domain,
-// data and retryOverride, due now by the database clock. Sequence data and
-// the idempotency key are not copied: a replay belongs to no sequence run
-// and was not asked for with a key.
+// data, retryOverride and tags, due now by the database clock. Sequence
+// data, the idempotency key and the key are not copied: a replay belongs
+// to no sequence run, was not asked for with an Idempotency-Key, and is not
+// the hook the key names (the key's next hook is the client's to create).
 func (q *Queries) InsertReplays(ctx context.Context, arg InsertReplaysParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertReplays, arg.NewIds, arg.SourceIds, arg.ProjectID)
 	if err != nil {
@@ -225,8 +233,9 @@ WHERE project_id = $1
   AND ($4::text IS NULL OR path = $4::text)
   AND ($5::text IS NULL OR split_part(path, '?', 1) = $5::text)
   AND ($6::uuid IS NULL OR sequence_id = $6::uuid)
+  AND ($7::text[] IS NULL OR tags @> $7::text[])
 ORDER BY post_at, id
-LIMIT $7::integer
+LIMIT $8::integer
 FOR KEY SHARE
 `
 
@@ -237,6 +246,7 @@ type LockCompletedHooksInRangeParams struct {
 	Path       *string
 	PathBase   *string
 	SequenceID *uuid.UUID
+	Tags       []string
 	MaxHooks   int32
 }
 
@@ -248,6 +258,7 @@ func (q *Queries) LockCompletedHooksInRange(ctx context.Context, arg LockComplet
 		arg.Path,
 		arg.PathBase,
 		arg.SequenceID,
+		arg.Tags,
 		arg.MaxHooks,
 	)
 	if err != nil {
@@ -288,8 +299,9 @@ type RetryFailedHooksByIDParams struct {
 }
 
 // Bulk retry, replay and cancel (internal/bulk). Each action selects hooks
-// either by id or by a time range on post_at with optional path and
-// sequence filters, and only ever within the caller's project. A range
+// either by id or by a time range on post_at with optional path, sequence
+// and tags (a hook with every tag given) filters, and only ever within the
+// caller's project. A range
 // selection takes the earliest hooks first (post_at, then id) up to the
 // limit, and locks them, so that a hook changed by a concurrent transaction
 // is re-checked rather than acted on in a stale state.
@@ -318,8 +330,9 @@ WITH sel AS MATERIALIZED (
       AND ($4::text IS NULL OR s.path = $4::text)
       AND ($5::text IS NULL OR split_part(s.path, '?', 1) = $5::text)
       AND ($6::uuid IS NULL OR s.sequence_id = $6::uuid)
+      AND ($7::text[] IS NULL OR s.tags @> $7::text[])
     ORDER BY s.post_at, s.id
-    LIMIT $7::integer
+    LIMIT $8::integer
     FOR UPDATE
 )
 UPDATE hooks AS h
@@ -340,6 +353,7 @@ type RetryFailedHooksInRangeParams struct {
 	Path       *string
 	PathBase   *string
 	SequenceID *uuid.UUID
+	Tags       []string
 	MaxHooks   int32
 }
 
@@ -354,6 +368,7 @@ func (q *Queries) RetryFailedHooksInRange(ctx context.Context, arg RetryFailedHo
 		arg.Path,
 		arg.PathBase,
 		arg.SequenceID,
+		arg.Tags,
 		arg.MaxHooks,
 	)
 	if err != nil {

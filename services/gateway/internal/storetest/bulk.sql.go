@@ -126,10 +126,10 @@ func (q *Queries) InsertAttemptForBulkTest(ctx context.Context, arg InsertAttemp
 const insertHookForBulkTest = `-- name: InsertHookForBulkTest :one
 INSERT INTO hooks (
     id, project_id, path, domain, data, post_at, status, attempts, failure_error, try_at,
-    was_notified, retry_override, sequence_id, run_at
+    was_notified, retry_override, sequence_id, tags, run_at
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9,
-    $10, $11, $12, $13,
+    $10, $11, $12, $13, $14::text[],
     CASE WHEN $7::text IN ('pending', 'retry') THEN $6::timestamptz END
 )
 RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
@@ -149,6 +149,7 @@ type InsertHookForBulkTestParams struct {
 	WasNotified   bool
 	RetryOverride json.RawMessage
 	SequenceID    *uuid.UUID
+	Tags          []string
 }
 
 // A hook in any state, as the scheduler would have left it.
@@ -167,6 +168,7 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		arg.WasNotified,
 		arg.RetryOverride,
 		arg.SequenceID,
+		arg.Tags,
 	)
 	var i Hook
 	err := row.Scan(

@@ -841,7 +841,7 @@ type AsyncAnswerResponse struct {
 type AsyncAnswerResponseDataStatus string
 
 // BulkActionRequest Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
-// `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
+// `endTime` and `limit`, optionally narrowed by `endpointKey`, `sequenceID` and `tags`), not
 // both: `hookIDs` with any filter field, or neither, is a 400 naming the fields. A range
 // selects the hooks with `startTime <= postAt < endTime`, earliest `postAt` first (then
 // by id), at most `limit` of them among those the action applies to. The action is one
@@ -1813,7 +1813,7 @@ type UnsupportedMediaType = Error
 type AsyncAnswer = AsyncAnswerBody
 
 // BulkAction Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
-// `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
+// `endTime` and `limit`, optionally narrowed by `endpointKey`, `sequenceID` and `tags`), not
 // both: `hookIDs` with any filter field, or neither, is a 400 naming the fields. A range
 // selects the hooks with `startTime <= postAt < endTime`, earliest `postAt` first (then
 // by id), at most `limit` of them among those the action applies to. The action is one
