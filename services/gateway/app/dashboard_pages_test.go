@@ -124,10 +124,21 @@ func TestDashboardHooksListAndHookPage(t *testing.T) {
 	found := br.do(http.MethodGet, d.hooksPath("?id=+"+latest+"+"), nil)
 	require.Equal(t, http.StatusSeeOther, found.status)
 	require.Equal(t, d.hooksPath("/"+latest), found.header.Get("Location"))
-	keyed := d.post(`{"path":"/keyed","postIn":"1h","data":{},"key":"order 7/reminder"}`)
+	keyed := d.post(`{"path":"/keyed","postIn":"1h","data":{},"key":"order 7/reminder","tags":["campaign:spring"]}`)
 	found = br.do(http.MethodGet, d.hooksPath("?id="+url.QueryEscape("order 7/reminder")), nil)
 	require.Equal(t, http.StatusSeeOther, found.status)
 	require.Equal(t, d.hooksPath("/"+keyed.hook(t).ID), found.header.Get("Location"))
+	// The hook's page shows its key, and its tags as links to the list of
+	// the hooks of each.
+	p = br.get(d.hooksPath("/" + keyed.hook(t).ID))
+	require.Contains(t, p.body, `<code id="hook-key">order 7/reminder</code>`)
+	tagLink := regexp.MustCompile(`<a href="([^"]+)"><code>campaign:spring</code></a>`).FindStringSubmatch(p.body)
+	require.NotNil(t, tagLink, p.body)
+	tagged := br.get(html.UnescapeString(tagLink[1]))
+	require.Equal(t, http.StatusOK, tagged.status, tagged.body)
+	require.Contains(t, tagged.body, `<code>/keyed</code>`)
+	require.NotContains(t, tagged.body, `<code>/orders?id=7</code>`)
+	require.Contains(t, tagged.body, `name="tag" type="text" placeholder="campaign:spring" value="campaign:spring"`, "the filter form keeps the tag")
 	for _, missing := range []string{"order-7", "caf\u00e9"} {
 		notFound := br.get(d.hooksPath("?id=" + url.QueryEscape(missing)))
 		require.Equal(t, http.StatusNotFound, notFound.status)
