@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -18,13 +17,7 @@ import (
 func TestKeysThroughTheSDK(t *testing.T) {
 	t.Parallel()
 	b := setup(t, true)
-	keys, err := b.client.SigningKeys.List(b.ctx)
-	require.NoError(t, err)
-	got := make(chan *sundial.Delivery, 1)
-	b.receive(sundial.NewHandler([]string{keys[0].Key}, func(_ context.Context, d *sundial.Delivery) sundial.Result {
-		got <- d
-		return sundial.Accept(10 * time.Minute)
-	}))
+	next := b.accepting(t)
 	hooks := b.client.Hooks
 	const key = "reminder:user-42"
 
@@ -36,12 +29,7 @@ func TestKeysThroughTheSDK(t *testing.T) {
 	_, err = hooks.Get(b.ctx, later.ID)
 	requireAPIError(t, err, http.StatusNotFound, "not_found")
 
-	var d *sundial.Delivery
-	select {
-	case d = <-got:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no delivery reached the handler")
-	}
+	d := next()
 	require.Equal(t, now.ID, d.ID, "the replacement was delivered")
 	require.Eventually(t, func() bool {
 		h, err := hooks.GetByKey(b.ctx, key)
@@ -56,11 +44,11 @@ func TestKeysThroughTheSDK(t *testing.T) {
 	_, err = sundial.NewClient("", sundial.WithHTTPClient(b.httpClient)).Async.Ack(b.ctx, d.AckURL, nil)
 	require.NoError(t, err)
 	b.waitStatus(t, now.ID, sundial.StatusCompleted)
-	next, err := hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/next", Data: map[string]any{}, PostIn: "1h", Key: key})
+	anew, err := hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/next", Data: map[string]any{}, PostIn: "1h", Key: key})
 	require.NoError(t, err)
 	byKey, err := hooks.GetByKey(b.ctx, key)
 	require.NoError(t, err)
-	require.Equal(t, next.ID, byKey.ID)
+	require.Equal(t, anew.ID, byKey.ID)
 	done, err := hooks.Get(b.ctx, now.ID)
 	require.NoError(t, err)
 	require.Equal(t, key, done.Key, "the finished hook keeps its key")
