@@ -27,7 +27,7 @@ func TestKeysThroughTheSDK(t *testing.T) {
 	now, err := hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/now", Data: map[string]any{}, PostAt: time.Now(), Key: key})
 	require.NoError(t, err)
 	_, err = hooks.Get(b.ctx, later.ID)
-	requireAPIError(t, err, http.StatusNotFound, "not_found")
+	_ = requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
 
 	d := next()
 	require.Equal(t, now.ID, d.ID, "the replacement was delivered")
@@ -38,7 +38,7 @@ func TestKeysThroughTheSDK(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond)
 
 	_, err = hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/again", Data: map[string]any{}, PostIn: "1h", Key: key})
-	apiErr := requireAPIError(t, err, http.StatusConflict, "conflict")
+	apiErr := requireAPIError(t, err, http.StatusConflict, sundial.CodeConflict)
 	require.Equal(t, "key", apiErr.Details[0].Field)
 
 	_, err = sundial.NewClient("", sundial.WithHTTPClient(b.httpClient)).Async.Ack(b.ctx, d.AckURL, nil)
@@ -90,11 +90,11 @@ func TestTagsThroughTheSDK(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Affected, "the hook with the tag")
 	_, err = hooks.Get(b.ctx, both.ID)
-	requireAPIError(t, err, http.StatusNotFound, "not_found")
+	_ = requireAPIError(t, err, http.StatusNotFound, sundial.CodeNotFound)
 	_, err = hooks.Get(b.ctx, one.ID)
 	require.NoError(t, err)
 
 	_, err = hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/bad", Data: map[string]any{}, PostIn: "1h", Tags: []string{"no spaces"}})
-	apiErr := requireAPIError(t, err, http.StatusBadRequest, "invalid_request")
+	apiErr := requireAPIError(t, err, http.StatusBadRequest, sundial.CodeInvalidRequest)
 	require.Equal(t, []string{"tags[0]"}, apiErr.Fields())
 }
