@@ -82,6 +82,7 @@ type spec struct {
 	attempts   int32
 	sequenceID *uuid.UUID
 	tags       []string
+	key        *string
 	// want says whether the action under test should act on the hook.
 	want bool
 }
@@ -97,7 +98,7 @@ func (b bundle) hook(t *testing.T, projectID uuid.UUID, s spec) storetest.Hook {
 	p := storetest.InsertHookForBulkTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: projectID, Path: s.path, Domain: "receiver.example.com",
 		Data: json.RawMessage(fmt.Sprintf(`{"n":%q}`, uuid.NewString())), PostAt: s.postAt, Status: s.status,
-		Attempts: s.attempts, SequenceID: s.sequenceID, Tags: s.tags,
+		Attempts: s.attempts, SequenceID: s.sequenceID, Tags: s.tags, Key: s.key,
 	}
 	if s.status == "failed" || s.status == "retry" {
 		p.FailureError = ptr("HTTP 503")
@@ -597,4 +598,41 @@ func TestConcurrentReplaysNeverPassTheHardCap(t *testing.T) {
 	require.Equal(t, 3, succeeded)
 	require.EqualValues(t, 9, b.usage(t, project))
 	require.Len(t, b.projectHooks(t, project), 3*batches+9, "every counted hook exists, and no other")
+}
+
+// A failed hook with a key is retried only while it is the newest hook of
+// its key and none of them is unfinished: a key names one unfinished hook.
+func TestRetryTakesOnlyTheNewestHookOfAKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project := b.project(t, 100000, 200)
+	taken := b.hook(t, project, spec{status: "failed", key: ptr("taken")})
+	b.hook(t, project, spec{status: "pending", key: ptr("taken")})
+	older := b.hook(t, project, spec{status: "failed", key: ptr("done")})
+	b.hook(t, project, spec{status: "completed", key: ptr("done")})
+	free := b.hook(t, project, spec{status: "failed", key: ptr("free")})
+	first := b.hook(t, project, spec{status: "failed", key: ptr("twice")})
+	second := b.hook(t, project, spec{status: "failed", key: ptr("twice")})
+
+	rng := bulk.Range{Start: t0, End: t0.Add(24 * time.Hour), Limit: 100}
+	counted, err := b.svc.Count(context.Background(), project, bulk.ActionRetry, rng)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, counted)
+	n, err := b.svc.Retry(context.Background(), project, selectIDs(t, taken, older, free, first, second))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n, "the newest hook of free and of twice")
+	for h, want := range map[uuid.UUID]string{taken.ID: "failed", older.ID: "failed", free.ID: "pending", first.ID: "failed", second.ID: "pending"} {
+		row, _ := b.get(t, h)
+		require.Equal(t, want, row.Status, "%s", row.Key)
+	}
+
+	third := b.hook(t, project, spec{status: "failed", key: ptr("again")})
+	fourth := b.hook(t, project, spec{status: "failed", key: ptr("again")})
+	n, err = b.svc.Retry(context.Background(), project, bulk.Selection{Range: &rng})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "by range too")
+	row, _ := b.get(t, third.ID)
+	require.Equal(t, "failed", row.Status)
+	row, _ = b.get(t, fourth.ID)
+	require.Equal(t, "pending", row.Status)
 }

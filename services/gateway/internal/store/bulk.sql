@@ -13,27 +13,39 @@
 -- A failed hook gets a fresh retry budget: retry_budget_base remembers the
 -- attempts already made, so attempt numbers keep counting up and the
 -- history stays. It is due now by the database clock; the last error and
--- tryAt stay until the next attempt replaces them.
-UPDATE hooks
+-- tryAt stay until the next attempt replaces them. A failed hook with a key
+-- is retried only while it is the newest hook of its key and none of them
+-- is unfinished: a key names one unfinished hook (migration 00030), and
+-- two failed hooks of one key retried together would both be.
+UPDATE hooks AS h
 SET status            = 'pending',
-    retry_budget_base = attempts,
+    retry_budget_base = h.attempts,
     run_at            = now(),
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
-WHERE project_id = @project_id
-  AND id = ANY(@ids::uuid[])
-  AND status = 'failed';
+WHERE h.project_id = @project_id
+  AND h.id = ANY(@ids::uuid[])
+  AND h.status = 'failed'
+  AND (h.key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM hooks AS o
+      WHERE o.project_id = h.project_id AND o.key = h.key AND o.id <> h.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (h.created_at, h.id))));
 
 -- name: RetryFailedHooksInRange :execrows
 -- The selection is materialized: executed again inside the join it would
 -- skip the rows this statement has already updated and take the next ones,
--- passing the limit.
+-- passing the limit. A hook with a key is retried only as by
+-- RetryFailedHooksByID.
 WITH sel AS MATERIALIZED (
     SELECT s.id
     FROM hooks AS s
     WHERE s.project_id = @project_id
       AND s.status = 'failed'
+      AND (s.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM hooks AS o
+          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
       AND s.post_at >= @start_time AND s.post_at < @end_time
       AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
       AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)
@@ -157,6 +169,10 @@ FROM (
     FROM hooks AS s
     WHERE s.project_id = @project_id
       AND s.status = ANY(@statuses::text[])
+      AND (s.status <> 'failed' OR s.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM hooks AS o
+          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
       AND s.post_at >= @start_time AND s.post_at < @end_time
       AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
       AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)

@@ -117,6 +117,10 @@ FROM (
     FROM hooks AS s
     WHERE s.project_id = $1
       AND s.status = ANY($2::text[])
+      AND (s.status <> 'failed' OR s.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM hooks AS o
+          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
       AND s.post_at >= $3 AND s.post_at < $4
       AND ($5::text IS NULL OR s.path = $5::text)
       AND ($6::text IS NULL OR split_part(s.path, '?', 1) = $6::text)
@@ -281,16 +285,20 @@ func (q *Queries) LockCompletedHooksInRange(ctx context.Context, arg LockComplet
 
 const retryFailedHooksByID = `-- name: RetryFailedHooksByID :execrows
 
-UPDATE hooks
+UPDATE hooks AS h
 SET status            = 'pending',
-    retry_budget_base = attempts,
+    retry_budget_base = h.attempts,
     run_at            = now(),
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
-WHERE project_id = $1
-  AND id = ANY($2::uuid[])
-  AND status = 'failed'
+WHERE h.project_id = $1
+  AND h.id = ANY($2::uuid[])
+  AND h.status = 'failed'
+  AND (h.key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM hooks AS o
+      WHERE o.project_id = h.project_id AND o.key = h.key AND o.id <> h.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (h.created_at, h.id))))
 `
 
 type RetryFailedHooksByIDParams struct {
@@ -311,7 +319,10 @@ type RetryFailedHooksByIDParams struct {
 // A failed hook gets a fresh retry budget: retry_budget_base remembers the
 // attempts already made, so attempt numbers keep counting up and the
 // history stays. It is due now by the database clock; the last error and
-// tryAt stay until the next attempt replaces them.
+// tryAt stay until the next attempt replaces them. A failed hook with a key
+// is retried only while it is the newest hook of its key and none of them
+// is unfinished: a key names one unfinished hook (migration 00030), and
+// two failed hooks of one key retried together would both be.
 func (q *Queries) RetryFailedHooksByID(ctx context.Context, arg RetryFailedHooksByIDParams) (int64, error) {
 	result, err := q.db.Exec(ctx, retryFailedHooksByID, arg.ProjectID, arg.Ids)
 	if err != nil {
@@ -326,6 +337,10 @@ WITH sel AS MATERIALIZED (
     FROM hooks AS s
     WHERE s.project_id = $1
       AND s.status = 'failed'
+      AND (s.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM hooks AS o
+          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
       AND s.post_at >= $2 AND s.post_at < $3
       AND ($4::text IS NULL OR s.path = $4::text)
       AND ($5::text IS NULL OR split_part(s.path, '?', 1) = $5::text)
@@ -359,7 +374,8 @@ type RetryFailedHooksInRangeParams struct {
 
 // The selection is materialized: executed again inside the join it would
 // skip the rows this statement has already updated and take the next ones,
-// passing the limit.
+// passing the limit. A hook with a key is retried only as by
+// RetryFailedHooksByID.
 func (q *Queries) RetryFailedHooksInRange(ctx context.Context, arg RetryFailedHooksInRangeParams) (int64, error) {
 	result, err := q.db.Exec(ctx, retryFailedHooksInRange,
 		arg.ProjectID,

@@ -126,10 +126,10 @@ func (q *Queries) InsertAttemptForBulkTest(ctx context.Context, arg InsertAttemp
 const insertHookForBulkTest = `-- name: InsertHookForBulkTest :one
 INSERT INTO hooks (
     id, project_id, path, domain, data, post_at, status, attempts, failure_error, try_at,
-    was_notified, retry_override, sequence_id, tags, run_at
+    was_notified, retry_override, sequence_id, tags, key, run_at
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9,
-    $10, $11, $12, $13, $14::text[],
+    $10, $11, $12, $13, $14::text[], $15,
     CASE WHEN $7::text IN ('pending', 'retry') THEN $6::timestamptz END
 )
 RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
@@ -150,6 +150,7 @@ type InsertHookForBulkTestParams struct {
 	RetryOverride json.RawMessage
 	SequenceID    *uuid.UUID
 	Tags          []string
+	Key           *string
 }
 
 // A hook in any state, as the scheduler would have left it.
@@ -169,6 +170,7 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		arg.RetryOverride,
 		arg.SequenceID,
 		arg.Tags,
+		arg.Key,
 	)
 	var i Hook
 	err := row.Scan(
