@@ -53,6 +53,10 @@ type Hook struct {
 	SequenceData  *HookSequenceData `json:"sequenceData,omitempty"`
 	// WasNotified says a failure notification was sent for this hook.
 	WasNotified bool `json:"wasNotified,omitempty"`
+	// Key is the key the hook was scheduled with, if any.
+	Key string `json:"key,omitempty"`
+	// Tags are the hook's tags, in the order given; nil for none.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // HookSequenceData is set on hooks that a sequence's run created.
@@ -105,6 +109,17 @@ type ScheduleHookRequest struct {
 	// PostIn is a delay from now, such as "90s" or "1h30m" (see Delay).
 	PostIn        string         `json:"postIn,omitempty"`
 	RetryOverride *RetryOverride `json:"retryOverride,omitempty"`
+	// Key names the hook in the project until it has finished (1 to 255
+	// printable ASCII characters): scheduling with the key of a pending
+	// hook that was never claimed replaces it (a reminder rescheduled
+	// without looking it up); while that hook is being delivered or waits
+	// for a retry or an async answer, Schedule is a 409 APIError naming
+	// "key". GetByKey and DeleteByKey find the hook.
+	Key string `json:"key,omitempty"`
+	// Tags are up to 10 tags, each 1 to 64 characters from A-Z a-z 0-9
+	// _ . : -, none repeated, which ListHooksParams.Tags and
+	// BulkActionRequest.Tags select by.
+	Tags []string `json:"tags,omitempty"`
 	// IdempotencyKey makes repeats of this request safe for 24 hours: a
 	// repeat answers the hook the first one created. When empty, Schedule
 	// makes a fresh key, so that its own retries never create a second
@@ -154,6 +169,8 @@ type ListHooksParams struct {
 	SortOrder string
 	// The time filters are exclusive.
 	PostAtBefore, PostAtAfter, CreatedAtBefore, CreatedAtAfter time.Time
+	// Tags keeps the hooks that have every one of them (at most 10).
+	Tags []string
 }
 
 func (p ListHooksParams) values() url.Values {
@@ -179,6 +196,9 @@ func (p ListHooksParams) values() url.Values {
 	setTime("postAtAfter", p.PostAtAfter)
 	setTime("createdAtBefore", p.CreatedAtBefore)
 	setTime("createdAtAfter", p.CreatedAtAfter)
+	for _, t := range p.Tags {
+		v.Add("tag", t)
+	}
 	return v
 }
 
@@ -244,6 +264,8 @@ type BulkActionRequest struct {
 	// exactly, without one it matches the path whatever its query.
 	EndpointKey string `json:"endpointKey,omitempty"`
 	SequenceID  string `json:"sequenceID,omitempty"`
+	// Tags selects the hooks of the range that have every one of them.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // RetryIDsRequest lists failed hooks to retry. ProjectID must be the API
@@ -365,6 +387,34 @@ func (s *HookService) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	return s.c.do(ctx, call{method: "DELETE", path: p}, nil)
+}
+
+// GetByKey returns the hook key names (GET /v1/hooks/by-key): the
+// project's unfinished hook of that key, or when there is none the newest
+// finished one.
+func (s *HookService) GetByKey(ctx context.Context, key string) (Hook, error) {
+	q, err := keyQuery(key)
+	if err != nil {
+		return Hook{}, err
+	}
+	return get[Hook](ctx, s.c, call{method: "GET", path: "/hooks/by-key", query: q})
+}
+
+// DeleteByKey cancels and deletes the hook GetByKey returns, as Delete
+// does (DELETE /v1/hooks/by-key), which frees the key.
+func (s *HookService) DeleteByKey(ctx context.Context, key string) error {
+	q, err := keyQuery(key)
+	if err != nil {
+		return err
+	}
+	return s.c.do(ctx, call{method: "DELETE", path: "/hooks/by-key", query: q}, nil)
+}
+
+func keyQuery(key string) (url.Values, error) {
+	if key == "" {
+		return nil, fmt.Errorf("%w: key is empty", ErrMissingID)
+	}
+	return url.Values{"key": {key}}, nil
 }
 
 // Attempts lists a hook's recorded attempts, oldest first

@@ -199,3 +199,54 @@ func TestARefusedKeySaysWhereItCameFrom(t *testing.T) {
 	require.Equal(t, cli.ExitError, res.code)
 	require.Contains(t, res.stderr, "The API key `sundial login` saved was refused (revoked, or its project deleted): run `sundial login` with a valid key")
 }
+
+func TestHooksByKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.login()
+
+	var first, second sundial.Hook
+	out := b.ok("hooks", "schedule", "--path", "/first", "--post-in", "1d", "--key", "reminder:42", "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(out), &first), out)
+	require.Equal(t, "reminder:42", first.Key)
+	out = b.ok("hooks", "schedule", "--path", "/second", "--post-in", "2d", "--key", "reminder:42", "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(out), &second), out)
+	require.NotEqual(t, first.ID, second.ID, "the pending hook was replaced")
+
+	var got sundial.Hook
+	out = b.ok("hooks", "get", "--key", "reminder:42", "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.Equal(t, second.ID, got.ID)
+	require.Contains(t, b.ok("hooks", "get", "--key", "reminder:42"), "reminder:42")
+	res := b.run("", "hooks", "get", first.ID)
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "404 not_found")
+
+	require.JSONEq(t, `{"cancelledKey": "reminder:42"}`, b.ok("hooks", "cancel", "--key", "reminder:42", "-o", "json"))
+	res = b.run("", "hooks", "get", "--key", "reminder:42")
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "404 not_found")
+
+	var tagged sundial.Hook
+	out = b.ok("hooks", "schedule", "--path", "/tagged", "--post-in", "1d", "--tag", "campaign:spring", "--tag", "user-42", "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(out), &tagged), out)
+	require.Equal(t, []string{"campaign:spring", "user-42"}, tagged.Tags)
+	b.ok("hooks", "schedule", "--path", "/untagged", "--post-in", "1d")
+	var page sundial.HookPage
+	out = b.ok("hooks", "list", "--tag", "user-42", "--tag", "campaign:spring", "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(out), &page), out)
+	require.Len(t, page.Data, 1)
+	require.Equal(t, tagged.ID, page.Data[0].ID)
+	require.Contains(t, b.ok("hooks", "get", tagged.ID), "campaign:spring, user-42")
+	res = b.run("", "hooks", "list", "--tag", "a b")
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "--tag: ")
+
+	res = b.run("", "hooks", "get", second.ID, "--key", "reminder:42")
+	require.Equal(t, cli.ExitUsage, res.code, res.stderr)
+	res = b.run("", "hooks", "cancel", second.ID, "--key", "reminder:42")
+	require.Equal(t, cli.ExitUsage, res.code, res.stderr)
+	res = b.run("", "hooks", "schedule", "--path", "/x", "--post-in", "1h", "--key", "caf\u00e9")
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "--key: ")
+}

@@ -23,12 +23,11 @@ func (b *bundle) waitStatus(t *testing.T, id string, status sundial.HookStatus) 
 	return last
 }
 
-// TestHandlerAcceptsAndAcksARealDelivery: the dispatcher delivers to the
-// SDK's handler, which answers 202 with a timeout; the SDK's Async.Ack on
-// the delivery's ack URL completes the hook.
-func TestHandlerAcceptsAndAcksARealDelivery(t *testing.T) {
-	t.Parallel()
-	b := setup(t, true)
+// accepting makes the receiver the SDK's handler, verifying with the
+// project's signing key and answering each delivery 202 with a ten-minute
+// timeout; next returns the next delivery it accepted.
+func (b *bundle) accepting(t *testing.T) (next func() *sundial.Delivery) {
+	t.Helper()
 	keys, err := b.client.SigningKeys.List(b.ctx)
 	require.NoError(t, err)
 	got := make(chan *sundial.Delivery, 1)
@@ -36,15 +35,29 @@ func TestHandlerAcceptsAndAcksARealDelivery(t *testing.T) {
 		got <- d
 		return sundial.Accept(10 * time.Minute)
 	}))
+	return func() *sundial.Delivery {
+		t.Helper()
+		select {
+		case d := <-got:
+			return d
+		case <-time.After(20 * time.Second):
+			t.Fatal("no delivery reached the handler")
+			return nil
+		}
+	}
+}
+
+// TestHandlerAcceptsAndAcksARealDelivery: the dispatcher delivers to the
+// SDK's handler, which answers 202 with a timeout; the SDK's Async.Ack on
+// the delivery's ack URL completes the hook.
+func TestHandlerAcceptsAndAcksARealDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	next := b.accepting(t)
 
 	h, err := b.client.Hooks.Schedule(b.ctx, sundial.ScheduleHookRequest{Path: "/jobs", Data: map[string]any{"job": 7}, PostAt: time.Now()})
 	require.NoError(t, err)
-	var d *sundial.Delivery
-	select {
-	case d = <-got:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no delivery reached the handler")
-	}
+	d := next()
 	require.Equal(t, h.ID, d.ID)
 	require.Equal(t, "/jobs", d.Path)
 	require.JSONEq(t, `{"job": 7}`, string(d.Data))

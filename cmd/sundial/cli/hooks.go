@@ -38,13 +38,14 @@ func hooksCommand(s *state) *cobra.Command {
 
 // scheduleFlags are the flags of `hooks schedule`.
 type scheduleFlags struct {
-	path, data, postAt, postAtLocal, timezone, postIn, idempotencyKey string
+	path, data, postAt, postAtLocal, timezone, postIn, key, idempotencyKey string
+	tags                                                                   []string
 }
 
 // scheduleFields names the flag of each field the API may refuse.
 var scheduleFields = map[string]string{
 	"path": "--path", "data": "--data", "postAt": "--post-at", "postAtLocal": "--post-at-local",
-	"timezone": "--timezone", "postIn": "--post-in",
+	"timezone": "--timezone", "postIn": "--post-in", "key": "--key", "tags": "--tag",
 }
 
 func scheduleCommand(s *state) *cobra.Command {
@@ -54,7 +55,8 @@ func scheduleCommand(s *state) *cobra.Command {
 		Short: "Schedule a hook: --path, --data, and one of --post-at, --post-at-local with --timezone, or --post-in",
 		Example: "  sundial hooks schedule --path /webhooks/invoice --data '{\"invoice\": 1042}' --post-in 1h30m\n" +
 			"  sundial hooks schedule --path /reminders --post-at-local 2030-12-01T09:00:00 --timezone Europe/Paris\n" +
-			"  sundial hooks schedule --path /x --post-at 2030-12-01T08:00:00Z",
+			"  sundial hooks schedule --path /x --post-at 2030-12-01T08:00:00Z\n" +
+			"  sundial hooks schedule --path /reminders --post-in 1d --key reminder:user-42",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := f.request()
@@ -81,6 +83,8 @@ func scheduleCommand(s *state) *cobra.Command {
 	fl.StringVar(&f.postAtLocal, "post-at-local", "", "when, as a wall-clock time YYYY-MM-DDTHH:MM:SS in --timezone")
 	fl.StringVar(&f.timezone, "timezone", "", "an IANA zone (Europe/Paris), with --post-at-local")
 	fl.StringVar(&f.postIn, "post-in", "", "when, as a delay from now (90s, 1h30m, 2d)")
+	fl.StringVar(&f.key, "key", "", "names the hook in the project: replaces the pending hook of this key, unless it was claimed for delivery")
+	fl.StringArrayVar(&f.tags, "tag", nil, "a tag of the hook (repeat for more, up to 10)")
 	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "makes repeats of this command schedule one hook")
 	return cmd
 }
@@ -88,7 +92,7 @@ func scheduleCommand(s *state) *cobra.Command {
 // request checks the flags and builds the request, naming the flag at
 // fault.
 func (f scheduleFlags) request() (sundial.ScheduleHookRequest, error) {
-	req := sundial.ScheduleHookRequest{Path: f.path, PostIn: f.postIn, IdempotencyKey: f.idempotencyKey}
+	req := sundial.ScheduleHookRequest{Path: f.path, PostIn: f.postIn, Key: f.key, Tags: f.tags, IdempotencyKey: f.idempotencyKey}
 	if f.path == "" {
 		return req, usagef("--path is required")
 	}
@@ -151,7 +155,7 @@ func listCommand(s *state) *cobra.Command {
 			page, err := listHooks(cmd, client, p, all)
 			if err != nil {
 				return namedFields(err, map[string]string{"limit": "--limit", "cursor": "--cursor",
-					"sortBy": "--sort-by", "sortOrder": "--sort-order", "status": "--status"})
+					"sortBy": "--sort-by", "sortOrder": "--sort-order", "status": "--status", "tag": "--tag"})
 			}
 			return s.emit(page, func(w io.Writer) { printHooks(w, page) })
 		},
@@ -162,6 +166,7 @@ func listCommand(s *state) *cobra.Command {
 	fl.StringVar(&p.Cursor, "cursor", "", "the page after the one that gave this cursor")
 	fl.StringVar(&p.SortBy, "sort-by", "", "postAt or createdAt (default)")
 	fl.StringVar(&p.SortOrder, "sort-order", "", "ASC or DESC (default)")
+	fl.StringArrayVar(&p.Tags, "tag", nil, "only hooks with this tag (repeat: with every one of them)")
 	fl.BoolVar(&all, "all", false, "follow the cursor to the last page")
 	return cmd
 }
@@ -204,13 +209,16 @@ func printHooks(w io.Writer, page sundial.HookPage) {
 }
 
 func getCommand(s *state) *cobra.Command {
-	var headers bool
+	var (
+		headers bool
+		key     string
+	)
 	cmd := &cobra.Command{
-		Use:   "get ID",
-		Short: "Show one hook",
+		Use:   "get ID | get --key KEY",
+		Short: "Show one hook, by its id or by its key",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageOf(cmd, "give one hook id")
+			if (len(args) == 1) == (key != "") || len(args) > 1 {
+				return usageOf(cmd, "give one hook id, or --key")
 			}
 			return nil
 		},
@@ -219,11 +227,11 @@ func getCommand(s *state) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, err := client.Hooks.Get(cmd.Context(), args[0])
+			h, err := hookByIDOrKey(cmd.Context(), client, args, key)
 			if err != nil {
-				return err
+				return namedFields(err, map[string]string{"key": "--key"})
 			}
-			attempts, err := client.Hooks.Attempts(cmd.Context(), args[0])
+			attempts, err := client.Hooks.Attempts(cmd.Context(), h.ID)
 			if err != nil {
 				return err
 			}
@@ -242,6 +250,7 @@ func getCommand(s *state) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&headers, "headers", false,
 		"also show each attempt's request and response headers (--output json always has them)")
+	cmd.Flags().StringVar(&key, "key", "", "the hook's key: its unfinished hook, or else its newest")
 	return cmd
 }
 
@@ -275,6 +284,14 @@ func printSide(w io.Writer, title string, h map[string][]string, omitted int, no
 	}
 }
 
+// hookByIDOrKey is the hook of the one id in args, or else of key.
+func hookByIDOrKey(ctx context.Context, client *sundial.Client, args []string, key string) (sundial.Hook, error) {
+	if key != "" {
+		return client.Hooks.GetByKey(ctx, key)
+	}
+	return client.Hooks.Get(ctx, args[0])
+}
+
 // printAttempts writes a hook's attempts as a table, oldest first.
 func printAttempts(w io.Writer, attempts []sundial.HookAttempt) {
 	if len(attempts) == 0 {
@@ -306,6 +323,8 @@ func printHook(w io.Writer, h sundial.Hook) {
 		}
 	}
 	row("ID", h.ID)
+	row("Key", h.Key)
+	row("Tags", strings.Join(h.Tags, ", "))
 	row("Status", string(h.Status))
 	row("URL", "https://"+h.Domain+h.Path)
 	row("Post at", h.PostAt.Format(time.RFC3339))
@@ -320,14 +339,26 @@ func printHook(w io.Writer, h sundial.Hook) {
 }
 
 func cancelCommand(s *state) *cobra.Command {
-	return &cobra.Command{
-		Use:   "cancel ID...",
-		Short: "Cancel hooks (deleted with their attempts, whatever their status)",
-		Args:  idArgs,
+	var key string
+	cmd := &cobra.Command{
+		Use:   "cancel ID... | cancel --key KEY",
+		Short: "Cancel hooks (deleted with their attempts, whatever their status), by id or by key",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if key != "" && len(args) > 0 {
+				return usageOf(cmd, "give hook ids or --key, not both")
+			}
+			if key != "" {
+				return nil
+			}
+			return idArgs(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			client, err := s.apiClient()
 			if err != nil {
 				return err
+			}
+			if key != "" {
+				return cancelByKey(cmd.Context(), s, client, key)
 			}
 			done := []string{}
 			for _, id := range ids {
@@ -346,6 +377,18 @@ func cancelCommand(s *state) *cobra.Command {
 			}{done}, func(w io.Writer) { printCancelled(w, done) })
 		},
 	}
+	cmd.Flags().StringVar(&key, "key", "", "cancel the hook of this key (its unfinished hook, or else its newest) instead")
+	return cmd
+}
+
+// cancelByKey cancels the hook a key names.
+func cancelByKey(ctx context.Context, s *state, client *sundial.Client, key string) error {
+	if err := client.Hooks.DeleteByKey(ctx, key); err != nil {
+		return namedFields(err, map[string]string{"key": "--key"})
+	}
+	return s.emit(struct {
+		CancelledKey string `json:"cancelledKey"`
+	}{key}, func(w io.Writer) { fmt.Fprintf(w, "Cancelled the hook of key %q.\n", key) })
 }
 
 func printCancelled(w io.Writer, ids []string) {

@@ -119,14 +119,31 @@ func TestDashboardHooksListAndHookPage(t *testing.T) {
 	for _, m := range presets {
 		require.Equal(t, http.StatusOK, br.get(html.UnescapeString(m[1])).status, m[2])
 	}
-	// The search by id goes to the hook's page; what is not an id is a 400
-	// that says so.
+	// The search by id goes to the hook's page, and so does the search by
+	// key; what names no hook is a 404 that says so.
 	found := br.do(http.MethodGet, d.hooksPath("?id=+"+latest+"+"), nil)
 	require.Equal(t, http.StatusSeeOther, found.status)
 	require.Equal(t, d.hooksPath("/"+latest), found.header.Get("Location"))
-	notID := br.get(d.hooksPath("?id=order-7"))
-	require.Equal(t, http.StatusBadRequest, notID.status)
-	require.Contains(t, notID.body, "id: not a hook id")
+	keyed := d.post(`{"path":"/keyed","postIn":"1h","data":{},"key":"order 7/reminder","tags":["campaign:spring"]}`)
+	found = br.do(http.MethodGet, d.hooksPath("?id="+url.QueryEscape("order 7/reminder")), nil)
+	require.Equal(t, http.StatusSeeOther, found.status)
+	require.Equal(t, d.hooksPath("/"+keyed.hook(t).ID), found.header.Get("Location"))
+	// The hook's page shows its key, and its tags as links to the list of
+	// the hooks of each.
+	p = br.get(d.hooksPath("/" + keyed.hook(t).ID))
+	require.Contains(t, p.body, `<code id="hook-key">order 7/reminder</code>`)
+	tagLink := regexp.MustCompile(`<a href="([^"]+)"><code>campaign:spring</code></a>`).FindStringSubmatch(p.body)
+	require.NotNil(t, tagLink, p.body)
+	tagged := br.get(html.UnescapeString(tagLink[1]))
+	require.Equal(t, http.StatusOK, tagged.status, tagged.body)
+	require.Contains(t, tagged.body, `<code>/keyed</code>`)
+	require.NotContains(t, tagged.body, `<code>/orders?id=7</code>`)
+	require.Contains(t, tagged.body, `name="tag" type="text" placeholder="campaign:spring" value="campaign:spring"`, "the filter form keeps the tag")
+	for _, missing := range []string{"order-7", "caf\u00e9"} {
+		notFound := br.get(d.hooksPath("?id=" + url.QueryEscape(missing)))
+		require.Equal(t, http.StatusNotFound, notFound.status)
+		require.Contains(t, notFound.body, "No hook of this project has this id or key.")
+	}
 
 	// The API's filters, paged with the cursor; an empty field is no filter.
 	p = br.get(d.hooksPath("?status=completed&sortBy=postAt&sortOrder=ASC&limit=2&postAtAfter=&createdAtBefore="))

@@ -156,6 +156,8 @@ type hookJSON struct {
 	CreatedAt           string          `json:"createdAt"`
 	UpdatedAt           string          `json:"updatedAt"`
 	RetryOverride       json.RawMessage `json:"retryOverride"`
+	Key                 string          `json:"key"`
+	Tags                []string        `json:"tags"`
 }
 
 // header sets (or with an empty value removes) a request header.

@@ -936,7 +936,7 @@ type AsyncAnswerResponseDataStatus string
 type AttemptHeaders map[string][]string
 
 // BulkActionRequest Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
-// `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
+// `endTime` and `limit`, optionally narrowed by `endpointKey`, `sequenceID` and `tags`), not
 // both: `hookIDs` with any filter field, or neither, is a 400 naming the fields. A range
 // selects the hooks with `startTime <= postAt < endTime`, earliest `postAt` first (then
 // by id), at most `limit` of them among those the action applies to. The action is one
@@ -963,6 +963,9 @@ type BulkActionRequest struct {
 
 	// StartTime Start of the range of `postAt` (inclusive); with `endTime` and `limit`.
 	StartTime *time.Time `json:"startTime,omitempty"`
+
+	// Tags Only hooks that have every one of these tags.
+	Tags *[]string `json:"tags,omitempty"`
 }
 
 // BulkActionResponse defines model for BulkActionResponse.
@@ -1272,6 +1275,9 @@ type Hook struct {
 	// Id The hook's id, a UUID version 7 (time-ordered).
 	Id openapi_types.UUID `json:"id"`
 
+	// Key The hook's key, when it was scheduled with one.
+	Key *string `json:"key,omitempty"`
+
 	// Path The path (and query string) appended to `domain`.
 	Path string `json:"path"`
 
@@ -1297,6 +1303,9 @@ type Hook struct {
 	// - `failed`: the retries ran out (the last attempt failed, was nacked, or its async
 	//   timeout passed).
 	Status HookStatus `json:"status"`
+
+	// Tags The hook's tags, in the order they were given; absent when it has none.
+	Tags *[]string `json:"tags,omitempty"`
 
 	// TryAt When the next attempt is due (status `retry`), else when the last attempt was made; absent before the first.
 	TryAt     *time.Time `json:"tryAt,omitempty"`
@@ -1686,6 +1695,15 @@ type ScheduleHookRequest struct {
 	// 16 KiB when that is less); larger is a 413.
 	Data map[string]interface{} `json:"data"`
 
+	// Key A name for the hook in the project, 1 to 255 printable ASCII characters: scheduling
+	// with the key of a pending hook that was never claimed replaces it; `GET` and
+	// `DELETE /v1/hooks/by-key` find it. See `POST /v1/hooks`. In a batch, no two hooks
+	// may share a key.
+	//
+	//
+	// Examples: reminder:user-42
+	Key *string `json:"key,omitempty"`
+
 	// Path Where to deliver, appended to the project's domain: starts with `/`, at most 2048
 	// bytes, a query string allowed; no scheme or host, no `..` segment, no fragment, no
 	// whitespace or control characters.
@@ -1719,6 +1737,14 @@ type ScheduleHookRequest struct {
 	// `fixed`, and `min(delaySecs × backoffFactor^(n-1), maxDelaySecs)` with `exponential`;
 	// `jitter` multiplies each delay by a random factor from 0.8 to 1.2.
 	RetryOverride *RetryOverride `json:"retryOverride,omitempty"`
+
+	// Tags Up to 10 tags, each 1 to 64 characters from `A-Z a-z 0-9 _ . : -`, none repeated:
+	// `GET /v1/hooks?tag=` filters on them and bulk actions select by them. An empty list is
+	// none.
+	//
+	//
+	// Examples: ["campaign:spring","user-42"]
+	Tags *[]string `json:"tags,omitempty"`
 
 	// Timezone An IANA time zone name, with `postAtLocal` only.
 	//
@@ -2056,6 +2082,9 @@ type ChannelID = string
 // HookID defines model for HookID.
 type HookID = string
 
+// HookKey defines model for HookKey.
+type HookKey = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -2162,7 +2191,7 @@ type UnsupportedMediaType = Error
 type AsyncAnswer = AsyncAnswerBody
 
 // BulkAction Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
-// `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
+// `endTime` and `limit`, optionally narrowed by `endpointKey`, `sequenceID` and `tags`), not
 // both: `hookIDs` with any filter field, or neither, is a 400 naming the fields. A range
 // selects the hooks with `startTime <= postAt < endTime`, earliest `postAt` first (then
 // by id), at most `limit` of them among those the action applies to. The action is one
@@ -2178,6 +2207,10 @@ type ListChannelSendsParams struct {
 
 // ListHooksParams defines parameters for ListHooks.
 type ListHooksParams struct {
+	// Tag Only hooks that have this tag; given several times (`tag=a&tag=b`), only hooks that
+	// have every one of them. At most 10.
+	Tag *[]string `form:"tag,omitempty" json:"tag,omitempty"`
+
 	// Status Only hooks in this status.
 	Status *HookStatus `form:"status,omitempty" json:"status,omitempty"`
 
@@ -2231,6 +2264,18 @@ type CreateHooksParams struct {
 	// and body answers 201 with the hook the first request created and creates and counts
 	// nothing. The same key with a different body, or naming a hook deleted since, is a 409.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteHookByKeyParams defines parameters for DeleteHookByKey.
+type DeleteHookByKeyParams struct {
+	// Key The hook's key, 1 to 255 printable ASCII characters (URL-encoded in the query).
+	Key HookKey `form:"key" json:"key"`
+}
+
+// GetHookByKeyParams defines parameters for GetHookByKey.
+type GetHookByKeyParams struct {
+	// Key The hook's key, 1 to 255 printable ASCII characters (URL-encoded in the query).
+	Key HookKey `form:"key" json:"key"`
 }
 
 // ListSequencesParams defines parameters for ListSequences.
@@ -2436,6 +2481,13 @@ func (t ScheduleHookRequest) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.Key != nil {
+		object["key"], err = json.Marshal(t.Key)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'key': %w", err)
+		}
+	}
+
 	object["path"], err = json.Marshal(t.Path)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'path': %w", err)
@@ -2469,6 +2521,13 @@ func (t ScheduleHookRequest) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.Tags != nil {
+		object["tags"], err = json.Marshal(t.Tags)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
+		}
+	}
+
 	if t.Timezone != nil {
 		object["timezone"], err = json.Marshal(t.Timezone)
 		if err != nil {
@@ -2494,6 +2553,13 @@ func (t *ScheduleHookRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Data)
 		if err != nil {
 			return fmt.Errorf("error reading 'data': %w", err)
+		}
+	}
+
+	if raw, found := object["key"]; found {
+		err = json.Unmarshal(raw, &t.Key)
+		if err != nil {
+			return fmt.Errorf("error reading 'key': %w", err)
 		}
 	}
 
@@ -2529,6 +2595,13 @@ func (t *ScheduleHookRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.RetryOverride)
 		if err != nil {
 			return fmt.Errorf("error reading 'retryOverride': %w", err)
+		}
+	}
+
+	if raw, found := object["tags"]; found {
+		err = json.Unmarshal(raw, &t.Tags)
+		if err != nil {
+			return fmt.Errorf("error reading 'tags': %w", err)
 		}
 	}
 
@@ -2882,8 +2955,8 @@ type ClientInterface interface {
 	// precision hooks are stored with. An `...After` bound must be earlier than its
 	// `...Before` bound. A query parameter this operation does not define (a misspelt
 	// `sortorder`, say) is refused with 400 rather than ignored, and so is `offset`. Filters
-	// on the sort field, and `status`, are the fastest; a filter on the other time field is
-	// applied to the hooks that match the rest.
+	// on the sort field, and `status`, are the fastest; a filter on the other time field, or
+	// on tags, is applied to the hooks that match the rest.
 	//
 	// Corresponds with GET /hooks (the `ListHooks` operationId).
 	ListHooks(ctx context.Context, params *ListHooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2912,6 +2985,16 @@ type ClientInterface interface {
 	// a repeat with the same key within 24 hours answers 201 with the hook the first request
 	// created (same id) and creates and counts nothing; a repeat with the same key but a
 	// different body, or after that hook was deleted, is a 409 `conflict`.
+	//
+	// **Key.** A `key` names the hook in the project until it has finished (`completed` or
+	// `failed`). Scheduling with the key of a `pending` hook that was never claimed for
+	// delivery replaces it, in one transaction: that hook is deleted with its history and the
+	// new one created (a new id, counted against the quota as any hook). While the key's hook
+	// has been claimed (it is being delivered, waits for a retry or for the answer to its 202)
+	// it stays, and the request is a 409 `conflict` naming `key` and that hook: delete it by
+	// key first, or wait until it has finished. Once it has finished, the key schedules a new
+	// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
+	// first request created and replaces nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2942,6 +3025,16 @@ type ClientInterface interface {
 	// a repeat with the same key within 24 hours answers 201 with the hook the first request
 	// created (same id) and creates and counts nothing; a repeat with the same key but a
 	// different body, or after that hook was deleted, is a 409 `conflict`.
+	//
+	// **Key.** A `key` names the hook in the project until it has finished (`completed` or
+	// `failed`). Scheduling with the key of a `pending` hook that was never claimed for
+	// delivery replaces it, in one transaction: that hook is deleted with its history and the
+	// new one created (a new id, counted against the quota as any hook). While the key's hook
+	// has been claimed (it is being delivered, waits for a retry or for the answer to its 202)
+	// it stays, and the request is a 409 `conflict` naming `key` and that hook: delete it by
+	// key first, or wait until it has finished. Once it has finished, the key schedules a new
+	// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
+	// first request created and replaces nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3081,6 +3174,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /hooks/bulk/retry (the `BulkRetry` operationId).
 	BulkRetry(ctx context.Context, body BulkRetryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteHookByKey Cancel a hook by its key
+	//
+	// Cancels and deletes the hook `GET /v1/hooks/by-key` returns, as `DELETE
+	// /v1/hooks/{id}` does (a delivery already in flight may still arrive), which frees the
+	// key. A key that names no hook of this project is a 404.
+	//
+	// Corresponds with DELETE /hooks/by-key (the `DeleteHookByKey` operationId).
+	DeleteHookByKey(ctx context.Context, params *DeleteHookByKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetHookByKey Get a hook by its key
+	//
+	// Returns the hook `key` names: the project's unfinished (`pending` or `retry`) hook of
+	// that key, or when there is none the newest finished one. A key that names no hook of
+	// this project is a 404.
+	//
+	// Corresponds with GET /hooks/by-key (the `GetHookByKey` operationId).
+	GetHookByKey(ctx context.Context, params *GetHookByKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RetryIDsWithBody Retry failed hooks by id
 	//
@@ -3874,8 +3985,8 @@ func (c *Client) ResumeEndpoint(ctx context.Context, body ResumeEndpointJSONRequ
 // precision hooks are stored with. An `...After` bound must be earlier than its
 // `...Before` bound. A query parameter this operation does not define (a misspelt
 // `sortorder`, say) is refused with 400 rather than ignored, and so is `offset`. Filters
-// on the sort field, and `status`, are the fastest; a filter on the other time field is
-// applied to the hooks that match the rest.
+// on the sort field, and `status`, are the fastest; a filter on the other time field, or
+// on tags, is applied to the hooks that match the rest.
 //
 // Corresponds with GET /hooks (the `ListHooks` operationId).
 func (c *Client) ListHooks(ctx context.Context, params *ListHooksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3914,6 +4025,16 @@ func (c *Client) ListHooks(ctx context.Context, params *ListHooksParams, reqEdit
 // a repeat with the same key within 24 hours answers 201 with the hook the first request
 // created (same id) and creates and counts nothing; a repeat with the same key but a
 // different body, or after that hook was deleted, is a 409 `conflict`.
+//
+// **Key.** A `key` names the hook in the project until it has finished (`completed` or
+// `failed`). Scheduling with the key of a `pending` hook that was never claimed for
+// delivery replaces it, in one transaction: that hook is deleted with its history and the
+// new one created (a new id, counted against the quota as any hook). While the key's hook
+// has been claimed (it is being delivered, waits for a retry or for the answer to its 202)
+// it stays, and the request is a 409 `conflict` naming `key` and that hook: delete it by
+// key first, or wait until it has finished. Once it has finished, the key schedules a new
+// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
+// first request created and replaces nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3954,6 +4075,16 @@ func (c *Client) CreateHookWithBody(ctx context.Context, params *CreateHookParam
 // a repeat with the same key within 24 hours answers 201 with the hook the first request
 // created (same id) and creates and counts nothing; a repeat with the same key but a
 // different body, or after that hook was deleted, is a 409 `conflict`.
+//
+// **Key.** A `key` names the hook in the project until it has finished (`completed` or
+// `failed`). Scheduling with the key of a `pending` hook that was never claimed for
+// delivery replaces it, in one transaction: that hook is deleted with its history and the
+// new one created (a new id, counted against the quota as any hook). While the key's hook
+// has been claimed (it is being delivered, waits for a retry or for the answer to its 202)
+// it stays, and the request is a 409 `conflict` naming `key` and that hook: delete it by
+// key first, or wait until it has finished. Once it has finished, the key schedules a new
+// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
+// first request created and replaces nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4174,6 +4305,44 @@ func (c *Client) BulkRetryWithBody(ctx context.Context, contentType string, body
 // Corresponds with POST /hooks/bulk/retry (the `BulkRetry` operationId).
 func (c *Client) BulkRetry(ctx context.Context, body BulkRetryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewBulkRetryRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteHookByKey Cancel a hook by its key
+//
+// Cancels and deletes the hook `GET /v1/hooks/by-key` returns, as `DELETE
+// /v1/hooks/{id}` does (a delivery already in flight may still arrive), which frees the
+// key. A key that names no hook of this project is a 404.
+//
+// Corresponds with DELETE /hooks/by-key (the `DeleteHookByKey` operationId).
+func (c *Client) DeleteHookByKey(ctx context.Context, params *DeleteHookByKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteHookByKeyRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetHookByKey Get a hook by its key
+//
+// Returns the hook `key` names: the project's unfinished (`pending` or `retry`) hook of
+// that key, or when there is none the newest finished one. A key that names no hook of
+// this project is a 404.
+//
+// Corresponds with GET /hooks/by-key (the `GetHookByKey` operationId).
+func (c *Client) GetHookByKey(ctx context.Context, params *GetHookByKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHookByKeyRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5374,6 +5543,18 @@ func NewListHooksRequest(server string, params *ListHooksParams) (*http.Request,
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -5734,6 +5915,106 @@ func NewBulkRetryRequestWithBody(server string, contentType string, body io.Read
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteHookByKeyRequest constructs an http.Request for the DeleteHookByKey method
+func NewDeleteHookByKeyRequest(server string, params *DeleteHookByKeyParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/hooks/by-key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetHookByKeyRequest constructs an http.Request for the GetHookByKey method
+func NewGetHookByKeyRequest(server string, params *GetHookByKeyParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/hooks/by-key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -6922,8 +7203,8 @@ type ClientWithResponsesInterface interface {
 	// precision hooks are stored with. An `...After` bound must be earlier than its
 	// `...Before` bound. A query parameter this operation does not define (a misspelt
 	// `sortorder`, say) is refused with 400 rather than ignored, and so is `offset`. Filters
-	// on the sort field, and `status`, are the fastest; a filter on the other time field is
-	// applied to the hooks that match the rest.
+	// on the sort field, and `status`, are the fastest; a filter on the other time field, or
+	// on tags, is applied to the hooks that match the rest.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6955,6 +7236,16 @@ type ClientWithResponsesInterface interface {
 	// created (same id) and creates and counts nothing; a repeat with the same key but a
 	// different body, or after that hook was deleted, is a 409 `conflict`.
 	//
+	// **Key.** A `key` names the hook in the project until it has finished (`completed` or
+	// `failed`). Scheduling with the key of a `pending` hook that was never claimed for
+	// delivery replaces it, in one transaction: that hook is deleted with its history and the
+	// new one created (a new id, counted against the quota as any hook). While the key's hook
+	// has been claimed (it is being delivered, waits for a retry or for the answer to its 202)
+	// it stays, and the request is a 409 `conflict` naming `key` and that hook: delete it by
+	// key first, or wait until it has finished. Once it has finished, the key schedules a new
+	// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
+	// first request created and replaces nothing.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -6984,6 +7275,16 @@ type ClientWithResponsesInterface interface {
 	// a repeat with the same key within 24 hours answers 201 with the hook the first request
 	// created (same id) and creates and counts nothing; a repeat with the same key but a
 	// different body, or after that hook was deleted, is a 409 `conflict`.
+	//
+	// **Key.** A `key` names the hook in the project until it has finished (`completed` or
+	// `failed`). Scheduling with the key of a `pending` hook that was never claimed for
+	// delivery replaces it, in one transaction: that hook is deleted with its history and the
+	// new one created (a new id, counted against the quota as any hook). While the key's hook
+	// has been claimed (it is being delivered, waits for a retry or for the answer to its 202)
+	// it stays, and the request is a 409 `conflict` naming `key` and that hook: delete it by
+	// key first, or wait until it has finished. Once it has finished, the key schedules a new
+	// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
+	// first request created and replaces nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7123,6 +7424,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /hooks/bulk/retry (the `BulkRetry` operationId).
 	BulkRetryWithResponse(ctx context.Context, body BulkRetryJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkRetryResponse, error)
+
+	// DeleteHookByKeyWithResponse Cancel a hook by its key
+	//
+	// Cancels and deletes the hook `GET /v1/hooks/by-key` returns, as `DELETE
+	// /v1/hooks/{id}` does (a delivery already in flight may still arrive), which frees the
+	// key. A key that names no hook of this project is a 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /hooks/by-key (the `DeleteHookByKey` operationId).
+	DeleteHookByKeyWithResponse(ctx context.Context, params *DeleteHookByKeyParams, reqEditors ...RequestEditorFn) (*DeleteHookByKeyResponse, error)
+
+	// GetHookByKeyWithResponse Get a hook by its key
+	//
+	// Returns the hook `key` names: the project's unfinished (`pending` or `retry`) hook of
+	// that key, or when there is none the newest finished one. A key that names no hook of
+	// this project is a 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /hooks/by-key (the `GetHookByKey` operationId).
+	GetHookByKeyWithResponse(ctx context.Context, params *GetHookByKeyParams, reqEditors ...RequestEditorFn) (*GetHookByKeyResponse, error)
 
 	// RetryIDsWithBodyWithResponse Retry failed hooks by id
 	//
@@ -11065,6 +11388,344 @@ func (r BulkRetryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r BulkRetryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteHookByKeyResponse200Headers the declared response headers of an HTTP 200 response for DeleteHookByKey
+type DeleteHookByKeyResponse200Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// DeleteHookByKeyResponse400Headers the declared response headers of an HTTP 400 response for DeleteHookByKey
+type DeleteHookByKeyResponse400Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// DeleteHookByKeyResponse401Headers the declared response headers of an HTTP 401 response for DeleteHookByKey
+type DeleteHookByKeyResponse401Headers struct {
+	XRequestId openapi_types.UUID
+}
+
+// DeleteHookByKeyResponse404Headers the declared response headers of an HTTP 404 response for DeleteHookByKey
+type DeleteHookByKeyResponse404Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// DeleteHookByKeyResponse429Headers the declared response headers of an HTTP 429 response for DeleteHookByKey
+type DeleteHookByKeyResponse429Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	RetryAfter                int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// DeleteHookByKeyResponse500Headers the declared response headers of an HTTP 500 response for DeleteHookByKey
+type DeleteHookByKeyResponse500Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// DeleteHookByKeyResponse503Headers the declared response headers of an HTTP 503 response for DeleteHookByKey
+type DeleteHookByKeyResponse503Headers struct {
+	RetryAfter int
+	XRequestId openapi_types.UUID
+}
+
+type DeleteHookByKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EmptyResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteHookByKeyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteHookByKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteHookByKeyResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteHookByKeyResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteHookByKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteHookByKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteHookByKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteHookByKeyResponse) GetJSON200() *EmptyResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteHookByKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteHookByKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteHookByKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteHookByKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteHookByKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteHookByKeyResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteHookByKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteHookByKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteHookByKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteHookByKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetHookByKeyResponse200Headers the declared response headers of an HTTP 200 response for GetHookByKey
+type GetHookByKeyResponse200Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetHookByKeyResponse400Headers the declared response headers of an HTTP 400 response for GetHookByKey
+type GetHookByKeyResponse400Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetHookByKeyResponse401Headers the declared response headers of an HTTP 401 response for GetHookByKey
+type GetHookByKeyResponse401Headers struct {
+	XRequestId openapi_types.UUID
+}
+
+// GetHookByKeyResponse404Headers the declared response headers of an HTTP 404 response for GetHookByKey
+type GetHookByKeyResponse404Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetHookByKeyResponse429Headers the declared response headers of an HTTP 429 response for GetHookByKey
+type GetHookByKeyResponse429Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	RetryAfter                int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetHookByKeyResponse500Headers the declared response headers of an HTTP 500 response for GetHookByKey
+type GetHookByKeyResponse500Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetHookByKeyResponse503Headers the declared response headers of an HTTP 503 response for GetHookByKey
+type GetHookByKeyResponse503Headers struct {
+	RetryAfter int
+	XRequestId openapi_types.UUID
+}
+
+type GetHookByKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HookResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetHookByKeyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetHookByKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetHookByKeyResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetHookByKeyResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetHookByKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetHookByKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetHookByKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetHookByKeyResponse) GetJSON200() *HookResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetHookByKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetHookByKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetHookByKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetHookByKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetHookByKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetHookByKeyResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHookByKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHookByKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHookByKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHookByKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15133,8 +15794,8 @@ func (c *ClientWithResponses) ResumeEndpointWithResponse(ctx context.Context, bo
 // precision hooks are stored with. An `...After` bound must be earlier than its
 // `...Before` bound. A query parameter this operation does not define (a misspelt
 // `sortorder`, say) is refused with 400 rather than ignored, and so is `offset`. Filters
-// on the sort field, and `status`, are the fastest; a filter on the other time field is
-// applied to the hooks that match the rest.
+// on the sort field, and `status`, are the fastest; a filter on the other time field, or
+// on tags, is applied to the hooks that match the rest.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15172,6 +15833,16 @@ func (c *ClientWithResponses) ListHooksWithResponse(ctx context.Context, params 
 // created (same id) and creates and counts nothing; a repeat with the same key but a
 // different body, or after that hook was deleted, is a 409 `conflict`.
 //
+// **Key.** A `key` names the hook in the project until it has finished (`completed` or
+// `failed`). Scheduling with the key of a `pending` hook that was never claimed for
+// delivery replaces it, in one transaction: that hook is deleted with its history and the
+// new one created (a new id, counted against the quota as any hook). While the key's hook
+// has been claimed (it is being delivered, waits for a retry or for the answer to its 202)
+// it stays, and the request is a 409 `conflict` naming `key` and that hook: delete it by
+// key first, or wait until it has finished. Once it has finished, the key schedules a new
+// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
+// first request created and replaces nothing.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -15207,6 +15878,16 @@ func (c *ClientWithResponses) CreateHookWithBodyWithResponse(ctx context.Context
 // a repeat with the same key within 24 hours answers 201 with the hook the first request
 // created (same id) and creates and counts nothing; a repeat with the same key but a
 // different body, or after that hook was deleted, is a 409 `conflict`.
+//
+// **Key.** A `key` names the hook in the project until it has finished (`completed` or
+// `failed`). Scheduling with the key of a `pending` hook that was never claimed for
+// delivery replaces it, in one transaction: that hook is deleted with its history and the
+// new one created (a new id, counted against the quota as any hook). While the key's hook
+// has been claimed (it is being delivered, waits for a retry or for the answer to its 202)
+// it stays, and the request is a 409 `conflict` naming `key` and that hook: delete it by
+// key first, or wait until it has finished. Once it has finished, the key schedules a new
+// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
+// first request created and replaces nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15399,6 +16080,40 @@ func (c *ClientWithResponses) BulkRetryWithResponse(ctx context.Context, body Bu
 		return nil, err
 	}
 	return ParseBulkRetryResponse(rsp)
+}
+
+// DeleteHookByKeyWithResponse Cancel a hook by its key
+//
+// Cancels and deletes the hook `GET /v1/hooks/by-key` returns, as `DELETE
+// /v1/hooks/{id}` does (a delivery already in flight may still arrive), which frees the
+// key. A key that names no hook of this project is a 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /hooks/by-key (the `DeleteHookByKey` operationId).
+func (c *ClientWithResponses) DeleteHookByKeyWithResponse(ctx context.Context, params *DeleteHookByKeyParams, reqEditors ...RequestEditorFn) (*DeleteHookByKeyResponse, error) {
+	rsp, err := c.DeleteHookByKey(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteHookByKeyResponse(rsp)
+}
+
+// GetHookByKeyWithResponse Get a hook by its key
+//
+// Returns the hook `key` names: the project's unfinished (`pending` or `retry`) hook of
+// that key, or when there is none the newest finished one. A key that names no hook of
+// this project is a 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /hooks/by-key (the `GetHookByKey` operationId).
+func (c *ClientWithResponses) GetHookByKeyWithResponse(ctx context.Context, params *GetHookByKeyParams, reqEditors ...RequestEditorFn) (*GetHookByKeyResponse, error) {
+	rsp, err := c.GetHookByKey(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHookByKeyResponse(rsp)
 }
 
 // RetryIDsWithBodyWithResponse Retry failed hooks by id
@@ -24286,6 +25001,806 @@ func ParseBulkRetryResponse(rsp *http.Response) (*BulkRetryResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers BulkRetryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteHookByKeyResponse parses an HTTP response from a DeleteHookByKeyWithResponse call
+func ParseDeleteHookByKeyResponse(rsp *http.Response) (*DeleteHookByKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteHookByKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EmptyResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteHookByKeyResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteHookByKeyResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteHookByKeyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteHookByKeyResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteHookByKeyResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteHookByKeyResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteHookByKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetHookByKeyResponse parses an HTTP response from a GetHookByKeyWithResponse call
+func ParseGetHookByKeyResponse(rsp *http.Response) (*GetHookByKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHookByKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HookResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetHookByKeyResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetHookByKeyResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetHookByKeyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetHookByKeyResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetHookByKeyResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetHookByKeyResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetHookByKeyResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -77,6 +77,8 @@ type Hooks interface {
 	CreateAll(ctx context.Context, projectID uuid.UUID, b hook.NewBatch) ([]hook.Hook, quota.Usage, error)
 	Get(ctx context.Context, projectID, id uuid.UUID) (hook.Hook, error)
 	Delete(ctx context.Context, projectID, id uuid.UUID) error
+	GetByKey(ctx context.Context, projectID uuid.UUID, key string) (hook.Hook, error)
+	DeleteByKey(ctx context.Context, projectID uuid.UUID, key string) error
 }
 
 // Deps is everything the API is built from.

@@ -54,7 +54,10 @@ func (s *server) CreateHooks(ctx context.Context, req gen.CreateHooksRequestObje
 // usage without the refused hooks, the Idempotency-Key's 409s, else a
 // fault.
 func (s *server) createError(ctx context.Context, err error, usage quota.Usage) error {
-	var exhausted *quota.ExhaustedError
+	var (
+		exhausted *quota.ExhaustedError
+		replace   *hook.ReplaceError
+	)
 	switch {
 	case errors.As(err, &exhausted):
 		usage.SetHeaders(responseHeaders(ctx), s.Config.HeaderPrefix)
@@ -65,6 +68,9 @@ func (s *server) createError(ctx context.Context, err error, usage quota.Usage) 
 	case errors.Is(err, idempotency.ErrKeyReused), errors.Is(err, idempotency.ErrHookDeleted):
 		return newError(http.StatusConflict, CodeConflict, err.Error(),
 			Detail{Field: idempotency.Header, Message: err.Error()})
+	case errors.As(err, &replace):
+		return newError(http.StatusConflict, CodeConflict, replace.Error(),
+			Detail{Field: "key", Message: replace.Error()})
 	}
 	return internal(err)
 }
@@ -152,6 +158,39 @@ func (s *server) DeleteHook(ctx context.Context, req gen.DeleteHookRequestObject
 	return gen.DeleteHook200JSONResponse{Body: gen.EmptyResponse{Data: map[string]any{}}}, nil
 }
 
+// GetHookByKey returns the hook a key names in the project (GET
+// /v1/hooks/by-key).
+func (s *server) GetHookByKey(ctx context.Context, req gen.GetHookByKeyRequestObject) (gen.GetHookByKeyResponseObject, error) {
+	if err := hookKey(req.Params.Key); err != nil {
+		return nil, err
+	}
+	h, err := s.Hooks.GetByKey(ctx, projectOf(ctx), req.Params.Key)
+	if err != nil {
+		return nil, hookError(err)
+	}
+	return gen.GetHookByKey200JSONResponse{Body: gen.HookResponse{Data: toHook(h)}}, nil
+}
+
+// DeleteHookByKey cancels and deletes the hook a key names in the project
+// (DELETE /v1/hooks/by-key).
+func (s *server) DeleteHookByKey(ctx context.Context, req gen.DeleteHookByKeyRequestObject) (gen.DeleteHookByKeyResponseObject, error) {
+	if err := hookKey(req.Params.Key); err != nil {
+		return nil, err
+	}
+	if err := s.Hooks.DeleteByKey(ctx, projectOf(ctx), req.Params.Key); err != nil {
+		return nil, hookError(err)
+	}
+	return gen.DeleteHookByKey200JSONResponse{Body: gen.EmptyResponse{Data: map[string]any{}}}, nil
+}
+
+// hookKey refuses a key no hook can have, naming the parameter.
+func hookKey(key string) error {
+	if err := hook.ValidateKey(key); err != nil {
+		return invalid(Detail{Field: "key", Message: err.Error()})
+	}
+	return nil
+}
+
 var errHookNotFound = newError(http.StatusNotFound, CodeNotFound, "hook not found")
 
 // hookID reads a hook id from the path. A malformed id is a 404 like any id
@@ -188,6 +227,10 @@ func toHook(h hook.Hook) gen.Hook {
 		FailureError:        h.FailureError,
 		TryAt:               utc(h.TryAt),
 		RetryOverride:       retryOverride(h.RetryOverride),
+		Key:                 h.Key,
+	}
+	if len(h.Tags) > 0 {
+		out.Tags = &h.Tags
 	}
 	if h.WasNotified {
 		out.WasNotified = &h.WasNotified

@@ -45,7 +45,7 @@ func (s *Service) Count(ctx context.Context, projectID uuid.UUID, action Action,
 	f := filterOf(&rng)
 	n, err := store.New(s.pool).CountHooksInRange(ctx, store.CountHooksInRangeParams{
 		ProjectID: projectID, Statuses: st, StartTime: f.start, EndTime: f.end,
-		Path: f.path, PathBase: f.pathBase, SequenceID: f.sequenceID, MaxHooks: f.limit,
+		Path: f.path, PathBase: f.pathBase, SequenceID: f.sequenceID, Tags: f.tags, MaxHooks: f.limit,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("bulk count: %w", err)

@@ -13,6 +13,8 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 )
 
 // Bounds of a selection.
@@ -30,7 +32,7 @@ const (
 
 // Request is the body of POST /v1/hooks/bulk/{retry,replay,cancel}: either
 // HookIDs, or the time-range filter (StartTime, EndTime and Limit, with
-// EndpointKey and SequenceID optional). Pointers tell a field that was left
+// EndpointKey, SequenceID and Tags optional). Pointers tell a field that was left
 // out from one given empty.
 type Request struct {
 	HookIDs     *[]string `json:"hookIDs"`
@@ -39,6 +41,7 @@ type Request struct {
 	Limit       *int      `json:"limit"`
 	EndpointKey *string   `json:"endpointKey"`
 	SequenceID  *string   `json:"sequenceID"`
+	Tags        []string  `json:"tags"`
 }
 
 // RetryIDsRequest is the body of POST /v1/hooks/retryIDs.
@@ -66,6 +69,8 @@ type Range struct {
 	EndpointKey *string
 	// SequenceID, when set, keeps the hooks of that sequence.
 	SequenceID *uuid.UUID
+	// Tags, when set, keeps the hooks that have every one of them.
+	Tags []string
 }
 
 // Problem is one field at fault.
@@ -136,7 +141,7 @@ func (r Request) filterFields() []string {
 		set  bool
 	}{
 		{"startTime", r.StartTime != nil}, {"endTime", r.EndTime != nil}, {"limit", r.Limit != nil},
-		{"endpointKey", r.EndpointKey != nil}, {"sequenceID", r.SequenceID != nil},
+		{"endpointKey", r.EndpointKey != nil}, {"sequenceID", r.SequenceID != nil}, {"tags", r.Tags != nil},
 	} {
 		if f.set {
 			given = append(given, f.name)
@@ -174,7 +179,27 @@ func (r Request) validRange(p *problems) Range {
 			p.add("sequenceID", "must be a UUID")
 		}
 	}
+	rng.Tags = validTags(r.Tags, p)
 	return rng
+}
+
+// validTags checks the tags filter: 1 to hook.MaxTags tags, each a tag a
+// hook can have.
+func validTags(tags []string, p *problems) []string {
+	if tags == nil {
+		return nil
+	}
+	if len(tags) == 0 || len(tags) > hook.MaxTags {
+		p.add("tags", "must have 1 to %d items, got %d", hook.MaxTags, len(tags))
+		return nil
+	}
+	for i, t := range tags {
+		if err := hook.ValidateTag(t); err != nil {
+			p.add(fmt.Sprintf("tags[%d]", i), "%s", err)
+			return nil
+		}
+	}
+	return tags
 }
 
 func validTime(field string, s *string, p *problems) (time.Time, bool) {

@@ -80,6 +80,11 @@ func TestInvalidRequestsNameEachFieldAtFault(t *testing.T) {
 		{"endpoint key with a space", with(validRange(), func(r *bulk.Request) { r.EndpointKey = ptr("/a b") }), []string{"endpointKey"}},
 		{"endpoint key too long", with(validRange(), func(r *bulk.Request) { r.EndpointKey = ptr("/" + strings.Repeat("a", 2048)) }), []string{"endpointKey"}},
 		{"sequence id not a UUID", with(validRange(), func(r *bulk.Request) { r.SequenceID = ptr("seq-1") }), []string{"sequenceID"}},
+		{"empty tags", with(validRange(), func(r *bulk.Request) { r.Tags = []string{} }), []string{"tags"}},
+		{"too many tags", with(validRange(), func(r *bulk.Request) { r.Tags = strings.Split("a,b,c,d,e,f,g,h,i,j,k", ",") }), []string{"tags"}},
+		{"a tag no hook can have", with(validRange(), func(r *bulk.Request) { r.Tags = []string{"ok", "not ok"} }), []string{"tags[1]"}},
+		{"ids and tags", bulk.Request{HookIDs: &[]string{id}, Tags: []string{"a"}}, []string{"tags"}},
+		{"only tags", bulk.Request{Tags: []string{"a"}}, []string{"startTime", "endTime", "limit"}},
 		{"everything wrong at once", bulk.Request{
 			StartTime: ptr("yesterday"), EndTime: ptr("today"), Limit: ptr(5000), EndpointKey: ptr("x"), SequenceID: ptr("y"),
 		}, []string{"startTime", "endTime", "limit", "endpointKey", "sequenceID"}},

@@ -50,7 +50,7 @@ func (s *Service) Retry(ctx context.Context, projectID uuid.UUID, sel Selection)
 		f := filterOf(sel.Range)
 		n, err = q.RetryFailedHooksInRange(ctx, store.RetryFailedHooksInRangeParams{
 			ProjectID: projectID, StartTime: f.start, EndTime: f.end,
-			Path: f.path, PathBase: f.pathBase, SequenceID: f.sequenceID, MaxHooks: f.limit,
+			Path: f.path, PathBase: f.pathBase, SequenceID: f.sequenceID, Tags: f.tags, MaxHooks: f.limit,
 		})
 	}
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *Service) Cancel(ctx context.Context, projectID uuid.UUID, sel Selection
 		f := filterOf(sel.Range)
 		n, err = q.CancelHooksInRange(ctx, store.CancelHooksInRangeParams{
 			ProjectID: projectID, StartTime: f.start, EndTime: f.end,
-			Path: f.path, PathBase: f.pathBase, SequenceID: f.sequenceID, MaxHooks: f.limit,
+			Path: f.path, PathBase: f.pathBase, SequenceID: f.sequenceID, Tags: f.tags, MaxHooks: f.limit,
 		})
 	}
 	if err != nil {
@@ -138,7 +138,7 @@ func lockCompleted(ctx context.Context, q *store.Queries, projectID uuid.UUID, s
 		f := filterOf(sel.Range)
 		ids, err = q.LockCompletedHooksInRange(ctx, store.LockCompletedHooksInRangeParams{
 			ProjectID: projectID, StartTime: f.start, EndTime: f.end,
-			Path: f.path, PathBase: f.pathBase, SequenceID: f.sequenceID, MaxHooks: f.limit,
+			Path: f.path, PathBase: f.pathBase, SequenceID: f.sequenceID, Tags: f.tags, MaxHooks: f.limit,
 		})
 	}
 	if err != nil {
@@ -187,11 +187,12 @@ type filter struct {
 	// pathBase matches the path without its query string.
 	path, pathBase *string
 	sequenceID     *uuid.UUID
+	tags           []string
 	limit          int32
 }
 
 func filterOf(r *Range) filter {
-	f := filter{start: r.Start, end: r.End, sequenceID: r.SequenceID, limit: int32(r.Limit)}
+	f := filter{start: r.Start, end: r.End, sequenceID: r.SequenceID, tags: r.Tags, limit: int32(r.Limit)}
 	if key := r.EndpointKey; key != nil {
 		if strings.Contains(*key, "?") {
 			f.path = key

@@ -81,6 +81,8 @@ type spec struct {
 	path       string
 	attempts   int32
 	sequenceID *uuid.UUID
+	tags       []string
+	key        *string
 	// want says whether the action under test should act on the hook.
 	want bool
 }
@@ -96,7 +98,7 @@ func (b bundle) hook(t *testing.T, projectID uuid.UUID, s spec) storetest.Hook {
 	p := storetest.InsertHookForBulkTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: projectID, Path: s.path, Domain: "receiver.example.com",
 		Data: json.RawMessage(fmt.Sprintf(`{"n":%q}`, uuid.NewString())), PostAt: s.postAt, Status: s.status,
-		Attempts: s.attempts, SequenceID: s.sequenceID,
+		Attempts: s.attempts, SequenceID: s.sequenceID, Tags: s.tags, Key: s.key,
 	}
 	if s.status == "failed" || s.status == "retry" {
 		p.FailureError = ptr("HTTP 503")
@@ -241,6 +243,13 @@ func TestRangeSelection(t *testing.T) {
 			{sequenceID: &seqA, want: true},
 			{sequenceID: &seqA, postAt: t0.Add(25 * time.Hour)},
 			{sequenceID: &seqB},
+			{},
+		}},
+		{"tags: every one", func(r *bulk.Request) { r.Tags = []string{"campaign:spring", "user-42"} }, []spec{
+			{tags: []string{"user-42", "campaign:spring"}, want: true},
+			{tags: []string{"campaign:spring", "x", "user-42"}, want: true},
+			{tags: []string{"campaign:spring"}},
+			{tags: []string{"user-42"}},
 			{},
 		}},
 		{"every filter at once", func(r *bulk.Request) {
@@ -438,7 +447,7 @@ func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 	project := b.project(t, 100000, 200)
 	seq := uuid.Must(uuid.NewV7())
 	override := json.RawMessage(`{"minRetries": 1, "delaySecs": 10, "strategy": "fixed"}`)
-	first := b.hook(t, project, spec{status: "completed", path: "/a?x=1", sequenceID: &seq, postAt: t0.Add(2 * time.Hour)})
+	first := b.hook(t, project, spec{status: "completed", path: "/a?x=1", sequenceID: &seq, postAt: t0.Add(2 * time.Hour), tags: []string{"t"}})
 	second, err := storetest.New(b.pool).InsertHookForBulkTest(context.Background(), storetest.InsertHookForBulkTestParams{
 		ID: uuid.Must(uuid.NewV7()), ProjectID: project, Path: "/b", Domain: "old.example.com",
 		Data: json.RawMessage(`{"nested":{"k":[1,2]}}`), PostAt: t0, Status: "completed", Attempts: 4,
@@ -477,6 +486,7 @@ func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 		require.True(t, c.PostAt.Equal(*c.RunAt), "due now")
 		require.True(t, c.PostAt.Equal(c.CreatedAt), "postAt is the database's now")
 		require.Nil(t, c.SequenceID, "a replay belongs to no sequence run")
+		require.Equal(t, src.Tags, c.Tags, "a replay keeps the tags")
 		if src.RetryOverride == nil {
 			require.Nil(t, c.RetryOverride)
 		} else {
@@ -588,4 +598,41 @@ func TestConcurrentReplaysNeverPassTheHardCap(t *testing.T) {
 	require.Equal(t, 3, succeeded)
 	require.EqualValues(t, 9, b.usage(t, project))
 	require.Len(t, b.projectHooks(t, project), 3*batches+9, "every counted hook exists, and no other")
+}
+
+// A failed hook with a key is retried only while it is the newest hook of
+// its key and none of them is unfinished: a key names one unfinished hook.
+func TestRetryTakesOnlyTheNewestHookOfAKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project := b.project(t, 100000, 200)
+	taken := b.hook(t, project, spec{status: "failed", key: ptr("taken")})
+	b.hook(t, project, spec{status: "pending", key: ptr("taken")})
+	older := b.hook(t, project, spec{status: "failed", key: ptr("done")})
+	b.hook(t, project, spec{status: "completed", key: ptr("done")})
+	free := b.hook(t, project, spec{status: "failed", key: ptr("free")})
+	first := b.hook(t, project, spec{status: "failed", key: ptr("twice")})
+	second := b.hook(t, project, spec{status: "failed", key: ptr("twice")})
+
+	rng := bulk.Range{Start: t0, End: t0.Add(24 * time.Hour), Limit: 100}
+	counted, err := b.svc.Count(context.Background(), project, bulk.ActionRetry, rng)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, counted)
+	n, err := b.svc.Retry(context.Background(), project, selectIDs(t, taken, older, free, first, second))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n, "the newest hook of free and of twice")
+	for h, want := range map[uuid.UUID]string{taken.ID: "failed", older.ID: "failed", free.ID: "pending", first.ID: "failed", second.ID: "pending"} {
+		row, _ := b.get(t, h)
+		require.Equal(t, want, row.Status, "%s", row.Key)
+	}
+
+	third := b.hook(t, project, spec{status: "failed", key: ptr("again")})
+	fourth := b.hook(t, project, spec{status: "failed", key: ptr("again")})
+	n, err = b.svc.Retry(context.Background(), project, bulk.Selection{Range: &rng})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "by range too")
+	row, _ := b.get(t, third.ID)
+	require.Equal(t, "failed", row.Status)
+	row, _ = b.get(t, fourth.ID)
+	require.Equal(t, "pending", row.Status)
 }

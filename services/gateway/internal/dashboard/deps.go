@@ -23,10 +23,12 @@ type HookLister interface {
 	List(ctx context.Context, projectID uuid.UUID, q hooklist.Query) (hooklist.Page, error)
 }
 
-// HookGetter reads one hook as GET /v1/hooks/{id} does (*hook.Service);
-// a hook of another project is hook.ErrNotFound.
+// HookGetter reads one hook as GET /v1/hooks/{id} and GET
+// /v1/hooks/by-key do (*hook.Service); a hook of another project is
+// hook.ErrNotFound.
 type HookGetter interface {
 	Get(ctx context.Context, projectID, id uuid.UUID) (hook.Hook, error)
+	GetByKey(ctx context.Context, projectID uuid.UUID, key string) (hook.Hook, error)
 }
 
 // HookCreator schedules a hook as POST /v1/hooks does: the API's own

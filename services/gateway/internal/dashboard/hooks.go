@@ -70,15 +70,10 @@ func presets(now time.Time) []preset {
 
 // hooks is GET /dashboard/p/{project}/hooks: the list of GET /v1/hooks,
 // with the same filters, through the same hooklist code.
-// ?id= goes to that hook's page: the search by id.
+// ?id= goes to that hook's page: the search by id, or else by key.
 func (d *Dashboard) hooks(w http.ResponseWriter, r *http.Request) {
-	if id := strings.TrimSpace(r.URL.Query().Get("id")); id != "" {
-		if _, err := uuid.Parse(id); err != nil {
-			Error(w, r, http.StatusBadRequest, "id: not a hook id (a UUID such as 0193e3a0-5b1c-7d2e-8f3a-4b5c6d7e8f90).")
-			return
-		}
-		p, _ := ProjectFrom(r)
-		http.Redirect(w, r, Prefix+"/p/"+p.ID.String()+"/hooks/"+id, http.StatusSeeOther)
+	if find := r.URL.Query().Get("id"); strings.TrimSpace(find) != "" {
+		d.find(w, r, find)
 		return
 	}
 	page, status, err := d.listHooks(r, false)
@@ -88,6 +83,30 @@ func (d *Dashboard) hooks(w http.ResponseWriter, r *http.Request) {
 	}
 	page.Presets = presets(time.Now())
 	RenderStatus(w, r, status, "hooks.html", page)
+}
+
+// find goes to the page of the hook whose id is find (spaces around it
+// aside), or else of the hook find is the key of (GET /v1/hooks/by-key's
+// hook: its unfinished one, or else its newest).
+func (d *Dashboard) find(w http.ResponseWriter, r *http.Request, find string) {
+	p, _ := ProjectFrom(r)
+	id := strings.TrimSpace(find)
+	if _, err := uuid.Parse(id); err != nil {
+		var h hook.Hook
+		if err = hook.ValidateKey(find); err == nil {
+			h, err = d.Hook.GetByKey(r.Context(), p.ID, find)
+		}
+		switch {
+		case errors.Is(err, hook.ErrInvalidKey), errors.Is(err, hook.ErrNotFound):
+			Error(w, r, http.StatusNotFound, "No hook of this project has this id or key.")
+			return
+		case err != nil:
+			d.fault(w, r, "find hook by key", err)
+			return
+		}
+		id = h.ID.String()
+	}
+	http.Redirect(w, r, Prefix+"/p/"+p.ID.String()+"/hooks/"+id, http.StatusSeeOther)
 }
 
 // hooksTail is GET /dashboard/p/{project}/hooks/tail: the rows of the

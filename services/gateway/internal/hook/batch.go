@@ -49,10 +49,11 @@ const (
 )
 
 // Batcher is a Service whose Create batches creates without an
-// Idempotency-Key; Run must be running for them to make progress, and once
-// it has returned they fail with batch.ErrStopped. Creates with a key take
-// the Service's own path, a batch of one in a transaction of its own: their
-// claim of the key may find an earlier hook instead of inserting one.
+// Idempotency-Key or a key; Run must be running for them to make progress,
+// and once it has returned they fail with batch.ErrStopped. Creates with
+// either take the Service's own path, a batch of one in a transaction of
+// its own: their claim of the Idempotency-Key may find an earlier hook
+// instead of inserting one, and their key may replace a hook or be refused.
 type Batcher struct {
 	*Service
 	cfg    BatchConfig
@@ -76,7 +77,7 @@ func NewBatcher(s *Service, cfg BatchConfig, log *slog.Logger) (*Batcher, error)
 
 // Create is Service.Create, batched.
 func (b *Batcher) Create(ctx context.Context, projectID uuid.UUID, n New) (Hook, quota.Usage, error) {
-	if n.IdempotencyKey != "" {
+	if n.IdempotencyKey != "" || n.Key != "" {
 		return b.Service.Create(ctx, projectID, n)
 	}
 	b.active.Add(1)

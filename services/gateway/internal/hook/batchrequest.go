@@ -54,6 +54,7 @@ func (r BatchRequest) Validate(maxDataBytes int) (NewBatch, error) {
 		}
 		b.Hooks[i] = n
 	}
+	p.addRepeatedKeys(b.Hooks)
 	if len(p) > 0 {
 		return NewBatch{}, &BatchInvalidError{InvalidError: InvalidError{Problems: p}, TooLarge: tooLarge}
 	}
@@ -79,4 +80,20 @@ func (p *problems) addHook(i int, err error) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("hooks[%d]: %w", i, err)
+}
+
+// addRepeatedKeys refuses a key given to two hooks of a batch: the second
+// would replace the first, which the batch is creating.
+func (p *problems) addRepeatedKeys(hooks []New) {
+	first := make(map[string]int)
+	for i, n := range hooks {
+		if n.Key == "" {
+			continue
+		}
+		if j, ok := first[n.Key]; ok {
+			p.add(fmt.Sprintf("hooks[%d].key", i), "repeats hooks[%d].key; a batch's keys must differ", j)
+			continue
+		}
+		first[n.Key] = i
+	}
 }

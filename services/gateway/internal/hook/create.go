@@ -81,10 +81,11 @@ func (s *Service) announce(ctx context.Context, crossed []quota.Crossing) {
 }
 
 // create is one create in a transaction of its own: a batch of one
-// (createBatch), after the claim of its IdempotencyKey when it has one.
+// (createBatch), after the claim of its IdempotencyKey and the replace of
+// its key's hook when it has them.
 func (s *Service) create(ctx context.Context, p pending) outcome {
-	if p.n.IdempotencyKey != "" {
-		return s.createKeyed(ctx, p)
+	if p.n.IdempotencyKey != "" || p.n.Key != "" {
+		return s.createAlone(ctx, p)
 	}
 	outs, err := s.createBatch(ctx, []pending{p})
 	if err != nil {
@@ -104,23 +105,25 @@ func (s *Service) create(ctx context.Context, p pending) outcome {
 // inserts go to the indexes' right edge.
 var createTx = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"}
 
-// createKeyed claims the create's IdempotencyKey and, unless the claim
-// finds an earlier hook, creates the hook as a batch of one, in one
-// transaction: a create the quota refuses rolls its claim back.
-func (s *Service) createKeyed(ctx context.Context, p pending) outcome {
-	fingerprint, err := p.n.fingerprint()
-	if err != nil {
-		return outcome{err: fmt.Errorf("request fingerprint: %w", err)}
-	}
+// createAlone claims the create's IdempotencyKey, if any, and, unless the
+// claim finds an earlier hook, replaces its key's hook, if any, and creates
+// the hook as a batch of one, in one transaction: a create the quota or
+// the key refuses rolls its claim back, and the replaced hook stays.
+func (s *Service) createAlone(ctx context.Context, p pending) outcome {
 	outs := make([]outcome, 1)
-	err = pgx.BeginTxFunc(ctx, s.pool, createTx, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, createTx, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		earlier, repeat, err := idempotency.Claim(ctx, q, p.projectID, p.n.IdempotencyKey, fingerprint, []uuid.UUID{p.id}, s.keysTTL)
-		if err != nil {
-			return err
+		if p.n.IdempotencyKey != "" {
+			earlier, repeat, err := s.claim(ctx, q, p)
+			if err != nil {
+				return err
+			}
+			if repeat {
+				outs[0].out, err = repeated(ctx, q, p.projectID, earlier)
+				return err
+			}
 		}
-		if repeat {
-			outs[0].out, err = repeated(ctx, q, p.projectID, earlier[0])
+		if err := replace(ctx, q, p.projectID, p.n.Key); err != nil {
 			return err
 		}
 		if err := insertBatch(ctx, q, []pending{p}, outs); err != nil {
@@ -132,6 +135,20 @@ func (s *Service) createKeyed(ctx context.Context, p pending) outcome {
 		outs[0].err = err
 	}
 	return outs[0]
+}
+
+// claim claims the create's IdempotencyKey for its hook, and returns the
+// earlier hook's id and true when the claim finds one.
+func (s *Service) claim(ctx context.Context, q *store.Queries, p pending) (uuid.UUID, bool, error) {
+	fingerprint, err := p.n.fingerprint()
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("request fingerprint: %w", err)
+	}
+	earlier, repeat, err := idempotency.Claim(ctx, q, p.projectID, p.n.IdempotencyKey, fingerprint, []uuid.UUID{p.id}, s.keysTTL)
+	if err != nil || !repeat {
+		return uuid.Nil, false, err
+	}
+	return earlier[0], true, nil
 }
 
 // repeated answers a repeat of an earlier request: its hook as it is now,
@@ -214,12 +231,14 @@ func insertTaken(ctx context.Context, q *store.Queries, batch []pending, taken [
 		Ids: make([]string, len(taken)), ProjectIds: make([]string, len(taken)),
 		Paths: make([]string, len(taken)), Datas: make([]string, len(taken)),
 		PostAts: make([]time.Time, len(taken)), PostInSeconds: make([]int64, len(taken)),
-		RetryOverrides: make([]string, len(taken)),
+		RetryOverrides: make([]string, len(taken)), Keys: make([]string, len(taken)),
+		Tags: make([]string, len(taken)),
 	}
 	for j, i := range taken {
 		p := batch[i]
 		arg.Ids[j], arg.ProjectIds[j], arg.Paths[j] = p.id.String(), p.projectID.String(), p.n.Path
 		arg.Datas[j], arg.RetryOverrides[j] = string(p.n.Data), string(p.n.RetryOverride)
+		arg.Keys[j], arg.Tags[j] = p.n.Key, tagsLiteral(p.n.Tags)
 		arg.PostInSeconds[j] = -1
 		if p.n.PostAt != nil {
 			arg.PostAts[j] = *p.n.PostAt

@@ -22,7 +22,9 @@ import (
 //
 // With an IdempotencyKey, a repeat of an earlier batch returns that batch's
 // hooks as they are now and the current usage, creating and counting
-// nothing; the key's other errors are Create's. Thresholds reached are
+// nothing; the key's other errors are Create's. The hooks of the batch's
+// keys are replaced as by Create, all or none: one that cannot be is a
+// *ReplaceError and the batch creates nothing. Thresholds reached are
 // claimed in the transaction and announced after it commits.
 func (s *Service) CreateAll(ctx context.Context, projectID uuid.UUID, b NewBatch) ([]Hook, quota.Usage, error) {
 	batch := make([]pending, len(b.Hooks))
@@ -45,6 +47,9 @@ func (s *Service) CreateAll(ctx context.Context, projectID uuid.UUID, b NewBatch
 			if err == nil {
 				charge.Usage, err = usage(ctx, q, projectID)
 			}
+			return err
+		}
+		if err := replaceAll(ctx, q, projectID, b); err != nil {
 			return err
 		}
 		hooks, charge, err = insertAll(ctx, q, projectID, batch)
@@ -134,11 +139,13 @@ func insertProject(ctx context.Context, q *store.Queries, projectID uuid.UUID, b
 		ProjectID: projectID,
 		Ids:       make([]string, len(batch)), Paths: make([]string, len(batch)), Datas: make([]string, len(batch)),
 		PostAts: make([]time.Time, len(batch)), PostInSeconds: make([]int64, len(batch)),
-		RetryOverrides: make([]string, len(batch)),
+		RetryOverrides: make([]string, len(batch)), Keys: make([]string, len(batch)),
+		Tags: make([]string, len(batch)),
 	}
 	for i, p := range batch {
 		arg.Ids[i], arg.Paths[i] = p.id.String(), p.n.Path
 		arg.Datas[i], arg.RetryOverrides[i] = string(p.n.Data), string(p.n.RetryOverride)
+		arg.Keys[i], arg.Tags[i] = p.n.Key, tagsLiteral(p.n.Tags)
 		arg.PostInSeconds[i] = -1
 		if p.n.PostAt != nil {
 			arg.PostAts[i] = *p.n.PostAt

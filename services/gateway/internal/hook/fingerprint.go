@@ -14,7 +14,7 @@ import (
 // object's members (JSON objects are unordered, and many clients encode
 // maps in random order), string escapes, the offset postAt was written in,
 // or a postAtLocal that resolves to the same instant make no difference; a
-// changed path, data, schedule or retryOverride does. Numbers compare as
+// changed path, data, schedule, retryOverride, key or tags does. Numbers compare as
 // written (1 and 1.0 differ).
 type fingerprintFields struct {
 	Path          string          `json:"path"`
@@ -22,6 +22,11 @@ type fingerprintFields struct {
 	PostAt        *time.Time      `json:"postAt,omitempty"`
 	PostInNanos   int64           `json:"postIn,omitempty"`
 	RetryOverride json.RawMessage `json:"retryOverride,omitempty"`
+	// Key is left out when empty, so a request without one has the
+	// fingerprint it had before hooks had keys.
+	Key string `json:"key,omitempty"`
+	// Tags, in the request's order, likewise.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // batchFingerprint is the canonical form of a POST /v1/hooks/batch: its
@@ -41,7 +46,7 @@ func (n New) canonical() (fingerprintFields, error) {
 	if err != nil {
 		return fingerprintFields{}, fmt.Errorf("retryOverride: %w", err)
 	}
-	f := fingerprintFields{Path: n.Path, Data: data, RetryOverride: retry}
+	f := fingerprintFields{Path: n.Path, Data: data, RetryOverride: retry, Key: n.Key, Tags: n.Tags}
 	if n.PostAt != nil {
 		at := n.PostAt.UTC()
 		f.PostAt = &at

@@ -29,6 +29,10 @@ type Hook struct {
 	SequenceID          *uuid.UUID
 	SequenceStep        *string
 	SequenceLastRunAt   *time.Time
+	// Key names the hook in its project (key.go), or is nil.
+	Key *string
+	// Tags are the hook's tags (tag.go), or nil.
+	Tags []string
 	// AsyncDeadline is when a hook answered 202 fails unless its answer
 	// comes.
 	AsyncDeadline *time.Time
@@ -43,7 +47,7 @@ func FromRow(r store.Hook) Hook {
 		Status: r.Status, Attempts: r.Attempts, PostDurationSeconds: r.PostDurationSeconds,
 		FailureError: r.FailureError, TryAt: r.TryAt, WasNotified: r.WasNotified, RetryOverride: r.RetryOverride,
 		SequenceID: r.SequenceID, SequenceStep: r.SequenceStep, SequenceLastRunAt: r.SequenceLastRunAt,
-		AsyncDeadline: r.AsyncDeadline, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Key: r.Key, Tags: r.Tags, AsyncDeadline: r.AsyncDeadline, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 

@@ -23,6 +23,8 @@ type CreateRequest struct {
 	Timezone      *string         `json:"timezone"`
 	PostIn        *string         `json:"postIn"`
 	RetryOverride *retry.Request  `json:"retryOverride"`
+	Key           *string         `json:"key"`
+	Tags          []string        `json:"tags"`
 }
 
 // New is a validated hook, ready to be stored.
@@ -36,6 +38,11 @@ type New struct {
 	// RetryOverride is the JSON the scheduler reads, nil for the project's
 	// default retry settings.
 	RetryOverride json.RawMessage
+	// Key names the hook in its project while it is unfinished (see
+	// ReplaceError), or is empty.
+	Key string
+	// Tags are the hook's tags in the request's order (tag.go), or nil.
+	Tags []string
 	// IdempotencyKey is the request's Idempotency-Key header, validated by
 	// idempotency.ValidateKey, or empty when it has none.
 	IdempotencyKey string
@@ -89,6 +96,8 @@ func (r CreateRequest) Validate(maxDataBytes int) (New, error) {
 	n.Path = validPath(r.Path, &p)
 	r.schedule(&n, &p)
 	n.RetryOverride = r.validRetryOverride(&p)
+	n.Key = validKey(r.Key, &p)
+	n.Tags = validTags(r.Tags, &p)
 	if len(p) > 0 {
 		return New{}, &InvalidError{Problems: p}
 	}
@@ -103,6 +112,18 @@ func (r CreateRequest) validRetryOverride(p *problems) json.RawMessage {
 		p.add(b.Field, "%s", b.Message)
 	}
 	return raw
+}
+
+// validKey returns the hook's key, empty for none.
+func validKey(key *string, p *problems) string {
+	if key == nil {
+		return ""
+	}
+	if err := ValidateKey(*key); err != nil {
+		p.add("key", "%s", err)
+		return ""
+	}
+	return *key
 }
 
 // validData requires a JSON object and returns it compacted: the size limit

@@ -79,7 +79,7 @@ func BenchmarkList(b *testing.B) {
 			}
 			q := parse(b, c.query, cursor)
 			few := false
-			if q.filtersOtherColumn() {
+			if q.selective() {
 				n, err := lister.count(ctx, project, q)
 				require.NoError(b, err)
 				few = n <= CountCap

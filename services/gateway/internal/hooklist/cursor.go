@@ -91,6 +91,12 @@ func (q Query) hash(projectID uuid.UUID) queryHash {
 			b = strconv.AppendInt(b, t.UnixMicro(), 10)
 		}
 	}
+	// Only a query with tags adds them, so that cursors made before tags
+	// existed stay valid.
+	for _, t := range q.Tags {
+		b = append(b, 1)
+		b = append(b, t...)
+	}
 	sum := sha256.Sum256(b)
 	var h queryHash
 	copy(h[:], sum[:])

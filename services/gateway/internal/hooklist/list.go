@@ -45,8 +45,9 @@ func NewLister(pool *pgxpool.Pool) *Lister {
 // List returns a page of the project's hooks. A cursor made for another
 // query or project is an *InvalidError naming the cursor parameter.
 //
-// Without a filter on the other time column than the sort's, the page and
-// the count run at the same time. With one, the count runs first and picks
+// Without a filter on tags or on the other time column than the sort's,
+// the page and the count run at the same time. With one, the count runs
+// first and picks
 // the page's plan: when at most CountCap hooks match, they are selected
 // first and sorted (a cost that grows with the count, bounded by the cap),
 // instead of walking the sort column's index through the rows the filter
@@ -65,7 +66,7 @@ func (l *Lister) List(ctx context.Context, projectID uuid.UUID, q Query) (Page, 
 		n   int64
 		err error
 	)
-	if q.filtersOtherColumn() {
+	if q.selective() {
 		pg, n, err = l.countThenPage(ctx, projectID, q)
 	} else {
 		pg, n, err = l.pageAndCount(ctx, projectID, q)
@@ -86,9 +87,12 @@ func (l *Lister) List(ctx context.Context, projectID uuid.UUID, q Query) (Page, 
 	return p, nil
 }
 
-// filtersOtherColumn reports a time filter on the column the hooks are not
-// sorted by.
-func (q Query) filtersOtherColumn() bool {
+// selective reports a filter that the sort column's index cannot bound: on
+// tags, or on the time column the hooks are not sorted by.
+func (q Query) selective() bool {
+	if len(q.Tags) > 0 {
+		return true
+	}
 	if q.SortBy == SortByPostAt {
 		return q.CreatedAtAfter != nil || q.CreatedAtBefore != nil
 	}
@@ -196,6 +200,7 @@ func (l *Lister) count(ctx context.Context, projectID uuid.UUID, q Query) (int64
 		CreatedBefore: q.CreatedAtBefore,
 		PostAfter:     q.PostAtAfter,
 		PostBefore:    q.PostAtBefore,
+		Tags:          q.Tags,
 		CountLimit:    CountCap + 1,
 	})
 }
@@ -216,7 +221,7 @@ func optional(s string) *string {
 // position when it is tighter, which it always is unless it was forged.
 func scanArgs(projectID uuid.UUID, q Query) store.ListHooksParams {
 	a := store.ListHooksParams{ProjectID: projectID, Status: optional(q.Status), RowLimit: int32(q.Limit) + 1,
-		ByPostAt: q.SortBy == SortByPostAt, Descending: q.Order == Desc}
+		ByPostAt: q.SortBy == SortByPostAt, Descending: q.Order == Desc, Tags: q.Tags}
 	before, after := q.CreatedAtBefore, q.CreatedAtAfter
 	a.OtherBefore, a.OtherAfter = q.PostAtBefore, q.PostAtAfter
 	if q.SortBy == SortByPostAt {

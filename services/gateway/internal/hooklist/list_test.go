@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func randomHooks(rng *rand.Rand, n int, from time.Time, span time.Duration) []ho
 func expected(all []hooklisttest.Hook, q hooklist.Query) []uuid.UUID {
 	var match []hooklisttest.Hook
 	for _, h := range all {
-		if (q.Status == "" || h.Status == q.Status) &&
+		if (q.Status == "" || h.Status == q.Status) && hasAll(h.Tags, q.Tags) &&
 			inside(h.CreatedAt, q.CreatedAtAfter, q.CreatedAtBefore) && inside(h.PostAt, q.PostAtAfter, q.PostAtBefore) {
 			match = append(match, h)
 		}
@@ -91,6 +92,15 @@ func expected(all []hooklisttest.Hook, q hooklist.Query) []uuid.UUID {
 		ids[i] = h.ID
 	}
 	return ids
+}
+
+func hasAll(tags, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(tags, w) {
+			return false
+		}
+	}
+	return true
 }
 
 func inside(t time.Time, after, before *time.Time) bool {
@@ -480,3 +490,72 @@ func view(h hook.Hook) hooklisttest.Hook {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// tagged gives each hook some of the tags a, b and c (or none), at random.
+func tagged(rng *rand.Rand, hooks []hooklisttest.Hook) []hooklisttest.Hook {
+	for i := range hooks {
+		for _, tag := range []string{"a", "b", "c:1"} {
+			if rng.IntN(2) == 0 {
+				hooks[i].Tags = append(hooks[i].Tags, tag)
+			}
+		}
+	}
+	return hooks
+}
+
+func TestTagFilter(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	all := tagged(rng, randomHooks(rng, 300, base, 5*time.Minute))
+	e.load(t, e.project, all)
+	e.load(t, e.other, tagged(rng, randomHooks(rng, 300, base, 5*time.Minute)))
+
+	for _, tags := range []string{"&tag=a", "&tag=b&tag=a", "&tag=c:1&tag=a&tag=b"} {
+		for _, rest := range []string{"", "&status=completed", "&sortBy=postAt&sortOrder=asc", "&postAtAfter=" + stamp(base)} {
+			raw := "limit=9" + tags + rest
+			q, err := hooklist.Parse(mustQuery(t, raw))
+			require.NoError(t, err)
+			want := expected(all, q)
+			require.NotEmpty(t, want, "a case that tests nothing: %s", raw)
+			got, pages := e.walk(t, raw)
+			require.Equal(t, want, ids(got), raw)
+			require.Equal(t, int64(len(want)), pages[0].TotalItems, raw)
+		}
+	}
+	none, err := hooklist.Parse(mustQuery(t, "tag=nothing"))
+	require.NoError(t, err)
+	p, err := e.lister.List(t.Context(), e.project, none)
+	require.NoError(t, err)
+	require.Empty(t, p.Hooks)
+	require.Zero(t, p.TotalItems)
+}
+
+func TestTagFilterValidation(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"tag=", "tag=a%20b", "tag=" + strings.Repeat("t", 65),
+		"tag=1&tag=2&tag=3&tag=4&tag=5&tag=6&tag=7&tag=8&tag=9&tag=10&tag=11"} {
+		_, err := hooklist.Parse(mustQuery(t, raw))
+		var invalid *hooklist.InvalidError
+		require.ErrorAs(t, err, &invalid, raw)
+		require.Equal(t, "tag", invalid.Problems[0].Field, raw)
+	}
+	a, err := hooklist.Parse(mustQuery(t, "tag=b&tag=a&tag=b"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, a.Tags, "sorted, once each")
+}
+
+func TestTagsOrderMakesNoOtherQueryForTheCursor(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	e.load(t, e.project, tagged(rng, randomHooks(rng, 100, base, time.Minute)))
+	first := e.page(t, "limit=2&tag=a&tag=b", "")
+	require.NotEmpty(t, first.NextCursor)
+	e.page(t, "limit=2&tag=b&tag=a", first.NextCursor)
+
+	q, err := hooklist.Parse(mustQuery(t, "limit=2&tag=a&cursor="+url.QueryEscape(first.NextCursor)))
+	require.NoError(t, err)
+	_, err = e.lister.List(t.Context(), e.project, q)
+	requireCursorError(t, err, "does not belong to this query")
+}

@@ -23,10 +23,11 @@
 //
 // Plans. A page is an index range scan in the sort order that stops after
 // limit+1 rows, run beside the count on a second connection. A filter on
-// the other time column than the sort's cannot be part of that range; when
-// one is given, the count runs first, and if it is not capped the matching
-// hooks are selected by their own index and sorted, so that the cost grows
-// with the hooks that match rather than with those the filter skips.
+// the other time column than the sort's, or on tags, cannot be part of
+// that range; when one is given, the count runs first, and if it is not
+// capped the matching hooks are selected by their own index (the tags':
+// migration 00032) and sorted, so that the cost grows with the hooks that
+// match rather than with those the filter skips.
 //
 // Bounds. Every time filter is exclusive. PostgreSQL keeps microseconds, so
 // a bound with a finer fraction is rounded outward to the microsecond
@@ -40,6 +41,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 )
 
 // Limits of the page size.
@@ -78,6 +81,9 @@ type Query struct {
 	// Exclusive time bounds; nil for none. Before bounds are rounded up and
 	// After bounds down to the microsecond (see the package doc).
 	PostAtBefore, PostAtAfter, CreatedAtBefore, CreatedAtAfter *time.Time
+	// Tags keeps the hooks that have every one of them, sorted; nil for
+	// no filter.
+	Tags []string
 	// Limit is the page size, 1 to MaxLimit.
 	Limit int
 	// Cursor is where the page starts; nil for the first page.
@@ -100,12 +106,13 @@ const (
 	ParamPostAtAfter     = "postAtAfter"
 	ParamCreatedAtBefore = "createdAtBefore"
 	ParamCreatedAtAfter  = "createdAtAfter"
+	ParamTag             = "tag"
 	// ParamOffset is no longer supported; it is named to reject it clearly.
 	ParamOffset = "offset"
 )
 
 var params = []string{ParamStatus, ParamLimit, ParamCursor, ParamSortBy, ParamSortOrder,
-	ParamPostAtBefore, ParamPostAtAfter, ParamCreatedAtBefore, ParamCreatedAtAfter}
+	ParamPostAtBefore, ParamPostAtAfter, ParamCreatedAtBefore, ParamCreatedAtAfter, ParamTag}
 
 // FieldError names one query parameter at fault.
 type FieldError struct {
@@ -149,6 +156,7 @@ func Parse(values url.Values) (Query, error) {
 		PostAtAfter:     p.bound(ParamPostAtAfter, floorMicro),
 		CreatedAtBefore: p.bound(ParamCreatedAtBefore, ceilMicro),
 		CreatedAtAfter:  p.bound(ParamCreatedAtAfter, floorMicro),
+		Tags:            p.tags(),
 		Cursor:          p.cursor(),
 	}
 	p.window(ParamPostAtAfter, q.PostAtAfter, ParamPostAtBefore, q.PostAtBefore)
@@ -269,6 +277,29 @@ func (p *parser) window(afterName string, after *time.Time, beforeName string, b
 	if after != nil && before != nil && !after.Before(*before) {
 		p.fail(afterName, "must be earlier than %s (both bounds are exclusive)", beforeName)
 	}
+}
+
+// tags reads the tag filter: tag given once per tag, up to hook.MaxTags.
+// They are sorted (and repeats dropped), so that their order makes no
+// other query for the cursor.
+func (p *parser) tags() []string {
+	vs := p.values[ParamTag]
+	if len(vs) > hook.MaxTags {
+		p.fail(ParamTag, "must be given at most %d times (a hook has at most %d tags)", hook.MaxTags, hook.MaxTags)
+		return nil
+	}
+	for _, v := range vs {
+		if err := hook.ValidateTag(v); err != nil {
+			p.fail(ParamTag, "%q %s", v, err)
+			return nil
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	tags := slices.Clone(vs)
+	slices.Sort(tags)
+	return slices.Compact(tags)
 }
 
 func (p *parser) cursor() *Cursor {

@@ -1,6 +1,7 @@
 -- Bulk retry, replay and cancel (internal/bulk). Each action selects hooks
--- either by id or by a time range on post_at with optional path and
--- sequence filters, and only ever within the caller's project. A range
+-- either by id or by a time range on post_at with optional path, sequence
+-- and tags (a hook with every tag given) filters, and only ever within the
+-- caller's project. A range
 -- selection takes the earliest hooks first (post_at, then id) up to the
 -- limit, and locks them, so that a hook changed by a concurrent transaction
 -- is re-checked rather than acted on in a stale state.
@@ -12,31 +13,44 @@
 -- A failed hook gets a fresh retry budget: retry_budget_base remembers the
 -- attempts already made, so attempt numbers keep counting up and the
 -- history stays. It is due now by the database clock; the last error and
--- tryAt stay until the next attempt replaces them.
-UPDATE hooks
+-- tryAt stay until the next attempt replaces them. A failed hook with a key
+-- is retried only while it is the newest hook of its key and none of them
+-- is unfinished: a key names one unfinished hook (migration 00031), and
+-- two failed hooks of one key retried together would both be.
+UPDATE hooks AS h
 SET status            = 'pending',
-    retry_budget_base = attempts,
+    retry_budget_base = h.attempts,
     run_at            = now(),
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
-WHERE project_id = @project_id
-  AND id = ANY(@ids::uuid[])
-  AND status = 'failed';
+WHERE h.project_id = @project_id
+  AND h.id = ANY(@ids::uuid[])
+  AND h.status = 'failed'
+  AND (h.key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM hooks AS o
+      WHERE o.project_id = h.project_id AND o.key = h.key AND o.id <> h.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (h.created_at, h.id))));
 
 -- name: RetryFailedHooksInRange :execrows
 -- The selection is materialized: executed again inside the join it would
 -- skip the rows this statement has already updated and take the next ones,
--- passing the limit.
+-- passing the limit. A hook with a key is retried only as by
+-- RetryFailedHooksByID.
 WITH sel AS MATERIALIZED (
     SELECT s.id
     FROM hooks AS s
     WHERE s.project_id = @project_id
       AND s.status = 'failed'
+      AND (s.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM hooks AS o
+          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
       AND s.post_at >= @start_time AND s.post_at < @end_time
       AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
       AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)
       AND (sqlc.narg(sequence_id)::uuid IS NULL OR s.sequence_id = sqlc.narg(sequence_id)::uuid)
+      AND (sqlc.narg(tags)::text[] IS NULL OR s.tags @> sqlc.narg(tags)::text[])
     ORDER BY s.post_at, s.id
     LIMIT @max_hooks::integer
     FOR UPDATE
@@ -77,6 +91,7 @@ WITH candidate AS MATERIALIZED (
            AND (sqlc.narg(path)::text IS NULL OR p.path = sqlc.narg(path)::text)
            AND (sqlc.narg(path_base)::text IS NULL OR split_part(p.path, '?', 1) = sqlc.narg(path_base)::text)
            AND (sqlc.narg(sequence_id)::uuid IS NULL OR p.sequence_id = sqlc.narg(sequence_id)::uuid)
+           AND (sqlc.narg(tags)::text[] IS NULL OR p.tags @> sqlc.narg(tags)::text[])
          ORDER BY p.post_at, p.id
          LIMIT @max_hooks::integer)
         UNION ALL
@@ -88,6 +103,7 @@ WITH candidate AS MATERIALIZED (
            AND (sqlc.narg(path)::text IS NULL OR r.path = sqlc.narg(path)::text)
            AND (sqlc.narg(path_base)::text IS NULL OR split_part(r.path, '?', 1) = sqlc.narg(path_base)::text)
            AND (sqlc.narg(sequence_id)::uuid IS NULL OR r.sequence_id = sqlc.narg(sequence_id)::uuid)
+           AND (sqlc.narg(tags)::text[] IS NULL OR r.tags @> sqlc.narg(tags)::text[])
          ORDER BY r.post_at, r.id
          LIMIT @max_hooks::integer)
     ) AS c
@@ -124,17 +140,19 @@ WHERE project_id = @project_id
   AND (sqlc.narg(path)::text IS NULL OR path = sqlc.narg(path)::text)
   AND (sqlc.narg(path_base)::text IS NULL OR split_part(path, '?', 1) = sqlc.narg(path_base)::text)
   AND (sqlc.narg(sequence_id)::uuid IS NULL OR sequence_id = sqlc.narg(sequence_id)::uuid)
+  AND (sqlc.narg(tags)::text[] IS NULL OR tags @> sqlc.narg(tags)::text[])
 ORDER BY post_at, id
 LIMIT @max_hooks::integer
 FOR KEY SHARE;
 
 -- name: InsertReplays :execrows
 -- One new hook per (new id, source id) pair: the source's path, domain,
--- data and retryOverride, due now by the database clock. Sequence data and
--- the idempotency key are not copied: a replay belongs to no sequence run
--- and was not asked for with a key.
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
-SELECT (@new_ids::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override
+-- data, retryOverride and tags, due now by the database clock. Sequence
+-- data, the idempotency key and the key are not copied: a replay belongs
+-- to no sequence run, was not asked for with an Idempotency-Key, and is not
+-- the hook the key names (the key's next hook is the client's to create).
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags)
+SELECT (@new_ids::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override, h.tags
 FROM generate_subscripts(@source_ids::uuid[], 1) AS g (i)
 JOIN hooks AS h ON h.id = (@source_ids::uuid[])[g.i]
 WHERE h.project_id = @project_id;
@@ -151,9 +169,14 @@ FROM (
     FROM hooks AS s
     WHERE s.project_id = @project_id
       AND s.status = ANY(@statuses::text[])
+      AND (s.status <> 'failed' OR s.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM hooks AS o
+          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
       AND s.post_at >= @start_time AND s.post_at < @end_time
       AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
       AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)
       AND (sqlc.narg(sequence_id)::uuid IS NULL OR s.sequence_id = sqlc.narg(sequence_id)::uuid)
+      AND (sqlc.narg(tags)::text[] IS NULL OR s.tags @> sqlc.narg(tags)::text[])
     LIMIT @max_hooks::integer
 ) AS sel;

@@ -46,8 +46,9 @@ WITH candidate AS MATERIALIZED (
            AND ($4::text IS NULL OR p.path = $4::text)
            AND ($5::text IS NULL OR split_part(p.path, '?', 1) = $5::text)
            AND ($6::uuid IS NULL OR p.sequence_id = $6::uuid)
+           AND ($7::text[] IS NULL OR p.tags @> $7::text[])
          ORDER BY p.post_at, p.id
-         LIMIT $7::integer)
+         LIMIT $8::integer)
         UNION ALL
         (SELECT r.id, r.post_at
          FROM hooks AS r
@@ -57,11 +58,12 @@ WITH candidate AS MATERIALIZED (
            AND ($4::text IS NULL OR r.path = $4::text)
            AND ($5::text IS NULL OR split_part(r.path, '?', 1) = $5::text)
            AND ($6::uuid IS NULL OR r.sequence_id = $6::uuid)
+           AND ($7::text[] IS NULL OR r.tags @> $7::text[])
          ORDER BY r.post_at, r.id
-         LIMIT $7::integer)
+         LIMIT $8::integer)
     ) AS c
     ORDER BY c.post_at, c.id
-    LIMIT $7::integer
+    LIMIT $8::integer
 ), sel AS MATERIALIZED (
     SELECT s.id
     FROM hooks AS s
@@ -81,6 +83,7 @@ type CancelHooksInRangeParams struct {
 	Path       *string
 	PathBase   *string
 	SequenceID *uuid.UUID
+	Tags       []string
 	MaxHooks   int32
 }
 
@@ -98,6 +101,7 @@ func (q *Queries) CancelHooksInRange(ctx context.Context, arg CancelHooksInRange
 		arg.Path,
 		arg.PathBase,
 		arg.SequenceID,
+		arg.Tags,
 		arg.MaxHooks,
 	)
 	if err != nil {
@@ -113,11 +117,16 @@ FROM (
     FROM hooks AS s
     WHERE s.project_id = $1
       AND s.status = ANY($2::text[])
+      AND (s.status <> 'failed' OR s.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM hooks AS o
+          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
       AND s.post_at >= $3 AND s.post_at < $4
       AND ($5::text IS NULL OR s.path = $5::text)
       AND ($6::text IS NULL OR split_part(s.path, '?', 1) = $6::text)
       AND ($7::uuid IS NULL OR s.sequence_id = $7::uuid)
-    LIMIT $8::integer
+      AND ($8::text[] IS NULL OR s.tags @> $8::text[])
+    LIMIT $9::integer
 ) AS sel
 `
 
@@ -129,6 +138,7 @@ type CountHooksInRangeParams struct {
 	Path       *string
 	PathBase   *string
 	SequenceID *uuid.UUID
+	Tags       []string
 	MaxHooks   int32
 }
 
@@ -146,6 +156,7 @@ func (q *Queries) CountHooksInRange(ctx context.Context, arg CountHooksInRangePa
 		arg.Path,
 		arg.PathBase,
 		arg.SequenceID,
+		arg.Tags,
 		arg.MaxHooks,
 	)
 	var n int64
@@ -154,8 +165,8 @@ func (q *Queries) CountHooksInRange(ctx context.Context, arg CountHooksInRangePa
 }
 
 const insertReplays = `-- name: InsertReplays :execrows
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
-SELECT ($1::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags)
+SELECT ($1::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override, h.tags
 FROM generate_subscripts($2::uuid[], 1) AS g (i)
 JOIN hooks AS h ON h.id = ($2::uuid[])[g.i]
 WHERE h.project_id = $3
@@ -168,9 +179,10 @@ type InsertReplaysParams struct {
 }
 
 // One new hook per (new id, source id) pair: the source's path, domain,
-// data and retryOverride, due now by the database clock. Sequence data and
-// the idempotency key are not copied: a replay belongs to no sequence run
-// and was not asked for with a key.
+// data, retryOverride and tags, due now by the database clock. Sequence
+// data, the idempotency key and the key are not copied: a replay belongs
+// to no sequence run, was not asked for with an Idempotency-Key, and is not
+// the hook the key names (the key's next hook is the client's to create).
 func (q *Queries) InsertReplays(ctx context.Context, arg InsertReplaysParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertReplays, arg.NewIds, arg.SourceIds, arg.ProjectID)
 	if err != nil {
@@ -225,8 +237,9 @@ WHERE project_id = $1
   AND ($4::text IS NULL OR path = $4::text)
   AND ($5::text IS NULL OR split_part(path, '?', 1) = $5::text)
   AND ($6::uuid IS NULL OR sequence_id = $6::uuid)
+  AND ($7::text[] IS NULL OR tags @> $7::text[])
 ORDER BY post_at, id
-LIMIT $7::integer
+LIMIT $8::integer
 FOR KEY SHARE
 `
 
@@ -237,6 +250,7 @@ type LockCompletedHooksInRangeParams struct {
 	Path       *string
 	PathBase   *string
 	SequenceID *uuid.UUID
+	Tags       []string
 	MaxHooks   int32
 }
 
@@ -248,6 +262,7 @@ func (q *Queries) LockCompletedHooksInRange(ctx context.Context, arg LockComplet
 		arg.Path,
 		arg.PathBase,
 		arg.SequenceID,
+		arg.Tags,
 		arg.MaxHooks,
 	)
 	if err != nil {
@@ -270,16 +285,20 @@ func (q *Queries) LockCompletedHooksInRange(ctx context.Context, arg LockComplet
 
 const retryFailedHooksByID = `-- name: RetryFailedHooksByID :execrows
 
-UPDATE hooks
+UPDATE hooks AS h
 SET status            = 'pending',
-    retry_budget_base = attempts,
+    retry_budget_base = h.attempts,
     run_at            = now(),
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
-WHERE project_id = $1
-  AND id = ANY($2::uuid[])
-  AND status = 'failed'
+WHERE h.project_id = $1
+  AND h.id = ANY($2::uuid[])
+  AND h.status = 'failed'
+  AND (h.key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM hooks AS o
+      WHERE o.project_id = h.project_id AND o.key = h.key AND o.id <> h.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (h.created_at, h.id))))
 `
 
 type RetryFailedHooksByIDParams struct {
@@ -288,8 +307,9 @@ type RetryFailedHooksByIDParams struct {
 }
 
 // Bulk retry, replay and cancel (internal/bulk). Each action selects hooks
-// either by id or by a time range on post_at with optional path and
-// sequence filters, and only ever within the caller's project. A range
+// either by id or by a time range on post_at with optional path, sequence
+// and tags (a hook with every tag given) filters, and only ever within the
+// caller's project. A range
 // selection takes the earliest hooks first (post_at, then id) up to the
 // limit, and locks them, so that a hook changed by a concurrent transaction
 // is re-checked rather than acted on in a stale state.
@@ -299,7 +319,10 @@ type RetryFailedHooksByIDParams struct {
 // A failed hook gets a fresh retry budget: retry_budget_base remembers the
 // attempts already made, so attempt numbers keep counting up and the
 // history stays. It is due now by the database clock; the last error and
-// tryAt stay until the next attempt replaces them.
+// tryAt stay until the next attempt replaces them. A failed hook with a key
+// is retried only while it is the newest hook of its key and none of them
+// is unfinished: a key names one unfinished hook (migration 00031), and
+// two failed hooks of one key retried together would both be.
 func (q *Queries) RetryFailedHooksByID(ctx context.Context, arg RetryFailedHooksByIDParams) (int64, error) {
 	result, err := q.db.Exec(ctx, retryFailedHooksByID, arg.ProjectID, arg.Ids)
 	if err != nil {
@@ -314,12 +337,17 @@ WITH sel AS MATERIALIZED (
     FROM hooks AS s
     WHERE s.project_id = $1
       AND s.status = 'failed'
+      AND (s.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM hooks AS o
+          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
       AND s.post_at >= $2 AND s.post_at < $3
       AND ($4::text IS NULL OR s.path = $4::text)
       AND ($5::text IS NULL OR split_part(s.path, '?', 1) = $5::text)
       AND ($6::uuid IS NULL OR s.sequence_id = $6::uuid)
+      AND ($7::text[] IS NULL OR s.tags @> $7::text[])
     ORDER BY s.post_at, s.id
-    LIMIT $7::integer
+    LIMIT $8::integer
     FOR UPDATE
 )
 UPDATE hooks AS h
@@ -340,12 +368,14 @@ type RetryFailedHooksInRangeParams struct {
 	Path       *string
 	PathBase   *string
 	SequenceID *uuid.UUID
+	Tags       []string
 	MaxHooks   int32
 }
 
 // The selection is materialized: executed again inside the join it would
 // skip the rows this statement has already updated and take the next ones,
-// passing the limit.
+// passing the limit. A hook with a key is retried only as by
+// RetryFailedHooksByID.
 func (q *Queries) RetryFailedHooksInRange(ctx context.Context, arg RetryFailedHooksInRangeParams) (int64, error) {
 	result, err := q.db.Exec(ctx, retryFailedHooksInRange,
 		arg.ProjectID,
@@ -354,6 +384,7 @@ func (q *Queries) RetryFailedHooksInRange(ctx context.Context, arg RetryFailedHo
 		arg.Path,
 		arg.PathBase,
 		arg.SequenceID,
+		arg.Tags,
 		arg.MaxHooks,
 	)
 	if err != nil {

@@ -42,8 +42,46 @@ func (q *Queries) DeleteHook(ctx context.Context, arg DeleteHookParams) (int64, 
 	return result.RowsAffected(), nil
 }
 
+const deleteHookByKey = `-- name: DeleteHookByKey :many
+DELETE FROM hooks
+WHERE id = (
+    SELECT k.id FROM hooks AS k
+    WHERE k.project_id = $1 AND k.key = $2::text
+    ORDER BY k.status IN ('pending', 'retry') DESC, k.created_at DESC
+    LIMIT 1
+)
+RETURNING id
+`
+
+type DeleteHookByKeyParams struct {
+	ProjectID uuid.UUID
+	HookKey   string
+}
+
+// Deletes the hook GetHookByKey returns, if any, and returns its id.
+// Attempt rows go with it (migration 00026's trigger).
+func (q *Queries) DeleteHookByKey(ctx context.Context, arg DeleteHookByKeyParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, deleteHookByKey, arg.ProjectID, arg.HookKey)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks WHERE project_id = $1 AND id = $2
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE project_id = $1 AND id = $2
 `
 
 type GetHookParams struct {
@@ -81,12 +119,64 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.Redrives,
 		&i.HeldDueAt,
 		&i.SequenceRunID,
+		&i.Key,
+		&i.Tags,
+	)
+	return i, err
+}
+
+const getHookByKey = `-- name: GetHookByKey :one
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks
+WHERE project_id = $1 AND key = $2::text
+ORDER BY status IN ('pending', 'retry') DESC, created_at DESC
+LIMIT 1
+`
+
+type GetHookByKeyParams struct {
+	ProjectID uuid.UUID
+	HookKey   string
+}
+
+// The hook a key names: the project's unfinished hook of key, or when
+// there is none the newest finished one (hooks_key_idx).
+func (q *Queries) GetHookByKey(ctx context.Context, arg GetHookByKeyParams) (Hook, error) {
+	row := q.db.QueryRow(ctx, getHookByKey, arg.ProjectID, arg.HookKey)
+	var i Hook
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Path,
+		&i.Domain,
+		&i.Data,
+		&i.PostAt,
+		&i.Status,
+		&i.Attempts,
+		&i.PostDurationSeconds,
+		&i.FailureError,
+		&i.TryAt,
+		&i.WasNotified,
+		&i.RetryOverride,
+		&i.SequenceID,
+		&i.SequenceStep,
+		&i.SequenceLastRunAt,
+		&i.RunAt,
+		&i.LeaseSeq,
+		&i.LeaseExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.RetryBudgetBase,
+		&i.AsyncDeadline,
+		&i.Redrives,
+		&i.HeldDueAt,
+		&i.SequenceRunID,
+		&i.Key,
+		&i.Tags,
 	)
 	return i, err
 }
 
 const getHooksByIDs = `-- name: GetHooksByIDs :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
 `
 
 type GetHooksByIDsParams struct {
@@ -132,6 +222,8 @@ func (q *Queries) GetHooksByIDs(ctx context.Context, arg GetHooksByIDsParams) ([
 			&i.Redrives,
 			&i.HeldDueAt,
 			&i.SequenceRunID,
+			&i.Key,
+			&i.Tags,
 		); err != nil {
 			return nil, err
 		}
@@ -164,8 +256,9 @@ func (q *Queries) GetProjectPlan(ctx context.Context, id uuid.UUID) (GetProjectP
 }
 
 const insertHooks = `-- name: InsertHooks :many
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
-SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags)
+SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
+    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[]
 FROM (
     SELECT unnest($1::text[])::uuid AS id,
         unnest($2::text[])::uuid AS project_id,
@@ -174,6 +267,8 @@ FROM (
         unnest($5::timestamptz[]) AS post_at,
         unnest($6::bigint[]) AS post_in_seconds,
         unnest($7::text[]) AS retry_override,
+        unnest($8::text[]) AS key,
+        unnest($9::text[]) AS tags,
         generate_series(1, cardinality($1::text[])) AS ord
 ) AS n
 JOIN projects AS p ON p.id = n.project_id
@@ -184,7 +279,7 @@ CROSS JOIN LATERAL (
     END AS at
 ) AS due
 ORDER BY n.ord
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
 `
 
 type InsertHooksParams struct {
@@ -195,6 +290,8 @@ type InsertHooksParams struct {
 	PostAts        []time.Time
 	PostInSeconds  []int64
 	RetryOverrides []string
+	Keys           []string
+	Tags           []string
 }
 
 // The hooks of a create batch (internal/hook; a single create is a batch
@@ -202,7 +299,10 @@ type InsertHooksParams struct {
 // of every array describes hook i. Its domain is its project's. post_at is
 // post_ats[i] where post_in_seconds[i] is negative, else the database clock
 // plus that many seconds. data and retry_overrides are JSON text; an empty
-// retry override is none (NULL). A hook of a project that does not exist
+// retry override is none (NULL), and so are an empty key and empty tags.
+// tags[i] is hook i's tags as an array literal ({a,b}): a tag's
+// characters need no quoting in one (hook.ValidateTag), and an array of
+// arrays would not unnest hook by hook. A hook of a project that does not exist
 // is not inserted and not returned. The ids come as text: pgx encodes a
 // []uuid.UUID element by element through database/sql's Valuer (a string
 // it then parses back), which cost the gateway more than the rest of the
@@ -222,6 +322,8 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 		arg.PostAts,
 		arg.PostInSeconds,
 		arg.RetryOverrides,
+		arg.Keys,
+		arg.Tags,
 	)
 	if err != nil {
 		return nil, err
@@ -257,6 +359,8 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 			&i.Redrives,
 			&i.HeldDueAt,
 			&i.SequenceRunID,
+			&i.Key,
+			&i.Tags,
 		); err != nil {
 			return nil, err
 		}
@@ -269,24 +373,27 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 }
 
 const insertProjectHooks = `-- name: InsertProjectHooks :many
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
-SELECT n.id, p.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags)
+SELECT n.id, p.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
+    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[]
 FROM (
     SELECT unnest($1::text[])::uuid AS id,
         unnest($2::text[]) AS path,
         unnest($3::text[]) AS data,
         unnest($4::timestamptz[]) AS post_at,
         unnest($5::bigint[]) AS post_in_seconds,
-        unnest($6::text[]) AS retry_override
+        unnest($6::text[]) AS retry_override,
+        unnest($7::text[]) AS key,
+        unnest($8::text[]) AS tags
 ) AS n
-CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $7) AS p
+CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $9) AS p
 CROSS JOIN LATERAL (
     SELECT CASE
         WHEN n.post_in_seconds < 0 THEN n.post_at
         ELSE now() + make_interval(secs => n.post_in_seconds)
     END AS at
 ) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
 `
 
 type InsertProjectHooksParams struct {
@@ -296,6 +403,8 @@ type InsertProjectHooksParams struct {
 	PostAts        []time.Time
 	PostInSeconds  []int64
 	RetryOverrides []string
+	Keys           []string
+	Tags           []string
 	ProjectID      uuid.UUID
 }
 
@@ -313,6 +422,8 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 		arg.PostAts,
 		arg.PostInSeconds,
 		arg.RetryOverrides,
+		arg.Keys,
+		arg.Tags,
 		arg.ProjectID,
 	)
 	if err != nil {
@@ -349,7 +460,78 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 			&i.Redrives,
 			&i.HeldDueAt,
 			&i.SequenceRunID,
+			&i.Key,
+			&i.Tags,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockHookKey = `-- name: LockHookKey :exec
+SELECT pg_advisory_xact_lock(hashtextextended(CAST($1::uuid AS text) || '/' || $2::text, 0))
+`
+
+type LockHookKeyParams struct {
+	ProjectID uuid.UUID
+	HookKey   string
+}
+
+// Serializes the creates of one key of a project until the transaction
+// ends, so that two of them replace one after the other instead of both
+// finding the same hook and one failing on hooks_live_key_idx.
+func (q *Queries) LockHookKey(ctx context.Context, arg LockHookKeyParams) error {
+	_, err := q.db.Exec(ctx, lockHookKey, arg.ProjectID, arg.HookKey)
+	return err
+}
+
+const replaceKeyedHook = `-- name: ReplaceKeyedHook :many
+WITH live AS (
+    SELECT h.id, (h.status = 'pending' AND h.lease_expires_at IS NULL AND h.attempts = 0) AS unclaimed
+    FROM hooks AS h
+    WHERE h.project_id = $1 AND h.key = $2::text AND h.status IN ('pending', 'retry')
+    FOR UPDATE
+), gone AS (
+    DELETE FROM hooks AS h
+    USING live
+    WHERE h.id = live.id AND live.unclaimed
+    RETURNING h.id
+)
+SELECT live.id, live.unclaimed::boolean AS replaced FROM live
+`
+
+type ReplaceKeyedHookParams struct {
+	ProjectID uuid.UUID
+	HookKey   string
+}
+
+type ReplaceKeyedHookRow struct {
+	ID       uuid.UUID
+	Replaced bool
+}
+
+// Deletes the project's unfinished hook of key if it was never claimed
+// (pending, no lease, no attempt: it never left the database), and
+// returns that hook's id and whether it was deleted; nothing when the key
+// names no unfinished hook. The row is locked first, so a claim running
+// at the same time either waits and then finds it gone, or leased it
+// before and it stays. Attempt rows go with it (migration 00026's
+// trigger).
+func (q *Queries) ReplaceKeyedHook(ctx context.Context, arg ReplaceKeyedHookParams) ([]ReplaceKeyedHookRow, error) {
+	rows, err := q.db.Query(ctx, replaceKeyedHook, arg.ProjectID, arg.HookKey)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ReplaceKeyedHookRow
+	for rows.Next() {
+		var i ReplaceKeyedHookRow
+		if err := rows.Scan(&i.ID, &i.Replaced); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

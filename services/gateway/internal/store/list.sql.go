@@ -22,7 +22,9 @@ SELECT count(*) FROM (
       AND ($4::timestamptz IS NULL OR created_at < $4)
       AND ($5::timestamptz IS NULL OR post_at > $5)
       AND ($6::timestamptz IS NULL OR post_at < $6)
-    LIMIT $7
+      AND ($7::text[] IS NULL
+           OR (tags IS NOT NULL AND hook_tag_keys(project_id, tags) @> hook_tag_keys($1, $7)))
+    LIMIT $8
 ) AS matching
 `
 
@@ -33,12 +35,14 @@ type CountHooksParams struct {
 	CreatedBefore *time.Time
 	PostAfter     *time.Time
 	PostBefore    *time.Time
+	Tags          []string
 	CountLimit    int32
 }
 
 // Counts the hooks matching the filters, but stops at count_limit: an exact
 // count of millions of rows would cost far more than the page. Without time
-// filters on both columns it reads only an index. The status array (every
+// filters on both columns or tags it reads only an index; with tags, the
+// tags' index (migration 00032) and the rows it finds. The status array (every
 // status when none is asked for) makes each status's range of the index
 // one scan bounded by the time filter.
 func (q *Queries) CountHooks(ctx context.Context, arg CountHooksParams) (int64, error) {
@@ -49,6 +53,7 @@ func (q *Queries) CountHooks(ctx context.Context, arg CountHooksParams) (int64, 
 		arg.CreatedBefore,
 		arg.PostAfter,
 		arg.PostBefore,
+		arg.Tags,
 		arg.CountLimit,
 	)
 	var count int64
@@ -58,11 +63,11 @@ func (q *Queries) CountHooks(ctx context.Context, arg CountHooksParams) (int64, 
 
 const listHooks = `-- name: ListHooks :many
 
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM list_hooks(
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM list_hooks(
     $1::uuid, $2::text, $3::boolean, $4::boolean,
     $5::timestamptz, $6::uuid, $7::timestamptz,
     $8::timestamptz, $9::timestamptz,
-    $10::integer, $11::boolean)
+    $10::integer, $11::boolean, $12::text[])
 `
 
 type ListHooksParams struct {
@@ -77,10 +82,11 @@ type ListHooksParams struct {
 	OtherBefore *time.Time
 	RowLimit    int32
 	Few         bool
+	Tags        []string
 }
 
 // Listing hooks (GET /v1/hooks): one page through list_hooks (migration
-// 00029), which builds the page's query for its sort column and direction
+// 00032), which builds the page's query for its sort column and direction
 // and plans it with the actual values. The hooklist package fills the
 // parameters; NULL is no filter.
 func (q *Queries) ListHooks(ctx context.Context, arg ListHooksParams) ([]Hook, error) {
@@ -96,6 +102,7 @@ func (q *Queries) ListHooks(ctx context.Context, arg ListHooksParams) ([]Hook, e
 		arg.OtherBefore,
 		arg.RowLimit,
 		arg.Few,
+		arg.Tags,
 	)
 	if err != nil {
 		return nil, err
@@ -131,6 +138,8 @@ func (q *Queries) ListHooks(ctx context.Context, arg ListHooksParams) ([]Hook, e
 			&i.Redrives,
 			&i.HeldDueAt,
 			&i.SequenceRunID,
+			&i.Key,
+			&i.Tags,
 		); err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ import (
 
 // hooks has no list index without status (migration 00025): a list of any
 // status must read the four statuses' index ranges side by side
-// (list_hooks, migration 00029), so that a page costs about its own rows
+// (list_hooks, migration 00032), so that a page costs about its own rows
 // whatever the project holds. A plan that read the project's hooks and
 // sorted them (what an ordered query over `status = ANY(...)` gets from
 // PostgreSQL) would read every one of them for each page. These tests run
@@ -78,9 +78,9 @@ func TestAPageOfAnyStatusReadsThePageNotTheProject(t *testing.T) {
 		// catalog into the backend's caches (a few hundred buffers): a cost
 		// per connection, which the pool keeps, not per page.
 		pgtest.Explain(t, c.pool, listHooks, pgx.QueryExecModeExec, a.ProjectID, a.Status, a.ByPostAt, a.Descending,
-			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few)
+			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags)
 		rows, buffers := pgtest.Explain(t, c.pool, listHooks, pgx.QueryExecModeExec, a.ProjectID, a.Status, a.ByPostAt, a.Descending,
-			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few)
+			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags)
 		require.EqualValues(t, 101, rows, name)
 		t.Logf("%s: %.0f buffers", name, buffers)
 		require.Less(t, buffers, float64(maxPageBuffers), "%s: buffers for a page of 101", name)
@@ -93,11 +93,48 @@ func TestACountOverAWindowReadsTheWindow(t *testing.T) {
 	t.Parallel()
 	c := setupListCost(t)
 	from, to := c.start.Add(100*time.Second), c.start.Add(201*time.Second)
-	_, buffers := pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, int32(100_001))
+	_, buffers := pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, nil, int32(100_001))
 	var n int64
 	require.NoError(t, c.pool.QueryRow(context.Background(), countHooks,
-		pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, int32(100_001)).Scan(&n))
+		pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, nil, int32(100_001)).Scan(&n))
 	require.EqualValues(t, 300, n, "100 hooks of each status in the window")
 	t.Logf("%.0f buffers", buffers)
 	require.Less(t, buffers, float64(maxPageBuffers), "buffers for a count of 300 among %d", listedHooks)
+}
+
+// A page of a tag that many hooks have walks the sort's index as a page of
+// no tag does; one of a tag that few have (the hooklist package picks
+// few from the count) and the count read those hooks through the tags'
+// index (migration 00032), not the project's.
+func TestAPageOfATagReadsThePageOrTheTagsHooks(t *testing.T) {
+	t.Parallel()
+	c := setupListCost(t)
+	ctx := context.Background()
+	tq := storetest.New(c.pool)
+	require.NoError(t, tq.TagHooksForTest(ctx, c.project))
+	// The update left a dead version of every row: vacuum them away, as
+	// autovacuum would.
+	require.NoError(t, tq.VacuumHooksForTest(ctx))
+	common, rare := []string{"common"}, []string{"rare"}
+	run := func(a ListHooksParams) (float64, float64) {
+		args := []any{pgx.QueryExecModeExec, a.ProjectID, a.Status, a.ByPostAt, a.Descending,
+			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags}
+		pgtest.Explain(t, c.pool, listHooks, args...)
+		return pgtest.Explain(t, c.pool, listHooks, args...)
+	}
+	rows, buffers := run(ListHooksParams{ProjectID: c.project, Descending: true, RowLimit: 101, Tags: common})
+	require.EqualValues(t, 101, rows)
+	t.Logf("common: %.0f buffers", buffers)
+	require.Less(t, buffers, float64(maxPageBuffers), "buffers for a page of a common tag")
+
+	var n int64
+	require.NoError(t, c.pool.QueryRow(ctx, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, nil, nil, rare, int32(100_001)).Scan(&n))
+	_, buffers = pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, nil, nil, rare, int32(100_001))
+	t.Logf("rare: %d hooks, count %.0f buffers", n, buffers)
+	require.Less(t, buffers, float64(3*n), "the count reads the tag's hooks, not the project's")
+
+	rows, buffers = run(ListHooksParams{ProjectID: c.project, Descending: true, RowLimit: 101, Tags: rare, Few: true})
+	require.EqualValues(t, 101, rows)
+	t.Logf("rare: page %.0f buffers", buffers)
+	require.Less(t, buffers, float64(3*n), "the page reads the tag's hooks, not the project's")
 }

@@ -12,10 +12,10 @@ VALUES (@id, 'bulk test', @domain, @plan_quota, @plan_hard_cap_percent, 'v1:test
 -- A hook in any state, as the scheduler would have left it.
 INSERT INTO hooks (
     id, project_id, path, domain, data, post_at, status, attempts, failure_error, try_at,
-    was_notified, retry_override, sequence_id, run_at
+    was_notified, retry_override, sequence_id, tags, key, run_at
 ) VALUES (
     @id, @project_id, @path, @domain, @data, @post_at, @status, @attempts, sqlc.narg(failure_error),
-    sqlc.narg(try_at), @was_notified, sqlc.narg(retry_override), sqlc.narg(sequence_id),
+    sqlc.narg(try_at), @was_notified, sqlc.narg(retry_override), sqlc.narg(sequence_id), sqlc.narg(tags)::text[], sqlc.narg(key),
     CASE WHEN @status::text IN ('pending', 'retry') THEN @post_at::timestamptz END
 )
 RETURNING *;

@@ -57,7 +57,7 @@ func (q *Queries) FailHooksForBulkBench(ctx context.Context, arg FailHooksForBul
 }
 
 const getHookForBulkTest = `-- name: GetHookForBulkTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -90,6 +90,8 @@ func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, e
 		&i.Redrives,
 		&i.HeldDueAt,
 		&i.SequenceRunID,
+		&i.Key,
+		&i.Tags,
 	)
 	return i, err
 }
@@ -124,13 +126,13 @@ func (q *Queries) InsertAttemptForBulkTest(ctx context.Context, arg InsertAttemp
 const insertHookForBulkTest = `-- name: InsertHookForBulkTest :one
 INSERT INTO hooks (
     id, project_id, path, domain, data, post_at, status, attempts, failure_error, try_at,
-    was_notified, retry_override, sequence_id, run_at
+    was_notified, retry_override, sequence_id, tags, key, run_at
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9,
-    $10, $11, $12, $13,
+    $10, $11, $12, $13, $14::text[], $15,
     CASE WHEN $7::text IN ('pending', 'retry') THEN $6::timestamptz END
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
 `
 
 type InsertHookForBulkTestParams struct {
@@ -147,6 +149,8 @@ type InsertHookForBulkTestParams struct {
 	WasNotified   bool
 	RetryOverride json.RawMessage
 	SequenceID    *uuid.UUID
+	Tags          []string
+	Key           *string
 }
 
 // A hook in any state, as the scheduler would have left it.
@@ -165,6 +169,8 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		arg.WasNotified,
 		arg.RetryOverride,
 		arg.SequenceID,
+		arg.Tags,
+		arg.Key,
 	)
 	var i Hook
 	err := row.Scan(
@@ -194,6 +200,8 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		&i.Redrives,
 		&i.HeldDueAt,
 		&i.SequenceRunID,
+		&i.Key,
+		&i.Tags,
 	)
 	return i, err
 }
@@ -257,7 +265,7 @@ func (q *Queries) InsertProjectForBulkTest(ctx context.Context, arg InsertProjec
 }
 
 const listProjectHooksForBulkTest = `-- name: ListProjectHooksForBulkTest :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id FROM hooks WHERE project_id = $1 ORDER BY created_at, id
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE project_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uuid.UUID) ([]Hook, error) {
@@ -296,6 +304,8 @@ func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uui
 			&i.Redrives,
 			&i.HeldDueAt,
 			&i.SequenceRunID,
+			&i.Key,
+			&i.Tags,
 		); err != nil {
 			return nil, err
 		}

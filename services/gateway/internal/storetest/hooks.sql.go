@@ -25,6 +25,26 @@ func (q *Queries) CountHooksForTest(ctx context.Context, projectID uuid.UUID) (i
 	return count, err
 }
 
+const finishHookForTest = `-- name: FinishHookForTest :exec
+UPDATE hooks
+SET status = $1::text, attempts = attempts + 1, lease_expires_at = NULL,
+    run_at = CASE WHEN $1::text = 'retry' THEN now() + interval '1 hour' END
+WHERE id = $2
+`
+
+type FinishHookForTestParams struct {
+	Status string
+	ID     uuid.UUID
+}
+
+// What a scheduler does when a hook's attempt ends (tests only): the hook
+// is completed or failed, or waits an hour for its retry, with its attempt
+// counted.
+func (q *Queries) FinishHookForTest(ctx context.Context, arg FinishHookForTestParams) error {
+	_, err := q.db.Exec(ctx, finishHookForTest, arg.Status, arg.ID)
+	return err
+}
+
 const refusePathForTest = `-- name: RefusePathForTest :exec
 ALTER TABLE hooks ADD CONSTRAINT hooks_refused_path_for_test CHECK (path <> '/refused') NOT VALID
 `

@@ -24,6 +24,20 @@ type CopyHooksForTestParams struct {
 	RunAt     *time.Time
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	Tags      []string
+}
+
+const tagHooksForTest = `-- name: TagHooksForTest :exec
+UPDATE hooks
+SET tags = CASE WHEN extract(epoch FROM post_at)::bigint % 100 = 0 THEN '{common,rare}'::text[] ELSE '{common}'::text[] END
+WHERE project_id = $1
+`
+
+// Tags every hook of the project common, and one in a hundred (those due
+// on a whole hundred seconds) rare as well, for the tests of listing by tag.
+func (q *Queries) TagHooksForTest(ctx context.Context, projectID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, tagHooksForTest, projectID)
+	return err
 }
 
 const vacuumHooksForTest = `-- name: VacuumHooksForTest :exec

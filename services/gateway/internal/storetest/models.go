@@ -137,6 +137,8 @@ type Hook struct {
 	Redrives            int32
 	HeldDueAt           *time.Time
 	SequenceRunID       *uuid.UUID
+	Key                 *string
+	Tags                []string
 }
 
 type HookAttempt struct {

@@ -846,7 +846,7 @@ type AsyncAnswerResponseDataStatus string
 type AttemptHeaders map[string][]string
 
 // BulkActionRequest Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
-// `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
+// `endTime` and `limit`, optionally narrowed by `endpointKey`, `sequenceID` and `tags`), not
 // both: `hookIDs` with any filter field, or neither, is a 400 naming the fields. A range
 // selects the hooks with `startTime <= postAt < endTime`, earliest `postAt` first (then
 // by id), at most `limit` of them among those the action applies to. The action is one
@@ -1133,6 +1133,9 @@ type Hook struct {
 	// Id The hook's id, a UUID version 7 (time-ordered).
 	Id openapi_types.UUID `json:"id"`
 
+	// Key The hook's key, when it was scheduled with one.
+	Key *string `json:"key,omitempty"`
+
 	// Path The path (and query string) appended to `domain`.
 	Path string `json:"path"`
 
@@ -1158,6 +1161,9 @@ type Hook struct {
 	// - `failed`: the retries ran out (the last attempt failed, was nacked, or its async
 	//   timeout passed).
 	Status HookStatus `json:"status"`
+
+	// Tags The hook's tags, in the order they were given; absent when it has none.
+	Tags *[]string `json:"tags,omitempty"`
 
 	// TryAt When the next attempt is due (status `retry`), else when the last attempt was made; absent before the first.
 	TryAt     *time.Time `json:"tryAt,omitempty"`
@@ -1720,6 +1726,9 @@ type ChannelID = string
 // HookID defines model for HookID.
 type HookID = string
 
+// HookKey defines model for HookKey.
+type HookKey = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1826,7 +1835,7 @@ type UnsupportedMediaType = Error
 type AsyncAnswer = AsyncAnswerBody
 
 // BulkAction Select hooks either by id (`hookIDs`) or by a range of `postAt` (`startTime`,
-// `endTime` and `limit`, optionally narrowed by `endpointKey` and `sequenceID`), not
+// `endTime` and `limit`, optionally narrowed by `endpointKey`, `sequenceID` and `tags`), not
 // both: `hookIDs` with any filter field, or neither, is a 400 naming the fields. A range
 // selects the hooks with `startTime <= postAt < endTime`, earliest `postAt` first (then
 // by id), at most `limit` of them among those the action applies to. The action is one
@@ -1842,6 +1851,10 @@ type ListChannelSendsParams struct {
 
 // ListHooksParams defines parameters for ListHooks.
 type ListHooksParams struct {
+	// Tag Only hooks that have this tag; given several times (`tag=a&tag=b`), only hooks that
+	// have every one of them. At most 10.
+	Tag *[]string `form:"tag,omitempty" json:"tag,omitempty"`
+
 	// Status Only hooks in this status.
 	Status *HookStatus `form:"status,omitempty" json:"status,omitempty"`
 
@@ -1895,6 +1908,18 @@ type CreateHooksParams struct {
 	// and body answers 201 with the hook the first request created and creates and counts
 	// nothing. The same key with a different body, or naming a hook deleted since, is a 409.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteHookByKeyParams defines parameters for DeleteHookByKey.
+type DeleteHookByKeyParams struct {
+	// Key The hook's key, 1 to 255 printable ASCII characters (URL-encoded in the query).
+	Key HookKey `form:"key" json:"key"`
+}
+
+// GetHookByKeyParams defines parameters for GetHookByKey.
+type GetHookByKeyParams struct {
+	// Key The hook's key, 1 to 255 printable ASCII characters (URL-encoded in the query).
+	Key HookKey `form:"key" json:"key"`
 }
 
 // ListSequencesParams defines parameters for ListSequences.
@@ -2064,6 +2089,12 @@ type ServerInterface interface {
 	// BulkRetry Retry failed hooks
 	// (POST /hooks/bulk/retry)
 	BulkRetry(ctx echo.Context) error
+	// DeleteHookByKey Cancel a hook by its key
+	// (DELETE /hooks/by-key)
+	DeleteHookByKey(ctx echo.Context, params DeleteHookByKeyParams) error
+	// GetHookByKey Get a hook by its key
+	// (GET /hooks/by-key)
+	GetHookByKey(ctx echo.Context, params GetHookByKeyParams) error
 	// RetryIDs Retry failed hooks by id
 	// (POST /hooks/retryIDs)
 	RetryIDs(ctx echo.Context) error
@@ -2363,6 +2394,13 @@ func (w *ServerInterfaceWrapper) ListHooks(ctx echo.Context) error {
 
 	// Parameter object where we will unmarshal all parameters from the context
 	var params ListHooksParams
+	// ------------- Optional query parameter "tag" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "tag", ctx.QueryParams(), &params.Tag, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter tag: %s", err))
+	}
+
 	// ------------- Optional query parameter "status" -------------
 
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
@@ -2520,6 +2558,42 @@ func (w *ServerInterfaceWrapper) BulkRetry(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.BulkRetry(ctx)
+	return err
+}
+
+// DeleteHookByKey converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteHookByKey(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteHookByKeyParams
+	// ------------- Required query parameter "key" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "key", ctx.QueryParams(), &params.Key, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter key: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteHookByKey(ctx, params)
+	return err
+}
+
+// GetHookByKey converts echo context to params.
+func (w *ServerInterfaceWrapper) GetHookByKey(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetHookByKeyParams
+	// ------------- Required query parameter "key" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "key", ctx.QueryParams(), &params.Key, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter key: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetHookByKey(ctx, params)
 	return err
 }
 
@@ -2921,6 +2995,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/hooks/bulk/cancel", wrapper.BulkCancel, options.OperationMiddlewares["bulkCancel"]...)
 	router.POST(options.BaseURL+"/hooks/bulk/replay", wrapper.BulkReplay, options.OperationMiddlewares["bulkReplay"]...)
 	router.POST(options.BaseURL+"/hooks/bulk/retry", wrapper.BulkRetry, options.OperationMiddlewares["bulkRetry"]...)
+	router.DELETE(options.BaseURL+"/hooks/by-key", wrapper.DeleteHookByKey, options.OperationMiddlewares["deleteHookByKey"]...)
+	router.GET(options.BaseURL+"/hooks/by-key", wrapper.GetHookByKey, options.OperationMiddlewares["getHookByKey"]...)
 	router.POST(options.BaseURL+"/hooks/retryIDs", wrapper.RetryIDs, options.OperationMiddlewares["retryIDs"]...)
 	router.GET(options.BaseURL+"/project", wrapper.GetProject, options.OperationMiddlewares["getProject"]...)
 	router.PATCH(options.BaseURL+"/project", wrapper.PatchProject, options.OperationMiddlewares["patchProject"]...)
@@ -8333,6 +8409,474 @@ func (response BulkRetry503JSONResponse) VisitBulkRetryResponse(w http.ResponseW
 	return err
 }
 
+type DeleteHookByKeyRequestObject struct {
+	Params DeleteHookByKeyParams
+}
+
+type DeleteHookByKeyResponseObject interface {
+	VisitDeleteHookByKeyResponse(w http.ResponseWriter) error
+}
+
+type DeleteHookByKey200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type DeleteHookByKey200JSONResponse struct {
+	Body    EmptyResponse
+	Headers DeleteHookByKey200ResponseHeaders
+}
+
+func (response DeleteHookByKey200JSONResponse) VisitDeleteHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHookByKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteHookByKey400JSONResponse) VisitDeleteHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHookByKey401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteHookByKey401JSONResponse) VisitDeleteHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHookByKey404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteHookByKey404JSONResponse) VisitDeleteHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHookByKey429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteHookByKey429JSONResponse) VisitDeleteHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHookByKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteHookByKey500JSONResponse) VisitDeleteHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHookByKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response DeleteHookByKey503JSONResponse) VisitDeleteHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHookByKeyRequestObject struct {
+	Params GetHookByKeyParams
+}
+
+type GetHookByKeyResponseObject interface {
+	VisitGetHookByKeyResponse(w http.ResponseWriter) error
+}
+
+type GetHookByKey200ResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+type GetHookByKey200JSONResponse struct {
+	Body    HookResponse
+	Headers GetHookByKey200ResponseHeaders
+}
+
+func (response GetHookByKey200JSONResponse) VisitGetHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHookByKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetHookByKey400JSONResponse) VisitGetHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHookByKey401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetHookByKey401JSONResponse) VisitGetHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHookByKey404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetHookByKey404JSONResponse) VisitGetHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHookByKey429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetHookByKey429JSONResponse) VisitGetHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHookByKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetHookByKey500JSONResponse) VisitGetHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHookByKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetHookByKey503JSONResponse) VisitGetHookByKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RetryIDsRequestObject struct {
 	Body *RetryIDsJSONRequestBody
 }
@@ -13311,6 +13855,12 @@ type StrictServerInterface interface {
 	// BulkRetry Retry failed hooks
 	// (POST /hooks/bulk/retry)
 	BulkRetry(ctx context.Context, request BulkRetryRequestObject) (BulkRetryResponseObject, error)
+	// DeleteHookByKey Cancel a hook by its key
+	// (DELETE /hooks/by-key)
+	DeleteHookByKey(ctx context.Context, request DeleteHookByKeyRequestObject) (DeleteHookByKeyResponseObject, error)
+	// GetHookByKey Get a hook by its key
+	// (GET /hooks/by-key)
+	GetHookByKey(ctx context.Context, request GetHookByKeyRequestObject) (GetHookByKeyResponseObject, error)
 	// RetryIDs Retry failed hooks by id
 	// (POST /hooks/retryIDs)
 	RetryIDs(ctx context.Context, request RetryIDsRequestObject) (RetryIDsResponseObject, error)
@@ -14128,6 +14678,56 @@ func (sh *strictHandler) BulkRetry(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(BulkRetryResponseObject); ok {
 		return validResponse.VisitBulkRetryResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteHookByKey operation middleware
+func (sh *strictHandler) DeleteHookByKey(ctx echo.Context, params DeleteHookByKeyParams) error {
+	var request DeleteHookByKeyRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteHookByKey(ctx.Request().Context(), request.(DeleteHookByKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteHookByKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteHookByKeyResponseObject); ok {
+		return validResponse.VisitDeleteHookByKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetHookByKey operation middleware
+func (sh *strictHandler) GetHookByKey(ctx echo.Context, params GetHookByKeyParams) error {
+	var request GetHookByKeyRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetHookByKey(ctx.Request().Context(), request.(GetHookByKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetHookByKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetHookByKeyResponseObject); ok {
+		return validResponse.VisitGetHookByKeyResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

@@ -25,6 +25,8 @@ type Hook struct {
 	PostAt    time.Time
 	// Data is the payload; nil gives a small document.
 	Data json.RawMessage
+	// Tags are the hook's tags; nil for none.
+	Tags []string
 }
 
 // batchSize bounds the rows of one COPY, and so the memory a load holds.
@@ -52,6 +54,7 @@ func row(projectID uuid.UUID, n int, h Hook) storetest.CopyHooksForTestParams {
 		Status:    h.Status,
 		CreatedAt: h.CreatedAt,
 		UpdatedAt: h.CreatedAt,
+		Tags:      h.Tags,
 	}
 	if h.Data != nil {
 		r.Data = h.Data
