@@ -2,6 +2,7 @@ package bulk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
@@ -39,6 +41,24 @@ func NewService(pool *pgxpool.Pool, alerts Announcer) *Service {
 // attempt numbers and history continue). Hooks in other states are
 // skipped. It returns how many hooks it moved.
 func (s *Service) Retry(ctx context.Context, projectID uuid.UUID, sel Selection) (int64, error) {
+	// A create that gives a key an unfinished hook after the statement's
+	// snapshot makes its retry of that key's failed hook collide on the
+	// key's unique index; run again, the statement sees the new hook and
+	// skips the failed one.
+	for range retryRaces {
+		n, err := s.retry(ctx, projectID, sel)
+		if !errors.Is(postgres.Translate(err), postgres.ErrConflict) {
+			return n, err
+		}
+	}
+	return s.retry(ctx, projectID, sel)
+}
+
+// retryRaces bounds how often Retry runs again after losing a race with a
+// create of a key.
+const retryRaces = 3
+
+func (s *Service) retry(ctx context.Context, projectID uuid.UUID, sel Selection) (int64, error) {
 	q := store.New(s.pool)
 	var (
 		n   int64

@@ -636,3 +636,46 @@ func TestRetryTakesOnlyTheNewestHookOfAKey(t *testing.T) {
 	row, _ = b.get(t, fourth.ID)
 	require.Equal(t, "pending", row.Status)
 }
+
+// A create that gives a key an unfinished hook while a bulk retry of the
+// key's failed hook runs makes the retry collide on the key's unique
+// index; the retry runs again, skips that hook and reports no error.
+func TestRetryLosingARaceWithACreateOfItsKeySkipsTheHook(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project := b.project(t, 100000, 200)
+	failed := b.hook(t, project, spec{status: "failed", key: ptr("race")})
+
+	tx, err := b.pool.Begin(t.Context())
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	created, err := storetest.New(tx).InsertHookForBulkTest(t.Context(), storetest.InsertHookForBulkTestParams{
+		ID: uuid.Must(uuid.NewV7()), ProjectID: project, Path: "/hook", Domain: "receiver.example.com",
+		Data: json.RawMessage(`{}`), PostAt: t0.Add(time.Hour), Status: "pending", Key: ptr("race"),
+	})
+	require.NoError(t, err)
+
+	type result struct {
+		n   int64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := b.svc.Retry(context.Background(), project, selectIDs(t, failed))
+		done <- result{n, err}
+	}()
+	require.Eventually(t, func() bool {
+		waits, err := storetest.New(b.pool).CountLockWaitsForBulkTest(context.Background())
+		return err == nil && waits > 0
+	}, 10*time.Second, 10*time.Millisecond, "the retry never waited on the uncommitted create's key")
+	require.NoError(t, tx.Commit(t.Context()))
+
+	got := <-done
+	require.NoError(t, got.err)
+	require.Zero(t, got.n, "the key has an unfinished hook now")
+	row, _ := b.get(t, failed.ID)
+	require.Equal(t, "failed", row.Status)
+	row, ok := b.get(t, created.ID)
+	require.True(t, ok)
+	require.Equal(t, "pending", row.Status)
+}

@@ -56,3 +56,7 @@ WHERE project_id = @project_id AND status = 'pending' AND post_at >= @start AND 
 -- Benchmark fixture: fresh statistics after a bulk insert, as autovacuum
 -- would have them in a running deployment.
 ANALYZE hooks;
+
+-- name: CountLockWaitsForBulkTest :one
+-- Sessions of this database waiting for a lock another holds.
+SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock';

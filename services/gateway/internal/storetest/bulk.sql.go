@@ -35,6 +35,18 @@ func (q *Queries) CountAttemptsForBulkTest(ctx context.Context, hookID uuid.UUID
 	return count, err
 }
 
+const countLockWaitsForBulkTest = `-- name: CountLockWaitsForBulkTest :one
+SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+`
+
+// Sessions of this database waiting for a lock another holds.
+func (q *Queries) CountLockWaitsForBulkTest(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, countLockWaitsForBulkTest)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const failHooksForBulkBench = `-- name: FailHooksForBulkBench :execrows
 UPDATE hooks
 SET status = 'failed', run_at = NULL, retry_budget_base = 0
