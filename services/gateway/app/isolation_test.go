@@ -52,6 +52,7 @@ func TestIsolationWalk(t *testing.T) {
 	require.Len(t, aEndpoints, 1)
 	aSequence := a.createSequence(fmt.Sprintf(weekdaysParis, "etl"))
 	aSequenceHook := a.sequenceHook(uuid.MustParse(aSequence.ID), "pending", day.Add(time.Hour))
+	aKeyed := a.post(`{"path":"/reminder","postIn":"1h","data":{},"key":"shared"}`).hook(t)
 	rangeBody := func() string {
 		return fmt.Sprintf(`{"startTime":%q,"endTime":%q,"limit":1000}`,
 			day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
@@ -85,6 +86,17 @@ func TestIsolationWalk(t *testing.T) {
 			a.do(http.MethodDelete, "/v1/hooks/"+id, nil, as).requireError(t, http.StatusNotFound, "not_found")
 		}
 	})
+	walk("getHookByKey", func() {
+		a.do(http.MethodGet, "/v1/hooks/by-key?key=shared", nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("deleteHookByKey", func() {
+		a.do(http.MethodDelete, "/v1/hooks/by-key?key=shared", nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	// A create with the first project's key makes a hook of the caller's
+	// own, replacing nothing of the first project's.
+	created := a.post(`{"path":"/mine","postIn":"1h","data":{},"key":"shared"}`, as).hook(t)
+	require.NotEqual(t, aKeyed.ID, created.ID)
+	require.Equal(t, "pending", a.status(aKeyed.ID), "the first project's keyed hook is not replaced")
 	walk("listHookAttempts", func() {
 		for _, id := range ids {
 			a.do(http.MethodGet, "/v1/hooks/"+id+"/attempts", nil, as).requireError(t, http.StatusNotFound, "not_found")
