@@ -59,6 +59,9 @@ func asyncSetup(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.
 	require.Equal(t, http.StatusOK, resp.StatusCode, "PATCH /v1/project: %s", raw)
 	b.env["SUNDIAL_PUBLIC_URL"] = b.baseURL
 	b.env["SUNDIAL_SCHEDULER_ASYNC_SWEEP_INTERVAL"] = "100ms"
+	// These tests count deliveries exactly: the suite's 2 s lease would let
+	// a loaded machine, slow to apply a 202, deliver the hook again.
+	b.env["SUNDIAL_LEASE_DURATION"] = "30s"
 	b.start(t, "scheduler")
 	b.start(t, "dispatcher")
 	return b, rcv
