@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -21,6 +22,9 @@ import (
 // actionTimeout bounds each step of a test in the browser (a navigation, a
 // wait for an element, a screenshot).
 const actionTimeout = 15 * time.Second
+
+// typedMax is the longest value typeInto types key by key.
+const typedMax = 40
 
 // screenshotDir is where the screenshots go: $SUNDIAL_TEST_OUTPUT/screenshots
 // when set, else testdata/output/screenshots in this package (gitignored).
@@ -247,8 +251,21 @@ func (tb *tab) text(sel string) string {
 // the same for a text field but reads the node's attributes without their
 // lock (chromedp v0.23.0, query.go: a data race with the attribute updates
 // the page sends, which the race detector caught in CI).
+//
+// A value longer than typedMax (JSON for a textarea) is set by script
+// instead: typed key by key on a loaded machine it outlasts actionTimeout,
+// and no test here is about typing itself.
 func (tb *tab) typeInto(sel, v string) {
 	tb.t.Helper()
+	if len(v) > typedMax {
+		quotedSel, err := json.Marshal(sel)
+		require.NoError(tb.t, err)
+		quotedV, err := json.Marshal(v)
+		require.NoError(tb.t, err)
+		require.True(tb.t, eval[bool](tb, fmt.Sprintf(`(() => { const e = document.querySelector(%s); e.value = %s; return e.value === %s; })()`,
+			quotedSel, quotedV, quotedV)), "fill %s", sel)
+		return
+	}
 	tb.do("type into "+sel, chromedp.Clear(chromedp.CSS(sel)), chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(v))
 }
 
