@@ -23,9 +23,6 @@ import (
 // wait for an element, a screenshot).
 const actionTimeout = 15 * time.Second
 
-// typedMax is the longest value typeInto types key by key.
-const typedMax = 40
-
 // screenshotDir is where the screenshots go: $SUNDIAL_TEST_OUTPUT/screenshots
 // when set, else testdata/output/screenshots in this package (gitignored).
 func screenshotDir() string {
@@ -246,27 +243,24 @@ func (tb *tab) text(sel string) string {
 	return strings.TrimSpace(run(tb, "text of "+sel, chromedp.Text(chromedp.CSS(sel))))
 }
 
-// typeInto clears a field and types v into it, key by key. It focuses the
-// field and sends the keys to the page rather than using SendKeys, which is
-// the same for a text field but reads the node's attributes without their
-// lock (chromedp v0.23.0, query.go: a data race with the attribute updates
-// the page sends, which the race detector caught in CI).
-//
-// A value longer than typedMax (JSON for a textarea) is set by script
-// instead: typed key by key on a loaded machine it outlasts actionTimeout,
-// and no test here is about typing itself.
+// typeInto waits for a field and sets its value to v by script, with the
+// input and change events a user's typing fires. Typing key by key tests
+// only the browser, and on a loaded machine it outlasts actionTimeout.
 func (tb *tab) typeInto(sel, v string) {
 	tb.t.Helper()
-	if len(v) > typedMax {
-		quotedSel, err := json.Marshal(sel)
-		require.NoError(tb.t, err)
-		quotedV, err := json.Marshal(v)
-		require.NoError(tb.t, err)
-		require.True(tb.t, eval[bool](tb, fmt.Sprintf(`(() => { const e = document.querySelector(%s); e.value = %s; return e.value === %s; })()`,
-			quotedSel, quotedV, quotedV)), "fill %s", sel)
-		return
-	}
-	tb.do("type into "+sel, chromedp.Clear(chromedp.CSS(sel)), chromedp.Focus(chromedp.CSS(sel)), chromedp.KeyEvent(v))
+	tb.do("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
+	quotedSel, err := json.Marshal(sel)
+	require.NoError(tb.t, err)
+	quotedV, err := json.Marshal(v)
+	require.NoError(tb.t, err)
+	require.True(tb.t, eval[bool](tb, fmt.Sprintf(`(() => {
+		const e = document.querySelector(%s);
+		e.focus();
+		e.value = %s;
+		e.dispatchEvent(new Event("input", {bubbles: true}));
+		e.dispatchEvent(new Event("change", {bubbles: true}));
+		return e.value === %s;
+	})()`, quotedSel, quotedV, quotedV)), "fill %s", sel)
 }
 
 // click clicks the first element matching sel. A part of the page that
