@@ -116,9 +116,8 @@ func TestReplayDryRunReportsTheQuota(t *testing.T) {
 	b := setup(t)
 	// A quota of 4 with a hard cap of 150 %: 6 hooks at most.
 	project := b.project(t, 4, 150)
-	var done []storetest.Hook
 	for i := range 7 {
-		done = append(done, b.hook(t, project, spec{status: "completed", postAt: t0.Add(time.Duration(i) * time.Minute)}))
+		b.hook(t, project, spec{status: "completed", postAt: t0.Add(time.Duration(i) * time.Minute)})
 	}
 	all := bulk.Order{Selection: rangeOver(t, 7), DryRun: true}
 	dry, err := b.svc.Replay(context.Background(), project, all)
