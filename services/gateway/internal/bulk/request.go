@@ -1,8 +1,9 @@
 // Package bulk acts on many hooks of a project at once: bulk retry of failed
-// hooks, bulk replay of completed ones, bulk cancel of pending ones, and the
-// retry by ids of POST /v1/hooks/retryIDs. It validates the requests and
-// runs each action as one transaction that never reaches another project's
-// hooks.
+// hooks, bulk replay of completed ones (either with an edit of data, path
+// or postAt), bulk cancel of pending ones, and the retry by ids of POST
+// /v1/hooks/retryIDs. It validates the requests and runs each action as one
+// transaction that never reaches another project's hooks, or as a dry run:
+// the same transaction, rolled back.
 package bulk
 
 import (
