@@ -254,7 +254,8 @@ type HookAttemptAsync struct {
 
 // BulkActionRequest selects hooks either by id (HookIDs) or by a range of
 // postAt (StartTime <= postAt < EndTime, at most Limit hooks, optionally
-// narrowed by EndpointKey and SequenceID), not both.
+// narrowed by EndpointKey, SequenceID and Tags), not both. To retry or
+// replay one hook, select it by HookIDs.
 type BulkActionRequest struct {
 	HookIDs   []string  `json:"hookIDs,omitempty"`
 	StartTime time.Time `json:"startTime,omitzero"`
@@ -266,6 +267,25 @@ type BulkActionRequest struct {
 	SequenceID  string `json:"sequenceID,omitempty"`
 	// Tags selects the hooks of the range that have every one of them.
 	Tags []string `json:"tags,omitempty"`
+	// Edit gives the hooks a retry moves, or the copies a replay creates,
+	// new values (BulkRetry and BulkReplay only).
+	Edit *HookEdit `json:"edit,omitempty"`
+	// DryRun asks what the action would do now and changes nothing: the
+	// result's Affected and Sample say what it would act on.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// HookEdit is new values for a retried or replayed hook, each checked as
+// when scheduling a hook; give at least one. A zero field keeps the
+// hook's own. The hook's attempts stay with it (retry) or with the
+// original (replay).
+type HookEdit struct {
+	// Data is any JSON object.
+	Data any `json:"data,omitempty"`
+	// Path is delivered to under the hook's domain.
+	Path string `json:"path,omitempty"`
+	// PostAt is when the hook is due; a past instant is due at once.
+	PostAt time.Time `json:"postAt,omitzero"`
 }
 
 // RetryIDsRequest lists failed hooks to retry. ProjectID must be the API
@@ -273,11 +293,31 @@ type BulkActionRequest struct {
 type RetryIDsRequest struct {
 	ProjectID string   `json:"projectID"`
 	HookIDs   []string `json:"hookIDs"`
+	// DryRun asks what the retry would do now, changing nothing.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
-// BulkResult says how many hooks an action applied to.
+// BulkResult says how many hooks an action applied to, or for a dry run
+// would apply to.
 type BulkResult struct {
 	Affected int `json:"affected"`
+	// DryRun says the answer is a dry run's: nothing was changed.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Sample is a dry run's first 10 hooks the action would act on
+	// (replay: the originals it would copy), earliest postAt first.
+	Sample []BulkSampleHook `json:"sample,omitempty"`
+	// QuotaRefused says a replay's dry run found that the replay would pass
+	// the quota's hard cap, and be refused.
+	QuotaRefused bool `json:"quotaRefused,omitempty"`
+}
+
+// BulkSampleHook is a hook of a dry run's sample, as it stands.
+type BulkSampleHook struct {
+	ID     string     `json:"id"`
+	Path   string     `json:"path"`
+	Status HookStatus `json:"status"`
+	PostAt time.Time  `json:"postAt"`
+	Tags   []string   `json:"tags,omitempty"`
 }
 
 // HookService is the hooks part of the API.
@@ -428,13 +468,15 @@ func (s *HookService) Attempts(ctx context.Context, id string) ([]HookAttempt, e
 }
 
 // BulkRetry moves the selected failed hooks back to pending with a fresh
-// retry budget (POST /v1/hooks/bulk/retry).
+// retry budget, and req.Edit's values if any (POST /v1/hooks/bulk/retry).
 func (s *HookService) BulkRetry(ctx context.Context, req BulkActionRequest) (BulkResult, error) {
 	return get[BulkResult](ctx, s.c, call{method: "POST", path: "/hooks/bulk/retry", body: req})
 }
 
-// BulkReplay creates a new hook, due now, for each selected completed hook
-// (POST /v1/hooks/bulk/replay).
+// BulkReplay creates a new hook, due now, for each selected completed hook,
+// with req.Edit's values if any (POST /v1/hooks/bulk/replay). A replay past
+// the quota's hard cap is refused whole; its dry run says so in
+// QuotaRefused.
 func (s *HookService) BulkReplay(ctx context.Context, req BulkActionRequest) (BulkResult, error) {
 	return get[BulkResult](ctx, s.c, call{method: "POST", path: "/hooks/bulk/replay", body: req})
 }

@@ -27,6 +27,8 @@ var schemaTypes = map[string]any{
 	"HookAttempt":             sundial.HookAttempt{},
 	"HookAttemptAsync":        sundial.HookAttemptAsync{},
 	"BulkActionRequest":       sundial.BulkActionRequest{},
+	"BulkEdit":                sundial.HookEdit{},
+	"BulkSampleHook":          sundial.BulkSampleHook{},
 	"RetryIDsRequest":         sundial.RetryIDsRequest{},
 	"RetryPolicy":             sundial.ProjectRetryPolicy{},
 	"RetryPolicyPatch":        sundial.ProjectRetryPolicyPatch{},

@@ -31,8 +31,8 @@ func hooksCommand(s *state) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(scheduleCommand(s), listCommand(s), getCommand(s), cancelCommand(s),
-		bulkCommand(s, "retry", "Retry failed hooks with a fresh retry budget", (*sundial.HookService).BulkRetry),
-		bulkCommand(s, "replay", "Deliver completed hooks again, as new hooks due now", (*sundial.HookService).BulkReplay))
+		bulkCommand(s, "retry", "Retry failed hooks with a fresh retry budget, by id or by tag", (*sundial.HookService).BulkRetry),
+		bulkCommand(s, "replay", "Deliver completed hooks again, as new hooks due now, by id or by tag", (*sundial.HookService).BulkReplay))
 	return cmd
 }
 
@@ -339,20 +339,33 @@ func printHook(w io.Writer, h sundial.Hook) {
 }
 
 func cancelCommand(s *state) *cobra.Command {
-	var key string
+	var (
+		key string
+		sel bulkFlags
+	)
 	cmd := &cobra.Command{
-		Use:   "cancel ID... | cancel --key KEY",
-		Short: "Cancel hooks (deleted with their attempts, whatever their status), by id or by key",
+		Use:   "cancel ID... | cancel --key KEY | cancel --tag TAG...",
+		Short: "Cancel hooks: by id or key (deleted with their attempts, whatever their status), or the pending ones by tag",
+		Example: "  sundial hooks cancel 0192f0c4-9b1e-7c3a-8f00-1a2b3c4d5e6f\n" +
+			"  sundial hooks cancel --tag campaign:spring --dry-run",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if key != "" && len(args) > 0 {
-				return usageOf(cmd, "give hook ids or --key, not both")
-			}
-			if key != "" {
+			switch {
+			case key != "" && (len(args) > 0 || sel.byTag()):
+				return usageOf(cmd, "give hook ids, --key or --tag, one of them")
+			case key != "" || sel.byTag():
 				return nil
+			case sel.dryRun:
+				return usageOf(cmd, "--dry-run goes with --tag: a cancel by id deletes each hook whatever its status")
+			}
+			if err := rangeNeedsTag(cmd); err != nil {
+				return err
 			}
 			return idArgs(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, ids []string) error {
+			if sel.byTag() {
+				return runBulk(cmd, s, "cancel", (*sundial.HookService).BulkCancel, sel, ids)
+			}
 			client, err := s.apiClient()
 			if err != nil {
 				return err
@@ -378,6 +391,7 @@ func cancelCommand(s *state) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&key, "key", "", "cancel the hook of this key (its unfinished hook, or else its newest) instead")
+	sel.addSelection(cmd)
 	return cmd
 }
 
@@ -394,28 +408,5 @@ func cancelByKey(ctx context.Context, s *state, client *sundial.Client, key stri
 func printCancelled(w io.Writer, ids []string) {
 	for _, id := range ids {
 		fmt.Fprintf(w, "Cancelled %s.\n", id)
-	}
-}
-
-// bulkCommand is retry or replay: a bulk action on the hooks named.
-func bulkCommand(s *state, name, short string,
-	action func(*sundial.HookService, context.Context, sundial.BulkActionRequest) (sundial.BulkResult, error)) *cobra.Command {
-	return &cobra.Command{
-		Use:   name + " ID...",
-		Short: short,
-		Args:  idArgs,
-		RunE: func(cmd *cobra.Command, ids []string) error {
-			client, err := s.apiClient()
-			if err != nil {
-				return err
-			}
-			res, err := action(client.Hooks, cmd.Context(), sundial.BulkActionRequest{HookIDs: ids})
-			if err != nil {
-				return err
-			}
-			return s.emit(res, func(w io.Writer) {
-				fmt.Fprintf(w, "%s: %d of %d hook(s).\n", name, res.Affected, len(ids))
-			})
-		},
 	}
 }

@@ -316,7 +316,9 @@ func TestDashboardBulkConfirmsTheCount(t *testing.T) {
 	require.Equal(t, http.StatusOK, p.status, p.body)
 	require.Contains(t, p.body, "This will retry <strong>3</strong> hook(s)")
 	require.Equal(t, "3", bulkCount.FindStringSubmatch(p.body)[1])
+	require.Contains(t, p.body, "The first 3 of them", "the dry run's sample")
 	for _, id := range failed {
+		require.Contains(t, p.body, "<code>"+id+"</code>")
 		require.Equal(t, "failed", d.status(id)) // nothing happened yet
 	}
 

@@ -943,6 +943,19 @@ type AttemptHeaders map[string][]string
 // transaction; a selected hook that a concurrent change moved out of the applicable
 // status is skipped.
 type BulkActionRequest struct {
+	// DryRun Answer what the action would do now, and change nothing: `affected` is how many hooks
+	// it would act on, `sample` the first of them. The dry run is the action itself, run
+	// and rolled back, so it selects exactly as the action does; the action run afterwards
+	// acts on the same hooks unless they change meanwhile.
+	DryRun *bool `json:"dryRun,omitempty"`
+
+	// Edit Retry and replay only (on cancel it is a 400 naming `edit`): new values for the hooks a
+	// retry moves, or for the copies a replay creates, the same for every selected hook. Give
+	// any of `data`, `path` and `postAt`, at least one; each is checked as when scheduling a
+	// hook, and a 400 names `edit.data`, `edit.path` or `edit.postAt` (data too large is a 413
+	// naming `edit.data`). The domain, `retryOverride`, key and tags stay the hook's.
+	Edit *BulkEdit `json:"edit,omitempty"`
+
 	// EndTime End of the range of `postAt` (exclusive); after `startTime`.
 	EndTime *time.Time `json:"endTime,omitempty"`
 
@@ -971,9 +984,56 @@ type BulkActionRequest struct {
 // BulkActionResponse defines model for BulkActionResponse.
 type BulkActionResponse struct {
 	Data struct {
-		// Affected The hooks acted on.
+		// Affected The hooks acted on, or for a dry run the hooks the action would act on.
 		Affected int `json:"affected"`
+
+		// DryRun Present and true on a dry run's answer; nothing was changed.
+		DryRun *bool `json:"dryRun,omitempty"`
+
+		// QuotaRefused A replay's dry run only: true when the replay would be refused with 429
+		// `quota_exhausted`, its new hooks passing the quota's hard cap.
+		QuotaRefused *bool `json:"quotaRefused,omitempty"`
+
+		// Sample A dry run's only: the first 10 hooks the action would act on (replay: the
+		// originals it would copy), earliest `postAt` first, then by id, as they stand.
+		Sample *[]BulkSampleHook `json:"sample,omitempty"`
 	} `json:"data"`
+}
+
+// BulkEdit Retry and replay only (on cancel it is a 400 naming `edit`): new values for the hooks a
+// retry moves, or for the copies a replay creates, the same for every selected hook. Give
+// any of `data`, `path` and `postAt`, at least one; each is checked as when scheduling a
+// hook, and a 400 names `edit.data`, `edit.path` or `edit.postAt` (data too large is a 413
+// naming `edit.data`). The domain, `retryOverride`, key and tags stay the hook's.
+type BulkEdit struct {
+	// Data Any JSON object, bounded as a scheduled hook's `data`.
+	Data *map[string]interface{} `json:"data,omitempty"`
+
+	// Path Where to deliver, under the hook's domain; the rules of a scheduled hook's `path`.
+	//
+	// Examples: /webhooks/orders?shop=42
+	Path *string `json:"path,omitempty"`
+
+	// PostAt An RFC 3339 instant with an offset; a past instant is due at once.
+	//
+	// Examples: 2030-12-01T09:00:00Z
+	PostAt *time.Time `json:"postAt,omitempty"`
+}
+
+// BulkSampleHook defines model for BulkSampleHook.
+type BulkSampleHook struct {
+	Id     openapi_types.UUID `json:"id"`
+	Path   string             `json:"path"`
+	PostAt time.Time          `json:"postAt"`
+
+	// Status - `pending`: waiting for its first delivery, being delivered, or waiting for an async
+	//   answer.
+	// - `retry`: an attempt failed and another is scheduled at `tryAt`.
+	// - `completed`: the receiver answered 2xx (not 202), or acknowledged an async delivery.
+	// - `failed`: the retries ran out (the last attempt failed, was nacked, or its async
+	//   timeout passed).
+	Status HookStatus `json:"status"`
+	Tags   *[]string  `json:"tags,omitempty"`
 }
 
 // Channel defines model for Channel.
@@ -1625,6 +1685,9 @@ type RetentionDays = int
 
 // RetryIDsRequest defines model for RetryIDsRequest.
 type RetryIDsRequest struct {
+	// DryRun Answer what the retry would do now, changing nothing, as bulk retry's `dryRun`.
+	DryRun *bool `json:"dryRun,omitempty"`
+
 	// HookIDs Ids of the project's hooks; a repeated id is acted on once.
 	HookIDs []openapi_types.UUID `json:"hookIDs"`
 
@@ -3100,7 +3163,9 @@ type ClientInterface interface {
 	// Cancels each selected hook that is **pending** or waiting to **retry**, deleting it as
 	// `DELETE /hooks/{id}` does. A delivery already in flight may still arrive (deliveries
 	// are at least once). Completed and failed hooks are skipped. `affected` counts the
-	// hooks cancelled.
+	// hooks cancelled. With `dryRun: true`, nothing is deleted: the answer says how many
+	// hooks the cancel would delete now and shows the first of them. `edit` is a 400: there is
+	// nothing to apply it to.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3112,7 +3177,9 @@ type ClientInterface interface {
 	// Cancels each selected hook that is **pending** or waiting to **retry**, deleting it as
 	// `DELETE /hooks/{id}` does. A delivery already in flight may still arrive (deliveries
 	// are at least once). Completed and failed hooks are skipped. `affected` counts the
-	// hooks cancelled.
+	// hooks cancelled. With `dryRun: true`, nothing is deleted: the answer says how many
+	// hooks the cancel would delete now and shows the first of them. `edit` is a 400: there is
+	// nothing to apply it to.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3129,6 +3196,13 @@ type ClientInterface interface {
 	// is created, and a smaller `limit` may fit. Selected hooks in any other status are
 	// skipped. `affected` counts the hooks created.
 	//
+	// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
+	// original's (due at the new `postAt`, at once if it is past); the original and its
+	// attempts are left as they are. With `dryRun: true`, nothing is created or counted:
+	// the answer says how many hooks the replay would create now, shows the first originals,
+	// and says with `quotaRefused` whether the quota would refuse it (a 200 either way). To
+	// replay one hook, select it by `hookIDs`.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /hooks/bulk/replay (the `BulkReplay` operationId).
@@ -3144,6 +3218,13 @@ type ClientInterface interface {
 	// is created, and a smaller `limit` may fit. Selected hooks in any other status are
 	// skipped. `affected` counts the hooks created.
 	//
+	// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
+	// original's (due at the new `postAt`, at once if it is past); the original and its
+	// attempts are left as they are. With `dryRun: true`, nothing is created or counted:
+	// the answer says how many hooks the replay would create now, shows the first originals,
+	// and says with `quotaRefused` whether the quota would refuse it (a 200 either way). To
+	// replay one hook, select it by `hookIDs`.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /hooks/bulk/replay (the `BulkReplay` operationId).
@@ -3157,6 +3238,11 @@ type ClientInterface interface {
 	// describing the last attempt until the next one; `wasNotified` is reset. Selected hooks
 	// in any other status are skipped. `affected` counts the hooks moved.
 	//
+	// With `edit`, each moved hook takes the edit's `data`, `path` or `postAt` in place of its
+	// own (due at the new `postAt`, at once if it is past); its attempts stay its history.
+	// With `dryRun: true`, nothing changes: the answer says how many hooks the retry would
+	// move now and shows the first of them. To retry one hook, select it by `hookIDs`.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /hooks/bulk/retry (the `BulkRetry` operationId).
@@ -3169,6 +3255,11 @@ type ClientInterface interface {
 	// history is kept and attempt numbers keep counting up. `failureError` and `tryAt` keep
 	// describing the last attempt until the next one; `wasNotified` is reset. Selected hooks
 	// in any other status are skipped. `affected` counts the hooks moved.
+	//
+	// With `edit`, each moved hook takes the edit's `data`, `path` or `postAt` in place of its
+	// own (due at the new `postAt`, at once if it is past); its attempts stay its history.
+	// With `dryRun: true`, nothing changes: the answer says how many hooks the retry would
+	// move now and shows the first of them. To retry one hook, select it by `hookIDs`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3197,7 +3288,8 @@ type ClientInterface interface {
 	//
 	// Queues a retry of each listed hook that is **failed**, as bulk retry does. Unknown
 	// ids, other projects' ids and hooks in any other status are skipped. `projectID` must
-	// be the project of the API key (403 `forbidden` otherwise).
+	// be the project of the API key (403 `forbidden` otherwise). `dryRun` answers as bulk
+	// retry's.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3208,7 +3300,8 @@ type ClientInterface interface {
 	//
 	// Queues a retry of each listed hook that is **failed**, as bulk retry does. Unknown
 	// ids, other projects' ids and hooks in any other status are skipped. `projectID` must
-	// be the project of the API key (403 `forbidden` otherwise).
+	// be the project of the API key (403 `forbidden` otherwise). `dryRun` answers as bulk
+	// retry's.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4180,7 +4273,9 @@ func (c *Client) CreateHooks(ctx context.Context, params *CreateHooksParams, bod
 // Cancels each selected hook that is **pending** or waiting to **retry**, deleting it as
 // `DELETE /hooks/{id}` does. A delivery already in flight may still arrive (deliveries
 // are at least once). Completed and failed hooks are skipped. `affected` counts the
-// hooks cancelled.
+// hooks cancelled. With `dryRun: true`, nothing is deleted: the answer says how many
+// hooks the cancel would delete now and shows the first of them. `edit` is a 400: there is
+// nothing to apply it to.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4202,7 +4297,9 @@ func (c *Client) BulkCancelWithBody(ctx context.Context, contentType string, bod
 // Cancels each selected hook that is **pending** or waiting to **retry**, deleting it as
 // `DELETE /hooks/{id}` does. A delivery already in flight may still arrive (deliveries
 // are at least once). Completed and failed hooks are skipped. `affected` counts the
-// hooks cancelled.
+// hooks cancelled. With `dryRun: true`, nothing is deleted: the answer says how many
+// hooks the cancel would delete now and shows the first of them. `edit` is a 400: there is
+// nothing to apply it to.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4229,6 +4326,13 @@ func (c *Client) BulkCancel(ctx context.Context, body BulkCancelJSONRequestBody,
 // is created, and a smaller `limit` may fit. Selected hooks in any other status are
 // skipped. `affected` counts the hooks created.
 //
+// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
+// original's (due at the new `postAt`, at once if it is past); the original and its
+// attempts are left as they are. With `dryRun: true`, nothing is created or counted:
+// the answer says how many hooks the replay would create now, shows the first originals,
+// and says with `quotaRefused` whether the quota would refuse it (a 200 either way). To
+// replay one hook, select it by `hookIDs`.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /hooks/bulk/replay (the `BulkReplay` operationId).
@@ -4254,6 +4358,13 @@ func (c *Client) BulkReplayWithBody(ctx context.Context, contentType string, bod
 // is created, and a smaller `limit` may fit. Selected hooks in any other status are
 // skipped. `affected` counts the hooks created.
 //
+// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
+// original's (due at the new `postAt`, at once if it is past); the original and its
+// attempts are left as they are. With `dryRun: true`, nothing is created or counted:
+// the answer says how many hooks the replay would create now, shows the first originals,
+// and says with `quotaRefused` whether the quota would refuse it (a 200 either way). To
+// replay one hook, select it by `hookIDs`.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /hooks/bulk/replay (the `BulkReplay` operationId).
@@ -4277,6 +4388,11 @@ func (c *Client) BulkReplay(ctx context.Context, body BulkReplayJSONRequestBody,
 // describing the last attempt until the next one; `wasNotified` is reset. Selected hooks
 // in any other status are skipped. `affected` counts the hooks moved.
 //
+// With `edit`, each moved hook takes the edit's `data`, `path` or `postAt` in place of its
+// own (due at the new `postAt`, at once if it is past); its attempts stay its history.
+// With `dryRun: true`, nothing changes: the answer says how many hooks the retry would
+// move now and shows the first of them. To retry one hook, select it by `hookIDs`.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /hooks/bulk/retry (the `BulkRetry` operationId).
@@ -4299,6 +4415,11 @@ func (c *Client) BulkRetryWithBody(ctx context.Context, contentType string, body
 // history is kept and attempt numbers keep counting up. `failureError` and `tryAt` keep
 // describing the last attempt until the next one; `wasNotified` is reset. Selected hooks
 // in any other status are skipped. `affected` counts the hooks moved.
+//
+// With `edit`, each moved hook takes the edit's `data`, `path` or `postAt` in place of its
+// own (due at the new `postAt`, at once if it is past); its attempts stay its history.
+// With `dryRun: true`, nothing changes: the answer says how many hooks the retry would
+// move now and shows the first of them. To retry one hook, select it by `hookIDs`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4357,7 +4478,8 @@ func (c *Client) GetHookByKey(ctx context.Context, params *GetHookByKeyParams, r
 //
 // Queues a retry of each listed hook that is **failed**, as bulk retry does. Unknown
 // ids, other projects' ids and hooks in any other status are skipped. `projectID` must
-// be the project of the API key (403 `forbidden` otherwise).
+// be the project of the API key (403 `forbidden` otherwise). `dryRun` answers as bulk
+// retry's.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4378,7 +4500,8 @@ func (c *Client) RetryIDsWithBody(ctx context.Context, contentType string, body 
 //
 // Queues a retry of each listed hook that is **failed**, as bulk retry does. Unknown
 // ids, other projects' ids and hooks in any other status are skipped. `projectID` must
-// be the project of the API key (403 `forbidden` otherwise).
+// be the project of the API key (403 `forbidden` otherwise). `dryRun` answers as bulk
+// retry's.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7350,7 +7473,9 @@ type ClientWithResponsesInterface interface {
 	// Cancels each selected hook that is **pending** or waiting to **retry**, deleting it as
 	// `DELETE /hooks/{id}` does. A delivery already in flight may still arrive (deliveries
 	// are at least once). Completed and failed hooks are skipped. `affected` counts the
-	// hooks cancelled.
+	// hooks cancelled. With `dryRun: true`, nothing is deleted: the answer says how many
+	// hooks the cancel would delete now and shows the first of them. `edit` is a 400: there is
+	// nothing to apply it to.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7362,7 +7487,9 @@ type ClientWithResponsesInterface interface {
 	// Cancels each selected hook that is **pending** or waiting to **retry**, deleting it as
 	// `DELETE /hooks/{id}` does. A delivery already in flight may still arrive (deliveries
 	// are at least once). Completed and failed hooks are skipped. `affected` counts the
-	// hooks cancelled.
+	// hooks cancelled. With `dryRun: true`, nothing is deleted: the answer says how many
+	// hooks the cancel would delete now and shows the first of them. `edit` is a 400: there is
+	// nothing to apply it to.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7379,6 +7506,13 @@ type ClientWithResponsesInterface interface {
 	// is created, and a smaller `limit` may fit. Selected hooks in any other status are
 	// skipped. `affected` counts the hooks created.
 	//
+	// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
+	// original's (due at the new `postAt`, at once if it is past); the original and its
+	// attempts are left as they are. With `dryRun: true`, nothing is created or counted:
+	// the answer says how many hooks the replay would create now, shows the first originals,
+	// and says with `quotaRefused` whether the quota would refuse it (a 200 either way). To
+	// replay one hook, select it by `hookIDs`.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /hooks/bulk/replay (the `BulkReplay` operationId).
@@ -7394,6 +7528,13 @@ type ClientWithResponsesInterface interface {
 	// is created, and a smaller `limit` may fit. Selected hooks in any other status are
 	// skipped. `affected` counts the hooks created.
 	//
+	// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
+	// original's (due at the new `postAt`, at once if it is past); the original and its
+	// attempts are left as they are. With `dryRun: true`, nothing is created or counted:
+	// the answer says how many hooks the replay would create now, shows the first originals,
+	// and says with `quotaRefused` whether the quota would refuse it (a 200 either way). To
+	// replay one hook, select it by `hookIDs`.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /hooks/bulk/replay (the `BulkReplay` operationId).
@@ -7407,6 +7548,11 @@ type ClientWithResponsesInterface interface {
 	// describing the last attempt until the next one; `wasNotified` is reset. Selected hooks
 	// in any other status are skipped. `affected` counts the hooks moved.
 	//
+	// With `edit`, each moved hook takes the edit's `data`, `path` or `postAt` in place of its
+	// own (due at the new `postAt`, at once if it is past); its attempts stay its history.
+	// With `dryRun: true`, nothing changes: the answer says how many hooks the retry would
+	// move now and shows the first of them. To retry one hook, select it by `hookIDs`.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /hooks/bulk/retry (the `BulkRetry` operationId).
@@ -7419,6 +7565,11 @@ type ClientWithResponsesInterface interface {
 	// history is kept and attempt numbers keep counting up. `failureError` and `tryAt` keep
 	// describing the last attempt until the next one; `wasNotified` is reset. Selected hooks
 	// in any other status are skipped. `affected` counts the hooks moved.
+	//
+	// With `edit`, each moved hook takes the edit's `data`, `path` or `postAt` in place of its
+	// own (due at the new `postAt`, at once if it is past); its attempts stay its history.
+	// With `dryRun: true`, nothing changes: the answer says how many hooks the retry would
+	// move now and shows the first of them. To retry one hook, select it by `hookIDs`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7451,7 +7602,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Queues a retry of each listed hook that is **failed**, as bulk retry does. Unknown
 	// ids, other projects' ids and hooks in any other status are skipped. `projectID` must
-	// be the project of the API key (403 `forbidden` otherwise).
+	// be the project of the API key (403 `forbidden` otherwise). `dryRun` answers as bulk
+	// retry's.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7462,7 +7614,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Queues a retry of each listed hook that is **failed**, as bulk retry does. Unknown
 	// ids, other projects' ids and hooks in any other status are skipped. `projectID` must
-	// be the project of the API key (403 `forbidden` otherwise).
+	// be the project of the API key (403 `forbidden` otherwise). `dryRun` answers as bulk
+	// retry's.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15971,7 +16124,9 @@ func (c *ClientWithResponses) CreateHooksWithResponse(ctx context.Context, param
 // Cancels each selected hook that is **pending** or waiting to **retry**, deleting it as
 // `DELETE /hooks/{id}` does. A delivery already in flight may still arrive (deliveries
 // are at least once). Completed and failed hooks are skipped. `affected` counts the
-// hooks cancelled.
+// hooks cancelled. With `dryRun: true`, nothing is deleted: the answer says how many
+// hooks the cancel would delete now and shows the first of them. `edit` is a 400: there is
+// nothing to apply it to.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15989,7 +16144,9 @@ func (c *ClientWithResponses) BulkCancelWithBodyWithResponse(ctx context.Context
 // Cancels each selected hook that is **pending** or waiting to **retry**, deleting it as
 // `DELETE /hooks/{id}` does. A delivery already in flight may still arrive (deliveries
 // are at least once). Completed and failed hooks are skipped. `affected` counts the
-// hooks cancelled.
+// hooks cancelled. With `dryRun: true`, nothing is deleted: the answer says how many
+// hooks the cancel would delete now and shows the first of them. `edit` is a 400: there is
+// nothing to apply it to.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16012,6 +16169,13 @@ func (c *ClientWithResponses) BulkCancelWithResponse(ctx context.Context, body B
 // is created, and a smaller `limit` may fit. Selected hooks in any other status are
 // skipped. `affected` counts the hooks created.
 //
+// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
+// original's (due at the new `postAt`, at once if it is past); the original and its
+// attempts are left as they are. With `dryRun: true`, nothing is created or counted:
+// the answer says how many hooks the replay would create now, shows the first originals,
+// and says with `quotaRefused` whether the quota would refuse it (a 200 either way). To
+// replay one hook, select it by `hookIDs`.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /hooks/bulk/replay (the `BulkReplay` operationId).
@@ -16033,6 +16197,13 @@ func (c *ClientWithResponses) BulkReplayWithBodyWithResponse(ctx context.Context
 // is created, and a smaller `limit` may fit. Selected hooks in any other status are
 // skipped. `affected` counts the hooks created.
 //
+// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
+// original's (due at the new `postAt`, at once if it is past); the original and its
+// attempts are left as they are. With `dryRun: true`, nothing is created or counted:
+// the answer says how many hooks the replay would create now, shows the first originals,
+// and says with `quotaRefused` whether the quota would refuse it (a 200 either way). To
+// replay one hook, select it by `hookIDs`.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /hooks/bulk/replay (the `BulkReplay` operationId).
@@ -16052,6 +16223,11 @@ func (c *ClientWithResponses) BulkReplayWithResponse(ctx context.Context, body B
 // describing the last attempt until the next one; `wasNotified` is reset. Selected hooks
 // in any other status are skipped. `affected` counts the hooks moved.
 //
+// With `edit`, each moved hook takes the edit's `data`, `path` or `postAt` in place of its
+// own (due at the new `postAt`, at once if it is past); its attempts stay its history.
+// With `dryRun: true`, nothing changes: the answer says how many hooks the retry would
+// move now and shows the first of them. To retry one hook, select it by `hookIDs`.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /hooks/bulk/retry (the `BulkRetry` operationId).
@@ -16070,6 +16246,11 @@ func (c *ClientWithResponses) BulkRetryWithBodyWithResponse(ctx context.Context,
 // history is kept and attempt numbers keep counting up. `failureError` and `tryAt` keep
 // describing the last attempt until the next one; `wasNotified` is reset. Selected hooks
 // in any other status are skipped. `affected` counts the hooks moved.
+//
+// With `edit`, each moved hook takes the edit's `data`, `path` or `postAt` in place of its
+// own (due at the new `postAt`, at once if it is past); its attempts stay its history.
+// With `dryRun: true`, nothing changes: the answer says how many hooks the retry would
+// move now and shows the first of them. To retry one hook, select it by `hookIDs`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16120,7 +16301,8 @@ func (c *ClientWithResponses) GetHookByKeyWithResponse(ctx context.Context, para
 //
 // Queues a retry of each listed hook that is **failed**, as bulk retry does. Unknown
 // ids, other projects' ids and hooks in any other status are skipped. `projectID` must
-// be the project of the API key (403 `forbidden` otherwise).
+// be the project of the API key (403 `forbidden` otherwise). `dryRun` answers as bulk
+// retry's.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16137,7 +16319,8 @@ func (c *ClientWithResponses) RetryIDsWithBodyWithResponse(ctx context.Context, 
 //
 // Queues a retry of each listed hook that is **failed**, as bulk retry does. Unknown
 // ids, other projects' ids and hooks in any other status are skipped. `projectID` must
-// be the project of the API key (403 `forbidden` otherwise).
+// be the project of the API key (403 `forbidden` otherwise). `dryRun` answers as bulk
+// retry's.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 )
 
@@ -22,10 +23,10 @@ type BulkDeps struct {
 
 // BulkService runs the bulk actions (bulk.Service).
 type BulkService interface {
-	Retry(ctx context.Context, projectID uuid.UUID, sel bulk.Selection) (int64, error)
-	Replay(ctx context.Context, projectID uuid.UUID, sel bulk.Selection) (bulk.Replayed, error)
-	Cancel(ctx context.Context, projectID uuid.UUID, sel bulk.Selection) (int64, error)
-	RetryIDs(ctx context.Context, keyProject uuid.UUID, r bulk.RetryIDsRequest) (int64, error)
+	Retry(ctx context.Context, projectID uuid.UUID, o bulk.Order) (bulk.Result, error)
+	Replay(ctx context.Context, projectID uuid.UUID, o bulk.Order) (bulk.Result, error)
+	Cancel(ctx context.Context, projectID uuid.UUID, o bulk.Order) (bulk.Result, error)
+	RetryIDs(ctx context.Context, keyProject uuid.UUID, r bulk.RetryIDsRequest) (bulk.Result, error)
 }
 
 // bulkActions serves POST /v1/hooks/bulk/{retry,replay,cancel} and POST
@@ -38,25 +39,25 @@ type bulkActions struct {
 
 // BulkRetry retries failed hooks (POST /v1/hooks/bulk/retry).
 func (a bulkActions) BulkRetry(ctx context.Context, req gen.BulkRetryRequestObject) (gen.BulkRetryResponseObject, error) {
-	sel, err := selection(req.Body)
+	o, err := a.order(bulk.ActionRetry, req.Body)
 	if err != nil {
 		return nil, err
 	}
-	n, err := a.Bulk.Retry(ctx, projectOf(ctx), sel)
+	r, err := a.Bulk.Retry(ctx, projectOf(ctx), o)
 	if err != nil {
 		return nil, internal(err)
 	}
-	return gen.BulkRetry200JSONResponse{BulkActionDoneJSONResponse: done(n)}, nil
+	return gen.BulkRetry200JSONResponse{BulkActionDoneJSONResponse: done(r)}, nil
 }
 
 // BulkReplay replays completed hooks (POST /v1/hooks/bulk/replay). The
 // quota headers show the usage after the replays.
 func (a bulkActions) BulkReplay(ctx context.Context, req gen.BulkReplayRequestObject) (gen.BulkReplayResponseObject, error) {
-	sel, err := selection(req.Body)
+	o, err := a.order(bulk.ActionReplay, req.Body)
 	if err != nil {
 		return nil, err
 	}
-	out, err := a.Bulk.Replay(ctx, projectOf(ctx), sel)
+	r, err := a.Bulk.Replay(ctx, projectOf(ctx), o)
 	var exhausted *quota.ExhaustedError
 	switch {
 	case errors.As(err, &exhausted):
@@ -64,10 +65,10 @@ func (a bulkActions) BulkReplay(ctx context.Context, req gen.BulkReplayRequestOb
 	case err != nil:
 		return nil, internal(err)
 	}
-	if out.Usage != nil {
-		out.Usage.SetHeaders(responseHeaders(ctx), a.cfg.HeaderPrefix)
+	if r.Usage != nil {
+		r.Usage.SetHeaders(responseHeaders(ctx), a.cfg.HeaderPrefix)
 	}
-	return gen.BulkReplay200JSONResponse{BulkActionDoneJSONResponse: done(out.Affected)}, nil
+	return gen.BulkReplay200JSONResponse{BulkActionDoneJSONResponse: done(r)}, nil
 }
 
 // replayRefused is the 429 of a replay whose new hooks would pass the hard
@@ -83,15 +84,15 @@ func (a bulkActions) replayRefused(ctx context.Context, u quota.Usage) error {
 
 // BulkCancel cancels pending and retrying hooks (POST /v1/hooks/bulk/cancel).
 func (a bulkActions) BulkCancel(ctx context.Context, req gen.BulkCancelRequestObject) (gen.BulkCancelResponseObject, error) {
-	sel, err := selection(req.Body)
+	o, err := a.order(bulk.ActionCancel, req.Body)
 	if err != nil {
 		return nil, err
 	}
-	n, err := a.Bulk.Cancel(ctx, projectOf(ctx), sel)
+	r, err := a.Bulk.Cancel(ctx, projectOf(ctx), o)
 	if err != nil {
 		return nil, internal(err)
 	}
-	return gen.BulkCancel200JSONResponse{BulkActionDoneJSONResponse: done(n)}, nil
+	return gen.BulkCancel200JSONResponse{BulkActionDoneJSONResponse: done(r)}, nil
 }
 
 // RetryIDs retries failed hooks by id (POST /v1/hooks/retryIDs).
@@ -99,7 +100,7 @@ func (a bulkActions) RetryIDs(ctx context.Context, req gen.RetryIDsRequestObject
 	if req.Body == nil {
 		return nil, errNoBody
 	}
-	n, err := a.Bulk.RetryIDs(ctx, projectOf(ctx), *req.Body)
+	r, err := a.Bulk.RetryIDs(ctx, projectOf(ctx), *req.Body)
 	var invalidReq *bulk.InvalidError
 	switch {
 	case errors.As(err, &invalidReq):
@@ -110,20 +111,29 @@ func (a bulkActions) RetryIDs(ctx context.Context, req gen.RetryIDsRequestObject
 	case err != nil:
 		return nil, internal(err)
 	}
-	return gen.RetryIDs200JSONResponse{BulkActionDoneJSONResponse: done(n)}, nil
+	return gen.RetryIDs200JSONResponse{BulkActionDoneJSONResponse: done(r)}, nil
 }
 
-// selection validates a bulk action's body.
-func selection(body *bulk.Request) (bulk.Selection, error) {
+// order validates a bulk action's body: a field at fault is a 400 naming
+// it, an edit's data over the bound a 413 naming edit.data, as a created
+// hook's data is.
+func (a bulkActions) order(action bulk.Action, body *bulk.Request) (bulk.Order, error) {
 	if body == nil {
-		return bulk.Selection{}, errNoBody
+		return bulk.Order{}, errNoBody
 	}
-	sel, err := body.Validate()
-	var invalidReq *bulk.InvalidError
-	if errors.As(err, &invalidReq) {
-		return bulk.Selection{}, invalidBulk(invalidReq)
+	o, err := body.Order(action, a.cfg.MaxDataBytes)
+	var (
+		invalidReq *bulk.InvalidError
+		tooLarge   *hook.TooLargeError
+	)
+	switch {
+	case errors.As(err, &tooLarge):
+		return bulk.Order{}, newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "edit."+tooLarge.Error(),
+			Detail{Field: "edit.data", Message: fmt.Sprintf("must be at most %d bytes", tooLarge.Max)})
+	case errors.As(err, &invalidReq):
+		return bulk.Order{}, invalidBulk(invalidReq)
 	}
-	return sel, err
+	return o, err
 }
 
 func invalidBulk(e *bulk.InvalidError) *Error {
@@ -134,8 +144,22 @@ func invalidBulk(e *bulk.InvalidError) *Error {
 	return invalid(details...)
 }
 
-func done(affected int64) gen.BulkActionDoneJSONResponse {
+// done is the answer of an action, or of its dry run.
+func done(r bulk.Result) gen.BulkActionDoneJSONResponse {
 	var body gen.BulkActionResponse
-	body.Data.Affected = int(affected)
+	body.Data.Affected = int(r.Affected)
+	if r.DryRun {
+		sample := make([]gen.BulkSampleHook, len(r.Sample))
+		for i, h := range r.Sample {
+			sample[i] = gen.BulkSampleHook{Id: h.ID, Path: h.Path, Status: gen.HookStatus(h.Status), PostAt: h.PostAt.UTC()}
+			if len(h.Tags) > 0 {
+				sample[i].Tags = &h.Tags
+			}
+		}
+		body.Data.DryRun, body.Data.Sample = &r.DryRun, &sample
+	}
+	if r.QuotaRefused {
+		body.Data.QuotaRefused = &r.QuotaRefused
+	}
 	return gen.BulkActionDoneJSONResponse{Body: body}
 }

@@ -44,16 +44,16 @@ func BenchmarkBulk(b *testing.B) {
 	day := func(n int) time.Time { return t0.Add(time.Duration(n) * 24 * time.Hour) }
 	insert("completed", day(-1), benchBackground)
 	require.NoError(b, q.AnalyzeHooksForBulkBench(ctx))
-	sel := func(start time.Time) bulk.Selection {
-		return bulk.Selection{Range: &bulk.Range{Start: start, End: start.Add(24 * time.Hour), Limit: benchBatch}}
+	sel := func(start time.Time) bulk.Order {
+		return bulk.Order{Selection: bulk.Selection{Range: &bulk.Range{Start: start, End: start.Add(24 * time.Hour), Limit: benchBatch}}}
 	}
 
 	b.Run("retry", func(b *testing.B) {
 		insert("failed", day(-1), benchBatch)
 		for b.Loop() {
-			n, err := svc.Retry(ctx, project, sel(day(-1)))
+			out, err := svc.Retry(ctx, project, sel(day(-1)))
 			require.NoError(b, err)
-			require.EqualValues(b, benchBatch, n)
+			require.EqualValues(b, benchBatch, out.Affected)
 			b.StopTimer()
 			_, err = q.FailHooksForBulkBench(ctx, storetest.FailHooksForBulkBenchParams{ProjectID: project, Start: day(-1), EndTime: day(0)})
 			require.NoError(b, err)
@@ -74,9 +74,9 @@ func BenchmarkBulk(b *testing.B) {
 			b.StopTimer()
 			insert("pending", day(1), benchBatch)
 			b.StartTimer()
-			n, err := svc.Cancel(ctx, project, sel(day(1)))
+			out, err := svc.Cancel(ctx, project, sel(day(1)))
 			require.NoError(b, err)
-			require.EqualValues(b, benchBatch, n)
+			require.EqualValues(b, benchBatch, out.Affected)
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*benchBatch), "µs/hook")
 	})

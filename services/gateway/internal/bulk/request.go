@@ -1,8 +1,9 @@
 // Package bulk acts on many hooks of a project at once: bulk retry of failed
-// hooks, bulk replay of completed ones, bulk cancel of pending ones, and the
-// retry by ids of POST /v1/hooks/retryIDs. It validates the requests and
-// runs each action as one transaction that never reaches another project's
-// hooks.
+// hooks, bulk replay of completed ones (either with an edit of data, path
+// or postAt), bulk cancel of pending ones, and the retry by ids of POST
+// /v1/hooks/retryIDs. It validates the requests and runs each action as one
+// transaction that never reaches another project's hooks, or as a dry run:
+// the same transaction, rolled back.
 package bulk
 
 import (
@@ -32,8 +33,9 @@ const (
 
 // Request is the body of POST /v1/hooks/bulk/{retry,replay,cancel}: either
 // HookIDs, or the time-range filter (StartTime, EndTime and Limit, with
-// EndpointKey, SequenceID and Tags optional). Pointers tell a field that was left
-// out from one given empty.
+// EndpointKey, SequenceID and Tags optional); for retry and replay an
+// Edit; and DryRun. Pointers tell a field that was left out from one given
+// empty.
 type Request struct {
 	HookIDs     *[]string `json:"hookIDs"`
 	StartTime   *string   `json:"startTime"`
@@ -42,12 +44,27 @@ type Request struct {
 	EndpointKey *string   `json:"endpointKey"`
 	SequenceID  *string   `json:"sequenceID"`
 	Tags        []string  `json:"tags"`
+	// Edit gives the hooks a retry moves, or the copies a replay creates,
+	// a new data, path or postAt.
+	Edit *hook.EditRequest `json:"edit"`
+	// DryRun asks what the action would do now, changing nothing.
+	DryRun bool `json:"dryRun"`
 }
 
 // RetryIDsRequest is the body of POST /v1/hooks/retryIDs.
 type RetryIDsRequest struct {
 	ProjectID *string   `json:"projectID"`
 	HookIDs   *[]string `json:"hookIDs"`
+	DryRun    bool      `json:"dryRun"`
+}
+
+// Order is a validated Request: the hooks, the edit, and whether to only
+// say what the action would do.
+type Order struct {
+	Selection
+	// Edit is nil for none.
+	Edit   *hook.Edit
+	DryRun bool
 }
 
 // Selection is a validated choice of hooks: IDs, or a Range.
@@ -108,7 +125,42 @@ func (p problems) err() error {
 	return &InvalidError{Problems: p}
 }
 
-// Validate checks the request and returns its selection, or an
+// Order checks the request for action and returns it validated, or an
+// *InvalidError naming every field at fault; an edit's data over
+// maxDataBytes is a *hook.TooLargeError, before anything else. The edit is
+// checked by the hook package's rules for a created hook's fields, and
+// named under "edit".
+func (r Request) Order(action Action, maxDataBytes int) (Order, error) {
+	o := Order{DryRun: r.DryRun}
+	var p problems
+	if r.Edit != nil {
+		if !action.edits() {
+			p.add("edit", "%s takes no edit: only retry and replay do", action)
+		} else if e, err := r.Edit.Validate("edit", maxDataBytes); err != nil {
+			var bad *hook.InvalidError
+			if !errors.As(err, &bad) {
+				return Order{}, err
+			}
+			for _, f := range bad.Problems {
+				p.add(f.Field, "%s", f.Message)
+			}
+		} else {
+			o.Edit = &e
+		}
+	}
+	sel, err := r.Validate()
+	var bad *InvalidError
+	if errors.As(err, &bad) {
+		p = append(bad.Problems, p...)
+	}
+	if err := p.err(); err != nil {
+		return Order{}, err
+	}
+	o.Selection = sel
+	return o, nil
+}
+
+// Validate checks the request's selection and returns it, or an
 // *InvalidError naming every field at fault.
 func (r Request) Validate() (Selection, error) {
 	var p problems

@@ -1,6 +1,7 @@
 package bulk_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -194,4 +196,59 @@ func TestRetryIDsRequestValidation(t *testing.T) {
 	got, err := bulk.RetryIDsRequest{ProjectID: ptr(strings.ToUpper(mine.String())), HookIDs: &[]string{hook.String(), hook.String()}}.Validate(mine)
 	require.NoError(t, err)
 	require.Equal(t, []uuid.UUID{hook}, got)
+}
+
+func TestEditsAreCheckedAsACreatedHooksFields(t *testing.T) {
+	t.Parallel()
+	one := &[]string{uuid.Must(uuid.NewV7()).String()}
+	cases := []struct {
+		name   string
+		action bulk.Action
+		edit   hook.EditRequest
+		fields []string
+	}{
+		{"an edit of nothing", bulk.ActionRetry, hook.EditRequest{}, []string{"edit"}},
+		{"cancel takes no edit", bulk.ActionCancel, hook.EditRequest{Path: ptr("/a")}, []string{"edit"}},
+		{"data not an object", bulk.ActionRetry, hook.EditRequest{Data: json.RawMessage(`[1]`)}, []string{"edit.data"}},
+		{"data null", bulk.ActionReplay, hook.EditRequest{Data: json.RawMessage(`null`)}, []string{"edit.data"}},
+		{"a path that names a host", bulk.ActionRetry, hook.EditRequest{Path: ptr("//evil.example.com/x")}, []string{"edit.path"}},
+		{"a path that climbs", bulk.ActionReplay, hook.EditRequest{Path: ptr("/a/../b")}, []string{"edit.path"}},
+		{"postAt without offset", bulk.ActionRetry, hook.EditRequest{PostAt: ptr("2030-01-01T00:00:00")}, []string{"edit.postAt"}},
+		{"postAt out of range", bulk.ActionReplay, hook.EditRequest{PostAt: ptr("0000-06-01T00:00:00Z")}, []string{"edit.postAt"}},
+		{"every field at once", bulk.ActionRetry, hook.EditRequest{
+			Data: json.RawMessage(`"x"`), Path: ptr("x"), PostAt: ptr("soon"),
+		}, []string{"edit.data", "edit.path", "edit.postAt"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := bulk.Request{HookIDs: one, Edit: &tc.edit}.Order(tc.action, 1024)
+			require.Equal(t, tc.fields, problemFields(t, err))
+		})
+	}
+
+	t.Run("with the selection's problems", func(t *testing.T) {
+		t.Parallel()
+		_, err := bulk.Request{Edit: &hook.EditRequest{Path: ptr("x")}}.Order(bulk.ActionRetry, 1024)
+		require.Equal(t, []string{"hookIDs", "edit.path"}, problemFields(t, err))
+	})
+	t.Run("data over the bound", func(t *testing.T) {
+		t.Parallel()
+		big := json.RawMessage(`{"a":"` + strings.Repeat("x", 1024) + `"}`)
+		_, err := bulk.Request{HookIDs: one, Edit: &hook.EditRequest{Data: big}}.Order(bulk.ActionReplay, 1024)
+		var tooLarge *hook.TooLargeError
+		require.ErrorAs(t, err, &tooLarge)
+	})
+	t.Run("valid", func(t *testing.T) {
+		t.Parallel()
+		o, err := bulk.Request{HookIDs: one, DryRun: true, Edit: &hook.EditRequest{
+			Data: json.RawMessage("{ \"a\" : 1 }"), Path: ptr("/b?c=1"), PostAt: ptr("2030-01-01T01:00:00+01:00"),
+		}}.Order(bulk.ActionRetry, 1024)
+		require.NoError(t, err)
+		require.True(t, o.DryRun)
+		require.Len(t, o.IDs, 1)
+		require.Equal(t, `{"a":1}`, string(o.Edit.Data), "compacted as a created hook's")
+		require.Equal(t, "/b?c=1", *o.Edit.Path)
+		require.True(t, o.Edit.PostAt.Equal(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)))
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,6 +157,8 @@ type action struct {
 	name  string
 	state string
 	run   func(b bundle, projectID uuid.UUID, sel bulk.Selection) (int64, error)
+	// dryRun is run's dry run.
+	dryRun func(b bundle, projectID uuid.UUID, sel bulk.Selection) (bulk.Result, error)
 	// actedOn reports whether the action changed the hook, given the
 	// project's hooks before and after.
 	actedOn func(t *testing.T, b bundle, h storetest.Hook, after []storetest.Hook) bool
@@ -165,7 +168,11 @@ var actions = []action{
 	{
 		name: "retry", state: "failed",
 		run: func(b bundle, p uuid.UUID, sel bulk.Selection) (int64, error) {
-			return b.svc.Retry(context.Background(), p, sel)
+			out, err := b.svc.Retry(context.Background(), p, bulk.Order{Selection: sel})
+			return out.Affected, err
+		},
+		dryRun: func(b bundle, p uuid.UUID, sel bulk.Selection) (bulk.Result, error) {
+			return b.svc.Retry(context.Background(), p, bulk.Order{Selection: sel, DryRun: true})
 		},
 		actedOn: func(t *testing.T, b bundle, h storetest.Hook, _ []storetest.Hook) bool {
 			row, ok := b.get(t, h.ID)
@@ -180,7 +187,11 @@ var actions = []action{
 	{
 		name: "cancel", state: "pending",
 		run: func(b bundle, p uuid.UUID, sel bulk.Selection) (int64, error) {
-			return b.svc.Cancel(context.Background(), p, sel)
+			out, err := b.svc.Cancel(context.Background(), p, bulk.Order{Selection: sel})
+			return out.Affected, err
+		},
+		dryRun: func(b bundle, p uuid.UUID, sel bulk.Selection) (bulk.Result, error) {
+			return b.svc.Cancel(context.Background(), p, bulk.Order{Selection: sel, DryRun: true})
 		},
 		actedOn: func(t *testing.T, b bundle, h storetest.Hook, _ []storetest.Hook) bool {
 			_, ok := b.get(t, h.ID)
@@ -190,8 +201,11 @@ var actions = []action{
 	{
 		name: "replay", state: "completed",
 		run: func(b bundle, p uuid.UUID, sel bulk.Selection) (int64, error) {
-			out, err := b.svc.Replay(context.Background(), p, sel)
+			out, err := b.svc.Replay(context.Background(), p, bulk.Order{Selection: sel})
 			return out.Affected, err
+		},
+		dryRun: func(b bundle, p uuid.UUID, sel bulk.Selection) (bulk.Result, error) {
+			return b.svc.Replay(context.Background(), p, bulk.Order{Selection: sel, DryRun: true})
 		},
 		actedOn: func(t *testing.T, b bundle, h storetest.Hook, after []storetest.Hook) bool {
 			copies := 0
@@ -282,10 +296,14 @@ func TestRangeSelection(t *testing.T) {
 				}
 				sel, err := req.Validate()
 				require.NoError(t, err)
-				// The dashboard's count before the action selects the same hooks.
-				counted, err := b.svc.Count(context.Background(), project, bulk.Action(a.name), *sel.Range)
+				// The dry run before the action selects the same hooks,
+				// and changes none.
+				before := b.projectHooks(t, project)
+				dry, err := a.dryRun(b, project, sel)
 				require.NoError(t, err)
-				require.EqualValues(t, wanted, counted, "counted")
+				require.EqualValues(t, wanted, dry.Affected, "dry run")
+				require.Equal(t, before, b.projectHooks(t, project), "a dry run changes nothing")
+				require.Equal(t, sampleOf(tc.hooks, hooks), idsOf(dry.Sample), "the sample: the wanted hooks, earliest first")
 
 				n, err := a.run(b, project, sel)
 				require.NoError(t, err)
@@ -318,9 +336,9 @@ func TestHooksInOtherStatesAreSkipped(t *testing.T) {
 				sel := selectIDs(t, hooks...)
 				if form == "range" {
 					sel = rangeOver(t, len(hooks))
-					counted, err := b.svc.Count(context.Background(), project, bulk.Action(a.name), *sel.Range)
+					dry, err := a.dryRun(b, project, sel)
 					require.NoError(t, err)
-					require.EqualValues(t, len(applicable), counted, "counted")
+					require.EqualValues(t, len(applicable), dry.Affected, "dry run")
 				}
 				n, err := a.run(b, project, sel)
 				require.NoError(t, err)
@@ -332,6 +350,37 @@ func TestHooksInOtherStatesAreSkipped(t *testing.T) {
 			})
 		}
 	}
+}
+
+// sampleOf is the ids of the hooks specs want, by postAt then id, at most
+// bulk.SampleSize of them: a dry run's sample.
+func sampleOf(specs []spec, hooks []storetest.Hook) []uuid.UUID {
+	var wanted []storetest.Hook
+	for i, s := range specs {
+		if s.want {
+			wanted = append(wanted, hooks[i])
+		}
+	}
+	slices.SortFunc(wanted, func(a, b storetest.Hook) int {
+		if c := a.PostAt.Compare(b.PostAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID.String(), b.ID.String())
+	})
+	ids := []uuid.UUID{}
+	for _, h := range wanted[:min(len(wanted), bulk.SampleSize)] {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
+// idsOf is the ids of a dry run's sample, in order.
+func idsOf(sample []bulk.Sampled) []uuid.UUID {
+	ids := []uuid.UUID{}
+	for _, h := range sample {
+		ids = append(ids, h.ID)
+	}
+	return ids
 }
 
 // rangeOver selects every hook of t0's day, up to limit.
@@ -373,9 +422,9 @@ func TestRetryStartsAFreshBudgetDueNow(t *testing.T) {
 	for i := int32(1); i <= 3; i++ {
 		require.NoError(t, storetest.New(b.pool).InsertAttemptForBulkTest(context.Background(), storetest.InsertAttemptForBulkTestParams{HookID: failed.ID, Attempt: i}))
 	}
-	n, err := b.svc.Retry(context.Background(), project, selectIDs(t, failed, failed))
+	out, err := b.svc.Retry(context.Background(), project, bulk.Order{Selection: selectIDs(t, failed, failed)})
 	require.NoError(t, err)
-	require.EqualValues(t, 1, n, "a duplicated id counts once")
+	require.EqualValues(t, 1, out.Affected, "a duplicated id counts once")
 
 	row, ok := b.get(t, failed.ID)
 	require.True(t, ok)
@@ -394,9 +443,9 @@ func TestRetryStartsAFreshBudgetDueNow(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 3, attempts, "history is kept")
 
-	n, err = b.svc.Retry(context.Background(), project, selectIDs(t, failed))
+	out, err = b.svc.Retry(context.Background(), project, bulk.Order{Selection: selectIDs(t, failed)})
 	require.NoError(t, err)
-	require.Zero(t, n, "a hook already retried is pending, not failed")
+	require.Zero(t, out.Affected, "a hook already retried is pending, not failed")
 }
 
 func TestCancelDeletesTheHookWithItsAttempts(t *testing.T) {
@@ -407,12 +456,19 @@ func TestCancelDeletesTheHookWithItsAttempts(t *testing.T) {
 	for i := int32(1); i <= 2; i++ {
 		require.NoError(t, storetest.New(b.pool).InsertAttemptForBulkTest(context.Background(), storetest.InsertAttemptForBulkTestParams{HookID: retrying.ID, Attempt: i}))
 	}
-	n, err := b.svc.Cancel(context.Background(), project, selectIDs(t, retrying))
+	dry, err := b.svc.Cancel(context.Background(), project, bulk.Order{Selection: selectIDs(t, retrying), DryRun: true})
 	require.NoError(t, err)
-	require.EqualValues(t, 1, n)
+	require.EqualValues(t, 1, dry.Affected)
+	attempts, err := storetest.New(b.pool).CountAttemptsForBulkTest(context.Background(), retrying.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, attempts, "a dry run deletes nothing")
+
+	out, err := b.svc.Cancel(context.Background(), project, bulk.Order{Selection: selectIDs(t, retrying)})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, out.Affected)
 	_, ok := b.get(t, retrying.ID)
 	require.False(t, ok)
-	attempts, err := storetest.New(b.pool).CountAttemptsForBulkTest(context.Background(), retrying.ID)
+	attempts, err = storetest.New(b.pool).CountAttemptsForBulkTest(context.Background(), retrying.ID)
 	require.NoError(t, err)
 	require.Zero(t, attempts)
 }
@@ -455,7 +511,7 @@ func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	out, err := b.svc.Replay(context.Background(), project, selectIDs(t, first, second, first))
+	out, err := b.svc.Replay(context.Background(), project, bulk.Order{Selection: selectIDs(t, first, second, first)})
 	require.NoError(t, err)
 	require.EqualValues(t, 2, out.Affected)
 	require.NotNil(t, out.Usage)
@@ -499,7 +555,7 @@ func TestReplayCreatesNewHooksThatCount(t *testing.T) {
 	// Copies are created in the order of the originals' postAt.
 	require.Less(t, copies[string(second.Data)].ID.String(), copies[string(first.Data)].ID.String())
 
-	none, err := b.svc.Replay(context.Background(), project, selectIDs(t, b.hook(t, project, spec{status: "failed"})))
+	none, err := b.svc.Replay(context.Background(), project, bulk.Order{Selection: selectIDs(t, b.hook(t, project, spec{status: "failed"}))})
 	require.NoError(t, err)
 	require.Zero(t, none.Affected)
 	require.Nil(t, none.Usage, "nothing replayed, nothing counted")
@@ -515,13 +571,13 @@ func TestReplayPastTheHardCapCreatesNothing(t *testing.T) {
 	for i := range 7 {
 		done = append(done, b.hook(t, project, spec{status: "completed", postAt: t0.Add(time.Duration(i) * time.Minute)}))
 	}
-	out, err := b.svc.Replay(context.Background(), project, selectIDs(t, done[:5]...))
+	out, err := b.svc.Replay(context.Background(), project, bulk.Order{Selection: selectIDs(t, done[:5]...)})
 	require.NoError(t, err)
 	require.EqualValues(t, 5, out.Affected)
 	require.Equal(t, []int32{75, 100}, b.alerts.percents(), "the thresholds the replays crossed are announced")
 
 	// Two more would make 7, past the cap of 6: neither is created.
-	_, err = b.svc.Replay(context.Background(), project, rangeOver(t, 2))
+	_, err = b.svc.Replay(context.Background(), project, bulk.Order{Selection: rangeOver(t, 2)})
 	var exhausted *quota.ExhaustedError
 	require.ErrorAs(t, err, &exhausted)
 	require.EqualValues(t, 5, exhausted.Usage.Used, "the standing without the refused hooks")
@@ -530,7 +586,7 @@ func TestReplayPastTheHardCapCreatesNothing(t *testing.T) {
 	require.EqualValues(t, 5, b.usage(t, project), "nothing was counted")
 
 	// One still fits.
-	out, err = b.svc.Replay(context.Background(), project, selectIDs(t, done[6]))
+	out, err = b.svc.Replay(context.Background(), project, bulk.Order{Selection: selectIDs(t, done[6])})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, out.Affected)
 	require.EqualValues(t, 6, b.usage(t, project))
@@ -546,15 +602,22 @@ func TestRetryIDs(t *testing.T) {
 	theirFailed := b.hook(t, theirs, spec{status: "failed"})
 	raw := []string{failed.ID.String(), completed.ID.String(), theirFailed.ID.String(), uuid.NewString()}
 
-	n, err := b.svc.RetryIDs(context.Background(), mine, bulk.RetryIDsRequest{ProjectID: ptr(theirs.String()), HookIDs: &raw})
+	out, err := b.svc.RetryIDs(context.Background(), mine, bulk.RetryIDsRequest{ProjectID: ptr(theirs.String()), HookIDs: &raw})
 	require.ErrorIs(t, err, bulk.ErrForbidden)
-	require.Zero(t, n)
+	require.Zero(t, out.Affected)
 	row, _ := b.get(t, failed.ID)
 	require.Equal(t, "failed", row.Status, "a forbidden request changes nothing")
 
-	n, err = b.svc.RetryIDs(context.Background(), mine, bulk.RetryIDsRequest{ProjectID: ptr(mine.String()), HookIDs: &raw})
+	dry, err := b.svc.RetryIDs(context.Background(), mine, bulk.RetryIDsRequest{ProjectID: ptr(mine.String()), HookIDs: &raw, DryRun: true})
 	require.NoError(t, err)
-	require.EqualValues(t, 1, n, "unknown, other projects' and non-failed ids are skipped")
+	require.EqualValues(t, 1, dry.Affected, "the dry run")
+	require.Equal(t, []uuid.UUID{failed.ID}, idsOf(dry.Sample))
+	row, _ = b.get(t, failed.ID)
+	require.Equal(t, failed, row, "a dry run changes nothing")
+
+	out, err = b.svc.RetryIDs(context.Background(), mine, bulk.RetryIDsRequest{ProjectID: ptr(mine.String()), HookIDs: &raw})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, out.Affected, "unknown, other projects' and non-failed ids are skipped")
 	row, _ = b.get(t, failed.ID)
 	require.Equal(t, "pending", row.Status)
 	row, _ = b.get(t, theirFailed.ID)
@@ -581,7 +644,7 @@ func TestConcurrentReplaysNeverPassTheHardCap(t *testing.T) {
 	errs := make(chan error, batches)
 	for _, sel := range sels {
 		go func() {
-			_, err := b.svc.Replay(context.Background(), project, sel)
+			_, err := b.svc.Replay(context.Background(), project, bulk.Order{Selection: sel})
 			errs <- err
 		}()
 	}
@@ -615,12 +678,12 @@ func TestRetryTakesOnlyTheNewestHookOfAKey(t *testing.T) {
 	second := b.hook(t, project, spec{status: "failed", key: ptr("twice")})
 
 	rng := bulk.Range{Start: t0, End: t0.Add(24 * time.Hour), Limit: 100}
-	counted, err := b.svc.Count(context.Background(), project, bulk.ActionRetry, rng)
+	dry, err := b.svc.Retry(context.Background(), project, bulk.Order{Selection: bulk.Selection{Range: &rng}, DryRun: true})
 	require.NoError(t, err)
-	require.EqualValues(t, 2, counted)
-	n, err := b.svc.Retry(context.Background(), project, selectIDs(t, taken, older, free, first, second))
+	require.EqualValues(t, 2, dry.Affected)
+	out, err := b.svc.Retry(context.Background(), project, bulk.Order{Selection: selectIDs(t, taken, older, free, first, second)})
 	require.NoError(t, err)
-	require.EqualValues(t, 2, n, "the newest hook of free and of twice")
+	require.EqualValues(t, 2, out.Affected, "the newest hook of free and of twice")
 	for h, want := range map[uuid.UUID]string{taken.ID: "failed", older.ID: "failed", free.ID: "pending", first.ID: "failed", second.ID: "pending"} {
 		row, _ := b.get(t, h)
 		require.Equal(t, want, row.Status, "%s", row.Key)
@@ -628,9 +691,9 @@ func TestRetryTakesOnlyTheNewestHookOfAKey(t *testing.T) {
 
 	third := b.hook(t, project, spec{status: "failed", key: ptr("again")})
 	fourth := b.hook(t, project, spec{status: "failed", key: ptr("again")})
-	n, err = b.svc.Retry(context.Background(), project, bulk.Selection{Range: &rng})
+	out, err = b.svc.Retry(context.Background(), project, bulk.Order{Selection: bulk.Selection{Range: &rng}})
 	require.NoError(t, err)
-	require.EqualValues(t, 1, n, "by range too")
+	require.EqualValues(t, 1, out.Affected, "by range too")
 	row, _ := b.get(t, third.ID)
 	require.Equal(t, "failed", row.Status)
 	row, _ = b.get(t, fourth.ID)
@@ -661,8 +724,8 @@ func TestRetryLosingARaceWithACreateOfItsKeySkipsTheHook(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		n, err := b.svc.Retry(context.Background(), project, selectIDs(t, failed))
-		done <- result{n, err}
+		out, err := b.svc.Retry(context.Background(), project, bulk.Order{Selection: selectIDs(t, failed)})
+		done <- result{out.Affected, err}
 	}()
 	require.Eventually(t, func() bool {
 		waits, err := storetest.New(b.pool).CountLockWaitsForBulkTest(context.Background())

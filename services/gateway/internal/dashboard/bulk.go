@@ -10,12 +10,16 @@ import (
 )
 
 // bulkPage is the data of bulk.html: the confirmation (Count hooks will
-// be touched) or, once Done, the result (Affected).
+// be touched, the first of them in Sample) or, once Done, the result
+// (Affected).
 type bulkPage struct {
 	Action string
 	// Form is the selection as given, echoed in the confirmation's form.
 	StartTime, EndTime, Limit, EndpointKey string
 	Count                                  int64
+	Sample                                 []bulk.Sampled
+	// QuotaRefused says that the replay would pass the quota's hard cap.
+	QuotaRefused bool
 	// Changed says that the count differs from the one confirmed.
 	Changed  bool
 	Done     bool
@@ -25,7 +29,7 @@ type bulkPage struct {
 
 // bulkAction is POST /dashboard/p/{project}/bulk/{action}: without
 // confirm, the page asking to confirm with the count of hooks the action
-// would touch now (bulk.Service.Count: the action's own selection); with
+// would touch now and the first of them (the action's dry run); with
 // confirm and the count shown, the action, if the count is still the same
 // (else the new count, to confirm again).
 func (d *Dashboard) bulkAction(w http.ResponseWriter, r *http.Request) {
@@ -50,21 +54,23 @@ func (d *Dashboard) bulkAction(w http.ResponseWriter, r *http.Request) {
 		d.fault(w, r, "bulk request", err)
 		return
 	}
-	page.Count, err = d.Bulk.Count(r.Context(), p.ID, action, *sel.Range)
+	dry, err := d.Bulk.Run(r.Context(), p.ID, action, bulk.Order{Selection: sel, DryRun: true})
 	if err != nil {
-		d.fault(w, r, "bulk count", err)
+		d.fault(w, r, "bulk dry run", err)
 		return
 	}
+	page.Count, page.Sample, page.QuotaRefused = dry.Affected, dry.Sample, dry.QuotaRefused
 	confirmed, err := strconv.ParseInt(r.PostFormValue("count"), 10, 64)
 	if r.PostFormValue("confirm") == "" || err != nil || confirmed != page.Count {
 		page.Changed = r.PostFormValue("confirm") != ""
 		Render(w, r, "bulk.html", page)
 		return
 	}
-	page.Affected, err = d.Bulk.Run(r.Context(), p.ID, action, sel)
+	res, err := d.Bulk.Run(r.Context(), p.ID, action, bulk.Order{Selection: sel})
 	if d.bulkFailed(w, r, err) {
 		return
 	}
+	page.Affected = res.Affected
 	page.Done = true
 	d.Log.Info("dashboard bulk action", "project_id", p.ID, "user_id", sessionFrom(r).user.ID,
 		"action", action, "counted", page.Count, "affected", page.Affected)

@@ -43,9 +43,8 @@ type AttemptLister interface {
 	List(ctx context.Context, projectID, hookID uuid.UUID) ([]attempt.Attempt, error)
 }
 
-// BulkService runs and counts the bulk actions as POST /v1/hooks/bulk/*
-// does (*bulk.Service).
+// BulkService runs the bulk actions, and their dry runs, as POST
+// /v1/hooks/bulk/* does (*bulk.Service).
 type BulkService interface {
-	Run(ctx context.Context, projectID uuid.UUID, action bulk.Action, sel bulk.Selection) (int64, error)
-	Count(ctx context.Context, projectID uuid.UUID, action bulk.Action, rng bulk.Range) (int64, error)
+	Run(ctx context.Context, projectID uuid.UUID, action bulk.Action, o bulk.Order) (bulk.Result, error)
 }

@@ -138,10 +138,11 @@ func (d *Dashboard) hookAction(w http.ResponseWriter, r *http.Request) {
 		d.fault(w, r, "get hook", err)
 		return
 	}
-	n, err := d.Bulk.Run(r.Context(), p.ID, action, bulk.Selection{IDs: []uuid.UUID{id}})
+	res, err := d.Bulk.Run(r.Context(), p.ID, action, bulk.Order{Selection: bulk.Selection{IDs: []uuid.UUID{id}}})
 	if d.bulkFailed(w, r, err) {
 		return
 	}
+	n := res.Affected
 	d.Log.Info("dashboard hook action", "project_id", p.ID, "user_id", sessionFrom(r).user.ID,
 		"hook_id", id, "action", action, "affected", n)
 	target := Prefix + "/p/" + p.ID.String() + "/hooks/" + id.String()

@@ -28,7 +28,7 @@ var (
 // Canceller cancels hooks as bulk cancel does (bulk.Service): the one path
 // that cancels hooks.
 type Canceller interface {
-	Cancel(ctx context.Context, projectID uuid.UUID, sel bulk.Selection) (int64, error)
+	Cancel(ctx context.Context, projectID uuid.UUID, o bulk.Order) (bulk.Result, error)
 }
 
 // maxCancelRounds bounds the bulk cancels of a delete: bulk.MaxLimit hooks
@@ -209,11 +209,11 @@ func (s *Service) Delete(ctx context.Context, projectID, id uuid.UUID) error {
 		Limit: bulk.MaxLimit, SequenceID: &id,
 	}
 	for range maxCancelRounds {
-		cancelled, err := s.cancel.Cancel(ctx, projectID, bulk.Selection{Range: all})
+		cancelled, err := s.cancel.Cancel(ctx, projectID, bulk.Order{Selection: bulk.Selection{Range: all}})
 		if err != nil {
 			return fmt.Errorf("cancel the hooks of deleted sequence %s: %w", id, err)
 		}
-		if cancelled < int64(bulk.MaxLimit) {
+		if cancelled.Affected < int64(bulk.MaxLimit) {
 			return nil
 		}
 	}

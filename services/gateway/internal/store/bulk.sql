@@ -9,7 +9,7 @@
 -- Range selections rely on the index (project_id, status, post_at, id):
 -- each names its status.
 
--- name: RetryFailedHooksByID :execrows
+-- name: RetryFailedHooksByID :many
 -- A failed hook gets a fresh retry budget: retry_budget_base remembers the
 -- attempts already made, so attempt numbers keep counting up and the
 -- history stays. It is due now by the database clock; the last error and
@@ -17,10 +17,17 @@
 -- is retried only while it is the newest hook of its key and none of them
 -- is unfinished: a key names one unfinished hook (migration 00031), and
 -- two failed hooks of one key retried together would both be.
+--
+-- An edit (new_path, new_data, new_post_at, each NULL to keep the hook's)
+-- changes the hook itself; its attempts stay its history. A new_post_at
+-- makes it due then (in the past: due now, as a created hook's).
 UPDATE hooks AS h
 SET status            = 'pending',
     retry_budget_base = h.attempts,
-    run_at            = now(),
+    path              = COALESCE(sqlc.narg(new_path)::text, h.path),
+    data              = COALESCE(sqlc.narg(new_data)::jsonb, h.data),
+    post_at           = COALESCE(sqlc.narg(new_post_at)::timestamptz, h.post_at),
+    run_at            = COALESCE(sqlc.narg(new_post_at)::timestamptz, now()),
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
@@ -30,9 +37,10 @@ WHERE h.project_id = @project_id
   AND (h.key IS NULL OR NOT EXISTS (
       SELECT 1 FROM hooks AS o
       WHERE o.project_id = h.project_id AND o.key = h.key AND o.id <> h.id
-            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (h.created_at, h.id))));
+            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (h.created_at, h.id))))
+RETURNING h.id;
 
--- name: RetryFailedHooksInRange :execrows
+-- name: RetryFailedHooksInRange :many
 -- The selection is materialized: executed again inside the join it would
 -- skip the rows this statement has already updated and take the next ones,
 -- passing the limit. A hook with a key is retried only as by
@@ -58,22 +66,27 @@ WITH sel AS MATERIALIZED (
 UPDATE hooks AS h
 SET status            = 'pending',
     retry_budget_base = h.attempts,
-    run_at            = now(),
+    path              = COALESCE(sqlc.narg(new_path)::text, h.path),
+    data              = COALESCE(sqlc.narg(new_data)::jsonb, h.data),
+    post_at           = COALESCE(sqlc.narg(new_post_at)::timestamptz, h.post_at),
+    run_at            = COALESCE(sqlc.narg(new_post_at)::timestamptz, now()),
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
 FROM sel
-WHERE h.id = sel.id AND h.status = 'failed';
+WHERE h.id = sel.id AND h.status = 'failed'
+RETURNING h.id;
 
--- name: CancelHooksByID :execrows
+-- name: CancelHooksByID :many
 -- Cancelling deletes, as DELETE /v1/hooks/{id} does; attempt rows go with
 -- the hook (migration 00026's trigger).
 DELETE FROM hooks
 WHERE project_id = @project_id
   AND id = ANY(@ids::uuid[])
-  AND status IN ('pending', 'retry');
+  AND status IN ('pending', 'retry')
+RETURNING id;
 
--- name: CancelHooksInRange :execrows
+-- name: CancelHooksInRange :many
 -- Pending and retry hooks are found per status, each in post_at order from
 -- the (project_id, status, post_at, id) index, and merged: one scan of the
 -- post_at index filtering by status would walk every completed hook of the
@@ -118,7 +131,8 @@ WITH candidate AS MATERIALIZED (
 )
 DELETE FROM hooks AS h
 USING sel
-WHERE h.id = sel.id;
+WHERE h.id = sel.id
+RETURNING h.id;
 
 -- name: LockCompletedHooksByID :many
 -- The completed hooks a replay copies. KEY SHARE keeps them from being
@@ -151,32 +165,26 @@ FOR KEY SHARE;
 -- data, the idempotency key and the key are not copied: a replay belongs
 -- to no sequence run, was not asked for with an Idempotency-Key, and is not
 -- the hook the key names (the key's next hook is the client's to create).
+--
+-- An edit (new_path, new_data, new_post_at, each NULL to keep the source's)
+-- applies to every copy; a new_post_at in the past is due now, as a created
+-- hook's.
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags)
-SELECT (@new_ids::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override, h.tags
+SELECT (@new_ids::uuid[])[g.i], h.project_id,
+    COALESCE(sqlc.narg(new_path)::text, h.path), h.domain, COALESCE(sqlc.narg(new_data)::jsonb, h.data),
+    COALESCE(sqlc.narg(new_post_at)::timestamptz, now()), COALESCE(sqlc.narg(new_post_at)::timestamptz, now()),
+    h.retry_override, h.tags
 FROM generate_subscripts(@source_ids::uuid[], 1) AS g (i)
 JOIN hooks AS h ON h.id = (@source_ids::uuid[])[g.i]
 WHERE h.project_id = @project_id;
 
--- name: CountHooksInRange :one
--- How many hooks a time-range bulk action would select: the selection of
--- RetryFailedHooksInRange, CancelHooksInRange and LockCompletedHooksInRange
--- (the same conditions, with the action's statuses), capped at max_hooks.
--- The dashboard shows it before the action runs; keep the conditions in step
--- with those queries.
-SELECT count(*)::bigint AS n
-FROM (
-    SELECT 1
-    FROM hooks AS s
-    WHERE s.project_id = @project_id
-      AND s.status = ANY(@statuses::text[])
-      AND (s.status <> 'failed' OR s.key IS NULL OR NOT EXISTS (
-          SELECT 1 FROM hooks AS o
-          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
-            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
-      AND s.post_at >= @start_time AND s.post_at < @end_time
-      AND (sqlc.narg(path)::text IS NULL OR s.path = sqlc.narg(path)::text)
-      AND (sqlc.narg(path_base)::text IS NULL OR split_part(s.path, '?', 1) = sqlc.narg(path_base)::text)
-      AND (sqlc.narg(sequence_id)::uuid IS NULL OR s.sequence_id = sqlc.narg(sequence_id)::uuid)
-      AND (sqlc.narg(tags)::text[] IS NULL OR s.tags @> sqlc.narg(tags)::text[])
-    LIMIT @max_hooks::integer
-) AS sel;
+-- name: SampleHooks :many
+-- The first hooks (by post_at, then id) of those a dry run acted on: the
+-- action ran in a savepoint, rolled back before this reads them as they
+-- stand.
+SELECT id, path, status, post_at, tags
+FROM hooks
+WHERE project_id = @project_id
+  AND id = ANY(@ids::uuid[])
+ORDER BY post_at, id
+LIMIT @max_hooks::integer;

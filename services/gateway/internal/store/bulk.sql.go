@@ -7,16 +7,18 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 )
 
-const cancelHooksByID = `-- name: CancelHooksByID :execrows
+const cancelHooksByID = `-- name: CancelHooksByID :many
 DELETE FROM hooks
 WHERE project_id = $1
   AND id = ANY($2::uuid[])
   AND status IN ('pending', 'retry')
+RETURNING id
 `
 
 type CancelHooksByIDParams struct {
@@ -26,15 +28,27 @@ type CancelHooksByIDParams struct {
 
 // Cancelling deletes, as DELETE /v1/hooks/{id} does; attempt rows go with
 // the hook (migration 00026's trigger).
-func (q *Queries) CancelHooksByID(ctx context.Context, arg CancelHooksByIDParams) (int64, error) {
-	result, err := q.db.Exec(ctx, cancelHooksByID, arg.ProjectID, arg.Ids)
+func (q *Queries) CancelHooksByID(ctx context.Context, arg CancelHooksByIDParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, cancelHooksByID, arg.ProjectID, arg.Ids)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const cancelHooksInRange = `-- name: CancelHooksInRange :execrows
+const cancelHooksInRange = `-- name: CancelHooksInRange :many
 WITH candidate AS MATERIALIZED (
     SELECT c.id
     FROM (
@@ -74,6 +88,7 @@ WITH candidate AS MATERIALIZED (
 DELETE FROM hooks AS h
 USING sel
 WHERE h.id = sel.id
+RETURNING h.id
 `
 
 type CancelHooksInRangeParams struct {
@@ -93,8 +108,8 @@ type CancelHooksInRangeParams struct {
 // range first. The chosen rows are then locked and re-checked; the
 // selections are materialized for the same reason as in
 // RetryFailedHooksInRange.
-func (q *Queries) CancelHooksInRange(ctx context.Context, arg CancelHooksInRangeParams) (int64, error) {
-	result, err := q.db.Exec(ctx, cancelHooksInRange,
+func (q *Queries) CancelHooksInRange(ctx context.Context, arg CancelHooksInRangeParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, cancelHooksInRange,
 		arg.ProjectID,
 		arg.StartTime,
 		arg.EndTime,
@@ -105,75 +120,39 @@ func (q *Queries) CancelHooksInRange(ctx context.Context, arg CancelHooksInRange
 		arg.MaxHooks,
 	)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
-}
-
-const countHooksInRange = `-- name: CountHooksInRange :one
-SELECT count(*)::bigint AS n
-FROM (
-    SELECT 1
-    FROM hooks AS s
-    WHERE s.project_id = $1
-      AND s.status = ANY($2::text[])
-      AND (s.status <> 'failed' OR s.key IS NULL OR NOT EXISTS (
-          SELECT 1 FROM hooks AS o
-          WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
-            AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
-      AND s.post_at >= $3 AND s.post_at < $4
-      AND ($5::text IS NULL OR s.path = $5::text)
-      AND ($6::text IS NULL OR split_part(s.path, '?', 1) = $6::text)
-      AND ($7::uuid IS NULL OR s.sequence_id = $7::uuid)
-      AND ($8::text[] IS NULL OR s.tags @> $8::text[])
-    LIMIT $9::integer
-) AS sel
-`
-
-type CountHooksInRangeParams struct {
-	ProjectID  uuid.UUID
-	Statuses   []string
-	StartTime  time.Time
-	EndTime    time.Time
-	Path       *string
-	PathBase   *string
-	SequenceID *uuid.UUID
-	Tags       []string
-	MaxHooks   int32
-}
-
-// How many hooks a time-range bulk action would select: the selection of
-// RetryFailedHooksInRange, CancelHooksInRange and LockCompletedHooksInRange
-// (the same conditions, with the action's statuses), capped at max_hooks.
-// The dashboard shows it before the action runs; keep the conditions in step
-// with those queries.
-func (q *Queries) CountHooksInRange(ctx context.Context, arg CountHooksInRangeParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countHooksInRange,
-		arg.ProjectID,
-		arg.Statuses,
-		arg.StartTime,
-		arg.EndTime,
-		arg.Path,
-		arg.PathBase,
-		arg.SequenceID,
-		arg.Tags,
-		arg.MaxHooks,
-	)
-	var n int64
-	err := row.Scan(&n)
-	return n, err
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const insertReplays = `-- name: InsertReplays :execrows
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags)
-SELECT ($1::uuid[])[g.i], h.project_id, h.path, h.domain, h.data, now(), now(), h.retry_override, h.tags
-FROM generate_subscripts($2::uuid[], 1) AS g (i)
-JOIN hooks AS h ON h.id = ($2::uuid[])[g.i]
-WHERE h.project_id = $3
+SELECT ($1::uuid[])[g.i], h.project_id,
+    COALESCE($2::text, h.path), h.domain, COALESCE($3::jsonb, h.data),
+    COALESCE($4::timestamptz, now()), COALESCE($4::timestamptz, now()),
+    h.retry_override, h.tags
+FROM generate_subscripts($5::uuid[], 1) AS g (i)
+JOIN hooks AS h ON h.id = ($5::uuid[])[g.i]
+WHERE h.project_id = $6
 `
 
 type InsertReplaysParams struct {
 	NewIds    []uuid.UUID
+	NewPath   *string
+	NewData   json.RawMessage
+	NewPostAt *time.Time
 	SourceIds []uuid.UUID
 	ProjectID uuid.UUID
 }
@@ -183,8 +162,19 @@ type InsertReplaysParams struct {
 // data, the idempotency key and the key are not copied: a replay belongs
 // to no sequence run, was not asked for with an Idempotency-Key, and is not
 // the hook the key names (the key's next hook is the client's to create).
+//
+// An edit (new_path, new_data, new_post_at, each NULL to keep the source's)
+// applies to every copy; a new_post_at in the past is due now, as a created
+// hook's.
 func (q *Queries) InsertReplays(ctx context.Context, arg InsertReplaysParams) (int64, error) {
-	result, err := q.db.Exec(ctx, insertReplays, arg.NewIds, arg.SourceIds, arg.ProjectID)
+	result, err := q.db.Exec(ctx, insertReplays,
+		arg.NewIds,
+		arg.NewPath,
+		arg.NewData,
+		arg.NewPostAt,
+		arg.SourceIds,
+		arg.ProjectID,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -283,25 +273,32 @@ func (q *Queries) LockCompletedHooksInRange(ctx context.Context, arg LockComplet
 	return items, nil
 }
 
-const retryFailedHooksByID = `-- name: RetryFailedHooksByID :execrows
+const retryFailedHooksByID = `-- name: RetryFailedHooksByID :many
 
 UPDATE hooks AS h
 SET status            = 'pending',
     retry_budget_base = h.attempts,
-    run_at            = now(),
+    path              = COALESCE($1::text, h.path),
+    data              = COALESCE($2::jsonb, h.data),
+    post_at           = COALESCE($3::timestamptz, h.post_at),
+    run_at            = COALESCE($3::timestamptz, now()),
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
-WHERE h.project_id = $1
-  AND h.id = ANY($2::uuid[])
+WHERE h.project_id = $4
+  AND h.id = ANY($5::uuid[])
   AND h.status = 'failed'
   AND (h.key IS NULL OR NOT EXISTS (
       SELECT 1 FROM hooks AS o
       WHERE o.project_id = h.project_id AND o.key = h.key AND o.id <> h.id
             AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (h.created_at, h.id))))
+RETURNING h.id
 `
 
 type RetryFailedHooksByIDParams struct {
+	NewPath   *string
+	NewData   json.RawMessage
+	NewPostAt *time.Time
 	ProjectID uuid.UUID
 	Ids       []uuid.UUID
 }
@@ -323,45 +320,74 @@ type RetryFailedHooksByIDParams struct {
 // is retried only while it is the newest hook of its key and none of them
 // is unfinished: a key names one unfinished hook (migration 00031), and
 // two failed hooks of one key retried together would both be.
-func (q *Queries) RetryFailedHooksByID(ctx context.Context, arg RetryFailedHooksByIDParams) (int64, error) {
-	result, err := q.db.Exec(ctx, retryFailedHooksByID, arg.ProjectID, arg.Ids)
+//
+// An edit (new_path, new_data, new_post_at, each NULL to keep the hook's)
+// changes the hook itself; its attempts stay its history. A new_post_at
+// makes it due then (in the past: due now, as a created hook's).
+func (q *Queries) RetryFailedHooksByID(ctx context.Context, arg RetryFailedHooksByIDParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, retryFailedHooksByID,
+		arg.NewPath,
+		arg.NewData,
+		arg.NewPostAt,
+		arg.ProjectID,
+		arg.Ids,
+	)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const retryFailedHooksInRange = `-- name: RetryFailedHooksInRange :execrows
+const retryFailedHooksInRange = `-- name: RetryFailedHooksInRange :many
 WITH sel AS MATERIALIZED (
     SELECT s.id
     FROM hooks AS s
-    WHERE s.project_id = $1
+    WHERE s.project_id = $4
       AND s.status = 'failed'
       AND (s.key IS NULL OR NOT EXISTS (
           SELECT 1 FROM hooks AS o
           WHERE o.project_id = s.project_id AND o.key = s.key AND o.id <> s.id
             AND (o.status IN ('pending', 'retry') OR (o.created_at, o.id) > (s.created_at, s.id))))
-      AND s.post_at >= $2 AND s.post_at < $3
-      AND ($4::text IS NULL OR s.path = $4::text)
-      AND ($5::text IS NULL OR split_part(s.path, '?', 1) = $5::text)
-      AND ($6::uuid IS NULL OR s.sequence_id = $6::uuid)
-      AND ($7::text[] IS NULL OR s.tags @> $7::text[])
+      AND s.post_at >= $5 AND s.post_at < $6
+      AND ($7::text IS NULL OR s.path = $7::text)
+      AND ($8::text IS NULL OR split_part(s.path, '?', 1) = $8::text)
+      AND ($9::uuid IS NULL OR s.sequence_id = $9::uuid)
+      AND ($10::text[] IS NULL OR s.tags @> $10::text[])
     ORDER BY s.post_at, s.id
-    LIMIT $8::integer
+    LIMIT $11::integer
     FOR UPDATE
 )
 UPDATE hooks AS h
 SET status            = 'pending',
     retry_budget_base = h.attempts,
-    run_at            = now(),
+    path              = COALESCE($1::text, h.path),
+    data              = COALESCE($2::jsonb, h.data),
+    post_at           = COALESCE($3::timestamptz, h.post_at),
+    run_at            = COALESCE($3::timestamptz, now()),
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
 FROM sel
 WHERE h.id = sel.id AND h.status = 'failed'
+RETURNING h.id
 `
 
 type RetryFailedHooksInRangeParams struct {
+	NewPath    *string
+	NewData    json.RawMessage
+	NewPostAt  *time.Time
 	ProjectID  uuid.UUID
 	StartTime  time.Time
 	EndTime    time.Time
@@ -376,8 +402,11 @@ type RetryFailedHooksInRangeParams struct {
 // skip the rows this statement has already updated and take the next ones,
 // passing the limit. A hook with a key is retried only as by
 // RetryFailedHooksByID.
-func (q *Queries) RetryFailedHooksInRange(ctx context.Context, arg RetryFailedHooksInRangeParams) (int64, error) {
-	result, err := q.db.Exec(ctx, retryFailedHooksInRange,
+func (q *Queries) RetryFailedHooksInRange(ctx context.Context, arg RetryFailedHooksInRangeParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, retryFailedHooksInRange,
+		arg.NewPath,
+		arg.NewData,
+		arg.NewPostAt,
 		arg.ProjectID,
 		arg.StartTime,
 		arg.EndTime,
@@ -388,7 +417,71 @@ func (q *Queries) RetryFailedHooksInRange(ctx context.Context, arg RetryFailedHo
 		arg.MaxHooks,
 	)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sampleHooks = `-- name: SampleHooks :many
+SELECT id, path, status, post_at, tags
+FROM hooks
+WHERE project_id = $1
+  AND id = ANY($2::uuid[])
+ORDER BY post_at, id
+LIMIT $3::integer
+`
+
+type SampleHooksParams struct {
+	ProjectID uuid.UUID
+	Ids       []uuid.UUID
+	MaxHooks  int32
+}
+
+type SampleHooksRow struct {
+	ID     uuid.UUID
+	Path   string
+	Status string
+	PostAt time.Time
+	Tags   []string
+}
+
+// The first hooks (by post_at, then id) of those a dry run acted on: the
+// action ran in a savepoint, rolled back before this reads them as they
+// stand.
+func (q *Queries) SampleHooks(ctx context.Context, arg SampleHooksParams) ([]SampleHooksRow, error) {
+	rows, err := q.db.Query(ctx, sampleHooks, arg.ProjectID, arg.Ids, arg.MaxHooks)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SampleHooksRow
+	for rows.Next() {
+		var i SampleHooksRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Path,
+			&i.Status,
+			&i.PostAt,
+			&i.Tags,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

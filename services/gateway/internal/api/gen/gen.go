@@ -857,9 +857,56 @@ type BulkActionRequest = bulk.Request
 // BulkActionResponse defines model for BulkActionResponse.
 type BulkActionResponse struct {
 	Data struct {
-		// Affected The hooks acted on.
+		// Affected The hooks acted on, or for a dry run the hooks the action would act on.
 		Affected int `json:"affected"`
+
+		// DryRun Present and true on a dry run's answer; nothing was changed.
+		DryRun *bool `json:"dryRun,omitempty"`
+
+		// QuotaRefused A replay's dry run only: true when the replay would be refused with 429
+		// `quota_exhausted`, its new hooks passing the quota's hard cap.
+		QuotaRefused *bool `json:"quotaRefused,omitempty"`
+
+		// Sample A dry run's only: the first 10 hooks the action would act on (replay: the
+		// originals it would copy), earliest `postAt` first, then by id, as they stand.
+		Sample *[]BulkSampleHook `json:"sample,omitempty"`
 	} `json:"data"`
+}
+
+// BulkEdit Retry and replay only (on cancel it is a 400 naming `edit`): new values for the hooks a
+// retry moves, or for the copies a replay creates, the same for every selected hook. Give
+// any of `data`, `path` and `postAt`, at least one; each is checked as when scheduling a
+// hook, and a 400 names `edit.data`, `edit.path` or `edit.postAt` (data too large is a 413
+// naming `edit.data`). The domain, `retryOverride`, key and tags stay the hook's.
+type BulkEdit struct {
+	// Data Any JSON object, bounded as a scheduled hook's `data`.
+	Data *map[string]interface{} `json:"data,omitempty"`
+
+	// Path Where to deliver, under the hook's domain; the rules of a scheduled hook's `path`.
+	//
+	// Examples: /webhooks/orders?shop=42
+	Path *string `json:"path,omitempty"`
+
+	// PostAt An RFC 3339 instant with an offset; a past instant is due at once.
+	//
+	// Examples: 2030-12-01T09:00:00Z
+	PostAt *time.Time `json:"postAt,omitempty"`
+}
+
+// BulkSampleHook defines model for BulkSampleHook.
+type BulkSampleHook struct {
+	Id     openapi_types.UUID `json:"id"`
+	Path   string             `json:"path"`
+	PostAt time.Time          `json:"postAt"`
+
+	// Status - `pending`: waiting for its first delivery, being delivered, or waiting for an async
+	//   answer.
+	// - `retry`: an attempt failed and another is scheduled at `tryAt`.
+	// - `completed`: the receiver answered 2xx (not 202), or acknowledged an async delivery.
+	// - `failed`: the retries ran out (the last attempt failed, was nacked, or its async
+	//   timeout passed).
+	Status HookStatus `json:"status"`
+	Tags   *[]string  `json:"tags,omitempty"`
 }
 
 // Channel defines model for Channel.
