@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -31,11 +32,20 @@ const axeRun = `axe.run(document, {resultTypes: ["violations"]}).then(r => r.vio
   .filter(v => v.impact === "serious" || v.impact === "critical")
   .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(" "))})))`
 
+// checked holds the names of the pages axe-core has checked in this test
+// binary.
+var checked sync.Map
+
 // accessible fails the test on any serious or critical accessibility
 // violation of the page the tab shows (labels, contrast, names of links
-// and buttons, landmarks, ...).
+// and buttons, landmarks, ...). Each page name is checked once a run: the
+// tests visit the same pages many times, and each check is a large script
+// run over the whole page.
 func (tb *tab) accessible(page string) {
 	tb.t.Helper()
+	if _, seen := checked.LoadOrStore(page, true); seen {
+		return
+	}
 	if !strings.Contains(run(tb, "axe loaded", chromedp.Evaluate[string](`typeof axe`)), "object") {
 		run(tb, "load axe-core", chromedp.Evaluate[any](axeSource+";0"))
 	}

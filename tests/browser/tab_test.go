@@ -66,8 +66,10 @@ func openTab(t *testing.T, base string) *tab {
 	// Listen attaches the tab; bounded here, as its context must not be a
 	// timeout's (the tab would close with it).
 	require.NoError(t, within(startTimeout, cancel, func() error { return chromedp.Listen(ctx, tb.record) }), "opening a tab")
-	t.Logf("screenshots: %s", screenshotDir())
 	t.Cleanup(func() {
+		if t.Failed() {
+			tb.saveFailed()
+		}
 		cancel()
 		tb.mu.Lock()
 		defer tb.mu.Unlock()
@@ -214,11 +216,20 @@ func (tb *tab) waitText(sel, want string) {
 	}
 }
 
-// shot saves a full-page screenshot as TEST-NN-PAGE.png.
+// shot checks the page's accessibility and, when SUNDIAL_TEST_SCREENSHOTS
+// is set, saves a full-page screenshot as TEST-NN-PAGE.png. A failed test
+// saves the page it ended on whatever the setting (openTab).
 func (tb *tab) shot(page string) {
 	tb.t.Helper()
 	tb.accessible(page)
-	png := run(tb, "screenshot "+page, chromedp.FullScreenshot(100))
+	if os.Getenv("SUNDIAL_TEST_SCREENSHOTS") != "" {
+		tb.save(page, run(tb, "screenshot "+page, chromedp.FullScreenshot(100)))
+	}
+}
+
+// save writes a screenshot as TEST-NN-PAGE.png in screenshotDir.
+func (tb *tab) save(page string, png []byte) {
+	tb.t.Helper()
 	dir := screenshotDir()
 	require.NoError(tb.t, os.MkdirAll(dir, 0o755))
 	tb.mu.Lock()
@@ -227,6 +238,20 @@ func (tb *tab) shot(page string) {
 	tb.mu.Unlock()
 	name := fmt.Sprintf("%s-%02d-%s.png", strings.NewReplacer("/", "_", " ", "_").Replace(tb.t.Name()), n, page)
 	require.NoError(tb.t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
+	tb.t.Logf("screenshot: %s", filepath.Join(dir, name))
+}
+
+// saveFailed saves the page a failed test ended on, best effort: the tab
+// may be what failed.
+func (tb *tab) saveFailed() {
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Logf("no screenshot of the failed page: %v", err)
+		return
+	}
+	tb.save("failed", png)
 }
 
 // path is the tab's path and query.
