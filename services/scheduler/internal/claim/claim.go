@@ -335,9 +335,10 @@ func (c *Claimer) giveUp(ctx context.Context, r store.ClaimHooksRow) bus.Message
 		ProjectId: r.ProjectID.String(),
 		Attempt:   r.Attempts + 1,
 		LeaseSeq:  r.LeaseSeq,
-		Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
-		Error:     reason,
-		StartedAt: timestamppb.Now(),
+		Outcome:      eventv1.Outcome_OUTCOME_FAILURE,
+		Error:        reason,
+		FailureClass: eventv1.FailureClass_FAILURE_CLASS_LOST,
+		StartedAt:    timestamppb.Now(),
 	}})
 }
 

@@ -40,6 +40,7 @@ type hookFailure struct {
 	domain    string
 	path      string
 	err       string
+	class     eventv1.FailureClass
 	attempts  int32
 	at        time.Time
 }
@@ -53,8 +54,9 @@ func (f hookFailure) alert() *eventv1.Alert {
 		HookId:     f.hookID.String(),
 		Domain:     f.domain,
 		Path:       f.path,
-		Error:      f.err,
-		Attempts:   f.attempts,
+		Error:        f.err,
+		FailureClass: f.class,
+		Attempts:     f.attempts,
 	}
 }
 
