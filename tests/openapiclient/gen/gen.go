@@ -920,16 +920,23 @@ type AlertNotificationVersion int
 // AlertNotificationItem One alert of the group. Hook alerts (`hook.failed`, `endpoint.recovered`) carry
 // `hookId`, `domain`, `path`, `error`, `attempts` and `dashboardUrl`; `endpoint.paused`
 // carries `domain`, `error` (the reason), `attempts` (failures in a row) and
-// `pausedUntil`; quota alerts carry
+// `pausedUntil`; a `hook.failed` also carries `failureClass`, the class of its last
+// failure, and so does an `endpoint.paused` of the project's failure policy (which lasts
+// until resumed); quota alerts carry
 // `thresholdPercent`, `usage`, `quota` and `periodStart`; a `channel.test` only `id` and
 // `occurredAt`.
 type AlertNotificationItem struct {
 	Attempts *int `json:"attempts,omitempty"`
 
 	// DashboardUrl The hook's page in the dashboard.
-	DashboardUrl *string             `json:"dashboardUrl,omitempty"`
-	Domain       *string             `json:"domain,omitempty"`
-	Error        *string             `json:"error,omitempty"`
+	DashboardUrl *string `json:"dashboardUrl,omitempty"`
+	Domain       *string `json:"domain,omitempty"`
+	Error        *string `json:"error,omitempty"`
+
+	// FailureClass For `hook.failed`, the class of the last attempt's failure; for `endpoint.paused`, the
+	// class whose failure policy paused the endpoint (absent for the circuit breaker's and
+	// Retry-After's pauses).
+	FailureClass *FailureClass       `json:"failureClass,omitempty"`
 	HookId       *openapi_types.UUID `json:"hookId,omitempty"`
 
 	// Id The alert's deterministic id.

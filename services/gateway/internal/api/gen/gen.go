@@ -830,16 +830,29 @@ type AlertNotificationVersion int
 // AlertNotificationItem One alert of the group. Hook alerts (`hook.failed`, `endpoint.recovered`) carry
 // `hookId`, `domain`, `path`, `error`, `attempts` and `dashboardUrl`; `endpoint.paused`
 // carries `domain`, `error` (the reason), `attempts` (failures in a row) and
-// `pausedUntil`; quota alerts carry
+// `pausedUntil`; a `hook.failed` also carries `failureClass`, the class of its last
+// failure, and so does an `endpoint.paused` of the project's failure policy (which lasts
+// until resumed); quota alerts carry
 // `thresholdPercent`, `usage`, `quota` and `periodStart`; a `channel.test` only `id` and
 // `occurredAt`.
 type AlertNotificationItem struct {
 	Attempts *int `json:"attempts,omitempty"`
 
 	// DashboardUrl The hook's page in the dashboard.
-	DashboardUrl *string             `json:"dashboardUrl,omitempty"`
-	Domain       *string             `json:"domain,omitempty"`
-	Error        *string             `json:"error,omitempty"`
+	DashboardUrl *string `json:"dashboardUrl,omitempty"`
+	Domain       *string `json:"domain,omitempty"`
+	Error        *string `json:"error,omitempty"`
+
+	// FailureClass What kind of failure a failed attempt was (on a hook: its last failed attempt's); absent
+	// for a success, a 202 still waiting, and attempts recorded before Sundial classified them.
+	// `dns` (the name did not resolve), `connect` (no connection, or refused, reset or closed
+	// without an answer), `tls` (the handshake failed), `timeout` (no answer in time),
+	// `redirect` (a 3xx answer), `4xx` (a 4xx other than 410, 413 and 429), `410`, `429`, `5xx`,
+	// `too_large` (a 413, or answer headers over 64 KiB), `listener` (the project's listener
+	// nacked or did not answer), `nack` and `async_timeout` (after a 202), `refused` (nothing
+	// was sent: a destination not allowed, or no signing key), `lost` (no result came: every
+	// lease of the attempt expired). The project's `failurePolicy` picks what each does.
+	FailureClass *FailureClass       `json:"failureClass,omitempty"`
 	HookId       *openapi_types.UUID `json:"hookId,omitempty"`
 
 	// Id The alert's deterministic id.
