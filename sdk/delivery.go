@@ -120,6 +120,10 @@ type AlertNotificationItem struct {
 	Quota            int64     `json:"quota,omitempty"`
 	PeriodStart      time.Time `json:"periodStart,omitzero"`
 	PausedUntil      time.Time `json:"pausedUntil,omitzero"`
+	// FailureClass is a hook.failed alert's last failure class, or the
+	// class whose failure policy paused an endpoint.paused alert's
+	// endpoint ("410", "5xx", ...).
+	FailureClass string `json:"failureClass,omitempty"`
 }
 
 // ParseAlert reads, checks and decodes what a custom webhook channel

@@ -11,7 +11,8 @@ type Endpoint struct {
 	Domain string `json:"domain"`
 	// State is "active" or "paused".
 	State string `json:"state"`
-	// Cause is "failures" or "retry_after" for a paused endpoint.
+	// Cause is "failures", "retry_after" or "failure_policy" (until
+	// resumed) for a paused endpoint.
 	Cause               string    `json:"cause,omitempty"`
 	Reason              string    `json:"reason,omitempty"`
 	PausedAt            time.Time `json:"pausedAt,omitzero"`

@@ -46,6 +46,10 @@ type Hook struct {
 	UpdatedAt           time.Time `json:"updatedAt"`
 	// FailureError is the last failed attempt's error, in words.
 	FailureError string `json:"failureError,omitempty"`
+	// FailureClass is the last failed attempt's class: "dns", "connect",
+	// "tls", "timeout", "redirect", "4xx", "410", "429", "5xx",
+	// "too_large", "listener", "nack", "async_timeout", "refused" or "lost".
+	FailureClass string `json:"failureClass,omitempty"`
 	// TryAt is when the next attempt is due (status retry), else when the
 	// last attempt was made; zero before the first.
 	TryAt         time.Time         `json:"tryAt,omitzero"`
@@ -224,9 +228,11 @@ type HookAttempt struct {
 	StartedAt       time.Time `json:"startedAt"`
 	DurationSeconds float64   `json:"durationSeconds"`
 	// Outcome is "success", "failure" or "async".
-	Outcome         string            `json:"outcome"`
-	StatusCode      int               `json:"statusCode,omitempty"`
-	Error           string            `json:"error,omitempty"`
+	Outcome    string `json:"outcome"`
+	StatusCode int    `json:"statusCode,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// FailureClass is a failed attempt's class (see Hook.FailureClass).
+	FailureClass    string            `json:"failureClass,omitempty"`
 	ResponseExcerpt string            `json:"responseExcerpt,omitempty"`
 	Async           *HookAttemptAsync `json:"async,omitempty"`
 	// AckBody is what the receiver POSTed to the ack or nack URL.

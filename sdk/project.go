@@ -37,9 +37,12 @@ type Project struct {
 	// RetentionDays is how many days completed and failed hooks are kept
 	// after they finished (then deleted with their attempts); at most
 	// Quota.MaxRetentionDays.
-	RetentionDays int       `json:"retentionDays"`
-	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	RetentionDays int `json:"retentionDays"`
+	// FailurePolicy is the action of every failure class (see
+	// Hook.FailureClass): "retry" (the default), "fail" or "pause".
+	FailurePolicy map[string]string `json:"failurePolicy"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	UpdatedAt     time.Time         `json:"updatedAt"`
 }
 
 // ProjectRetryPolicy is a project's default retry settings (the API's
@@ -86,6 +89,11 @@ type ProjectPatch struct {
 	MaxConcurrency Nullable[int] `json:"maxConcurrency,omitzero"`
 	// RetentionDays is 1 to the plan's Quota.MaxRetentionDays.
 	RetentionDays *int `json:"retentionDays,omitempty"`
+	// FailurePolicy changes the action of the failure classes it names:
+	// "retry" (the default), "fail" (the hook fails at once) or "pause"
+	// (it fails at once and its endpoint pauses until resumed); the
+	// classes it leaves out keep theirs.
+	FailurePolicy map[string]string `json:"failurePolicy,omitempty"`
 }
 
 // ProjectRetryPolicyPatch changes some of the project's retry settings.

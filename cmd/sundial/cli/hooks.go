@@ -300,7 +300,7 @@ func printAttempts(w io.Writer, attempts []sundial.HookAttempt) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ATTEMPT\tSTARTED\tDURATION\tOUTCOME\tSTATUS\tERROR")
+	fmt.Fprintln(tw, "ATTEMPT\tSTARTED\tDURATION\tOUTCOME\tSTATUS\tCLASS\tERROR")
 	for _, a := range attempts {
 		status, outcome := "", a.Outcome
 		if a.StatusCode != 0 {
@@ -309,8 +309,8 @@ func printAttempts(w io.Writer, attempts []sundial.HookAttempt) {
 		if a.Async != nil {
 			outcome += " (" + a.Async.State + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Attempt, a.StartedAt.Format(time.RFC3339),
-			time.Duration(a.DurationSeconds*float64(time.Second)).Round(time.Millisecond), outcome, status, a.Error)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Attempt, a.StartedAt.Format(time.RFC3339),
+			time.Duration(a.DurationSeconds*float64(time.Second)).Round(time.Millisecond), outcome, status, a.FailureClass, a.Error)
 	}
 	_ = tw.Flush()
 }
@@ -333,6 +333,7 @@ func printHook(w io.Writer, h sundial.Hook) {
 		row("Try at", h.TryAt.Format(time.RFC3339))
 	}
 	row("Failure", h.FailureError)
+	row("Failure class", h.FailureClass)
 	row("Created", h.CreatedAt.Format(time.RFC3339))
 	row("Data", string(h.Data))
 	_ = tw.Flush()

@@ -20,12 +20,13 @@ func TestGetShowsTheAttempts(t *testing.T) {
 	mux.HandleFunc("GET /v1/hooks/"+id, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"data": {"id": "` + id + `", "status": "retry", "domain": "shop.example", "path": "/paid",
-			"postAt": "2030-01-02T09:00:00Z", "attempts": 2, "createdAt": "2030-01-01T09:00:00Z", "data": {}}}`))
+			"postAt": "2030-01-02T09:00:00Z", "attempts": 2, "createdAt": "2030-01-01T09:00:00Z", "data": {},
+			"failureError": "timeout after 10s", "failureClass": "timeout"}}`))
 	})
 	mux.HandleFunc("GET /v1/hooks/"+id+"/attempts", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"data": [
-			{"attempt": 1, "startedAt": "2030-01-02T09:00:00Z", "durationSeconds": 10, "outcome": "failure", "error": "timeout after 10s"},
+			{"attempt": 1, "startedAt": "2030-01-02T09:00:00Z", "durationSeconds": 10, "outcome": "failure", "error": "timeout after 10s", "failureClass": "timeout"},
 			{"attempt": 2, "startedAt": "2030-01-02T09:00:40Z", "durationSeconds": 0.0123, "outcome": "async", "statusCode": 202,
 			 "async": {"state": "waiting", "deadline": "2030-01-02T10:00:40Z"},
 			 "requestHeaders": {"User-Agent": ["Sundial/1.0"], "Authorization": ["[redacted]"]},
@@ -39,8 +40,9 @@ func TestGetShowsTheAttempts(t *testing.T) {
 	res := r.run(context.Background(), "hooks", "get", id)
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.Contains(t, res.stdout, "https://shop.example/paid")
-	require.Regexp(t, `ATTEMPT\s+STARTED\s+DURATION\s+OUTCOME\s+STATUS\s+ERROR`, res.stdout)
-	require.Regexp(t, `1\s+2030-01-02T09:00:00Z\s+10s\s+failure\s+timeout after 10s`, res.stdout)
+	require.Regexp(t, `Failure class:\s+timeout\n`, res.stdout)
+	require.Regexp(t, `ATTEMPT\s+STARTED\s+DURATION\s+OUTCOME\s+STATUS\s+CLASS\s+ERROR`, res.stdout)
+	require.Regexp(t, `1\s+2030-01-02T09:00:00Z\s+10s\s+failure\s+timeout\s+timeout after 10s`, res.stdout)
 	require.Regexp(t, `2\s+2030-01-02T09:00:40Z\s+12ms\s+async \(waiting\)\s+202`, res.stdout)
 	require.NotContains(t, res.stdout, "headers", "headers only with --headers")
 

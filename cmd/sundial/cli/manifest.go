@@ -21,10 +21,13 @@ import (
 type manifest struct {
 	// Project is the id of the project the file describes: a key of
 	// another project is refused.
-	Project   string             `toml:"project"`
-	Domain    *string            `toml:"domain"`
-	Retry     *manifestRetry     `toml:"retry"`
-	Sequences []manifestSequence `toml:"sequences"`
+	Project string         `toml:"project"`
+	Domain  *string        `toml:"domain"`
+	Retry   *manifestRetry `toml:"retry"`
+	// FailurePolicy maps failure classes to their actions; a class left
+	// out keeps its live action.
+	FailurePolicy map[string]string  `toml:"failure_policy"`
+	Sequences     []manifestSequence `toml:"sequences"`
 }
 
 // manifestRetry is the project's retry policy.
@@ -92,7 +95,7 @@ const anyKey = "*"
 var (
 	freeForm       = shape{anyKey: nil}
 	retryShape     = shape{"min_retries": nil, "delay_secs": nil, "strategy": nil, "backoff_factor": nil, "max_delay_secs": nil, "jitter": nil}
-	manifestShape  = shape{"project": nil, "domain": nil, "retry": retryShape, "sequences": sequenceShape}
+	manifestShape  = shape{"project": nil, "domain": nil, "retry": retryShape, "failure_policy": {anyKey: nil}, "sequences": sequenceShape}
 	sequenceShape  = shape{"name": nil, "start_at": nil, "end_at": nil, "catch_up": nil, "overlap": nil, "schedule": scheduleShape, "steps": {anyKey: stepShape}}
 	scheduleShape  = shape{"every": nil, "frequency": nil, "timezone": nil, "time": {"hour": nil, "minute": nil}, "days_of_week": nil, "days_of_month": nil}
 	stepShape      = shape{"path": nil, "data": freeForm, "depends_on": nil, "retry_override": retryShape}

@@ -297,3 +297,31 @@ func TestTOMLValues(t *testing.T) {
 		require.Equal(t, want, tomlValue(v))
 	}
 }
+
+// TestManifestFailurePolicy: [failure_policy] names the classes whose
+// action it sets; a class left out keeps its live action, pull writes the
+// classes that are not retried, and a change patches the file's classes.
+func TestManifestFailurePolicy(t *testing.T) {
+	t.Parallel()
+	m, err := parseManifest(`project = "p"
+
+[failure_policy]
+"410" = "pause"
+4xx = "fail"
+`)
+	require.NoError(t, err)
+	live := sundial.Project{ID: "p", FailurePolicy: map[string]string{"410": "retry", "4xx": "fail", "5xx": "fail"}}
+	p := buildPlan(m, live, nil)
+	require.Len(t, p.Changes, 1)
+	require.Equal(t, []fieldChange{{Field: "failure_policy.410", Live: `"retry"`, File: `"pause"`}}, p.Changes[0].Fields,
+		"5xx is left out: it keeps its action")
+	require.Equal(t, map[string]string{"410": "pause", "4xx": "fail"}, p.Changes[0].patch.FailurePolicy)
+
+	live.FailurePolicy["410"] = "pause"
+	require.Empty(t, buildPlan(m, live, nil).Changes)
+	text := string(liveManifest(live, nil).encode(""))
+	require.Contains(t, text, "\n[failure_policy]\n\"410\" = \"pause\"\n\"4xx\" = \"fail\"\n\"5xx\" = \"fail\"\n")
+	pulled, err := parseManifest(text)
+	require.NoError(t, err, text)
+	require.Empty(t, buildPlan(pulled, live, nil).Changes)
+}

@@ -17,13 +17,22 @@ import (
 
 // liveManifest is the live state as a file: what `config pull` writes. It
 // has no secret: the project's authorization header and keys are not in
-// the API's answers, and nothing else of the project is written.
+// the API's answers, and nothing else of the project is written. Of the
+// failure policy, the classes that are not retried (the default).
 func liveManifest(p sundial.Project, seqs []sundial.Sequence) manifest {
 	r := p.RetryPolicy
 	m := manifest{
 		Project: p.ID, Domain: &p.Domain,
 		Retry: &manifestRetry{MinRetries: &r.MinRetries, DelaySecs: &r.DelaySecs, Strategy: &r.Strategy,
 			BackoffFactor: &r.BackoffFactor, MaxDelaySecs: &r.MaxDelaySecs, Jitter: &r.Jitter},
+	}
+	for class, action := range p.FailurePolicy {
+		if action != "retry" {
+			if m.FailurePolicy == nil {
+				m.FailurePolicy = map[string]string{}
+			}
+			m.FailurePolicy[class] = action
+		}
 	}
 	for _, seq := range seqs {
 		m.Sequences = append(m.Sequences, liveSequence(seq))
@@ -122,6 +131,13 @@ func (m manifest) encode(header string) []byte {
 		optional(kv, "backoff_factor", r.BackoffFactor)
 		optional(kv, "max_delay_secs", r.MaxDelaySecs)
 		optional(kv, "jitter", r.Jitter)
+	}
+	if len(m.FailurePolicy) > 0 {
+		b.WriteString("\n[failure_policy]\n")
+		for _, class := range slices.Sorted(maps.Keys(m.FailurePolicy)) {
+			// Quoted: a class may be all digits ("410").
+			kv(strconv.Quote(class), m.FailurePolicy[class])
+		}
 	}
 	for _, s := range m.Sequences {
 		b.WriteString("\n[[sequences]]\n")

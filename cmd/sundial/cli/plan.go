@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	sundial "github.com/sundial-run/sundial/sdk"
 )
@@ -96,8 +97,8 @@ func buildPlan(m manifest, project sundial.Project, live []sundial.Sequence) pla
 	return p
 }
 
-// projectChange is the change of the project's domain and retry policy,
-// the fields the file sets only.
+// projectChange is the change of the project's domain, retry policy and
+// failure policy, the fields the file sets only.
 func projectChange(m manifest, project sundial.Project) (change, bool) {
 	live, file := map[string]string{}, map[string]string{}
 	set := func(k string, lv any, fv any) {
@@ -115,20 +116,29 @@ func projectChange(m manifest, project sundial.Project) (change, bool) {
 		setOpt(set, "retry.max_delay_secs", lr.MaxDelaySecs, r.MaxDelaySecs)
 		setOpt(set, "retry.jitter", lr.Jitter, r.Jitter)
 	}
+	for class, action := range m.FailurePolicy {
+		set(failurePolicyKey+class, project.FailurePolicy[class], action)
+	}
 	fields := diffFields(live, file)
 	if len(fields) == 0 {
 		return change{}, false
 	}
 	c := change{Op: opUpdate, Kind: "project", Name: project.Name, Fields: fields}
 	for _, f := range fields {
-		if f.Field == "domain" {
+		switch {
+		case f.Field == "domain":
 			c.patch.Domain = m.Domain
-		} else {
+		case strings.HasPrefix(f.Field, failurePolicyKey):
+			c.patch.FailurePolicy = m.FailurePolicy
+		default:
 			c.patch.RetryPolicy = m.Retry.patch()
 		}
 	}
 	return c, true
 }
+
+// failurePolicyKey is the prefix of a failure class's key in the file.
+const failurePolicyKey = "failure_policy."
 
 func setOpt[T any](set func(string, any, any), k string, live T, file *T) {
 	if file != nil {

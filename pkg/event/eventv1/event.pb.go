@@ -92,6 +92,122 @@ func (Outcome) EnumDescriptor() ([]byte, []int) {
 	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{0}
 }
 
+// FailureClass is what kind of failure a failed attempt was
+// (docs/choices.md, "Failure classes"): one per failed attempt, decided
+// where the failure is known (the dispatcher for a delivery, the scheduler
+// for an async answer and a lost attempt). The API, the dashboard, the
+// metrics and the alerts name it by the words of pkg/failclass; a
+// project's failure policy picks an action per class.
+type FailureClass int32
+
+const (
+	// Not a failure, or a result of a release that did not classify.
+	FailureClass_FAILURE_CLASS_UNSPECIFIED FailureClass = 0
+	// "dns": the domain's name did not resolve.
+	FailureClass_FAILURE_CLASS_DNS FailureClass = 1
+	// "connect": no connection, or one refused, reset or closed without an
+	// answer.
+	FailureClass_FAILURE_CLASS_CONNECT FailureClass = 2
+	// "tls": the TLS handshake failed (certificate, protocol).
+	FailureClass_FAILURE_CLASS_TLS FailureClass = 3
+	// "timeout": no answer within the delivery timeout.
+	FailureClass_FAILURE_CLASS_TIMEOUT FailureClass = 4
+	// "redirect": a 3xx answer (redirects are never followed).
+	FailureClass_FAILURE_CLASS_REDIRECT FailureClass = 5
+	// "4xx": a 4xx answer other than 410, 413 and 429.
+	FailureClass_FAILURE_CLASS_CLIENT_ERROR FailureClass = 6
+	// "410": the receiver says the endpoint is gone.
+	FailureClass_FAILURE_CLASS_GONE FailureClass = 7
+	// "429": the receiver asks Sundial to slow down.
+	FailureClass_FAILURE_CLASS_RATE_LIMITED FailureClass = 8
+	// "5xx": a 5xx answer.
+	FailureClass_FAILURE_CLASS_SERVER_ERROR FailureClass = 9
+	// "too_large": the answer's headers went over their bound, or a 413
+	// (the request was too large for the receiver).
+	FailureClass_FAILURE_CLASS_TOO_LARGE FailureClass = 10
+	// "listener": the project's listener nacked the delivery or did not
+	// answer in time.
+	FailureClass_FAILURE_CLASS_LISTENER FailureClass = 11
+	// "nack": the receiver answered 202, then nacked.
+	FailureClass_FAILURE_CLASS_NACK FailureClass = 12
+	// "async_timeout": the receiver answered 202, then neither acked nor
+	// nacked in time.
+	FailureClass_FAILURE_CLASS_ASYNC_TIMEOUT FailureClass = 13
+	// "refused": nothing was sent: the destination is not allowed (a
+	// private address, an invalid URL) or the project has no signing key.
+	FailureClass_FAILURE_CLASS_REFUSED FailureClass = 14
+	// "lost": no result came for the attempt: every lease of it expired
+	// (a dispatcher crashed or stopped).
+	FailureClass_FAILURE_CLASS_LOST FailureClass = 15
+)
+
+// Enum value maps for FailureClass.
+var (
+	FailureClass_name = map[int32]string{
+		0:  "FAILURE_CLASS_UNSPECIFIED",
+		1:  "FAILURE_CLASS_DNS",
+		2:  "FAILURE_CLASS_CONNECT",
+		3:  "FAILURE_CLASS_TLS",
+		4:  "FAILURE_CLASS_TIMEOUT",
+		5:  "FAILURE_CLASS_REDIRECT",
+		6:  "FAILURE_CLASS_CLIENT_ERROR",
+		7:  "FAILURE_CLASS_GONE",
+		8:  "FAILURE_CLASS_RATE_LIMITED",
+		9:  "FAILURE_CLASS_SERVER_ERROR",
+		10: "FAILURE_CLASS_TOO_LARGE",
+		11: "FAILURE_CLASS_LISTENER",
+		12: "FAILURE_CLASS_NACK",
+		13: "FAILURE_CLASS_ASYNC_TIMEOUT",
+		14: "FAILURE_CLASS_REFUSED",
+		15: "FAILURE_CLASS_LOST",
+	}
+	FailureClass_value = map[string]int32{
+		"FAILURE_CLASS_UNSPECIFIED":   0,
+		"FAILURE_CLASS_DNS":           1,
+		"FAILURE_CLASS_CONNECT":       2,
+		"FAILURE_CLASS_TLS":           3,
+		"FAILURE_CLASS_TIMEOUT":       4,
+		"FAILURE_CLASS_REDIRECT":      5,
+		"FAILURE_CLASS_CLIENT_ERROR":  6,
+		"FAILURE_CLASS_GONE":          7,
+		"FAILURE_CLASS_RATE_LIMITED":  8,
+		"FAILURE_CLASS_SERVER_ERROR":  9,
+		"FAILURE_CLASS_TOO_LARGE":     10,
+		"FAILURE_CLASS_LISTENER":      11,
+		"FAILURE_CLASS_NACK":          12,
+		"FAILURE_CLASS_ASYNC_TIMEOUT": 13,
+		"FAILURE_CLASS_REFUSED":       14,
+		"FAILURE_CLASS_LOST":          15,
+	}
+)
+
+func (x FailureClass) Enum() *FailureClass {
+	p := new(FailureClass)
+	*p = x
+	return p
+}
+
+func (x FailureClass) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FailureClass) Descriptor() protoreflect.EnumDescriptor {
+	return file_sundial_event_v1_event_proto_enumTypes[1].Descriptor()
+}
+
+func (FailureClass) Type() protoreflect.EnumType {
+	return &file_sundial_event_v1_event_proto_enumTypes[1]
+}
+
+func (x FailureClass) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FailureClass.Descriptor instead.
+func (FailureClass) EnumDescriptor() ([]byte, []int) {
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{1}
+}
+
 // Kind of an alert.
 type AlertKind int32
 
@@ -143,11 +259,11 @@ func (x AlertKind) String() string {
 }
 
 func (AlertKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_sundial_event_v1_event_proto_enumTypes[1].Descriptor()
+	return file_sundial_event_v1_event_proto_enumTypes[2].Descriptor()
 }
 
 func (AlertKind) Type() protoreflect.EnumType {
-	return &file_sundial_event_v1_event_proto_enumTypes[1]
+	return &file_sundial_event_v1_event_proto_enumTypes[2]
 }
 
 func (x AlertKind) Number() protoreflect.EnumNumber {
@@ -156,7 +272,7 @@ func (x AlertKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AlertKind.Descriptor instead.
 func (AlertKind) EnumDescriptor() ([]byte, []int) {
-	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{1}
+	return file_sundial_event_v1_event_proto_rawDescGZIP(), []int{2}
 }
 
 // DueHook asks a dispatcher to deliver one attempt of a hook: an element of
@@ -433,8 +549,10 @@ type AttemptResult struct {
 	// none came (a timeout, a connection error, a listener's answer).
 	RequestHeaders  *Headers `protobuf:"bytes,15,opt,name=request_headers,json=requestHeaders,proto3" json:"request_headers,omitempty"`
 	ResponseHeaders *Headers `protobuf:"bytes,16,opt,name=response_headers,json=responseHeaders,proto3" json:"response_headers,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// For OUTCOME_FAILURE: what kind of failure it was.
+	FailureClass  FailureClass `protobuf:"varint,17,opt,name=failure_class,json=failureClass,proto3,enum=sundial.event.v1.FailureClass" json:"failure_class,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AttemptResult) Reset() {
@@ -577,6 +695,13 @@ func (x *AttemptResult) GetResponseHeaders() *Headers {
 		return x.ResponseHeaders
 	}
 	return nil
+}
+
+func (x *AttemptResult) GetFailureClass() FailureClass {
+	if x != nil {
+		return x.FailureClass
+	}
+	return FailureClass_FAILURE_CLASS_UNSPECIFIED
 }
 
 // Headers are one side of a delivery's header fields, as an attempt
@@ -767,7 +892,9 @@ type Alert struct {
 	ChannelId string `protobuf:"bytes,14,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
 	// For ALERT_KIND_ENDPOINT_PAUSED: until when the endpoint is paused (the
 	// first probe), as decided when the pause began.
-	PausedUntil   *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=paused_until,json=pausedUntil,proto3" json:"paused_until,omitempty"`
+	PausedUntil *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=paused_until,json=pausedUntil,proto3" json:"paused_until,omitempty"`
+	// For ALERT_KIND_HOOK_FAILED: the class of the last attempt's failure.
+	FailureClass  FailureClass `protobuf:"varint,21,opt,name=failure_class,json=failureClass,proto3,enum=sundial.event.v1.FailureClass" json:"failure_class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -907,6 +1034,13 @@ func (x *Alert) GetPausedUntil() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Alert) GetFailureClass() FailureClass {
+	if x != nil {
+		return x.FailureClass
+	}
+	return FailureClass_FAILURE_CLASS_UNSPECIFIED
+}
+
 var File_sundial_event_v1_event_proto protoreflect.FileDescriptor
 
 const file_sundial_event_v1_event_proto_rawDesc = "" +
@@ -933,7 +1067,7 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\blistener\x18\x0e \x01(\bR\blistener\x12-\n" +
 	"\x04hold\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x04hold\";\n" +
 	"\bDueHooks\x12/\n" +
-	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\xd2\x06\n" +
+	"\x05hooks\x18\x01 \x03(\v2\x19.sundial.event.v1.DueHookR\x05hooks\"\x97\a\n" +
 	"\rAttemptResult\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1d\n" +
 	"\n" +
@@ -955,7 +1089,8 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\vretry_after\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12B\n" +
 	"\x0frequest_headers\x18\x0f \x01(\v2\x19.sundial.event.v1.HeadersR\x0erequestHeaders\x12D\n" +
-	"\x10response_headers\x18\x10 \x01(\v2\x19.sundial.event.v1.HeadersR\x0fresponseHeaders\x1a?\n" +
+	"\x10response_headers\x18\x10 \x01(\v2\x19.sundial.event.v1.HeadersR\x0fresponseHeaders\x12C\n" +
+	"\rfailure_class\x18\x11 \x01(\x0e2\x1e.sundial.event.v1.FailureClassR\ffailureClass\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
@@ -966,7 +1101,7 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\tR\x06values\"K\n" +
 	"\x0eAttemptResults\x129\n" +
-	"\aresults\x18\x01 \x03(\v2\x1f.sundial.event.v1.AttemptResultR\aresults\"\x9c\x04\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.sundial.event.v1.AttemptResultR\aresults\"\xe1\x04\n" +
 	"\x05Alert\x12\x19\n" +
 	"\balert_id\x18\x01 \x01(\tR\aalertId\x12/\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1b.sundial.event.v1.AlertKindR\x04kind\x12\x1d\n" +
@@ -986,13 +1121,32 @@ const file_sundial_event_v1_event_proto_rawDesc = "" +
 	"\x06domain\x18\r \x01(\tR\x06domain\x12\x1d\n" +
 	"\n" +
 	"channel_id\x18\x0e \x01(\tR\tchannelId\x12=\n" +
-	"\fpaused_until\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\vpausedUntil*u\n" +
+	"\fpaused_until\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\vpausedUntil\x12C\n" +
+	"\rfailure_class\x18\x15 \x01(\x0e2\x1e.sundial.event.v1.FailureClassR\ffailureClass*u\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fOUTCOME_SUCCESS\x10\x01\x12\x13\n" +
 	"\x0fOUTCOME_FAILURE\x10\x02\x12\x11\n" +
 	"\rOUTCOME_ASYNC\x10\x03\x12\x14\n" +
-	"\x10OUTCOME_DEFERRED\x10\x04*\xc3\x01\n" +
+	"\x10OUTCOME_DEFERRED\x10\x04*\xca\x03\n" +
+	"\fFailureClass\x12\x1d\n" +
+	"\x19FAILURE_CLASS_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11FAILURE_CLASS_DNS\x10\x01\x12\x19\n" +
+	"\x15FAILURE_CLASS_CONNECT\x10\x02\x12\x15\n" +
+	"\x11FAILURE_CLASS_TLS\x10\x03\x12\x19\n" +
+	"\x15FAILURE_CLASS_TIMEOUT\x10\x04\x12\x1a\n" +
+	"\x16FAILURE_CLASS_REDIRECT\x10\x05\x12\x1e\n" +
+	"\x1aFAILURE_CLASS_CLIENT_ERROR\x10\x06\x12\x16\n" +
+	"\x12FAILURE_CLASS_GONE\x10\a\x12\x1e\n" +
+	"\x1aFAILURE_CLASS_RATE_LIMITED\x10\b\x12\x1e\n" +
+	"\x1aFAILURE_CLASS_SERVER_ERROR\x10\t\x12\x1b\n" +
+	"\x17FAILURE_CLASS_TOO_LARGE\x10\n" +
+	"\x12\x1a\n" +
+	"\x16FAILURE_CLASS_LISTENER\x10\v\x12\x16\n" +
+	"\x12FAILURE_CLASS_NACK\x10\f\x12\x1f\n" +
+	"\x1bFAILURE_CLASS_ASYNC_TIMEOUT\x10\r\x12\x19\n" +
+	"\x15FAILURE_CLASS_REFUSED\x10\x0e\x12\x16\n" +
+	"\x12FAILURE_CLASS_LOST\x10\x0f*\xc3\x01\n" +
 	"\tAlertKind\x12\x1a\n" +
 	"\x16ALERT_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ALERT_KIND_HOOK_FAILED\x10\x01\x12!\n" +
@@ -1013,49 +1167,52 @@ func file_sundial_event_v1_event_proto_rawDescGZIP() []byte {
 	return file_sundial_event_v1_event_proto_rawDescData
 }
 
-var file_sundial_event_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_sundial_event_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_sundial_event_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_sundial_event_v1_event_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: sundial.event.v1.Outcome
-	(AlertKind)(0),                // 1: sundial.event.v1.AlertKind
-	(*DueHook)(nil),               // 2: sundial.event.v1.DueHook
-	(*DueHooks)(nil),              // 3: sundial.event.v1.DueHooks
-	(*AttemptResult)(nil),         // 4: sundial.event.v1.AttemptResult
-	(*Headers)(nil),               // 5: sundial.event.v1.Headers
-	(*HeaderField)(nil),           // 6: sundial.event.v1.HeaderField
-	(*AttemptResults)(nil),        // 7: sundial.event.v1.AttemptResults
-	(*Alert)(nil),                 // 8: sundial.event.v1.Alert
-	nil,                           // 9: sundial.event.v1.AttemptResult.TraceContextEntry
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 11: google.protobuf.Duration
+	(FailureClass)(0),             // 1: sundial.event.v1.FailureClass
+	(AlertKind)(0),                // 2: sundial.event.v1.AlertKind
+	(*DueHook)(nil),               // 3: sundial.event.v1.DueHook
+	(*DueHooks)(nil),              // 4: sundial.event.v1.DueHooks
+	(*AttemptResult)(nil),         // 5: sundial.event.v1.AttemptResult
+	(*Headers)(nil),               // 6: sundial.event.v1.Headers
+	(*HeaderField)(nil),           // 7: sundial.event.v1.HeaderField
+	(*AttemptResults)(nil),        // 8: sundial.event.v1.AttemptResults
+	(*Alert)(nil),                 // 9: sundial.event.v1.Alert
+	nil,                           // 10: sundial.event.v1.AttemptResult.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
 }
 var file_sundial_event_v1_event_proto_depIdxs = []int32{
-	10, // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
-	10, // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
-	10, // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
-	10, // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
-	11, // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
-	11, // 5: sundial.event.v1.DueHook.hold:type_name -> google.protobuf.Duration
-	2,  // 6: sundial.event.v1.DueHooks.hooks:type_name -> sundial.event.v1.DueHook
+	11, // 0: sundial.event.v1.DueHook.lease_expires_at:type_name -> google.protobuf.Timestamp
+	11, // 1: sundial.event.v1.DueHook.post_at:type_name -> google.protobuf.Timestamp
+	11, // 2: sundial.event.v1.DueHook.created_at:type_name -> google.protobuf.Timestamp
+	11, // 3: sundial.event.v1.DueHook.updated_at:type_name -> google.protobuf.Timestamp
+	12, // 4: sundial.event.v1.DueHook.lease_duration:type_name -> google.protobuf.Duration
+	12, // 5: sundial.event.v1.DueHook.hold:type_name -> google.protobuf.Duration
+	3,  // 6: sundial.event.v1.DueHooks.hooks:type_name -> sundial.event.v1.DueHook
 	0,  // 7: sundial.event.v1.AttemptResult.outcome:type_name -> sundial.event.v1.Outcome
-	10, // 8: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
-	11, // 9: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
-	9,  // 10: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
-	11, // 11: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
-	11, // 12: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
-	5,  // 13: sundial.event.v1.AttemptResult.request_headers:type_name -> sundial.event.v1.Headers
-	5,  // 14: sundial.event.v1.AttemptResult.response_headers:type_name -> sundial.event.v1.Headers
-	6,  // 15: sundial.event.v1.Headers.fields:type_name -> sundial.event.v1.HeaderField
-	4,  // 16: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
-	1,  // 17: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
-	10, // 18: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
-	10, // 19: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
-	10, // 20: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	11, // 8: sundial.event.v1.AttemptResult.started_at:type_name -> google.protobuf.Timestamp
+	12, // 9: sundial.event.v1.AttemptResult.duration:type_name -> google.protobuf.Duration
+	10, // 10: sundial.event.v1.AttemptResult.trace_context:type_name -> sundial.event.v1.AttemptResult.TraceContextEntry
+	12, // 11: sundial.event.v1.AttemptResult.defer_for:type_name -> google.protobuf.Duration
+	12, // 12: sundial.event.v1.AttemptResult.retry_after:type_name -> google.protobuf.Duration
+	6,  // 13: sundial.event.v1.AttemptResult.request_headers:type_name -> sundial.event.v1.Headers
+	6,  // 14: sundial.event.v1.AttemptResult.response_headers:type_name -> sundial.event.v1.Headers
+	1,  // 15: sundial.event.v1.AttemptResult.failure_class:type_name -> sundial.event.v1.FailureClass
+	7,  // 16: sundial.event.v1.Headers.fields:type_name -> sundial.event.v1.HeaderField
+	5,  // 17: sundial.event.v1.AttemptResults.results:type_name -> sundial.event.v1.AttemptResult
+	2,  // 18: sundial.event.v1.Alert.kind:type_name -> sundial.event.v1.AlertKind
+	11, // 19: sundial.event.v1.Alert.occurred_at:type_name -> google.protobuf.Timestamp
+	11, // 20: sundial.event.v1.Alert.period_start:type_name -> google.protobuf.Timestamp
+	11, // 21: sundial.event.v1.Alert.paused_until:type_name -> google.protobuf.Timestamp
+	1,  // 22: sundial.event.v1.Alert.failure_class:type_name -> sundial.event.v1.FailureClass
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_sundial_event_v1_event_proto_init() }
@@ -1068,7 +1225,7 @@ func file_sundial_event_v1_event_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sundial_event_v1_event_proto_rawDesc), len(file_sundial_event_v1_event_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,

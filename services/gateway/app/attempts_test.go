@@ -67,3 +67,47 @@ func TestAttemptsShowTheirHeaders(t *testing.T) {
 	require.NotNil(t, recorded.ResponseHeadersOmitted)
 	require.Equal(t, 4, *recorded.ResponseHeadersOmitted)
 }
+
+// TestAttemptsAndHooksShowTheFailureClass: a failed attempt answers its
+// class, and its hook the class of its last failure; a success answers
+// none.
+func TestAttemptsAndHooksShowTheFailureClass(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.post(`{"path":"/x","data":{},"postIn":"1h"}`).hook(t)
+	id := uuid.MustParse(h.ID)
+	status, errText, class := int32(410), "HTTP 410", "410"
+	require.NoError(t, b.tq.InsertFailedAttemptForTest(b.ctx, storetest.InsertFailedAttemptForTestParams{
+		HookID: id, StatusCode: &status, Error: &errText, FailureClass: &class,
+	}))
+	require.NoError(t, b.tq.InsertAttemptWithHeadersForTest(b.ctx, storetest.InsertAttemptWithHeadersForTestParams{
+		HookID: id, Attempt: 2,
+	}))
+
+	res := b.do(http.MethodGet, "/v1/hooks/"+h.ID+"/attempts", nil)
+	require.Equal(t, http.StatusOK, res.status, string(res.body))
+	var attempts struct {
+		Data []struct {
+			Outcome      string  `json:"outcome"`
+			FailureClass *string `json:"failureClass"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &attempts))
+	require.Len(t, attempts.Data, 2)
+	require.Equal(t, "failure", attempts.Data[0].Outcome)
+	require.NotNil(t, attempts.Data[0].FailureClass)
+	require.Equal(t, "410", *attempts.Data[0].FailureClass)
+	require.Nil(t, attempts.Data[1].FailureClass, "a success has no class")
+
+	res = b.do(http.MethodGet, "/v1/hooks/"+h.ID, nil)
+	require.Equal(t, http.StatusOK, res.status, string(res.body))
+	var hook struct {
+		Data struct {
+			FailureError string `json:"failureError"`
+			FailureClass string `json:"failureClass"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &hook))
+	require.Equal(t, "HTTP 410", hook.Data.FailureError)
+	require.Equal(t, "410", hook.Data.FailureClass)
+}

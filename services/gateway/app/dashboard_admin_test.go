@@ -397,3 +397,33 @@ func (d dashBundle) sequence(id string, mods ...func(*http.Request)) sequenceJSO
 	require.Equal(d.t, http.StatusOK, res.status, string(res.body))
 	return res.sequence(d.t)
 }
+
+// TestDashboardSettingsFailurePolicy: the settings page has a choice per
+// failure class (pause only where it may), saved as PATCH /v1/project
+// saves it, and a refused one is named next to its class.
+func TestDashboardSettingsFailurePolicy(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	br := d.signedIn(account.Member)
+	settings := d.overviewPath() + "/settings"
+
+	p := br.get(settings)
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, `<select id="fp-410" name="failurePolicy.410">`)
+	require.Regexp(t, `(?s)name="failurePolicy.listener">\s*<option value="retry" selected>retry</option><option value="fail">fail</option>\s*</select>`, p.body,
+		"no pause for a listener's failure")
+
+	p = br.post(settings, url.Values{"failurePolicy.410": {"pause"}, "failurePolicy.4xx": {"fail"}, "failurePolicy.5xx": {"retry"}})
+	require.Equal(t, http.StatusSeeOther, p.status, p.body)
+	got := decodeStrict[struct {
+		Data map[string]any `json:"data"`
+	}](t, d.do(http.MethodGet, "/v1/project", nil).body).Data["failurePolicy"].(map[string]any)
+	require.Equal(t, "pause", got["410"])
+	require.Equal(t, "fail", got["4xx"])
+	require.Equal(t, "retry", got["5xx"])
+	require.Contains(t, br.get(settings).body, `<option value="pause" selected>pause</option>`)
+
+	p = br.post(settings, url.Values{"failurePolicy.lost": {"pause"}})
+	require.Equal(t, http.StatusBadRequest, p.status)
+	require.Contains(t, p.body, "cannot pause")
+}

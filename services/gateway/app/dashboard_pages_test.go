@@ -346,3 +346,20 @@ func TestDashboardBulkConfirmsTheCount(t *testing.T) {
 	require.Contains(t, p.body, "<code>limit</code>")
 	require.Equal(t, http.StatusNotFound, mb.do(http.MethodPost, d.overviewPath()+"/bulk/explode", form).status)
 }
+
+// TestDashboardHookPageShowsTheFailureClass: the hook's last failure class
+// and each failed attempt's.
+func TestDashboardHookPageShowsTheFailureClass(t *testing.T) {
+	t.Parallel()
+	d := setupDashboard(t)
+	created := d.post(`{"path":"/gone","postIn":"1h","data":{}}`)
+	require.Equal(t, http.StatusCreated, created.status, string(created.body))
+	id := created.hook(t).ID
+	require.NoError(t, d.tq.InsertFailedAttemptForTest(d.ctx, storetest.InsertFailedAttemptForTestParams{
+		HookID: uuid.MustParse(id), StatusCode: ptr(int32(410)), Error: ptr("HTTP 410"), FailureClass: ptr("410"),
+	}))
+	p := d.signedIn(account.Viewer).get(d.hooksPath("/" + id))
+	require.Equal(t, http.StatusOK, p.status)
+	require.Contains(t, p.body, `<code id="hook-failure-class">410</code>`)
+	require.Contains(t, p.body, `<td class="failure-class">410</td>`)
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/secretbox"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
@@ -37,10 +38,11 @@ type projectJSON struct {
 		FollowUpMaxSecs int      `json:"followUpMaxSecs"`
 		OwnerEmails     []string `json:"ownerEmails"`
 	} `json:"alerts"`
-	SignatureScheme string `json:"signatureScheme"`
-	RetentionDays   int    `json:"retentionDays"`
-	CreatedAt       string `json:"createdAt"`
-	UpdatedAt       string `json:"updatedAt"`
+	SignatureScheme string            `json:"signatureScheme"`
+	RetentionDays   int               `json:"retentionDays"`
+	FailurePolicy   map[string]string `json:"failurePolicy"`
+	CreatedAt       string            `json:"createdAt"`
+	UpdatedAt       string            `json:"updatedAt"`
 }
 
 func (r response) project(t *testing.T) projectJSON {
@@ -153,6 +155,12 @@ func TestPatchProjectRefusesBadInput(t *testing.T) {
 		{"header with CR LF", `{"authorizationHeader":"Bearer x\r\nX-Evil: 1"}`, 400, "invalid_request", []string{"authorizationHeader"}},
 		{"header empty", `{"authorizationHeader":""}`, 400, "invalid_request", []string{"authorizationHeader"}},
 		{"wrong type", `{"asyncTimeoutSecs":"60"}`, 400, "invalid_request", []string{"asyncTimeoutSecs"}},
+		{"failure policy: unknown action", `{"failurePolicy":{"410":"drop"}}`, 400, "invalid_request", []string{"failurePolicy.410"}},
+		{"failure policy: unknown class", `{"failurePolicy":{"418":"fail"}}`, 400, "invalid_request", []string{"failurePolicy.418"}},
+		{"failure policy: pause where it says nothing of the endpoint", `{"failurePolicy":{"listener":"pause","4xx":"fail","lost":"pause"}}`,
+			400, "invalid_request", []string{"failurePolicy.listener", "failurePolicy.lost"}},
+		{"failure policy: an empty action", `{"failurePolicy":{"5xx":""}}`, 400, "invalid_request", []string{"failurePolicy.5xx"}},
+		{"failure policy: not an object", `{"failurePolicy":["410"]}`, 400, "invalid_request", []string{"failurePolicy"}},
 	}
 	before := b.do(http.MethodGet, "/v1/project", nil).project(t)
 	t.Run("each", func(t *testing.T) {
@@ -182,4 +190,35 @@ func TestPatchProjectWithAnEmptyObjectChangesNothing(t *testing.T) {
 	b := setup(t)
 	before := b.do(http.MethodGet, "/v1/project", nil).project(t)
 	require.Equal(t, before, b.patchProject(`{}`).project(t))
+}
+
+// TestFailurePolicyRetriesEveryClassUntilChanged: a project shows every
+// failure class with its action, retry (what every failure did before
+// there were policies) until it changes one; a change names only the
+// classes it changes, a class set to null or retry goes back to the
+// default, and null resets them all.
+func TestFailurePolicyRetriesEveryClassUntilChanged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.do(http.MethodGet, "/v1/project", nil).project(t)
+	require.Len(t, p.FailurePolicy, len(failclass.Words()))
+	for class, action := range p.FailurePolicy {
+		require.Equal(t, "retry", action, class)
+	}
+
+	p = b.patchProject(`{"failurePolicy":{"410":"pause","4xx":"fail"}}`).project(t)
+	require.Equal(t, "pause", p.FailurePolicy["410"])
+	require.Equal(t, "fail", p.FailurePolicy["4xx"])
+	require.Equal(t, "retry", p.FailurePolicy["5xx"])
+	require.Equal(t, p, b.do(http.MethodGet, "/v1/project", nil).project(t), "stored")
+
+	p = b.patchProject(`{"failurePolicy":{"4xx":null,"timeout":"fail"}}`).project(t)
+	require.Equal(t, "pause", p.FailurePolicy["410"], "a class left out keeps its action")
+	require.Equal(t, "retry", p.FailurePolicy["4xx"])
+	require.Equal(t, "fail", p.FailurePolicy["timeout"])
+
+	p = b.patchProject(`{"failurePolicy":null}`).project(t)
+	for class, action := range p.FailurePolicy {
+		require.Equal(t, "retry", action, class)
+	}
 }

@@ -284,13 +284,16 @@ func (e ChannelType) Valid() bool {
 
 // Defines values for EndpointCause.
 const (
-	EndpointCauseFailures   EndpointCause = "failures"
-	EndpointCauseRetryAfter EndpointCause = "retry_after"
+	EndpointCauseFailurePolicy EndpointCause = "failure_policy"
+	EndpointCauseFailures      EndpointCause = "failures"
+	EndpointCauseRetryAfter    EndpointCause = "retry_after"
 )
 
 // Valid indicates whether the value is a known member of the EndpointCause enum.
 func (e EndpointCause) Valid() bool {
 	switch e {
+	case EndpointCauseFailurePolicy:
+		return true
 	case EndpointCauseFailures:
 		return true
 	case EndpointCauseRetryAfter:
@@ -366,6 +369,84 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeUnavailable:
 		return true
 	case ErrorCodeUnsupportedMediaType:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FailureAction.
+const (
+	FailureActionFail  FailureAction = "fail"
+	FailureActionPause FailureAction = "pause"
+	FailureActionRetry FailureAction = "retry"
+)
+
+// Valid indicates whether the value is a known member of the FailureAction enum.
+func (e FailureAction) Valid() bool {
+	switch e {
+	case FailureActionFail:
+		return true
+	case FailureActionPause:
+		return true
+	case FailureActionRetry:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FailureClass.
+const (
+	FailureClassAsyncTimeout FailureClass = "async_timeout"
+	FailureClassClientError  FailureClass = "4xx"
+	FailureClassConnect      FailureClass = "connect"
+	FailureClassDNS          FailureClass = "dns"
+	FailureClassGone         FailureClass = "410"
+	FailureClassListener     FailureClass = "listener"
+	FailureClassLost         FailureClass = "lost"
+	FailureClassNack         FailureClass = "nack"
+	FailureClassRateLimited  FailureClass = "429"
+	FailureClassRedirect     FailureClass = "redirect"
+	FailureClassRefused      FailureClass = "refused"
+	FailureClassServerError  FailureClass = "5xx"
+	FailureClassTLS          FailureClass = "tls"
+	FailureClassTimeout      FailureClass = "timeout"
+	FailureClassTooLarge     FailureClass = "too_large"
+)
+
+// Valid indicates whether the value is a known member of the FailureClass enum.
+func (e FailureClass) Valid() bool {
+	switch e {
+	case FailureClassAsyncTimeout:
+		return true
+	case FailureClassClientError:
+		return true
+	case FailureClassConnect:
+		return true
+	case FailureClassDNS:
+		return true
+	case FailureClassGone:
+		return true
+	case FailureClassListener:
+		return true
+	case FailureClassLost:
+		return true
+	case FailureClassNack:
+		return true
+	case FailureClassRateLimited:
+		return true
+	case FailureClassRedirect:
+		return true
+	case FailureClassRefused:
+		return true
+	case FailureClassServerError:
+		return true
+	case FailureClassTLS:
+		return true
+	case FailureClassTimeout:
+		return true
+	case FailureClassTooLarge:
 		return true
 	default:
 		return false
@@ -839,16 +920,23 @@ type AlertNotificationVersion int
 // AlertNotificationItem One alert of the group. Hook alerts (`hook.failed`, `endpoint.recovered`) carry
 // `hookId`, `domain`, `path`, `error`, `attempts` and `dashboardUrl`; `endpoint.paused`
 // carries `domain`, `error` (the reason), `attempts` (failures in a row) and
-// `pausedUntil`; quota alerts carry
+// `pausedUntil`; a `hook.failed` also carries `failureClass`, the class of its last
+// failure, and so does an `endpoint.paused` of the project's failure policy (which lasts
+// until resumed); quota alerts carry
 // `thresholdPercent`, `usage`, `quota` and `periodStart`; a `channel.test` only `id` and
 // `occurredAt`.
 type AlertNotificationItem struct {
 	Attempts *int `json:"attempts,omitempty"`
 
 	// DashboardUrl The hook's page in the dashboard.
-	DashboardUrl *string             `json:"dashboardUrl,omitempty"`
-	Domain       *string             `json:"domain,omitempty"`
-	Error        *string             `json:"error,omitempty"`
+	DashboardUrl *string `json:"dashboardUrl,omitempty"`
+	Domain       *string `json:"domain,omitempty"`
+	Error        *string `json:"error,omitempty"`
+
+	// FailureClass For `hook.failed`, the class of the last attempt's failure; for `endpoint.paused`, the
+	// class whose failure policy paused the endpoint (absent for the circuit breaker's and
+	// Retry-After's pauses).
+	FailureClass *FailureClass       `json:"failureClass,omitempty"`
 	HookId       *openapi_types.UUID `json:"hookId,omitempty"`
 
 	// Id The alert's deterministic id.
@@ -1252,7 +1340,9 @@ type EmptyResponse struct {
 // Endpoint A destination server (the project's domain) and its circuit breaker
 // (see the Endpoints tag). While `paused`, its hooks wait without spending attempts.
 type Endpoint struct {
-	// Cause What paused it (set while paused).
+	// Cause What paused it (set while paused): `failures` (the circuit breaker), `retry_after`,
+	// or `failure_policy` (a failure whose class the project's `failurePolicy` pauses on;
+	// it lasts until resumed, with no probe, and `pausedUntil` is a century ahead).
 	Cause               *EndpointCause `json:"cause,omitempty"`
 	ConsecutiveFailures int            `json:"consecutiveFailures"`
 	Domain              string         `json:"domain"`
@@ -1273,7 +1363,9 @@ type Endpoint struct {
 	State           EndpointState `json:"state"`
 }
 
-// EndpointCause What paused it (set while paused).
+// EndpointCause What paused it (set while paused): `failures` (the circuit breaker), `retry_after`,
+// or `failure_policy` (a failure whose class the project's `failurePolicy` pauses on;
+// it lasts until resumed, with no probe, and `pausedUntil` is a century ahead).
 type EndpointCause string
 
 // EndpointState defines model for Endpoint.State.
@@ -1316,6 +1408,37 @@ type ErrorDetail struct {
 	Message string `json:"message"`
 }
 
+// FailureAction defines model for FailureAction.
+type FailureAction string
+
+// FailureClass What kind of failure a failed attempt was (on a hook: its last failed attempt's); absent
+// for a success, a 202 still waiting, and attempts recorded before Sundial classified them.
+// `dns` (the name did not resolve), `connect` (no connection, or refused, reset or closed
+// without an answer), `tls` (the handshake failed), `timeout` (no answer in time),
+// `redirect` (a 3xx answer), `4xx` (a 4xx other than 410, 413 and 429), `410`, `429`, `5xx`,
+// `too_large` (a 413, or answer headers over 64 KiB), `listener` (the project's listener
+// nacked or did not answer), `nack` and `async_timeout` (after a 202), `refused` (nothing
+// was sent: a destination not allowed, or no signing key), `lost` (no result came: every
+// lease of the attempt expired). The project's `failurePolicy` picks what each does.
+type FailureClass string
+
+// FailurePolicy What a failed attempt of each class does to its hook: `retry` (while the retry policy
+// allows; the default of every class), `fail` (the hook fails at once), or `pause` (the
+// hook fails at once and its endpoint, the project's domain, is paused until resumed with
+// `POST /v1/endpoints/resume`, as Standard Webhooks advises for a 410). `pause` is refused
+// for `listener`, `refused` and `lost`, which say nothing of the endpoint. A project shows
+// every class with its action.
+//
+// Examples: {"410":"pause","4xx":"fail"}
+type FailurePolicy map[string]FailureAction
+
+// FailurePolicyPatch The classes whose action changes (the others keep theirs); a class set to `null` or
+// `retry` goes back to the default, and `null` for the whole object resets every class.
+// An unknown class or action is a 400 naming the field (`failurePolicy.410`).
+//
+// Examples: {"410":"pause"}
+type FailurePolicyPatch map[string]*FailureAction
+
 // Hook A scheduled delivery and what has happened to it so far.
 type Hook struct {
 	// Attempts Delivery attempts made so far (attempts whose result was recorded).
@@ -1328,6 +1451,17 @@ type Hook struct {
 	// Domain The project's domain when the hook was scheduled; the hook is delivered to
 	// `https://<domain><path>` even if the project's domain changes later.
 	Domain string `json:"domain"`
+
+	// FailureClass What kind of failure a failed attempt was (on a hook: its last failed attempt's); absent
+	// for a success, a 202 still waiting, and attempts recorded before Sundial classified them.
+	// `dns` (the name did not resolve), `connect` (no connection, or refused, reset or closed
+	// without an answer), `tls` (the handshake failed), `timeout` (no answer in time),
+	// `redirect` (a 3xx answer), `4xx` (a 4xx other than 410, 413 and 429), `410`, `429`, `5xx`,
+	// `too_large` (a 413, or answer headers over 64 KiB), `listener` (the project's listener
+	// nacked or did not answer), `nack` and `async_timeout` (after a 202), `refused` (nothing
+	// was sent: a destination not allowed, or no signing key), `lost` (no result came: every
+	// lease of the attempt expired). The project's `failurePolicy` picks what each does.
+	FailureClass *FailureClass `json:"failureClass,omitempty"`
 
 	// FailureError The last failed attempt's error in words (`HTTP 503`, `timeout after 10s`); absent when none failed.
 	FailureError *string `json:"failureError,omitempty"`
@@ -1391,6 +1525,17 @@ type HookAttempt struct {
 
 	// Error Why the attempt failed, in words.
 	Error *string `json:"error,omitempty"`
+
+	// FailureClass What kind of failure a failed attempt was (on a hook: its last failed attempt's); absent
+	// for a success, a 202 still waiting, and attempts recorded before Sundial classified them.
+	// `dns` (the name did not resolve), `connect` (no connection, or refused, reset or closed
+	// without an answer), `tls` (the handshake failed), `timeout` (no answer in time),
+	// `redirect` (a 3xx answer), `4xx` (a 4xx other than 410, 413 and 429), `410`, `429`, `5xx`,
+	// `too_large` (a 413, or answer headers over 64 KiB), `listener` (the project's listener
+	// nacked or did not answer), `nack` and `async_timeout` (after a 202), `refused` (nothing
+	// was sent: a destination not allowed, or no signing key), `lost` (no result came: every
+	// lease of the attempt expired). The project's `failurePolicy` picks what each does.
+	FailureClass *FailureClass `json:"failureClass,omitempty"`
 
 	// Outcome `success` (a 2xx answer other than 202, or an ack), `failure` (any other answer, a
 	// timeout, a nack, or no answer within the async timeout), or `async` (answered 202,
@@ -1554,8 +1699,19 @@ type Project struct {
 	CreatedAt              time.Time `json:"createdAt"`
 
 	// Domain Where hooks are delivered, `HOST[:PORT]` (no scheme, no path).
-	Domain string             `json:"domain"`
-	Id     openapi_types.UUID `json:"id"`
+	Domain string `json:"domain"`
+
+	// FailurePolicy What a failed attempt of each class does to its hook: `retry` (while the retry policy
+	// allows; the default of every class), `fail` (the hook fails at once), or `pause` (the
+	// hook fails at once and its endpoint, the project's domain, is paused until resumed with
+	// `POST /v1/endpoints/resume`, as Standard Webhooks advises for a 410). `pause` is refused
+	// for `listener`, `refused` and `lost`, which say nothing of the endpoint. A project shows
+	// every class with its action.
+	//
+	//
+	// Examples: {"410":"pause","4xx":"fail"}
+	FailurePolicy FailurePolicy      `json:"failurePolicy"`
+	Id            openapi_types.UUID `json:"id"`
 
 	// MaxConcurrency The project's cap on its deliveries in flight to any one host from one dispatcher;
 	// `null`: none. Under it, and under the operator's ceiling, each dispatcher adapts the
@@ -1594,8 +1750,8 @@ type Project struct {
 	UpdatedAt       time.Time       `json:"updatedAt"`
 }
 
-// ProjectPatch The settings to change; fields left out keep their value. Only `authorizationHeader`
-// and `maxConcurrency` may be `null`; `null` for any other field is a 400. The read-only fields of Project
+// ProjectPatch The settings to change; fields left out keep their value. Only `authorizationHeader`,
+// `maxConcurrency` and `failurePolicy` may be `null`; `null` for any other field is a 400. The read-only fields of Project
 // (`id`, `authorizationHeaderSet`, `quota`, `createdAt`, `updatedAt`) are refused with a
 // 400 saying so.
 type ProjectPatch struct {
@@ -1618,6 +1774,14 @@ type ProjectPatch struct {
 	//
 	// Examples: hooks.example.com
 	Domain *string `json:"domain,omitempty"`
+
+	// FailurePolicy The classes whose action changes (the others keep theirs); a class set to `null` or
+	// `retry` goes back to the default, and `null` for the whole object resets every class.
+	// An unknown class or action is a 400 naming the field (`failurePolicy.410`).
+	//
+	//
+	// Examples: {"410":"pause"}
+	FailurePolicy *FailurePolicyPatch `json:"failurePolicy,omitempty"`
 
 	// MaxConcurrency Caps the project's deliveries in flight to any one host from one dispatcher (1 to
 	// 10000); `null` removes the cap.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/signing"
 )
@@ -52,6 +53,8 @@ type Result struct {
 	TimedOut bool
 	// Error is the failure in words, empty on success.
 	Error string
+	// Class is the failure's class, unspecified on success.
+	Class eventv1.FailureClass
 	// StartedAt is when the request was sent; Duration is the wall time
 	// of the exchange up to the end of the excerpt.
 	StartedAt time.Time
@@ -100,10 +103,10 @@ func (c *Client) Send(ctx context.Context, r Request) (Result, error) {
 	}
 	t, err := c.targets.parse(r.URL)
 	if err != nil {
-		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: err.Error(), StartedAt: time.Now()}, nil
+		return refused(err.Error()), nil
 	}
 	if len(r.Keys) == 0 {
-		return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: "no signing key", StartedAt: time.Now()}, nil
+		return refused("no signing key"), nil
 	}
 	// The body's postedAt and the signed timestamp are taken here, at send
 	// time, never when the message arrived: a receiver checks their age. The
@@ -243,7 +246,15 @@ func (c *Client) failed(ctx context.Context, x *exchange, res Result, err error)
 		res.TimedOut = true
 	}
 	res.Error = Describe(err, c.timeout)
+	res.Class = Classify(err)
 	return res, nil
+}
+
+// refused is the failed attempt of a delivery that was never sent: why is
+// the failure in words.
+func refused(why string) Result {
+	return Result{Outcome: eventv1.Outcome_OUTCOME_FAILURE, Error: why,
+		Class: eventv1.FailureClass_FAILURE_CLASS_REFUSED, StartedAt: time.Now()}
 }
 
 // classify turns the status of an answer into an outcome (docs/product.md,
@@ -258,6 +269,7 @@ func (c *Client) classify(res *Result, resp *http.Response) {
 	default:
 		res.Outcome = eventv1.Outcome_OUTCOME_FAILURE
 		res.Error = "HTTP " + strconv.Itoa(code)
+		res.Class = failclass.OfStatus(code)
 		if retry.RetryAfterStatus(code) {
 			if wait, ok := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 				res.RetryAfter = wait

@@ -409,3 +409,83 @@ func TestSendHandsBackWhenItsContextEnds(t *testing.T) {
 	res, err := b.client.Send(ctx, request(b.receiver.URL+"/x", "k"))
 	require.ErrorIs(t, err, context.Canceled, "result: %+v", res)
 }
+
+// TestSendClassifiesFailures checks the class of each kind of failure
+// against real servers on this machine (no network: an unresolvable name
+// uses the reserved .invalid domain, which fails resolution locally).
+func TestSendClassifiesFailures(t *testing.T) {
+	t.Parallel()
+	answering := func(status int, header ...string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			for i := 0; i+1 < len(header); i += 2 {
+				w.Header().Set(header[i], header[i+1])
+			}
+			w.WriteHeader(status)
+		}
+	}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedAddr := closed.Addr().String()
+	require.NoError(t, closed.Close())
+	release := make(chan struct{})
+	slow := setup(t, options{timeout: 300 * time.Millisecond, answer: func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}})
+	t.Cleanup(func() { close(release) })
+	huge := strings.Repeat("x", 8<<10)
+
+	cases := []struct {
+		name string
+		b    bundle
+		url  string // relative to the bundle's receiver when it starts with /
+		want eventv1.FailureClass
+	}{
+		{"410", setup(t, options{answer: answering(410)}), "/x", eventv1.FailureClass_FAILURE_CLASS_GONE},
+		{"429", setup(t, options{answer: answering(429, "Retry-After", "3")}), "/x", eventv1.FailureClass_FAILURE_CLASS_RATE_LIMITED},
+		{"404", setup(t, options{answer: answering(404)}), "/x", eventv1.FailureClass_FAILURE_CLASS_CLIENT_ERROR},
+		{"413", setup(t, options{answer: answering(413)}), "/x", eventv1.FailureClass_FAILURE_CLASS_TOO_LARGE},
+		{"500", setup(t, options{answer: answering(500)}), "/x", eventv1.FailureClass_FAILURE_CLASS_SERVER_ERROR},
+		{"503", setup(t, options{answer: answering(503)}), "/x", eventv1.FailureClass_FAILURE_CLASS_SERVER_ERROR},
+		{"redirect", setup(t, options{answer: answering(302, "Location", "/elsewhere")}), "/x", eventv1.FailureClass_FAILURE_CLASS_REDIRECT},
+		{"timeout", slow, "/x", eventv1.FailureClass_FAILURE_CLASS_TIMEOUT},
+		{"untrusted certificate", setup(t, options{untrusted: true}), "/x", eventv1.FailureClass_FAILURE_CLASS_TLS},
+		{"closed port", setup(t, options{}), "https://" + closedAddr + "/x", eventv1.FailureClass_FAILURE_CLASS_CONNECT},
+		{"unresolvable name", setup(t, options{}), "https://no-such-host.invalid/x", eventv1.FailureClass_FAILURE_CLASS_DNS},
+		{"refused destination", setup(t, options{guard: egress.NewGuard(false, nil)}), "/x", eventv1.FailureClass_FAILURE_CLASS_REFUSED},
+		{"headers too large", setup(t, options{answer: func(w http.ResponseWriter, _ *http.Request) {
+			for i := range 10 {
+				w.Header().Set("X-Big-"+strconv.Itoa(i), huge)
+			}
+			w.WriteHeader(200)
+		}}), "/x", eventv1.FailureClass_FAILURE_CLASS_TOO_LARGE},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url := tc.url
+			if strings.HasPrefix(url, "/") {
+				url = tc.b.receiver.URL + url
+			}
+			res := send(t, tc.b.client, request(url, "k"))
+			require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.Outcome, res.Error)
+			require.Equal(t, tc.want, res.Class, res.Error)
+		})
+	}
+
+	t.Run("no signing key", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, options{})
+		res := send(t, b.client, request(b.receiver.URL+"/x"))
+		require.Equal(t, eventv1.FailureClass_FAILURE_CLASS_REFUSED, res.Class)
+	})
+	t.Run("success has no class", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, options{})
+		res := send(t, b.client, request(b.receiver.URL+"/x", "k"))
+		require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, res.Outcome)
+		require.Equal(t, eventv1.FailureClass_FAILURE_CLASS_UNSPECIFIED, res.Class)
+	})
+}

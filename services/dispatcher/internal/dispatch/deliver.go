@@ -97,6 +97,7 @@ func noSigningKey() delivery.Result {
 	return delivery.Result{
 		Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
 		Error:     "project has no active signing key",
+		Class:     eventv1.FailureClass_FAILURE_CLASS_REFUSED,
 		StartedAt: time.Now(),
 	}
 }

@@ -394,3 +394,29 @@ func TestHandleCountsDeliveries(t *testing.T) {
 		"sundial.dispatcher.deferrals":            true,
 	}, found)
 }
+
+func TestHandleReportsAndCountsTheFailureClass(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) })
+	require.NoError(t, b.handle(t, b.handler, b.dueHook(t, fixture.Project{ActiveKey: "k"})))
+	res := fixture.LastResult(t, b.js)
+	require.NotNil(t, res)
+	require.Equal(t, eventv1.FailureClass_FAILURE_CLASS_GONE, res.GetFailureClass())
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, b.reader.Collect(context.Background(), &rm))
+	var counted bool
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if data, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "sundial.dispatcher.deliveries" {
+				require.Len(t, data.DataPoints, 1)
+				class, _ := data.DataPoints[0].Attributes.Value("failure_class")
+				outcome, _ := data.DataPoints[0].Attributes.Value("outcome")
+				require.Equal(t, "410", class.AsString())
+				require.Equal(t, "failure", outcome.AsString())
+				counted = true
+			}
+		}
+	}
+	require.True(t, counted)
+}

@@ -132,12 +132,14 @@ func listenerResult(a *eventv1.ListenerAnswer, sentAt time.Time) (delivery.Resul
 	case eventv1.ListenerAnswerKind_LISTENER_ANSWER_KIND_NACK:
 		res.Outcome = eventv1.Outcome_OUTCOME_FAILURE
 		res.Error = listenerError(a.GetError())
+		res.Class = eventv1.FailureClass_FAILURE_CLASS_LISTENER
 	case eventv1.ListenerAnswerKind_LISTENER_ANSWER_KIND_ACCEPT:
 		res.Outcome = eventv1.Outcome_OUTCOME_ASYNC
 		res.AsyncTimeoutSeconds = max(a.GetAsyncTimeoutSeconds(), 0)
 	case eventv1.ListenerAnswerKind_LISTENER_ANSWER_KIND_TIMEOUT:
 		res.Outcome = eventv1.Outcome_OUTCOME_FAILURE
 		res.Error = event.ListenerAckTimeout
+		res.Class = eventv1.FailureClass_FAILURE_CLASS_LISTENER
 	default:
 		return res, false
 	}

@@ -144,6 +144,11 @@ func TestListenerAnswersBecomeAttemptResults(t *testing.T) {
 			require.EqualValues(t, 7, res.GetLeaseSeq())
 			require.Equal(t, tc.outcome, res.GetOutcome())
 			require.Equal(t, tc.err, res.GetError())
+			wantClass := eventv1.FailureClass_FAILURE_CLASS_UNSPECIFIED
+			if tc.outcome == eventv1.Outcome_OUTCOME_FAILURE {
+				wantClass = eventv1.FailureClass_FAILURE_CLASS_LISTENER
+			}
+			require.Equal(t, wantClass, res.GetFailureClass())
 			require.Equal(t, tc.timeout, res.GetAsyncTimeoutSeconds())
 			require.Zero(t, res.GetStatusCode(), "no HTTP exchange")
 			require.Empty(t, res.GetResponseExcerpt())

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/delivery"
 )
@@ -28,6 +29,9 @@ type Metrics struct {
 	// once: built per delivery, the attribute set was a visible share of a
 	// burst's processor time (sorting and allocating it each time).
 	outcomes map[eventv1.Outcome]metric.MeasurementOption
+	// failures holds the attributes of a failed delivery's count, its
+	// outcome and its failure class (bounded: the enum), built once too.
+	failures map[eventv1.FailureClass]metric.MeasurementOption
 }
 
 // latenessBuckets suit a service that aims at a few milliseconds late: fine
@@ -46,9 +50,16 @@ func NewMetrics(meter metric.Meter) *Metrics {
 	for o := range eventv1.Outcome_name {
 		m.outcomes[eventv1.Outcome(o)] = outcomeAttr(eventv1.Outcome(o))
 	}
+	m.failures = make(map[eventv1.FailureClass]metric.MeasurementOption, len(eventv1.FailureClass_name))
+	for c := range eventv1.FailureClass_name {
+		if w := failclass.Word(eventv1.FailureClass(c)); w != "" {
+			m.failures[eventv1.FailureClass(c)] = metric.WithAttributeSet(attribute.NewSet(
+				attribute.String("outcome", outcomeName(eventv1.Outcome_OUTCOME_FAILURE)), attribute.String("failure_class", w)))
+		}
+	}
 	var err error
 	if m.deliveries, err = meter.Int64Counter("sundial.dispatcher.deliveries",
-		metric.WithDescription("Deliveries made, by outcome."), metric.WithUnit("{delivery}")); err != nil {
+		metric.WithDescription("Deliveries made, by outcome, and failures by class."), metric.WithUnit("{delivery}")); err != nil {
 		m.deliveries, _ = fallback.Int64Counter("deliveries")
 	}
 	if m.duration, err = meter.Float64Histogram("sundial.dispatcher.delivery.duration",
@@ -96,7 +107,11 @@ func (m *Metrics) start(ctx context.Context) func(context.Context, delivery.Resu
 		if !ok {
 			outcome = outcomeAttr(res.Outcome)
 		}
-		m.deliveries.Add(ctx, 1, outcome)
+		count := outcome
+		if f, ok := m.failures[res.Class]; ok && res.Outcome == eventv1.Outcome_OUTCOME_FAILURE {
+			count = f
+		}
+		m.deliveries.Add(ctx, 1, count)
 		m.duration.Record(ctx, res.Duration.Seconds(), outcome)
 	}
 }

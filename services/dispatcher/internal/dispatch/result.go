@@ -45,6 +45,7 @@ func attemptResult(due dueHook, res delivery.Result) *eventv1.AttemptResult {
 		Outcome:             res.Outcome,
 		StatusCode:          int32(res.StatusCode),
 		Error:               res.Error,
+		FailureClass:        res.Class,
 		StartedAt:           timestamppb.New(res.StartedAt),
 		Duration:            durationpb.New(res.Duration),
 		ResponseExcerpt:     res.Excerpt,

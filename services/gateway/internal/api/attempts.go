@@ -47,6 +47,7 @@ func toAttempt(r attempt.Attempt) gen.HookAttempt {
 		Outcome:         gen.HookAttemptOutcome(r.Outcome),
 		StatusCode:      r.StatusCode,
 		Error:           r.Error,
+		FailureClass:    (*gen.FailureClass)(r.FailureClass),
 		ResponseExcerpt: r.ResponseExcerpt,
 	}
 	if r.AsyncState != nil && r.AsyncDeadline != nil {

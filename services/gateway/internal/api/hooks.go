@@ -225,6 +225,7 @@ func toHook(h hook.Hook) gen.Hook {
 		CreatedAt:           h.CreatedAt.UTC(),
 		UpdatedAt:           h.UpdatedAt.UTC(),
 		FailureError:        h.FailureError,
+		FailureClass:        (*gen.FailureClass)(h.FailureClass),
 		TryAt:               utc(h.TryAt),
 		RetryOverride:       retryOverride(h.RetryOverride),
 		Key:                 h.Key,

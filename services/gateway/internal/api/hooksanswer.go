@@ -61,7 +61,7 @@ func appendHooksResponse(b []byte, hooks []hook.Hook) ([]byte, error) {
 // optional fields, no attempt) and nothing in it needs escaping; it
 // reports false, with b unchanged, otherwise.
 func appendNewHook(b []byte, h gen.Hook) ([]byte, bool) {
-	if h.FailureError != nil || h.RetryOverride != nil || h.SequenceData != nil || h.TryAt != nil ||
+	if h.FailureError != nil || h.FailureClass != nil || h.RetryOverride != nil || h.SequenceData != nil || h.TryAt != nil ||
 		h.WasNotified != nil || h.PostDurationSeconds != 0 ||
 		!plainTime(h.CreatedAt) || !plainTime(h.PostAt) || !plainTime(h.UpdatedAt) ||
 		!plainString(h.Domain) || !plainString(h.Path) || !plainString(string(h.Status)) {

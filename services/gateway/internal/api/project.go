@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/api/gen"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
@@ -100,9 +101,19 @@ func projectResponse(s project.Settings) gen.ProjectSettingsJSONResponse {
 		SignatureScheme: gen.SignatureScheme(s.SignatureScheme),
 		MaxConcurrency:  s.MaxConcurrency,
 		RetentionDays:   s.RetentionDays,
+		FailurePolicy:   failurePolicy(s.FailurePolicy),
 		CreatedAt:       s.CreatedAt.UTC(),
 		UpdatedAt:       s.UpdatedAt.UTC(),
 	}}}
+}
+
+// failurePolicy shows every class with its action, the defaults included.
+func failurePolicy(p failclass.Policy) gen.FailurePolicy {
+	out := gen.FailurePolicy{}
+	for class, action := range p.Effective() {
+		out[class] = gen.FailureAction(action)
+	}
+	return out
 }
 
 // nonNil is s, or an empty list for nil, which JSON would show as null.

@@ -19,12 +19,14 @@ import (
 // show it. The async fields are set for an attempt answered 202.
 type Attempt struct {
 	// Number counts the hook's attempts from 1.
-	Number           int32
-	StartedAt        time.Time
-	DurationSeconds  float64
-	Outcome          string
-	StatusCode       *int32
-	Error            *string
+	Number          int32
+	StartedAt       time.Time
+	DurationSeconds float64
+	Outcome         string
+	StatusCode      *int32
+	Error           *string
+	// FailureClass is a failed attempt's class (pkg/failclass).
+	FailureClass     *string
 	ResponseExcerpt  *string
 	AsyncState       *string
 	AsyncDeadline    *time.Time
@@ -61,7 +63,7 @@ func (l *Lister) List(ctx context.Context, projectID, hookID uuid.UUID) ([]Attem
 	for i, r := range rows {
 		attempts[i] = Attempt{
 			Number: r.Attempt, StartedAt: r.StartedAt, DurationSeconds: r.DurationSeconds, Outcome: r.Outcome,
-			StatusCode: r.StatusCode, Error: r.Error, ResponseExcerpt: r.ResponseExcerpt, AsyncState: r.AsyncState,
+			StatusCode: r.StatusCode, Error: r.Error, FailureClass: r.FailureClass, ResponseExcerpt: r.ResponseExcerpt, AsyncState: r.AsyncState,
 			AsyncDeadline: r.AsyncDeadline, AsyncTimeoutSecs: r.AsyncTimeoutSecs, AckBody: r.AckBody,
 			RequestHeadersOmitted: r.RequestHeadersOmitted, ResponseHeadersOmitted: r.ResponseHeadersOmitted,
 		}

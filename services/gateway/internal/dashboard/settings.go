@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/signing"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
@@ -18,7 +19,29 @@ type settingsPage struct {
 	Settings   project.Settings
 	Schemes    []signing.SignatureScheme
 	Strategies []string
-	Errors     map[string]string
+	// Failures are the failure policy's choices, one per class.
+	Failures []failureChoice
+	Errors   map[string]string
+}
+
+// failureChoice is one failure class's action and the actions it may take.
+type failureChoice struct {
+	Class, Action string
+	Actions       []string
+}
+
+// failureChoices are the choices of every class, in the enum's order.
+func failureChoices(p failclass.Policy) []failureChoice {
+	actions := p.Effective()
+	out := make([]failureChoice, 0, len(actions))
+	for _, class := range failclass.Words() {
+		c := failureChoice{Class: class, Action: actions[class], Actions: []string{string(failclass.Retry), string(failclass.Fail)}}
+		if failclass.Pausable(class) {
+			c.Actions = append(c.Actions, string(failclass.Pause))
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // settings is GET /dashboard/p/{project}/settings.
@@ -36,6 +59,7 @@ func (d *Dashboard) renderSettings(w http.ResponseWriter, r *http.Request, statu
 	RenderStatus(w, r, status, "settings.html", settingsPage{
 		Settings: s, Schemes: signing.SignatureSchemes, Errors: problems,
 		Strategies: []string{retry.StrategyFixed, retry.StrategyExponential},
+		Failures:   failureChoices(s.FailurePolicy),
 	})
 }
 
@@ -121,7 +145,23 @@ func settingsPatch(r *http.Request) (project.Patch, map[string]string) {
 	if alerts.GroupWaitSecs.Set || alerts.FollowUpMinSecs.Set || alerts.FollowUpMaxSecs.Set || alerts.OwnerEmails.Set {
 		p.Alerts = project.Value(alerts)
 	}
+	p.FailurePolicy = failurePolicyField(f)
 	return p, f.problems
+}
+
+// failurePolicyField is the classes the form sends (failurePolicy.<class>)
+// with their actions; left out when it sends none.
+func failurePolicyField(f formReader) project.Field[map[string]string] {
+	set := map[string]string{}
+	for _, class := range failclass.Words() {
+		if v := f.text("failurePolicy." + class); v.Set {
+			set[class] = v.Value
+		}
+	}
+	if len(set) == 0 {
+		return project.Field[map[string]string]{}
+	}
+	return project.Value(set)
 }
 
 // formReader reads typed form fields, recording a problem per field that

@@ -23,12 +23,14 @@ type Hook struct {
 	Attempts            int32
 	PostDurationSeconds float64
 	FailureError        *string
-	TryAt               *time.Time
-	WasNotified         bool
-	RetryOverride       json.RawMessage
-	SequenceID          *uuid.UUID
-	SequenceStep        *string
-	SequenceLastRunAt   *time.Time
+	// FailureClass is the last failed attempt's class (pkg/failclass).
+	FailureClass      *string
+	TryAt             *time.Time
+	WasNotified       bool
+	RetryOverride     json.RawMessage
+	SequenceID        *uuid.UUID
+	SequenceStep      *string
+	SequenceLastRunAt *time.Time
 	// Key names the hook in its project (key.go), or is nil.
 	Key *string
 	// Tags are the hook's tags (tag.go), or nil.
@@ -45,7 +47,7 @@ func FromRow(r store.Hook) Hook {
 	return Hook{
 		ID: r.ID, ProjectID: r.ProjectID, Path: r.Path, Domain: r.Domain, Data: r.Data, PostAt: r.PostAt,
 		Status: r.Status, Attempts: r.Attempts, PostDurationSeconds: r.PostDurationSeconds,
-		FailureError: r.FailureError, TryAt: r.TryAt, WasNotified: r.WasNotified, RetryOverride: r.RetryOverride,
+		FailureError: r.FailureError, FailureClass: r.FailureClass, TryAt: r.TryAt, WasNotified: r.WasNotified, RetryOverride: r.RetryOverride,
 		SequenceID: r.SequenceID, SequenceStep: r.SequenceStep, SequenceLastRunAt: r.SequenceLastRunAt,
 		Key: r.Key, Tags: r.Tags, AsyncDeadline: r.AsyncDeadline, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}

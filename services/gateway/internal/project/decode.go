@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/services/gateway/internal/strictjson"
 )
@@ -23,6 +24,8 @@ type PatchRequest struct {
 	SignatureScheme     *string        `json:"signatureScheme"`
 	MaxConcurrency      *int           `json:"maxConcurrency"`
 	RetentionDays       *int           `json:"retentionDays"`
+	// FailurePolicy maps a class to its action, or to null (the default).
+	FailurePolicy *map[string]*string `json:"failurePolicy"`
 
 	ID                     json.RawMessage `json:"id"`
 	AuthorizationHeaderSet json.RawMessage `json:"authorizationHeaderSet"`
@@ -111,6 +114,7 @@ func (r *PatchRequest) Patch() (Patch, error) {
 		SignatureScheme:     field(r.given, "signatureScheme", r.SignatureScheme),
 		MaxConcurrency:      field(r.given, "maxConcurrency", r.MaxConcurrency),
 		RetentionDays:       field(r.given, "retentionDays", r.RetentionDays),
+		FailurePolicy:       policyField(r.given, r.FailurePolicy),
 	}
 	if null, ok := r.given["retryPolicy"]; ok {
 		p.RetryPolicy = Null[RetryPolicyPatch]()
@@ -157,6 +161,23 @@ func (r *PatchRequest) readOnly() error {
 		}
 	}
 	return bad.err()
+}
+
+// policyField is the failurePolicy member: absent, null, or its classes
+// with their actions (retry, the default, for a class given as null).
+func policyField(given map[string]bool, v *map[string]*string) Field[map[string]string] {
+	f := field(given, "failurePolicy", v)
+	if !f.Set || f.Null {
+		return Field[map[string]string]{Set: f.Set, Null: f.Null}
+	}
+	set := make(map[string]string, len(*v))
+	for class, action := range *v {
+		set[class] = string(failclass.Retry)
+		if action != nil {
+			set[class] = *action
+		}
+	}
+	return Value(set)
 }
 
 func isNull(raw json.RawMessage) bool {

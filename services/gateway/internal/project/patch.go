@@ -3,11 +3,14 @@ package project
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
 	"github.com/sundial-run/sundial/pkg/channelconfig"
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/signing"
 )
@@ -53,6 +56,10 @@ type Patch struct {
 	// RetentionDays is how many days finished hooks are kept, 1 to the
 	// plan's bound (checked against the project's row by apply).
 	RetentionDays Field[int]
+	// FailurePolicy changes the action of the failure classes it names
+	// (class to action; retry, the default, for a class given as null);
+	// null resets every class.
+	FailurePolicy Field[map[string]string]
 }
 
 // AlertsPatch changes some of the alert settings; the others stay.
@@ -139,7 +146,7 @@ func (p problems) err() error {
 
 func (p Patch) empty() bool {
 	return !p.Name.Set && !p.Domain.Set && !p.RetryPolicy.Set && !p.AsyncTimeoutSecs.Set && !p.AuthorizationHeader.Set &&
-		!p.Alerts.Set && !p.SignatureScheme.Set && !p.MaxConcurrency.Set && !p.RetentionDays.Set
+		!p.Alerts.Set && !p.SignatureScheme.Set && !p.MaxConcurrency.Set && !p.RetentionDays.Set && !p.FailurePolicy.Set
 }
 
 // check applies the rules of each field on its own, before anything is
@@ -172,7 +179,21 @@ func (p Patch) check() error {
 	}
 	notNull(p.SignatureScheme, "signatureScheme", &bad)
 	accepted(p.SignatureScheme, "signatureScheme", checkSignatureScheme, &bad)
+	if v := p.FailurePolicy.Ptr(); v != nil {
+		checkFailurePolicy(*v, &bad)
+	}
 	return bad.err()
+}
+
+// checkFailurePolicy accepts, for each class it names, an action the class
+// may take (failclass.Check). Each problem names its class's field,
+// failurePolicy.<class>.
+func checkFailurePolicy(set map[string]string, bad *problems) {
+	for _, class := range slices.Sorted(maps.Keys(set)) {
+		if err := failclass.Check(class, set[class]); err != nil {
+			bad.add("failurePolicy."+class, "%s", err)
+		}
+	}
 }
 
 func (a AlertsPatch) check(bad *problems) {
@@ -309,6 +330,11 @@ func (p Patch) apply(cur Settings) (Settings, error) {
 	}
 	if p.MaxConcurrency.Set {
 		next.MaxConcurrency = p.MaxConcurrency.Ptr()
+	}
+	if p.FailurePolicy.Null {
+		next.FailurePolicy = failclass.Policy{}
+	} else if v := p.FailurePolicy.Ptr(); v != nil {
+		next.FailurePolicy = cur.FailurePolicy.With(*v)
 	}
 	if v := p.RetentionDays.Ptr(); v != nil {
 		if err := checkRetention(*v, cur.Quota); err != nil {

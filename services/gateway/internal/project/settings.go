@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/secretbox"
@@ -61,6 +62,9 @@ type Settings struct {
 	// after they finished (the scheduler's cleaner then deletes them with
 	// their attempts), 1 to Quota.MaxRetentionDays.
 	RetentionDays int
+	// FailurePolicy is the action per failure class the project chose
+	// (pkg/failclass); a class it leaves out is retried.
+	FailurePolicy failclass.Policy
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }
@@ -91,9 +95,22 @@ func fromRow(r settingsRow) Settings {
 		SignatureScheme: r.SignatureScheme,
 		MaxConcurrency:  intPtr(r.MaxConcurrency),
 		RetentionDays:   int(r.RetentionDays),
-		CreatedAt:       r.CreatedAt,
-		UpdatedAt:       r.UpdatedAt,
+		// Written by Update alone, always valid; Decode leaves out what
+		// this release cannot take.
+		FailurePolicy: decodePolicy(r.FailurePolicy),
+		CreatedAt:     r.CreatedAt,
+		UpdatedAt:     r.UpdatedAt,
 	}
+}
+
+// decodePolicy reads the failure_policy column; one that is not a JSON
+// object of strings (a manual edit) retries every class.
+func decodePolicy(raw []byte) failclass.Policy {
+	p, err := failclass.Decode(raw)
+	if err != nil {
+		return failclass.Policy{}
+	}
+	return p
 }
 
 // intPtr converts a nullable column.
@@ -196,6 +213,7 @@ func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, proj
 		SignatureScheme:           next.SignatureScheme,
 		MaxConcurrency:            int32Ptr(next.MaxConcurrency),
 		RetentionDays:             int32(next.RetentionDays),
+		FailurePolicy:             next.FailurePolicy.Encode(),
 		SetAuthorizationHeader:    p.AuthorizationHeader.Set,
 		AuthorizationHeaderSealed: authorization,
 	})

@@ -16,7 +16,7 @@ import (
 const listHookAttempts = `-- name: ListHookAttempts :many
 SELECT a.attempt, a.started_at, a.duration_seconds, a.outcome, a.status_code, a.error,
     a.response_excerpt, a.async_state, a.async_deadline, a.async_timeout_secs, a.ack_body,
-    a.request_headers, a.response_headers, a.request_headers_omitted, a.response_headers_omitted
+    a.request_headers, a.response_headers, a.request_headers_omitted, a.response_headers_omitted, a.failure_class
 FROM hook_attempts AS a
 JOIN hooks AS h ON h.id = a.hook_id
 WHERE h.project_id = $1 AND h.id = $2
@@ -45,6 +45,7 @@ type ListHookAttemptsRow struct {
 	ResponseHeaders        json.RawMessage
 	RequestHeadersOmitted  int32
 	ResponseHeadersOmitted int32
+	FailureClass           *string
 }
 
 // A hook's recorded attempts, oldest first, if the hook is the project's.
@@ -73,6 +74,7 @@ func (q *Queries) ListHookAttempts(ctx context.Context, arg ListHookAttemptsPara
 			&i.ResponseHeaders,
 			&i.RequestHeadersOmitted,
 			&i.ResponseHeadersOmitted,
+			&i.FailureClass,
 		); err != nil {
 			return nil, err
 		}

@@ -81,7 +81,7 @@ func (q *Queries) DeleteHookByKey(ctx context.Context, arg DeleteHookByKeyParams
 }
 
 const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE project_id = $1 AND id = $2
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks WHERE project_id = $1 AND id = $2
 `
 
 type GetHookParams struct {
@@ -121,12 +121,13 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.SequenceRunID,
 		&i.Key,
 		&i.Tags,
+		&i.FailureClass,
 	)
 	return i, err
 }
 
 const getHookByKey = `-- name: GetHookByKey :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks
 WHERE project_id = $1 AND key = $2::text
 ORDER BY status IN ('pending', 'retry') DESC, created_at DESC
 LIMIT 1
@@ -171,12 +172,13 @@ func (q *Queries) GetHookByKey(ctx context.Context, arg GetHookByKeyParams) (Hoo
 		&i.SequenceRunID,
 		&i.Key,
 		&i.Tags,
+		&i.FailureClass,
 	)
 	return i, err
 }
 
 const getHooksByIDs = `-- name: GetHooksByIDs :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
 `
 
 type GetHooksByIDsParams struct {
@@ -224,6 +226,7 @@ func (q *Queries) GetHooksByIDs(ctx context.Context, arg GetHooksByIDsParams) ([
 			&i.SequenceRunID,
 			&i.Key,
 			&i.Tags,
+			&i.FailureClass,
 		); err != nil {
 			return nil, err
 		}
@@ -279,7 +282,7 @@ CROSS JOIN LATERAL (
     END AS at
 ) AS due
 ORDER BY n.ord
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class
 `
 
 type InsertHooksParams struct {
@@ -361,6 +364,7 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 			&i.SequenceRunID,
 			&i.Key,
 			&i.Tags,
+			&i.FailureClass,
 		); err != nil {
 			return nil, err
 		}
@@ -393,7 +397,7 @@ CROSS JOIN LATERAL (
         ELSE now() + make_interval(secs => n.post_in_seconds)
     END AS at
 ) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class
 `
 
 type InsertProjectHooksParams struct {
@@ -462,6 +466,7 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 			&i.SequenceRunID,
 			&i.Key,
 			&i.Tags,
+			&i.FailureClass,
 		); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,7 +20,7 @@ SELECT id, name, domain,
        (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at
 FROM projects
 WHERE id = $1
 `
@@ -46,6 +47,7 @@ type GetProjectSettingsRow struct {
 	MaxConcurrency         *int32
 	RetentionDays          int32
 	PlanMaxRetentionDays   int32
+	FailurePolicy          json.RawMessage
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -75,6 +77,7 @@ func (q *Queries) GetProjectSettings(ctx context.Context, id uuid.UUID) (GetProj
 		&i.MaxConcurrency,
 		&i.RetentionDays,
 		&i.PlanMaxRetentionDays,
+		&i.FailurePolicy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -147,7 +150,7 @@ SELECT id, name, domain,
        (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at
 FROM projects
 WHERE id = $1
 FOR NO KEY UPDATE
@@ -175,6 +178,7 @@ type LockProjectSettingsRow struct {
 	MaxConcurrency         *int32
 	RetentionDays          int32
 	PlanMaxRetentionDays   int32
+	FailurePolicy          json.RawMessage
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -208,6 +212,7 @@ func (q *Queries) LockProjectSettings(ctx context.Context, id uuid.UUID) (LockPr
 		&i.MaxConcurrency,
 		&i.RetentionDays,
 		&i.PlanMaxRetentionDays,
+		&i.FailurePolicy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -232,18 +237,19 @@ SET name                 = $1,
     signature_scheme        = $14,
     max_concurrency         = $15::integer,
     retention_days          = $16,
-    authorization_header_sealed = CASE WHEN $17::boolean
-                                THEN $18::text
+    failure_policy          = $17::jsonb,
+    authorization_header_sealed = CASE WHEN $18::boolean
+                                THEN $19::text
                                 ELSE authorization_header_sealed END,
     updated_at           = now()
-WHERE id = $19
+WHERE id = $20
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
           (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          signature_scheme, max_concurrency, retention_days, plan_max_retention_days, created_at, updated_at
+          signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at
 `
 
 type UpdateProjectSettingsParams struct {
@@ -263,6 +269,7 @@ type UpdateProjectSettingsParams struct {
 	SignatureScheme           string
 	MaxConcurrency            *int32
 	RetentionDays             int32
+	FailurePolicy             json.RawMessage
 	SetAuthorizationHeader    bool
 	AuthorizationHeaderSealed *string
 	ID                        uuid.UUID
@@ -290,6 +297,7 @@ type UpdateProjectSettingsRow struct {
 	MaxConcurrency         *int32
 	RetentionDays          int32
 	PlanMaxRetentionDays   int32
+	FailurePolicy          json.RawMessage
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -314,6 +322,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		arg.SignatureScheme,
 		arg.MaxConcurrency,
 		arg.RetentionDays,
+		arg.FailurePolicy,
 		arg.SetAuthorizationHeader,
 		arg.AuthorizationHeaderSealed,
 		arg.ID,
@@ -341,6 +350,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		&i.MaxConcurrency,
 		&i.RetentionDays,
 		&i.PlanMaxRetentionDays,
+		&i.FailurePolicy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)

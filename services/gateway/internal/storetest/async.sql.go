@@ -23,7 +23,7 @@ func (q *Queries) AsyncSecretForTest(ctx context.Context, id uuid.UUID) (string,
 }
 
 const attemptsForTest = `-- name: AttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending, request_headers, response_headers, request_headers_omitted, response_headers_omitted FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
+SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending, request_headers, response_headers, request_headers_omitted, response_headers_omitted, failure_class FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
 `
 
 func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
@@ -55,6 +55,7 @@ func (q *Queries) AttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]Hook
 			&i.ResponseHeaders,
 			&i.RequestHeadersOmitted,
 			&i.ResponseHeadersOmitted,
+			&i.FailureClass,
 		); err != nil {
 			return nil, err
 		}

@@ -44,3 +44,33 @@ func (q *Queries) InsertAttemptWithHeadersForTest(ctx context.Context, arg Inser
 	)
 	return err
 }
+
+const insertFailedAttemptForTest = `-- name: InsertFailedAttemptForTest :exec
+WITH attempt AS (
+    INSERT INTO hook_attempts (hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code,
+        error, failure_class)
+    VALUES ($3, 1, 1, now(), 0.25, 'failure', $4::integer, $1, $2)
+)
+UPDATE hooks SET status = 'retry', attempts = 1, failure_error = $1, failure_class = $2,
+    try_at = now() + interval '1 hour', run_at = now() + interval '1 hour'
+WHERE id = $3
+`
+
+type InsertFailedAttemptForTestParams struct {
+	Error        *string
+	FailureClass *string
+	HookID       uuid.UUID
+	StatusCode   *int32
+}
+
+// A failed attempt of a class, and the hook retried after it, as the
+// scheduler records them.
+func (q *Queries) InsertFailedAttemptForTest(ctx context.Context, arg InsertFailedAttemptForTestParams) error {
+	_, err := q.db.Exec(ctx, insertFailedAttemptForTest,
+		arg.Error,
+		arg.FailureClass,
+		arg.HookID,
+		arg.StatusCode,
+	)
+	return err
+}

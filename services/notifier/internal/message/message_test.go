@@ -343,3 +343,24 @@ func TestEndpointPausedAndResumed(t *testing.T) {
 	require.Equal(t, "[Sundial] acme: api.acme.com recovered", resumed.Subject())
 	require.Contains(t, resumed.Text(), "its pause ended")
 }
+
+func TestFailureClassInHookFailedAndPolicyPauses(t *testing.T) {
+	t.Parallel()
+	m := failed(1)
+	m.Alerts[0].Error = "HTTP 410"
+	m.Alerts[0].FailureClass = eventv1.FailureClass_FAILURE_CLASS_GONE
+	require.Contains(t, m.Text(), "  Error: HTTP 410 (failure class 410)\n")
+	raw, err := m.Webhook()
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"failureClass":"410"`)
+
+	p := paused()
+	p.Alerts[0].FailureClass = eventv1.FailureClass_FAILURE_CLASS_GONE
+	text := p.Text()
+	require.Contains(t, text, "the project's failure policy pauses it on 410 failures")
+	require.Contains(t, text, "until it is resumed with POST /v1/endpoints/resume")
+	require.NotContains(t, text, "probes it", "a policy's pause has no probe")
+	raw, err = p.Webhook()
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"failureClass":"410"`)
+}

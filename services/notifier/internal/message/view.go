@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/failclass"
 )
 
 // view is what every rendering says, worked out once so that the e-mail,
@@ -126,6 +127,12 @@ func (m Message) sentences(what string, alerts []*eventv1.Alert) (string, []stri
 		}
 		return oneLine(name + ": " + what + "."), []string{detail + "."}
 	case KindEndpointPaused:
+		if len(alerts) > 0 {
+			if class := failclass.Word(alerts[0].GetFailureClass()); class != "" {
+				return oneLine(name + ": " + what + ": the project's failure policy pauses it on " + class +
+					" failures. Its hooks wait, without spending attempts, until it is resumed with POST /v1/endpoints/resume."), nil
+			}
+		}
 		until := "its next probe"
 		if len(alerts) > 0 && alerts[0].GetPausedUntil() != nil {
 			until = alerts[0].GetPausedUntil().AsTime().UTC().Format(time.RFC3339)
@@ -145,6 +152,9 @@ func (m Message) item(a *eventv1.Alert) item {
 		Endpoint: oneLine(endpoint(a)),
 		HookID:   oneLine(a.GetHookId()),
 		Error:    oneLine(a.GetError()),
+	}
+	if class := failclass.Word(a.GetFailureClass()); class != "" && it.Error != "" && m.Kind == KindHookFailed {
+		it.Error += " (failure class " + class + ")"
 	}
 	if m.Kind == KindHookFailed {
 		// A recovered alert's Attempts is a count of failed hooks, said

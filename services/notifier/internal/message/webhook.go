@@ -2,6 +2,7 @@ package message
 
 import (
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/failclass"
 )
 
 // WebhookVersion is the version of the custom webhook document.
@@ -45,6 +46,9 @@ type webhookAlert struct {
 	PeriodStart      string `json:"periodStart,omitempty"`
 	// endpoint.paused: until when (the first probe).
 	PausedUntil string `json:"pausedUntil,omitempty"`
+	// hook.failed: the last failure's class; endpoint.paused: the class
+	// whose failure policy paused it.
+	FailureClass string `json:"failureClass,omitempty"`
 }
 
 // Webhook is the versioned JSON document a custom webhook receives.
@@ -78,6 +82,7 @@ func (m Message) webhookAlert(a *eventv1.Alert) webhookAlert {
 		w.Path = a.GetPath()
 		w.Error = a.GetError()
 		w.Attempts = a.GetAttempts()
+		w.FailureClass = failclass.Word(a.GetFailureClass())
 		if w.HookID != "" {
 			w.DashboardURL = m.hookLink(w.HookID)
 		}
@@ -88,6 +93,7 @@ func (m Message) webhookAlert(a *eventv1.Alert) webhookAlert {
 		if t := a.GetPausedUntil(); t != nil {
 			w.PausedUntil = timestamp(t.AsTime())
 		}
+		w.FailureClass = failclass.Word(a.GetFailureClass())
 	case KindQuotaThreshold:
 		w.ThresholdPercent = a.GetThresholdPercent()
 		w.Usage = a.GetUsage()

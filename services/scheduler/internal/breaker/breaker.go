@@ -24,7 +24,15 @@ import (
 const (
 	CauseFailures   = "failures"
 	CauseRetryAfter = "retry_after"
+	// CausePolicy: the project's failure policy pauses on a failure of
+	// its class (pkg/failclass, Pause), until the pause is resumed.
+	CausePolicy = "failure_policy"
 )
+
+// PolicyPause is how far ahead a pause by the failure policy ends: it
+// waits for POST /v1/endpoints/resume, and no probe goes before. (A
+// timestamp rather than none keeps every reader of paused_until as it is.)
+const PolicyPause = 100 * 365 * 24 * time.Hour
 
 // Policy is when the breaker opens and for how long.
 type Policy struct {
@@ -100,6 +108,9 @@ type State struct {
 	Alerted bool
 	// ResumeRequested: the API asked to resume (the gateway's only write).
 	ResumeRequested bool
+	// PauseClass is the failure class of a pause by the failure policy,
+	// for its alert; not stored (the reason says it).
+	PauseClass string
 }
 
 // Paused reports whether the unit is paused.
@@ -114,6 +125,9 @@ type Outcome struct {
 	Error   string
 	// RetryAfter is the wait a 429 or 503 asked for (0: none).
 	RetryAfter time.Duration
+	// PauseClass, when set, is the failure class whose failure policy
+	// pauses the unit until it is resumed.
+	PauseClass string
 }
 
 // EventKind is what an event announces.
@@ -137,6 +151,9 @@ type Event struct {
 
 // Apply moves s by one outcome applied at now (the database clock).
 func (p Policy) Apply(s State, o Outcome, now time.Time) (State, []Event) {
+	if o.PauseClass != "" {
+		return p.pauseByPolicy(s, o, now)
+	}
 	probe := s.Paused() && s.Probe != uuid.Nil && o.HookID == s.Probe
 	switch {
 	case !o.Failing && probe:
@@ -173,6 +190,21 @@ func (p Policy) Apply(s State, o Outcome, now time.Time) (State, []Event) {
 	default:
 		return s, nil
 	}
+	return p.announce(s)
+}
+
+// pauseByPolicy pauses the unit until it is resumed, as the project's
+// failure policy asks for a failure of o's class; a pause in progress
+// becomes that pause (and keeps its start and its alert).
+func (p Policy) pauseByPolicy(s State, o Outcome, now time.Time) (State, []Event) {
+	if s.Failures == 0 {
+		s.FailingSince = now
+	}
+	s.Failures++
+	s.LastError = o.Error
+	s = s.pauseAt(now, now.Add(PolicyPause), CausePolicy,
+		fmt.Sprintf("the project's failure policy pauses on %s failures; last: %s", o.PauseClass, o.Error))
+	s.PauseClass = o.PauseClass
 	return p.announce(s)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -140,7 +141,7 @@ func commit(ctx context.Context, q *store.Queries, u Unit, s State, events []Eve
 
 // pausedAlert is the endpoint.paused alert of the pause s is in.
 func pausedAlert(u Unit, s State, now time.Time) *eventv1.Alert {
-	return &eventv1.Alert{
+	a := &eventv1.Alert{
 		AlertId:     event.EndpointPausedAlertID(u.ProjectID, u.Domain, s.PausedAt),
 		Kind:        eventv1.AlertKind_ALERT_KIND_ENDPOINT_PAUSED,
 		ProjectId:   u.ProjectID.String(),
@@ -150,6 +151,11 @@ func pausedAlert(u Unit, s State, now time.Time) *eventv1.Alert {
 		Attempts:    s.Failures,
 		PausedUntil: timestamppb.New(s.PausedUntil),
 	}
+	if c, ok := failclass.Parse(s.PauseClass); ok {
+		// A pause by the failure policy: until resumed, no probe.
+		a.FailureClass = c
+	}
+	return a
 }
 
 // resumedAlert announces the end of an announced pause: an

@@ -331,13 +331,14 @@ func (c *Claimer) giveUp(ctx context.Context, r store.ClaimHooksRow) bus.Message
 	c.log.WarnContext(ctx, "attempt re-driven too often; recording it as failed",
 		"hook_id", hookID, "attempt", r.Attempts+1, "redrives", r.Redrives)
 	return bus.AttemptResults([]*eventv1.AttemptResult{{
-		HookId:    hookID,
-		ProjectId: r.ProjectID.String(),
-		Attempt:   r.Attempts + 1,
-		LeaseSeq:  r.LeaseSeq,
-		Outcome:   eventv1.Outcome_OUTCOME_FAILURE,
-		Error:     reason,
-		StartedAt: timestamppb.Now(),
+		HookId:       hookID,
+		ProjectId:    r.ProjectID.String(),
+		Attempt:      r.Attempts + 1,
+		LeaseSeq:     r.LeaseSeq,
+		Outcome:      eventv1.Outcome_OUTCOME_FAILURE,
+		Error:        reason,
+		FailureClass: eventv1.FailureClass_FAILURE_CLASS_LOST,
+		StartedAt:    timestamppb.Now(),
 	}})
 }
 

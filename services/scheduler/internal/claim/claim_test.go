@@ -281,6 +281,7 @@ func TestAttemptRedrivenTooOftenIsRecordedAsFailed(t *testing.T) {
 	require.EqualValues(t, 4, res.GetLeaseSeq(), "under the claim's own lease, so the applier accepts it")
 	require.Equal(t, eventv1.Outcome_OUTCOME_FAILURE, res.GetOutcome())
 	require.Contains(t, res.GetError(), "no result after 3 deliveries of this attempt")
+	require.Equal(t, eventv1.FailureClass_FAILURE_CLASS_LOST, res.GetFailureClass())
 
 	row := fixture.Get(t, b.q, hook.ID)
 	require.EqualValues(t, 3, row.Redrives)

@@ -40,21 +40,23 @@ type hookFailure struct {
 	domain    string
 	path      string
 	err       string
+	class     eventv1.FailureClass
 	attempts  int32
 	at        time.Time
 }
 
 func (f hookFailure) alert() *eventv1.Alert {
 	return &eventv1.Alert{
-		AlertId:    event.HookFailedAlertID(f.hookID, f.leaseSeq),
-		Kind:       eventv1.AlertKind_ALERT_KIND_HOOK_FAILED,
-		ProjectId:  f.projectID.String(),
-		OccurredAt: timestamppb.New(f.at),
-		HookId:     f.hookID.String(),
-		Domain:     f.domain,
-		Path:       f.path,
-		Error:      f.err,
-		Attempts:   f.attempts,
+		AlertId:      event.HookFailedAlertID(f.hookID, f.leaseSeq),
+		Kind:         eventv1.AlertKind_ALERT_KIND_HOOK_FAILED,
+		ProjectId:    f.projectID.String(),
+		OccurredAt:   timestamppb.New(f.at),
+		HookId:       f.hookID.String(),
+		Domain:       f.domain,
+		Path:         f.path,
+		Error:        f.err,
+		FailureClass: f.class,
+		Attempts:     f.attempts,
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sundial-run/sundial/pkg/asyncurl"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -144,12 +146,14 @@ func (a *Applier) endWaits(ctx context.Context, q *store.Queries, ids []uuid.UUI
 			projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
 			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
+			failures:    a.failurePolicy(ctx, row.ProjectID, row.FailurePolicy),
 			sequenceRun: row.SequenceRunID,
 		}
 		plan.add(i, ins[i])
 		arg.HookIds = append(arg.HookIds, row.ID)
 		arg.Attempts = append(arg.Attempts, row.Attempt)
 		arg.Errors = append(arg.Errors, ins[i].errText)
+		arg.FailureClasses = append(arg.FailureClasses, failclass.Word(ins[i].class))
 	}
 	if len(rows) > 0 {
 		if err := q.SettleAsyncAttempts(ctx, arg); err != nil {
@@ -161,6 +165,11 @@ func (a *Applier) endWaits(ctx context.Context, q *store.Queries, ids []uuid.UUI
 		return nil, nil, err
 	}
 	if err := a.settle(ctx, q, ins, plan, outs); err != nil {
+		return nil, nil, err
+	}
+	// An async failure says nothing of the server to the breaker, but the
+	// failure policy may pause its endpoint.
+	if err := a.recordBreakers(ctx, q, ins, plan, outs); err != nil {
 		return nil, nil, err
 	}
 	if _, err := q.ForgetDeadAnswers(ctx, ids); err != nil {
@@ -189,13 +198,13 @@ func endedAttempt(row store.LockEndedAsyncWaitsRow) attempt {
 	case "acked":
 		in.reported, in.recorded, in.success = "ack", "success", true
 	case "nacked":
-		in.reported, in.errText = "nack", ErrNacked
+		in.reported, in.errText, in.class = "nack", ErrNacked, eventv1.FailureClass_FAILURE_CLASS_NACK
 	default:
 		var secs int32
 		if row.AsyncTimeoutSecs != nil {
 			secs = *row.AsyncTimeoutSecs
 		}
-		in.reported, in.errText = "async_timeout", AsyncTimeoutError(secs)
+		in.reported, in.errText, in.class = "async_timeout", AsyncTimeoutError(secs), eventv1.FailureClass_FAILURE_CLASS_ASYNC_TIMEOUT
 	}
 	return in
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/outbox"
@@ -344,7 +345,7 @@ func (p *batchPlan) add(i int, in attempt) {
 // completed first, which tells the live ones from the stale; every
 // attempt is recorded after its hook is locked (migration 00026).
 func (a *Applier) applyBatch(ctx context.Context, q *store.Queries, ins []attempt, figures *tally) ([]*applied, error) {
-	plan, err := lockBatch(ctx, q, ins)
+	plan, err := a.lockBatch(ctx, q, ins)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +436,7 @@ func (a *Applier) startWaits(ctx context.Context, q *store.Queries, ins []attemp
 // still hold their lease: the plan keeps only those. The successes stay
 // unlocked until completeAll completes their hooks, checking the lease as
 // it does.
-func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan, error) {
+func (a *Applier) lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan, error) {
 	first := make(map[leaseKey]int, len(ins))
 	plan := batchPlan{hooks: make(map[int]lockedHook, len(ins))}
 	arg := store.LockLeasedHooksParams{}
@@ -465,6 +466,7 @@ func lockBatch(ctx context.Context, q *store.Queries, ins []attempt) (batchPlan,
 			projectID: row.ProjectID, domain: row.Domain, path: row.Path, budgetBase: row.RetryBudgetBase, override: row.RetryOverride,
 			policy: projectPolicy(row.RetryMinRetries, row.RetryDelaySecs, row.RetryStrategy,
 				row.RetryBackoffFactor, row.RetryMaxDelaySecs, row.RetryJitter),
+			failures:    a.failurePolicy(ctx, row.ProjectID, row.FailurePolicy),
 			sequenceRun: row.SequenceRunID, postAt: row.PostAt,
 		}
 		plan.add(i, ins[i])
@@ -489,6 +491,7 @@ func insertAttempts(ctx context.Context, q *store.Queries, ins []attempt, idx []
 		arg.Outcomes = append(arg.Outcomes, in.recorded)
 		arg.StatusCodes = append(arg.StatusCodes, in.statusCode)
 		arg.Errors = append(arg.Errors, in.errText)
+		arg.FailureClasses = append(arg.FailureClasses, failclass.Word(in.class))
 		arg.Excerpts = append(arg.Excerpts, in.excerpt)
 		arg.RequestHeaders = append(arg.RequestHeaders, in.request.text())
 		arg.ResponseHeaders = append(arg.ResponseHeaders, in.response.text())
@@ -601,8 +604,9 @@ func recoverAll(ctx context.Context, q *store.Queries, ins []attempt, plan batch
 }
 
 // settleFailures retries or fails the hooks of every failure in one
-// statement: retry while the budget allows another attempt, failed once it
-// does not.
+// statement: retry while the budget allows another attempt and the
+// project's failure policy retries the failure's class, failed once either
+// does not (a pause also pauses the endpoint: recordBreakers).
 func (a *Applier) settleFailures(ctx context.Context, q *store.Queries, ins []attempt, plan batchPlan, outs []*applied) error {
 	if len(plan.failures) == 0 {
 		return nil
@@ -613,7 +617,9 @@ func (a *Applier) settleFailures(ctx context.Context, q *store.Queries, ins []at
 		budget := a.budget(ctx, in.hookID, h)
 		out := &applied{projectID: h.projectID, path: h.path, status: StatusRetry, maxAttempts: budget.MaxAttempts()}
 		var delay float64
-		if int(in.attempt) < out.maxAttempts {
+		action := h.failures.Of(in.class)
+		out.pause = action == failclass.Pause
+		if int(in.attempt) < out.maxAttempts && action == failclass.Retry {
 			// A receiver's Retry-After is a floor under the policy's delay.
 			delay = max(budget.DelayAfter(int(in.attempt), a.rnd).Seconds(), in.retryAfter.Seconds())
 		} else {
@@ -624,6 +630,7 @@ func (a *Applier) settleFailures(ctx context.Context, q *store.Queries, ins []at
 		arg.Attempts = append(arg.Attempts, in.attempt)
 		arg.Durations = append(arg.Durations, in.duration)
 		arg.FailureErrors = append(arg.FailureErrors, in.errText)
+		arg.FailureClasses = append(arg.FailureClasses, failclass.Word(in.class))
 		arg.StartedAts = append(arg.StartedAts, in.startedAt)
 		arg.Delays = append(arg.Delays, delay)
 		arg.Finals = append(arg.Finals, out.status == StatusFailed)
@@ -660,7 +667,7 @@ func failAll(ctx context.Context, q *store.Queries, ins []attempt, plan batchPla
 		arg.Paths = append(arg.Paths, h.path)
 		outs[i].alerts = append(outs[i].alerts, hookFailure{
 			hookID: in.hookID, leaseSeq: in.leaseSeq, projectID: h.projectID, domain: h.domain, path: h.path,
-			err: in.errText, attempts: in.attempt, at: outs[i].at,
+			err: in.errText, class: in.class, attempts: in.attempt, at: outs[i].at,
 		}.alert())
 	}
 	if len(arg.ProjectIds) == 0 {

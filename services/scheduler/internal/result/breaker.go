@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/pkg/failclass"
 
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 	"github.com/sundial-run/sundial/services/scheduler/internal/outbox"
@@ -38,7 +39,7 @@ func (a *Applier) recordBreakers(ctx context.Context, q *store.Queries, ins []at
 		if !ok || outs[i] == nil {
 			continue
 		}
-		o, ok := breakerOutcome(in)
+		o, ok := breakerOutcome(in, *outs[i])
 		if !ok {
 			continue
 		}
@@ -68,8 +69,13 @@ func (a *Applier) recordBreakers(ctx context.Context, q *store.Queries, ins []at
 // a 202 included. Results that are not a delivery's answer say nothing:
 // neither the claim's record of an attempt whose leases all expired (no
 // exchange: a dispatcher crashed, not the receiver) nor anything but a
-// success, a 202 or a failure.
-func breakerOutcome(in attempt) (breaker.Outcome, bool) {
+// success, a 202 or a failure; unless the project's failure policy pauses
+// the endpoint for the failure (out.pause), whatever it was.
+func breakerOutcome(in attempt, out applied) (breaker.Outcome, bool) {
+	if out.pause {
+		return breaker.Outcome{HookID: in.hookID, Failing: true, Error: in.errText,
+			PauseClass: failclass.Word(in.class)}, true
+	}
 	switch in.reported {
 	case "success", "async":
 		return breaker.Outcome{HookID: in.hookID}, true

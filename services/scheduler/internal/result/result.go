@@ -40,6 +40,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/telemetry"
@@ -85,7 +86,7 @@ func New(db TxBeginner, js jetstream.JetStream, replicas int, log *slog.Logger, 
 	o := telemetry.Resolve(opts...)
 	meter := o.Meter.Meter("sundial/scheduler")
 	applied, err := meter.Int64Counter("sundial.scheduler.results_applied",
-		metric.WithDescription("Attempt results applied to their hook, by reported outcome."))
+		metric.WithDescription("Attempt results applied to their hook, by reported outcome, and failures by class."))
 	if err != nil {
 		return nil, fmt.Errorf("result metrics: %w", err)
 	}
@@ -122,7 +123,12 @@ func (a *Applier) finish(ctx context.Context, in attempt, out *applied, err erro
 			"attempt", in.attempt, "outcome", in.reported, "duration", took)
 		return nil
 	}
-	a.applied.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", in.reported)))
+	if w := failclass.Word(in.class); w != "" {
+		// Bounded: the enum's words.
+		a.applied.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", in.reported), attribute.String("failure_class", w)))
+	} else {
+		a.applied.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", in.reported)))
+	}
 	alertErr := a.alerts.publishAll(ctx, out.alerts)
 	a.logApplied(ctx, in, out, took, alertErr, level)
 	return nil
@@ -163,7 +169,9 @@ type attempt struct {
 	success    bool
 	statusCode int32
 	errText    string
-	excerpt    string
+	// class is a failure's class (pkg/failclass), unspecified otherwise.
+	class   eventv1.FailureClass
+	excerpt string
 	// request and response are the headers of the delivery's request and
 	// of its answer (headers.go).
 	request, response recordedHeaders
@@ -223,6 +231,12 @@ func parse(r *eventv1.AttemptResult) (attempt, error) {
 		if in.errText == "" {
 			in.errText = failureText(in.statusCode)
 		}
+		in.class = r.GetFailureClass()
+		if in.class == eventv1.FailureClass_FAILURE_CLASS_UNSPECIFIED && in.statusCode > 0 {
+			// A dispatcher of a release that did not classify: the
+			// status says it.
+			in.class = failclass.OfStatus(int(in.statusCode))
+		}
 	case eventv1.Outcome_OUTCOME_ASYNC:
 		// The receiver answers later, at the ack or nack URL (async.go).
 		in.reported, in.recorded, in.async, in.errText = "async", "async", true, ""
@@ -264,6 +278,9 @@ type applied struct {
 	// deferred: the hook went back to waiting without an attempt
 	// (deferral.go); status is the one it went back to, at its new run_at.
 	deferred bool
+	// pause: the project's failure policy pauses the hook's endpoint for
+	// this failure (breaker.go).
+	pause bool
 }
 
 // lockedHook is what settling an attempt needs of its hook, locked by the
@@ -276,6 +293,8 @@ type lockedHook struct {
 	override   json.RawMessage
 	// policy is the project's default retry policy.
 	policy retry.Policy
+	// failures is the project's action per failure class.
+	failures failclass.Policy
 	// sequenceRun is the sequence run whose step the hook is, nil for a
 	// hook of its own (sequence.go).
 	sequenceRun *uuid.UUID
@@ -301,6 +320,17 @@ func (a *Applier) budget(ctx context.Context, hookID uuid.UUID, h lockedHook) re
 		a.log.WarnContext(ctx, "unusable retry override; using the project's policy", "hook_id", hookID, "err", err)
 	}
 	return retry.Budget{Policy: policy, Base: int(h.budgetBase)}
+}
+
+// failurePolicy is a project's failure policy from its column. One that
+// cannot be read (a manual edit: the gateway validates what it writes)
+// retries every class, as every failure was before there were policies.
+func (a *Applier) failurePolicy(ctx context.Context, projectID uuid.UUID, raw []byte) failclass.Policy {
+	p, err := failclass.Decode(raw)
+	if err != nil {
+		a.log.WarnContext(ctx, "unusable failure policy; retrying every class", "project_id", projectID, "err", err)
+	}
+	return p
 }
 
 func nonZero(n int32) *int32 {

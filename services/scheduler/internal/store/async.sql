@@ -99,7 +99,7 @@ SELECT timed_out.id FROM timed_out;
 -- settled meanwhile no longer matches. NotLiveAnswers is their negation.
 SELECT h.id, h.project_id, h.domain, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
     h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter,
+    p.retry_max_delay_secs, p.retry_jitter, p.failure_policy,
     a.attempt, a.started_at, a.duration_seconds, a.async_state, a.async_timeout_secs
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
@@ -116,19 +116,21 @@ FOR UPDATE OF h SKIP LOCKED;
 
 -- name: SettleAsyncAttempts :exec
 -- Records how the async attempts settled (parallel arrays): an empty error
--- is an ack (success), any other a failure with that text. A wait that
+-- is an ack (success), any other a failure with that text and class. A wait that
 -- timed out is marked expired (its URLs then answer 410); an acked or
 -- nacked one keeps its state (a repeated answer answers 200). The answer is
 -- applied: answer_pending is cleared.
 UPDATE hook_attempts AS a
 SET outcome        = CASE WHEN u.error = '' THEN 'success' ELSE 'failure' END,
     error          = NULLIF(u.error, ''),
+    failure_class  = NULLIF(u.failure_class, ''),
     async_state    = CASE WHEN a.async_state = 'waiting' THEN 'expired' ELSE a.async_state END,
     answer_pending = false
 FROM (
     SELECT unnest(sqlc.arg(hook_ids)::uuid[]) AS hook_id,
         unnest(sqlc.arg(attempts)::integer[]) AS attempt,
-        unnest(sqlc.arg(errors)::text[]) AS error
+        unnest(sqlc.arg(errors)::text[]) AS error,
+        unnest(sqlc.arg(failure_classes)::text[]) AS failure_class
 ) AS u
 WHERE a.hook_id = u.hook_id AND a.attempt = u.attempt;
 

@@ -194,7 +194,7 @@ func (q *Queries) ListenAsync(ctx context.Context) error {
 const lockEndedAsyncWaits = `-- name: LockEndedAsyncWaits :many
 SELECT h.id, h.project_id, h.domain, h.path, h.lease_seq, h.retry_budget_base, h.retry_override,
     h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter,
+    p.retry_max_delay_secs, p.retry_jitter, p.failure_policy,
     a.attempt, a.started_at, a.duration_seconds, a.async_state, a.async_timeout_secs
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
@@ -225,6 +225,7 @@ type LockEndedAsyncWaitsRow struct {
 	RetryBackoffFactor float64
 	RetryMaxDelaySecs  int32
 	RetryJitter        bool
+	FailurePolicy      json.RawMessage
 	Attempt            int32
 	StartedAt          time.Time
 	DurationSeconds    float64
@@ -267,6 +268,7 @@ func (q *Queries) LockEndedAsyncWaits(ctx context.Context, ids []uuid.UUID) ([]L
 			&i.RetryBackoffFactor,
 			&i.RetryMaxDelaySecs,
 			&i.RetryJitter,
+			&i.FailurePolicy,
 			&i.Attempt,
 			&i.StartedAt,
 			&i.DurationSeconds,
@@ -287,29 +289,37 @@ const settleAsyncAttempts = `-- name: SettleAsyncAttempts :exec
 UPDATE hook_attempts AS a
 SET outcome        = CASE WHEN u.error = '' THEN 'success' ELSE 'failure' END,
     error          = NULLIF(u.error, ''),
+    failure_class  = NULLIF(u.failure_class, ''),
     async_state    = CASE WHEN a.async_state = 'waiting' THEN 'expired' ELSE a.async_state END,
     answer_pending = false
 FROM (
     SELECT unnest($1::uuid[]) AS hook_id,
         unnest($2::integer[]) AS attempt,
-        unnest($3::text[]) AS error
+        unnest($3::text[]) AS error,
+        unnest($4::text[]) AS failure_class
 ) AS u
 WHERE a.hook_id = u.hook_id AND a.attempt = u.attempt
 `
 
 type SettleAsyncAttemptsParams struct {
-	HookIds  []uuid.UUID
-	Attempts []int32
-	Errors   []string
+	HookIds        []uuid.UUID
+	Attempts       []int32
+	Errors         []string
+	FailureClasses []string
 }
 
 // Records how the async attempts settled (parallel arrays): an empty error
-// is an ack (success), any other a failure with that text. A wait that
+// is an ack (success), any other a failure with that text and class. A wait that
 // timed out is marked expired (its URLs then answer 410); an acked or
 // nacked one keeps its state (a repeated answer answers 200). The answer is
 // applied: answer_pending is cleared.
 func (q *Queries) SettleAsyncAttempts(ctx context.Context, arg SettleAsyncAttemptsParams) error {
-	_, err := q.db.Exec(ctx, settleAsyncAttempts, arg.HookIds, arg.Attempts, arg.Errors)
+	_, err := q.db.Exec(ctx, settleAsyncAttempts,
+		arg.HookIds,
+		arg.Attempts,
+		arg.Errors,
+		arg.FailureClasses,
+	)
 	return err
 }
 

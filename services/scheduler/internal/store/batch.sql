@@ -12,12 +12,13 @@
 -- overlapping hooks wait for each other instead of deadlocking.
 -- sequence_run_id tells a sequence step's hook (package runstep).
 -- post_at gives a first attempt its lateness (the dashboard's figures).
+-- failure_policy is the project's action per failure class (pkg/failclass).
 -- A batch's successes are not locked here: CompleteHooks checks their
 -- lease as it completes them, so their rows are written once rather than
 -- locked and then written.
 SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.post_at, h.retry_budget_base, h.retry_override,
     h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter
+    p.retry_max_delay_secs, p.retry_jitter, p.failure_policy
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
 WHERE (h.id, h.lease_seq) IN (
@@ -28,17 +29,17 @@ ORDER BY h.id
 FOR UPDATE OF h;
 
 -- name: InsertAttempts :execrows
--- Records attempts. A status code of 0 and an empty error, excerpt or
--- headers (a JSON object, as text) are stored as NULL (arrays cannot carry
+-- Records attempts. A status code of 0 and an empty error, failure class,
+-- excerpt or headers (a JSON object, as text) are stored as NULL (arrays cannot carry
 -- NULL through sqlc). The key (hook_id, attempt) makes a repeat a no-op.
 INSERT INTO hook_attempts (
     hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt,
-    request_headers, response_headers, request_headers_omitted, response_headers_omitted
+    request_headers, response_headers, request_headers_omitted, response_headers_omitted, failure_class
 )
 SELECT u.hook_id, u.attempt, u.lease_seq, u.started_at, u.duration_seconds, u.outcome,
     NULLIF(u.status_code, 0), NULLIF(u.error, ''), NULLIF(u.response_excerpt, ''),
     NULLIF(u.request_headers, '')::jsonb, NULLIF(u.response_headers, '')::jsonb,
-    u.request_headers_omitted, u.response_headers_omitted
+    u.request_headers_omitted, u.response_headers_omitted, NULLIF(u.failure_class, '')
 FROM (
     SELECT unnest(sqlc.arg(hook_ids)::uuid[]) AS hook_id,
         unnest(sqlc.arg(attempts)::integer[]) AS attempt,
@@ -52,7 +53,8 @@ FROM (
         unnest(sqlc.arg(request_headers)::text[]) AS request_headers,
         unnest(sqlc.arg(response_headers)::text[]) AS response_headers,
         unnest(sqlc.arg(request_headers_omitted)::integer[]) AS request_headers_omitted,
-        unnest(sqlc.arg(response_headers_omitted)::integer[]) AS response_headers_omitted
+        unnest(sqlc.arg(response_headers_omitted)::integer[]) AS response_headers_omitted,
+        unnest(sqlc.arg(failure_classes)::text[]) AS failure_class
 ) AS u
 ON CONFLICT DO NOTHING;
 
@@ -80,6 +82,7 @@ SET status                = 'completed',
     attempts              = u.attempts,
     post_duration_seconds = u.duration,
     failure_error         = NULL,
+    failure_class         = NULL,
     try_at                = u.started_at,
     run_at                = NULL,
     lease_expires_at      = NULL,
@@ -106,13 +109,15 @@ RETURNING h.id, h.lease_seq, h.updated_at, h.project_id, h.domain, h.path, h.pos
 -- hooks, locked by the caller's transaction, are settled. A final failure
 -- (finals[i]) fails the hook for good (tryAt shows when its last attempt was
 -- made); any other is retried delays[i] seconds from now by the database
--- clock. An async wait the hook was in ends. at is the retry time, or when
+-- clock. The hook keeps the failure's error and class (failure_classes[i],
+-- empty: none). An async wait the hook was in ends. at is the retry time, or when
 -- the hook failed.
 UPDATE hooks AS h
 SET status                = CASE WHEN u.final THEN 'failed' ELSE 'retry' END,
     attempts              = u.attempts,
     post_duration_seconds = u.duration,
     failure_error         = u.failure_error,
+    failure_class         = NULLIF(u.failure_class, ''),
     try_at                = CASE WHEN u.final THEN u.started_at
                                  ELSE now() + make_interval(secs => u.delay) END,
     run_at                = CASE WHEN u.final THEN NULL
@@ -125,6 +130,7 @@ FROM (
         unnest(sqlc.arg(attempts)::integer[]) AS attempts,
         unnest(sqlc.arg(durations)::float8[]) AS duration,
         unnest(sqlc.arg(failure_errors)::text[]) AS failure_error,
+        unnest(sqlc.arg(failure_classes)::text[]) AS failure_class,
         unnest(sqlc.arg(started_ats)::timestamptz[]) AS started_at,
         unnest(sqlc.arg(delays)::float8[]) AS delay,
         unnest(sqlc.arg(finals)::boolean[]) AS final

@@ -19,6 +19,7 @@ SET status                = 'completed',
     attempts              = u.attempts,
     post_duration_seconds = u.duration,
     failure_error         = NULL,
+    failure_class         = NULL,
     try_at                = u.started_at,
     run_at                = NULL,
     lease_expires_at      = NULL,
@@ -134,12 +135,12 @@ func (q *Queries) CompleteHooks(ctx context.Context, arg CompleteHooksParams) ([
 const insertAttempts = `-- name: InsertAttempts :execrows
 INSERT INTO hook_attempts (
     hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt,
-    request_headers, response_headers, request_headers_omitted, response_headers_omitted
+    request_headers, response_headers, request_headers_omitted, response_headers_omitted, failure_class
 )
 SELECT u.hook_id, u.attempt, u.lease_seq, u.started_at, u.duration_seconds, u.outcome,
     NULLIF(u.status_code, 0), NULLIF(u.error, ''), NULLIF(u.response_excerpt, ''),
     NULLIF(u.request_headers, '')::jsonb, NULLIF(u.response_headers, '')::jsonb,
-    u.request_headers_omitted, u.response_headers_omitted
+    u.request_headers_omitted, u.response_headers_omitted, NULLIF(u.failure_class, '')
 FROM (
     SELECT unnest($1::uuid[]) AS hook_id,
         unnest($2::integer[]) AS attempt,
@@ -153,7 +154,8 @@ FROM (
         unnest($10::text[]) AS request_headers,
         unnest($11::text[]) AS response_headers,
         unnest($12::integer[]) AS request_headers_omitted,
-        unnest($13::integer[]) AS response_headers_omitted
+        unnest($13::integer[]) AS response_headers_omitted,
+        unnest($14::text[]) AS failure_class
 ) AS u
 ON CONFLICT DO NOTHING
 `
@@ -172,10 +174,11 @@ type InsertAttemptsParams struct {
 	ResponseHeaders        []string
 	RequestHeadersOmitted  []int32
 	ResponseHeadersOmitted []int32
+	FailureClasses         []string
 }
 
-// Records attempts. A status code of 0 and an empty error, excerpt or
-// headers (a JSON object, as text) are stored as NULL (arrays cannot carry
+// Records attempts. A status code of 0 and an empty error, failure class,
+// excerpt or headers (a JSON object, as text) are stored as NULL (arrays cannot carry
 // NULL through sqlc). The key (hook_id, attempt) makes a repeat a no-op.
 func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertAttempts,
@@ -192,6 +195,7 @@ func (q *Queries) InsertAttempts(ctx context.Context, arg InsertAttemptsParams) 
 		arg.ResponseHeaders,
 		arg.RequestHeadersOmitted,
 		arg.ResponseHeadersOmitted,
+		arg.FailureClasses,
 	)
 	if err != nil {
 		return 0, err
@@ -203,7 +207,7 @@ const lockLeasedHooks = `-- name: LockLeasedHooks :many
 
 SELECT h.id, h.lease_seq, h.project_id, h.domain, h.path, h.post_at, h.retry_budget_base, h.retry_override,
     h.sequence_run_id, p.retry_min_retries, p.retry_delay_secs, p.retry_strategy, p.retry_backoff_factor,
-    p.retry_max_delay_secs, p.retry_jitter
+    p.retry_max_delay_secs, p.retry_jitter, p.failure_policy
 FROM hooks AS h
 JOIN projects AS p ON p.id = h.project_id
 WHERE (h.id, h.lease_seq) IN (
@@ -235,6 +239,7 @@ type LockLeasedHooksRow struct {
 	RetryBackoffFactor float64
 	RetryMaxDelaySecs  int32
 	RetryJitter        bool
+	FailurePolicy      json.RawMessage
 }
 
 // Batched result application (package result, batch.go): one transaction
@@ -249,6 +254,7 @@ type LockLeasedHooksRow struct {
 // overlapping hooks wait for each other instead of deadlocking.
 // sequence_run_id tells a sequence step's hook (package runstep).
 // post_at gives a first attempt its lateness (the dashboard's figures).
+// failure_policy is the project's action per failure class (pkg/failclass).
 // A batch's successes are not locked here: CompleteHooks checks their
 // lease as it completes them, so their rows are written once rather than
 // locked and then written.
@@ -277,6 +283,7 @@ func (q *Queries) LockLeasedHooks(ctx context.Context, arg LockLeasedHooksParams
 			&i.RetryBackoffFactor,
 			&i.RetryMaxDelaySecs,
 			&i.RetryJitter,
+			&i.FailurePolicy,
 		); err != nil {
 			return nil, err
 		}
@@ -294,6 +301,7 @@ SET status                = CASE WHEN u.final THEN 'failed' ELSE 'retry' END,
     attempts              = u.attempts,
     post_duration_seconds = u.duration,
     failure_error         = u.failure_error,
+    failure_class         = NULLIF(u.failure_class, ''),
     try_at                = CASE WHEN u.final THEN u.started_at
                                  ELSE now() + make_interval(secs => u.delay) END,
     run_at                = CASE WHEN u.final THEN NULL
@@ -306,22 +314,24 @@ FROM (
         unnest($2::integer[]) AS attempts,
         unnest($3::float8[]) AS duration,
         unnest($4::text[]) AS failure_error,
-        unnest($5::timestamptz[]) AS started_at,
-        unnest($6::float8[]) AS delay,
-        unnest($7::boolean[]) AS final
+        unnest($5::text[]) AS failure_class,
+        unnest($6::timestamptz[]) AS started_at,
+        unnest($7::float8[]) AS delay,
+        unnest($8::boolean[]) AS final
 ) AS u
 WHERE h.id = u.id
 RETURNING h.id, (CASE WHEN u.final THEN h.updated_at ELSE h.try_at END)::timestamptz AS at
 `
 
 type SettleFailedHooksParams struct {
-	Ids           []uuid.UUID
-	Attempts      []int32
-	Durations     []float64
-	FailureErrors []string
-	StartedAts    []time.Time
-	Delays        []float64
-	Finals        []bool
+	Ids            []uuid.UUID
+	Attempts       []int32
+	Durations      []float64
+	FailureErrors  []string
+	FailureClasses []string
+	StartedAts     []time.Time
+	Delays         []float64
+	Finals         []bool
 }
 
 type SettleFailedHooksRow struct {
@@ -333,7 +343,8 @@ type SettleFailedHooksRow struct {
 // hooks, locked by the caller's transaction, are settled. A final failure
 // (finals[i]) fails the hook for good (tryAt shows when its last attempt was
 // made); any other is retried delays[i] seconds from now by the database
-// clock. An async wait the hook was in ends. at is the retry time, or when
+// clock. The hook keeps the failure's error and class (failure_classes[i],
+// empty: none). An async wait the hook was in ends. at is the retry time, or when
 // the hook failed.
 func (q *Queries) SettleFailedHooks(ctx context.Context, arg SettleFailedHooksParams) ([]SettleFailedHooksRow, error) {
 	rows, err := q.db.Query(ctx, settleFailedHooks,
@@ -341,6 +352,7 @@ func (q *Queries) SettleFailedHooks(ctx context.Context, arg SettleFailedHooksPa
 		arg.Attempts,
 		arg.Durations,
 		arg.FailureErrors,
+		arg.FailureClasses,
 		arg.StartedAts,
 		arg.Delays,
 		arg.Finals,

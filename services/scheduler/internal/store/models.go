@@ -139,6 +139,7 @@ type Hook struct {
 	SequenceRunID       *uuid.UUID
 	Key                 *string
 	Tags                []string
+	FailureClass        *string
 }
 
 type HookAttempt struct {
@@ -161,6 +162,7 @@ type HookAttempt struct {
 	ResponseHeaders        json.RawMessage
 	RequestHeadersOmitted  int32
 	ResponseHeadersOmitted int32
+	FailureClass           *string
 }
 
 type IdempotencyKey struct {
@@ -246,6 +248,7 @@ type Project struct {
 	SignatureScheme           string
 	RetentionDays             int32
 	PlanMaxRetentionDays      int32
+	FailurePolicy             json.RawMessage
 }
 
 type Sequence struct {

@@ -17,3 +17,7 @@ WHERE project_id = sqlc.arg(project_id) AND domain = sqlc.arg(domain);
 -- name: RunNowForTest :execrows
 -- Brings a waiting hook's run_at to now, as if its wait had passed.
 UPDATE hooks SET run_at = now() WHERE id = sqlc.arg(id) AND status IN ('pending', 'retry');
+
+-- name: SetFailurePolicyForTest :execrows
+-- What PATCH /v1/project with failurePolicy stores.
+UPDATE projects SET failure_policy = sqlc.arg(failure_policy)::jsonb WHERE id = sqlc.arg(id);

@@ -7,6 +7,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 )
@@ -91,6 +92,24 @@ UPDATE hooks SET run_at = now() WHERE id = $1 AND status IN ('pending', 'retry')
 // Brings a waiting hook's run_at to now, as if its wait had passed.
 func (q *Queries) RunNowForTest(ctx context.Context, id uuid.UUID) (int64, error) {
 	result, err := q.db.Exec(ctx, runNowForTest, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const setFailurePolicyForTest = `-- name: SetFailurePolicyForTest :execrows
+UPDATE projects SET failure_policy = $1::jsonb WHERE id = $2
+`
+
+type SetFailurePolicyForTestParams struct {
+	FailurePolicy json.RawMessage
+	ID            uuid.UUID
+}
+
+// What PATCH /v1/project with failurePolicy stores.
+func (q *Queries) SetFailurePolicyForTest(ctx context.Context, arg SetFailurePolicyForTestParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setFailurePolicyForTest, arg.FailurePolicy, arg.ID)
 	if err != nil {
 		return 0, err
 	}

@@ -38,7 +38,7 @@ func (q *Queries) DeleteHookForTest(ctx context.Context, id uuid.UUID) (int64, e
 }
 
 const getHookForTest = `-- name: GetHookForTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -73,6 +73,7 @@ func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error
 		&i.SequenceRunID,
 		&i.Key,
 		&i.Tags,
+		&i.FailureClass,
 	)
 	return i, err
 }
@@ -85,7 +86,7 @@ VALUES (
     now() + make_interval(secs => $6::float8),
     $7
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class
 `
 
 type InsertHookForTestParams struct {
@@ -139,6 +140,7 @@ func (q *Queries) InsertHookForTest(ctx context.Context, arg InsertHookForTestPa
 		&i.SequenceRunID,
 		&i.Key,
 		&i.Tags,
+		&i.FailureClass,
 	)
 	return i, err
 }
@@ -189,7 +191,7 @@ func (q *Queries) InsertProjectForTest(ctx context.Context, arg InsertProjectFor
 }
 
 const listAttemptsForTest = `-- name: ListAttemptsForTest :many
-SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending, request_headers, response_headers, request_headers_omitted, response_headers_omitted FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
+SELECT hook_id, attempt, lease_seq, started_at, duration_seconds, outcome, status_code, error, response_excerpt, created_at, async_state, async_deadline, async_timeout_secs, ack_body, answer_pending, request_headers, response_headers, request_headers_omitted, response_headers_omitted, failure_class FROM hook_attempts WHERE hook_id = $1 ORDER BY attempt
 `
 
 func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]HookAttempt, error) {
@@ -221,6 +223,7 @@ func (q *Queries) ListAttemptsForTest(ctx context.Context, hookID uuid.UUID) ([]
 			&i.ResponseHeaders,
 			&i.RequestHeadersOmitted,
 			&i.ResponseHeadersOmitted,
+			&i.FailureClass,
 		); err != nil {
 			return nil, err
 		}
