@@ -14,8 +14,8 @@ import (
 )
 
 // Deferral: a hook the dispatcher cannot start now (its flow or host at its
-// concurrency limit, the dispatcher's delivery pool busy, its lease too
-// near its end) is neither held until its lease runs out nor handed back to
+// concurrency limit, its host waiting out a Retry-After, the dispatcher's
+// delivery pool busy, its lease too near its end) is neither held until its lease runs out nor handed back to
 // JetStream: it is reported to the scheduler as an OUTCOME_DEFERRED result,
 // through the same batched results as every delivery, with a suggested
 // delay. The scheduler puts it back to waiting without counting an attempt

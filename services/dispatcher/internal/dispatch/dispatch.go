@@ -124,6 +124,8 @@ type Handler struct {
 	// batch is stored.
 	deliveries *bus.Pool
 	slots      *slots
+	// waits are the Retry-After waits receivers asked for (hostwait.go).
+	waits hostWaits
 	// warming runs the connections warmHosts opens (message.go), under
 	// warmCtx, which Close cancels before it waits for them: a message's
 	// own context may outlive its Handle.

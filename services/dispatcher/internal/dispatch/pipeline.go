@@ -17,7 +17,8 @@ import (
 //  1. admit: a lease too near its end is skipped, or the hook deferred;
 //  2. credentials: the project's keys (a project gone is skipped);
 //  3. send: to the project's listener (listener.go), or over HTTPS once
-//     its flow has a slot (hostlimit), with the exchange itself in send.go;
+//     its host's Retry-After wait is over (hostwait.go) and its flow has a
+//     slot (hostlimit), with the exchange itself in send.go;
 //  4. report: the result (result.go), or, for a hook not sent now, a
 //     deferral (deferral.go), nothing sent and no attempt counted.
 //
@@ -105,11 +106,17 @@ func (h *Handler) handle(ctx context.Context, due dueHook) (handled, error) {
 // delivers it; the flow at its limit, or its host's new connections spent,
 // is a hook not sent now. The error is a delivery cut short (shutdown).
 func (h *Handler) sendOverHTTPS(ctx context.Context, due dueHook, creds credential.Set) (sent, error) {
+	if wait := h.waits.left(due.projectID, due.limitHost, time.Now()); wait > 0 {
+		return notSent(wait, "host asked to wait (Retry-After)"), nil
+	}
 	slot, wait := h.takeHostSlot(ctx, due, creds.MaxConcurrency)
 	if slot == nil {
 		return notSent(wait, "host at its concurrency limit"), nil
 	}
 	res, err := h.deliver(ctx, due, creds)
+	if res.RetryAfter > 0 {
+		h.waits.hold(due.projectID, due.limitHost, time.Now().Add(res.RetryAfter))
+	}
 	if err == nil && !res.TimedOut && res.Duration > 0 {
 		due.slot.observe(res.Duration)
 	}
