@@ -21,10 +21,6 @@ PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 # detector; the suites run without it, as the binaries users run are built.
 SYSTEM_MODULES := tests tests/bench
 UNIT_PACKAGES := $(addsuffix /...,$(addprefix ./,$(filter-out $(SYSTEM_MODULES),$(MODULES))))
-# make test's order: go test starts the packages in the order it is given
-# them, and the system suites are the longest, so they start first and the
-# short packages fill in beside them.
-TEST_PACKAGES := $(addsuffix /...,$(addprefix ./,$(SYSTEM_MODULES))) $(UNIT_PACKAGES)
 # Generated code; `make verify` fails when it drifts from what is committed.
 # (the .sql files beside sqlc's output are sources, not generated.)
 GENERATED := pkg/event/eventv1 ':(glob)services/*/internal/store/*.go' ':(glob)services/*/internal/storetest/*.go' \
@@ -75,13 +71,13 @@ withpg: ## build .bin/withpg, which gives a command a PostgreSQL server
 #
 # Most tests wait (for a due time, a lease, a retry) far more than they
 # compute, so each package runs four tests at once (-parallel 4) rather than
-# one per processor, and three packages run at once (-p 3) on any machine.
+# one per processor.
 #
 # -trimpath keeps the checkout's folder out of the build cache's keys: a
 # fresh clone elsewhere (CI's) then reuses what an earlier build compiled
 # instead of compiling every package of the repository again.
 test: withpg ## run every module's tests, unit and system, against a throwaway PostgreSQL cluster
-	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -trimpath -count=1 -p 3 -parallel 4 $(GO_TEST_FLAGS) $(TEST_PACKAGES)
+	$(WITHPG) --cluster $(WITHPG_FLAGS) -- go test -trimpath -count=1 -parallel 4 $(GO_TEST_FLAGS) $(PACKAGES)
 
 # The race detector multiplies the processor time of a test by several
 # times; .ci/run runs this after make test. The system suites are left out:
