@@ -28,6 +28,17 @@ import (
 // nothing moves, so the slow room never adds deliveries to a pool that
 // cannot serve the ones it has.
 //
+// The slots open grow past Concurrency while the receivers, not this
+// process, set how long a delivery takes: when hooks wait for a slot and
+// the typical hold (the median of the recent answered exchanges) stays
+// near its least, more deliveries at once finish as fast, so a burst to
+// receivers answering in tens of milliseconds drains at the rate the
+// processor allows instead of at Concurrency / their answer time. When
+// the typical hold rises (this machine out of CPU, or receivers slowing
+// under the load) the open slots shrink back towards Concurrency. Each
+// slot grown is taken from the slow room, so the deliveries in flight
+// stay under Concurrency + the slow room, as the memory they cost.
+//
 // The projects share the pool: a project holds at most its share in
 // flight, slots and slow room together: the pool less a reserve
 // (ProjectShare), divided among the projects with deliveries in flight or
@@ -53,14 +64,29 @@ const (
 	// a path that answers after the delivery timeout holds each of its
 	// hooks for that long, and again on their retries.
 	slowFactor = 8
+	// growFactor bounds the open slots, in multiples of Concurrency.
+	growFactor = 2
+	// The typical hold is near its least while at most holdTolerance
+	// times it plus holdSlack (jitter of receivers answering in a
+	// millisecond); above holdFar times that, the slots shrink. Growth
+	// and shrinking are by an eighth of the open slots at each new
+	// typical hold.
+	holdTolerance = 2
+	holdSlack     = 2 * time.Millisecond
+	holdFar       = 1.5
+	// minHoldWindow is how long a least typical hold is remembered: the
+	// least is of this window and the one before, so receivers that moved
+	// are measured again within two windows.
+	minHoldWindow = 30 * time.Second
 )
 
 // slots are the handler's delivery slots and slow room. Guarded by mu:
-// room, and the list of deliveries holding a slot from first (the oldest)
-// to last; the channel's buffer is the slots taken, so a hook waits for a
-// slot on it.
+// room, the open slots, and the list of deliveries holding a slot from
+// first (the oldest) to last; the channel's buffer is the slots taken and
+// those not open, so a hook waits for a slot on it.
 type slots struct {
 	taken chan struct{}
+	floor int // Concurrency: the slots open at least
 	// share is what the projects share (ProjectShare); 0: no bound per
 	// project.
 	share int
@@ -75,11 +101,24 @@ type slots struct {
 	holds   [64]time.Duration
 	freed   int
 	typical time.Duration
+	// open is the slots open now, floor to growFactor x floor; owed
+	// counts slots closed while taken, whose token stays in the channel
+	// when they free. waited says a hook waited for a slot since the last
+	// typical hold. leastHold and prevLeastHold are the least typical hold
+	// of the current and the previous window, begun at windowStart.
+	open, owed               int
+	waited                   bool
+	leastHold, prevLeastHold time.Duration
+	windowStart              time.Time
 }
 
 func newSlots(concurrency int) *slots {
-	return &slots{taken: make(chan struct{}, concurrency), share: ProjectShare(concurrency),
-		room: SlowRoom(concurrency), projects: map[uuid.UUID]int{}}
+	s := &slots{taken: make(chan struct{}, growFactor*concurrency), floor: concurrency, open: concurrency,
+		share: ProjectShare(concurrency), room: SlowRoom(concurrency), projects: map[uuid.UUID]int{}}
+	for range cap(s.taken) - concurrency {
+		s.taken <- struct{}{} // the slots not open
+	}
+	return s
 }
 
 // ProjectShare is the most deliveries one project holds in flight in a
@@ -229,6 +268,72 @@ func (s *slots) recordHold(d time.Duration) {
 	sorted := slices.Clone(recent)
 	slices.Sort(sorted)
 	s.typical = sorted[len(sorted)/2]
+	s.adapt(time.Now())
+}
+
+// adapt opens or closes slots after a new typical hold; s.mu is held.
+// A handler built without newSlots (floor 0) keeps its slots as they are.
+func (s *slots) adapt(now time.Time) {
+	if s.floor == 0 {
+		return
+	}
+	least := s.noteHold(now)
+	near := time.Duration(float64(least)*holdTolerance) + holdSlack
+	step := max(1, s.open/8)
+	switch {
+	case s.waited && s.typical <= near:
+		for range step {
+			if s.open >= growFactor*s.floor || s.room <= 0 {
+				break
+			}
+			s.open++
+			s.room--
+			if s.owed > 0 {
+				s.owed--
+			} else {
+				<-s.taken // a slot not open: never blocks
+			}
+		}
+	case s.typical > time.Duration(float64(near)*holdFar):
+		for range step {
+			if s.open <= s.floor {
+				break
+			}
+			s.open--
+			s.room++
+			select {
+			case s.taken <- struct{}{}:
+			default:
+				s.owed++ // every slot taken: closed as one frees
+			}
+		}
+	}
+	s.waited = false
+}
+
+// noteHold counts the typical hold in its window's least and returns the
+// least of this window and the one before; s.mu is held.
+func (s *slots) noteHold(now time.Time) time.Duration {
+	if now.Sub(s.windowStart) >= minHoldWindow {
+		s.prevLeastHold, s.leastHold, s.windowStart = s.leastHold, 0, now
+	}
+	if s.leastHold == 0 || s.typical < s.leastHold {
+		s.leastHold = max(s.typical, time.Microsecond)
+	}
+	if s.prevLeastHold == 0 {
+		return s.leastHold
+	}
+	return min(s.leastHold, s.prevLeastHold)
+}
+
+// release gives a slot back: to the waiting hooks, or, when slots were
+// closed while taken, to the slots not open; s.mu is held.
+func (s *slots) release() {
+	if s.owed > 0 {
+		s.owed--
+		return
+	}
+	<-s.taken
 }
 
 // moveSlow moves the deliveries that have held their slot for slowIn,
@@ -238,6 +343,7 @@ func (s *slots) recordHold(d time.Duration) {
 func (s *slots) moveSlow(now time.Time) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.waited = true
 	for s.first != nil && s.room > 0 {
 		d := s.first
 		if in := d.taken.Add(s.slowIn()).Sub(now); in > 0 {
@@ -246,7 +352,7 @@ func (s *slots) moveSlow(now time.Time) time.Duration {
 		s.unlink(d)
 		d.moved = true
 		s.room--
-		<-s.taken
+		s.release()
 	}
 	return -1
 }
@@ -281,7 +387,7 @@ func (d *deliverySlot) free() {
 		s.room++
 	default:
 		s.unlink(d)
-		<-s.taken
+		s.release()
 	}
 	d.freed = true
 	s.leaveLocked(d.project)

@@ -168,3 +168,70 @@ func TestWhenEveryDeliveryIsSlowNoneMoves(t *testing.T) {
 		next.free()
 	})
 }
+
+// observeHolds records n answered exchanges of hold each, saying before
+// every typical hold whether a hook waited.
+func observeHolds(s *slots, n int, hold time.Duration, waited bool) {
+	for range n {
+		s.mu.Lock()
+		if s.freed%(len(s.holds)/4) == len(s.holds)/4-1 {
+			s.waited = waited
+		}
+		s.recordHold(hold)
+		s.mu.Unlock()
+	}
+}
+
+// takeAll takes every slot free at once and returns them.
+func takeAll(s *slots) []*deliverySlot {
+	var taken []*deliverySlot
+	for {
+		d := s.take(context.Background(), &slotWait{}, project)
+		if d == nil {
+			return taken
+		}
+		taken = append(taken, d)
+	}
+}
+
+// TestSlotsGrowWhileReceiversSetTheHold: with hooks waiting and the
+// typical hold near its least (receivers answering in tens of
+// milliseconds), slots open past Concurrency, up to growFactor times it,
+// each taken from the slow room; without waiting hooks none opens; a
+// typical hold far above its least closes them again, those taken as they
+// free.
+func TestSlotsGrowWhileReceiversSetTheHold(t *testing.T) {
+	t.Parallel()
+	s := newSlots(8)
+	observeHolds(s, 256, 20*time.Millisecond, false)
+	require.Equal(t, 8, s.open, "no hook waited: nothing opened")
+	require.Len(t, takeAll(s), 8)
+
+	s = newSlots(8)
+	observeHolds(s, 256, 20*time.Millisecond, true)
+	require.Equal(t, growFactor*8, s.open, "hooks waited and the hold stayed at its least")
+	require.Equal(t, SlowRoom(8)-(growFactor-1)*8, s.room, "each slot opened came from the slow room")
+	taken := takeAll(s)
+	require.Len(t, taken, growFactor*8, "the open slots can be taken")
+
+	observeHolds(s, 256, 100*time.Millisecond, true)
+	require.Equal(t, 8, s.open, "a typical hold far above its least closed the slots grown")
+	require.Equal(t, SlowRoom(8), s.room)
+	require.Equal(t, (growFactor-1)*8, s.owed, "closed while taken")
+	for _, d := range taken {
+		d.free()
+	}
+	require.Zero(t, s.owed)
+	require.Len(t, takeAll(s), 8, "after the frees, Concurrency slots are open")
+}
+
+// TestSlotsStayAtConcurrencyWhenTheHoldRises: a burst that makes every
+// delivery slower as more run (this process or its receivers out of CPU)
+// opens no slot: the typical hold is far above the least seen.
+func TestSlotsStayAtConcurrencyWhenTheHoldRises(t *testing.T) {
+	t.Parallel()
+	s := newSlots(8)
+	observeHolds(s, 64, 2*time.Millisecond, false)
+	observeHolds(s, 512, 16*time.Millisecond, true)
+	require.Equal(t, 8, s.open)
+}
