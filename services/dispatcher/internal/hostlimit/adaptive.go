@@ -22,6 +22,9 @@ import (
 //     them are slow, which is what an overloaded receiver looks like. Its
 //     base is the least median observed, since the spread of a domain's
 //     paths is not load.
+//   - What parking, waiting and deferring go by (Typical) is the median of
+//     the recent answered deliveries alone: a domain's hanging path must
+//     not make its other paths' hooks wait once it is most of the traffic.
 //   - It starts at the limiter's initial limit and, while that median stays
 //     near its least and the flow uses at least half its
 //     limit, grows: by one per answer (doubling each round trip, "slow
@@ -108,9 +111,11 @@ type adaptive struct {
 	next     int
 	seen     int
 	failures int
-	// median is the median of recent, sinceMedian the samples since it was
-	// computed.
+	// median is the median of recent, answered that of the recent
+	// deliveries that were answered (median when none was), sinceMedian
+	// the samples since they were computed.
 	median      time.Duration
+	answered    time.Duration
 	sinceMedian int
 	// lastCut is when the limit was last cut; samples of deliveries
 	// started before it do not cut again.
@@ -125,9 +130,15 @@ func newAdaptive(initial, ceiling int) *adaptive {
 // most its ceiling.
 func (a *adaptive) Limit() int { return max(int(min(a.limit, a.ceiling)), 1) }
 
-// Typical is the median latency of the flow's recent deliveries, 0 before
-// the first.
-func (a *adaptive) Typical() time.Duration { return a.median }
+// Typical is the median latency of the flow's recent answered deliveries
+// (of all of them when none was answered), 0 before the first: what
+// parking, waiting and deferring go by. Timeouts are left out: when a
+// domain's only traffic for a while is its hanging path (its other hooks
+// delivered), a median of timeouts would stop the hanging requests from
+// parking and defer the next healthy hook by seconds. A receiver whose
+// every request times out has no answered delivery, and its timeouts are
+// its typical latency.
+func (a *adaptive) Typical() time.Duration { return a.answered }
 
 // setCeiling bounds the limit by ceiling (a project's cap may change): the
 // limit learnt is kept, so a cap lifted again does not start it afresh.
@@ -214,8 +225,25 @@ func (a *adaptive) remember(s Sample) {
 	a.sinceMedian++
 	if a.seen < recentSamples || a.sinceMedian >= medianEvery {
 		a.median = median(a.recent[:a.seen])
+		a.answered = a.answeredMedian()
 		a.sinceMedian = 0
 	}
+}
+
+// answeredMedian is the median of the recent deliveries that were
+// answered, or median when none was.
+func (a *adaptive) answeredMedian() time.Duration {
+	var buf [recentSamples]time.Duration
+	ok := buf[:0]
+	for i, d := range a.recent[:a.seen] {
+		if !a.failed[i] {
+			ok = append(ok, d)
+		}
+	}
+	if len(ok) == 0 {
+		return a.median
+	}
+	return median(ok)
 }
 
 // median is the median of ds (the upper one of an even count), which it

@@ -334,3 +334,28 @@ func TestAWaiterTakesTheSlotOfADeliveryParkedDuringItsWait(t *testing.T) {
 		held.Done(hostlimit.Sample{})
 	}
 }
+
+// TestTimeoutsAreNotTheFlowsTypicalLatency: once a domain's other hooks are
+// delivered, its hanging path's timeouts can be most of its flow's recent
+// deliveries; the typical latency stays the answered deliveries', so new
+// hanging requests still park within a fraction of a second and a healthy
+// hook then takes a slot instead of being deferred for seconds.
+func TestTimeoutsAreNotTheFlowsTypicalLatency(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	l := hostlimit.New(hostlimit.Config{Ceiling: 64, Initial: 4, Now: c.Now})
+	for range 8 {
+		take(t, l, projectA, 0).Done(hostlimit.Sample{Signal: hostlimit.Answered, Latency: 5 * time.Millisecond})
+	}
+	for range 24 {
+		take(t, l, projectA, 0).Done(hostlimit.Sample{Signal: hostlimit.TimedOut, Latency: 10 * time.Second})
+	}
+	hung := takeN(t, l, l.Flow(projectA).Limit)
+	refused(t, l, projectA, 0)
+	c.Add(200 * time.Millisecond)
+	healthy := take(t, l, projectA, 0)
+	require.Positive(t, l.Flow(projectA).Parked, "the hanging requests parked")
+	for _, s := range append(hung, healthy) {
+		s.Done(hostlimit.Sample{})
+	}
+}
