@@ -159,7 +159,7 @@ func NewHandler(cfg Config) *Handler {
 	}
 	warmCtx, stopWarm := context.WithCancel(context.Background())
 	return &Handler{cfg: cfg, log: cfg.Log, tracer: cfg.TracerProvider.Tracer(TracerName),
-		deliveries: bus.NewPool((2 + slowFactor) * cfg.Concurrency), slots: newSlots(cfg.Concurrency),
+		deliveries: bus.NewPool((2 + slowFactor) * cfg.Concurrency), slots: newSlots(cfg.Concurrency, cfg.Metrics.slotsOpened),
 		warmCtx: warmCtx, stopWarm: stopWarm}
 }
 

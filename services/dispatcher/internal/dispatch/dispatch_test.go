@@ -372,12 +372,15 @@ func TestHandleCountsDeliveries(t *testing.T) {
 			found[m.Name] = true
 			switch data := m.Data.(type) {
 			case metricdata.Sum[int64]:
-				if m.Name == "sundial.dispatcher.deliveries" {
+				switch m.Name {
+				case "sundial.dispatcher.deliveries":
 					require.Len(t, data.DataPoints, 1)
 					require.EqualValues(t, 2, data.DataPoints[0].Value)
 					outcome, _ := data.DataPoints[0].Attributes.Value("outcome")
 					require.Equal(t, "success", outcome.AsString())
-				} else {
+				case "sundial.dispatcher.slots.open":
+					require.EqualValues(t, dispatch.DefaultConcurrency, data.DataPoints[0].Value, "no hook waited: Concurrency open")
+				default:
 					// Nothing in flight now, and no deferral (a counter
 					// exported at 0 from the start).
 					require.Zero(t, data.DataPoints[0].Value, m.Name)
@@ -392,6 +395,7 @@ func TestHandleCountsDeliveries(t *testing.T) {
 		"sundial.dispatcher.delivery.duration":    true,
 		"sundial.dispatcher.deliveries.in_flight": true,
 		"sundial.dispatcher.deferrals":            true,
+		"sundial.dispatcher.slots.open":           true,
 	}, found)
 }
 

@@ -23,6 +23,7 @@ type Metrics struct {
 	deliveries metric.Int64Counter
 	duration   metric.Float64Histogram
 	inFlight   metric.Int64UpDownCounter
+	slotsOpen  metric.Int64UpDownCounter
 	lateness   metric.Float64Histogram
 	deferrals  metric.Int64Counter
 	// outcomes holds the outcome attribute of each known outcome, built
@@ -71,6 +72,11 @@ func NewMetrics(meter metric.Meter) *Metrics {
 		metric.WithDescription("Deliveries under way."), metric.WithUnit("{delivery}")); err != nil {
 		m.inFlight, _ = fallback.Int64UpDownCounter("in_flight")
 	}
+	if m.slotsOpen, err = meter.Int64UpDownCounter("sundial.dispatcher.slots.open",
+		metric.WithDescription("Delivery slots open: SUNDIAL_DISPATCHER_CONCURRENCY, up to twice that while hooks wait on receivers that set the pace."),
+		metric.WithUnit("{slot}")); err != nil {
+		m.slotsOpen, _ = fallback.Int64UpDownCounter("slots_open")
+	}
 	if m.lateness, err = meter.Float64Histogram("sundial.dispatcher.lateness",
 		metric.WithDescription("Time from a hook's postAt to its first attempt's POST being sent."), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(latenessBuckets...)); err != nil {
@@ -87,6 +93,11 @@ func NewMetrics(meter metric.Meter) *Metrics {
 // outcomeAttr is the attribute a delivery's measurements carry.
 func outcomeAttr(o eventv1.Outcome) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeName(o))))
+}
+
+// slotsOpened counts delivery slots opened (n > 0) or closed (n < 0).
+func (m *Metrics) slotsOpened(n int) {
+	m.slotsOpen.Add(context.Background(), int64(n))
 }
 
 // recordDeferral counts a hook deferred.

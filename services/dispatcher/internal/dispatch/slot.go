@@ -106,15 +106,18 @@ type slots struct {
 	// when they free. waited says a hook waited for a slot since the last
 	// typical hold. leastHold and prevLeastHold are the least typical hold
 	// of the current and the previous window, begun at windowStart.
-	open, owed               int
+	open, owed int
+	// opened is told of every change of open (the slots.open metric).
+	opened                   func(int)
 	waited                   bool
 	leastHold, prevLeastHold time.Duration
 	windowStart              time.Time
 }
 
-func newSlots(concurrency int) *slots {
+func newSlots(concurrency int, opened func(int)) *slots {
 	s := &slots{taken: make(chan struct{}, growFactor*concurrency), floor: concurrency, open: concurrency,
-		share: ProjectShare(concurrency), room: SlowRoom(concurrency), projects: map[uuid.UUID]int{}}
+		opened: opened, share: ProjectShare(concurrency), room: SlowRoom(concurrency), projects: map[uuid.UUID]int{}}
+	s.opened(concurrency)
 	for range cap(s.taken) - concurrency {
 		s.taken <- struct{}{} // the slots not open
 	}
@@ -280,6 +283,12 @@ func (s *slots) adapt(now time.Time) {
 	least := s.noteHold(now)
 	near := time.Duration(float64(least)*holdTolerance) + holdSlack
 	step := max(1, s.open/8)
+	was := s.open
+	defer func() {
+		if s.open != was {
+			s.opened(s.open - was)
+		}
+	}()
 	switch {
 	case s.waited && s.typical <= near:
 		for range step {

@@ -56,7 +56,7 @@ func TestASlowDeliveryGivesItsSlotToAWaitingHook(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := newSlots(1)
+		s := newSlots(1, ignoreOpened)
 		wait := slotWait{length: 2 * time.Second}
 		defer wait.stop()
 		slow := s.take(ctx, &wait, project)
@@ -84,7 +84,7 @@ func TestAFullSlowRoomKeepsSlowDeliveriesOnTheirSlots(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := newSlots(1)
+		s := newSlots(1, ignoreOpened)
 		wait := slotWait{length: time.Second}
 		defer wait.stop()
 		var held []*deliverySlot
@@ -111,7 +111,7 @@ func TestAFullSlowRoomKeepsSlowDeliveriesOnTheirSlots(t *testing.T) {
 // the one over its share entering again only once it is under.
 func TestProjectsShareThePool(t *testing.T) {
 	t.Parallel()
-	s := newSlots(1)
+	s := newSlots(1, ignoreOpened)
 	require.Equal(t, slowFactor, s.share, "one slot and the slow room, less a reserve of one")
 	a, b := uuid.New(), uuid.New()
 	for range slowFactor {
@@ -145,7 +145,7 @@ func TestWhenEveryDeliveryIsSlowNoneMoves(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s := newSlots(1)
+		s := newSlots(1, ignoreOpened)
 		wait := slotWait{length: 10 * time.Second}
 		defer wait.stop()
 		for range len(s.holds) / 4 {
@@ -168,6 +168,9 @@ func TestWhenEveryDeliveryIsSlowNoneMoves(t *testing.T) {
 		next.free()
 	})
 }
+
+// ignoreOpened is a slots.opened that ignores the changes.
+func ignoreOpened(int) {}
 
 // observeHolds records n answered exchanges of hold each, saying before
 // every typical hold whether a hook waited.
@@ -202,20 +205,23 @@ func takeAll(s *slots) []*deliverySlot {
 // free.
 func TestSlotsGrowWhileReceiversSetTheHold(t *testing.T) {
 	t.Parallel()
-	s := newSlots(8)
+	s := newSlots(8, ignoreOpened)
 	observeHolds(s, 256, 20*time.Millisecond, false)
 	require.Equal(t, 8, s.open, "no hook waited: nothing opened")
 	require.Len(t, takeAll(s), 8)
 
-	s = newSlots(8)
+	var metric int
+	s = newSlots(8, func(n int) { metric += n })
 	observeHolds(s, 256, 20*time.Millisecond, true)
 	require.Equal(t, growFactor*8, s.open, "hooks waited and the hold stayed at its least")
+	require.Equal(t, s.open, metric, "the slots.open metric follows")
 	require.Equal(t, SlowRoom(8)-(growFactor-1)*8, s.room, "each slot opened came from the slow room")
 	taken := takeAll(s)
 	require.Len(t, taken, growFactor*8, "the open slots can be taken")
 
 	observeHolds(s, 256, 100*time.Millisecond, true)
 	require.Equal(t, 8, s.open, "a typical hold far above its least closed the slots grown")
+	require.Equal(t, 8, metric)
 	require.Equal(t, SlowRoom(8), s.room)
 	require.Equal(t, (growFactor-1)*8, s.owed, "closed while taken")
 	for _, d := range taken {
@@ -230,7 +236,7 @@ func TestSlotsGrowWhileReceiversSetTheHold(t *testing.T) {
 // opens no slot: the typical hold is far above the least seen.
 func TestSlotsStayAtConcurrencyWhenTheHoldRises(t *testing.T) {
 	t.Parallel()
-	s := newSlots(8)
+	s := newSlots(8, ignoreOpened)
 	observeHolds(s, 64, 2*time.Millisecond, false)
 	observeHolds(s, 512, 16*time.Millisecond, true)
 	require.Equal(t, 8, s.open)
