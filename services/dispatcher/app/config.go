@@ -64,8 +64,12 @@ type Config struct {
 	// (of up to 64 hooks) their hooks came in, each until its exchange is
 	// over; a delivery that has waited 250 ms on its receiver (and 4 x the
 	// median of the recent answered ones) gives its slot to a waiting hook and
-	// moves to a slow room of 8 x this many; a project holds at most this many
-	// and the slow room less a quarter of this many in flight, divided among
+	// moves to a slow room of 8 x this many; while hooks wait for a slot and
+	// the median answered exchange stays near its least, up to this many more
+	// slots open, taken from the slow room, and close again when it rises
+	// ([benchmarks.md](benchmarks.md), "Real receivers"); a project holds at
+	// most this many and the slow room less a quarter of this many in
+	// flight, divided among
 	// the projects delivering, and its hooks beyond are deferred; as many
 	// results again may wait for their batch. Due messages in hand: this many,
 	// plus up to 8 x this many whose hooks are all being delivered
