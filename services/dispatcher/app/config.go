@@ -67,7 +67,7 @@ type Config struct {
 	// moves to a slow room of 8 x this many; while hooks wait for a slot and
 	// the median answered exchange stays near its least, up to this many more
 	// slots open, taken from the slow room, and close again when it rises
-	// ([benchmarks.md](benchmarks.md), "Real receivers"); a project holds at
+	// ([docs/benchmarks.md](docs/benchmarks.md), "Real receivers"); a project holds at
 	// most this many and the slow room less a quarter of this many in
 	// flight, divided among
 	// the projects delivering, and its hooks beyond are deferred; as many
