@@ -67,12 +67,12 @@ type Config struct {
 	// moves to a slow room of 8 x this many; while hooks wait for a slot and
 	// the median answered exchange stays near its least, up to this many more
 	// slots open, taken from the slow room, and close again when it rises
-	// ([docs/benchmarks.md](docs/benchmarks.md), "Real receivers"); a project holds at
-	// most this many and the slow room less a quarter of this many in
-	// flight, divided among
-	// the projects delivering, and its hooks beyond are deferred; as many
-	// results again may wait for their batch. Due messages in hand: this many,
-	// plus up to 8 x this many whose hooks are all being delivered
+	// ([docs/benchmarks.md](docs/benchmarks.md), "Real receivers"); a
+	// project holds at most this many and the slow room less a quarter of
+	// this many in flight, divided among the projects delivering, and its
+	// hooks beyond are deferred; as many results again may wait for their
+	// batch. Due messages in hand: this many, plus up to 8 x this many whose
+	// hooks are all being delivered
 	Concurrency int `env:"SUNDIAL_DISPATCHER_CONCURRENCY"`
 	// ceiling on deliveries in flight per process to one destination
 	// host:port, all projects together; under it each project's limit on the

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/dispatcher/internal/least"
 )
 
 // Delivery slots. The handler's Concurrency slots bound the deliveries
@@ -74,9 +76,8 @@ const (
 	holdTolerance = 2
 	holdSlack     = 2 * time.Millisecond
 	holdFar       = 1.5
-	// minHoldWindow is how long a least typical hold is remembered: the
-	// least is of this window and the one before, so receivers that moved
-	// are measured again within two windows.
+	// minHoldWindow is how long a least typical hold is remembered (it is
+	// the least of this window and the one before).
 	minHoldWindow = 30 * time.Second
 )
 
@@ -104,19 +105,17 @@ type slots struct {
 	// open is the slots open now, floor to growFactor x floor; owed
 	// counts slots closed while taken, whose token stays in the channel
 	// when they free. waited says a hook waited for a slot since the last
-	// typical hold. leastHold and prevLeastHold are the least typical hold
-	// of the current and the previous window, begun at windowStart.
+	// typical hold; leastHold is the least typical hold of late.
 	open, owed int
 	// opened is told of every change of open (the slots.open metric).
-	opened                   func(int)
-	waited                   bool
-	leastHold, prevLeastHold time.Duration
-	windowStart              time.Time
+	opened    func(int)
+	waited    bool
+	leastHold least.Window
 }
 
 func newSlots(concurrency int, opened func(int)) *slots {
 	s := &slots{taken: make(chan struct{}, growFactor*concurrency), floor: concurrency, open: concurrency,
-		opened: opened, share: ProjectShare(concurrency), room: SlowRoom(concurrency), projects: map[uuid.UUID]int{}}
+		opened: opened, leastHold: least.Window{Length: minHoldWindow}, share: ProjectShare(concurrency), room: SlowRoom(concurrency), projects: map[uuid.UUID]int{}}
 	s.opened(concurrency)
 	for range cap(s.taken) - concurrency {
 		s.taken <- struct{}{} // the slots not open
@@ -280,8 +279,8 @@ func (s *slots) adapt(now time.Time) {
 	if s.floor == 0 {
 		return
 	}
-	least := s.noteHold(now)
-	near := time.Duration(float64(least)*holdTolerance) + holdSlack
+	s.leastHold.Note(s.typical, now)
+	near := time.Duration(float64(s.leastHold.Least())*holdTolerance) + holdSlack
 	step := max(1, s.open/8)
 	was := s.open
 	defer func() {
@@ -318,21 +317,6 @@ func (s *slots) adapt(now time.Time) {
 		}
 	}
 	s.waited = false
-}
-
-// noteHold counts the typical hold in its window's least and returns the
-// least of this window and the one before; s.mu is held.
-func (s *slots) noteHold(now time.Time) time.Duration {
-	if now.Sub(s.windowStart) >= minHoldWindow {
-		s.prevLeastHold, s.leastHold, s.windowStart = s.leastHold, 0, now
-	}
-	if s.leastHold == 0 || s.typical < s.leastHold {
-		s.leastHold = max(s.typical, time.Microsecond)
-	}
-	if s.prevLeastHold == 0 {
-		return s.leastHold
-	}
-	return min(s.leastHold, s.prevLeastHold)
 }
 
 // release gives a slot back: to the waiting hooks, or, when slots were

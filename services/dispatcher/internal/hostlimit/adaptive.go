@@ -3,6 +3,8 @@ package hostlimit
 import (
 	"slices"
 	"time"
+
+	"github.com/sundial-run/sundial/services/dispatcher/internal/least"
 )
 
 // The adaptive limit of one flow (a project's deliveries to one host): an
@@ -99,10 +101,8 @@ type adaptive struct {
 	limit    float64
 	ssthresh float64 // slow start below this; 0 until the first cut
 	ceiling  float64
-	// minRTT is the least median latency of the current window, prevMinRTT
-	// of the previous one (0: none), windowStart when the current began.
-	minRTT, prevMinRTT time.Duration
-	windowStart        time.Time
+	// minRTT is the least median latency of the last two windows.
+	minRTT least.Window
 	// recent holds the latest deliveries' latencies (a ring, next is where
 	// the next goes, seen how many it holds) and failed which of them timed
 	// out or found the host overloaded; failures counts those.
@@ -123,7 +123,8 @@ type adaptive struct {
 }
 
 func newAdaptive(initial, ceiling int) *adaptive {
-	return &adaptive{limit: float64(min(initial, ceiling)), ceiling: float64(ceiling)}
+	return &adaptive{limit: float64(min(initial, ceiling)), ceiling: float64(ceiling),
+		minRTT: least.Window{Length: minRTTWindow}}
 }
 
 // Limit is the deliveries the flow may have in flight, at least 1 and at
@@ -148,15 +149,7 @@ func (a *adaptive) setCeiling(ceiling int) {
 
 // minLatency is the least latency observed in the last two windows, 0 if
 // none.
-func (a *adaptive) minLatency() time.Duration {
-	switch {
-	case a.prevMinRTT == 0:
-		return a.minRTT
-	case a.minRTT == 0:
-		return a.prevMinRTT
-	}
-	return min(a.minRTT, a.prevMinRTT)
-}
+func (a *adaptive) minLatency() time.Duration { return a.minRTT.Least() }
 
 // observe takes one sample, finished at now.
 func (a *adaptive) observe(s Sample, now time.Time) {
@@ -183,7 +176,7 @@ func (a *adaptive) observe(s Sample, now time.Time) {
 	// The base the median is compared with is the least median, not the
 	// least sample: a receiver whose paths answer anywhere from 1 to 50 ms
 	// has a median far above its fastest answer without being loaded.
-	a.noteLatency(a.median, now)
+	a.minRTT.Note(a.median, now)
 	near := time.Duration(float64(a.minLatency())*latencyTolerance) + latencySlack
 	switch {
 	case a.median > 2*near:
@@ -264,16 +257,4 @@ func (a *adaptive) cut(s Sample, now time.Time, factor float64) {
 	a.limit = max(min(a.limit, a.ceiling)*factor, 1)
 	a.ssthresh = a.limit
 	a.lastCut = now
-}
-
-func (a *adaptive) noteLatency(d time.Duration, now time.Time) {
-	if a.windowStart.IsZero() {
-		a.windowStart = now
-	}
-	if now.Sub(a.windowStart) >= minRTTWindow {
-		a.prevMinRTT, a.minRTT, a.windowStart = a.minRTT, 0, now
-	}
-	if a.minRTT == 0 || d < a.minRTT {
-		a.minRTT = max(d, time.Microsecond)
-	}
 }
