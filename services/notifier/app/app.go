@@ -58,6 +58,7 @@ type App struct {
 	js      jetstream.JetStream
 	channel *channel.Sender
 	intake  *intake.Intake
+	batcher *intake.Batcher
 	closer  *closer.Closer
 	sender  *send.Worker
 	handler *alert.Handler
@@ -176,7 +177,8 @@ func (a *App) wire(roots *x509.CertPool, keys *secretbox.Keyring) {
 		Concurrency:     cfg.Concurrency,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 	})
-	a.handler = alert.NewHandler(a.intake, a.log)
+	a.batcher = intake.NewBatcher(a.intake)
+	a.handler = alert.NewHandler(a.batcher, a.log)
 }
 
 // Run takes alerts in, closes due groups and tries due sends until ctx is
@@ -189,6 +191,7 @@ func (a *App) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var consumeErr error
 	wg.Go(func() { a.admin.Run(ctx) })
+	wg.Go(func() { a.batcher.Run(ctx) })
 	wg.Go(func() {
 		consumeErr = bus.Consume(ctx, a.js, event.NotifierConsumer(a.cfg.StreamReplicas), a.handler.Handle, bus.ConsumeOptions{
 			Concurrency:  a.cfg.Concurrency,

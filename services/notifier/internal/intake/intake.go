@@ -1,6 +1,7 @@
 // Package intake takes alerts in: it puts each alert into its alert group,
-// in one transaction, so that the event that brought it can be acknowledged
-// (docs/notifications.md, "Never lost" and "Grouping").
+// the alerts handed over together in one transaction, so that the events
+// that brought them can be acknowledged (docs/notifications.md, "Never
+// lost" and "Grouping").
 //
 // hook.failed alerts of a project share the project's open group, due after
 // the project's group wait (and not before its follow-up time), which
@@ -131,40 +132,80 @@ type Result struct {
 	Sends int
 }
 
-// TakeIn stores the alert (unless its producer did) and puts it into its
-// group, in one transaction, and logs one line. It returns ErrProjectGone
+// TakeIn takes one alert in: TakeInAll of one. It returns ErrProjectGone
 // when the project no longer exists; any other error is worth a retry.
 func (in *Intake) TakeIn(ctx context.Context, a Alert, via string) (Result, error) {
-	var res Result
-	err := pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
-		var err error
-		res, err = in.takeIn(ctx, store.New(tx), a)
-		return err
-	})
-	if err != nil {
-		if errors.Is(err, ErrProjectGone) {
-			in.log.InfoContext(ctx, "alert dropped: its project no longer exists", logAttrs(a, via)...)
-			return Result{}, err
-		}
-		return Result{}, fmt.Errorf("take alert %s in: %w", a.ID, postgres.Translate(err))
-	}
-	if res.Due {
-		in.opts.GroupsDue()
-	}
-	if res.Sends > 0 {
-		in.opts.SendsDue()
-	}
-	attrs := append(logAttrs(a, via), "group_id", res.GroupID.String(), "already", res.Already, "due", res.Due, "sends", res.Sends)
-	in.log.InfoContext(ctx, "alert taken in", attrs...)
-	return res, nil
+	res, errs := in.TakeInAll(ctx, []Alert{a}, via)
+	return res[0], errs[0]
 }
 
-func (in *Intake) takeIn(ctx context.Context, q *store.Queries, a Alert) (Result, error) {
+// TakeInAll stores the alerts (unless their producer did) and puts each
+// into its group, in one transaction, and logs one line for each:
+// res[i] and errs[i] say what became of alerts[i]. errs[i] is
+// ErrProjectGone when the alert's project no longer exists; any other
+// error is worth a retry. When the transaction fails, each alert is taken
+// in alone, so that one alert's fault (its project deleted as it was
+// taken in) does not hold the others back.
+func (in *Intake) TakeInAll(ctx context.Context, alerts []Alert, via string) (res []Result, errs []error) {
+	res, errs = make([]Result, len(alerts)), make([]error, len(alerts))
+	err := pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
+		q, groups := store.New(tx), map[uuid.UUID]Result{}
+		for i, a := range alerts {
+			res[i], errs[i] = in.takeIn(ctx, q, a, groups)
+			// A project found gone by its foreign key has failed the
+			// transaction; one found gone by a missing row has not.
+			if errs[i] != nil && (!errors.Is(errs[i], ErrProjectGone) || isForeignKeyViolation(errs[i])) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	if err != nil && len(alerts) > 1 {
+		for i, a := range alerts {
+			res[i], errs[i] = in.TakeIn(ctx, a, via)
+		}
+		return res, errs
+	}
+	if err != nil {
+		errs[0] = err
+	}
+	in.taken(ctx, alerts, via, res, errs)
+	return res, errs
+}
+
+// taken wakes the closer and the sender for what a committed intake made
+// due, translates its errors and logs one line for each alert.
+func (in *Intake) taken(ctx context.Context, alerts []Alert, via string, res []Result, errs []error) {
+	due, sends := false, false
+	for i, a := range alerts {
+		switch {
+		case errors.Is(errs[i], ErrProjectGone):
+			in.log.InfoContext(ctx, "alert dropped: its project no longer exists", logAttrs(a, via)...)
+		case errs[i] != nil:
+			errs[i] = fmt.Errorf("take alert %s in: %w", a.ID, postgres.Translate(errs[i]))
+		default:
+			due, sends = due || res[i].Due, sends || res[i].Sends > 0
+			attrs := append(logAttrs(a, via), "group_id", res[i].GroupID.String(), "already", res[i].Already, "due", res[i].Due, "sends", res[i].Sends)
+			in.log.InfoContext(ctx, "alert taken in", attrs...)
+		}
+	}
+	if due {
+		in.opts.GroupsDue()
+	}
+	if sends {
+		in.opts.SendsDue()
+	}
+}
+
+// takeIn takes one alert in within the caller's transaction. groups holds
+// the failure groups this transaction has joined, by project: locked
+// until it commits, each stays open for the project's next alert.
+func (in *Intake) takeIn(ctx context.Context, q *store.Queries, a Alert, groups map[uuid.UUID]Result) (Result, error) {
 	err := q.InsertAlert(ctx, store.InsertAlertParams{
 		ID: a.ID, Kind: a.Kind, Body: a.Body, OccurredAt: a.OccurredAt, ProjectID: a.ProjectID,
 	})
 	if isForeignKeyViolation(err) {
-		return Result{}, ErrProjectGone
+		return Result{}, fmt.Errorf("%w: %w", ErrProjectGone, err)
 	}
 	if err != nil {
 		return Result{}, err
@@ -181,10 +222,12 @@ func (in *Intake) takeIn(ctx context.Context, q *store.Queries, a Alert) (Result
 	}
 	// The stored row, the producer's, is what counts.
 	var res Result
-	if row.Kind == message.KindHookFailed {
-		res, err = joinFailureGroup(ctx, q, row.ProjectID)
-	} else {
+	if row.Kind != message.KindHookFailed {
 		res, err = in.singleGroup(ctx, q, row, a.Event)
+	} else if joined, ok := groups[row.ProjectID]; ok {
+		res, err = joined, q.CountGroupAlert(ctx, joined.GroupID)
+	} else if res, err = joinFailureGroup(ctx, q, row.ProjectID); err == nil {
+		groups[row.ProjectID] = res
 	}
 	if err != nil {
 		return Result{}, err
@@ -275,9 +318,13 @@ func (in *Intake) Sweep(ctx context.Context, older time.Duration, size, batches 
 		if err != nil {
 			return taken, fmt.Errorf("list waiting alerts: %w", err)
 		}
-		for _, r := range rows {
-			a := Alert{ID: r.ID, ProjectID: r.ProjectID, Kind: r.Kind, Body: r.Body, OccurredAt: r.OccurredAt, Event: decode(r.Body)}
-			if _, err := in.TakeIn(ctx, a, "sweeper"); err != nil && !errors.Is(err, ErrProjectGone) {
+		alerts := make([]Alert, len(rows))
+		for i, r := range rows {
+			alerts[i] = Alert{ID: r.ID, ProjectID: r.ProjectID, Kind: r.Kind, Body: r.Body, OccurredAt: r.OccurredAt, Event: decode(r.Body)}
+		}
+		_, errs := in.TakeInAll(ctx, alerts, "sweeper")
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, ErrProjectGone) {
 				return taken, err
 			}
 			taken++

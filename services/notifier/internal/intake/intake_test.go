@@ -164,3 +164,101 @@ func TestSweepTakesInOnlyOldWaitingAlerts(t *testing.T) {
 	}
 	require.Len(t, b.db.Groups(t, project), 5)
 }
+
+func TestTakeInAllGroupsABatchAsOneByOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p1 := b.db.Project(t, notifiertest.Project{GroupWait: time.Hour})
+	p2 := b.db.Project(t, notifiertest.Project{GroupWait: time.Hour})
+	gone := uuid.New()
+	quota := alertOf(t, notifiertest.Quota(p1, 150))
+	alerts := []intake.Alert{
+		alertOf(t, b.db.FailedHook(t, p1, "/a")), alertOf(t, b.db.FailedHook(t, p2, "/a")),
+		quota, alertOf(t, b.db.FailedHook(t, p1, "/b")), alertOf(t, notifiertest.Recovered(gone, "/x")),
+		alertOf(t, b.db.FailedHook(t, p1, "/c")), quota,
+	}
+
+	res, errs := b.intake.TakeInAll(context.Background(), alerts, "test")
+	for i, err := range errs {
+		if i == 4 {
+			require.ErrorIs(t, err, intake.ErrProjectGone)
+			continue
+		}
+		require.NoError(t, err, "alert %d", i)
+	}
+	require.Equal(t, res[0].GroupID, res[3].GroupID, "a project's failures join its one open group")
+	require.Equal(t, res[0].GroupID, res[5].GroupID)
+	require.NotEqual(t, res[0].GroupID, res[1].GroupID)
+	require.NotEqual(t, res[0].GroupID, res[2].GroupID, "a quota alert is a group of its own")
+	require.True(t, res[6].Already, "the same alert twice in a batch is taken in once")
+	require.Equal(t, res[2].GroupID, res[6].GroupID)
+
+	counts := map[uuid.UUID]int32{}
+	for _, g := range append(b.db.Groups(t, p1), b.db.Groups(t, p2)...) {
+		counts[g.ID] = g.AlertCount
+	}
+	require.Equal(t, map[uuid.UUID]int32{res[0].GroupID: 3, res[1].GroupID: 1, res[2].GroupID: 1}, counts)
+	for _, a := range append(b.db.Alerts(t, p1), b.db.Alerts(t, p2)...) {
+		require.NotNil(t, a.GroupID)
+	}
+}
+
+func TestABatchThatFailsIsTakenInOneByOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project := b.db.Project(t, notifiertest.Project{GroupWait: time.Hour})
+	good := alertOf(t, b.db.FailedHook(t, project, "/a"))
+	// A kind the alerts table refuses fails the batch's transaction.
+	bad := alertOf(t, notifiertest.Recovered(project, "/x"))
+	bad.Kind = "not.a.kind"
+
+	res, errs := b.intake.TakeInAll(context.Background(), []intake.Alert{good, bad, alertOf(t, b.db.FailedHook(t, project, "/b"))}, "test")
+	require.NoError(t, errs[0])
+	require.Error(t, errs[1])
+	require.NotErrorIs(t, errs[1], intake.ErrProjectGone)
+	require.NoError(t, errs[2])
+	require.Equal(t, res[0].GroupID, res[2].GroupID)
+	require.Len(t, b.db.Alerts(t, project), 2)
+	require.EqualValues(t, 2, b.db.Groups(t, project)[0].AlertCount)
+}
+
+func TestTheBatcherTakesConcurrentAlertsInTogether(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project := b.db.Project(t, notifiertest.Project{GroupWait: 0})
+	batcher := intake.NewBatcher(b.intake)
+	ctx, cancel := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	running.Go(func() { batcher.Run(ctx) })
+
+	const n = 40
+	var wg sync.WaitGroup
+	results := make(chan intake.Result, n)
+	for range n {
+		a := alertOf(t, b.db.FailedHook(t, project, "/f"))
+		wg.Go(func() {
+			res, err := batcher.TakeIn(context.Background(), a, "test")
+			if err == nil {
+				results <- res
+			}
+		})
+	}
+	wg.Wait()
+	close(results)
+	require.Len(t, results, n, "every alert taken in")
+	groups := b.db.Groups(t, project)
+	require.Len(t, groups, 1)
+	require.EqualValues(t, n, groups[0].AlertCount)
+	for res := range results {
+		require.Equal(t, groups[0].ID, res.GroupID)
+		require.True(t, res.Due)
+	}
+	require.Positive(t, b.dueCount())
+
+	cancel()
+	running.Wait()
+	late := alertOf(t, b.db.FailedHook(t, project, "/late"))
+	res, err := batcher.TakeIn(context.Background(), late, "test")
+	require.NoError(t, err, "once Run has returned, an alert is taken in alone")
+	require.Equal(t, groups[0].ID, res.GroupID)
+}
