@@ -44,7 +44,7 @@ WITHPG_FLAGS ?=
 
 .PHONY: image image-push check-image print-version help run test test-race lint bench bench-check bench-e2e bench-compare generate generate-sqlc generate-proto generate-openapi generate-configdoc verify \
 	check-generated check-fmt check-comments check-alerts check-openapi-client vet build-modules lint-openapi build tidy withpg clean vendor-dashboard \
-	screenshots k8s k8s-check
+	screenshots k8s k8s-check tzdata
 
 help: ## list the targets
 	@echo "Usage: make TARGET"
@@ -310,6 +310,15 @@ vendor-dashboard: ## fetch the dashboard's and the browser tests' vendored files
 		echo "$$name $$version: $$dir/$$dest verified"; \
 	done; \
 	done
+
+# The tz database local times are resolved with (pkg/calendar/tzdata): the
+# archive of the Go toolchain in use, and its release as lib/time/update.bash
+# names it.
+tzdata: ## replace the embedded tz database with the Go toolchain's (pkg/calendar/tzdata)
+	@set -eu; root=$$(go env GOROOT); \
+	cp "$$root/lib/time/zoneinfo.zip" pkg/calendar/tzdata/zoneinfo.zip; \
+	sed -n 's/^DATA=//p' "$$root/lib/time/update.bash" > pkg/calendar/tzdata/VERSION; \
+	echo "tz database $$(cat pkg/calendar/tzdata/VERSION) in pkg/calendar/tzdata"
 
 clean: ## remove built binaries (keeps .data, the local cluster and NATS store)
 	rm -rf bin .bin

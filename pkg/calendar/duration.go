@@ -45,16 +45,3 @@ func ParsePostIn(s string) (time.Duration, error) {
 	}
 	return total, nil
 }
-
-// LoadZone loads an IANA time zone by name. "Local" and "" are refused:
-// they would mean the server's zone, which a client cannot know.
-func LoadZone(name string) (*time.Location, error) {
-	if name == "" || name == "Local" {
-		return nil, errors.New("must be an IANA time zone name, e.g. Europe/Paris")
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, errors.New("is not a known IANA time zone name, e.g. Europe/Paris")
-	}
-	return loc, nil
-}

@@ -55,18 +55,60 @@ func ResolveLocal(wall time.Time, loc *time.Location) (time.Time, error) {
 	return time.Time{}, errors.New("cannot be resolved in this time zone")
 }
 
-// zoneSpans lists the offsets loc uses between from and to, in order.
+// probeStep is how far zoneSpans steps past a bound of Go's it cannot
+// use: well under the shortest time a zone has kept an offset.
+const probeStep = time.Hour
+
+// zoneSpans lists the offsets loc uses between from and to, in order, the
+// first span unbounded before and the last after. It walks Go's
+// ZoneBounds but keeps only the bounds where the offset really changes:
+// for a stretch ruled by a zone's TZ string (all of a "slim" zone file, as
+// in Go's own tz database, and every zone after its last listed
+// transition, 2037 in "fat" files), Go cuts the bounds at the year's edge,
+// and has returned an end before the instant asked about.
 func zoneSpans(loc *time.Location, from, to time.Time) []zoneSpan {
 	var spans []zoneSpan
-	for t := from; len(spans) < maxSpans; {
-		local := t.In(loc)
-		_, offsetSecs := local.Zone()
-		start, end := local.ZoneBounds()
-		spans = append(spans, zoneSpan{start: start, end: end, offset: time.Duration(offsetSecs) * time.Second})
-		if end.IsZero() || !end.Before(to) {
+	cur := zoneSpan{offset: offsetAt(loc, from)}
+	for t := from; t.Before(to) && len(spans) < maxSpans; {
+		_, end := t.In(loc).ZoneBounds()
+		if end.IsZero() {
 			break
+		}
+		if !end.After(t) {
+			end = t.Add(probeStep)
+		}
+		if offsetAt(loc, end) != cur.offset {
+			at := end
+			if offsetAt(loc, end.Add(-time.Second)) != cur.offset {
+				at = transition(loc, t, end)
+			}
+			cur.end = at
+			spans = append(spans, cur)
+			cur = zoneSpan{start: at, offset: offsetAt(loc, at)}
 		}
 		t = end
 	}
-	return spans
+	return append(spans, cur)
+}
+
+func offsetAt(loc *time.Location, t time.Time) time.Duration {
+	_, secs := t.In(loc).Zone()
+	return time.Duration(secs) * time.Second
+}
+
+// transition is the first whole second after lo at which loc's offset
+// differs from lo's, given that it differs at hi: a bisection, since zones
+// change offset on whole seconds.
+func transition(loc *time.Location, lo, hi time.Time) time.Time {
+	lo, hi = lo.Truncate(time.Second), hi.Truncate(time.Second)
+	before := offsetAt(loc, lo)
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
+		if offsetAt(loc, mid) == before {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }

@@ -142,10 +142,10 @@ func labels(o Options) map[string]string {
 }
 
 // buildService builds service for p into out: static, its version
-// stamped, time zone data compiled in (timetzdata).
+// stamped (the tz database local times need is package calendar's own).
 func buildService(ctx context.Context, o Options, p v1.Platform, service, out string) error {
 	ldflags := fmt.Sprintf("-s -w -X github.com/sundial-run/sundial/services/%s/app.Version=%s", service, o.Version)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "timetzdata", "-ldflags", ldflags,
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags,
 		"-o", out, "./services/"+service+"/cmd/"+service)
 	cmd.Dir = o.Root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)

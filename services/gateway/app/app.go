@@ -17,6 +17,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/secretbox"
@@ -353,7 +354,7 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	served := make(chan error, 1)
 	go func() { served <- a.server.Serve(a.listener) }()
-	a.log.Info("serving", "addr", a.Addr())
+	a.log.Info("serving", "addr", a.Addr(), "tzdata", calendar.Embedded.Version)
 
 	select {
 	case err := <-served:

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
@@ -245,7 +246,7 @@ func (a *App) close() {
 // closes the connections and returns. Call it once.
 func (a *App) Run(ctx context.Context) error {
 	defer a.close()
-	a.log.Info("scheduler running", "batch_size", a.cfg.ClaimBatchSize, "lease", a.cfg.LeaseDuration,
+	a.log.Info("scheduler running", "tzdata", calendar.Embedded.Version, "batch_size", a.cfg.ClaimBatchSize, "lease", a.cfg.LeaseDuration,
 		"poll_interval", a.cfg.PollInterval, "prefetch", a.cfg.PrefetchWindow,
 		"prefetch_interval", a.cfg.PrefetchInterval, "result_concurrency", a.cfg.ResultConcurrency,
 		"result_batch", a.cfg.ResultBatch, "result_linger", a.cfg.ResultLinger,

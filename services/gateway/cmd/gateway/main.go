@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	_ "time/tzdata" // postAtLocal needs IANA zones even where the system has none
 
 	// Mozilla's root certificates, used where the system has none: the
 	// image holds the binaries and nothing else.

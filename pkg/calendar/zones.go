@@ -1,0 +1,100 @@
+package calendar
+
+import (
+	"archive/zip"
+	"bytes"
+	_ "embed" // the tz database below
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The tz database every wall time is resolved with: one IANA release,
+// embedded, never the machine's zone files, so that every gateway and
+// scheduler turns a wall time into the same instant (tzdata/README.md).
+var (
+	//go:embed tzdata/zoneinfo.zip
+	embeddedZones []byte
+	//go:embed tzdata/VERSION
+	embeddedVersion string
+)
+
+// Zones is a release of the tz database: its zones by IANA name.
+type Zones struct {
+	// Version is the release's name, such as "2025c". Releases sort by
+	// it: a year, then a letter.
+	Version string
+	files   map[string]*zip.File
+	mu      sync.Mutex
+	loaded  map[string]*time.Location
+}
+
+// Embedded is the release Sundial is built with.
+var Embedded = mustOpenZones(strings.TrimSpace(embeddedVersion), embeddedZones)
+
+// OpenZones reads a release from a zip archive of compiled zone files
+// (TZif), named by their IANA names, as Go's zoneinfo.zip.
+func OpenZones(version string, archive []byte) (*Zones, error) {
+	r, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	if err != nil {
+		return nil, fmt.Errorf("tz database %s: %w", version, err)
+	}
+	z := &Zones{Version: version, files: make(map[string]*zip.File, len(r.File)), loaded: map[string]*time.Location{}}
+	for _, f := range r.File {
+		z.files[f.Name] = f
+	}
+	return z, nil
+}
+
+func mustOpenZones(version string, archive []byte) *Zones {
+	z, err := OpenZones(version, archive)
+	if err != nil {
+		panic(err)
+	}
+	return z
+}
+
+// Load returns the zone of an IANA name. "Local" and "" are refused: they
+// would mean the server's zone, which a client cannot know.
+func (z *Zones) Load(name string) (*time.Location, error) {
+	if name == "" || name == "Local" {
+		return nil, errors.New("must be an IANA time zone name, e.g. Europe/Paris")
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if loc, ok := z.loaded[name]; ok {
+		return loc, nil
+	}
+	f, ok := z.files[name]
+	if !ok {
+		return nil, errors.New("is not a known IANA time zone name, e.g. Europe/Paris")
+	}
+	loc, err := readZone(name, f)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read from tz database %s: %w", z.Version, err)
+	}
+	z.loaded[name] = loc
+	return loc, nil
+}
+
+// maxZoneFile bounds a compiled zone file; the largest is a few KiB.
+const maxZoneFile = 1 << 20
+
+func readZone(name string, f *zip.File) (*time.Location, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxZoneFile))
+	if err != nil {
+		return nil, err
+	}
+	return time.LoadLocationFromTZData(name, data)
+}
+
+// LoadZone loads an IANA time zone of the embedded release by name.
+func LoadZone(name string) (*time.Location, error) { return Embedded.Load(name) }
