@@ -36,10 +36,18 @@ type Hook struct {
 	// Domain is the project's domain when the hook was scheduled.
 	Domain string          `json:"domain"`
 	Data   json.RawMessage `json:"data"`
-	// PostAt is when the hook is due, in UTC.
-	PostAt   time.Time  `json:"postAt"`
-	Status   HookStatus `json:"status"`
-	Attempts int        `json:"attempts"`
+	// PostAt is when the hook is due, in UTC. For a hook scheduled at a
+	// local time, where PostAtLocal falls under the rules of the tz
+	// database release TZData: a later release moves it.
+	PostAt time.Time `json:"postAt"`
+	// PostAtLocal and Timezone are the wall time the hook was scheduled
+	// at, and TZData the tz database release that resolved it; empty for
+	// a hook scheduled by instant or delay.
+	PostAtLocal string     `json:"postAtLocal,omitempty"`
+	Timezone    string     `json:"timezone,omitempty"`
+	TZData      string     `json:"tzdata,omitempty"`
+	Status      HookStatus `json:"status"`
+	Attempts    int        `json:"attempts"`
 	// PostDurationSeconds is the last attempt's HTTP exchange, in seconds.
 	PostDurationSeconds float64   `json:"postDurationSeconds"`
 	CreatedAt           time.Time `json:"createdAt"`

@@ -47,6 +47,8 @@ func TestHooksThroughTheSDK(t *testing.T) {
 		PostAtLocal: sundial.LocalTime(time.Date(2035, 12, 1, 9, 0, 0, 0, time.UTC)), Timezone: "Europe/Paris"})
 	require.NoError(t, err)
 	require.True(t, local.PostAt.Equal(time.Date(2035, 12, 1, 8, 0, 0, 0, time.UTC)), local.PostAt.String())
+	require.Equal(t, []string{"2035-12-01T09:00:00", "Europe/Paris"}, []string{local.PostAtLocal, local.Timezone})
+	require.Regexp(t, `^\d{4}[a-z]$`, local.TZData, "the tz database release that resolved it")
 
 	before := time.Now()
 	delayed, err := hooks.Schedule(ctx, sundial.ScheduleHookRequest{Path: "/d", Data: map[string]any{},

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/testkit/secrettest"
@@ -87,11 +88,24 @@ func TestCreateWithPostAtLocal(t *testing.T) {
 	// 02:30 does not exist on 10 March 2030 in New York: it becomes 03:00 EDT.
 	res := b.post(`{"path":"/a","data":{},"postAtLocal":"2030-03-10T02:30:00","timezone":"America/New_York"}`)
 	require.Equal(t, http.StatusCreated, res.status, string(res.body))
-	require.Equal(t, "2030-03-10T07:00:00Z", res.hook(t).PostAt)
+	h := res.hook(t)
+	require.Equal(t, "2030-03-10T07:00:00Z", h.PostAt)
+	// The hook keeps its wall time, for a newer tz database to resolve
+	// again, and says which release resolved it.
+	require.Equal(t, "2030-03-10T02:30:00", h.PostAtLocal)
+	require.Equal(t, "America/New_York", h.Timezone)
+	require.Equal(t, calendar.Embedded.Version, h.Tzdata)
+	got := b.do(http.MethodGet, "/v1/hooks/"+h.ID, nil)
+	require.Equal(t, http.StatusOK, got.status, string(got.body))
+	require.Equal(t, h, got.hook(t))
 	// 01:30 happens twice on 3 November 2030: the earlier one, in EDT.
 	res = b.post(`{"path":"/a","data":{},"postAtLocal":"2030-11-03T01:30:00","timezone":"America/New_York"}`)
 	require.Equal(t, http.StatusCreated, res.status, string(res.body))
 	require.Equal(t, "2030-11-03T05:30:00Z", res.hook(t).PostAt)
+	// A hook scheduled by instant has no wall time.
+	res = b.post(`{"path":"/a","data":{},"postAt":"2030-11-03T05:30:00Z"}`)
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	require.Empty(t, res.hook(t).PostAtLocal+res.hook(t).Timezone+res.hook(t).Tzdata)
 }
 
 func TestCreateStoresTheRetryOverrideForTheScheduler(t *testing.T) {

@@ -150,6 +150,9 @@ type hookJSON struct {
 	Domain              string          `json:"domain"`
 	Data                json.RawMessage `json:"data"`
 	PostAt              string          `json:"postAt"`
+	PostAtLocal         string          `json:"postAtLocal"`
+	Timezone            string          `json:"timezone"`
+	Tzdata              string          `json:"tzdata"`
 	Status              string          `json:"status"`
 	Attempts            int             `json:"attempts"`
 	PostDurationSeconds float64         `json:"postDurationSeconds"`

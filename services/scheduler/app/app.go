@@ -28,6 +28,7 @@ import (
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/holdrelease"
+	"github.com/sundial-run/sundial/services/scheduler/internal/localtime"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 	"github.com/sundial-run/sundial/services/scheduler/internal/retention"
 	"github.com/sundial-run/sundial/services/scheduler/internal/sequencer"
@@ -53,21 +54,22 @@ const resultBatchesInFlight = 4
 
 // App is a scheduler, connected and ready to Run.
 type App struct {
-	cfg     Config
-	log     *slog.Logger
-	pool    *pgxpool.Pool
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	claimer *claim.Claimer
-	window  *claim.Window // nil when just-in-time claiming is off
-	results *result.Applier
-	batches *result.Batcher
-	waits   *asyncwait.Sweeper
-	holds   *holdrelease.Releaser
-	seqs    *sequencer.Sequencer
-	cleaner *retention.Cleaner // nil when retention is off
-	admin   *adminhttp.Server
-	tel     telemetry.Providers
+	cfg        Config
+	log        *slog.Logger
+	pool       *pgxpool.Pool
+	nc         *nats.Conn
+	js         jetstream.JetStream
+	claimer    *claim.Claimer
+	window     *claim.Window // nil when just-in-time claiming is off
+	results    *result.Applier
+	batches    *result.Batcher
+	waits      *asyncwait.Sweeper
+	holds      *holdrelease.Releaser
+	seqs       *sequencer.Sequencer
+	localTimes *localtime.Resolver
+	cleaner    *retention.Cleaner // nil when retention is off
+	admin      *adminhttp.Server
+	tel        telemetry.Providers
 }
 
 // New validates cfg, connects to PostgreSQL and NATS and makes sure the
@@ -177,6 +179,11 @@ func (a *App) connect(ctx context.Context) error {
 	// Sequences' slots, trigger requests and cancelled step hooks: runs
 	// and the hooks of their steps are written here only.
 	a.seqs = sequencer.New(a.pool, sequencer.Config{Interval: a.cfg.SequenceInterval}, a.log)
+	// Hooks scheduled by wall time move with the tz database's rules.
+	a.localTimes, err = localtime.New(a.pool, localtime.Config{Meter: a.tel.Meter}, a.log)
+	if err != nil {
+		return err
+	}
 	if err := a.newCleaner(); err != nil {
 		return err
 	}
@@ -260,6 +267,7 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() { a.waits.Run(ctx) })
 	wg.Go(func() { a.holds.Run(ctx) })
 	wg.Go(func() { a.seqs.Run(ctx) })
+	wg.Go(func() { a.localTimes.Run(ctx) })
 	if a.cleaner != nil {
 		wg.Go(func() { a.cleaner.Run(ctx) })
 	}

@@ -1475,8 +1475,13 @@ type Hook struct {
 	// Path The path (and query string) appended to `domain`.
 	Path string `json:"path"`
 
-	// PostAt When the hook is due, in UTC.
+	// PostAt When the hook is due, in UTC. For a hook scheduled with `postAtLocal`, where its wall
+	// time falls under the rules of the tz database release `tzdata`: a later release that
+	// changes them moves it (while the hook has not been attempted).
 	PostAt time.Time `json:"postAt"`
+
+	// PostAtLocal The wall-clock time (`YYYY-MM-DDTHH:MM:SS`) the hook was scheduled at, with `timezone`; absent for a hook scheduled by instant or delay.
+	PostAtLocal *string `json:"postAtLocal,omitempty"`
 
 	// PostDurationSeconds Wall time of the last attempt's HTTP exchange, in seconds (0 before the first attempt).
 	PostDurationSeconds float64 `json:"postDurationSeconds"`
@@ -1501,9 +1506,15 @@ type Hook struct {
 	// Tags The hook's tags, in the order they were given; absent when it has none.
 	Tags *[]string `json:"tags,omitempty"`
 
+	// Timezone The IANA zone of `postAtLocal`; absent without it.
+	Timezone *string `json:"timezone,omitempty"`
+
 	// TryAt When the next attempt is due (status `retry`), else when the last attempt was made; absent before the first.
-	TryAt     *time.Time `json:"tryAt,omitempty"`
-	UpdatedAt time.Time  `json:"updatedAt"`
+	TryAt *time.Time `json:"tryAt,omitempty"`
+
+	// Tzdata The release of the IANA tz database `postAt` was resolved with (`2025c`); absent without `postAtLocal`.
+	Tzdata    *string   `json:"tzdata,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 
 	// WasNotified Present and true when a failure notification was sent for this hook.
 	WasNotified *bool `json:"wasNotified,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type Alert struct {
@@ -140,6 +141,9 @@ type Hook struct {
 	Key                 *string
 	Tags                []string
 	FailureClass        *string
+	PostAtLocal         pgtype.Timestamp
+	Timezone            *string
+	TzVersion           *string
 }
 
 type HookAttempt struct {

@@ -233,6 +233,10 @@ func toHook(h hook.Hook) gen.Hook {
 	if len(h.Tags) > 0 {
 		out.Tags = &h.Tags
 	}
+	if h.Local != nil {
+		wall := h.Local.WallText()
+		out.PostAtLocal, out.Timezone, out.Tzdata = &wall, &h.Local.Zone, &h.TZVersion
+	}
 	if h.WasNotified {
 		out.WasNotified = &h.WasNotified
 	}

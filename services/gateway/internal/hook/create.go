@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
@@ -232,13 +233,15 @@ func insertTaken(ctx context.Context, q *store.Queries, batch []pending, taken [
 		Paths: make([]string, len(taken)), Datas: make([]string, len(taken)),
 		PostAts: make([]time.Time, len(taken)), PostInSeconds: make([]int64, len(taken)),
 		RetryOverrides: make([]string, len(taken)), Keys: make([]string, len(taken)),
-		Tags: make([]string, len(taken)),
+		Tags: make([]string, len(taken)), PostAtLocals: make([]string, len(taken)), Timezones: make([]string, len(taken)),
+		TzVersion: calendar.Embedded.Version,
 	}
 	for j, i := range taken {
 		p := batch[i]
 		arg.Ids[j], arg.ProjectIds[j], arg.Paths[j] = p.id.String(), p.projectID.String(), p.n.Path
 		arg.Datas[j], arg.RetryOverrides[j] = string(p.n.Data), string(p.n.RetryOverride)
 		arg.Keys[j], arg.Tags[j] = p.n.Key, tagsLiteral(p.n.Tags)
+		arg.PostAtLocals[j], arg.Timezones[j] = p.n.Local.columns()
 		arg.PostInSeconds[j] = -1
 		if p.n.PostAt != nil {
 			arg.PostAts[j] = *p.n.PostAt

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
@@ -140,12 +141,14 @@ func insertProject(ctx context.Context, q *store.Queries, projectID uuid.UUID, b
 		Ids:       make([]string, len(batch)), Paths: make([]string, len(batch)), Datas: make([]string, len(batch)),
 		PostAts: make([]time.Time, len(batch)), PostInSeconds: make([]int64, len(batch)),
 		RetryOverrides: make([]string, len(batch)), Keys: make([]string, len(batch)),
-		Tags: make([]string, len(batch)),
+		Tags: make([]string, len(batch)), PostAtLocals: make([]string, len(batch)), Timezones: make([]string, len(batch)),
+		TzVersion: calendar.Embedded.Version,
 	}
 	for i, p := range batch {
 		arg.Ids[i], arg.Paths[i] = p.id.String(), p.n.Path
 		arg.Datas[i], arg.RetryOverrides[i] = string(p.n.Data), string(p.n.RetryOverride)
 		arg.Keys[i], arg.Tags[i] = p.n.Key, tagsLiteral(p.n.Tags)
+		arg.PostAtLocals[i], arg.Timezones[i] = p.n.Local.columns()
 		arg.PostInSeconds[i] = -1
 		if p.n.PostAt != nil {
 			arg.PostAts[i] = *p.n.PostAt

@@ -35,6 +35,11 @@ type Hook struct {
 	Key *string
 	// Tags are the hook's tags (tag.go), or nil.
 	Tags []string
+	// Local is the wall time the hook was scheduled at, nil for a hook
+	// scheduled by instant or delay; TZVersion the tz database release that
+	// resolved it into PostAt.
+	Local     *LocalTime
+	TZVersion string
 	// AsyncDeadline is when a hook answered 202 fails unless its answer
 	// comes.
 	AsyncDeadline *time.Time
@@ -44,13 +49,17 @@ type Hook struct {
 
 // FromRow is the Hook of a stored row.
 func FromRow(r store.Hook) Hook {
-	return Hook{
+	h := Hook{
 		ID: r.ID, ProjectID: r.ProjectID, Path: r.Path, Domain: r.Domain, Data: r.Data, PostAt: r.PostAt,
 		Status: r.Status, Attempts: r.Attempts, PostDurationSeconds: r.PostDurationSeconds,
 		FailureError: r.FailureError, FailureClass: r.FailureClass, TryAt: r.TryAt, WasNotified: r.WasNotified, RetryOverride: r.RetryOverride,
 		SequenceID: r.SequenceID, SequenceStep: r.SequenceStep, SequenceLastRunAt: r.SequenceLastRunAt,
 		Key: r.Key, Tags: r.Tags, AsyncDeadline: r.AsyncDeadline, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
+	if r.Timezone != nil && r.PostAtLocal.Valid && r.TzVersion != nil {
+		h.Local, h.TZVersion = &LocalTime{Wall: r.PostAtLocal.Time, Zone: *r.Timezone}, *r.TzVersion
+	}
+	return h
 }
 
 // FromRows is FromRow of each row, in order.

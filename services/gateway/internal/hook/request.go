@@ -35,6 +35,9 @@ type New struct {
 	// now, so that the database clock alone decides.
 	PostAt *time.Time
 	PostIn time.Duration
+	// Local is the wall time PostAt was resolved from, for a hook scheduled
+	// with postAtLocal; nil otherwise.
+	Local *LocalTime
 	// RetryOverride is the JSON the scheduler reads, nil for the project's
 	// default retry settings.
 	RetryOverride json.RawMessage
@@ -46,6 +49,28 @@ type New struct {
 	// IdempotencyKey is the request's Idempotency-Key header, validated by
 	// idempotency.ValidateKey, or empty when it has none.
 	IdempotencyKey string
+}
+
+// LocalTime is a wall time in an IANA zone: the hook keeps it, so that a
+// scheduler with a newer tz database can resolve it again.
+type LocalTime struct {
+	// Wall holds the local date and time in its UTC fields.
+	Wall time.Time
+	Zone string
+}
+
+// wallLayout is how a wall time is stored and written: postAtLocal's.
+const wallLayout = "2006-01-02T15:04:05"
+
+// WallText is the wall time as postAtLocal writes it.
+func (l *LocalTime) WallText() string { return l.Wall.Format(wallLayout) }
+
+// columns are the local time as InsertHooks takes it: empty for none.
+func (l *LocalTime) columns() (wall, zone string) {
+	if l == nil {
+		return "", ""
+	}
+	return l.WallText(), l.Zone
 }
 
 // FieldError is one field at fault.

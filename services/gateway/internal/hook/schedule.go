@@ -21,8 +21,8 @@ func (r CreateRequest) schedule(n *New, p *problems) {
 			n.PostAt = &t
 		}
 	case r.PostAtLocal != nil:
-		if t, ok := parsePostAtLocal(*r.PostAtLocal, *r.Timezone, p); ok {
-			n.PostAt = &t
+		if t, wall, ok := parsePostAtLocal(*r.PostAtLocal, *r.Timezone, p); ok {
+			n.PostAt, n.Local = &t, &LocalTime{Wall: wall, Zone: *r.Timezone}
 		}
 	default:
 		if d, err := calendar.ParsePostIn(*r.PostIn); err != nil {
@@ -86,22 +86,24 @@ func inYearRange(t time.Time, field string, p *problems) (time.Time, bool) {
 }
 
 // parsePostAtLocal reads a wall-clock time in an IANA zone, reporting a
-// bad zone and a bad wall time together.
-func parsePostAtLocal(s, zone string, p *problems) (time.Time, bool) {
+// bad zone and a bad wall time together, and returns the instant and the
+// wall time.
+func parsePostAtLocal(s, zone string, p *problems) (time.Time, time.Time, bool) {
 	loc, zoneErr := calendar.LoadZone(zone)
 	if zoneErr != nil {
 		p.add("timezone", "%s", zoneErr)
 	}
 	wall, ok := parseWall(s, p)
 	if !ok || zoneErr != nil {
-		return time.Time{}, false
+		return time.Time{}, time.Time{}, false
 	}
 	t, err := calendar.ResolveLocal(wall, loc)
 	if err != nil {
 		p.add("postAtLocal", "%s", err)
-		return time.Time{}, false
+		return time.Time{}, time.Time{}, false
 	}
-	return inYearRange(t.UTC(), "postAtLocal", p)
+	t, ok = inYearRange(t.UTC(), "postAtLocal", p)
+	return t, wall, ok
 }
 
 // parseWall reads YYYY-MM-DDTHH:MM:SS exactly: no offset, no fraction.
@@ -110,7 +112,7 @@ func parseWall(s string, p *problems) (time.Time, bool) {
 		p.add("postAtLocal", "must be a local date-time without offset, YYYY-MM-DDTHH:MM:SS")
 		return time.Time{}, false
 	}
-	wall, err := time.Parse("2006-01-02T15:04:05", s)
+	wall, err := time.Parse(wallLayout, s)
 	if err != nil {
 		p.add("postAtLocal", "is not a valid date-time: %s", err)
 		return time.Time{}, false

@@ -20,7 +20,8 @@
 --
 -- An edit (new_path, new_data, new_post_at, each NULL to keep the hook's)
 -- changes the hook itself; its attempts stay its history. A new_post_at
--- makes it due then (in the past: due now, as a created hook's).
+-- makes it due then (in the past: due now, as a created hook's), an
+-- instant: a local time it was scheduled by no longer applies.
 UPDATE hooks AS h
 SET status            = 'pending',
     retry_budget_base = h.attempts,
@@ -28,6 +29,9 @@ SET status            = 'pending',
     data              = COALESCE(sqlc.narg(new_data)::jsonb, h.data),
     post_at           = COALESCE(sqlc.narg(new_post_at)::timestamptz, h.post_at),
     run_at            = COALESCE(sqlc.narg(new_post_at)::timestamptz, now()),
+    post_at_local     = CASE WHEN sqlc.narg(new_post_at)::timestamptz IS NULL THEN h.post_at_local END,
+    timezone          = CASE WHEN sqlc.narg(new_post_at)::timestamptz IS NULL THEN h.timezone END,
+    tz_version        = CASE WHEN sqlc.narg(new_post_at)::timestamptz IS NULL THEN h.tz_version END,
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
@@ -70,6 +74,9 @@ SET status            = 'pending',
     data              = COALESCE(sqlc.narg(new_data)::jsonb, h.data),
     post_at           = COALESCE(sqlc.narg(new_post_at)::timestamptz, h.post_at),
     run_at            = COALESCE(sqlc.narg(new_post_at)::timestamptz, now()),
+    post_at_local     = CASE WHEN sqlc.narg(new_post_at)::timestamptz IS NULL THEN h.post_at_local END,
+    timezone          = CASE WHEN sqlc.narg(new_post_at)::timestamptz IS NULL THEN h.timezone END,
+    tz_version        = CASE WHEN sqlc.narg(new_post_at)::timestamptz IS NULL THEN h.tz_version END,
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()

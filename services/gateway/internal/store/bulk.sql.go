@@ -282,6 +282,9 @@ SET status            = 'pending',
     data              = COALESCE($2::jsonb, h.data),
     post_at           = COALESCE($3::timestamptz, h.post_at),
     run_at            = COALESCE($3::timestamptz, now()),
+    post_at_local     = CASE WHEN $3::timestamptz IS NULL THEN h.post_at_local END,
+    timezone          = CASE WHEN $3::timestamptz IS NULL THEN h.timezone END,
+    tz_version        = CASE WHEN $3::timestamptz IS NULL THEN h.tz_version END,
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()
@@ -323,7 +326,8 @@ type RetryFailedHooksByIDParams struct {
 //
 // An edit (new_path, new_data, new_post_at, each NULL to keep the hook's)
 // changes the hook itself; its attempts stay its history. A new_post_at
-// makes it due then (in the past: due now, as a created hook's).
+// makes it due then (in the past: due now, as a created hook's), an
+// instant: a local time it was scheduled by no longer applies.
 func (q *Queries) RetryFailedHooksByID(ctx context.Context, arg RetryFailedHooksByIDParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, retryFailedHooksByID,
 		arg.NewPath,
@@ -376,6 +380,9 @@ SET status            = 'pending',
     data              = COALESCE($2::jsonb, h.data),
     post_at           = COALESCE($3::timestamptz, h.post_at),
     run_at            = COALESCE($3::timestamptz, now()),
+    post_at_local     = CASE WHEN $3::timestamptz IS NULL THEN h.post_at_local END,
+    timezone          = CASE WHEN $3::timestamptz IS NULL THEN h.timezone END,
+    tz_version        = CASE WHEN $3::timestamptz IS NULL THEN h.tz_version END,
     lease_expires_at  = NULL,
     was_notified      = false,
     updated_at        = now()

@@ -81,7 +81,7 @@ func (q *Queries) DeleteHookByKey(ctx context.Context, arg DeleteHookByKeyParams
 }
 
 const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks WHERE project_id = $1 AND id = $2
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE project_id = $1 AND id = $2
 `
 
 type GetHookParams struct {
@@ -122,12 +122,15 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.Key,
 		&i.Tags,
 		&i.FailureClass,
+		&i.PostAtLocal,
+		&i.Timezone,
+		&i.TzVersion,
 	)
 	return i, err
 }
 
 const getHookByKey = `-- name: GetHookByKey :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks
 WHERE project_id = $1 AND key = $2::text
 ORDER BY status IN ('pending', 'retry') DESC, created_at DESC
 LIMIT 1
@@ -173,12 +176,15 @@ func (q *Queries) GetHookByKey(ctx context.Context, arg GetHookByKeyParams) (Hoo
 		&i.Key,
 		&i.Tags,
 		&i.FailureClass,
+		&i.PostAtLocal,
+		&i.Timezone,
+		&i.TzVersion,
 	)
 	return i, err
 }
 
 const getHooksByIDs = `-- name: GetHooksByIDs :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
 `
 
 type GetHooksByIDsParams struct {
@@ -227,6 +233,9 @@ func (q *Queries) GetHooksByIDs(ctx context.Context, arg GetHooksByIDsParams) ([
 			&i.Key,
 			&i.Tags,
 			&i.FailureClass,
+			&i.PostAtLocal,
+			&i.Timezone,
+			&i.TzVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -259,20 +268,24 @@ func (q *Queries) GetProjectPlan(ctx context.Context, id uuid.UUID) (GetProjectP
 }
 
 const insertHooks = `-- name: InsertHooks :many
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags,
+    post_at_local, timezone, tz_version)
 SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
-    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[]
+    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[],
+    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN $1::text END
 FROM (
-    SELECT unnest($1::text[])::uuid AS id,
-        unnest($2::text[])::uuid AS project_id,
-        unnest($3::text[]) AS path,
-        unnest($4::text[]) AS data,
-        unnest($5::timestamptz[]) AS post_at,
-        unnest($6::bigint[]) AS post_in_seconds,
-        unnest($7::text[]) AS retry_override,
-        unnest($8::text[]) AS key,
-        unnest($9::text[]) AS tags,
-        generate_series(1, cardinality($1::text[])) AS ord
+    SELECT unnest($2::text[])::uuid AS id,
+        unnest($3::text[])::uuid AS project_id,
+        unnest($4::text[]) AS path,
+        unnest($5::text[]) AS data,
+        unnest($6::timestamptz[]) AS post_at,
+        unnest($7::bigint[]) AS post_in_seconds,
+        unnest($8::text[]) AS retry_override,
+        unnest($9::text[]) AS key,
+        unnest($10::text[]) AS tags,
+        unnest($11::text[]) AS post_at_local,
+        unnest($12::text[]) AS timezone,
+        generate_series(1, cardinality($2::text[])) AS ord
 ) AS n
 JOIN projects AS p ON p.id = n.project_id
 CROSS JOIN LATERAL (
@@ -282,10 +295,11 @@ CROSS JOIN LATERAL (
     END AS at
 ) AS due
 ORDER BY n.ord
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
 `
 
 type InsertHooksParams struct {
+	TzVersion      string
 	Ids            []string
 	ProjectIds     []string
 	Paths          []string
@@ -295,6 +309,8 @@ type InsertHooksParams struct {
 	RetryOverrides []string
 	Keys           []string
 	Tags           []string
+	PostAtLocals   []string
+	Timezones      []string
 }
 
 // The hooks of a create batch (internal/hook; a single create is a batch
@@ -302,7 +318,9 @@ type InsertHooksParams struct {
 // of every array describes hook i. Its domain is its project's. post_at is
 // post_ats[i] where post_in_seconds[i] is negative, else the database clock
 // plus that many seconds. data and retry_overrides are JSON text; an empty
-// retry override is none (NULL), and so are an empty key and empty tags.
+// retry override is none (NULL), and so are an empty key and empty tags,
+// and an empty post_at_local and timezone (a hook not scheduled by local
+// time; one that is also gets tz_version, the release that resolved it).
 // tags[i] is hook i's tags as an array literal ({a,b}): a tag's
 // characters need no quoting in one (hook.ValidateTag), and an array of
 // arrays would not unnest hook by hook. A hook of a project that does not exist
@@ -318,6 +336,7 @@ type InsertHooksParams struct {
 // (docs/benchmarks.md, "Batch intake").
 func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hook, error) {
 	rows, err := q.db.Query(ctx, insertHooks,
+		arg.TzVersion,
 		arg.Ids,
 		arg.ProjectIds,
 		arg.Paths,
@@ -327,6 +346,8 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 		arg.RetryOverrides,
 		arg.Keys,
 		arg.Tags,
+		arg.PostAtLocals,
+		arg.Timezones,
 	)
 	if err != nil {
 		return nil, err
@@ -365,6 +386,9 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 			&i.Key,
 			&i.Tags,
 			&i.FailureClass,
+			&i.PostAtLocal,
+			&i.Timezone,
+			&i.TzVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -377,30 +401,35 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 }
 
 const insertProjectHooks = `-- name: InsertProjectHooks :many
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags,
+    post_at_local, timezone, tz_version)
 SELECT n.id, p.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
-    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[]
+    NULLIF(n.key, ''), NULLIF(n.tags, '')::text[],
+    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN $1::text END
 FROM (
-    SELECT unnest($1::text[])::uuid AS id,
-        unnest($2::text[]) AS path,
-        unnest($3::text[]) AS data,
-        unnest($4::timestamptz[]) AS post_at,
-        unnest($5::bigint[]) AS post_in_seconds,
-        unnest($6::text[]) AS retry_override,
-        unnest($7::text[]) AS key,
-        unnest($8::text[]) AS tags
+    SELECT unnest($2::text[])::uuid AS id,
+        unnest($3::text[]) AS path,
+        unnest($4::text[]) AS data,
+        unnest($5::timestamptz[]) AS post_at,
+        unnest($6::bigint[]) AS post_in_seconds,
+        unnest($7::text[]) AS retry_override,
+        unnest($8::text[]) AS key,
+        unnest($9::text[]) AS tags,
+        unnest($10::text[]) AS post_at_local,
+        unnest($11::text[]) AS timezone
 ) AS n
-CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $9) AS p
+CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $12) AS p
 CROSS JOIN LATERAL (
     SELECT CASE
         WHEN n.post_in_seconds < 0 THEN n.post_at
         ELSE now() + make_interval(secs => n.post_in_seconds)
     END AS at
 ) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
 `
 
 type InsertProjectHooksParams struct {
+	TzVersion      string
 	Ids            []string
 	Paths          []string
 	Datas          []string
@@ -409,6 +438,8 @@ type InsertProjectHooksParams struct {
 	RetryOverrides []string
 	Keys           []string
 	Tags           []string
+	PostAtLocals   []string
+	Timezones      []string
 	ProjectID      uuid.UUID
 }
 
@@ -420,6 +451,7 @@ type InsertProjectHooksParams struct {
 // the project does not exist.
 func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooksParams) ([]Hook, error) {
 	rows, err := q.db.Query(ctx, insertProjectHooks,
+		arg.TzVersion,
 		arg.Ids,
 		arg.Paths,
 		arg.Datas,
@@ -428,6 +460,8 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 		arg.RetryOverrides,
 		arg.Keys,
 		arg.Tags,
+		arg.PostAtLocals,
+		arg.Timezones,
 		arg.ProjectID,
 	)
 	if err != nil {
@@ -467,6 +501,9 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 			&i.Key,
 			&i.Tags,
 			&i.FailureClass,
+			&i.PostAtLocal,
+			&i.Timezone,
+			&i.TzVersion,
 		); err != nil {
 			return nil, err
 		}

@@ -69,7 +69,7 @@ func (q *Queries) FailHooksForBulkBench(ctx context.Context, arg FailHooksForBul
 }
 
 const getHookForBulkTest = `-- name: GetHookForBulkTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -105,6 +105,9 @@ func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, e
 		&i.Key,
 		&i.Tags,
 		&i.FailureClass,
+		&i.PostAtLocal,
+		&i.Timezone,
+		&i.TzVersion,
 	)
 	return i, err
 }
@@ -145,7 +148,7 @@ INSERT INTO hooks (
     $10, $11, $12, $13, $14::text[], $15,
     CASE WHEN $7::text IN ('pending', 'retry') THEN $6::timestamptz END
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
 `
 
 type InsertHookForBulkTestParams struct {
@@ -216,6 +219,9 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		&i.Key,
 		&i.Tags,
 		&i.FailureClass,
+		&i.PostAtLocal,
+		&i.Timezone,
+		&i.TzVersion,
 	)
 	return i, err
 }
@@ -279,7 +285,7 @@ func (q *Queries) InsertProjectForBulkTest(ctx context.Context, arg InsertProjec
 }
 
 const listProjectHooksForBulkTest = `-- name: ListProjectHooksForBulkTest :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class FROM hooks WHERE project_id = $1 ORDER BY created_at, id
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE project_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uuid.UUID) ([]Hook, error) {
@@ -321,6 +327,9 @@ func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uui
 			&i.Key,
 			&i.Tags,
 			&i.FailureClass,
+			&i.PostAtLocal,
+			&i.Timezone,
+			&i.TzVersion,
 		); err != nil {
 			return nil, err
 		}
