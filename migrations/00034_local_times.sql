@@ -10,9 +10,15 @@
 -- set together (checked for new rows only, NOT VALID, so that adding the
 -- check reads no existing row: they are all NULL).
 --
--- hooks_local_time_idx is partial, so that only pending local-time hooks
--- cost anything on a write; CONCURRENTLY, as migration 00031, so that
--- upgrading a busy deployment does not block writes.
+-- A sequence's tz_version is the release its next_run_at was planned with
+-- (the gateway's when it creates, replaces or resumes it; empty before
+-- this migration, which sorts before every release): a scheduler of a
+-- later release plans the calendar ones again. The constant default adds
+-- the column without rewriting the table.
+--
+-- The indexes are partial, so that only pending local-time hooks and
+-- active sequences cost anything on a write; CONCURRENTLY, as migration
+-- 00031, so that upgrading a busy deployment does not block writes.
 
 -- +goose Up
 ALTER TABLE hooks ADD COLUMN IF NOT EXISTS post_at_local timestamp,
@@ -22,8 +28,13 @@ ALTER TABLE hooks ADD CONSTRAINT hooks_local_time_check
     CHECK ((post_at_local IS NULL) = (timezone IS NULL) AND (timezone IS NULL) = (tz_version IS NULL)) NOT VALID;
 CREATE INDEX CONCURRENTLY IF NOT EXISTS hooks_local_time_idx ON hooks (tz_version)
     WHERE timezone IS NOT NULL AND status = 'pending';
+ALTER TABLE sequences ADD COLUMN IF NOT EXISTS tz_version text NOT NULL DEFAULT '';
+CREATE INDEX CONCURRENTLY IF NOT EXISTS sequences_tz_version_idx ON sequences (tz_version)
+    WHERE status = 'active';
 
 -- +goose Down
+DROP INDEX CONCURRENTLY IF EXISTS sequences_tz_version_idx;
+ALTER TABLE sequences DROP COLUMN IF EXISTS tz_version;
 DROP INDEX CONCURRENTLY IF EXISTS hooks_local_time_idx;
 ALTER TABLE hooks DROP CONSTRAINT IF EXISTS hooks_local_time_check;
 ALTER TABLE hooks DROP COLUMN IF EXISTS tz_version, DROP COLUMN IF EXISTS timezone, DROP COLUMN IF EXISTS post_at_local;

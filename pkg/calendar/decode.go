@@ -29,12 +29,15 @@ var fieldsOf = map[string][]string{
 // the field. The gateway decodes request bodies with its own strict
 // decoder into Spec and calls New; Parse is for everything else (files,
 // tests) and states the same contract.
-func Parse(data []byte) (Schedule, error) {
+func Parse(data []byte) (Schedule, error) { return Current().Parse(data) }
+
+// Parse is Parse with the zone from the release z.
+func (z *Zones) Parse(data []byte) (Schedule, error) {
 	spec, err := DecodeSpec(data)
 	if err != nil {
 		return Schedule{}, err
 	}
-	return New(spec)
+	return z.New(spec)
 }
 
 // DecodeSpec reads a Spec from JSON strictly (see Parse) without checking

@@ -60,16 +60,20 @@ type Schedule struct {
 	lastDay   bool
 }
 
-// New checks spec and returns its Schedule. Every problem is reported, as
-// an *InvalidError whose fields start with "schedule".
-func New(spec Spec) (Schedule, error) {
+// New checks spec and returns its Schedule, its zone from the process's
+// tz database release. Every problem is reported, as an *InvalidError
+// whose fields start with "schedule".
+func New(spec Spec) (Schedule, error) { return Current().New(spec) }
+
+// New is New with the zone from the release z.
+func (z *Zones) New(spec Spec) (Schedule, error) {
 	s := Schedule{spec: spec}
 	var p problems
 	switch {
 	case spec.Every != nil:
 		s.every = spec.checkEvery(&p)
 	case spec.Frequency != nil:
-		spec.checkCalendar(&s, &p)
+		spec.checkCalendar(z, &s, &p)
 	default:
 		p.add("schedule", "must have either every or frequency")
 	}
@@ -125,7 +129,7 @@ func (spec Spec) checkEvery(p *problems) time.Duration {
 	return d
 }
 
-func (spec Spec) checkCalendar(s *Schedule, p *problems) {
+func (spec Spec) checkCalendar(z *Zones, s *Schedule, p *problems) {
 	s.frequency = Frequency(*spec.Frequency)
 	known := true
 	switch s.frequency {
@@ -138,7 +142,7 @@ func (spec Spec) checkCalendar(s *Schedule, p *problems) {
 	case spec.Timezone == nil:
 		p.add("schedule.timezone", "is required with frequency")
 	default:
-		loc, err := LoadZone(*spec.Timezone)
+		loc, err := z.Load(*spec.Timezone)
 		if err != nil {
 			p.add("schedule.timezone", "%s", err)
 		}

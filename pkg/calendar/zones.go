@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +37,74 @@ type Zones struct {
 
 // Embedded is the release Sundial is built with.
 var Embedded = mustOpenZones(strings.TrimSpace(embeddedVersion), embeddedZones)
+
+// current is the process's release: Embedded unless Use chose another.
+var current atomic.Pointer[Zones]
+
+func init() { current.Store(Embedded) }
+
+// Current is the release this process resolves wall times with.
+func Current() *Zones { return current.Load() }
+
+// Use makes z the release LoadZone, New and Parse resolve with, for the
+// whole process, as time.Local is: a service calls it once, at start,
+// before it serves (its SUNDIAL_TZDATA_FILE).
+func Use(z *Zones) { current.Store(z) }
+
+// versionPattern is a release's name: a year and one or more letters.
+var versionPattern = regexp.MustCompile(`^\d{4}[a-z]+$`)
+
+// CheckVersion reports whether version names a release.
+func CheckVersion(version string) error {
+	if !versionPattern.MatchString(version) {
+		return fmt.Errorf("%q is not a tz database release name, e.g. 2026a", version)
+	}
+	return nil
+}
+
+// CheckSetting checks a service's SUNDIAL_TZDATA_FILE and
+// SUNDIAL_TZDATA_VERSION: both empty (the embedded release), or a file and
+// its release's name.
+func CheckSetting(path, version string) error {
+	switch {
+	case path == "" && version == "":
+		return nil
+	case path == "" || version == "":
+		return errors.New("SUNDIAL_TZDATA_FILE and SUNDIAL_TZDATA_VERSION: set both or neither")
+	}
+	if err := CheckVersion(version); err != nil {
+		return fmt.Errorf("SUNDIAL_TZDATA_VERSION: %w", err)
+	}
+	return nil
+}
+
+// UseSetting makes the release of a service's SUNDIAL_TZDATA_FILE and
+// SUNDIAL_TZDATA_VERSION the process's (Use); when both are empty, the
+// process keeps the embedded release.
+func UseSetting(path, version string) error {
+	if err := CheckSetting(path, version); err != nil || path == "" {
+		return err
+	}
+	z, err := ReadZonesFile(path, version)
+	if err != nil {
+		return fmt.Errorf("SUNDIAL_TZDATA_FILE: %w", err)
+	}
+	Use(z)
+	return nil
+}
+
+// ReadZonesFile opens the release named version in the zip archive at
+// path (as Go's lib/time/zoneinfo.zip).
+func ReadZonesFile(path, version string) (*Zones, error) {
+	if err := CheckVersion(version); err != nil {
+		return nil, err
+	}
+	archive, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tz database %s: %w", version, err)
+	}
+	return OpenZones(version, archive)
+}
 
 // OpenZones reads a release from a zip archive of compiled zone files
 // (TZif), named by their IANA names, as Go's zoneinfo.zip.
@@ -96,5 +167,5 @@ func readZone(name string, f *zip.File) (*time.Location, error) {
 	return time.LoadLocationFromTZData(name, data)
 }
 
-// LoadZone loads an IANA time zone of the embedded release by name.
-func LoadZone(name string) (*time.Location, error) { return Embedded.Load(name) }
+// LoadZone loads an IANA time zone of the process's release by name.
+func LoadZone(name string) (*time.Location, error) { return Current().Load(name) }

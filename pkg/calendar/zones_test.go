@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,6 +31,23 @@ func TestOpenZonesRefusesWhatIsNotAnArchive(t *testing.T) {
 	t.Parallel()
 	_, err := calendar.OpenZones("2099z", []byte("not a zip"))
 	require.ErrorContains(t, err, "2099z")
+}
+
+func TestATZDataSettingIsAFileAndItsRelease(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, calendar.CheckSetting("", ""), "the embedded release")
+	require.NoError(t, calendar.CheckSetting("/etc/zoneinfo.zip", "2026a"))
+	require.ErrorContains(t, calendar.CheckSetting("/etc/zoneinfo.zip", ""), "set both or neither")
+	require.ErrorContains(t, calendar.CheckSetting("", "2026a"), "set both or neither")
+	require.ErrorContains(t, calendar.CheckSetting("/etc/zoneinfo.zip", "latest"), "SUNDIAL_TZDATA_VERSION")
+
+	_, err := calendar.ReadZonesFile(filepath.Join(t.TempDir(), "missing.zip"), "2026a")
+	require.ErrorContains(t, err, "2026a")
+	z, err := calendar.ReadZonesFile("tzdata/zoneinfo.zip", "2099a")
+	require.NoError(t, err)
+	require.Equal(t, "2099a", z.Version)
+	_, err = z.Load("Asia/Tokyo")
+	require.NoError(t, err)
 }
 
 // Go's tz database is "slim": its zone files leave the rules to each

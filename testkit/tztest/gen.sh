@@ -1,9 +1,9 @@
 #!/bin/sh
-# Compiles old.zi and new.zi into old.zip and new.zip with zic (Debian's
+# Compiles old.zi, new.zi and moved.zi into old.zip, new.zip and moved.zip with zic (Debian's
 # libc-bin), zone files named as in Go's zoneinfo.zip.
 set -eu
 cd "$(dirname "$0")"
-for r in old new; do
+for r in old new moved; do
 	dir=$(mktemp -d)
 	zic -b slim -d "$dir" $r.zi
 	(cd "$dir" && rm -f $r.zip && python3 -c 'import sys, zipfile

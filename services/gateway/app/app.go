@@ -99,6 +99,9 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	if err := calendar.UseSetting(cfg.TZDataFile, cfg.TZDataVersion); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	keys, err := secretbox.Parse(cfg.SecretKeys)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -354,7 +357,7 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	served := make(chan error, 1)
 	go func() { served <- a.server.Serve(a.listener) }()
-	a.log.Info("serving", "addr", a.Addr(), "tzdata", calendar.Embedded.Version)
+	a.log.Info("serving", "addr", a.Addr(), "tzdata", calendar.Current().Version)
 
 	select {
 	case err := <-served:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
@@ -51,6 +52,14 @@ type Config struct {
 	// batches of up to 50 ms, warnings and errors at once:
 	// [docs/observability.md](docs/observability.md))
 	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
+	// a zip archive of a newer release of the IANA tz database than the
+	// one built in, as Go's `lib/time/zoneinfo.zip`: wall times are then
+	// resolved with it, and pending ones move to where its rules put them
+	// ([docs/product.md](docs/product.md), "Local times and the tz
+	// database"); set the same on the gateways and the schedulers
+	TZDataFile string `env:"SUNDIAL_TZDATA_FILE"`
+	// the release name of `SUNDIAL_TZDATA_FILE` (`2026a`), required with it
+	TZDataVersion string `env:"SUNDIAL_TZDATA_VERSION"`
 	// admin listener, unauthenticated, on loopback unless set (the Kubernetes
 	// manifests set `:9090`): `/healthz`, `/readyz`, `/metrics` (Prometheus)
 	// ([docs/observability.md](docs/observability.md#metrics-health-and-readiness));
@@ -254,6 +263,8 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 func (c Config) Validate() error {
 	var check envconf.Check
 	check.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must not be empty")
+	tzErr := calendar.CheckSetting(c.TZDataFile, c.TZDataVersion)
+	check.That(tzErr == nil, "%v", tzErr)
 	check.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must not be empty")
 	replicasErr := event.CheckReplicas(c.StreamReplicas)
 	check.That(replicasErr == nil, "%v", replicasErr)

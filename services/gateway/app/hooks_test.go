@@ -94,7 +94,7 @@ func TestCreateWithPostAtLocal(t *testing.T) {
 	// again, and says which release resolved it.
 	require.Equal(t, "2030-03-10T02:30:00", h.PostAtLocal)
 	require.Equal(t, "America/New_York", h.Timezone)
-	require.Equal(t, calendar.Embedded.Version, h.Tzdata)
+	require.Equal(t, calendar.Current().Version, h.Tzdata)
 	got := b.do(http.MethodGet, "/v1/hooks/"+h.ID, nil)
 	require.Equal(t, http.StatusOK, got.status, string(got.body))
 	require.Equal(t, h, got.hook(t))

@@ -85,6 +85,9 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	if err := calendar.UseSetting(cfg.TZDataFile, cfg.TZDataVersion); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	if cfg.LeaseDuration <= DeliveryTimeout {
 		log.Warn("lease does not exceed the delivery timeout: hooks still being delivered will be re-driven; use this only in tests",
 			"lease", cfg.LeaseDuration, "delivery_timeout", DeliveryTimeout)
@@ -253,7 +256,7 @@ func (a *App) close() {
 // closes the connections and returns. Call it once.
 func (a *App) Run(ctx context.Context) error {
 	defer a.close()
-	a.log.Info("scheduler running", "tzdata", calendar.Embedded.Version, "batch_size", a.cfg.ClaimBatchSize, "lease", a.cfg.LeaseDuration,
+	a.log.Info("scheduler running", "tzdata", calendar.Current().Version, "batch_size", a.cfg.ClaimBatchSize, "lease", a.cfg.LeaseDuration,
 		"poll_interval", a.cfg.PollInterval, "prefetch", a.cfg.PrefetchWindow,
 		"prefetch_interval", a.cfg.PrefetchInterval, "result_concurrency", a.cfg.ResultConcurrency,
 		"result_batch", a.cfg.ResultBatch, "result_linger", a.cfg.ResultLinger,

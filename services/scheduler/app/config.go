@@ -7,6 +7,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/adminhttp"
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/pkg/envconf"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/postgres"
@@ -45,6 +46,14 @@ type Config struct {
 	// batches of up to 50 ms, warnings and errors at once:
 	// [docs/observability.md](docs/observability.md))
 	LogLevel string `env:"SUNDIAL_LOG_LEVEL"`
+	// a zip archive of a newer release of the IANA tz database than the
+	// one built in, as Go's `lib/time/zoneinfo.zip`: wall times are then
+	// resolved with it, and pending ones move to where its rules put them
+	// ([docs/product.md](docs/product.md), "Local times and the tz
+	// database"); set the same on the gateways and the schedulers
+	TZDataFile string `env:"SUNDIAL_TZDATA_FILE"`
+	// the release name of `SUNDIAL_TZDATA_FILE` (`2026a`), required with it
+	TZDataVersion string `env:"SUNDIAL_TZDATA_VERSION"`
 	// connection pool size
 	DatabaseMaxConns int `env:"SUNDIAL_DATABASE_MAX_CONNS"`
 	// how long the service waits at startup for the database's schema to
@@ -241,6 +250,8 @@ func ConfigFromEnv(lookup envconf.Lookup) (Config, error) {
 func (c Config) Validate() error {
 	var ch envconf.Check
 	ch.That(c.DatabaseURL != "", "SUNDIAL_DATABASE_URL: must be set")
+	tzErr := calendar.CheckSetting(c.TZDataFile, c.TZDataVersion)
+	ch.That(tzErr == nil, "%v", tzErr)
 	ch.That(c.NATSURL != "", "SUNDIAL_NATS_URL: must be set")
 	replicasErr := event.CheckReplicas(c.StreamReplicas)
 	ch.That(replicasErr == nil, "%v", replicasErr)

@@ -273,6 +273,7 @@ type Sequence struct {
 	Revision         int64
 	PreparedSlot     *time.Time
 	PreparedRevision *int64
+	TzVersion        string
 }
 
 type SequenceRun struct {

@@ -234,7 +234,7 @@ func insertTaken(ctx context.Context, q *store.Queries, batch []pending, taken [
 		PostAts: make([]time.Time, len(taken)), PostInSeconds: make([]int64, len(taken)),
 		RetryOverrides: make([]string, len(taken)), Keys: make([]string, len(taken)),
 		Tags: make([]string, len(taken)), PostAtLocals: make([]string, len(taken)), Timezones: make([]string, len(taken)),
-		TzVersion: calendar.Embedded.Version,
+		TzVersion: calendar.Current().Version,
 	}
 	for j, i := range taken {
 		p := batch[i]

@@ -142,7 +142,7 @@ func insertProject(ctx context.Context, q *store.Queries, projectID uuid.UUID, b
 		PostAts: make([]time.Time, len(batch)), PostInSeconds: make([]int64, len(batch)),
 		RetryOverrides: make([]string, len(batch)), Keys: make([]string, len(batch)),
 		Tags: make([]string, len(batch)), PostAtLocals: make([]string, len(batch)), Timezones: make([]string, len(batch)),
-		TzVersion: calendar.Embedded.Version,
+		TzVersion: calendar.Current().Version,
 	}
 	for i, p := range batch {
 		arg.Ids[i], arg.Paths[i] = p.id.String(), p.n.Path

@@ -83,7 +83,7 @@ func (s *Service) Create(ctx context.Context, projectID uuid.UUID, d Definition)
 		row, err = q.InsertSequence(ctx, store.InsertSequenceParams{
 			ID: id, ProjectID: projectID, Name: d.Name, Schedule: schedule, Steps: steps,
 			StartAt: startAt, EndAt: d.EndAt, CatchUp: d.CatchUp, Overlap: d.Overlap,
-			Status: status, NextRunAt: next,
+			Status: status, NextRunAt: next, TzVersion: calendar.Current().Version,
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNameTaken
@@ -118,7 +118,7 @@ func (s *Service) Replace(ctx context.Context, projectID, id uuid.UUID, d Defini
 		row, err = q.ReplaceSequence(ctx, store.ReplaceSequenceParams{
 			ProjectID: projectID, ID: id, Name: d.Name, Schedule: schedule, Steps: steps,
 			StartAt: startAt, EndAt: d.EndAt, CatchUp: d.CatchUp, Overlap: d.Overlap,
-			Status: status, NextRunAt: next,
+			Status: status, NextRunAt: next, TzVersion: calendar.Current().Version,
 		})
 		if errors.Is(postgres.Translate(err), postgres.ErrConflict) {
 			return ErrNameTaken
@@ -184,7 +184,8 @@ func (s *Service) Resume(ctx context.Context, projectID, id uuid.UUID) (Sequence
 			return err
 		}
 		status, next := plan(sched, old.StartAt, old.EndAt, now, false)
-		row, err = q.PlanSequence(ctx, store.PlanSequenceParams{ProjectID: projectID, ID: id, Status: status, NextRunAt: next})
+		row, err = q.PlanSequence(ctx, store.PlanSequenceParams{ProjectID: projectID, ID: id, Status: status, NextRunAt: next,
+			TzVersion: calendar.Current().Version})
 		return err
 	})
 	if err != nil {

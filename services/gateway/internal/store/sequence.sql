@@ -1,14 +1,17 @@
 -- Sequences (internal/sequence): the gateway writes a sequence's
 -- definition (create, replace, pause, resume, delete) and plans its next
--- slot; it records trigger requests, and reads runs. Runs, their steps and
+-- slot (with tz_version, the tz database release it planned with); it
+-- records trigger requests, and reads runs. Runs, their steps and
 -- their hooks are the scheduler's (docs/sequences.md, "Who writes what").
 -- Every query is scoped by the caller's project. Plans use the database's
 -- clock (DatabaseNow, gateway.sql), which decides when anything is due.
 
 -- name: InsertSequence :one
 -- A name already used in the project inserts nothing (no row: a conflict).
-INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at)
-VALUES (@id, @project_id, @name, @schedule, @steps, @start_at, sqlc.narg(end_at), @catch_up, @overlap, @status, sqlc.narg(next_run_at))
+INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at,
+    tz_version)
+VALUES (@id, @project_id, @name, @schedule, @steps, @start_at, sqlc.narg(end_at), @catch_up, @overlap, @status, sqlc.narg(next_run_at),
+    @tz_version)
 ON CONFLICT (project_id, name) DO NOTHING
 RETURNING *;
 
@@ -37,6 +40,7 @@ SET name        = @name,
     overlap     = @overlap,
     status      = @status,
     next_run_at = sqlc.narg(next_run_at),
+    tz_version  = @tz_version,
     revision    = revision + 1,
     updated_at  = now()
 WHERE project_id = @project_id AND id = @id
@@ -47,6 +51,7 @@ RETURNING *;
 UPDATE sequences
 SET status      = @status,
     next_run_at = sqlc.narg(next_run_at),
+    tz_version  = @tz_version,
     revision    = revision + 1,
     updated_at  = now()
 WHERE project_id = @project_id AND id = @id

@@ -72,7 +72,7 @@ func (q *Queries) DeleteSequence(ctx context.Context, arg DeleteSequenceParams) 
 }
 
 const getSequence = `-- name: GetSequence :one
-SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision FROM sequences WHERE project_id = $1 AND id = $2
+SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version FROM sequences WHERE project_id = $1 AND id = $2
 `
 
 type GetSequenceParams struct {
@@ -101,12 +101,13 @@ func (q *Queries) GetSequence(ctx context.Context, arg GetSequenceParams) (Seque
 		&i.Revision,
 		&i.PreparedSlot,
 		&i.PreparedRevision,
+		&i.TzVersion,
 	)
 	return i, err
 }
 
 const getSequenceAtNow = `-- name: GetSequenceAtNow :one
-SELECT sequences.id, sequences.project_id, sequences.name, sequences.schedule, sequences.steps, sequences.start_at, sequences.end_at, sequences.catch_up, sequences.overlap, sequences.status, sequences.next_run_at, sequences.last_run_at, sequences.created_at, sequences.updated_at, sequences.revision, sequences.prepared_slot, sequences.prepared_revision, now()::timestamptz AS db_now
+SELECT sequences.id, sequences.project_id, sequences.name, sequences.schedule, sequences.steps, sequences.start_at, sequences.end_at, sequences.catch_up, sequences.overlap, sequences.status, sequences.next_run_at, sequences.last_run_at, sequences.created_at, sequences.updated_at, sequences.revision, sequences.prepared_slot, sequences.prepared_revision, sequences.tz_version, now()::timestamptz AS db_now
 FROM sequences
 WHERE project_id = $1 AND id = $2
 `
@@ -143,6 +144,7 @@ func (q *Queries) GetSequenceAtNow(ctx context.Context, arg GetSequenceAtNowPara
 		&i.Sequence.Revision,
 		&i.Sequence.PreparedSlot,
 		&i.Sequence.PreparedRevision,
+		&i.Sequence.TzVersion,
 		&i.DbNow,
 	)
 	return i, err
@@ -150,10 +152,12 @@ func (q *Queries) GetSequenceAtNow(ctx context.Context, arg GetSequenceAtNowPara
 
 const insertSequence = `-- name: InsertSequence :one
 
-INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at,
+    tz_version)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+    $12)
 ON CONFLICT (project_id, name) DO NOTHING
-RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version
 `
 
 type InsertSequenceParams struct {
@@ -168,11 +172,13 @@ type InsertSequenceParams struct {
 	Overlap   string
 	Status    string
 	NextRunAt *time.Time
+	TzVersion string
 }
 
 // Sequences (internal/sequence): the gateway writes a sequence's
 // definition (create, replace, pause, resume, delete) and plans its next
-// slot; it records trigger requests, and reads runs. Runs, their steps and
+// slot (with tz_version, the tz database release it planned with); it
+// records trigger requests, and reads runs. Runs, their steps and
 // their hooks are the scheduler's (docs/sequences.md, "Who writes what").
 // Every query is scoped by the caller's project. Plans use the database's
 // clock (DatabaseNow, gateway.sql), which decides when anything is due.
@@ -190,6 +196,7 @@ func (q *Queries) InsertSequence(ctx context.Context, arg InsertSequenceParams) 
 		arg.Overlap,
 		arg.Status,
 		arg.NextRunAt,
+		arg.TzVersion,
 	)
 	var i Sequence
 	err := row.Scan(
@@ -210,6 +217,7 @@ func (q *Queries) InsertSequence(ctx context.Context, arg InsertSequenceParams) 
 		&i.Revision,
 		&i.PreparedSlot,
 		&i.PreparedRevision,
+		&i.TzVersion,
 	)
 	return i, err
 }
@@ -340,7 +348,7 @@ func (q *Queries) ListSequenceRuns(ctx context.Context, arg ListSequenceRunsPara
 }
 
 const listSequences = `-- name: ListSequences :many
-SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision FROM sequences
+SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version FROM sequences
 WHERE project_id = $1
   AND (created_at, id) < ($2::timestamptz, $3::uuid)
 ORDER BY created_at DESC, id DESC
@@ -388,6 +396,7 @@ func (q *Queries) ListSequences(ctx context.Context, arg ListSequencesParams) ([
 			&i.Revision,
 			&i.PreparedSlot,
 			&i.PreparedRevision,
+			&i.TzVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -400,7 +409,7 @@ func (q *Queries) ListSequences(ctx context.Context, arg ListSequencesParams) ([
 }
 
 const lockSequence = `-- name: LockSequence :one
-SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision FROM sequences WHERE project_id = $1 AND id = $2 FOR UPDATE
+SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version FROM sequences WHERE project_id = $1 AND id = $2 FOR UPDATE
 `
 
 type LockSequenceParams struct {
@@ -431,6 +440,7 @@ func (q *Queries) LockSequence(ctx context.Context, arg LockSequenceParams) (Seq
 		&i.Revision,
 		&i.PreparedSlot,
 		&i.PreparedRevision,
+		&i.TzVersion,
 	)
 	return i, err
 }
@@ -462,15 +472,17 @@ const planSequence = `-- name: PlanSequence :one
 UPDATE sequences
 SET status      = $1,
     next_run_at = $2,
+    tz_version  = $3,
     revision    = revision + 1,
     updated_at  = now()
-WHERE project_id = $3 AND id = $4
-RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision
+WHERE project_id = $4 AND id = $5
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version
 `
 
 type PlanSequenceParams struct {
 	Status    string
 	NextRunAt *time.Time
+	TzVersion string
 	ProjectID uuid.UUID
 	ID        uuid.UUID
 }
@@ -480,6 +492,7 @@ func (q *Queries) PlanSequence(ctx context.Context, arg PlanSequenceParams) (Seq
 	row := q.db.QueryRow(ctx, planSequence,
 		arg.Status,
 		arg.NextRunAt,
+		arg.TzVersion,
 		arg.ProjectID,
 		arg.ID,
 	)
@@ -502,6 +515,7 @@ func (q *Queries) PlanSequence(ctx context.Context, arg PlanSequenceParams) (Seq
 		&i.Revision,
 		&i.PreparedSlot,
 		&i.PreparedRevision,
+		&i.TzVersion,
 	)
 	return i, err
 }
@@ -517,10 +531,11 @@ SET name        = $1,
     overlap     = $7,
     status      = $8,
     next_run_at = $9,
+    tz_version  = $10,
     revision    = revision + 1,
     updated_at  = now()
-WHERE project_id = $10 AND id = $11
-RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision
+WHERE project_id = $11 AND id = $12
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version
 `
 
 type ReplaceSequenceParams struct {
@@ -533,6 +548,7 @@ type ReplaceSequenceParams struct {
 	Overlap   string
 	Status    string
 	NextRunAt *time.Time
+	TzVersion string
 	ProjectID uuid.UUID
 	ID        uuid.UUID
 }
@@ -548,6 +564,7 @@ func (q *Queries) ReplaceSequence(ctx context.Context, arg ReplaceSequenceParams
 		arg.Overlap,
 		arg.Status,
 		arg.NextRunAt,
+		arg.TzVersion,
 		arg.ProjectID,
 		arg.ID,
 	)
@@ -570,6 +587,7 @@ func (q *Queries) ReplaceSequence(ctx context.Context, arg ReplaceSequenceParams
 		&i.Revision,
 		&i.PreparedSlot,
 		&i.PreparedRevision,
+		&i.TzVersion,
 	)
 	return i, err
 }

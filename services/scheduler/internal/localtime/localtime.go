@@ -1,13 +1,15 @@
-// Package localtime keeps hooks scheduled by wall time at their wall time
-// when the tz database changes (docs/product.md, "Local times and the tz
-// database"). A hook created with postAtLocal + timezone keeps its wall
-// time, its zone and the release of the tz database that resolved it. A
-// scheduler built with a newer release resolves the pending ones again
-// (never attempted, not claimed) and moves their post_at where the new
-// rules put the wall time, stamping its release on each, so that each hook
-// is resolved once per release. It runs at start, when a new release is
-// likeliest to meet old hooks, and every Interval for hooks that gateways
-// of an older release create meanwhile.
+// Package localtime keeps hooks and sequences scheduled by wall time at
+// their wall time when the tz database changes (docs/product.md, "Local
+// times and the tz database"). A hook created with postAtLocal + timezone
+// keeps its wall time, its zone and the release of the tz database that
+// resolved it; a sequence keeps the release its next slot was planned
+// with. A scheduler built with a newer release resolves the pending hooks
+// again (never attempted, not claimed) and moves their post_at where the
+// new rules put the wall time, and plans the next slot of the active
+// calendar sequences again, stamping its release on each, so that each is
+// resolved once per release. It runs at start, when a new release is
+// likeliest to meet old hooks, and every Interval for what gateways of an
+// older release write meanwhile.
 //
 // Each pass is a bounded number of bounded transactions (FOR UPDATE SKIP
 // LOCKED), so any number of scheduler replicas may run it at once, and it
@@ -24,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sundial-run/sundial/pkg/calendar"
@@ -41,7 +44,7 @@ const (
 // Config tunes a Resolver; zero values take the defaults.
 type Config struct {
 	// Zones is the tz database hooks are resolved with; nil is the
-	// embedded one.
+	// process's (calendar.Current).
 	Zones *calendar.Zones
 	// Interval is the wait between passes.
 	Interval time.Duration
@@ -65,7 +68,7 @@ type Resolver struct {
 // New returns a Resolver.
 func New(pool *pgxpool.Pool, cfg Config, log *slog.Logger) (*Resolver, error) {
 	if cfg.Zones == nil {
-		cfg.Zones = calendar.Embedded
+		cfg.Zones = calendar.Current()
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
@@ -80,7 +83,7 @@ func New(pool *pgxpool.Pool, cfg Config, log *slog.Logger) (*Resolver, error) {
 		cfg.Meter = otel.GetMeterProvider()
 	}
 	moved, err := telemetry.Counter(cfg.Meter.Meter("sundial/scheduler"), "sundial.scheduler.local_times_moved",
-		metric.WithDescription("Pending hooks scheduled by wall time whose instant a newer tz database release moved."))
+		metric.WithDescription("Pending hooks scheduled by wall time (kind hook), and calendar sequences' next slots (kind sequence), whose instant a newer tz database release moved."))
 	if err != nil {
 		return nil, fmt.Errorf("local time metrics: %w", err)
 	}
@@ -89,17 +92,30 @@ func New(pool *pgxpool.Pool, cfg Config, log *slog.Logger) (*Resolver, error) {
 
 // Pass is what one pass did.
 type Pass struct {
-	// Resolved counts the hooks resolved again, Moved those whose instant
-	// changed, and Unknown those whose zone the release does not have
-	// (they keep their instant).
-	Resolved, Moved, Unknown int
-	// Earliest and Latest bound the moves: the most a hook moved earlier
-	// (negative) and later.
-	Earliest, Latest time.Duration
-	// From are the releases the hooks had been resolved with.
+	Hooks, Sequences Tally
+	// From are the releases the hooks and sequences had been resolved
+	// with.
 	From []string
 	// More says the pass stopped at its cap.
 	More bool
+}
+
+// Tally counts what a pass did to hooks, or to sequences' next slots.
+type Tally struct {
+	// Resolved counts those resolved again, Moved those whose instant
+	// changed, and Unknown those whose zone the release does not have
+	// (they keep their instant).
+	Resolved, Moved, Unknown int
+	// Earliest and Latest bound the moves: the most an instant moved
+	// earlier (negative) and later.
+	Earliest, Latest time.Duration
+}
+
+func (t *Tally) moved(shift time.Duration) {
+	if shift != 0 {
+		t.Moved++
+		t.Earliest, t.Latest = min(t.Earliest, shift), max(t.Latest, shift)
+	}
 }
 
 // Run resolves until ctx is done: a pass at once, then after every
@@ -115,7 +131,7 @@ func (r *Resolver) Run(ctx context.Context) {
 		}
 		p, err := r.ResolveOnce(ctx)
 		if err != nil && ctx.Err() == nil {
-			r.log.WarnContext(ctx, "local-time hooks not resolved again", "err", err, "resolved", p.Resolved)
+			r.log.WarnContext(ctx, "local times not resolved again", "err", err, "hooks", p.Hooks.Resolved, "sequences", p.Sequences.Resolved)
 		}
 		wait := r.cfg.Interval
 		if p.More {
@@ -125,28 +141,43 @@ func (r *Resolver) Run(ctx context.Context) {
 	}
 }
 
-// ResolveOnce runs one pass and logs what it did, when it did anything.
+// ResolveOnce runs one pass, hooks then sequences, and logs what it did
+// when it did anything.
 func (r *Resolver) ResolveOnce(ctx context.Context) (Pass, error) {
-	var p Pass
+	p := Pass{}
 	from := map[string]bool{}
-	for range r.cfg.MaxBatches {
-		n, err := r.resolveBatch(ctx, &p, from)
+	seen := func(version string) {
+		if !from[version] {
+			from[version] = true
+			p.From = append(p.From, version)
+		}
+	}
+	for _, batch := range []func(context.Context, *Pass, func(string)) (int, error){r.resolveHooks, r.resolveSequences} {
+		more, err := r.batches(ctx, &p, seen, batch)
 		if err != nil {
 			return p, err
 		}
-		if n < r.cfg.BatchSize {
-			r.report(ctx, p)
-			return p, nil
-		}
+		p.More = p.More || more
 	}
-	p.More = true
 	r.report(ctx, p)
 	return p, nil
 }
 
-// resolveBatch resolves up to BatchSize hooks in one transaction and
+// batches runs batch until one takes fewer than BatchSize, at most
+// MaxBatches times, and says whether it stopped at that cap.
+func (r *Resolver) batches(ctx context.Context, p *Pass, seen func(string), batch func(context.Context, *Pass, func(string)) (int, error)) (bool, error) {
+	for range r.cfg.MaxBatches {
+		n, err := batch(ctx, p, seen)
+		if err != nil || n < r.cfg.BatchSize {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// resolveHooks resolves up to BatchSize hooks in one transaction and
 // returns how many it locked.
-func (r *Resolver) resolveBatch(ctx context.Context, p *Pass, from map[string]bool) (int, error) {
+func (r *Resolver) resolveHooks(ctx context.Context, p *Pass, seen func(string)) (int, error) {
 	version := r.cfg.Zones.Version
 	var locked int
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
@@ -161,11 +192,8 @@ func (r *Resolver) resolveBatch(ctx context.Context, p *Pass, from map[string]bo
 		}
 		arg := store.MoveLocalTimeHooksParams{TzVersion: version, Ids: make([]uuid.UUID, len(rows)), PostAts: make([]time.Time, len(rows))}
 		for i, row := range rows {
-			arg.Ids[i], arg.PostAts[i] = row.ID, r.resolve(row, p)
-			if !from[row.TzVersion] {
-				from[row.TzVersion] = true
-				p.From = append(p.From, row.TzVersion)
-			}
+			arg.Ids[i], arg.PostAts[i] = row.ID, r.resolve(row, &p.Hooks)
+			seen(row.TzVersion)
 		}
 		if err := q.MoveLocalTimeHooks(ctx, arg); err != nil {
 			return fmt.Errorf("move local-time hooks: %w", err)
@@ -178,35 +206,100 @@ func (r *Resolver) resolveBatch(ctx context.Context, p *Pass, from map[string]bo
 	return locked, nil
 }
 
-// resolve is where row's wall time falls under the release, tallied in p:
+// resolve is where row's wall time falls under the release, tallied in t:
 // its current instant when the release lacks its zone or the wall time
 // cannot be resolved.
-func (r *Resolver) resolve(row store.LockStaleLocalTimeHooksRow, p *Pass) time.Time {
-	p.Resolved++
+func (r *Resolver) resolve(row store.LockStaleLocalTimeHooksRow, t *Tally) time.Time {
+	t.Resolved++
 	loc, err := r.cfg.Zones.Load(row.Timezone)
 	if err != nil {
-		p.Unknown++
+		t.Unknown++
 		return row.PostAt
 	}
 	at, err := calendar.ResolveLocal(row.PostAtLocal.Time, loc)
 	if err != nil {
-		p.Unknown++
+		t.Unknown++
 		return row.PostAt
 	}
-	if shift := at.Sub(row.PostAt); shift != 0 {
-		p.Moved++
-		p.Earliest, p.Latest = min(p.Earliest, shift), max(p.Latest, shift)
-	}
+	t.moved(at.Sub(row.PostAt))
 	return at.UTC()
+}
+
+// resolveSequences plans up to BatchSize sequences' next slots again in one
+// transaction and returns how many it locked.
+func (r *Resolver) resolveSequences(ctx context.Context, p *Pass, seen func(string)) (int, error) {
+	version := r.cfg.Zones.Version
+	var locked int
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		rows, err := q.LockStaleSequences(ctx, store.LockStaleSequencesParams{TzVersion: version, MaxSequences: int32(r.cfg.BatchSize)})
+		if err != nil {
+			return fmt.Errorf("lock sequences: %w", err)
+		}
+		locked = len(rows)
+		if locked == 0 {
+			return nil
+		}
+		arg := store.MoveSequenceSlotsParams{TzVersion: version, Ids: make([]uuid.UUID, len(rows)), NextRunAts: make([]time.Time, len(rows))}
+		for i, row := range rows {
+			arg.Ids[i], arg.NextRunAts[i] = row.ID, r.nextSlot(row, &p.Sequences)
+			seen(row.TzVersion)
+		}
+		if err := q.MoveSequenceSlots(ctx, arg); err != nil {
+			return fmt.Errorf("move sequences' next slots: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return locked, nil
+}
+
+// nextSlot is the sequence's next slot under the release, tallied in t
+// by how far the slot itself moved. It is the earlier of the planned one
+// and the release's: a slot the new rules put earlier is run then, and one
+// they put later is found by the sequencer's scan at the planned time,
+// which plans it with the same rules. A schedule the release cannot read
+// (its zone is missing) keeps its plan.
+func (r *Resolver) nextSlot(row store.LockStaleSequencesRow, t *Tally) time.Time {
+	t.Resolved++
+	sched, err := r.cfg.Zones.Parse(row.Schedule)
+	var tt calendar.Timetable
+	if err == nil {
+		var end time.Time
+		if row.EndAt != nil {
+			end = *row.EndAt
+		}
+		tt, err = sched.Between(row.StartAt, end)
+	}
+	if err != nil {
+		t.Unknown++
+		return row.NextRunAt
+	}
+	slot, ok := tt.NextAtOrAfter(row.DbNow)
+	if !ok {
+		return row.NextRunAt
+	}
+	t.moved(slot.Sub(row.NextRunAt))
+	if slot.Before(row.NextRunAt) {
+		return slot
+	}
+	return row.NextRunAt
 }
 
 // report logs a pass that resolved anything, and counts the moves.
 func (r *Resolver) report(ctx context.Context, p Pass) {
-	if p.Resolved == 0 {
+	if p.Hooks.Resolved+p.Sequences.Resolved == 0 {
 		return
 	}
-	r.moved.Add(ctx, int64(p.Moved))
-	r.log.InfoContext(ctx, "local-time hooks resolved with the tz database",
-		"tzdata", r.cfg.Zones.Version, "from", p.From, "resolved", p.Resolved, "moved", p.Moved,
-		"unknown_zone", p.Unknown, "earliest_shift", p.Earliest.String(), "latest_shift", p.Latest.String(), "more", p.More)
+	r.moved.Add(ctx, int64(p.Hooks.Moved), metric.WithAttributes(attribute.String("kind", "hook")))
+	r.moved.Add(ctx, int64(p.Sequences.Moved), metric.WithAttributes(attribute.String("kind", "sequence")))
+	r.log.InfoContext(ctx, "local times resolved with the tz database", "tzdata", r.cfg.Zones.Version, "from", p.From,
+		slog.Group("hooks", tallyAttrs(p.Hooks)...), slog.Group("sequences", tallyAttrs(p.Sequences)...), "more", p.More)
+}
+
+func tallyAttrs(t Tally) []any {
+	return []any{"resolved", t.Resolved, "moved", t.Moved, "unknown_zone", t.Unknown,
+		"earliest_shift", t.Earliest.String(), "latest_shift", t.Latest.String()}
 }

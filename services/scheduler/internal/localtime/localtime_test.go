@@ -92,7 +92,8 @@ func TestANewReleaseMovesPendingLocalTimesToTheirWallTime(t *testing.T) {
 	require.NoError(t, err)
 	pass, err := r.ResolveOnce(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, localtime.Pass{Resolved: 3, Moved: 1, Unknown: 1, Latest: time.Hour, From: []string{tztest.OldVersion}}, pass)
+	require.Equal(t, localtime.Pass{Hooks: localtime.Tally{Resolved: 3, Moved: 1, Unknown: 1, Latest: time.Hour},
+		From: []string{tztest.OldVersion}}, pass)
 
 	moved := fixture.Get(t, b.tq, summer.ID)
 	require.Equal(t, "2030-07-01T15:00:00Z", moved.PostAt.UTC().Format(time.RFC3339), "09:00 without summer time")
@@ -109,7 +110,7 @@ func TestANewReleaseMovesPendingLocalTimesToTheirWallTime(t *testing.T) {
 
 	again, err := r.ResolveOnce(context.Background())
 	require.NoError(t, err)
-	require.Zero(t, again.Resolved, "each hook is resolved once per release")
+	require.Zero(t, again.Hooks.Resolved, "each hook is resolved once per release")
 }
 
 func TestAnOlderReleaseMovesNothingBack(t *testing.T) {
@@ -120,6 +121,54 @@ func TestAnOlderReleaseMovesNothingBack(t *testing.T) {
 	require.NoError(t, err)
 	pass, err := r.ResolveOnce(context.Background())
 	require.NoError(t, err)
-	require.Zero(t, pass.Resolved)
+	require.Zero(t, pass.Hooks.Resolved)
 	require.Equal(t, h, fixture.Get(t, b.tq, h.ID))
+}
+
+func (b bundle) sequence(t *testing.T, name string, next time.Time, version string) storetest.Sequence {
+	t.Helper()
+	schedule := `{"frequency":"daily","timezone":"` + tztest.Zone + `","time":{"hour":9,"minute":0}}`
+	s, err := b.tq.InsertPlannedSequenceForTest(context.Background(), storetest.InsertPlannedSequenceForTestParams{
+		ID: uuid.Must(uuid.NewV7()), ProjectID: b.project, Name: name, Schedule: []byte(schedule),
+		StartAt: time.Date(2030, 7, 1, 0, 0, 0, 0, time.UTC), NextRunAt: &next, TzVersion: version,
+	})
+	require.NoError(t, err)
+	return s
+}
+
+func TestANewReleasePlansCalendarSequencesAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// Daily at 09:00 in Mexico City from 1 July 2030: its first slot is
+	// 15:00 UTC without summer time, 14:00 UTC with it (the old release).
+	noSummer := time.Date(2030, 7, 1, 15, 0, 0, 0, time.UTC)
+	withSummer := noSummer.Add(-time.Hour)
+	earlier := b.sequence(t, "planned-before", noSummer, "")
+	current := b.sequence(t, "planned-old", withSummer, tztest.OldVersion)
+
+	r, err := localtime.New(b.pool, localtime.Config{Zones: b.old}, b.log)
+	require.NoError(t, err)
+	pass, err := r.ResolveOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, localtime.Tally{Resolved: 1, Moved: 1, Earliest: -time.Hour}, pass.Sequences)
+	got, err := b.tq.GetSequenceForTest(context.Background(), earlier.ID)
+	require.NoError(t, err)
+	require.Equal(t, withSummer, got.NextRunAt.UTC(), "the slot the new rules put earlier runs then")
+	require.Equal(t, tztest.OldVersion, got.TzVersion)
+	got, err = b.tq.GetSequenceForTest(context.Background(), current.ID)
+	require.NoError(t, err)
+	require.Equal(t, current, got, "planned with this release: left alone")
+
+	// Planned with the old release, the next slot moves later under the
+	// new one: the planned time stays, and the sequencer's scan then finds
+	// the slot where the new rules put it.
+	r, err = localtime.New(b.pool, localtime.Config{Zones: tztest.New(t)}, b.log)
+	require.NoError(t, err)
+	pass, err = r.ResolveOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, localtime.Tally{Resolved: 2, Moved: 2, Latest: time.Hour}, pass.Sequences)
+	got, err = b.tq.GetSequenceForTest(context.Background(), current.ID)
+	require.NoError(t, err)
+	require.Equal(t, withSummer, got.NextRunAt.UTC())
+	require.Equal(t, tztest.NewVersion, got.TzVersion)
 }

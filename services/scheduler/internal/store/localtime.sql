@@ -36,3 +36,29 @@ FROM (
     SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(post_ats)::timestamptz[]) AS post_at
 ) AS u
 WHERE h.id = u.id;
+
+-- name: LockStaleSequences :many
+-- Active calendar sequences whose next slot was planned with a tz
+-- database release older than tz_version and is still ahead: those a
+-- scheduler of a newer release plans again. SKIP LOCKED: a sequence the
+-- sequencer is scanning is planned by that scan, with this release.
+SELECT s.id, s.schedule, s.start_at, s.end_at, s.next_run_at::timestamptz AS next_run_at,
+    s.tz_version, now()::timestamptz AS db_now
+FROM sequences AS s
+WHERE s.status = 'active'
+  AND s.tz_version < sqlc.arg(tz_version)::text
+  AND s.schedule ? 'frequency'
+  AND s.next_run_at > now()
+LIMIT sqlc.arg(max_sequences)::integer
+FOR UPDATE SKIP LOCKED;
+
+-- name: MoveSequenceSlots :exec
+-- Sets each sequence's next slot as planned with release tz_version, and
+-- stamps the release.
+UPDATE sequences AS s
+SET next_run_at = u.next_run_at,
+    tz_version  = sqlc.arg(tz_version)::text
+FROM (
+    SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(next_run_ats)::timestamptz[]) AS next_run_at
+) AS u
+WHERE s.id = u.id;

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -75,6 +76,65 @@ func (q *Queries) LockStaleLocalTimeHooks(ctx context.Context, arg LockStaleLoca
 	return items, nil
 }
 
+const lockStaleSequences = `-- name: LockStaleSequences :many
+SELECT s.id, s.schedule, s.start_at, s.end_at, s.next_run_at::timestamptz AS next_run_at,
+    s.tz_version, now()::timestamptz AS db_now
+FROM sequences AS s
+WHERE s.status = 'active'
+  AND s.tz_version < $1::text
+  AND s.schedule ? 'frequency'
+  AND s.next_run_at > now()
+LIMIT $2::integer
+FOR UPDATE SKIP LOCKED
+`
+
+type LockStaleSequencesParams struct {
+	TzVersion    string
+	MaxSequences int32
+}
+
+type LockStaleSequencesRow struct {
+	ID        uuid.UUID
+	Schedule  json.RawMessage
+	StartAt   time.Time
+	EndAt     *time.Time
+	NextRunAt time.Time
+	TzVersion string
+	DbNow     time.Time
+}
+
+// Active calendar sequences whose next slot was planned with a tz
+// database release older than tz_version and is still ahead: those a
+// scheduler of a newer release plans again. SKIP LOCKED: a sequence the
+// sequencer is scanning is planned by that scan, with this release.
+func (q *Queries) LockStaleSequences(ctx context.Context, arg LockStaleSequencesParams) ([]LockStaleSequencesRow, error) {
+	rows, err := q.db.Query(ctx, lockStaleSequences, arg.TzVersion, arg.MaxSequences)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockStaleSequencesRow
+	for rows.Next() {
+		var i LockStaleSequencesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Schedule,
+			&i.StartAt,
+			&i.EndAt,
+			&i.NextRunAt,
+			&i.TzVersion,
+			&i.DbNow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const moveLocalTimeHooks = `-- name: MoveLocalTimeHooks :exec
 UPDATE hooks AS h
 SET post_at    = u.post_at,
@@ -101,5 +161,28 @@ type MoveLocalTimeHooksParams struct {
 // change to the hook's schedule.
 func (q *Queries) MoveLocalTimeHooks(ctx context.Context, arg MoveLocalTimeHooksParams) error {
 	_, err := q.db.Exec(ctx, moveLocalTimeHooks, arg.TzVersion, arg.Ids, arg.PostAts)
+	return err
+}
+
+const moveSequenceSlots = `-- name: MoveSequenceSlots :exec
+UPDATE sequences AS s
+SET next_run_at = u.next_run_at,
+    tz_version  = $1::text
+FROM (
+    SELECT unnest($2::uuid[]) AS id, unnest($3::timestamptz[]) AS next_run_at
+) AS u
+WHERE s.id = u.id
+`
+
+type MoveSequenceSlotsParams struct {
+	TzVersion  string
+	Ids        []uuid.UUID
+	NextRunAts []time.Time
+}
+
+// Sets each sequence's next slot as planned with release tz_version, and
+// stamps the release.
+func (q *Queries) MoveSequenceSlots(ctx context.Context, arg MoveSequenceSlotsParams) error {
+	_, err := q.db.Exec(ctx, moveSequenceSlots, arg.TzVersion, arg.Ids, arg.NextRunAts)
 	return err
 }

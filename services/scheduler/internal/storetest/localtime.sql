@@ -12,3 +12,13 @@ VALUES (
     sqlc.narg(lease_expires_at)
 )
 RETURNING *;
+
+-- name: InsertPlannedSequenceForTest :one
+-- An active sequence from start_at whose next slot a gateway of release
+-- tz_version planned at next_run_at.
+INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, catch_up, overlap, next_run_at, tz_version)
+VALUES (
+    sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(name), sqlc.arg(schedule), '[{"name":"a","path":"/a"}]',
+    sqlc.arg(start_at), 'none', 'allow', sqlc.arg(next_run_at), sqlc.arg(tz_version)
+)
+RETURNING *;

@@ -7,6 +7,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -86,6 +87,61 @@ func (q *Queries) InsertLocalTimeHookForTest(ctx context.Context, arg InsertLoca
 		&i.FailureClass,
 		&i.PostAtLocal,
 		&i.Timezone,
+		&i.TzVersion,
+	)
+	return i, err
+}
+
+const insertPlannedSequenceForTest = `-- name: InsertPlannedSequenceForTest :one
+INSERT INTO sequences (id, project_id, name, schedule, steps, start_at, catch_up, overlap, next_run_at, tz_version)
+VALUES (
+    $1, $2, $3, $4, '[{"name":"a","path":"/a"}]',
+    $5, 'none', 'allow', $6, $7
+)
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version
+`
+
+type InsertPlannedSequenceForTestParams struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+	Name      string
+	Schedule  json.RawMessage
+	StartAt   time.Time
+	NextRunAt *time.Time
+	TzVersion string
+}
+
+// An active sequence from start_at whose next slot a gateway of release
+// tz_version planned at next_run_at.
+func (q *Queries) InsertPlannedSequenceForTest(ctx context.Context, arg InsertPlannedSequenceForTestParams) (Sequence, error) {
+	row := q.db.QueryRow(ctx, insertPlannedSequenceForTest,
+		arg.ID,
+		arg.ProjectID,
+		arg.Name,
+		arg.Schedule,
+		arg.StartAt,
+		arg.NextRunAt,
+		arg.TzVersion,
+	)
+	var i Sequence
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Name,
+		&i.Schedule,
+		&i.Steps,
+		&i.StartAt,
+		&i.EndAt,
+		&i.CatchUp,
+		&i.Overlap,
+		&i.Status,
+		&i.NextRunAt,
+		&i.LastRunAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Revision,
+		&i.PreparedSlot,
+		&i.PreparedRevision,
 		&i.TzVersion,
 	)
 	return i, err

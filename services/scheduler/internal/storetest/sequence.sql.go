@@ -60,7 +60,7 @@ func (q *Queries) GetRunForTest(ctx context.Context, id uuid.UUID) (SequenceRun,
 }
 
 const getSequenceForTest = `-- name: GetSequenceForTest :one
-SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision FROM sequences WHERE id = $1
+SELECT id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version FROM sequences WHERE id = $1
 `
 
 func (q *Queries) GetSequenceForTest(ctx context.Context, id uuid.UUID) (Sequence, error) {
@@ -84,6 +84,7 @@ func (q *Queries) GetSequenceForTest(ctx context.Context, id uuid.UUID) (Sequenc
 		&i.Revision,
 		&i.PreparedSlot,
 		&i.PreparedRevision,
+		&i.TzVersion,
 	)
 	return i, err
 }
@@ -149,7 +150,7 @@ VALUES (
     $8, $9,
     now() + make_interval(secs => $6::float8)
 )
-RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision
+RETURNING id, project_id, name, schedule, steps, start_at, end_at, catch_up, overlap, status, next_run_at, last_run_at, created_at, updated_at, revision, prepared_slot, prepared_revision, tz_version
 `
 
 type InsertSequenceForTestParams struct {
@@ -201,6 +202,7 @@ func (q *Queries) InsertSequenceForTest(ctx context.Context, arg InsertSequenceF
 		&i.Revision,
 		&i.PreparedSlot,
 		&i.PreparedRevision,
+		&i.TzVersion,
 	)
 	return i, err
 }
