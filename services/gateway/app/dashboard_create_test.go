@@ -97,6 +97,8 @@ func TestDashboardCreateHook(t *testing.T) {
 		"when": "postAtLocal", "postAtLocal": "2030-12-01T09:00:00", "timezone": "Europe/Paris",
 	})))
 	require.Equal(t, "2030-12-01T08:00:00Z", h.PostAt)
+	page := member.get(d.hooksPath("/" + h.ID))
+	require.Contains(t, page.body, `<code id="hook-local">2030-12-01T09:00:00</code> in <code>Europe/Paris</code>`, "the hook's page shows its wall time")
 	h = d.createdHook(member, member.post(d.hooksPath(""), hookForm(map[string]string{"when": "postAt", "postAt": "2030-01-02T15:04:05+01:00"})))
 	require.Equal(t, "2030-01-02T14:04:05Z", h.PostAt)
 
@@ -105,7 +107,7 @@ func TestDashboardCreateHook(t *testing.T) {
 	p = member.post(d.hooksPath(""), hookForm(map[string]string{"when": "now", "postIn": "nonsense"}))
 	h = d.createdHook(member, p)
 	require.WithinDuration(t, d.dbNow(), parseTime(t, h.PostAt), 5*time.Second)
-	page := member.get(p.header.Get("Location"))
+	page = member.get(p.header.Get("Location"))
 	require.Contains(t, page.body, `hx-get="`+p.header.Get("Location")+`" hx-trigger="every 1s"`)
 	require.Contains(t, page.body, "Its first attempt shows below when it is made.")
 	require.NotContains(t, member.get(d.hooksPath("/"+h.ID)).body, `id="created"`, "only the page the form sends to says so")
