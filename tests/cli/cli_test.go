@@ -116,6 +116,7 @@ func TestHooksCommands(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &local), out)
 	require.True(t, local.PostAt.Equal(time.Date(2035, 12, 1, 8, 0, 0, 0, time.UTC)), local.PostAt.String())
 	require.JSONEq(t, `{}`, string(local.Data))
+	require.Regexp(t, `Local time:\s+2035-12-01T09:00:00 Europe/Paris \(tz database \d{4}[a-z]\)`, b.ok("hooks", "get", local.ID))
 
 	before := time.Now()
 	out = b.ok("hooks", "schedule", "--path", "/later", "--post-in", "2d")

@@ -328,6 +328,9 @@ func printHook(w io.Writer, h sundial.Hook) {
 	row("Status", string(h.Status))
 	row("URL", "https://"+h.Domain+h.Path)
 	row("Post at", h.PostAt.Format(time.RFC3339))
+	if h.PostAtLocal != "" {
+		row("Local time", fmt.Sprintf("%s %s (tz database %s)", h.PostAtLocal, h.Timezone, h.TZData))
+	}
 	row("Attempts", fmt.Sprint(h.Attempts))
 	if !h.TryAt.IsZero() {
 		row("Try at", h.TryAt.Format(time.RFC3339))
