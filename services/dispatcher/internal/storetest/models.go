@@ -101,6 +101,10 @@ type EndpointBreaker struct {
 	Alerted             bool
 	ResumeRequested     bool
 	UpdatedAt           time.Time
+	FailingPath         *string
+	ManyPaths           bool
+	HealthyAt           *time.Time
+	HealthyPath         *string
 }
 
 type FailingEndpoint struct {

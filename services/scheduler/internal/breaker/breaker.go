@@ -50,6 +50,11 @@ type Policy struct {
 	// endpoint.paused alert: shorter ones are a receiver's routine flow
 	// control, visible in the API but not worth waking anyone.
 	AlertRetryAfter time.Duration
+	// PathWindow is how long after another path of the domain answered a
+	// run of failures confined to one path is taken for that path's fault
+	// (a hanging or failing handler), not the server's: it does not open
+	// the breaker, and the path's hooks fail or retry on their own.
+	PathWindow time.Duration
 }
 
 // Defaults of Policy.
@@ -59,12 +64,13 @@ const (
 	DefaultCooldown        = 30 * time.Second
 	DefaultMaxCooldown     = 10 * time.Minute
 	DefaultAlertRetryAfter = time.Minute
+	DefaultPathWindow      = 2 * time.Minute
 )
 
 // DefaultPolicy is the policy with every default.
 var DefaultPolicy = Policy{
 	Failures: DefaultFailures, MinSpan: DefaultMinSpan, Cooldown: DefaultCooldown,
-	MaxCooldown: DefaultMaxCooldown, AlertRetryAfter: DefaultAlertRetryAfter,
+	MaxCooldown: DefaultMaxCooldown, AlertRetryAfter: DefaultAlertRetryAfter, PathWindow: DefaultPathWindow,
 }
 
 // Validate reports a policy the breaker cannot run with.
@@ -81,6 +87,9 @@ func (p Policy) Validate() error {
 	}
 	if p.AlertRetryAfter < 0 {
 		errs = append(errs, fmt.Errorf("breaker alert threshold %s: must not be negative", p.AlertRetryAfter))
+	}
+	if p.PathWindow < 0 {
+		errs = append(errs, fmt.Errorf("breaker path window %s: must not be negative", p.PathWindow))
 	}
 	return errors.Join(errs...)
 }
@@ -111,6 +120,14 @@ type State struct {
 	// PauseClass is the failure class of a pause by the failure policy,
 	// for its alert; not stored (the reason says it).
 	PauseClass string
+	// FailingPath is the path of the run of failures, and ManyPaths says
+	// another path failed in the run too.
+	FailingPath string
+	ManyPaths   bool
+	// HealthyAt and HealthyPath are the last healthy answer that ended a
+	// run of failures.
+	HealthyAt   time.Time
+	HealthyPath string
 }
 
 // Paused reports whether the unit is paused.
@@ -119,6 +136,8 @@ func (s State) Paused() bool { return !s.PausedAt.IsZero() }
 // Outcome is what one applied delivery result says about its unit.
 type Outcome struct {
 	HookID uuid.UUID
+	// Path is the hook's path (and query string).
+	Path string
 	// Failing: no answer (timeout, connection or TLS error), 429 or 5xx.
 	// Any other answer shows the server up, whatever it said of the hook.
 	Failing bool
@@ -157,21 +176,28 @@ func (p Policy) Apply(s State, o Outcome, now time.Time) (State, []Event) {
 	probe := s.Paused() && s.Probe != uuid.Nil && o.HookID == s.Probe
 	switch {
 	case !o.Failing && probe:
-		return s.close()
+		s, events := s.close()
+		s.HealthyAt, s.HealthyPath = now, o.Path
+		return s, events
 	case !o.Failing && s.Paused():
 		// Only the probe decides: an answer to a delivery sent before the
 		// pause says nothing of the server since.
 		return s, nil
 	case !o.Failing:
+		if s.Failures > 0 {
+			s.HealthyAt, s.HealthyPath = now, o.Path
+		}
 		s.Failures, s.FailingSince, s.LastError = 0, time.Time{}, ""
+		s.FailingPath, s.ManyPaths = "", false
 		return s, nil
 	}
 	if s.Failures == 0 {
-		s.FailingSince = now
+		s.FailingSince, s.FailingPath = now, o.Path
 	}
+	s.ManyPaths = s.ManyPaths || o.Path != s.FailingPath
 	s.Failures++
 	s.LastError = o.Error
-	tripped := int(s.Failures) >= p.Failures && now.Sub(s.FailingSince) >= p.MinSpan
+	tripped := int(s.Failures) >= p.Failures && now.Sub(s.FailingSince) >= p.MinSpan && !p.pathsFault(s, now)
 	switch {
 	case s.Paused() && !probe:
 		// A delivery sent before the pause: it can only lengthen it.
@@ -191,6 +217,13 @@ func (p Policy) Apply(s State, o Outcome, now time.Time) (State, []Event) {
 		return s, nil
 	}
 	return p.announce(s)
+}
+
+// pathsFault reports whether the run of failures is one path's fault: it
+// has failed on that path only, and another path of the domain answered
+// within PathWindow before now. A server that is down fails every path.
+func (p Policy) pathsFault(s State, now time.Time) bool {
+	return p.PathWindow > 0 && !s.ManyPaths && !s.HealthyAt.IsZero() && s.HealthyPath != s.FailingPath && now.Sub(s.HealthyAt) <= p.PathWindow
 }
 
 // pauseByPolicy pauses the unit until it is resumed, as the project's

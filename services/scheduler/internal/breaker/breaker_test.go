@@ -13,7 +13,7 @@ import (
 var (
 	t0     = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	policy = breaker.Policy{Failures: 3, MinSpan: 2 * time.Second, Cooldown: 30 * time.Second,
-		MaxCooldown: 100 * time.Second, AlertRetryAfter: time.Minute}
+		MaxCooldown: 100 * time.Second, AlertRetryAfter: time.Minute, PathWindow: time.Minute}
 )
 
 func fail(err string) breaker.Outcome {
@@ -60,6 +60,40 @@ func TestFailuresInARowOpenTheBreakerOnceTheySpanTheMinimum(t *testing.T) {
 	require.True(t, s.Alerted)
 }
 
+func at(path string, o breaker.Outcome) breaker.Outcome {
+	o.Path = path
+	return o
+}
+
+func TestARunOnOnePathJustAfterAnotherAnsweredIsThatPathsFault(t *testing.T) {
+	t.Parallel()
+	healthy := breaker.Outcome{HookID: uuid.New()}
+	// /hang times out, /ok answers; then only /hang has traffic.
+	s, evs := run(breaker.State{}, at("/hang", fail("timeout")), at("/ok", healthy),
+		at("/hang", fail("timeout")), at("/hang", fail("timeout")), at("/hang", fail("timeout")), at("/hang", fail("timeout")))
+	require.False(t, s.Paused(), "another path answered a second before the run: the server is up")
+	require.Empty(t, evs)
+	require.EqualValues(t, 4, s.Failures)
+	require.Equal(t, "/hang", s.FailingPath)
+
+	// Past the window since /ok answered, the run opens the breaker: the
+	// server may have gone down since.
+	s, evs = policy.Apply(s, at("/hang", fail("timeout")), t0.Add(time.Second+policy.PathWindow+time.Second))
+	require.True(t, s.Paused())
+	require.Len(t, evs, 1)
+
+	// A run over two paths is the server's, however recent the answer.
+	s, _ = run(breaker.State{}, at("/a", fail("timeout")), at("/ok", healthy),
+		at("/a", fail("timeout")), at("/b", fail("HTTP 503")), at("/a", fail("timeout")))
+	require.True(t, s.Paused())
+	require.True(t, s.ManyPaths)
+
+	// A run on the path that last answered is the server's too.
+	s, _ = run(breaker.State{}, at("/a", fail("timeout")), at("/a", healthy),
+		at("/a", fail("timeout")), at("/a", fail("timeout")), at("/a", fail("timeout")))
+	require.True(t, s.Paused())
+}
+
 func TestAHealthyAnswerEndsTheRun(t *testing.T) {
 	t.Parallel()
 	s, _ := run(breaker.State{}, fail("timeout"), fail("timeout"), breaker.Outcome{HookID: uuid.New()}, fail("timeout"), fail("timeout"))
@@ -100,7 +134,7 @@ func TestTheProbeDecides(t *testing.T) {
 
 	// The probe's success closes it and says what to release.
 	s, evs = policy.Apply(open, breaker.Outcome{HookID: probe}, at)
-	require.Equal(t, breaker.State{}, s)
+	require.Equal(t, breaker.State{HealthyAt: at}, s, "active with no failure; the probe's answer the last healthy one")
 	require.Len(t, evs, 1)
 	require.Equal(t, breaker.Resumed, evs[0].Kind)
 	require.Equal(t, open.HeldUntil, evs[0].State.HeldUntil)

@@ -43,6 +43,7 @@ func (a *Applier) recordBreakers(ctx context.Context, q *store.Queries, ins []at
 		if !ok {
 			continue
 		}
+		o.Path = h.path
 		u := breaker.Unit{ProjectID: h.projectID, Domain: h.domain}
 		if _, seen := first[u]; !seen {
 			first[u] = i

@@ -129,6 +129,34 @@ func makeDue(t *testing.T, b bundle, hooks []storetest.Hook) {
 	}
 }
 
+func TestOnePathsFailuresAfterAnotherAnsweredLeaveTheDomainActive(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	onePath := tripAfter3
+	onePath.PathWindow = time.Minute
+	require.NoError(t, b.applier.SetBreakerPolicy(onePath))
+	project := fixture.Project(t, b.q, domain, manyRetries)
+	hang := b.leasedTo(t, project, "/hang", 4)
+	require.NoError(t, b.handle(t, resultFor(hang[0], eventv1.Outcome_OUTCOME_FAILURE, 0, "timeout after 10s")))
+	ok := b.leasedTo(t, project, "/ok", 1)
+	require.NoError(t, b.handle(t, resultFor(ok[0], eventv1.Outcome_OUTCOME_SUCCESS, 200, "")))
+	for _, h := range hang[1:] {
+		require.NoError(t, b.handle(t, resultFor(h, eventv1.Outcome_OUTCOME_FAILURE, 0, "timeout after 10s")))
+	}
+	row := b.breakerRow(t, project)
+	require.Nil(t, row.PausedAt, "/ok answered just before: /hang's run is its own")
+	require.EqualValues(t, 3, row.ConsecutiveFailures)
+	require.Equal(t, "/hang", *row.FailingPath)
+	require.Equal(t, "/ok", *row.HealthyPath)
+
+	// Another path failing in the run makes it the server's.
+	other := b.leasedTo(t, project, "/other", 1)
+	require.NoError(t, b.handle(t, resultFor(other[0], eventv1.Outcome_OUTCOME_FAILURE, 503, "HTTP 503")))
+	row = b.breakerRow(t, project)
+	require.NotNil(t, row.PausedAt)
+	require.True(t, row.ManyPaths)
+}
+
 func TestAFailedProbeReopensForLonger(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

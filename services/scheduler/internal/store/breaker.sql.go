@@ -37,7 +37,8 @@ func (q *Queries) EnsureBreakers(ctx context.Context, arg EnsureBreakersParams) 
 const lockBreakers = `-- name: LockBreakers :many
 SELECT b.project_id, b.domain, b.consecutive_failures, b.failing_since, b.last_error, b.paused_at,
     b.paused_until, b.pause_cause, b.pause_reason, b.cooldown_secs, b.held_until, b.probe_hook_id,
-    b.alerted, b.resume_requested, now()::timestamptz AS db_now
+    b.alerted, b.resume_requested, b.failing_path, b.many_paths, b.healthy_at, b.healthy_path,
+    now()::timestamptz AS db_now
 FROM endpoint_breakers AS b
 WHERE (b.project_id, b.domain) IN (
         SELECT unnest($1::uuid[]), unnest($2::text[]))
@@ -65,6 +66,10 @@ type LockBreakersRow struct {
 	ProbeHookID         *uuid.UUID
 	Alerted             bool
 	ResumeRequested     bool
+	FailingPath         *string
+	ManyPaths           bool
+	HealthyAt           *time.Time
+	HealthyPath         *string
 	DbNow               time.Time
 }
 
@@ -95,6 +100,10 @@ func (q *Queries) LockBreakers(ctx context.Context, arg LockBreakersParams) ([]L
 			&i.ProbeHookID,
 			&i.Alerted,
 			&i.ResumeRequested,
+			&i.FailingPath,
+			&i.ManyPaths,
+			&i.HealthyAt,
+			&i.HealthyPath,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -110,7 +119,8 @@ func (q *Queries) LockBreakers(ctx context.Context, arg LockBreakersParams) ([]L
 const lockResumeRequests = `-- name: LockResumeRequests :many
 SELECT b.project_id, b.domain, b.consecutive_failures, b.failing_since, b.last_error, b.paused_at,
     b.paused_until, b.pause_cause, b.pause_reason, b.cooldown_secs, b.held_until, b.probe_hook_id,
-    b.alerted, b.resume_requested, now()::timestamptz AS db_now
+    b.alerted, b.resume_requested, b.failing_path, b.many_paths, b.healthy_at, b.healthy_path,
+    now()::timestamptz AS db_now
 FROM endpoint_breakers AS b
 WHERE b.resume_requested
 ORDER BY b.project_id, b.domain
@@ -133,6 +143,10 @@ type LockResumeRequestsRow struct {
 	ProbeHookID         *uuid.UUID
 	Alerted             bool
 	ResumeRequested     bool
+	FailingPath         *string
+	ManyPaths           bool
+	HealthyAt           *time.Time
+	HealthyPath         *string
 	DbNow               time.Time
 }
 
@@ -162,6 +176,10 @@ func (q *Queries) LockResumeRequests(ctx context.Context, maxRows int32) ([]Lock
 			&i.ProbeHookID,
 			&i.Alerted,
 			&i.ResumeRequested,
+			&i.FailingPath,
+			&i.ManyPaths,
+			&i.HealthyAt,
+			&i.HealthyPath,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -266,8 +284,12 @@ SET consecutive_failures = $1,
     probe_hook_id        = $10,
     alerted              = $11,
     resume_requested     = $12,
+    failing_path         = $13,
+    many_paths           = $14,
+    healthy_at           = $15,
+    healthy_path         = $16,
     updated_at           = now()
-WHERE project_id = $13 AND domain = $14
+WHERE project_id = $17 AND domain = $18
 `
 
 type WriteBreakerParams struct {
@@ -283,6 +305,10 @@ type WriteBreakerParams struct {
 	ProbeHookID         *uuid.UUID
 	Alerted             bool
 	ResumeRequested     bool
+	FailingPath         *string
+	ManyPaths           bool
+	HealthyAt           *time.Time
+	HealthyPath         *string
 	ProjectID           uuid.UUID
 	Domain              string
 }
@@ -302,6 +328,10 @@ func (q *Queries) WriteBreaker(ctx context.Context, arg WriteBreakerParams) erro
 		arg.ProbeHookID,
 		arg.Alerted,
 		arg.ResumeRequested,
+		arg.FailingPath,
+		arg.ManyPaths,
+		arg.HealthyAt,
+		arg.HealthyPath,
 		arg.ProjectID,
 		arg.Domain,
 	)
