@@ -1,10 +1,14 @@
 package calendar_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -95,6 +99,9 @@ func runOracle(t *testing.T, cases []oracleCase) map[string][]int64 {
 	in, err := json.Marshal(map[string]any{"cases": cases})
 	require.NoError(t, err)
 	cmd := exec.CommandContext(t.Context(), python, "testdata/oracle.py")
+	// The oracle reads the same tz database as the engine, the embedded
+	// release, not the machine's: the test compares rules, not releases.
+	cmd.Env = append(os.Environ(), "PYTHONTZPATH="+embeddedZoneDir(t))
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -103,6 +110,27 @@ func runOracle(t *testing.T, cases []oracleCase) map[string][]int64 {
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out))
 	require.Len(t, out, len(cases))
 	return out
+}
+
+// embeddedZoneDir writes the embedded release's zone files into a folder,
+// as Python's zoneinfo reads a tz database.
+func embeddedZoneDir(t *testing.T) string {
+	t.Helper()
+	r, err := zip.OpenReader("tzdata/zoneinfo.zip")
+	require.NoError(t, err)
+	defer r.Close()
+	dir := t.TempDir()
+	for _, f := range r.File {
+		path := filepath.Join(dir, filepath.FromSlash(f.Name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		rc, err := f.Open()
+		require.NoError(t, err)
+		data, err := io.ReadAll(rc)
+		require.NoError(t, err)
+		require.NoError(t, rc.Close())
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+	}
+	return dir
 }
 
 // TestSlotsAgreeWithTheOracle compares every slot the engine finds over
