@@ -101,10 +101,9 @@ type EndpointBreaker struct {
 	Alerted             bool
 	ResumeRequested     bool
 	UpdatedAt           time.Time
-	FailingPath         *string
-	ManyPaths           bool
 	HealthyAt           *time.Time
 	HealthyPath         *string
+	HealthyPathFailing  bool
 }
 
 type FailingEndpoint struct {

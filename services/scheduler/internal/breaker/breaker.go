@@ -50,10 +50,11 @@ type Policy struct {
 	// endpoint.paused alert: shorter ones are a receiver's routine flow
 	// control, visible in the API but not worth waking anyone.
 	AlertRetryAfter time.Duration
-	// PathWindow is how long after another path of the domain answered a
-	// run of failures confined to one path is taken for that path's fault
-	// (a hanging or failing handler), not the server's: it does not open
-	// the breaker, and the path's hooks fail or retry on their own.
+	// PathWindow is how long after a path of the domain answered a run of
+	// failures that spares that path is taken for the fault of the paths
+	// that fail (hanging or failing handlers), not the server's, which has
+	// just answered: it does not open the breaker, and those paths' hooks
+	// fail or retry on their own.
 	PathWindow time.Duration
 }
 
@@ -120,14 +121,12 @@ type State struct {
 	// PauseClass is the failure class of a pause by the failure policy,
 	// for its alert; not stored (the reason says it).
 	PauseClass string
-	// FailingPath is the path of the run of failures, and ManyPaths says
-	// another path failed in the run too.
-	FailingPath string
-	ManyPaths   bool
 	// HealthyAt and HealthyPath are the last healthy answer that ended a
-	// run of failures.
-	HealthyAt   time.Time
-	HealthyPath string
+	// run of failures, and HealthyPathFailing says that path has failed in
+	// the run since.
+	HealthyAt          time.Time
+	HealthyPath        string
+	HealthyPathFailing bool
 }
 
 // Paused reports whether the unit is paused.
@@ -187,14 +186,13 @@ func (p Policy) Apply(s State, o Outcome, now time.Time) (State, []Event) {
 		if s.Failures > 0 {
 			s.HealthyAt, s.HealthyPath = now, o.Path
 		}
-		s.Failures, s.FailingSince, s.LastError = 0, time.Time{}, ""
-		s.FailingPath, s.ManyPaths = "", false
+		s.Failures, s.FailingSince, s.LastError, s.HealthyPathFailing = 0, time.Time{}, "", false
 		return s, nil
 	}
 	if s.Failures == 0 {
-		s.FailingSince, s.FailingPath = now, o.Path
+		s.FailingSince = now
 	}
-	s.ManyPaths = s.ManyPaths || o.Path != s.FailingPath
+	s.HealthyPathFailing = s.HealthyPathFailing || o.Path == s.HealthyPath
 	s.Failures++
 	s.LastError = o.Error
 	tripped := int(s.Failures) >= p.Failures && now.Sub(s.FailingSince) >= p.MinSpan && !p.pathsFault(s, now)
@@ -219,11 +217,12 @@ func (p Policy) Apply(s State, o Outcome, now time.Time) (State, []Event) {
 	return p.announce(s)
 }
 
-// pathsFault reports whether the run of failures is one path's fault: it
-// has failed on that path only, and another path of the domain answered
-// within PathWindow before now. A server that is down fails every path.
+// pathsFault reports whether the run of failures is the fault of the
+// paths that fail: a path of the domain answered within PathWindow before
+// now, and has not failed since. A server that is down fails that path
+// too.
 func (p Policy) pathsFault(s State, now time.Time) bool {
-	return p.PathWindow > 0 && !s.ManyPaths && !s.HealthyAt.IsZero() && s.HealthyPath != s.FailingPath && now.Sub(s.HealthyAt) <= p.PathWindow
+	return p.PathWindow > 0 && !s.HealthyAt.IsZero() && !s.HealthyPathFailing && now.Sub(s.HealthyAt) <= p.PathWindow
 }
 
 // pauseByPolicy pauses the unit until it is resumed, as the project's

@@ -197,7 +197,7 @@ func stateOf(r store.LockBreakersRow) State {
 		PausedAt: deref(r.PausedAt), PausedUntil: deref(r.PausedUntil), Cause: deref(r.PauseCause),
 		Reason: deref(r.PauseReason), Cooldown: time.Duration(r.CooldownSecs) * time.Second,
 		HeldUntil: deref(r.HeldUntil), Alerted: r.Alerted, ResumeRequested: r.ResumeRequested,
-		FailingPath: deref(r.FailingPath), ManyPaths: r.ManyPaths, HealthyAt: deref(r.HealthyAt), HealthyPath: deref(r.HealthyPath),
+		HealthyAt: deref(r.HealthyAt), HealthyPath: deref(r.HealthyPath), HealthyPathFailing: r.HealthyPathFailing,
 	}
 	if r.ProbeHookID != nil {
 		s.Probe = *r.ProbeHookID
@@ -212,7 +212,7 @@ func writeArgs(u Unit, s State) store.WriteBreakerParams {
 		PausedAt: timeOrNil(s.PausedAt), PausedUntil: timeOrNil(s.PausedUntil), PauseCause: textOrNil(s.Cause),
 		PauseReason: textOrNil(s.Reason), CooldownSecs: int32(s.Cooldown / time.Second), HeldUntil: timeOrNil(s.HeldUntil),
 		Alerted: s.Alerted, ResumeRequested: s.ResumeRequested,
-		FailingPath: textOrNil(s.FailingPath), ManyPaths: s.ManyPaths, HealthyAt: timeOrNil(s.HealthyAt), HealthyPath: textOrNil(s.HealthyPath),
+		HealthyAt: timeOrNil(s.HealthyAt), HealthyPath: textOrNil(s.HealthyPath), HealthyPathFailing: s.HealthyPathFailing,
 	}
 	if s.Probe != uuid.Nil {
 		w.ProbeHookID = &s.Probe

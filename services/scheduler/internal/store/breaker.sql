@@ -32,7 +32,7 @@ ON CONFLICT DO NOTHING;
 -- the now of every time the state machine sets.
 SELECT b.project_id, b.domain, b.consecutive_failures, b.failing_since, b.last_error, b.paused_at,
     b.paused_until, b.pause_cause, b.pause_reason, b.cooldown_secs, b.held_until, b.probe_hook_id,
-    b.alerted, b.resume_requested, b.failing_path, b.many_paths, b.healthy_at, b.healthy_path,
+    b.alerted, b.resume_requested, b.healthy_at, b.healthy_path, b.healthy_path_failing,
     now()::timestamptz AS db_now
 FROM endpoint_breakers AS b
 WHERE (b.project_id, b.domain) IN (
@@ -45,7 +45,7 @@ FOR UPDATE;
 -- scheduler takes the others). Same columns as LockBreakers.
 SELECT b.project_id, b.domain, b.consecutive_failures, b.failing_since, b.last_error, b.paused_at,
     b.paused_until, b.pause_cause, b.pause_reason, b.cooldown_secs, b.held_until, b.probe_hook_id,
-    b.alerted, b.resume_requested, b.failing_path, b.many_paths, b.healthy_at, b.healthy_path,
+    b.alerted, b.resume_requested, b.healthy_at, b.healthy_path, b.healthy_path_failing,
     now()::timestamptz AS db_now
 FROM endpoint_breakers AS b
 WHERE b.resume_requested
@@ -68,10 +68,9 @@ SET consecutive_failures = sqlc.arg(consecutive_failures),
     probe_hook_id        = sqlc.narg(probe_hook_id),
     alerted              = sqlc.arg(alerted),
     resume_requested     = sqlc.arg(resume_requested),
-    failing_path         = sqlc.narg(failing_path),
-    many_paths           = sqlc.arg(many_paths),
     healthy_at           = sqlc.narg(healthy_at),
     healthy_path         = sqlc.narg(healthy_path),
+    healthy_path_failing = sqlc.arg(healthy_path_failing),
     updated_at           = now()
 WHERE project_id = sqlc.arg(project_id) AND domain = sqlc.arg(domain);
 

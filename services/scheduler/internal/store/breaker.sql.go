@@ -37,7 +37,7 @@ func (q *Queries) EnsureBreakers(ctx context.Context, arg EnsureBreakersParams) 
 const lockBreakers = `-- name: LockBreakers :many
 SELECT b.project_id, b.domain, b.consecutive_failures, b.failing_since, b.last_error, b.paused_at,
     b.paused_until, b.pause_cause, b.pause_reason, b.cooldown_secs, b.held_until, b.probe_hook_id,
-    b.alerted, b.resume_requested, b.failing_path, b.many_paths, b.healthy_at, b.healthy_path,
+    b.alerted, b.resume_requested, b.healthy_at, b.healthy_path, b.healthy_path_failing,
     now()::timestamptz AS db_now
 FROM endpoint_breakers AS b
 WHERE (b.project_id, b.domain) IN (
@@ -66,10 +66,9 @@ type LockBreakersRow struct {
 	ProbeHookID         *uuid.UUID
 	Alerted             bool
 	ResumeRequested     bool
-	FailingPath         *string
-	ManyPaths           bool
 	HealthyAt           *time.Time
 	HealthyPath         *string
+	HealthyPathFailing  bool
 	DbNow               time.Time
 }
 
@@ -100,10 +99,9 @@ func (q *Queries) LockBreakers(ctx context.Context, arg LockBreakersParams) ([]L
 			&i.ProbeHookID,
 			&i.Alerted,
 			&i.ResumeRequested,
-			&i.FailingPath,
-			&i.ManyPaths,
 			&i.HealthyAt,
 			&i.HealthyPath,
+			&i.HealthyPathFailing,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -119,7 +117,7 @@ func (q *Queries) LockBreakers(ctx context.Context, arg LockBreakersParams) ([]L
 const lockResumeRequests = `-- name: LockResumeRequests :many
 SELECT b.project_id, b.domain, b.consecutive_failures, b.failing_since, b.last_error, b.paused_at,
     b.paused_until, b.pause_cause, b.pause_reason, b.cooldown_secs, b.held_until, b.probe_hook_id,
-    b.alerted, b.resume_requested, b.failing_path, b.many_paths, b.healthy_at, b.healthy_path,
+    b.alerted, b.resume_requested, b.healthy_at, b.healthy_path, b.healthy_path_failing,
     now()::timestamptz AS db_now
 FROM endpoint_breakers AS b
 WHERE b.resume_requested
@@ -143,10 +141,9 @@ type LockResumeRequestsRow struct {
 	ProbeHookID         *uuid.UUID
 	Alerted             bool
 	ResumeRequested     bool
-	FailingPath         *string
-	ManyPaths           bool
 	HealthyAt           *time.Time
 	HealthyPath         *string
+	HealthyPathFailing  bool
 	DbNow               time.Time
 }
 
@@ -176,10 +173,9 @@ func (q *Queries) LockResumeRequests(ctx context.Context, maxRows int32) ([]Lock
 			&i.ProbeHookID,
 			&i.Alerted,
 			&i.ResumeRequested,
-			&i.FailingPath,
-			&i.ManyPaths,
 			&i.HealthyAt,
 			&i.HealthyPath,
+			&i.HealthyPathFailing,
 			&i.DbNow,
 		); err != nil {
 			return nil, err
@@ -284,12 +280,11 @@ SET consecutive_failures = $1,
     probe_hook_id        = $10,
     alerted              = $11,
     resume_requested     = $12,
-    failing_path         = $13,
-    many_paths           = $14,
-    healthy_at           = $15,
-    healthy_path         = $16,
+    healthy_at           = $13,
+    healthy_path         = $14,
+    healthy_path_failing = $15,
     updated_at           = now()
-WHERE project_id = $17 AND domain = $18
+WHERE project_id = $16 AND domain = $17
 `
 
 type WriteBreakerParams struct {
@@ -305,10 +300,9 @@ type WriteBreakerParams struct {
 	ProbeHookID         *uuid.UUID
 	Alerted             bool
 	ResumeRequested     bool
-	FailingPath         *string
-	ManyPaths           bool
 	HealthyAt           *time.Time
 	HealthyPath         *string
+	HealthyPathFailing  bool
 	ProjectID           uuid.UUID
 	Domain              string
 }
@@ -328,10 +322,9 @@ func (q *Queries) WriteBreaker(ctx context.Context, arg WriteBreakerParams) erro
 		arg.ProbeHookID,
 		arg.Alerted,
 		arg.ResumeRequested,
-		arg.FailingPath,
-		arg.ManyPaths,
 		arg.HealthyAt,
 		arg.HealthyPath,
+		arg.HealthyPathFailing,
 		arg.ProjectID,
 		arg.Domain,
 	)

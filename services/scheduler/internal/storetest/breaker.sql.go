@@ -33,7 +33,7 @@ func (q *Queries) EndPauseForTest(ctx context.Context, arg EndPauseForTestParams
 
 const getBreakerForTest = `-- name: GetBreakerForTest :one
 
-SELECT project_id, domain, consecutive_failures, failing_since, last_error, paused_at, paused_until, pause_cause, pause_reason, cooldown_secs, held_until, probe_hook_id, alerted, resume_requested, updated_at, failing_path, many_paths, healthy_at, healthy_path FROM endpoint_breakers WHERE project_id = $1 AND domain = $2
+SELECT project_id, domain, consecutive_failures, failing_since, last_error, paused_at, paused_until, pause_cause, pause_reason, cooldown_secs, held_until, probe_hook_id, alerted, resume_requested, updated_at, healthy_at, healthy_path, healthy_path_failing FROM endpoint_breakers WHERE project_id = $1 AND domain = $2
 `
 
 type GetBreakerForTestParams struct {
@@ -62,10 +62,9 @@ func (q *Queries) GetBreakerForTest(ctx context.Context, arg GetBreakerForTestPa
 		&i.Alerted,
 		&i.ResumeRequested,
 		&i.UpdatedAt,
-		&i.FailingPath,
-		&i.ManyPaths,
 		&i.HealthyAt,
 		&i.HealthyPath,
+		&i.HealthyPathFailing,
 	)
 	return i, err
 }
