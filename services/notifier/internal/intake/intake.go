@@ -147,6 +147,9 @@ func (in *Intake) TakeIn(ctx context.Context, a Alert, via string) (Result, erro
 // in alone, so that one alert's fault (its project deleted as it was
 // taken in) does not hold the others back.
 func (in *Intake) TakeInAll(ctx context.Context, alerts []Alert, via string) (res []Result, errs []error) {
+	if len(alerts) == 0 {
+		return nil, nil
+	}
 	res, errs = make([]Result, len(alerts)), make([]error, len(alerts))
 	err := pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
 		q, groups := store.New(tx), map[uuid.UUID]Result{}

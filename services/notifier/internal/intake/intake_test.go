@@ -203,6 +203,19 @@ func TestTakeInAllGroupsABatchAsOneByOne(t *testing.T) {
 	}
 }
 
+func TestNoAlertsIsNoTransaction(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, errs := b.intake.TakeInAll(ctx, nil, "test")
+	require.Empty(t, res)
+	require.Empty(t, errs, "a sweep that found nothing, at shutdown, has nothing to fail")
+	n, err := b.intake.Sweep(ctx, 0, 10, 1)
+	require.Error(t, err, "the sweep's read fails on a cancelled context")
+	require.Zero(t, n)
+}
+
 func TestABatchThatFailsIsTakenInOneByOne(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
