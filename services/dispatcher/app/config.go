@@ -78,8 +78,9 @@ type Config struct {
 	// host:port, all projects together; under it each project's limit on the
 	// host adapts to the receiver (starts at 16, grows while the median answer
 	// is fast, halves on connection errors, 429 and 503, and on timeouts once
-	// most deliveries time out; a slow or hanging path's requests are parked
-	// off the limit), projects share a host at the ceiling fairly, and a hook
+	// most deliveries time out, leaving out those on other paths than the
+	// last answer's within 2 min of it; a slow or hanging path's requests are
+	// parked off the limit), projects share a host at the ceiling fairly, and a hook
 	// over its limit is deferred (due again in 50 ms to 5 s) without counting
 	// an attempt
 	HostConcurrency int `env:"SUNDIAL_DISPATCHER_HOST_CONCURRENCY"`

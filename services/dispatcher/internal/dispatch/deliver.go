@@ -36,11 +36,11 @@ var noLimit = &hostlimit.Slot{}
 // answer, a connection error). A delivery cut short (shutdown) or never
 // sent (no key to sign with, a refused URL: no exchange, no duration)
 // teaches nothing.
-func sample(res delivery.Result, err error) hostlimit.Sample {
+func sample(res delivery.Result, err error, path string) hostlimit.Sample {
 	if err != nil || res.Duration == 0 {
 		return hostlimit.Sample{}
 	}
-	s := hostlimit.Sample{Signal: hostlimit.Answered, Latency: res.Duration}
+	s := hostlimit.Sample{Signal: hostlimit.Answered, Latency: res.Duration, Path: path}
 	switch {
 	case res.TimedOut:
 		s.Signal = hostlimit.TimedOut

@@ -121,7 +121,7 @@ func (h *Handler) sendOverHTTPS(ctx context.Context, due dueHook, creds credenti
 		due.slot.observe(res.Duration)
 	}
 	// The host is done with; publishing the result must not hold its slot.
-	slot.Done(sample(res, err))
+	slot.Done(sample(res, err, due.msg.GetPath()))
 	if connectionsSpent(err) {
 		return notSent(connectWait, "host's new connections spent"), nil
 	}

@@ -35,7 +35,12 @@ import (
 //   - The receiver's own statement of overload (a 429 or 503 answer) or a
 //     connection error halves it. A timeout halves it only when most of the
 //     recent deliveries failed so: one hanging path is a fact about its
-//     requests, not about the host. Any other answer, a 500 included, is an
+//     requests, not about the host. A timeout on another path than the one
+//     the flow's last answer came from, within pathWindow of that answer,
+//     is left out altogether, as the breaker leaves out such a run: the
+//     host has just answered, and once a domain's other paths fall quiet
+//     its hanging path's timeouts would otherwise be all the recent
+//     deliveries and take the limit down to one. Any other answer, a 500 included, is an
 //     answer about its payload. A median far above the minimum takes a
 //     tenth off. Each cut at most once per round trip: a sample of a
 //     delivery started before the last cut says nothing new.
@@ -66,6 +71,8 @@ type Sample struct {
 	// InFlight is the flow's deliveries counted against its limit when it
 	// started, itself included: growth needs a limit that is being used.
 	InFlight int
+	// Path is the hook's path (and query string).
+	Path string
 }
 
 // Tuning of the adaptive limit.
@@ -94,6 +101,10 @@ const (
 	// delivery would cost a burst more than the median's freshness is
 	// worth.
 	medianEvery = 4
+	// pathWindow is how long after the flow's last answer a timeout on
+	// another path is that path's and not the host's: the scheduler's
+	// breaker's window (breaker.DefaultPathWindow).
+	pathWindow = 2 * time.Minute
 )
 
 // adaptive is the limit state of one flow.
@@ -120,6 +131,9 @@ type adaptive struct {
 	// lastCut is when the limit was last cut; samples of deliveries
 	// started before it do not cut again.
 	lastCut time.Time
+	// answeredPath and answeredAt are the path and time of the last answer.
+	answeredPath string
+	answeredAt   time.Time
 }
 
 func newAdaptive(initial, ceiling int) *adaptive {
@@ -156,6 +170,12 @@ func (a *adaptive) observe(s Sample, now time.Time) {
 	if s.Signal != Answered && s.Signal != TimedOut && s.Signal != Overloaded {
 		return
 	}
+	if s.Signal == TimedOut && a.pathsTimeout(s, now) {
+		return
+	}
+	if s.Signal == Answered {
+		a.answeredPath, a.answeredAt = s.Path, now
+	}
 	a.remember(s)
 	switch s.Signal {
 	case Overloaded:
@@ -184,6 +204,12 @@ func (a *adaptive) observe(s Sample, now time.Time) {
 	case a.median <= near:
 		a.grow(s)
 	}
+}
+
+// pathsTimeout reports whether a timeout is its path's own: the flow's
+// last answer, on another path, came within pathWindow.
+func (a *adaptive) pathsTimeout(s Sample, now time.Time) bool {
+	return !a.answeredAt.IsZero() && s.Path != a.answeredPath && now.Sub(a.answeredAt) <= pathWindow
 }
 
 // grow raises the limit after an answer, if the flow uses at least half of

@@ -83,6 +83,33 @@ func TestLimitHalvesWhenMostDeliveriesTimeOut(t *testing.T) {
 	require.Greater(t, r.a.Limit(), 4)
 }
 
+func TestTimeoutsOnAnotherPathJustAfterAnAnswerAreThatPaths(t *testing.T) {
+	t.Parallel()
+	r := newRun(16, 256)
+	for range 3 {
+		r.round(Answered, 10*time.Millisecond)
+	}
+	limit := r.a.Limit()
+	answered := r.t
+	r.a.observe(Sample{Signal: Answered, Started: r.t, Latency: 10 * time.Millisecond, InFlight: 1, Path: "/ok"}, r.t)
+	// The domain's other paths fall quiet; only /hang has traffic, and it
+	// times out.
+	for i := range 64 {
+		r.t = answered.Add(time.Duration(i+1) * time.Second)
+		r.a.observe(Sample{Signal: TimedOut, Started: r.t.Add(-10 * time.Second), Latency: 10 * time.Second, InFlight: 1, Path: "/hang"}, r.t)
+	}
+	require.Equal(t, limit, r.a.Limit(), "the host answered a minute ago: /hang's timeouts are its own")
+	require.Equal(t, 10*time.Millisecond, r.a.Typical())
+
+	// Past the window, or on the path that answered, they are the host's.
+	r.t = answered.Add(pathWindow + time.Second)
+	for range 64 {
+		r.t = r.t.Add(time.Second)
+		r.a.observe(Sample{Signal: TimedOut, Started: r.t.Add(-10 * time.Second), Latency: 10 * time.Second, InFlight: 1, Path: "/hang"}, r.t)
+	}
+	require.Less(t, r.a.Limit(), limit)
+}
+
 // mixed feeds a flow the deliveries of a domain whose paths answer in
 // 5 ms, but for every tenth a 500 and every twentieth a timeout after 10 s
 // (which ends long after the answers started beside it).
