@@ -140,6 +140,26 @@ func TestBulkRetryAndReplayWithAnEdit(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, copied)
+
+	// A hook scheduled at a local time becomes an instant when an edit
+	// gives it a postAt; retried without one, it keeps its local time.
+	local := func() string {
+		row, err := b.tq.InsertHookForBulkTest(b.ctx, storetest.InsertHookForBulkTestParams{
+			ID: uuid.Must(uuid.NewV7()), ProjectID: uuid.MustParse(p), Path: "/local", Domain: "hooks.example.com",
+			Data: json.RawMessage(`{}`), PostAt: bulkDay, Status: "failed", Attempts: 1, TryAt: &bulkDay,
+			FailureError: ptr("HTTP 503"), Timezone: ptr("Europe/Paris"),
+		})
+		require.NoError(t, err)
+		return row.ID.String()
+	}
+	edited, kept := local(), local()
+	require.Equal(t, 1, b.bulk("retry", fmt.Sprintf(`{"hookIDs":[%q],"edit":{"postAt":%q}}`, edited, later.Format(time.RFC3339))).affected(t))
+	require.Equal(t, 1, b.bulk("retry", idsBody(kept)).affected(t))
+	require.Nil(t, b.row(edited).Timezone)
+	require.False(t, b.row(edited).PostAtLocal.Valid)
+	require.Nil(t, b.row(edited).TzVersion)
+	require.Equal(t, "Europe/Paris", *b.row(kept).Timezone)
+	require.True(t, b.row(kept).PostAtLocal.Valid)
 }
 
 func TestBulkEditValidation(t *testing.T) {

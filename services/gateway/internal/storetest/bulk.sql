@@ -9,14 +9,17 @@ INSERT INTO projects (id, name, domain, plan_quota, plan_hard_cap_percent, async
 VALUES (@id, 'bulk test', @domain, @plan_quota, @plan_hard_cap_percent, 'v1:test:unopened');
 
 -- name: InsertHookForBulkTest :one
--- A hook in any state, as the scheduler would have left it.
+-- A hook in any state, as the scheduler would have left it; timezone set
+-- makes it a hook scheduled at a local time.
 INSERT INTO hooks (
     id, project_id, path, domain, data, post_at, status, attempts, failure_error, try_at,
-    was_notified, retry_override, sequence_id, tags, key, run_at
+    was_notified, retry_override, sequence_id, tags, key, run_at, post_at_local, timezone, tz_version
 ) VALUES (
     @id, @project_id, @path, @domain, @data, @post_at, @status, @attempts, sqlc.narg(failure_error),
     sqlc.narg(try_at), @was_notified, sqlc.narg(retry_override), sqlc.narg(sequence_id), sqlc.narg(tags)::text[], sqlc.narg(key),
-    CASE WHEN @status::text IN ('pending', 'retry') THEN @post_at::timestamptz END
+    CASE WHEN @status::text IN ('pending', 'retry') THEN @post_at::timestamptz END,
+    CASE WHEN sqlc.narg(timezone)::text IS NOT NULL THEN @post_at::timestamp END, sqlc.narg(timezone),
+    CASE WHEN sqlc.narg(timezone)::text IS NOT NULL THEN '2025c' END
 )
 RETURNING *;
 

@@ -142,11 +142,13 @@ func (q *Queries) InsertAttemptForBulkTest(ctx context.Context, arg InsertAttemp
 const insertHookForBulkTest = `-- name: InsertHookForBulkTest :one
 INSERT INTO hooks (
     id, project_id, path, domain, data, post_at, status, attempts, failure_error, try_at,
-    was_notified, retry_override, sequence_id, tags, key, run_at
+    was_notified, retry_override, sequence_id, tags, key, run_at, post_at_local, timezone, tz_version
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9,
     $10, $11, $12, $13, $14::text[], $15,
-    CASE WHEN $7::text IN ('pending', 'retry') THEN $6::timestamptz END
+    CASE WHEN $7::text IN ('pending', 'retry') THEN $6::timestamptz END,
+    CASE WHEN $16::text IS NOT NULL THEN $6::timestamp END, $16,
+    CASE WHEN $16::text IS NOT NULL THEN '2025c' END
 )
 RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
 `
@@ -167,9 +169,11 @@ type InsertHookForBulkTestParams struct {
 	SequenceID    *uuid.UUID
 	Tags          []string
 	Key           *string
+	Timezone      *string
 }
 
-// A hook in any state, as the scheduler would have left it.
+// A hook in any state, as the scheduler would have left it; timezone set
+// makes it a hook scheduled at a local time.
 func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBulkTestParams) (Hook, error) {
 	row := q.db.QueryRow(ctx, insertHookForBulkTest,
 		arg.ID,
@@ -187,6 +191,7 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		arg.SequenceID,
 		arg.Tags,
 		arg.Key,
+		arg.Timezone,
 	)
 	var i Hook
 	err := row.Scan(
