@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -38,6 +39,20 @@ func (z *Zones) Parse(data []byte) (Schedule, error) {
 		return Schedule{}, err
 	}
 	return z.New(spec)
+}
+
+// Stored is a stored schedule's slots between its start and its end (nil:
+// none), its zone from the release z.
+func (z *Zones) Stored(schedule []byte, startAt time.Time, endAt *time.Time) (Timetable, error) {
+	sched, err := z.Parse(schedule)
+	if err != nil {
+		return Timetable{}, err
+	}
+	var end time.Time
+	if endAt != nil {
+		end = *endAt
+	}
+	return sched.Between(startAt, end)
 }
 
 // DecodeSpec reads a Spec from JSON strictly (see Parse) without checking

@@ -79,11 +79,12 @@ func CheckSetting(path, version string) error {
 }
 
 // UseSetting makes the release of a service's SUNDIAL_TZDATA_FILE and
-// SUNDIAL_TZDATA_VERSION the process's (Use); when both are empty, the
-// process keeps the embedded release.
+// SUNDIAL_TZDATA_VERSION, which its Config's Validate has checked
+// (CheckSetting), the process's (Use); without a file, the process keeps
+// the embedded release.
 func UseSetting(path, version string) error {
-	if err := CheckSetting(path, version); err != nil || path == "" {
-		return err
+	if path == "" {
+		return nil
 	}
 	z, err := ReadZonesFile(path, version)
 	if err != nil {

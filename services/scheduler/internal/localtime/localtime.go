@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -144,16 +145,9 @@ func (r *Resolver) Run(ctx context.Context) {
 // ResolveOnce runs one pass, hooks then sequences, and logs what it did
 // when it did anything.
 func (r *Resolver) ResolveOnce(ctx context.Context) (Pass, error) {
-	p := Pass{}
-	from := map[string]bool{}
-	seen := func(version string) {
-		if !from[version] {
-			from[version] = true
-			p.From = append(p.From, version)
-		}
-	}
-	for _, batch := range []func(context.Context, *Pass, func(string)) (int, error){r.resolveHooks, r.resolveSequences} {
-		more, err := r.batches(ctx, &p, seen, batch)
+	var p Pass
+	for _, batch := range []func(context.Context, *store.Queries, *Pass) (int, error){r.resolveHooks, r.resolveSequences} {
+		more, err := r.batches(ctx, &p, batch)
 		if err != nil {
 			return p, err
 		}
@@ -163,47 +157,45 @@ func (r *Resolver) ResolveOnce(ctx context.Context) (Pass, error) {
 	return p, nil
 }
 
-// batches runs batch until one takes fewer than BatchSize, at most
-// MaxBatches times, and says whether it stopped at that cap.
-func (r *Resolver) batches(ctx context.Context, p *Pass, seen func(string), batch func(context.Context, *Pass, func(string)) (int, error)) (bool, error) {
+// batches runs batch, each in a transaction of its own, until one locks
+// fewer than BatchSize rows, at most MaxBatches times, and says whether it
+// stopped at that cap.
+func (r *Resolver) batches(ctx context.Context, p *Pass, batch func(context.Context, *store.Queries, *Pass) (int, error)) (bool, error) {
 	for range r.cfg.MaxBatches {
-		n, err := batch(ctx, p, seen)
-		if err != nil || n < r.cfg.BatchSize {
+		var locked int
+		err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+			var err error
+			locked, err = batch(ctx, store.New(tx), p)
+			return err
+		})
+		if err != nil || locked < r.cfg.BatchSize {
 			return false, err
 		}
 	}
 	return true, nil
 }
 
-// resolveHooks resolves up to BatchSize hooks in one transaction and
-// returns how many it locked.
-func (r *Resolver) resolveHooks(ctx context.Context, p *Pass, seen func(string)) (int, error) {
-	version := r.cfg.Zones.Version
-	var locked int
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		rows, err := q.LockStaleLocalTimeHooks(ctx, store.LockStaleLocalTimeHooksParams{TzVersion: version, MaxHooks: int32(r.cfg.BatchSize)})
-		if err != nil {
-			return fmt.Errorf("lock local-time hooks: %w", err)
-		}
-		locked = len(rows)
-		if locked == 0 {
-			return nil
-		}
-		arg := store.MoveLocalTimeHooksParams{TzVersion: version, Ids: make([]uuid.UUID, len(rows)), PostAts: make([]time.Time, len(rows))}
-		for i, row := range rows {
-			arg.Ids[i], arg.PostAts[i] = row.ID, r.resolve(row, &p.Hooks)
-			seen(row.TzVersion)
-		}
-		if err := q.MoveLocalTimeHooks(ctx, arg); err != nil {
-			return fmt.Errorf("move local-time hooks: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
+// seen records a release the pass found a hook or sequence resolved with.
+func (p *Pass) seen(version string) {
+	if !slices.Contains(p.From, version) {
+		p.From = append(p.From, version)
 	}
-	return locked, nil
+}
+
+// resolveHooks resolves up to BatchSize hooks in q's transaction and
+// returns how many it locked.
+func (r *Resolver) resolveHooks(ctx context.Context, q *store.Queries, p *Pass) (int, error) {
+	version := r.cfg.Zones.Version
+	rows, err := q.LockStaleLocalTimeHooks(ctx, store.LockStaleLocalTimeHooksParams{TzVersion: version, MaxHooks: int32(r.cfg.BatchSize)})
+	if err != nil || len(rows) == 0 {
+		return 0, wrap("lock local-time hooks", err)
+	}
+	arg := store.MoveLocalTimeHooksParams{TzVersion: version, Ids: make([]uuid.UUID, len(rows)), PostAts: make([]time.Time, len(rows))}
+	for i, row := range rows {
+		arg.Ids[i], arg.PostAts[i] = row.ID, r.resolve(row, &p.Hooks)
+		p.seen(row.TzVersion)
+	}
+	return len(rows), wrap("move local-time hooks", q.MoveLocalTimeHooks(ctx, arg))
 }
 
 // resolve is where row's wall time falls under the release, tallied in t:
@@ -225,35 +217,28 @@ func (r *Resolver) resolve(row store.LockStaleLocalTimeHooksRow, t *Tally) time.
 	return at.UTC()
 }
 
-// resolveSequences plans up to BatchSize sequences' next slots again in one
-// transaction and returns how many it locked.
-func (r *Resolver) resolveSequences(ctx context.Context, p *Pass, seen func(string)) (int, error) {
+// resolveSequences plans up to BatchSize sequences' next slots again in
+// q's transaction and returns how many it locked.
+func (r *Resolver) resolveSequences(ctx context.Context, q *store.Queries, p *Pass) (int, error) {
 	version := r.cfg.Zones.Version
-	var locked int
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		rows, err := q.LockStaleSequences(ctx, store.LockStaleSequencesParams{TzVersion: version, MaxSequences: int32(r.cfg.BatchSize)})
-		if err != nil {
-			return fmt.Errorf("lock sequences: %w", err)
-		}
-		locked = len(rows)
-		if locked == 0 {
-			return nil
-		}
-		arg := store.MoveSequenceSlotsParams{TzVersion: version, Ids: make([]uuid.UUID, len(rows)), NextRunAts: make([]time.Time, len(rows))}
-		for i, row := range rows {
-			arg.Ids[i], arg.NextRunAts[i] = row.ID, r.nextSlot(row, &p.Sequences)
-			seen(row.TzVersion)
-		}
-		if err := q.MoveSequenceSlots(ctx, arg); err != nil {
-			return fmt.Errorf("move sequences' next slots: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
+	rows, err := q.LockStaleSequences(ctx, store.LockStaleSequencesParams{TzVersion: version, MaxSequences: int32(r.cfg.BatchSize)})
+	if err != nil || len(rows) == 0 {
+		return 0, wrap("lock sequences", err)
 	}
-	return locked, nil
+	arg := store.MoveSequenceSlotsParams{TzVersion: version, Ids: make([]uuid.UUID, len(rows)), NextRunAts: make([]time.Time, len(rows))}
+	for i, row := range rows {
+		arg.Ids[i], arg.NextRunAts[i] = row.ID, r.nextSlot(row, &p.Sequences)
+		p.seen(row.TzVersion)
+	}
+	return len(rows), wrap("move sequences' next slots", q.MoveSequenceSlots(ctx, arg))
+}
+
+// wrap says what failed, nil for no error.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // nextSlot is the sequence's next slot under the release, tallied in t
@@ -264,15 +249,7 @@ func (r *Resolver) resolveSequences(ctx context.Context, p *Pass, seen func(stri
 // (its zone is missing) keeps its plan.
 func (r *Resolver) nextSlot(row store.LockStaleSequencesRow, t *Tally) time.Time {
 	t.Resolved++
-	sched, err := r.cfg.Zones.Parse(row.Schedule)
-	var tt calendar.Timetable
-	if err == nil {
-		var end time.Time
-		if row.EndAt != nil {
-			end = *row.EndAt
-		}
-		tt, err = sched.Between(row.StartAt, end)
-	}
+	tt, err := r.cfg.Zones.Stored(row.Schedule, row.StartAt, row.EndAt)
 	if err != nil {
 		t.Unknown++
 		return row.NextRunAt

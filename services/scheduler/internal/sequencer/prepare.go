@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
 
@@ -37,7 +38,7 @@ func (s *Sequencer) prepareTx(ctx context.Context, q *store.Queries) (done, erro
 	var runs runBatch
 	var arg store.PrepareSequencesParams
 	for _, seq := range seqs {
-		tt, err := storedTimetable(seq.Schedule, seq.StartAt, seq.EndAt)
+		tt, err := calendar.Current().Stored(seq.Schedule, seq.StartAt, seq.EndAt)
 		if err != nil {
 			// Left to the due scan, which ends such a sequence at its slot
 			// and says why.

@@ -90,7 +90,7 @@ func (a *progress) add(seq store.ClaimDueSequencesRow, p slotPlan) {
 // (the gateway validates every one: a manual edit, or a rule the engine
 // no longer accepts) ends the sequence rather than failing every scan.
 func (s *Sequencer) planOf(ctx context.Context, seq store.ClaimDueSequencesRow) slotPlan {
-	tt, err := storedTimetable(seq.Schedule, seq.StartAt, seq.EndAt)
+	tt, err := calendar.Current().Stored(seq.Schedule, seq.StartAt, seq.EndAt)
 	if err != nil {
 		s.log.ErrorContext(ctx, "sequence has an unusable schedule; ending it", "sequence_id", seq.ID,
 			"project_id", seq.ProjectID, "err", err)
@@ -98,19 +98,6 @@ func (s *Sequencer) planOf(ctx context.Context, seq store.ClaimDueSequencesRow) 
 	}
 	return plan(due{timetable: tt, nextRunAt: seq.NextRunAt, catchUp: seq.CatchUp, overlap: seq.Overlap,
 		running: seq.Running}, seq.DbNow)
-}
-
-// storedTimetable is a stored schedule's slots between its start and its end.
-func storedTimetable(schedule []byte, startAt time.Time, endAt *time.Time) (calendar.Timetable, error) {
-	sched, err := calendar.Parse(schedule)
-	if err != nil {
-		return calendar.Timetable{}, err
-	}
-	var end time.Time
-	if endAt != nil {
-		end = *endAt
-	}
-	return sched.Between(startAt, end)
 }
 
 // triggerTx consumes a batch of trigger requests in one transaction: each
