@@ -81,7 +81,7 @@ func (q *Queries) DeleteHookByKey(ctx context.Context, arg DeleteHookByKeyParams
 }
 
 const getHook = `-- name: GetHook :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE project_id = $1 AND id = $2
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key FROM hooks WHERE project_id = $1 AND id = $2
 `
 
 type GetHookParams struct {
@@ -125,12 +125,13 @@ func (q *Queries) GetHook(ctx context.Context, arg GetHookParams) (Hook, error) 
 		&i.PostAtLocal,
 		&i.Timezone,
 		&i.TzVersion,
+		&i.OrderingKey,
 	)
 	return i, err
 }
 
 const getHookByKey = `-- name: GetHookByKey :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key FROM hooks
 WHERE project_id = $1 AND key = $2::text
 ORDER BY status IN ('pending', 'retry') DESC, created_at DESC
 LIMIT 1
@@ -179,12 +180,13 @@ func (q *Queries) GetHookByKey(ctx context.Context, arg GetHookByKeyParams) (Hoo
 		&i.PostAtLocal,
 		&i.Timezone,
 		&i.TzVersion,
+		&i.OrderingKey,
 	)
 	return i, err
 }
 
 const getHooksByIDs = `-- name: GetHooksByIDs :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key FROM hooks WHERE project_id = $1 AND id = ANY(CAST($2::text[] AS uuid[]))
 `
 
 type GetHooksByIDsParams struct {
@@ -236,6 +238,7 @@ func (q *Queries) GetHooksByIDs(ctx context.Context, arg GetHooksByIDsParams) ([
 			&i.PostAtLocal,
 			&i.Timezone,
 			&i.TzVersion,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -295,7 +298,7 @@ CROSS JOIN LATERAL (
     END AS at
 ) AS due
 ORDER BY n.ord
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key
 `
 
 type InsertHooksParams struct {
@@ -389,6 +392,7 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 			&i.PostAtLocal,
 			&i.Timezone,
 			&i.TzVersion,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
@@ -425,7 +429,7 @@ CROSS JOIN LATERAL (
         ELSE now() + make_interval(secs => n.post_in_seconds)
     END AS at
 ) AS due
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key
 `
 
 type InsertProjectHooksParams struct {
@@ -504,6 +508,7 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 			&i.PostAtLocal,
 			&i.Timezone,
 			&i.TzVersion,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}

@@ -63,7 +63,7 @@ func (q *Queries) CountHooks(ctx context.Context, arg CountHooksParams) (int64, 
 
 const listHooks = `-- name: ListHooks :many
 
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM list_hooks(
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key FROM list_hooks(
     $1::uuid, $2::text, $3::boolean, $4::boolean,
     $5::timestamptz, $6::uuid, $7::timestamptz,
     $8::timestamptz, $9::timestamptz,
@@ -144,6 +144,7 @@ func (q *Queries) ListHooks(ctx context.Context, arg ListHooksParams) ([]Hook, e
 			&i.PostAtLocal,
 			&i.Timezone,
 			&i.TzVersion,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}

@@ -69,7 +69,7 @@ func (q *Queries) FailHooksForBulkBench(ctx context.Context, arg FailHooksForBul
 }
 
 const getHookForBulkTest = `-- name: GetHookForBulkTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -108,6 +108,7 @@ func (q *Queries) GetHookForBulkTest(ctx context.Context, id uuid.UUID) (Hook, e
 		&i.PostAtLocal,
 		&i.Timezone,
 		&i.TzVersion,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -150,7 +151,7 @@ INSERT INTO hooks (
     CASE WHEN $16::text IS NOT NULL THEN $6::timestamp END, $16,
     CASE WHEN $16::text IS NOT NULL THEN '2025c' END
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key
 `
 
 type InsertHookForBulkTestParams struct {
@@ -227,6 +228,7 @@ func (q *Queries) InsertHookForBulkTest(ctx context.Context, arg InsertHookForBu
 		&i.PostAtLocal,
 		&i.Timezone,
 		&i.TzVersion,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -290,7 +292,7 @@ func (q *Queries) InsertProjectForBulkTest(ctx context.Context, arg InsertProjec
 }
 
 const listProjectHooksForBulkTest = `-- name: ListProjectHooksForBulkTest :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE project_id = $1 ORDER BY created_at, id
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key FROM hooks WHERE project_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uuid.UUID) ([]Hook, error) {
@@ -335,6 +337,7 @@ func (q *Queries) ListProjectHooksForBulkTest(ctx context.Context, projectID uui
 			&i.PostAtLocal,
 			&i.Timezone,
 			&i.TzVersion,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}

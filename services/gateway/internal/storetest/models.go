@@ -147,6 +147,7 @@ type Hook struct {
 	PostAtLocal         pgtype.Timestamp
 	Timezone            *string
 	TzVersion           *string
+	OrderingKey         *string
 }
 
 type HookAttempt struct {
@@ -221,6 +222,13 @@ type NotificationChannel struct {
 	ConfigSealed        string
 }
 
+type OrderingKey struct {
+	ProjectID    uuid.UUID
+	Key          string
+	ActiveHookID *uuid.UUID
+	UpdatedAt    time.Time
+}
+
 type PasswordToken struct {
 	TokenHash []byte
 	UserID    uuid.UUID
@@ -256,6 +264,7 @@ type Project struct {
 	RetentionDays             int32
 	PlanMaxRetentionDays      int32
 	FailurePolicy             json.RawMessage
+	OrderingOnFailure         string
 }
 
 type Sequence struct {

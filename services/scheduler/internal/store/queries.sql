@@ -37,7 +37,7 @@ FOR UPDATE SKIP LOCKED;
 -- chosen by ids alone: its plan is the same at every call, so PostgreSQL
 -- keeps one generic plan instead of planning each claim.
 WITH due AS (
-    SELECT d.id, d.run_at, d.project_id, d.domain
+    SELECT d.id, d.run_at, d.project_id, d.domain, d.ordering_key, d.post_at, d.created_at
     FROM hooks AS d
     WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
       -- Unfinished, said as run_at IS NOT NULL (the same thing by the
@@ -48,6 +48,62 @@ WITH due AS (
       AND d.run_at IS NOT NULL
       AND d.run_at <= now() + make_interval(secs => sqlc.arg(ahead_seconds)::float8)
     FOR UPDATE SKIP LOCKED
+),
+-- Ordering keys (migration 00036, docs/product.md "Ordering keys"): a
+-- keyed hook is leased only as its key's head. heads picks, per key of the
+-- claim, the hook that may take the key: the key's head if the claim holds
+-- it (a retry, a re-drive, a deferral), else the claim's first of the key
+-- in order. taken takes the key for it, if no unfinished hook of the key
+-- comes before it, on the key row's newest version (ON CONFLICT DO UPDATE
+-- checks its condition there): free when it has no head, or its head is
+-- this hook, or its head has finished (a failure under the project's
+-- 'hold' excepted) or is gone. A head taken since this statement began
+-- (updated_at) may be a hook this statement cannot see, so it counts as
+-- there. Keys are taken in key order, so two claims wait for each other
+-- instead of deadlocking.
+heads AS MATERIALIZED (
+    SELECT DISTINCT ON (due.project_id, due.ordering_key)
+        due.project_id, due.ordering_key, due.id, due.post_at, due.created_at,
+        (k.active_hook_id IS NOT DISTINCT FROM due.id) AS is_head
+    FROM due
+    LEFT JOIN ordering_keys AS k ON k.project_id = due.project_id AND k.key = due.ordering_key
+    WHERE due.ordering_key IS NOT NULL
+    ORDER BY due.project_id, due.ordering_key, (k.active_hook_id IS NOT DISTINCT FROM due.id) DESC,
+        due.post_at, due.created_at, due.id
+),
+taken AS (
+    INSERT INTO ordering_keys AS k (project_id, key, active_hook_id, updated_at)
+    SELECT c.project_id, c.ordering_key, c.id, clock_timestamp()
+    FROM heads AS c
+    WHERE c.is_head OR NOT EXISTS (
+        SELECT 1 FROM hooks AS o
+        WHERE o.project_id = c.project_id AND o.ordering_key = c.ordering_key AND o.run_at IS NOT NULL
+          AND (o.post_at, o.created_at, o.id) < (c.post_at, c.created_at, c.id))
+    ORDER BY c.project_id, c.ordering_key
+    ON CONFLICT (project_id, key) DO UPDATE
+    SET active_hook_id = EXCLUDED.active_hook_id, updated_at = EXCLUDED.updated_at
+    WHERE k.active_hook_id IS NULL
+       OR k.active_hook_id = EXCLUDED.active_hook_id
+       OR (k.updated_at < statement_timestamp() AND NOT EXISTS (
+            SELECT 1 FROM hooks AS a JOIN projects AS ap ON ap.id = a.project_id
+            WHERE a.id = k.active_hook_id
+              AND (a.run_at IS NOT NULL OR (a.status = 'failed' AND ap.ordering_on_failure = 'hold'))))
+    RETURNING k.active_hook_id AS id
+),
+-- blocked: the claim's keyed hooks that did not get their key wait for the
+-- head to finish, whose end wakes the next one (sundial_wake_ordering_key);
+-- until then they are rechecked every 5 minutes, in case a wake is missed.
+-- A row that changed since this statement's snapshot (its locked version's
+-- run_at differs from the one the snapshot sees) may have been woken by a
+-- head that finished after the snapshot, which the check above could not
+-- see: it is looked at again in 100 ms instead.
+blocked AS MATERIALIZED (
+    SELECT due.id,
+        CASE WHEN due.run_at IS DISTINCT FROM (SELECT s.run_at FROM hooks AS s WHERE s.id = due.id)
+             THEN now() + interval '100 milliseconds'
+             ELSE now() + interval '5 minutes' END AS until
+    FROM due
+    WHERE due.ordering_key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM taken WHERE taken.id = due.id)
 ),
 -- Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
 -- Retry-After"): probe takes, for each paused unit whose pause has ended,
@@ -111,7 +167,7 @@ probe AS (
         SELECT DISTINCT ON (t.project_id, t.domain) t.project_id, t.domain, due.id
         FROM troubled AS t
         JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
-        WHERE t.paused_until <= now()
+        WHERE t.paused_until <= now() AND NOT EXISTS (SELECT 1 FROM blocked WHERE blocked.id = due.id)
         ORDER BY t.project_id, t.domain, due.run_at, due.id
     ) AS c
     WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
@@ -123,16 +179,20 @@ paused AS MATERIALIZED (
     JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
     LEFT JOIN probe AS pr ON pr.project_id = t.project_id AND pr.domain = t.domain
     WHERE due.id IS DISTINCT FROM pr.probe_id
+      AND NOT EXISTS (SELECT 1 FROM blocked WHERE blocked.id = due.id)
 ),
 -- held: where each hook that is not leased goes, and whether the listener
--- holds it (then held_due_at keeps its due time; a breaker's hold leaves
--- held_due_at as it was). The two never meet: paused leaves routed out.
+-- holds it (then held_due_at keeps its due time; a breaker's or a key's
+-- hold leaves held_due_at as it was). None meets another: paused leaves
+-- routed out, and both leave blocked out.
 held AS MATERIALIZED (
-    SELECT paused.id, paused.until, false AS by_listener FROM paused
+    SELECT blocked.id, blocked.until, false AS by_listener FROM blocked
+    UNION ALL
+    SELECT paused.id, paused.until, false FROM paused
     UNION ALL
     SELECT due.id, routed.hold_until, true
     FROM due JOIN routed ON routed.project_id = due.project_id
-    WHERE routed.hold_until IS NOT NULL
+    WHERE routed.hold_until IS NOT NULL AND NOT EXISTS (SELECT 1 FROM blocked WHERE blocked.id = due.id)
 )
 UPDATE hooks AS h
 SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,

@@ -23,7 +23,7 @@ VALUES (
     $5::timestamp, $6, $7, $8,
     $9
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key
 `
 
 type InsertLocalTimeHookForTestParams struct {
@@ -88,6 +88,7 @@ func (q *Queries) InsertLocalTimeHookForTest(ctx context.Context, arg InsertLoca
 		&i.PostAtLocal,
 		&i.Timezone,
 		&i.TzVersion,
+		&i.OrderingKey,
 	)
 	return i, err
 }

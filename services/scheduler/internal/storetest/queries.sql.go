@@ -38,7 +38,7 @@ func (q *Queries) DeleteHookForTest(ctx context.Context, id uuid.UUID) (int64, e
 }
 
 const getHookForTest = `-- name: GetHookForTest :one
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE id = $1
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key FROM hooks WHERE id = $1
 `
 
 func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error) {
@@ -77,6 +77,7 @@ func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error
 		&i.PostAtLocal,
 		&i.Timezone,
 		&i.TzVersion,
+		&i.OrderingKey,
 	)
 	return i, err
 }
@@ -89,7 +90,7 @@ VALUES (
     now() + make_interval(secs => $6::float8),
     $7
 )
-RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version
+RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key
 `
 
 type InsertHookForTestParams struct {
@@ -147,6 +148,7 @@ func (q *Queries) InsertHookForTest(ctx context.Context, arg InsertHookForTestPa
 		&i.PostAtLocal,
 		&i.Timezone,
 		&i.TzVersion,
+		&i.OrderingKey,
 	)
 	return i, err
 }

@@ -225,7 +225,7 @@ func (q *Queries) InsertTriggerForTest(ctx context.Context, arg InsertTriggerFor
 }
 
 const listRunHooksForTest = `-- name: ListRunHooksForTest :many
-SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version FROM hooks WHERE sequence_run_id = $1 ORDER BY sequence_step
+SELECT id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key FROM hooks WHERE sequence_run_id = $1 ORDER BY sequence_step
 `
 
 func (q *Queries) ListRunHooksForTest(ctx context.Context, runID *uuid.UUID) ([]Hook, error) {
@@ -270,6 +270,7 @@ func (q *Queries) ListRunHooksForTest(ctx context.Context, runID *uuid.UUID) ([]
 			&i.PostAtLocal,
 			&i.Timezone,
 			&i.TzVersion,
+			&i.OrderingKey,
 		); err != nil {
 			return nil, err
 		}
