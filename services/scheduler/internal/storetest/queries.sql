@@ -16,13 +16,14 @@ INSERT INTO projects (
 );
 
 -- name: InsertHookForTest :one
--- A new pending hook due due_in_seconds from the database's now (negative: overdue).
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
+-- A new pending hook due due_in_seconds from the database's now (negative:
+-- overdue), with an ordering key or none (NULL).
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, ordering_key)
 VALUES (
     sqlc.arg(id), sqlc.arg(project_id), sqlc.arg(path), sqlc.arg(domain), sqlc.arg(data),
     now() + make_interval(secs => sqlc.arg(due_in_seconds)::float8),
     now() + make_interval(secs => sqlc.arg(due_in_seconds)::float8),
-    sqlc.narg(retry_override)
+    sqlc.narg(retry_override), sqlc.narg(ordering_key)
 )
 RETURNING *;
 

@@ -83,12 +83,12 @@ func (q *Queries) GetHookForTest(ctx context.Context, id uuid.UUID) (Hook, error
 }
 
 const insertHookForTest = `-- name: InsertHookForTest :one
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, ordering_key)
 VALUES (
     $1, $2, $3, $4, $5,
     now() + make_interval(secs => $6::float8),
     now() + make_interval(secs => $6::float8),
-    $7
+    $7, $8
 )
 RETURNING id, project_id, path, domain, data, post_at, status, attempts, post_duration_seconds, failure_error, try_at, was_notified, retry_override, sequence_id, sequence_step, sequence_last_run_at, run_at, lease_seq, lease_expires_at, created_at, updated_at, retry_budget_base, async_deadline, redrives, held_due_at, sequence_run_id, key, tags, failure_class, post_at_local, timezone, tz_version, ordering_key
 `
@@ -101,9 +101,11 @@ type InsertHookForTestParams struct {
 	Data          json.RawMessage
 	DueInSeconds  float64
 	RetryOverride json.RawMessage
+	OrderingKey   *string
 }
 
-// A new pending hook due due_in_seconds from the database's now (negative: overdue).
+// A new pending hook due due_in_seconds from the database's now (negative:
+// overdue), with an ordering key or none (NULL).
 func (q *Queries) InsertHookForTest(ctx context.Context, arg InsertHookForTestParams) (Hook, error) {
 	row := q.db.QueryRow(ctx, insertHookForTest,
 		arg.ID,
@@ -113,6 +115,7 @@ func (q *Queries) InsertHookForTest(ctx context.Context, arg InsertHookForTestPa
 		arg.Data,
 		arg.DueInSeconds,
 		arg.RetryOverride,
+		arg.OrderingKey,
 	)
 	var i Hook
 	err := row.Scan(
