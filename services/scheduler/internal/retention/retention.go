@@ -13,6 +13,9 @@
 // SKIP LOCKED, so any number of scheduler replicas may clean at once
 // without waiting on each other or on a bulk retry.
 //
+// Ordering keys whose head is gone go too, an hour after their last
+// change: a key without a head is free whether its row is there or not.
+//
 // A sequence run's step keeps its hook's id after the hook is deleted:
 // only a pending step whose hook is gone counts as failed (the sequencer's
 // vanished steps), and a hook's step takes its final status in the
@@ -72,6 +75,8 @@ type Config struct {
 // Pass is what one pass deleted.
 type Pass struct {
 	Hooks, Attempts int64
+	// OrderingKeys is how many idle ordering keys' rows went.
+	OrderingKeys int64
 	// Batches is how many statements ran; More says the pass stopped at
 	// MaxBatches with every statement full (more may have expired).
 	Batches int
@@ -141,9 +146,9 @@ func (c *Cleaner) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			c.log.WarnContext(ctx, "retention pass failed", "err", err, "hooks_deleted", p.Hooks, "attempts_deleted", p.Attempts)
 		}
-		if p.Hooks > 0 {
+		if p.Hooks > 0 || p.OrderingKeys > 0 {
 			c.log.InfoContext(ctx, "expired hooks deleted", "hooks_deleted", p.Hooks, "attempts_deleted", p.Attempts,
-				"batches", p.Batches, "more", p.More)
+				"ordering_keys_deleted", p.OrderingKeys, "batches", p.Batches, "more", p.More)
 		}
 		wait := c.cfg.Interval
 		if p.More && err == nil {
@@ -168,9 +173,10 @@ func (c *Cleaner) CleanOnce(ctx context.Context) (Pass, error) {
 		p.Batches++
 		p.Hooks += row.Hooks
 		p.Attempts += row.Attempts
+		p.OrderingKeys += row.OrderingKeys
 		c.hooks.Add(ctx, row.Hooks)
 		c.attempts.Add(ctx, row.Attempts)
-		if row.Hooks < int64(c.cfg.BatchSize) {
+		if row.Hooks < int64(c.cfg.BatchSize) && row.OrderingKeys < int64(c.cfg.BatchSize) {
 			return p, nil
 		}
 	}

@@ -234,3 +234,37 @@ func TestRunCleansUntilStopped(t *testing.T) {
 		t.Fatal("Run did not return after its context ended")
 	}
 }
+
+// TestIdleOrderingKeysWhoseHeadIsGoneGo: a key row whose head is gone (or
+// that has none) and that no claim touched for an hour goes; a key whose
+// head is still there, finished or not, and one touched recently stay.
+func TestIdleOrderingKeysWhoseHeadIsGoneGo(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	project := b.project(t, 30, 90)
+	finished := b.hook(t, project, "failed", time.Hour)
+	waiting := b.hook(t, project, "pending", time.Hour)
+	gone := uuid.Must(uuid.NewV7())
+	for _, k := range []struct {
+		key  string
+		head *uuid.UUID
+		age  time.Duration
+	}{
+		{"head-gone", &gone, 2 * time.Hour},
+		{"no-head", nil, 2 * time.Hour},
+		{"head-gone-recently-taken", &gone, time.Minute},
+		{"head-finished", &finished, 2 * time.Hour},
+		{"head-waiting", &waiting, 2 * time.Hour},
+	} {
+		require.NoError(t, b.tq.InsertOrderingKeyForTest(ctx, storetest.InsertOrderingKeyForTestParams{
+			ProjectID: project, OrderingKey: k.key, Head: k.head, AgeSeconds: k.age.Seconds()}))
+	}
+
+	p, err := b.cleaner(t, retention.Config{Pause: 0}).CleanOnce(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, p.OrderingKeys)
+	left, err := b.tq.ListOrderingKeysForTest(ctx, project)
+	require.NoError(t, err)
+	require.Equal(t, []string{"head-finished", "head-gone-recently-taken", "head-waiting"}, left)
+}

@@ -14,6 +14,14 @@
 -- statement rather than by the trigger that deletes a hook's attempts with
 -- it (migration 00026) so that they can be counted; the trigger then finds
 -- none.
+--
+-- The same statement deletes up to max_hooks ordering keys (migration
+-- 00036) whose head is gone, untouched for an hour: such a key is free, as
+-- a key without a row is, so its row only takes room. A claim that takes
+-- the key meanwhile sets updated_at, which the delete checks again on the
+-- row's newest version, so it leaves that row; one that finds the row gone
+-- inserts it again. A head deleted by this statement frees its key for a
+-- later pass.
 WITH doomed AS MATERIALIZED (
     SELECT h.id
     FROM projects AS p
@@ -40,6 +48,18 @@ gone_hooks AS (
     USING doomed AS d
     WHERE h.id = d.id AND h.status IN ('completed', 'failed')
     RETURNING 1
+),
+gone_keys AS (
+    DELETE FROM ordering_keys AS k
+    WHERE (k.project_id, k.key) IN (
+            SELECT i.project_id, i.key FROM ordering_keys AS i
+            WHERE i.updated_at < now() - interval '1 hour'
+              AND NOT EXISTS (SELECT 1 FROM hooks AS g WHERE g.id = i.active_hook_id)
+            LIMIT sqlc.arg(max_hooks)::integer
+            FOR UPDATE SKIP LOCKED)
+      AND k.updated_at < now() - interval '1 hour'
+    RETURNING 1
 )
 SELECT (SELECT count(*) FROM gone_hooks)::bigint AS hooks,
-       (SELECT count(*) FROM gone_attempts)::bigint AS attempts;
+       (SELECT count(*) FROM gone_attempts)::bigint AS attempts,
+       (SELECT count(*) FROM gone_keys)::bigint AS ordering_keys;

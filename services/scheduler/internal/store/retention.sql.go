@@ -37,14 +37,27 @@ gone_hooks AS (
     USING doomed AS d
     WHERE h.id = d.id AND h.status IN ('completed', 'failed')
     RETURNING 1
+),
+gone_keys AS (
+    DELETE FROM ordering_keys AS k
+    WHERE (k.project_id, k.key) IN (
+            SELECT i.project_id, i.key FROM ordering_keys AS i
+            WHERE i.updated_at < now() - interval '1 hour'
+              AND NOT EXISTS (SELECT 1 FROM hooks AS g WHERE g.id = i.active_hook_id)
+            LIMIT $1::integer
+            FOR UPDATE SKIP LOCKED)
+      AND k.updated_at < now() - interval '1 hour'
+    RETURNING 1
 )
 SELECT (SELECT count(*) FROM gone_hooks)::bigint AS hooks,
-       (SELECT count(*) FROM gone_attempts)::bigint AS attempts
+       (SELECT count(*) FROM gone_attempts)::bigint AS attempts,
+       (SELECT count(*) FROM gone_keys)::bigint AS ordering_keys
 `
 
 type DeleteExpiredHooksRow struct {
-	Hooks    int64
-	Attempts int64
+	Hooks        int64
+	Attempts     int64
+	OrderingKeys int64
 }
 
 // Retention (internal/retention; docs/operations.md, "Retention").
@@ -61,9 +74,17 @@ type DeleteExpiredHooksRow struct {
 // statement rather than by the trigger that deletes a hook's attempts with
 // it (migration 00026) so that they can be counted; the trigger then finds
 // none.
+//
+// The same statement deletes up to max_hooks ordering keys (migration
+// 00036) whose head is gone, untouched for an hour: such a key is free, as
+// a key without a row is, so its row only takes room. A claim that takes
+// the key meanwhile sets updated_at, which the delete checks again on the
+// row's newest version, so it leaves that row; one that finds the row gone
+// inserts it again. A head deleted by this statement frees its key for a
+// later pass.
 func (q *Queries) DeleteExpiredHooks(ctx context.Context, maxHooks int32) (DeleteExpiredHooksRow, error) {
 	row := q.db.QueryRow(ctx, deleteExpiredHooks, maxHooks)
 	var i DeleteExpiredHooksRow
-	err := row.Scan(&i.Hooks, &i.Attempts)
+	err := row.Scan(&i.Hooks, &i.Attempts, &i.OrderingKeys)
 	return i, err
 }

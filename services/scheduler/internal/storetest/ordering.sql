@@ -24,3 +24,12 @@ WHERE project_id = sqlc.arg(project_id) AND key = sqlc.arg(ordering_key)
 -- Holds the hook's row, as a claim running at the same time does, until
 -- the caller's transaction ends.
 SELECT id FROM hooks WHERE id = sqlc.arg(id) FOR UPDATE;
+
+-- name: InsertOrderingKeyForTest :exec
+-- A key row as a claim leaves it, last taken age_seconds ago.
+INSERT INTO ordering_keys (project_id, key, active_hook_id, updated_at)
+VALUES (sqlc.arg(project_id), sqlc.arg(ordering_key), sqlc.narg(head),
+    now() - make_interval(secs => sqlc.arg(age_seconds)::float8));
+
+-- name: ListOrderingKeysForTest :many
+SELECT key FROM ordering_keys WHERE project_id = sqlc.arg(project_id) ORDER BY key;

@@ -29,6 +29,54 @@ func (q *Queries) GetOrderingKeyHeadForTest(ctx context.Context, arg GetOrdering
 	return head, err
 }
 
+const insertOrderingKeyForTest = `-- name: InsertOrderingKeyForTest :exec
+INSERT INTO ordering_keys (project_id, key, active_hook_id, updated_at)
+VALUES ($1, $2, $3,
+    now() - make_interval(secs => $4::float8))
+`
+
+type InsertOrderingKeyForTestParams struct {
+	ProjectID   uuid.UUID
+	OrderingKey string
+	Head        *uuid.UUID
+	AgeSeconds  float64
+}
+
+// A key row as a claim leaves it, last taken age_seconds ago.
+func (q *Queries) InsertOrderingKeyForTest(ctx context.Context, arg InsertOrderingKeyForTestParams) error {
+	_, err := q.db.Exec(ctx, insertOrderingKeyForTest,
+		arg.ProjectID,
+		arg.OrderingKey,
+		arg.Head,
+		arg.AgeSeconds,
+	)
+	return err
+}
+
+const listOrderingKeysForTest = `-- name: ListOrderingKeysForTest :many
+SELECT key FROM ordering_keys WHERE project_id = $1 ORDER BY key
+`
+
+func (q *Queries) ListOrderingKeysForTest(ctx context.Context, projectID uuid.UUID) ([]string, error) {
+	rows, err := q.db.Query(ctx, listOrderingKeysForTest, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		items = append(items, key)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockHookForTest = `-- name: LockHookForTest :exec
 SELECT id FROM hooks WHERE id = $1 FOR UPDATE
 `
