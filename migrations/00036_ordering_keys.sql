@@ -1,6 +1,6 @@
 -- +goose NO TRANSACTION
 
--- Ordering keys (docs/product.md, "Ordering keys"). Hooks of a project
+-- Ordering keys (docs/choices.md, "Ordering keys"). Hooks of a project
 -- that share an ordering_key are delivered one at a time, in order of
 -- (post_at, created_at, id): the next waits until the previous has
 -- completed or failed for good.
@@ -10,7 +10,8 @@
 -- scheduler's claim (ClaimHooks) takes a key, with INSERT ... ON CONFLICT DO
 -- UPDATE, whose condition is checked on the row's newest version, so two
 -- claims never both take one key. A key is free when it has no head, or its
--- head has finished (or is gone), unless the head failed and the project's
+-- head has finished (no run_at, and no 202 waiting for its answer) or is
+-- gone, unless the head failed and the project's
 -- ordering_on_failure is 'hold': then the key waits for
 -- POST /v1/ordering-keys/{key}/resume, which clears active_hook_id.
 --
@@ -46,20 +47,22 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS hooks_ordering_idx
 
 -- +goose StatementBegin
 -- Makes the next unfinished hook of a key due now (or at its postAt, if
--- that is later), unless it is leased or already due by then. Called when
--- the key's head finishes or is deleted, and by a resume.
+-- that is later), unless it is leased. The row is written even when the
+-- hook is due already: a claim that read the key before this transaction
+-- committed and locks the hook after it tells by the row's new version
+-- that what it read may be stale (ClaimHooks, blocked). Called when the
+-- key's head finishes or is deleted, and by a resume.
 CREATE OR REPLACE FUNCTION sundial_wake_ordering_key(p_project uuid, p_key text) RETURNS void
 LANGUAGE sql AS $$
     UPDATE hooks AS h
-    SET run_at = GREATEST(h.post_at, now())
+    SET run_at = LEAST(h.run_at, GREATEST(h.post_at, now()))
     WHERE h.id = (
             SELECT n.id FROM hooks AS n
             WHERE n.project_id = p_project AND n.ordering_key = p_key AND n.run_at IS NOT NULL
             ORDER BY n.post_at, n.created_at, n.id
             LIMIT 1)
       AND h.lease_expires_at IS NULL
-      AND h.async_deadline IS NULL
-      AND h.run_at > GREATEST(h.post_at, now());
+      AND h.async_deadline IS NULL;
 $$;
 -- +goose StatementEnd
 
@@ -90,10 +93,15 @@ $$;
 -- +goose StatementEnd
 
 DROP TRIGGER IF EXISTS hooks_ordering_key_finished ON hooks;
+-- A hook is unfinished while it has a run_at or waits for its 202's answer
+-- (async_deadline, with no run_at): a head that answered 202 keeps its key
+-- until the answer, or its timeout, settles it.
 CREATE TRIGGER hooks_ordering_key_finished
-AFTER UPDATE OF run_at ON hooks
+AFTER UPDATE OF run_at, async_deadline ON hooks
 FOR EACH ROW
-WHEN (OLD.ordering_key IS NOT NULL AND OLD.run_at IS NOT NULL AND NEW.run_at IS NULL)
+WHEN (OLD.ordering_key IS NOT NULL
+      AND (OLD.run_at IS NOT NULL OR OLD.async_deadline IS NOT NULL)
+      AND NEW.run_at IS NULL AND NEW.async_deadline IS NULL)
 EXECUTE FUNCTION sundial_ordering_key_ended();
 
 DROP TRIGGER IF EXISTS hooks_ordering_key_deleted ON hooks;

@@ -44,6 +44,8 @@ type Client struct {
 	Async *AsyncService
 	// Sequences manages recurring, calendar-scheduled chains of hooks.
 	Sequences *SequenceService
+	// OrderingKeys shows ordering keys and resumes held ones.
+	OrderingKeys *OrderingKeyService
 
 	apiKey    string
 	baseURL   string
@@ -107,6 +109,7 @@ func NewClient(apiKey string, opts ...Option) *Client {
 	c.Channels = &ChannelService{c: c}
 	c.Async = &AsyncService{c: c}
 	c.Sequences = &SequenceService{c: c}
+	c.OrderingKeys = &OrderingKeyService{c: c}
 	return c
 }
 

@@ -281,6 +281,7 @@ func TestPatchSendsOnlyWhatIsSet(t *testing.T) {
 		MaxConcurrency:      SetTo(8),
 		RetentionDays:       Ptr(45),
 		Alerts:              &AlertSettingsPatch{OwnerEmails: []string{}},
+		OrderingOnFailure:   Ptr(OrderingHold),
 	})
 	require.NoError(t, err)
 	require.Nil(t, p.MaxConcurrency, "a null maxConcurrency")
@@ -291,7 +292,7 @@ func TestPatchSendsOnlyWhatIsSet(t *testing.T) {
 		got[k] = string(v)
 	}
 	want := map[string]string{"name": `"Acme"`, "authorizationHeader": "null", "maxConcurrency": "8", "retentionDays": "45",
-		"alerts": `{"ownerEmails":[]}`}
+		"alerts": `{"ownerEmails":[]}`, "orderingOnFailure": `"hold"`}
 	require.Equal(t, want, got, "body %s", s.body(0))
 	require.Equal(t, http.MethodPatch, s.requests()[0].Method)
 }
@@ -353,6 +354,11 @@ func TestEmptyIDsAreRefusedBeforeSending(t *testing.T) {
 		"Channels.Test":      func() error { _, err := s.client.Channels.Test(ctx, ""); return err },
 		"Async.Ack":          func() error { _, err := s.client.Async.Ack(ctx, "", nil); return err },
 		"Async.Nack":         func() error { _, err := s.client.Async.Nack(ctx, "", "x"); return err },
+		"OrderingKeys.Get":   func() error { _, err := s.client.OrderingKeys.Get(ctx, ""); return err },
+		"OrderingKeys.Resume": func() error {
+			_, err := s.client.OrderingKeys.Resume(ctx, "")
+			return err
+		},
 	}
 	for name, call := range calls {
 		require.ErrorIs(t, call(), ErrMissingID, name)

@@ -69,6 +69,8 @@ type Hook struct {
 	Key string `json:"key,omitempty"`
 	// Tags are the hook's tags, in the order given; nil for none.
 	Tags []string `json:"tags,omitempty"`
+	// OrderingKey is the ordering key the hook was scheduled with, if any.
+	OrderingKey string `json:"orderingKey,omitempty"`
 }
 
 // HookSequenceData is set on hooks that a sequence's run created.
@@ -132,6 +134,14 @@ type ScheduleHookRequest struct {
 	// _ . : -, none repeated, which ListHooksParams.Tags and
 	// BulkActionRequest.Tags select by.
 	Tags []string `json:"tags,omitempty"`
+	// OrderingKey puts the hook in line with the project's other hooks of
+	// this key (1 to 255 printable ASCII characters): they are delivered
+	// one at a time, in order of PostAt (CreatedAt breaking ties), each
+	// after the previous has completed or failed for good. When one fails
+	// for good, Project.OrderingOnFailure says whether the key moves on or
+	// holds (OrderingKeyService). Many hooks share one; unlike Key, it
+	// replaces nothing. It cannot be changed later; replays copy it.
+	OrderingKey string `json:"orderingKey,omitempty"`
 	// IdempotencyKey makes repeats of this request safe for 24 hours: a
 	// repeat answers the hook the first one created. When empty, Schedule
 	// makes a fresh key, so that its own retries never create a second

@@ -41,8 +41,11 @@ type Project struct {
 	// FailurePolicy is the action of every failure class (see
 	// Hook.FailureClass): "retry" (the default), "fail" or "pause".
 	FailurePolicy map[string]string `json:"failurePolicy"`
-	CreatedAt     time.Time         `json:"createdAt"`
-	UpdatedAt     time.Time         `json:"updatedAt"`
+	// OrderingOnFailure is what an ordering key does when one of its hooks
+	// fails for good: OrderingContinue (the default) or OrderingHold.
+	OrderingOnFailure string    `json:"orderingOnFailure"`
+	CreatedAt         time.Time `json:"createdAt"`
+	UpdatedAt         time.Time `json:"updatedAt"`
 }
 
 // ProjectRetryPolicy is a project's default retry settings (the API's
@@ -94,6 +97,8 @@ type ProjectPatch struct {
 	// (it fails at once and its endpoint pauses until resumed); the
 	// classes it leaves out keep theirs.
 	FailurePolicy map[string]string `json:"failurePolicy,omitempty"`
+	// OrderingOnFailure is OrderingContinue or OrderingHold.
+	OrderingOnFailure *string `json:"orderingOnFailure,omitempty"`
 }
 
 // ProjectRetryPolicyPatch changes some of the project's retry settings.

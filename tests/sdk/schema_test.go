@@ -69,6 +69,8 @@ var schemaTypes = map[string]any{
 	"SequenceTrigger":         sundial.SequenceTrigger{},
 	"SequencePreviewRequest":  sundial.SchedulePreviewRequest{},
 	"SequencePreview":         sundial.SequencePreview{},
+	"OrderingKey":             sundial.OrderingKey{},
+	"OrderingKeyListResponse": sundial.OrderingKeyPage{},
 	"Error":                   sundial.APIError{},
 	"ErrorDetail":             sundial.ErrorDetail{},
 }
@@ -80,7 +82,7 @@ var envelopes = []string{
 	"BulkActionResponse", "ProjectResponse", "ApiKeyListResponse", "NewApiKeyResponse",
 	"SigningKeyListResponse", "EndpointListResponse", "EndpointResponse", "ChannelResponse",
 	"ChannelListResponse", "ChannelSendListResponse", "ChannelTestResponse", "ListenerTicketResponse",
-	"SequenceResponse", "SequenceTriggerResponse", "SequencePreviewResponse",
+	"SequenceResponse", "SequenceTriggerResponse", "SequencePreviewResponse", "OrderingKeyResponse",
 }
 
 // jsonNames are the JSON member names of a struct type, its embedded

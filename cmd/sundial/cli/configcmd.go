@@ -101,6 +101,10 @@ const starterManifest = `# sundial.toml: project %s as code. Reference: docs/cli
 project = %s
 # Deliveries go to https://<domain><step path>. Left out: left as it is.
 domain = %s
+# What an ordering key does when one of its hooks fails for good: "continue" with
+# its next hook (the default), or "hold" until ` + "`sundial ordering-keys resume`" + `.
+# Left out: left as it is.
+# ordering_on_failure = "hold"
 
 # The project's retry policy. Left out (or a key of it): left as it is.
 # [retry]

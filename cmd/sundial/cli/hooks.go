@@ -38,14 +38,14 @@ func hooksCommand(s *state) *cobra.Command {
 
 // scheduleFlags are the flags of `hooks schedule`.
 type scheduleFlags struct {
-	path, data, postAt, postAtLocal, timezone, postIn, key, idempotencyKey string
-	tags                                                                   []string
+	path, data, postAt, postAtLocal, timezone, postIn, key, orderingKey, idempotencyKey string
+	tags                                                                                []string
 }
 
 // scheduleFields names the flag of each field the API may refuse.
 var scheduleFields = map[string]string{
 	"path": "--path", "data": "--data", "postAt": "--post-at", "postAtLocal": "--post-at-local",
-	"timezone": "--timezone", "postIn": "--post-in", "key": "--key", "tags": "--tag",
+	"timezone": "--timezone", "postIn": "--post-in", "key": "--key", "tags": "--tag", "orderingKey": "--ordering-key",
 }
 
 func scheduleCommand(s *state) *cobra.Command {
@@ -56,7 +56,8 @@ func scheduleCommand(s *state) *cobra.Command {
 		Example: "  sundial hooks schedule --path /webhooks/invoice --data '{\"invoice\": 1042}' --post-in 1h30m\n" +
 			"  sundial hooks schedule --path /reminders --post-at-local 2030-12-01T09:00:00 --timezone Europe/Paris\n" +
 			"  sundial hooks schedule --path /x --post-at 2030-12-01T08:00:00Z\n" +
-			"  sundial hooks schedule --path /reminders --post-in 1d --key reminder:user-42",
+			"  sundial hooks schedule --path /reminders --post-in 1d --key reminder:user-42\n" +
+			"  sundial hooks schedule --path /accounts/events --post-in 10s --ordering-key account:42",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := f.request()
@@ -85,6 +86,7 @@ func scheduleCommand(s *state) *cobra.Command {
 	fl.StringVar(&f.postIn, "post-in", "", "when, as a delay from now (90s, 1h30m, 2d)")
 	fl.StringVar(&f.key, "key", "", "names the hook in the project: replaces the pending hook of this key, unless it was claimed for delivery")
 	fl.StringArrayVar(&f.tags, "tag", nil, "a tag of the hook (repeat for more, up to 10)")
+	fl.StringVar(&f.orderingKey, "ordering-key", "", "delivers the hook one at a time with the project's other hooks of this key, in postAt order")
 	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "makes repeats of this command schedule one hook")
 	return cmd
 }
@@ -92,7 +94,8 @@ func scheduleCommand(s *state) *cobra.Command {
 // request checks the flags and builds the request, naming the flag at
 // fault.
 func (f scheduleFlags) request() (sundial.ScheduleHookRequest, error) {
-	req := sundial.ScheduleHookRequest{Path: f.path, PostIn: f.postIn, Key: f.key, Tags: f.tags, IdempotencyKey: f.idempotencyKey}
+	req := sundial.ScheduleHookRequest{Path: f.path, PostIn: f.postIn, Key: f.key, Tags: f.tags, OrderingKey: f.orderingKey,
+		IdempotencyKey: f.idempotencyKey}
 	if f.path == "" {
 		return req, usagef("--path is required")
 	}
@@ -325,6 +328,7 @@ func printHook(w io.Writer, h sundial.Hook) {
 	row("ID", h.ID)
 	row("Key", h.Key)
 	row("Tags", strings.Join(h.Tags, ", "))
+	row("Ordering key", h.OrderingKey)
 	row("Status", string(h.Status))
 	row("URL", "https://"+h.Domain+h.Path)
 	row("Post at", h.PostAt.Format(time.RFC3339))

@@ -21,7 +21,7 @@ func TestGetShowsTheAttempts(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"data": {"id": "` + id + `", "status": "retry", "domain": "shop.example", "path": "/paid",
 			"postAt": "2030-01-02T09:00:00Z", "attempts": 2, "createdAt": "2030-01-01T09:00:00Z", "data": {},
-			"failureError": "timeout after 10s", "failureClass": "timeout"}}`))
+			"failureError": "timeout after 10s", "failureClass": "timeout", "orderingKey": "account:42"}}`))
 	})
 	mux.HandleFunc("GET /v1/hooks/"+id+"/attempts", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -41,6 +41,7 @@ func TestGetShowsTheAttempts(t *testing.T) {
 	require.Equal(t, ExitOK, res.code, res.stderr)
 	require.Contains(t, res.stdout, "https://shop.example/paid")
 	require.Regexp(t, `Failure class:\s+timeout\n`, res.stdout)
+	require.Regexp(t, `Ordering key:\s+account:42\n`, res.stdout)
 	require.Regexp(t, `ATTEMPT\s+STARTED\s+DURATION\s+OUTCOME\s+STATUS\s+CLASS\s+ERROR`, res.stdout)
 	require.Regexp(t, `1\s+2030-01-02T09:00:00Z\s+10s\s+failure\s+timeout\s+timeout after 10s`, res.stdout)
 	require.Regexp(t, `2\s+2030-01-02T09:00:40Z\s+12ms\s+async \(waiting\)\s+202`, res.stdout)

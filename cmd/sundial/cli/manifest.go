@@ -24,6 +24,9 @@ type manifest struct {
 	Project string         `toml:"project"`
 	Domain  *string        `toml:"domain"`
 	Retry   *manifestRetry `toml:"retry"`
+	// OrderingOnFailure is what an ordering key does when one of its hooks
+	// fails for good: "continue" or "hold".
+	OrderingOnFailure *string `toml:"ordering_on_failure"`
 	// FailurePolicy maps failure classes to their actions; a class left
 	// out keeps its live action.
 	FailurePolicy map[string]string  `toml:"failure_policy"`
@@ -95,7 +98,7 @@ const anyKey = "*"
 var (
 	freeForm       = shape{anyKey: nil}
 	retryShape     = shape{"min_retries": nil, "delay_secs": nil, "strategy": nil, "backoff_factor": nil, "max_delay_secs": nil, "jitter": nil}
-	manifestShape  = shape{"project": nil, "domain": nil, "retry": retryShape, "failure_policy": {anyKey: nil}, "sequences": sequenceShape}
+	manifestShape  = shape{"project": nil, "domain": nil, "ordering_on_failure": nil, "retry": retryShape, "failure_policy": {anyKey: nil}, "sequences": sequenceShape}
 	sequenceShape  = shape{"name": nil, "start_at": nil, "end_at": nil, "catch_up": nil, "overlap": nil, "schedule": scheduleShape, "steps": {anyKey: stepShape}}
 	scheduleShape  = shape{"every": nil, "frequency": nil, "timezone": nil, "time": {"hour": nil, "minute": nil}, "days_of_week": nil, "days_of_month": nil}
 	stepShape      = shape{"path": nil, "data": freeForm, "depends_on": nil, "retry_override": retryShape}
@@ -215,6 +218,7 @@ var (
 	frequencies = []string{sundial.FrequencyHourly, sundial.FrequencyDaily, sundial.FrequencyWeekly, sundial.FrequencyMonthly}
 	catchUps    = []string{sundial.CatchUpLatest, sundial.CatchUpAll, sundial.CatchUpNone}
 	overlaps    = []string{sundial.OverlapAllow, sundial.OverlapSkip}
+	orderings   = []string{sundial.OrderingContinue, sundial.OrderingHold}
 )
 
 // instant is start_at or end_at: a TOML date-time, which must have an
@@ -243,6 +247,9 @@ func (m manifest) check() []string {
 	add := func(key, format string, args ...any) { p = append(p, key+": "+fmt.Sprintf(format, args...)) }
 	if m.Project == "" {
 		add("project", "is required: the id of the project the file describes")
+	}
+	if o := m.OrderingOnFailure; o != nil && !slices.Contains(orderings, *o) {
+		add("ordering_on_failure", "%q is not one of %s", *o, strings.Join(orderings, ", "))
 	}
 	names := map[string]int{}
 	for i, s := range m.Sequences {

@@ -325,3 +325,39 @@ func TestManifestFailurePolicy(t *testing.T) {
 	require.NoError(t, err, text)
 	require.Empty(t, buildPlan(pulled, live, nil).Changes)
 }
+
+// TestManifestOrderingOnFailure: ordering_on_failure sets the project's
+// orderingOnFailure; left out it is left as it is, pull writes it when it
+// is not the default, and a word other than continue or hold is refused
+// offline, naming the key.
+func TestManifestOrderingOnFailure(t *testing.T) {
+	t.Parallel()
+	m, err := parseManifest(`project = "p"
+ordering_on_failure = "hold"
+`)
+	require.NoError(t, err)
+	live := sundial.Project{ID: "p", OrderingOnFailure: sundial.OrderingContinue}
+	p := buildPlan(m, live, nil)
+	require.Len(t, p.Changes, 1)
+	require.Equal(t, []fieldChange{{Field: "ordering_on_failure", Live: `"continue"`, File: `"hold"`}}, p.Changes[0].Fields)
+	require.Equal(t, sundial.OrderingHold, *p.Changes[0].patch.OrderingOnFailure)
+	require.Nil(t, p.Changes[0].patch.RetryPolicy, "nothing else changes")
+
+	left, err := parseManifest(`project = "p"`)
+	require.NoError(t, err)
+	require.Empty(t, buildPlan(left, live, nil).Changes, "left out: left as it is")
+	require.NotContains(t, string(liveManifest(live, nil).encode("")), "ordering_on_failure", "the default is not written")
+
+	live.OrderingOnFailure = sundial.OrderingHold
+	require.Empty(t, buildPlan(m, live, nil).Changes)
+	text := string(liveManifest(live, nil).encode(""))
+	require.Contains(t, text, "\nordering_on_failure = \"hold\"\n")
+	pulled, err := parseManifest(text)
+	require.NoError(t, err, text)
+	require.Empty(t, buildPlan(pulled, live, nil).Changes)
+
+	_, err = parseManifest(`project = "p"
+ordering_on_failure = "pause"
+`)
+	require.ErrorContains(t, err, `ordering_on_failure: "pause" is not one of continue, hold`)
+}

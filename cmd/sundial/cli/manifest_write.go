@@ -18,13 +18,17 @@ import (
 // liveManifest is the live state as a file: what `config pull` writes. It
 // has no secret: the project's authorization header and keys are not in
 // the API's answers, and nothing else of the project is written. Of the
-// failure policy, the classes that are not retried (the default).
+// failure policy, the classes that are not retried (the default); the
+// ordering on failure when it is not "continue" (the default).
 func liveManifest(p sundial.Project, seqs []sundial.Sequence) manifest {
 	r := p.RetryPolicy
 	m := manifest{
 		Project: p.ID, Domain: &p.Domain,
 		Retry: &manifestRetry{MinRetries: &r.MinRetries, DelaySecs: &r.DelaySecs, Strategy: &r.Strategy,
 			BackoffFactor: &r.BackoffFactor, MaxDelaySecs: &r.MaxDelaySecs, Jitter: &r.Jitter},
+	}
+	if p.OrderingOnFailure != "" && p.OrderingOnFailure != sundial.OrderingContinue {
+		m.OrderingOnFailure = &p.OrderingOnFailure
 	}
 	for class, action := range p.FailurePolicy {
 		if action != "retry" {
@@ -122,6 +126,9 @@ func (m manifest) encode(header string) []byte {
 	kv("project", m.Project)
 	if m.Domain != nil {
 		kv("domain", *m.Domain)
+	}
+	if m.OrderingOnFailure != nil {
+		kv(orderingOnFailureKey, *m.OrderingOnFailure)
 	}
 	if r := m.Retry; r != nil {
 		b.WriteString("\n[retry]\n")

@@ -97,8 +97,8 @@ func buildPlan(m manifest, project sundial.Project, live []sundial.Sequence) pla
 	return p
 }
 
-// projectChange is the change of the project's domain, retry policy and
-// failure policy, the fields the file sets only.
+// projectChange is the change of the project's domain, retry policy,
+// failure policy and ordering on failure, the fields the file sets only.
 func projectChange(m manifest, project sundial.Project) (change, bool) {
 	live, file := map[string]string{}, map[string]string{}
 	set := func(k string, lv any, fv any) {
@@ -106,6 +106,9 @@ func projectChange(m manifest, project sundial.Project) (change, bool) {
 	}
 	if m.Domain != nil {
 		set("domain", project.Domain, *m.Domain)
+	}
+	if m.OrderingOnFailure != nil {
+		set(orderingOnFailureKey, project.OrderingOnFailure, *m.OrderingOnFailure)
 	}
 	if r := m.Retry; r != nil {
 		lr := project.RetryPolicy
@@ -128,6 +131,8 @@ func projectChange(m manifest, project sundial.Project) (change, bool) {
 		switch {
 		case f.Field == "domain":
 			c.patch.Domain = m.Domain
+		case f.Field == orderingOnFailureKey:
+			c.patch.OrderingOnFailure = m.OrderingOnFailure
 		case strings.HasPrefix(f.Field, failurePolicyKey):
 			c.patch.FailurePolicy = m.FailurePolicy
 		default:
@@ -139,6 +144,9 @@ func projectChange(m manifest, project sundial.Project) (change, bool) {
 
 // failurePolicyKey is the prefix of a failure class's key in the file.
 const failurePolicyKey = "failure_policy."
+
+// orderingOnFailureKey is the file's key of the project's orderingOnFailure.
+const orderingOnFailureKey = "ordering_on_failure"
 
 func setOpt[T any](set func(string, any, any), k string, live T, file *T) {
 	if file != nil {

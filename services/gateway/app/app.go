@@ -38,6 +38,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/idempotency"
 	"github.com/sundial-run/sundial/services/gateway/internal/keycache"
 	"github.com/sundial-run/sundial/services/gateway/internal/listen"
+	"github.com/sundial-run/sundial/services/gateway/internal/orderingkey"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
 	"github.com/sundial-run/sundial/services/gateway/internal/quota"
 	"github.com/sundial-run/sundial/services/gateway/internal/ratelimit"
@@ -176,6 +177,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	channels := channel.NewService(pool, bus.NewPublisher(js), keys)
 	// Deleting a sequence cancels its hooks as bulk cancel does.
 	sequences := sequence.NewService(pool, bulkActions)
+	orderingKeys := orderingkey.NewService(pool)
 	handler := api.New(api.Deps{
 		Config: api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies,
 			BodyBytesInFlight: int64(cfg.BodyBytesInFlight)},
@@ -188,16 +190,17 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		Limits:       api.LimitsDeps{Reader: quota.NewReader(queries), Rate: ratelimit.New(ratelimit.Options{})},
 		// Replays claim quota threshold alerts, published like those of
 		// single creates.
-		Bulk:      api.BulkDeps{Bulk: bulkActions},
-		Sequences: api.SequenceDeps{Sequences: sequences},
-		Project:   api.ProjectDeps{Settings: settings},
-		KeyMgmt:   api.KeyDeps{APIKeys: apiKeys, SigningKeys: signingKeys},
-		List:      api.ListDeps{Hooks: hooklist.NewLister(pool)},
-		Endpoints: api.EndpointDeps{Endpoints: endpoint.NewService(pool)},
-		Async:     api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
-		Channels:  api.ChannelDeps{Channels: channels},
-		Listener:  api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
-		Metering:  tel.Meter,
+		Bulk:         api.BulkDeps{Bulk: bulkActions},
+		Sequences:    api.SequenceDeps{Sequences: sequences},
+		OrderingKeys: api.OrderingKeyDeps{OrderingKeys: orderingKeys},
+		Project:      api.ProjectDeps{Settings: settings},
+		KeyMgmt:      api.KeyDeps{APIKeys: apiKeys, SigningKeys: signingKeys},
+		List:         api.ListDeps{Hooks: hooklist.NewLister(pool)},
+		Endpoints:    api.EndpointDeps{Endpoints: endpoint.NewService(pool)},
+		Async:        api.AsyncDeps{Answers: asyncanswer.NewService(pool, keys)},
+		Channels:     api.ChannelDeps{Channels: channels},
+		Listener:     api.ListenerDeps{Tickets: tickets, Socket: hub.Handler(tickets)},
+		Metering:     tel.Meter,
 	})
 	accounts := account.NewService(queries, cfg.Dashboard)
 	dash := dashboard.New(dashboard.Deps{
@@ -209,7 +212,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		// Hooks are created through the API's service: its quota alerts,
 		// its batching.
 		Figures: queries, Hooks: hooklist.NewLister(pool), Hook: hook.NewService(pool), Creator: hooks,
-		Attempts: attempt.NewLister(pool), Bulk: bulkActions,
+		Attempts: attempt.NewLister(pool), Bulk: bulkActions, OrderingKeys: orderingKeys,
 		Admin: dashboard.AdminDeps{
 			APIKeys: apiKeys, SigningKeys: signingKeys, KeyCache: keyCache, Project: settings, Presence: queries,
 			Channels: channels, Sequences: sequences,

@@ -45,6 +45,10 @@ func TestIsolationWalk(t *testing.T) {
 	require.Len(t, aKeys, 1)
 	aSigning := a.signingKeys()
 	require.Len(t, aSigning, 1)
+	// A held ordering key.
+	a.holdProject()
+	aHeld := a.keyedHook("line", day.Add(time.Hour))
+	a.failForGood(aHeld.ID)
 	aProject := a.do(http.MethodGet, "/v1/project", nil).project(t)
 	aChannel := a.createChannel(emailBody)
 	a.pauseEndpoint(a.creds.ProjectID, "hooks.example.com")
@@ -97,6 +101,17 @@ func TestIsolationWalk(t *testing.T) {
 	created := a.post(`{"path":"/mine","postIn":"1h","data":{},"key":"shared"}`, as).hook(t)
 	require.NotEqual(t, aKeyed.ID, created.ID)
 	require.Equal(t, "pending", a.status(aKeyed.ID), "the first project's keyed hook is not replaced")
+	walk("listHeldOrderingKeys", func() {
+		res := a.do(http.MethodGet, "/v1/ordering-keys?held=true", nil, as)
+		require.Equal(t, http.StatusOK, res.status, string(res.body))
+		require.Empty(t, decodeStrict[orderingKeyPageJSON](t, res.body).Data)
+	})
+	walk("getOrderingKey", func() {
+		a.do(http.MethodGet, orderingKeyPath("line"), nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("resumeOrderingKey", func() {
+		a.do(http.MethodPost, orderingKeyPath("line")+"/resume", nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
 	walk("listHookAttempts", func() {
 		for _, id := range ids {
 			a.do(http.MethodGet, "/v1/hooks/"+id+"/attempts", nil, as).requireError(t, http.StatusNotFound, "not_found")
@@ -266,6 +281,8 @@ func TestIsolationWalk(t *testing.T) {
 	require.Equal(t, aEndpoints, a.endpoints(), "no resume was requested")
 	require.Equal(t, aSequence, a.do(http.MethodGet, "/v1/sequences/"+aSequence.ID, nil).sequence(t))
 	require.Equal(t, "pending", a.status(aSequenceHook), "the sequence's hooks were not cancelled")
+	require.Equal(t, orderingKeyJSON{Key: "line", HeadHookID: &aHeld.ID, Held: true}, a.getOrderingKey("line").orderingKey(t),
+		"the held key was not resumed")
 	triggers, err := a.tq.ListSequenceTriggersForTest(a.ctx, uuid.MustParse(aSequence.ID))
 	require.NoError(t, err)
 	require.Empty(t, triggers, "no run was asked for")

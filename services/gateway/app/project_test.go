@@ -38,11 +38,12 @@ type projectJSON struct {
 		FollowUpMaxSecs int      `json:"followUpMaxSecs"`
 		OwnerEmails     []string `json:"ownerEmails"`
 	} `json:"alerts"`
-	SignatureScheme string            `json:"signatureScheme"`
-	RetentionDays   int               `json:"retentionDays"`
-	FailurePolicy   map[string]string `json:"failurePolicy"`
-	CreatedAt       string            `json:"createdAt"`
-	UpdatedAt       string            `json:"updatedAt"`
+	SignatureScheme   string            `json:"signatureScheme"`
+	RetentionDays     int               `json:"retentionDays"`
+	FailurePolicy     map[string]string `json:"failurePolicy"`
+	OrderingOnFailure string            `json:"orderingOnFailure"`
+	CreatedAt         string            `json:"createdAt"`
+	UpdatedAt         string            `json:"updatedAt"`
 }
 
 func (r response) project(t *testing.T) projectJSON {
@@ -93,6 +94,7 @@ func TestGetProject(t *testing.T) {
 	require.False(t, p.AuthorizationHeaderSet)
 	require.EqualValues(t, 100000, p.Quota.Limit)
 	require.EqualValues(t, 200, p.Quota.HardCapPercent)
+	require.Equal(t, "continue", p.OrderingOnFailure, "a key moves on past a failed hook by default")
 	require.True(t, strings.HasSuffix(p.CreatedAt, "Z"), p.CreatedAt)
 }
 
@@ -161,6 +163,9 @@ func TestPatchProjectRefusesBadInput(t *testing.T) {
 			400, "invalid_request", []string{"failurePolicy.listener", "failurePolicy.lost"}},
 		{"failure policy: an empty action", `{"failurePolicy":{"5xx":""}}`, 400, "invalid_request", []string{"failurePolicy.5xx"}},
 		{"failure policy: not an object", `{"failurePolicy":["410"]}`, 400, "invalid_request", []string{"failurePolicy"}},
+		{"ordering on failure: unknown", `{"orderingOnFailure":"pause"}`, 400, "invalid_request", []string{"orderingOnFailure"}},
+		{"ordering on failure: another case", `{"orderingOnFailure":"Hold"}`, 400, "invalid_request", []string{"orderingOnFailure"}},
+		{"ordering on failure: null", `{"orderingOnFailure":null}`, 400, "invalid_request", []string{"orderingOnFailure"}},
 	}
 	before := b.do(http.MethodGet, "/v1/project", nil).project(t)
 	t.Run("each", func(t *testing.T) {

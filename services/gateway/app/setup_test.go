@@ -161,6 +161,7 @@ type hookJSON struct {
 	RetryOverride       json.RawMessage `json:"retryOverride"`
 	Key                 string          `json:"key"`
 	Tags                []string        `json:"tags"`
+	OrderingKey         string          `json:"orderingKey"`
 }
 
 // header sets (or with an empty value removes) a request header.

@@ -522,6 +522,24 @@ func (e HookStatus) Valid() bool {
 	}
 }
 
+// Defines values for OrderingOnFailure.
+const (
+	OrderingOnFailureContinue OrderingOnFailure = "continue"
+	OrderingOnFailureHold     OrderingOnFailure = "hold"
+)
+
+// Valid indicates whether the value is a known member of the OrderingOnFailure enum.
+func (e OrderingOnFailure) Valid() bool {
+	switch e {
+	case OrderingOnFailureContinue:
+		return true
+	case OrderingOnFailureHold:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RetryOverrideStrategy.
 const (
 	RetryOverrideStrategyExponential RetryOverrideStrategy = "exponential"
@@ -1041,7 +1059,8 @@ type BulkActionRequest struct {
 	// retry moves, or for the copies a replay creates, the same for every selected hook. Give
 	// any of `data`, `path` and `postAt`, at least one; each is checked as when scheduling a
 	// hook, and a 400 names `edit.data`, `edit.path` or `edit.postAt` (data too large is a 413
-	// naming `edit.data`). The domain, `retryOverride`, key and tags stay the hook's.
+	// naming `edit.data`). The domain, `retryOverride`, key, tags and `orderingKey` stay the
+	// hook's (an `orderingKey` here is a 400 like any unknown field).
 	Edit *BulkEdit `json:"edit,omitempty"`
 
 	// EndTime End of the range of `postAt` (exclusive); after `startTime`.
@@ -1092,7 +1111,8 @@ type BulkActionResponse struct {
 // retry moves, or for the copies a replay creates, the same for every selected hook. Give
 // any of `data`, `path` and `postAt`, at least one; each is checked as when scheduling a
 // hook, and a 400 names `edit.data`, `edit.path` or `edit.postAt` (data too large is a 413
-// naming `edit.data`). The domain, `retryOverride`, key and tags stay the hook's.
+// naming `edit.data`). The domain, `retryOverride`, key, tags and `orderingKey` stay the
+// hook's (an `orderingKey` here is a 400 like any unknown field).
 type BulkEdit struct {
 	// Data Any JSON object, bounded as a scheduled hook's `data`.
 	Data *map[string]interface{} `json:"data,omitempty"`
@@ -1472,6 +1492,10 @@ type Hook struct {
 	// Key The hook's key, when it was scheduled with one.
 	Key *string `json:"key,omitempty"`
 
+	// OrderingKey The hook's ordering key, when it was scheduled with one: it is delivered one at a time
+	// with the project's other hooks of that key (see Ordering keys).
+	OrderingKey *string `json:"orderingKey,omitempty"`
+
 	// Path The path (and query string) appended to `domain`.
 	Path string `json:"path"`
 
@@ -1648,7 +1672,7 @@ type ListMeta struct {
 	// NextCursor The `cursor` of the next page; absent on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
 
-	// TotalItems Items (hooks, sequences, runs) matching the filters, on all pages; exact up to 100,000.
+	// TotalItems Items (hooks, sequences, runs, held keys) matching the filters, on all pages; exact up to 100,000.
 	TotalItems int64 `json:"totalItems"`
 
 	// TotalItemsCapped True when more than 100,000 items match and `totalItems` stopped at 100,000.
@@ -1692,6 +1716,50 @@ type NewApiKeyResponse struct {
 	Data NewApiKey `json:"data"`
 }
 
+// OrderingKey defines model for OrderingKey.
+type OrderingKey struct {
+	// HeadHookId The hook the key is on: being delivered, waiting for a retry or for the answer to its
+	// 202, or, when the key is held, the failed hook it waits behind. `null` when the key is
+	// free: its next hook is delivered when due.
+	HeadHookId *openapi_types.UUID `json:"headHookId"`
+
+	// Held The key's hook failed for good while the project's `orderingOnFailure` is `hold`: the
+	// key's other hooks wait until it is resumed (`POST /ordering-keys/{key}/resume`), or
+	// until that hook is deleted or retried.
+	Held bool `json:"held"`
+
+	// Key The ordering key.
+	//
+	// Examples: account:42
+	Key string `json:"key"`
+
+	// Unfinished The key's hooks that are `pending` or `retry`, a hook being delivered or waiting for the
+	// answer to its 202 included (a held key's failed hook is not).
+	Unfinished int64 `json:"unfinished"`
+}
+
+// OrderingKeyListResponse defines model for OrderingKeyListResponse.
+type OrderingKeyListResponse struct {
+	// Data The held keys of the page, in key order.
+	Data []OrderingKey `json:"data"`
+	Meta ListMeta      `json:"meta"`
+}
+
+// OrderingKeyResponse defines model for OrderingKeyResponse.
+type OrderingKeyResponse struct {
+	Data OrderingKey `json:"data"`
+}
+
+// OrderingOnFailure What an ordering key does when its hook fails for good (see Ordering keys): `continue`
+// (the default) moves on to the key's next hook; `hold` keeps the key waiting, held, until
+// `POST /ordering-keys/{key}/resume`, or until the failed hook is deleted or retried. Any
+// other value is a 400 naming `orderingOnFailure`. Keys held when the project changes to
+// `continue` move on too, without a resume, though not at once: a resume wakes the key's
+// next hook at once.
+//
+// Examples: hold
+type OrderingOnFailure string
+
 // Project defines model for Project.
 type Project struct {
 	// Alerts How the project's alerts are grouped and who gets the usage e-mails. Failures within
@@ -1730,6 +1798,17 @@ type Project struct {
 	// errors, 5xx and 429); a hook over the limit waits without spending an attempt.
 	MaxConcurrency *int   `json:"maxConcurrency,omitempty"`
 	Name           string `json:"name"`
+
+	// OrderingOnFailure What an ordering key does when its hook fails for good (see Ordering keys): `continue`
+	// (the default) moves on to the key's next hook; `hold` keeps the key waiting, held, until
+	// `POST /ordering-keys/{key}/resume`, or until the failed hook is deleted or retried. Any
+	// other value is a 400 naming `orderingOnFailure`. Keys held when the project changes to
+	// `continue` move on too, without a resume, though not at once: a resume wakes the key's
+	// next hook at once.
+	//
+	//
+	// Examples: hold
+	OrderingOnFailure OrderingOnFailure `json:"orderingOnFailure"`
 
 	// Quota The plan's hooks per billing period, the hard cap and the bound of `retentionDays`; set by the operator.
 	Quota ProjectQuota `json:"quota"`
@@ -1801,6 +1880,17 @@ type ProjectPatch struct {
 	// Examples: 8
 	MaxConcurrency *int    `json:"maxConcurrency,omitempty"`
 	Name           *string `json:"name,omitempty"`
+
+	// OrderingOnFailure What an ordering key does when its hook fails for good (see Ordering keys): `continue`
+	// (the default) moves on to the key's next hook; `hold` keeps the key waiting, held, until
+	// `POST /ordering-keys/{key}/resume`, or until the failed hook is deleted or retried. Any
+	// other value is a 400 naming `orderingOnFailure`. Keys held when the project changes to
+	// `continue` move on too, without a resume, though not at once: a resume wakes the key's
+	// next hook at once.
+	//
+	//
+	// Examples: hold
+	OrderingOnFailure *OrderingOnFailure `json:"orderingOnFailure,omitempty"`
 
 	// RetentionDays How many days completed and failed hooks are kept after they finished (default 30);
 	// then the scheduler deletes them with their attempts, in small batches. Pending and
@@ -1941,6 +2031,17 @@ type ScheduleHookRequest struct {
 	//
 	// Examples: reminder:user-42
 	Key *string `json:"key,omitempty"`
+
+	// OrderingKey Puts the hook in line with the project's other hooks of this key: they are delivered
+	// one at a time, in order of `postAt` (`createdAt` breaking ties), each after the
+	// previous has completed or failed for good (see Ordering keys). 1 to 255 printable
+	// ASCII characters, the rules of `key`; a bad one is a 400 naming `orderingKey`. In a
+	// batch, any number of hooks may share one. It cannot be changed later: bulk edits
+	// keep it, and replays copy it.
+	//
+	//
+	// Examples: account:42
+	OrderingKey *string `json:"orderingKey,omitempty"`
 
 	// Path Where to deliver, appended to the project's domain: starts with `/`, at most 2048
 	// bytes, a query string allowed; no scheme or host, no `..` segment, no fragment, no
@@ -2317,6 +2418,9 @@ type AsyncToken = string
 // ChannelID defines model for ChannelID.
 type ChannelID = string
 
+// HeldOrderingKeys defines model for HeldOrderingKeys.
+type HeldOrderingKeys = bool
+
 // HookID defines model for HookID.
 type HookID = string
 
@@ -2325,6 +2429,15 @@ type HookKey = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// OrderingKeyListCursor defines model for OrderingKeyListCursor.
+type OrderingKeyListCursor = string
+
+// OrderingKeyListLimit defines model for OrderingKeyListLimit.
+type OrderingKeyListLimit = int
+
+// OrderingKeyName defines model for OrderingKeyName.
+type OrderingKeyName = string
 
 // SequenceID defines model for SequenceID.
 type SequenceID = string
@@ -2385,6 +2498,12 @@ type InternalError = Error
 
 // NotFound defines model for NotFound.
 type NotFound = Error
+
+// OrderingKeyFound defines model for OrderingKeyFound.
+type OrderingKeyFound = OrderingKeyResponse
+
+// OrderingKeyPage defines model for OrderingKeyPage.
+type OrderingKeyPage = OrderingKeyListResponse
 
 // PayloadTooLarge defines model for PayloadTooLarge.
 type PayloadTooLarge = Error
@@ -2514,6 +2633,19 @@ type DeleteHookByKeyParams struct {
 type GetHookByKeyParams struct {
 	// Key The hook's key, 1 to 255 printable ASCII characters (URL-encoded in the query).
 	Key HookKey `form:"key" json:"key"`
+}
+
+// ListHeldOrderingKeysParams defines parameters for ListHeldOrderingKeys.
+type ListHeldOrderingKeysParams struct {
+	// Held Must be `true`: the listing is of the project's held keys.
+	Held HeldOrderingKeys `form:"held" json:"held"`
+
+	// Limit Page size.
+	Limit *OrderingKeyListLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `meta.nextCursor` of the previous page (`limit` may change). An empty value is the
+	// same as none: the first page.
+	Cursor *OrderingKeyListCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListSequencesParams defines parameters for ListSequences.
@@ -2726,6 +2858,13 @@ func (t ScheduleHookRequest) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.OrderingKey != nil {
+		object["orderingKey"], err = json.Marshal(t.OrderingKey)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'orderingKey': %w", err)
+		}
+	}
+
 	object["path"], err = json.Marshal(t.Path)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'path': %w", err)
@@ -2798,6 +2937,13 @@ func (t *ScheduleHookRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Key)
 		if err != nil {
 			return fmt.Errorf("error reading 'key': %w", err)
+		}
+	}
+
+	if raw, found := object["orderingKey"]; found {
+		err = json.Unmarshal(raw, &t.OrderingKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'orderingKey': %w", err)
 		}
 	}
 
@@ -3234,6 +3380,12 @@ type ClientInterface interface {
 	// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
 	// first request created and replaces nothing.
 	//
+	// **Ordering key.** Hooks with the same `orderingKey` are delivered one at a time, in
+	// order of `postAt` (`createdAt` breaking ties): each waits until the previous has
+	// completed or failed for good, even when it is due. What a key does when one of its hooks
+	// fails for good is the project's `orderingOnFailure` (see Ordering keys). An ordering key
+	// is not a `key`: many hooks share one, and it replaces nothing.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -3274,6 +3426,12 @@ type ClientInterface interface {
 	// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
 	// first request created and replaces nothing.
 	//
+	// **Ordering key.** Hooks with the same `orderingKey` are delivered one at a time, in
+	// order of `postAt` (`createdAt` breaking ties): each waits until the previous has
+	// completed or failed for good, even when it is due. What a key does when one of its hooks
+	// fails for good is the project's `orderingOnFailure` (see Ordering keys). An ordering key
+	// is not a `key`: many hooks share one, and it replaces nothing.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -3301,6 +3459,9 @@ type ClientInterface interface {
 	// (or a key first used by `POST /v1/hooks`), or after one of its hooks was deleted, is a
 	// 409 `conflict`.
 	//
+	// **Ordering keys.** Any number of a batch's hooks may share an `orderingKey`; those with
+	// the same `postAt` are delivered in the batch's order.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /hooks/batch (the `CreateHooks` operationId).
@@ -3327,6 +3488,9 @@ type ClientInterface interface {
 	// (same ids, same order) and creates and counts nothing; the same key with another batch
 	// (or a key first used by `POST /v1/hooks`), or after one of its hooks was deleted, is a
 	// 409 `conflict`.
+	//
+	// **Ordering keys.** Any number of a batch's hooks may share an `orderingKey`; those with
+	// the same `postAt` are delivered in the batch's order.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3364,12 +3528,13 @@ type ClientInterface interface {
 	// BulkReplayWithBody Replay completed hooks
 	//
 	// Creates, for each selected **completed** hook, a new hook with a new id, the same path,
-	// domain (the original's, even if the project's domain has changed since), data and
-	// `retryOverride`, due now; it belongs to no sequence run. The original is left as it
-	// is. Each new hook counts against the quota like any created hook, and the whole replay
-	// is refused with 429 `quota_exhausted` when the copies would pass the hard cap: nothing
-	// is created, and a smaller `limit` may fit. Selected hooks in any other status are
-	// skipped. `affected` counts the hooks created.
+	// domain (the original's, even if the project's domain has changed since), data,
+	// `retryOverride`, tags and `orderingKey` (the copy is delivered in its key's order, after
+	// the key's earlier hooks), due now; it belongs to no sequence run and has no `key`. The
+	// original is left as it is. Each new hook counts against the quota like any created hook,
+	// and the whole replay is refused with 429 `quota_exhausted` when the copies would pass
+	// the hard cap: nothing is created, and a smaller `limit` may fit. Selected hooks in any
+	// other status are skipped. `affected` counts the hooks created.
 	//
 	// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
 	// original's (due at the new `postAt`, at once if it is past); the original and its
@@ -3386,12 +3551,13 @@ type ClientInterface interface {
 	// BulkReplay Replay completed hooks
 	//
 	// Creates, for each selected **completed** hook, a new hook with a new id, the same path,
-	// domain (the original's, even if the project's domain has changed since), data and
-	// `retryOverride`, due now; it belongs to no sequence run. The original is left as it
-	// is. Each new hook counts against the quota like any created hook, and the whole replay
-	// is refused with 429 `quota_exhausted` when the copies would pass the hard cap: nothing
-	// is created, and a smaller `limit` may fit. Selected hooks in any other status are
-	// skipped. `affected` counts the hooks created.
+	// domain (the original's, even if the project's domain has changed since), data,
+	// `retryOverride`, tags and `orderingKey` (the copy is delivered in its key's order, after
+	// the key's earlier hooks), due now; it belongs to no sequence run and has no `key`. The
+	// original is left as it is. Each new hook counts against the quota like any created hook,
+	// and the whole replay is refused with 429 `quota_exhausted` when the copies would pass
+	// the hard cap: nothing is created, and a smaller `limit` may fit. Selected hooks in any
+	// other status are skipped. `affected` counts the hooks created.
 	//
 	// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
 	// original's (due at the new `postAt`, at once if it is past); the original and its
@@ -3515,6 +3681,43 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /hooks/{id}/attempts (the `ListHookAttempts` operationId).
 	ListHookAttempts(ctx context.Context, id HookID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListHeldOrderingKeys List held ordering keys
+	//
+	// Lists the project's held ordering keys (`held=true`, which is required: the project's
+	// other keys are not listed), in key order, one page at a time. A key is held when its
+	// hook failed for good while the project's `orderingOnFailure` is `hold`; it waits for
+	// `POST /ordering-keys/{key}/resume`. Paging works as for `GET /hooks`: when more match,
+	// `meta.nextCursor` is set; send it back as `cursor` for the next page. Cursors are
+	// opaque, keyset-based (stable while keys are held and resumed) and valid only for the
+	// listing that made them. A query parameter this operation does not define is refused
+	// with a 400.
+	//
+	// Corresponds with GET /ordering-keys (the `ListHeldOrderingKeys` operationId).
+	ListHeldOrderingKeys(ctx context.Context, params *ListHeldOrderingKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrderingKey Get an ordering key
+	//
+	// The key's state: the hook it is on (`headHookId`: being delivered, waiting for a retry
+	// or an async answer, or, when `held`, the failed hook it waits behind; `null` when the
+	// key is free for its next hook), whether it is held, and how many of its hooks are
+	// unfinished (`pending` or `retry`). A key the project never delivered a hook of and has
+	// no unfinished hook of is a 404.
+	//
+	// Corresponds with GET /ordering-keys/{key} (the `GetOrderingKey` operationId).
+	GetOrderingKey(ctx context.Context, key OrderingKeyName, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeOrderingKey Resume a held ordering key
+	//
+	// Frees a held key for its next hook, which is due at once (or at its `postAt`, if that
+	// is later) and is delivered as the key's hooks are, one at a time. The failed hook the
+	// key was held behind stays `failed` (retry it with the bulk actions to deliver it again;
+	// deleting it also frees the key). The answer is the key's new state. A key that is not
+	// held is a 409 `conflict` saying so, and nothing changes; a key the project has no trace
+	// of (as for `GET /ordering-keys/{key}`) is a 404. No request body.
+	//
+	// Corresponds with POST /ordering-keys/{key}/resume (the `ResumeOrderingKey` operationId).
+	ResumeOrderingKey(ctx context.Context, key OrderingKeyName, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetProject Get the project's settings
 	//
@@ -4304,6 +4507,12 @@ func (c *Client) ListHooks(ctx context.Context, params *ListHooksParams, reqEdit
 // hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
 // first request created and replaces nothing.
 //
+// **Ordering key.** Hooks with the same `orderingKey` are delivered one at a time, in
+// order of `postAt` (`createdAt` breaking ties): each waits until the previous has
+// completed or failed for good, even when it is due. What a key does when one of its hooks
+// fails for good is the project's `orderingOnFailure` (see Ordering keys). An ordering key
+// is not a `key`: many hooks share one, and it replaces nothing.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -4354,6 +4563,12 @@ func (c *Client) CreateHookWithBody(ctx context.Context, params *CreateHookParam
 // hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
 // first request created and replaces nothing.
 //
+// **Ordering key.** Hooks with the same `orderingKey` are delivered one at a time, in
+// order of `postAt` (`createdAt` breaking ties): each waits until the previous has
+// completed or failed for good, even when it is due. What a key does when one of its hooks
+// fails for good is the project's `orderingOnFailure` (see Ordering keys). An ordering key
+// is not a `key`: many hooks share one, and it replaces nothing.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -4391,6 +4606,9 @@ func (c *Client) CreateHook(ctx context.Context, params *CreateHookParams, body 
 // (or a key first used by `POST /v1/hooks`), or after one of its hooks was deleted, is a
 // 409 `conflict`.
 //
+// **Ordering keys.** Any number of a batch's hooks may share an `orderingKey`; those with
+// the same `postAt` are delivered in the batch's order.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /hooks/batch (the `CreateHooks` operationId).
@@ -4427,6 +4645,9 @@ func (c *Client) CreateHooksWithBody(ctx context.Context, params *CreateHooksPar
 // (same ids, same order) and creates and counts nothing; the same key with another batch
 // (or a key first used by `POST /v1/hooks`), or after one of its hooks was deleted, is a
 // 409 `conflict`.
+//
+// **Ordering keys.** Any number of a batch's hooks may share an `orderingKey`; those with
+// the same `postAt` are delivered in the batch's order.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4494,12 +4715,13 @@ func (c *Client) BulkCancel(ctx context.Context, body BulkCancelJSONRequestBody,
 // BulkReplayWithBody Replay completed hooks
 //
 // Creates, for each selected **completed** hook, a new hook with a new id, the same path,
-// domain (the original's, even if the project's domain has changed since), data and
-// `retryOverride`, due now; it belongs to no sequence run. The original is left as it
-// is. Each new hook counts against the quota like any created hook, and the whole replay
-// is refused with 429 `quota_exhausted` when the copies would pass the hard cap: nothing
-// is created, and a smaller `limit` may fit. Selected hooks in any other status are
-// skipped. `affected` counts the hooks created.
+// domain (the original's, even if the project's domain has changed since), data,
+// `retryOverride`, tags and `orderingKey` (the copy is delivered in its key's order, after
+// the key's earlier hooks), due now; it belongs to no sequence run and has no `key`. The
+// original is left as it is. Each new hook counts against the quota like any created hook,
+// and the whole replay is refused with 429 `quota_exhausted` when the copies would pass
+// the hard cap: nothing is created, and a smaller `limit` may fit. Selected hooks in any
+// other status are skipped. `affected` counts the hooks created.
 //
 // With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
 // original's (due at the new `postAt`, at once if it is past); the original and its
@@ -4526,12 +4748,13 @@ func (c *Client) BulkReplayWithBody(ctx context.Context, contentType string, bod
 // BulkReplay Replay completed hooks
 //
 // Creates, for each selected **completed** hook, a new hook with a new id, the same path,
-// domain (the original's, even if the project's domain has changed since), data and
-// `retryOverride`, due now; it belongs to no sequence run. The original is left as it
-// is. Each new hook counts against the quota like any created hook, and the whole replay
-// is refused with 429 `quota_exhausted` when the copies would pass the hard cap: nothing
-// is created, and a smaller `limit` may fit. Selected hooks in any other status are
-// skipped. `affected` counts the hooks created.
+// domain (the original's, even if the project's domain has changed since), data,
+// `retryOverride`, tags and `orderingKey` (the copy is delivered in its key's order, after
+// the key's earlier hooks), due now; it belongs to no sequence run and has no `key`. The
+// original is left as it is. Each new hook counts against the quota like any created hook,
+// and the whole replay is refused with 429 `quota_exhausted` when the copies would pass
+// the hard cap: nothing is created, and a smaller `limit` may fit. Selected hooks in any
+// other status are skipped. `affected` counts the hooks created.
 //
 // With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
 // original's (due at the new `postAt`, at once if it is past); the original and its
@@ -4746,6 +4969,73 @@ func (c *Client) GetHook(ctx context.Context, id HookID, reqEditors ...RequestEd
 // Corresponds with GET /hooks/{id}/attempts (the `ListHookAttempts` operationId).
 func (c *Client) ListHookAttempts(ctx context.Context, id HookID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListHookAttemptsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListHeldOrderingKeys List held ordering keys
+//
+// Lists the project's held ordering keys (`held=true`, which is required: the project's
+// other keys are not listed), in key order, one page at a time. A key is held when its
+// hook failed for good while the project's `orderingOnFailure` is `hold`; it waits for
+// `POST /ordering-keys/{key}/resume`. Paging works as for `GET /hooks`: when more match,
+// `meta.nextCursor` is set; send it back as `cursor` for the next page. Cursors are
+// opaque, keyset-based (stable while keys are held and resumed) and valid only for the
+// listing that made them. A query parameter this operation does not define is refused
+// with a 400.
+//
+// Corresponds with GET /ordering-keys (the `ListHeldOrderingKeys` operationId).
+func (c *Client) ListHeldOrderingKeys(ctx context.Context, params *ListHeldOrderingKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListHeldOrderingKeysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrderingKey Get an ordering key
+//
+// The key's state: the hook it is on (`headHookId`: being delivered, waiting for a retry
+// or an async answer, or, when `held`, the failed hook it waits behind; `null` when the
+// key is free for its next hook), whether it is held, and how many of its hooks are
+// unfinished (`pending` or `retry`). A key the project never delivered a hook of and has
+// no unfinished hook of is a 404.
+//
+// Corresponds with GET /ordering-keys/{key} (the `GetOrderingKey` operationId).
+func (c *Client) GetOrderingKey(ctx context.Context, key OrderingKeyName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrderingKeyRequest(c.Server, key)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeOrderingKey Resume a held ordering key
+//
+// Frees a held key for its next hook, which is due at once (or at its `postAt`, if that
+// is later) and is delivered as the key's hooks are, one at a time. The failed hook the
+// key was held behind stays `failed` (retry it with the bulk actions to deliver it again;
+// deleting it also frees the key). The answer is the key's new state. A key that is not
+// held is a 409 `conflict` saying so, and nothing changes; a key the project has no trace
+// of (as for `GET /ordering-keys/{key}`) is a 404. No request body.
+//
+// Corresponds with POST /ordering-keys/{key}/resume (the `ResumeOrderingKey` operationId).
+func (c *Client) ResumeOrderingKey(ctx context.Context, key OrderingKeyName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeOrderingKeyRequest(c.Server, key)
 	if err != nil {
 		return nil, err
 	}
@@ -6459,6 +6749,148 @@ func NewListHookAttemptsRequest(server string, id HookID) (*http.Request, error)
 	return req, nil
 }
 
+// NewListHeldOrderingKeysRequest constructs an http.Request for the ListHeldOrderingKeys method
+func NewListHeldOrderingKeysRequest(server string, params *ListHeldOrderingKeysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/ordering-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "held", params.Held, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOrderingKeyRequest constructs an http.Request for the GetOrderingKey method
+func NewGetOrderingKeyRequest(server string, key OrderingKeyName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/ordering-keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResumeOrderingKeyRequest constructs an http.Request for the ResumeOrderingKey method
+func NewResumeOrderingKeyRequest(server string, key OrderingKeyName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/ordering-keys/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetProjectRequest constructs an http.Request for the GetProject method
 func NewGetProjectRequest(server string) (*http.Request, error) {
 	var err error
@@ -7544,6 +7976,12 @@ type ClientWithResponsesInterface interface {
 	// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
 	// first request created and replaces nothing.
 	//
+	// **Ordering key.** Hooks with the same `orderingKey` are delivered one at a time, in
+	// order of `postAt` (`createdAt` breaking ties): each waits until the previous has
+	// completed or failed for good, even when it is due. What a key does when one of its hooks
+	// fails for good is the project's `orderingOnFailure` (see Ordering keys). An ordering key
+	// is not a `key`: many hooks share one, and it replaces nothing.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -7584,6 +8022,12 @@ type ClientWithResponsesInterface interface {
 	// hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
 	// first request created and replaces nothing.
 	//
+	// **Ordering key.** Hooks with the same `orderingKey` are delivered one at a time, in
+	// order of `postAt` (`createdAt` breaking ties): each waits until the previous has
+	// completed or failed for good, even when it is due. What a key does when one of its hooks
+	// fails for good is the project's `orderingOnFailure` (see Ordering keys). An ordering key
+	// is not a `key`: many hooks share one, and it replaces nothing.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -7611,6 +8055,9 @@ type ClientWithResponsesInterface interface {
 	// (or a key first used by `POST /v1/hooks`), or after one of its hooks was deleted, is a
 	// 409 `conflict`.
 	//
+	// **Ordering keys.** Any number of a batch's hooks may share an `orderingKey`; those with
+	// the same `postAt` are delivered in the batch's order.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /hooks/batch (the `CreateHooks` operationId).
@@ -7637,6 +8084,9 @@ type ClientWithResponsesInterface interface {
 	// (same ids, same order) and creates and counts nothing; the same key with another batch
 	// (or a key first used by `POST /v1/hooks`), or after one of its hooks was deleted, is a
 	// 409 `conflict`.
+	//
+	// **Ordering keys.** Any number of a batch's hooks may share an `orderingKey`; those with
+	// the same `postAt` are delivered in the batch's order.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7674,12 +8124,13 @@ type ClientWithResponsesInterface interface {
 	// BulkReplayWithBodyWithResponse Replay completed hooks
 	//
 	// Creates, for each selected **completed** hook, a new hook with a new id, the same path,
-	// domain (the original's, even if the project's domain has changed since), data and
-	// `retryOverride`, due now; it belongs to no sequence run. The original is left as it
-	// is. Each new hook counts against the quota like any created hook, and the whole replay
-	// is refused with 429 `quota_exhausted` when the copies would pass the hard cap: nothing
-	// is created, and a smaller `limit` may fit. Selected hooks in any other status are
-	// skipped. `affected` counts the hooks created.
+	// domain (the original's, even if the project's domain has changed since), data,
+	// `retryOverride`, tags and `orderingKey` (the copy is delivered in its key's order, after
+	// the key's earlier hooks), due now; it belongs to no sequence run and has no `key`. The
+	// original is left as it is. Each new hook counts against the quota like any created hook,
+	// and the whole replay is refused with 429 `quota_exhausted` when the copies would pass
+	// the hard cap: nothing is created, and a smaller `limit` may fit. Selected hooks in any
+	// other status are skipped. `affected` counts the hooks created.
 	//
 	// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
 	// original's (due at the new `postAt`, at once if it is past); the original and its
@@ -7696,12 +8147,13 @@ type ClientWithResponsesInterface interface {
 	// BulkReplayWithResponse Replay completed hooks
 	//
 	// Creates, for each selected **completed** hook, a new hook with a new id, the same path,
-	// domain (the original's, even if the project's domain has changed since), data and
-	// `retryOverride`, due now; it belongs to no sequence run. The original is left as it
-	// is. Each new hook counts against the quota like any created hook, and the whole replay
-	// is refused with 429 `quota_exhausted` when the copies would pass the hard cap: nothing
-	// is created, and a smaller `limit` may fit. Selected hooks in any other status are
-	// skipped. `affected` counts the hooks created.
+	// domain (the original's, even if the project's domain has changed since), data,
+	// `retryOverride`, tags and `orderingKey` (the copy is delivered in its key's order, after
+	// the key's earlier hooks), due now; it belongs to no sequence run and has no `key`. The
+	// original is left as it is. Each new hook counts against the quota like any created hook,
+	// and the whole replay is refused with 429 `quota_exhausted` when the copies would pass
+	// the hard cap: nothing is created, and a smaller `limit` may fit. Selected hooks in any
+	// other status are skipped. `affected` counts the hooks created.
 	//
 	// With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
 	// original's (due at the new `postAt`, at once if it is past); the original and its
@@ -7835,6 +8287,49 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /hooks/{id}/attempts (the `ListHookAttempts` operationId).
 	ListHookAttemptsWithResponse(ctx context.Context, id HookID, reqEditors ...RequestEditorFn) (*ListHookAttemptsResponse, error)
+
+	// ListHeldOrderingKeysWithResponse List held ordering keys
+	//
+	// Lists the project's held ordering keys (`held=true`, which is required: the project's
+	// other keys are not listed), in key order, one page at a time. A key is held when its
+	// hook failed for good while the project's `orderingOnFailure` is `hold`; it waits for
+	// `POST /ordering-keys/{key}/resume`. Paging works as for `GET /hooks`: when more match,
+	// `meta.nextCursor` is set; send it back as `cursor` for the next page. Cursors are
+	// opaque, keyset-based (stable while keys are held and resumed) and valid only for the
+	// listing that made them. A query parameter this operation does not define is refused
+	// with a 400.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /ordering-keys (the `ListHeldOrderingKeys` operationId).
+	ListHeldOrderingKeysWithResponse(ctx context.Context, params *ListHeldOrderingKeysParams, reqEditors ...RequestEditorFn) (*ListHeldOrderingKeysResponse, error)
+
+	// GetOrderingKeyWithResponse Get an ordering key
+	//
+	// The key's state: the hook it is on (`headHookId`: being delivered, waiting for a retry
+	// or an async answer, or, when `held`, the failed hook it waits behind; `null` when the
+	// key is free for its next hook), whether it is held, and how many of its hooks are
+	// unfinished (`pending` or `retry`). A key the project never delivered a hook of and has
+	// no unfinished hook of is a 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /ordering-keys/{key} (the `GetOrderingKey` operationId).
+	GetOrderingKeyWithResponse(ctx context.Context, key OrderingKeyName, reqEditors ...RequestEditorFn) (*GetOrderingKeyResponse, error)
+
+	// ResumeOrderingKeyWithResponse Resume a held ordering key
+	//
+	// Frees a held key for its next hook, which is due at once (or at its `postAt`, if that
+	// is later) and is delivered as the key's hooks are, one at a time. The failed hook the
+	// key was held behind stays `failed` (retry it with the bulk actions to deliver it again;
+	// deleting it also frees the key). The answer is the key's new state. A key that is not
+	// held is a 409 `conflict` saying so, and nothing changes; a key the project has no trace
+	// of (as for `GET /ordering-keys/{key}`) is a 404. No request body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /ordering-keys/{key}/resume (the `ResumeOrderingKey` operationId).
+	ResumeOrderingKeyWithResponse(ctx context.Context, key OrderingKeyName, reqEditors ...RequestEditorFn) (*ResumeOrderingKeyResponse, error)
 
 	// GetProjectWithResponse Get the project's settings
 	//
@@ -12778,6 +13273,513 @@ func (r ListHookAttemptsResponse) ContentType() string {
 	return ""
 }
 
+// ListHeldOrderingKeysResponse200Headers the declared response headers of an HTTP 200 response for ListHeldOrderingKeys
+type ListHeldOrderingKeysResponse200Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ListHeldOrderingKeysResponse400Headers the declared response headers of an HTTP 400 response for ListHeldOrderingKeys
+type ListHeldOrderingKeysResponse400Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ListHeldOrderingKeysResponse401Headers the declared response headers of an HTTP 401 response for ListHeldOrderingKeys
+type ListHeldOrderingKeysResponse401Headers struct {
+	XRequestId openapi_types.UUID
+}
+
+// ListHeldOrderingKeysResponse429Headers the declared response headers of an HTTP 429 response for ListHeldOrderingKeys
+type ListHeldOrderingKeysResponse429Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	RetryAfter                int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ListHeldOrderingKeysResponse500Headers the declared response headers of an HTTP 500 response for ListHeldOrderingKeys
+type ListHeldOrderingKeysResponse500Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ListHeldOrderingKeysResponse503Headers the declared response headers of an HTTP 503 response for ListHeldOrderingKeys
+type ListHeldOrderingKeysResponse503Headers struct {
+	RetryAfter int
+	XRequestId openapi_types.UUID
+}
+
+type ListHeldOrderingKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderingKeyPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListHeldOrderingKeysResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListHeldOrderingKeysResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListHeldOrderingKeysResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListHeldOrderingKeysResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListHeldOrderingKeysResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListHeldOrderingKeysResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListHeldOrderingKeysResponse) GetJSON200() *OrderingKeyPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListHeldOrderingKeysResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListHeldOrderingKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListHeldOrderingKeysResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListHeldOrderingKeysResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListHeldOrderingKeysResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListHeldOrderingKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListHeldOrderingKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListHeldOrderingKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListHeldOrderingKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOrderingKeyResponse200Headers the declared response headers of an HTTP 200 response for GetOrderingKey
+type GetOrderingKeyResponse200Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetOrderingKeyResponse400Headers the declared response headers of an HTTP 400 response for GetOrderingKey
+type GetOrderingKeyResponse400Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetOrderingKeyResponse401Headers the declared response headers of an HTTP 401 response for GetOrderingKey
+type GetOrderingKeyResponse401Headers struct {
+	XRequestId openapi_types.UUID
+}
+
+// GetOrderingKeyResponse404Headers the declared response headers of an HTTP 404 response for GetOrderingKey
+type GetOrderingKeyResponse404Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetOrderingKeyResponse429Headers the declared response headers of an HTTP 429 response for GetOrderingKey
+type GetOrderingKeyResponse429Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	RetryAfter                int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetOrderingKeyResponse500Headers the declared response headers of an HTTP 500 response for GetOrderingKey
+type GetOrderingKeyResponse500Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// GetOrderingKeyResponse503Headers the declared response headers of an HTTP 503 response for GetOrderingKey
+type GetOrderingKeyResponse503Headers struct {
+	RetryAfter int
+	XRequestId openapi_types.UUID
+}
+
+type GetOrderingKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderingKeyFound
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOrderingKeyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetOrderingKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOrderingKeyResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetOrderingKeyResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOrderingKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetOrderingKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetOrderingKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrderingKeyResponse) GetJSON200() *OrderingKeyFound {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOrderingKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrderingKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrderingKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetOrderingKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetOrderingKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetOrderingKeyResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrderingKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrderingKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrderingKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrderingKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeOrderingKeyResponse200Headers the declared response headers of an HTTP 200 response for ResumeOrderingKey
+type ResumeOrderingKeyResponse200Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ResumeOrderingKeyResponse400Headers the declared response headers of an HTTP 400 response for ResumeOrderingKey
+type ResumeOrderingKeyResponse400Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ResumeOrderingKeyResponse401Headers the declared response headers of an HTTP 401 response for ResumeOrderingKey
+type ResumeOrderingKeyResponse401Headers struct {
+	XRequestId openapi_types.UUID
+}
+
+// ResumeOrderingKeyResponse404Headers the declared response headers of an HTTP 404 response for ResumeOrderingKey
+type ResumeOrderingKeyResponse404Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ResumeOrderingKeyResponse409Headers the declared response headers of an HTTP 409 response for ResumeOrderingKey
+type ResumeOrderingKeyResponse409Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ResumeOrderingKeyResponse429Headers the declared response headers of an HTTP 429 response for ResumeOrderingKey
+type ResumeOrderingKeyResponse429Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	RetryAfter                int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ResumeOrderingKeyResponse500Headers the declared response headers of an HTTP 500 response for ResumeOrderingKey
+type ResumeOrderingKeyResponse500Headers struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+
+// ResumeOrderingKeyResponse503Headers the declared response headers of an HTTP 503 response for ResumeOrderingKey
+type ResumeOrderingKeyResponse503Headers struct {
+	RetryAfter int
+	XRequestId openapi_types.UUID
+}
+
+type ResumeOrderingKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderingKeyFound
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResumeOrderingKeyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResumeOrderingKeyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResumeOrderingKeyResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResumeOrderingKeyResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResumeOrderingKeyResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeOrderingKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ResumeOrderingKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeOrderingKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeOrderingKeyResponse) GetJSON200() *OrderingKeyFound {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResumeOrderingKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeOrderingKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeOrderingKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeOrderingKeyResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResumeOrderingKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResumeOrderingKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResumeOrderingKeyResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeOrderingKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeOrderingKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeOrderingKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeOrderingKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetProjectResponse200Headers the declared response headers of an HTTP 200 response for GetProject
 type GetProjectResponse200Headers struct {
 	RateLimitLimit            *int
@@ -16171,6 +17173,12 @@ func (c *ClientWithResponses) ListHooksWithResponse(ctx context.Context, params 
 // hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
 // first request created and replaces nothing.
 //
+// **Ordering key.** Hooks with the same `orderingKey` are delivered one at a time, in
+// order of `postAt` (`createdAt` breaking ties): each waits until the previous has
+// completed or failed for good, even when it is due. What a key does when one of its hooks
+// fails for good is the project's `orderingOnFailure` (see Ordering keys). An ordering key
+// is not a `key`: many hooks share one, and it replaces nothing.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -16217,6 +17225,12 @@ func (c *ClientWithResponses) CreateHookWithBodyWithResponse(ctx context.Context
 // hook beside it. With an `Idempotency-Key` as well, a repeat answers with the hook the
 // first request created and replaces nothing.
 //
+// **Ordering key.** Hooks with the same `orderingKey` are delivered one at a time, in
+// order of `postAt` (`createdAt` breaking ties): each waits until the previous has
+// completed or failed for good, even when it is due. What a key does when one of its hooks
+// fails for good is the project's `orderingOnFailure` (see Ordering keys). An ordering key
+// is not a `key`: many hooks share one, and it replaces nothing.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /hooks (the `CreateHook` operationId).
@@ -16250,6 +17264,9 @@ func (c *ClientWithResponses) CreateHookWithResponse(ctx context.Context, params
 // (or a key first used by `POST /v1/hooks`), or after one of its hooks was deleted, is a
 // 409 `conflict`.
 //
+// **Ordering keys.** Any number of a batch's hooks may share an `orderingKey`; those with
+// the same `postAt` are delivered in the batch's order.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /hooks/batch (the `CreateHooks` operationId).
@@ -16282,6 +17299,9 @@ func (c *ClientWithResponses) CreateHooksWithBodyWithResponse(ctx context.Contex
 // (same ids, same order) and creates and counts nothing; the same key with another batch
 // (or a key first used by `POST /v1/hooks`), or after one of its hooks was deleted, is a
 // 409 `conflict`.
+//
+// **Ordering keys.** Any number of a batch's hooks may share an `orderingKey`; those with
+// the same `postAt` are delivered in the batch's order.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16337,12 +17357,13 @@ func (c *ClientWithResponses) BulkCancelWithResponse(ctx context.Context, body B
 // BulkReplayWithBodyWithResponse Replay completed hooks
 //
 // Creates, for each selected **completed** hook, a new hook with a new id, the same path,
-// domain (the original's, even if the project's domain has changed since), data and
-// `retryOverride`, due now; it belongs to no sequence run. The original is left as it
-// is. Each new hook counts against the quota like any created hook, and the whole replay
-// is refused with 429 `quota_exhausted` when the copies would pass the hard cap: nothing
-// is created, and a smaller `limit` may fit. Selected hooks in any other status are
-// skipped. `affected` counts the hooks created.
+// domain (the original's, even if the project's domain has changed since), data,
+// `retryOverride`, tags and `orderingKey` (the copy is delivered in its key's order, after
+// the key's earlier hooks), due now; it belongs to no sequence run and has no `key`. The
+// original is left as it is. Each new hook counts against the quota like any created hook,
+// and the whole replay is refused with 429 `quota_exhausted` when the copies would pass
+// the hard cap: nothing is created, and a smaller `limit` may fit. Selected hooks in any
+// other status are skipped. `affected` counts the hooks created.
 //
 // With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
 // original's (due at the new `postAt`, at once if it is past); the original and its
@@ -16365,12 +17386,13 @@ func (c *ClientWithResponses) BulkReplayWithBodyWithResponse(ctx context.Context
 // BulkReplayWithResponse Replay completed hooks
 //
 // Creates, for each selected **completed** hook, a new hook with a new id, the same path,
-// domain (the original's, even if the project's domain has changed since), data and
-// `retryOverride`, due now; it belongs to no sequence run. The original is left as it
-// is. Each new hook counts against the quota like any created hook, and the whole replay
-// is refused with 429 `quota_exhausted` when the copies would pass the hard cap: nothing
-// is created, and a smaller `limit` may fit. Selected hooks in any other status are
-// skipped. `affected` counts the hooks created.
+// domain (the original's, even if the project's domain has changed since), data,
+// `retryOverride`, tags and `orderingKey` (the copy is delivered in its key's order, after
+// the key's earlier hooks), due now; it belongs to no sequence run and has no `key`. The
+// original is left as it is. Each new hook counts against the quota like any created hook,
+// and the whole replay is refused with 429 `quota_exhausted` when the copies would pass
+// the hard cap: nothing is created, and a smaller `limit` may fit. Selected hooks in any
+// other status are skipped. `affected` counts the hooks created.
 //
 // With `edit`, each new hook takes the edit's `data`, `path` or `postAt` in place of the
 // original's (due at the new `postAt`, at once if it is past); the original and its
@@ -16563,6 +17585,67 @@ func (c *ClientWithResponses) ListHookAttemptsWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseListHookAttemptsResponse(rsp)
+}
+
+// ListHeldOrderingKeysWithResponse List held ordering keys
+//
+// Lists the project's held ordering keys (`held=true`, which is required: the project's
+// other keys are not listed), in key order, one page at a time. A key is held when its
+// hook failed for good while the project's `orderingOnFailure` is `hold`; it waits for
+// `POST /ordering-keys/{key}/resume`. Paging works as for `GET /hooks`: when more match,
+// `meta.nextCursor` is set; send it back as `cursor` for the next page. Cursors are
+// opaque, keyset-based (stable while keys are held and resumed) and valid only for the
+// listing that made them. A query parameter this operation does not define is refused
+// with a 400.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /ordering-keys (the `ListHeldOrderingKeys` operationId).
+func (c *ClientWithResponses) ListHeldOrderingKeysWithResponse(ctx context.Context, params *ListHeldOrderingKeysParams, reqEditors ...RequestEditorFn) (*ListHeldOrderingKeysResponse, error) {
+	rsp, err := c.ListHeldOrderingKeys(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListHeldOrderingKeysResponse(rsp)
+}
+
+// GetOrderingKeyWithResponse Get an ordering key
+//
+// The key's state: the hook it is on (`headHookId`: being delivered, waiting for a retry
+// or an async answer, or, when `held`, the failed hook it waits behind; `null` when the
+// key is free for its next hook), whether it is held, and how many of its hooks are
+// unfinished (`pending` or `retry`). A key the project never delivered a hook of and has
+// no unfinished hook of is a 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /ordering-keys/{key} (the `GetOrderingKey` operationId).
+func (c *ClientWithResponses) GetOrderingKeyWithResponse(ctx context.Context, key OrderingKeyName, reqEditors ...RequestEditorFn) (*GetOrderingKeyResponse, error) {
+	rsp, err := c.GetOrderingKey(ctx, key, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrderingKeyResponse(rsp)
+}
+
+// ResumeOrderingKeyWithResponse Resume a held ordering key
+//
+// Frees a held key for its next hook, which is due at once (or at its `postAt`, if that
+// is later) and is delivered as the key's hooks are, one at a time. The failed hook the
+// key was held behind stays `failed` (retry it with the bulk actions to deliver it again;
+// deleting it also frees the key). The answer is the key's new state. A key that is not
+// held is a 409 `conflict` saying so, and nothing changes; a key the project has no trace
+// of (as for `GET /ordering-keys/{key}`) is a 404. No request body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /ordering-keys/{key}/resume (the `ResumeOrderingKey` operationId).
+func (c *ClientWithResponses) ResumeOrderingKeyWithResponse(ctx context.Context, key OrderingKeyName, reqEditors ...RequestEditorFn) (*ResumeOrderingKeyResponse, error) {
+	rsp, err := c.ResumeOrderingKey(ctx, key, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeOrderingKeyResponse(rsp)
 }
 
 // GetProjectWithResponse Get the project's settings
@@ -27891,6 +28974,1206 @@ func ParseListHookAttemptsResponse(rsp *http.Response) (*ListHookAttemptsRespons
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListHookAttemptsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListHeldOrderingKeysResponse parses an HTTP response from a ListHeldOrderingKeysWithResponse call
+func ParseListHeldOrderingKeysResponse(rsp *http.Response) (*ListHeldOrderingKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListHeldOrderingKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderingKeyPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListHeldOrderingKeysResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListHeldOrderingKeysResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListHeldOrderingKeysResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListHeldOrderingKeysResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListHeldOrderingKeysResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListHeldOrderingKeysResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOrderingKeyResponse parses an HTTP response from a GetOrderingKeyWithResponse call
+func ParseGetOrderingKeyResponse(rsp *http.Response) (*GetOrderingKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrderingKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderingKeyFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOrderingKeyResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetOrderingKeyResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetOrderingKeyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetOrderingKeyResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetOrderingKeyResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetOrderingKeyResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetOrderingKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeOrderingKeyResponse parses an HTTP response from a ResumeOrderingKeyWithResponse call
+func ParseResumeOrderingKeyResponse(rsp *http.Response) (*ResumeOrderingKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeOrderingKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderingKeyFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResumeOrderingKeyResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResumeOrderingKeyResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResumeOrderingKeyResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResumeOrderingKeyResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResumeOrderingKeyResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeOrderingKeyResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ResumeOrderingKeyResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaLimit = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaRemaining = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Resets-At"); len(values) > 0 {
+			var value time.Time
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Resets-At", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaResetsAt = &value
+		}
+		if values := rsp.Header.Values("Sundial-HookQuota-Usage"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sundial-HookQuota-Usage", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.SundialHookQuotaUsage = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value openapi_types.UUID
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResumeOrderingKeyResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

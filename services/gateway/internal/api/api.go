@@ -2,11 +2,12 @@
 // are generated from the OpenAPI document (services/gateway/openapi) into
 // package gen, whose strict server calls the methods of server, one file per
 // area (hooks.go, attempts.go, list.go, bulk.go, project.go, keys.go,
-// channels.go, async.go, sequences.go). This package adds what the document
-// does not generate: authentication by API key (except on the async answer
-// URLs), strict decoding of request bodies (body.go), the error format
-// (errors.go), and the middleware every request passes through: request id
-// and Sundial's own response headers, tracing, access log, panic recovery.
+// channels.go, async.go, sequences.go, orderingkeys.go). This package adds
+// what the document does not generate: authentication by API key (except
+// on the async answer URLs), strict decoding of request bodies (body.go),
+// the error format (errors.go), and the middleware every request passes
+// through: request id and Sundial's own response headers, tracing, access
+// log, panic recovery.
 package api
 
 import (
@@ -115,6 +116,8 @@ type Deps struct {
 	Listener ListenerDeps
 	// Sequences serves /v1/sequences (sequences.go).
 	Sequences SequenceDeps
+	// OrderingKeys serves /v1/ordering-keys (orderingkeys.go).
+	OrderingKeys OrderingKeyDeps
 }
 
 // bodyOverhead is what a request body may add to the largest data payload:
@@ -141,6 +144,7 @@ type server struct {
 	endpointManagement
 	listenerTickets
 	sequenceManagement
+	orderingKeyManagement
 
 	bodies *bodyBudget // nil: no bound
 }
@@ -173,17 +177,18 @@ func New(d Deps) *echo.Echo {
 		bodies = newBodyBudget(d.Config.BodyBytesInFlight, max(single, batchBodyLimit))
 	}
 	s := &server{
-		Deps:               d,
-		bodies:             bodies,
-		asyncAnswers:       asyncAnswers{AsyncDeps: d.Async},
-		hookList:           hookList{ListDeps: d.List, cfg: d.Config, bodies: bodies},
-		bulkActions:        bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
-		projectSettings:    projectSettings{ProjectDeps: d.Project, cfg: d.Config},
-		keyManagement:      keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config, cache: d.KeyCache},
-		channelManagement:  channelManagement{ChannelDeps: d.Channels, log: d.Log},
-		endpointManagement: endpointManagement{EndpointDeps: d.Endpoints},
-		listenerTickets:    listenerTickets{ListenerDeps: d.Listener},
-		sequenceManagement: sequenceManagement{SequenceDeps: d.Sequences},
+		Deps:                  d,
+		bodies:                bodies,
+		asyncAnswers:          asyncAnswers{AsyncDeps: d.Async},
+		hookList:              hookList{ListDeps: d.List, cfg: d.Config, bodies: bodies},
+		bulkActions:           bulkActions{BulkDeps: d.Bulk, cfg: d.Config},
+		projectSettings:       projectSettings{ProjectDeps: d.Project, cfg: d.Config},
+		keyManagement:         keyManagement{KeyDeps: d.KeyMgmt, cfg: d.Config, cache: d.KeyCache},
+		channelManagement:     channelManagement{ChannelDeps: d.Channels, log: d.Log},
+		endpointManagement:    endpointManagement{EndpointDeps: d.Endpoints},
+		listenerTickets:       listenerTickets{ListenerDeps: d.Listener},
+		sequenceManagement:    sequenceManagement{SequenceDeps: d.Sequences},
+		orderingKeyManagement: orderingKeyManagement{OrderingKeyDeps: d.OrderingKeys},
 	}
 	e := echo.New()
 	e.HideBanner = true

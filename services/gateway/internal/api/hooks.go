@@ -229,6 +229,7 @@ func toHook(h hook.Hook) gen.Hook {
 		TryAt:               utc(h.TryAt),
 		RetryOverride:       retryOverride(h.RetryOverride),
 		Key:                 h.Key,
+		OrderingKey:         h.OrderingKey,
 	}
 	if len(h.Tags) > 0 {
 		out.Tags = &h.Tags

@@ -57,12 +57,14 @@ func appendHooksResponse(b []byte, hooks []hook.Hook) ([]byte, error) {
 }
 
 // appendNewHook appends h as encoding/json would, fields in gen.Hook's
-// order, when it has the shape of a hook just created (none of the
-// optional fields, no attempt) and nothing in it needs escaping; it
-// reports false, with b unchanged, otherwise.
+// order, when it has the shape of a hook just created without any of the
+// optional fields (no key, tags, ordering key, local time or retry
+// override, no attempt) and nothing in it needs escaping; it reports
+// false, with b unchanged, otherwise.
 func appendNewHook(b []byte, h gen.Hook) ([]byte, bool) {
 	if h.FailureError != nil || h.FailureClass != nil || h.RetryOverride != nil || h.SequenceData != nil || h.TryAt != nil ||
-		h.WasNotified != nil || h.PostDurationSeconds != 0 ||
+		h.WasNotified != nil || h.PostDurationSeconds != 0 || h.Key != nil || h.Tags != nil || h.OrderingKey != nil ||
+		h.PostAtLocal != nil || h.Timezone != nil || h.Tzdata != nil ||
 		!plainTime(h.CreatedAt) || !plainTime(h.PostAt) || !plainTime(h.UpdatedAt) ||
 		!plainString(h.Domain) || !plainString(h.Path) || !plainString(string(h.Status)) {
 		return b, false

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +37,7 @@ func answerHooks(t *testing.T) []hook.Hook {
 		}
 	}
 	failure, try, step, seq := "HTTP 503", at.Add(time.Minute), "second", uuid.New()
+	key, orderingKey := "reminder:user-42", "account:42"
 	var hooks []hook.Hook
 	for _, data := range []string{
 		// The fast path's (newFast).
@@ -59,6 +62,12 @@ func answerHooks(t *testing.T) []hook.Hook {
 		func(h *hook.Hook) { h.WasNotified = true },
 		func(h *hook.Hook) { h.PostDurationSeconds = 0.000123 },
 		func(h *hook.Hook) { h.Path = "/a?b=<c>&d=é" },
+		func(h *hook.Hook) { h.Key = &key },
+		func(h *hook.Hook) { h.Tags = []string{"campaign:spring", "user-42"} },
+		func(h *hook.Hook) { h.OrderingKey = &orderingKey },
+		func(h *hook.Hook) {
+			h.Local, h.TZVersion = &hook.LocalTime{Wall: at.Truncate(time.Second), Zone: "Europe/Paris"}, "2025b"
+		},
 	}
 	for _, change := range odd {
 		h := base(`{"n": 2}`)
@@ -106,6 +115,36 @@ func TestAppendNewHookTakesNewHooks(t *testing.T) {
 	for i, h := range hooks {
 		_, ok := appendNewHook(nil, toHook(h))
 		require.Equal(t, fast(i), ok, "hook %d takes the fast path: %v", i, fast(i))
+	}
+}
+
+// TestAppendNewHookRefusesEveryOptionalField: a field the fast path does
+// not write (one encoding/json leaves out when empty) sends the hook
+// through encoding/json when it is set, so that a field added to the Hook
+// schema later is never dropped from the batch's answer.
+func TestAppendNewHookRefusesEveryOptionalField(t *testing.T) {
+	t.Parallel()
+	fresh := toHook(answerHooks(t)[0])
+	_, ok := appendNewHook(nil, fresh)
+	require.True(t, ok, "a new hook takes the fast path")
+	typ := reflect.TypeFor[gen.Hook]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if !strings.Contains(f.Tag.Get("json"), ",omitempty") {
+			continue
+		}
+		h := fresh
+		v := reflect.ValueOf(&h).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.Pointer:
+			v.Set(reflect.New(f.Type.Elem()))
+		case reflect.Slice, reflect.Map:
+			v.Set(reflect.MakeSlice(f.Type, 1, 1))
+		default:
+			t.Fatalf("field %s: set it here, then make appendNewHook refuse it", f.Name)
+		}
+		_, ok := appendNewHook(nil, h)
+		require.False(t, ok, "a hook with %s takes the fast path, which does not write it", f.Name)
 	}
 }
 

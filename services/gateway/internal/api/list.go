@@ -134,10 +134,12 @@ func listError(err error) error {
 type queryKey struct{}
 
 // keptQuery are the operations that read their raw query string: listing
-// hooks parses it, and the sequences' listings and preview refuse the
-// parameters they do not define (sequences.go).
+// hooks parses it, and the sequences' listings and preview and the held
+// keys' listing refuse the parameters they do not define (sequences.go,
+// orderingkeys.go).
 var keptQuery = map[string]bool{
 	"ListHooks": true, "ListSequences": true, "ListSequenceRuns": true, "PreviewSequence": true,
+	"ListHeldOrderingKeys": true,
 }
 
 // keepQuery is a strict-handler middleware that hands those operations the

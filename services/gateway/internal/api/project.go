@@ -98,12 +98,13 @@ func projectResponse(s project.Settings) gen.ProjectSettingsJSONResponse {
 			FollowUpMaxSecs: s.Alerts.FollowUpMaxSecs,
 			OwnerEmails:     nonNil(s.Alerts.OwnerEmails),
 		},
-		SignatureScheme: gen.SignatureScheme(s.SignatureScheme),
-		MaxConcurrency:  s.MaxConcurrency,
-		RetentionDays:   s.RetentionDays,
-		FailurePolicy:   failurePolicy(s.FailurePolicy),
-		CreatedAt:       s.CreatedAt.UTC(),
-		UpdatedAt:       s.UpdatedAt.UTC(),
+		SignatureScheme:   gen.SignatureScheme(s.SignatureScheme),
+		MaxConcurrency:    s.MaxConcurrency,
+		RetentionDays:     s.RetentionDays,
+		FailurePolicy:     failurePolicy(s.FailurePolicy),
+		OrderingOnFailure: gen.OrderingOnFailure(s.OrderingOnFailure),
+		CreatedAt:         s.CreatedAt.UTC(),
+		UpdatedAt:         s.UpdatedAt.UTC(),
 	}}}
 }
 

@@ -24,3 +24,17 @@ func (a Action) Valid() bool {
 func (a Action) edits() bool {
 	return a == ActionRetry || a == ActionReplay
 }
+
+// Statuses are the hook statuses the action acts on: a retry's failed
+// hooks, a replay's completed ones, a cancel's unfinished ones.
+func (a Action) Statuses() []string {
+	switch a {
+	case ActionRetry:
+		return []string{"failed"}
+	case ActionReplay:
+		return []string{"completed"}
+	case ActionCancel:
+		return []string{"pending", "retry"}
+	}
+	return nil
+}

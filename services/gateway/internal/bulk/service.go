@@ -189,6 +189,36 @@ func replay(ctx context.Context, q *store.Queries, projectID uuid.UUID, o Order)
 	return acted{ids: sources, charge: &charge}, nil
 }
 
+// Acted is what ActOn did: the hooks acted on (replay: the copies
+// created), and a replay's quota charge (nil otherwise).
+type Acted struct {
+	Affected int64
+	Charge   *quota.Charge
+}
+
+// ActOn runs action on the project's hooks ids in q's transaction, as the
+// action by hookIDs does: a bulk job's batch. A replay the quota refuses
+// returns a *quota.ExhaustedError.
+func ActOn(ctx context.Context, q *store.Queries, projectID uuid.UUID, action Action, ids []uuid.UUID, edit *hook.Edit) (Acted, error) {
+	o := Order{Selection: Selection{IDs: ids}, Edit: edit}
+	var st step
+	switch action {
+	case ActionRetry:
+		st = retry
+	case ActionReplay:
+		st = replay
+	case ActionCancel:
+		st = cancel
+	default:
+		return Acted{}, fmt.Errorf("bulk: unknown action %q", action)
+	}
+	a, err := st(ctx, q, projectID, o)
+	if err != nil {
+		return Acted{}, err
+	}
+	return Acted{Affected: int64(len(a.ids)), Charge: a.charge}, nil
+}
+
 // perform runs st in a transaction: committed, or for a dry run
 // (dryRun) rolled back.
 func (s *Service) perform(ctx context.Context, projectID uuid.UUID, o Order, st step) (Result, error) {
@@ -331,12 +361,20 @@ type filter struct {
 
 func filterOf(r *Range) filter {
 	f := filter{start: r.Start, end: r.End, sequenceID: r.SequenceID, tags: r.Tags, limit: int32(r.Limit)}
-	if key := r.EndpointKey; key != nil {
-		if strings.Contains(*key, "?") {
-			f.path = key
-		} else {
-			f.pathBase = key
-		}
-	}
+	f.path, f.pathBase = r.Paths()
 	return f
+}
+
+// Paths is the range's endpoint key as the statements take it: path
+// matches the whole path (a key with a query string), pathBase the path
+// without its query string; both nil without a key.
+func (r *Range) Paths() (path, pathBase *string) {
+	key := r.EndpointKey
+	switch {
+	case key == nil:
+		return nil, nil
+	case strings.Contains(*key, "?"):
+		return key, nil
+	}
+	return nil, key
 }

@@ -62,6 +62,8 @@ type Deps struct {
 	Creator  HookCreator
 	Attempts AttemptLister
 	Bulk     BulkService
+	// OrderingKeys: the held ordering keys page.
+	OrderingKeys OrderingKeyService
 	// Admin: the keys, settings, listeners, channels and sequences pages.
 	Admin AdminDeps
 }

@@ -76,8 +76,8 @@ type NavLink struct {
 
 // projectNav are the pages of a project (docs/dashboard.md, "Routes").
 var projectNav = []struct{ label, page string }{
-	{"Overview", ""}, {"Hooks", "hooks"}, {"Sequences", "sequences"}, {"Channels", "channels"},
-	{"Keys", "keys"}, {"Listeners", "listeners"}, {"Settings", "settings"},
+	{"Overview", ""}, {"Hooks", "hooks"}, {"Sequences", "sequences"}, {"Ordering keys", "ordering-keys"},
+	{"Channels", "channels"}, {"Keys", "keys"}, {"Listeners", "listeners"}, {"Settings", "settings"},
 }
 
 // Render writes the page template name (a file of templates/pages) in the

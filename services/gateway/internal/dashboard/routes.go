@@ -22,7 +22,8 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}", d.overview)
 
 	// Keys, settings, listeners, channels, sequences, with the create and
-	// edit forms of the last two (owners only for keys: docs/dashboard.md).
+	// edit forms of the last two (owners only for keys: docs/dashboard.md),
+	// and the held ordering keys.
 	d.ProjectPage("GET /dashboard/p/{project}/keys", d.keys)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api", account.Owner, d.createAPIKey)
 	d.ProjectAction("POST /dashboard/p/{project}/keys/api/{id}/revoke", account.Owner, d.revokeAPIKey)
@@ -44,6 +45,8 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}/sequences/{id}/edit", d.editSequenceForm)
 	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}", account.Member, d.replaceSequence)
 	d.ProjectAction("POST /dashboard/p/{project}/sequences/{id}/{action}", account.Member, d.sequenceAction)
+	d.ProjectPage("GET /dashboard/p/{project}/ordering-keys", d.orderingKeys)
+	d.ProjectAction("POST /dashboard/p/{project}/ordering-keys/resume", account.Member, d.resumeOrderingKey)
 
 	// Hooks: the list, its live tail, the create form and the test
 	// delivery, a hook, its actions, bulk actions.

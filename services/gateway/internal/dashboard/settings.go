@@ -21,7 +21,9 @@ type settingsPage struct {
 	Strategies []string
 	// Failures are the failure policy's choices, one per class.
 	Failures []failureChoice
-	Errors   map[string]string
+	// OrderingOnFailures are orderingOnFailure's choices.
+	OrderingOnFailures []string
+	Errors             map[string]string
 }
 
 // failureChoice is one failure class's action and the actions it may take.
@@ -59,7 +61,7 @@ func (d *Dashboard) renderSettings(w http.ResponseWriter, r *http.Request, statu
 	RenderStatus(w, r, status, "settings.html", settingsPage{
 		Settings: s, Schemes: signing.SignatureSchemes, Errors: problems,
 		Strategies: []string{retry.StrategyFixed, retry.StrategyExponential},
-		Failures:   failureChoices(s.FailurePolicy),
+		Failures:   failureChoices(s.FailurePolicy), OrderingOnFailures: project.OrderingOnFailures,
 	})
 }
 
@@ -146,6 +148,7 @@ func settingsPatch(r *http.Request) (project.Patch, map[string]string) {
 		p.Alerts = project.Value(alerts)
 	}
 	p.FailurePolicy = failurePolicyField(f)
+	p.OrderingOnFailure = f.text("orderingOnFailure")
 	return p, f.problems
 }
 

@@ -234,13 +234,13 @@ func insertTaken(ctx context.Context, q *store.Queries, batch []pending, taken [
 		PostAts: make([]time.Time, len(taken)), PostInSeconds: make([]int64, len(taken)),
 		RetryOverrides: make([]string, len(taken)), Keys: make([]string, len(taken)),
 		Tags: make([]string, len(taken)), PostAtLocals: make([]string, len(taken)), Timezones: make([]string, len(taken)),
-		TzVersion: calendar.Current().Version,
+		OrderingKeys: make([]string, len(taken)), TzVersion: calendar.Current().Version,
 	}
 	for j, i := range taken {
 		p := batch[i]
 		arg.Ids[j], arg.ProjectIds[j], arg.Paths[j] = p.id.String(), p.projectID.String(), p.n.Path
 		arg.Datas[j], arg.RetryOverrides[j] = string(p.n.Data), string(p.n.RetryOverride)
-		arg.Keys[j], arg.Tags[j] = p.n.Key, tagsLiteral(p.n.Tags)
+		arg.Keys[j], arg.Tags[j], arg.OrderingKeys[j] = p.n.Key, tagsLiteral(p.n.Tags), p.n.OrderingKey
 		arg.PostAtLocals[j], arg.Timezones[j] = p.n.Local.columns()
 		arg.PostInSeconds[j] = -1
 		if p.n.PostAt != nil {

@@ -142,12 +142,12 @@ func insertProject(ctx context.Context, q *store.Queries, projectID uuid.UUID, b
 		PostAts: make([]time.Time, len(batch)), PostInSeconds: make([]int64, len(batch)),
 		RetryOverrides: make([]string, len(batch)), Keys: make([]string, len(batch)),
 		Tags: make([]string, len(batch)), PostAtLocals: make([]string, len(batch)), Timezones: make([]string, len(batch)),
-		TzVersion: calendar.Current().Version,
+		OrderingKeys: make([]string, len(batch)), TzVersion: calendar.Current().Version,
 	}
 	for i, p := range batch {
 		arg.Ids[i], arg.Paths[i] = p.id.String(), p.n.Path
 		arg.Datas[i], arg.RetryOverrides[i] = string(p.n.Data), string(p.n.RetryOverride)
-		arg.Keys[i], arg.Tags[i] = p.n.Key, tagsLiteral(p.n.Tags)
+		arg.Keys[i], arg.Tags[i], arg.OrderingKeys[i] = p.n.Key, tagsLiteral(p.n.Tags), p.n.OrderingKey
 		arg.PostAtLocals[i], arg.Timezones[i] = p.n.Local.columns()
 		arg.PostInSeconds[i] = -1
 		if p.n.PostAt != nil {

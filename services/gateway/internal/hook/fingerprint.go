@@ -14,8 +14,8 @@ import (
 // object's members (JSON objects are unordered, and many clients encode
 // maps in random order), string escapes, the offset postAt was written in,
 // or a postAtLocal that resolves to the same instant make no difference; a
-// changed path, data, schedule, retryOverride, key or tags does. Numbers compare as
-// written (1 and 1.0 differ).
+// changed path, data, schedule, retryOverride, key, tags or orderingKey
+// does. Numbers compare as written (1 and 1.0 differ).
 type fingerprintFields struct {
 	Path          string          `json:"path"`
 	Data          json.RawMessage `json:"data"`
@@ -27,6 +27,8 @@ type fingerprintFields struct {
 	Key string `json:"key,omitempty"`
 	// Tags, in the request's order, likewise.
 	Tags []string `json:"tags,omitempty"`
+	// OrderingKey likewise.
+	OrderingKey string `json:"orderingKey,omitempty"`
 }
 
 // batchFingerprint is the canonical form of a POST /v1/hooks/batch: its
@@ -46,7 +48,7 @@ func (n New) canonical() (fingerprintFields, error) {
 	if err != nil {
 		return fingerprintFields{}, fmt.Errorf("retryOverride: %w", err)
 	}
-	f := fingerprintFields{Path: n.Path, Data: data, RetryOverride: retry, Key: n.Key, Tags: n.Tags}
+	f := fingerprintFields{Path: n.Path, Data: data, RetryOverride: retry, Key: n.Key, Tags: n.Tags, OrderingKey: n.OrderingKey}
 	if n.PostAt != nil {
 		at := n.PostAt.UTC()
 		f.PostAt = &at

@@ -35,6 +35,9 @@ type Hook struct {
 	Key *string
 	// Tags are the hook's tags (tag.go), or nil.
 	Tags []string
+	// OrderingKey is the ordering key the hook was scheduled with (the
+	// project's hooks of one are delivered one at a time), or nil.
+	OrderingKey *string
 	// Local is the wall time the hook was scheduled at, nil for a hook
 	// scheduled by instant or delay; TZVersion the tz database release that
 	// resolved it into PostAt.
@@ -54,7 +57,7 @@ func FromRow(r store.Hook) Hook {
 		Status: r.Status, Attempts: r.Attempts, PostDurationSeconds: r.PostDurationSeconds,
 		FailureError: r.FailureError, FailureClass: r.FailureClass, TryAt: r.TryAt, WasNotified: r.WasNotified, RetryOverride: r.RetryOverride,
 		SequenceID: r.SequenceID, SequenceStep: r.SequenceStep, SequenceLastRunAt: r.SequenceLastRunAt,
-		Key: r.Key, Tags: r.Tags, AsyncDeadline: r.AsyncDeadline, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Key: r.Key, Tags: r.Tags, OrderingKey: r.OrderingKey, AsyncDeadline: r.AsyncDeadline, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 	if r.Timezone != nil && r.PostAtLocal.Valid && r.TzVersion != nil {
 		h.Local, h.TZVersion = &LocalTime{Wall: r.PostAtLocal.Time, Zone: *r.Timezone}, *r.TzVersion

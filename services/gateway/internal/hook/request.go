@@ -25,6 +25,7 @@ type CreateRequest struct {
 	RetryOverride *retry.Request  `json:"retryOverride"`
 	Key           *string         `json:"key"`
 	Tags          []string        `json:"tags"`
+	OrderingKey   *string         `json:"orderingKey"`
 }
 
 // New is a validated hook, ready to be stored.
@@ -46,6 +47,10 @@ type New struct {
 	Key string
 	// Tags are the hook's tags in the request's order (tag.go), or nil.
 	Tags []string
+	// OrderingKey puts the hook in line with the project's other hooks of
+	// that key, delivered one at a time (the scheduler's claim), or is
+	// empty.
+	OrderingKey string
 	// IdempotencyKey is the request's Idempotency-Key header, validated by
 	// idempotency.ValidateKey, or empty when it has none.
 	IdempotencyKey string
@@ -121,8 +126,9 @@ func (r CreateRequest) Validate(maxDataBytes int) (New, error) {
 	n.Path = validPath(r.Path, &p)
 	r.schedule(&n, &p)
 	n.RetryOverride = r.validRetryOverride(&p)
-	n.Key = validKey(r.Key, &p)
+	n.Key = validKey(r.Key, "key", &p)
 	n.Tags = validTags(r.Tags, &p)
+	n.OrderingKey = validKey(r.OrderingKey, "orderingKey", &p)
 	if len(p) > 0 {
 		return New{}, &InvalidError{Problems: p}
 	}
@@ -139,13 +145,15 @@ func (r CreateRequest) validRetryOverride(p *problems) json.RawMessage {
 	return raw
 }
 
-// validKey returns the hook's key, empty for none.
-func validKey(key *string, p *problems) string {
+// validKey returns the key field names (the hook's key, or its ordering
+// key: both are names a client makes up, with the same bounds), empty for
+// none.
+func validKey(key *string, field string, p *problems) string {
 	if key == nil {
 		return ""
 	}
 	if err := ValidateKey(*key); err != nil {
-		p.add("key", "%s", err)
+		p.add(field, "%s", err)
 		return ""
 	}
 	return *key

@@ -450,3 +450,24 @@ func TestValidatePostAtLocal(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateOrderingKey: an ordering key has a key's bounds (1 to 255
+// printable ASCII characters), and a bad one is named orderingKey, with
+// the other problems of the request.
+func TestValidateOrderingKey(t *testing.T) {
+	t.Parallel()
+	n, err := validate(t, `{"path":"/a","data":{},"postIn":"1h","orderingKey":"account/42 ~"}`)
+	require.NoError(t, err)
+	require.Equal(t, "account/42 ~", n.OrderingKey)
+	n, err = validate(t, `{"path":"/a","data":{},"postIn":"1h"}`)
+	require.NoError(t, err)
+	require.Empty(t, n.OrderingKey)
+	runValidationCases(t, []validationCase{
+		{"longest", `{"path":"/a","data":{},"postIn":"1h","orderingKey":"` + strings.Repeat("k", 255) + `"}`, nil},
+		{"empty", `{"path":"/a","data":{},"postIn":"1h","orderingKey":""}`, []string{"orderingKey"}},
+		{"too long", `{"path":"/a","data":{},"postIn":"1h","orderingKey":"` + strings.Repeat("k", 256) + `"}`, []string{"orderingKey"}},
+		{"not ASCII", `{"path":"/a","data":{},"postIn":"1h","orderingKey":"caf\u00e9"}`, []string{"orderingKey"}},
+		{"a control character", `{"path":"/a","data":{},"postIn":"1h","orderingKey":"a\nb"}`, []string{"orderingKey"}},
+		{"with a bad key", `{"path":"/a","data":{},"postIn":"1h","key":"","orderingKey":""}`, []string{"key", "orderingKey"}},
+	})
+}

@@ -25,7 +25,8 @@ type PatchRequest struct {
 	MaxConcurrency      *int           `json:"maxConcurrency"`
 	RetentionDays       *int           `json:"retentionDays"`
 	// FailurePolicy maps a class to its action, or to null (the default).
-	FailurePolicy *map[string]*string `json:"failurePolicy"`
+	FailurePolicy     *map[string]*string `json:"failurePolicy"`
+	OrderingOnFailure *string             `json:"orderingOnFailure"`
 
 	ID                     json.RawMessage `json:"id"`
 	AuthorizationHeaderSet json.RawMessage `json:"authorizationHeaderSet"`
@@ -115,6 +116,7 @@ func (r *PatchRequest) Patch() (Patch, error) {
 		MaxConcurrency:      field(r.given, "maxConcurrency", r.MaxConcurrency),
 		RetentionDays:       field(r.given, "retentionDays", r.RetentionDays),
 		FailurePolicy:       policyField(r.given, r.FailurePolicy),
+		OrderingOnFailure:   field(r.given, "orderingOnFailure", r.OrderingOnFailure),
 	}
 	if null, ok := r.given["retryPolicy"]; ok {
 		p.RetryPolicy = Null[RetryPolicyPatch]()

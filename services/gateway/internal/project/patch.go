@@ -60,6 +60,8 @@ type Patch struct {
 	// (class to action; retry, the default, for a class given as null);
 	// null resets every class.
 	FailurePolicy Field[map[string]string]
+	// OrderingOnFailure is OrderingContinue or OrderingHold.
+	OrderingOnFailure Field[string]
 }
 
 // AlertsPatch changes some of the alert settings; the others stay.
@@ -146,7 +148,8 @@ func (p problems) err() error {
 
 func (p Patch) empty() bool {
 	return !p.Name.Set && !p.Domain.Set && !p.RetryPolicy.Set && !p.AsyncTimeoutSecs.Set && !p.AuthorizationHeader.Set &&
-		!p.Alerts.Set && !p.SignatureScheme.Set && !p.MaxConcurrency.Set && !p.RetentionDays.Set && !p.FailurePolicy.Set
+		!p.Alerts.Set && !p.SignatureScheme.Set && !p.MaxConcurrency.Set && !p.RetentionDays.Set && !p.FailurePolicy.Set &&
+		!p.OrderingOnFailure.Set
 }
 
 // check applies the rules of each field on its own, before anything is
@@ -182,7 +185,30 @@ func (p Patch) check() error {
 	if v := p.FailurePolicy.Ptr(); v != nil {
 		checkFailurePolicy(*v, &bad)
 	}
+	notNull(p.OrderingOnFailure, "orderingOnFailure", &bad)
+	accepted(p.OrderingOnFailure, "orderingOnFailure", checkOrderingOnFailure, &bad)
 	return bad.err()
+}
+
+// What an ordering key does when its head hook fails for good (migration
+// 00036 checks the column takes these words only):
+// OrderingContinue moves on to the key's next hook, OrderingHold keeps the
+// key waiting until it is resumed (POST /v1/ordering-keys/{key}/resume).
+const (
+	OrderingContinue = "continue"
+	OrderingHold     = "hold"
+)
+
+// OrderingOnFailures are the words of orderingOnFailure, the default first.
+var OrderingOnFailures = []string{OrderingContinue, OrderingHold}
+
+// checkOrderingOnFailure accepts OrderingContinue and OrderingHold, and
+// nothing else (not another case, not surrounding spaces).
+func checkOrderingOnFailure(v string) error {
+	if !slices.Contains(OrderingOnFailures, v) {
+		return fmt.Errorf("must be %q or %q", OrderingContinue, OrderingHold)
+	}
+	return nil
 }
 
 // checkFailurePolicy accepts, for each class it names, an action the class
@@ -324,6 +350,9 @@ func (p Patch) apply(cur Settings) (Settings, error) {
 	}
 	if v := p.SignatureScheme.Ptr(); v != nil {
 		next.SignatureScheme = *v
+	}
+	if v := p.OrderingOnFailure.Ptr(); v != nil {
+		next.OrderingOnFailure = *v
 	}
 	if v := p.AuthorizationHeader.Ptr(); v != nil || p.AuthorizationHeader.Null {
 		next.AuthorizationHeaderSet = v != nil

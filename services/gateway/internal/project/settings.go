@@ -65,8 +65,11 @@ type Settings struct {
 	// FailurePolicy is the action per failure class the project chose
 	// (pkg/failclass); a class it leaves out is retried.
 	FailurePolicy failclass.Policy
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// OrderingOnFailure is what an ordering key does when its head hook
+	// fails for good: OrderingContinue or OrderingHold.
+	OrderingOnFailure string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // settingsRow is every query's view of a project's settings (sqlc makes
@@ -97,9 +100,10 @@ func fromRow(r settingsRow) Settings {
 		RetentionDays:   int(r.RetentionDays),
 		// Written by Update alone, always valid; Decode leaves out what
 		// this release cannot take.
-		FailurePolicy: decodePolicy(r.FailurePolicy),
-		CreatedAt:     r.CreatedAt,
-		UpdatedAt:     r.UpdatedAt,
+		FailurePolicy:     decodePolicy(r.FailurePolicy),
+		OrderingOnFailure: r.OrderingOnFailure,
+		CreatedAt:         r.CreatedAt,
+		UpdatedAt:         r.UpdatedAt,
 	}
 }
 
@@ -214,6 +218,7 @@ func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, proj
 		MaxConcurrency:            int32Ptr(next.MaxConcurrency),
 		RetentionDays:             int32(next.RetentionDays),
 		FailurePolicy:             next.FailurePolicy.Encode(),
+		OrderingOnFailure:         next.OrderingOnFailure,
 		SetAuthorizationHeader:    p.AuthorizationHeader.Set,
 		AuthorizationHeaderSealed: authorization,
 	})

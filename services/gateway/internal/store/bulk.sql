@@ -168,19 +168,22 @@ FOR KEY SHARE;
 
 -- name: InsertReplays :execrows
 -- One new hook per (new id, source id) pair: the source's path, domain,
--- data, retryOverride and tags, due now by the database clock. Sequence
--- data, the idempotency key and the key are not copied: a replay belongs
--- to no sequence run, was not asked for with an Idempotency-Key, and is not
--- the hook the key names (the key's next hook is the client's to create).
+-- data, retryOverride, tags and ordering key, due now by the database
+-- clock. Sequence data, the idempotency key and the key are not copied: a
+-- replay belongs to no sequence run, was not asked for with an
+-- Idempotency-Key, and is not the hook the key names (the key's next hook
+-- is the client's to create). The ordering key is copied: a replay is
+-- delivered in its key's order, after the key's earlier hooks, as the
+-- source was.
 --
 -- An edit (new_path, new_data, new_post_at, each NULL to keep the source's)
 -- applies to every copy; a new_post_at in the past is due now, as a created
 -- hook's.
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags, ordering_key)
 SELECT (@new_ids::uuid[])[g.i], h.project_id,
     COALESCE(sqlc.narg(new_path)::text, h.path), h.domain, COALESCE(sqlc.narg(new_data)::jsonb, h.data),
     COALESCE(sqlc.narg(new_post_at)::timestamptz, now()), COALESCE(sqlc.narg(new_post_at)::timestamptz, now()),
-    h.retry_override, h.tags
+    h.retry_override, h.tags, h.ordering_key
 FROM generate_subscripts(@source_ids::uuid[], 1) AS g (i)
 JOIN hooks AS h ON h.id = (@source_ids::uuid[])[g.i]
 WHERE h.project_id = @project_id;

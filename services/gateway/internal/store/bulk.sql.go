@@ -138,11 +138,11 @@ func (q *Queries) CancelHooksInRange(ctx context.Context, arg CancelHooksInRange
 }
 
 const insertReplays = `-- name: InsertReplays :execrows
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, tags, ordering_key)
 SELECT ($1::uuid[])[g.i], h.project_id,
     COALESCE($2::text, h.path), h.domain, COALESCE($3::jsonb, h.data),
     COALESCE($4::timestamptz, now()), COALESCE($4::timestamptz, now()),
-    h.retry_override, h.tags
+    h.retry_override, h.tags, h.ordering_key
 FROM generate_subscripts($5::uuid[], 1) AS g (i)
 JOIN hooks AS h ON h.id = ($5::uuid[])[g.i]
 WHERE h.project_id = $6
@@ -158,10 +158,13 @@ type InsertReplaysParams struct {
 }
 
 // One new hook per (new id, source id) pair: the source's path, domain,
-// data, retryOverride and tags, due now by the database clock. Sequence
-// data, the idempotency key and the key are not copied: a replay belongs
-// to no sequence run, was not asked for with an Idempotency-Key, and is not
-// the hook the key names (the key's next hook is the client's to create).
+// data, retryOverride, tags and ordering key, due now by the database
+// clock. Sequence data, the idempotency key and the key are not copied: a
+// replay belongs to no sequence run, was not asked for with an
+// Idempotency-Key, and is not the hook the key names (the key's next hook
+// is the client's to create). The ordering key is copied: a replay is
+// delivered in its key's order, after the key's earlier hooks, as the
+// source was.
 //
 // An edit (new_path, new_data, new_post_at, each NULL to keep the source's)
 // applies to every copy; a new_post_at in the past is due now, as a created

@@ -26,9 +26,10 @@ WHERE id = @id;
 -- of every array describes hook i. Its domain is its project's. post_at is
 -- post_ats[i] where post_in_seconds[i] is negative, else the database clock
 -- plus that many seconds. data and retry_overrides are JSON text; an empty
--- retry override is none (NULL), and so are an empty key and empty tags,
--- and an empty post_at_local and timezone (a hook not scheduled by local
--- time; one that is also gets tz_version, the release that resolved it).
+-- retry override is none (NULL), and so are an empty key, empty tags, an
+-- empty ordering key, and an empty post_at_local and timezone (a hook not
+-- scheduled by local time; one that is also gets tz_version, the release
+-- that resolved it).
 -- tags[i] is hook i's tags as an array literal ({a,b}): a tag's
 -- characters need no quoting in one (hook.ValidateTag), and an array of
 -- arrays would not unnest hook by hook. A hook of a project that does not exist
@@ -43,10 +44,11 @@ WHERE id = @id;
 -- their right edge, which made a batch markedly slower in PostgreSQL
 -- (docs/benchmarks.md, "Batch intake").
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags,
-    post_at_local, timezone, tz_version)
+    post_at_local, timezone, tz_version, ordering_key)
 SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
     NULLIF(n.key, ''), NULLIF(n.tags, '')::text[],
-    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN @tz_version::text END
+    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN @tz_version::text END,
+    NULLIF(n.ordering_key, '')
 FROM (
     SELECT unnest(@ids::text[])::uuid AS id,
         unnest(@project_ids::text[])::uuid AS project_id,
@@ -59,6 +61,7 @@ FROM (
         unnest(@tags::text[]) AS tags,
         unnest(@post_at_locals::text[]) AS post_at_local,
         unnest(@timezones::text[]) AS timezone,
+        unnest(@ordering_keys::text[]) AS ordering_key,
         generate_series(1, cardinality(@ids::text[])) AS ord
 ) AS n
 JOIN projects AS p ON p.id = n.project_id
@@ -79,10 +82,11 @@ RETURNING *;
 -- cheaper in PostgreSQL than through InsertHooks. Nothing is inserted when
 -- the project does not exist.
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags,
-    post_at_local, timezone, tz_version)
+    post_at_local, timezone, tz_version, ordering_key)
 SELECT n.id, p.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
     NULLIF(n.key, ''), NULLIF(n.tags, '')::text[],
-    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN @tz_version::text END
+    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN @tz_version::text END,
+    NULLIF(n.ordering_key, '')
 FROM (
     SELECT unnest(@ids::text[])::uuid AS id,
         unnest(@paths::text[]) AS path,
@@ -93,7 +97,8 @@ FROM (
         unnest(@keys::text[]) AS key,
         unnest(@tags::text[]) AS tags,
         unnest(@post_at_locals::text[]) AS post_at_local,
-        unnest(@timezones::text[]) AS timezone
+        unnest(@timezones::text[]) AS timezone,
+        unnest(@ordering_keys::text[]) AS ordering_key
 ) AS n
 CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = @project_id) AS p
 CROSS JOIN LATERAL (

@@ -272,10 +272,11 @@ func (q *Queries) GetProjectPlan(ctx context.Context, id uuid.UUID) (GetProjectP
 
 const insertHooks = `-- name: InsertHooks :many
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags,
-    post_at_local, timezone, tz_version)
+    post_at_local, timezone, tz_version, ordering_key)
 SELECT n.id, n.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
     NULLIF(n.key, ''), NULLIF(n.tags, '')::text[],
-    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN $1::text END
+    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN $1::text END,
+    NULLIF(n.ordering_key, '')
 FROM (
     SELECT unnest($2::text[])::uuid AS id,
         unnest($3::text[])::uuid AS project_id,
@@ -288,6 +289,7 @@ FROM (
         unnest($10::text[]) AS tags,
         unnest($11::text[]) AS post_at_local,
         unnest($12::text[]) AS timezone,
+        unnest($13::text[]) AS ordering_key,
         generate_series(1, cardinality($2::text[])) AS ord
 ) AS n
 JOIN projects AS p ON p.id = n.project_id
@@ -314,6 +316,7 @@ type InsertHooksParams struct {
 	Tags           []string
 	PostAtLocals   []string
 	Timezones      []string
+	OrderingKeys   []string
 }
 
 // The hooks of a create batch (internal/hook; a single create is a batch
@@ -321,9 +324,10 @@ type InsertHooksParams struct {
 // of every array describes hook i. Its domain is its project's. post_at is
 // post_ats[i] where post_in_seconds[i] is negative, else the database clock
 // plus that many seconds. data and retry_overrides are JSON text; an empty
-// retry override is none (NULL), and so are an empty key and empty tags,
-// and an empty post_at_local and timezone (a hook not scheduled by local
-// time; one that is also gets tz_version, the release that resolved it).
+// retry override is none (NULL), and so are an empty key, empty tags, an
+// empty ordering key, and an empty post_at_local and timezone (a hook not
+// scheduled by local time; one that is also gets tz_version, the release
+// that resolved it).
 // tags[i] is hook i's tags as an array literal ({a,b}): a tag's
 // characters need no quoting in one (hook.ValidateTag), and an array of
 // arrays would not unnest hook by hook. A hook of a project that does not exist
@@ -351,6 +355,7 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 		arg.Tags,
 		arg.PostAtLocals,
 		arg.Timezones,
+		arg.OrderingKeys,
 	)
 	if err != nil {
 		return nil, err
@@ -406,10 +411,11 @@ func (q *Queries) InsertHooks(ctx context.Context, arg InsertHooksParams) ([]Hoo
 
 const insertProjectHooks = `-- name: InsertProjectHooks :many
 INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, retry_override, key, tags,
-    post_at_local, timezone, tz_version)
+    post_at_local, timezone, tz_version, ordering_key)
 SELECT n.id, p.project_id, n.path, p.domain, n.data::jsonb, due.at, due.at, NULLIF(n.retry_override, '')::jsonb,
     NULLIF(n.key, ''), NULLIF(n.tags, '')::text[],
-    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN $1::text END
+    NULLIF(n.post_at_local, '')::timestamp, NULLIF(n.timezone, ''), CASE WHEN n.timezone <> '' THEN $1::text END,
+    NULLIF(n.ordering_key, '')
 FROM (
     SELECT unnest($2::text[])::uuid AS id,
         unnest($3::text[]) AS path,
@@ -420,9 +426,10 @@ FROM (
         unnest($8::text[]) AS key,
         unnest($9::text[]) AS tags,
         unnest($10::text[]) AS post_at_local,
-        unnest($11::text[]) AS timezone
+        unnest($11::text[]) AS timezone,
+        unnest($12::text[]) AS ordering_key
 ) AS n
-CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $12) AS p
+CROSS JOIN (SELECT pr.id AS project_id, pr.domain FROM projects AS pr WHERE pr.id = $13) AS p
 CROSS JOIN LATERAL (
     SELECT CASE
         WHEN n.post_in_seconds < 0 THEN n.post_at
@@ -444,6 +451,7 @@ type InsertProjectHooksParams struct {
 	Tags           []string
 	PostAtLocals   []string
 	Timezones      []string
+	OrderingKeys   []string
 	ProjectID      uuid.UUID
 }
 
@@ -466,6 +474,7 @@ func (q *Queries) InsertProjectHooks(ctx context.Context, arg InsertProjectHooks
 		arg.Tags,
 		arg.PostAtLocals,
 		arg.Timezones,
+		arg.OrderingKeys,
 		arg.ProjectID,
 	)
 	if err != nil {

@@ -15,7 +15,8 @@ SELECT id, name, domain,
        (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, ordering_on_failure,
+       created_at, updated_at
 FROM projects
 WHERE id = @id;
 
@@ -30,7 +31,8 @@ SELECT id, name, domain,
        (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, ordering_on_failure,
+       created_at, updated_at
 FROM projects
 WHERE id = @id
 FOR NO KEY UPDATE;
@@ -56,6 +58,7 @@ SET name                 = @name,
     max_concurrency         = sqlc.narg(max_concurrency)::integer,
     retention_days          = @retention_days,
     failure_policy          = @failure_policy::jsonb,
+    ordering_on_failure     = @ordering_on_failure::text,
     authorization_header_sealed = CASE WHEN @set_authorization_header::boolean
                                 THEN sqlc.narg(authorization_header_sealed)::text
                                 ELSE authorization_header_sealed END,
@@ -67,7 +70,8 @@ RETURNING id, name, domain,
           (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at;
+          signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, ordering_on_failure,
+          created_at, updated_at;
 
 -- name: LockProjectPlan :one
 -- The plan and rate limit an operator's change (gateway admin set-plan) is

@@ -20,7 +20,8 @@ SELECT id, name, domain,
        (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, ordering_on_failure,
+       created_at, updated_at
 FROM projects
 WHERE id = $1
 `
@@ -48,6 +49,7 @@ type GetProjectSettingsRow struct {
 	RetentionDays          int32
 	PlanMaxRetentionDays   int32
 	FailurePolicy          json.RawMessage
+	OrderingOnFailure      string
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -78,6 +80,7 @@ func (q *Queries) GetProjectSettings(ctx context.Context, id uuid.UUID) (GetProj
 		&i.RetentionDays,
 		&i.PlanMaxRetentionDays,
 		&i.FailurePolicy,
+		&i.OrderingOnFailure,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -150,7 +153,8 @@ SELECT id, name, domain,
        (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
        plan_quota, plan_hard_cap_percent,
        alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at
+       signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, ordering_on_failure,
+       created_at, updated_at
 FROM projects
 WHERE id = $1
 FOR NO KEY UPDATE
@@ -179,6 +183,7 @@ type LockProjectSettingsRow struct {
 	RetentionDays          int32
 	PlanMaxRetentionDays   int32
 	FailurePolicy          json.RawMessage
+	OrderingOnFailure      string
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -213,6 +218,7 @@ func (q *Queries) LockProjectSettings(ctx context.Context, id uuid.UUID) (LockPr
 		&i.RetentionDays,
 		&i.PlanMaxRetentionDays,
 		&i.FailurePolicy,
+		&i.OrderingOnFailure,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)
@@ -238,18 +244,20 @@ SET name                 = $1,
     max_concurrency         = $15::integer,
     retention_days          = $16,
     failure_policy          = $17::jsonb,
-    authorization_header_sealed = CASE WHEN $18::boolean
-                                THEN $19::text
+    ordering_on_failure     = $18::text,
+    authorization_header_sealed = CASE WHEN $19::boolean
+                                THEN $20::text
                                 ELSE authorization_header_sealed END,
     updated_at           = now()
-WHERE id = $20
+WHERE id = $21
 RETURNING id, name, domain,
           retry_min_retries, retry_delay_secs, retry_strategy, retry_backoff_factor,
           retry_max_delay_secs, retry_jitter, async_timeout_secs,
           (authorization_header_sealed IS NOT NULL)::boolean AS authorization_header_set,
           plan_quota, plan_hard_cap_percent,
           alert_group_wait_secs, alert_followup_min_secs, alert_followup_max_secs, owner_emails,
-          signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, created_at, updated_at
+          signature_scheme, max_concurrency, retention_days, plan_max_retention_days, failure_policy, ordering_on_failure,
+          created_at, updated_at
 `
 
 type UpdateProjectSettingsParams struct {
@@ -270,6 +278,7 @@ type UpdateProjectSettingsParams struct {
 	MaxConcurrency            *int32
 	RetentionDays             int32
 	FailurePolicy             json.RawMessage
+	OrderingOnFailure         string
 	SetAuthorizationHeader    bool
 	AuthorizationHeaderSealed *string
 	ID                        uuid.UUID
@@ -298,6 +307,7 @@ type UpdateProjectSettingsRow struct {
 	RetentionDays          int32
 	PlanMaxRetentionDays   int32
 	FailurePolicy          json.RawMessage
+	OrderingOnFailure      string
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -323,6 +333,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		arg.MaxConcurrency,
 		arg.RetentionDays,
 		arg.FailurePolicy,
+		arg.OrderingOnFailure,
 		arg.SetAuthorizationHeader,
 		arg.AuthorizationHeaderSealed,
 		arg.ID,
@@ -351,6 +362,7 @@ func (q *Queries) UpdateProjectSettings(ctx context.Context, arg UpdateProjectSe
 		&i.RetentionDays,
 		&i.PlanMaxRetentionDays,
 		&i.FailurePolicy,
+		&i.OrderingOnFailure,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 	)

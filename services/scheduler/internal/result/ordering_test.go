@@ -242,3 +242,30 @@ func TestAHookDoesNotOvertakeAnEarlierOneAnotherClaimHolds(t *testing.T) {
 	b.requireLeased(t, first.ID)
 	b.requireWaiting(t, second.ID)
 }
+
+func TestAHeadWaitingForItsAsyncAnswerKeepsTheKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project := fixture.Project(t, b.q, domain, fixed30)
+	first := b.keyed(t, project, "k", -2*time.Second)
+	second := b.keyed(t, project, "k", -time.Second)
+	b.claimN(t, 1)
+	head := b.requireLeased(t, first.ID)
+
+	waiting := b.accepted(t, head, 3600)
+	require.Nil(t, waiting.RunAt)
+	require.NotNil(t, waiting.AsyncDeadline)
+	b.requireWaiting(t, second.ID)
+	// Due or not, the next is not leased while the head waits.
+	_, err := b.q.RunNowForTest(context.Background(), second.ID)
+	require.NoError(t, err)
+	b.claimN(t, 0)
+	b.requireWaiting(t, second.ID)
+
+	b.ack(t, waiting)
+	require.True(t, b.endWait(t, first.ID))
+	require.Equal(t, "completed", fixture.Get(t, b.q, first.ID).Status)
+	b.requireWoken(t, second.ID)
+	b.claimN(t, 1)
+	b.requireLeased(t, second.ID)
+}

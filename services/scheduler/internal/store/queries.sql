@@ -37,7 +37,8 @@ FOR UPDATE SKIP LOCKED;
 -- chosen by ids alone: its plan is the same at every call, so PostgreSQL
 -- keeps one generic plan instead of planning each claim.
 WITH due AS (
-    SELECT d.id, d.run_at, d.project_id, d.domain, d.ordering_key, d.post_at, d.created_at
+    SELECT d.id, d.run_at, d.project_id, d.domain, d.ordering_key, d.post_at, d.created_at,
+        CASE WHEN d.ordering_key IS NOT NULL THEN d.xmin::text END AS version
     FROM hooks AS d
     WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
       -- Unfinished, said as run_at IS NOT NULL (the same thing by the
@@ -49,18 +50,18 @@ WITH due AS (
       AND d.run_at <= now() + make_interval(secs => sqlc.arg(ahead_seconds)::float8)
     FOR UPDATE SKIP LOCKED
 ),
--- Ordering keys (migration 00036, docs/product.md "Ordering keys"): a
+-- Ordering keys (migration 00036, docs/choices.md "Ordering keys"): a
 -- keyed hook is leased only as its key's head. heads picks, per key of the
 -- claim, the hook that may take the key: the key's head if the claim holds
 -- it (a retry, a re-drive, a deferral), else the claim's first of the key
 -- in order. taken takes the key for it, if no unfinished hook of the key
 -- comes before it, on the key row's newest version (ON CONFLICT DO UPDATE
 -- checks its condition there): free when it has no head, or its head is
--- this hook, or its head has finished (a failure under the project's
--- 'hold' excepted) or is gone. A head taken since this statement began
--- (updated_at) may be a hook this statement cannot see, so it counts as
--- there. Keys are taken in key order, so two claims wait for each other
--- instead of deadlocking.
+-- this hook, or its head has finished (no run_at, no 202 waiting for its
+-- answer; a failure under the project's 'hold' excepted) or is gone. A
+-- head taken since this statement began (updated_at) may be a hook this
+-- statement cannot see, so it counts as there. Keys are taken in key
+-- order, so two claims wait for each other instead of deadlocking.
 heads AS MATERIALIZED (
     SELECT DISTINCT ON (due.project_id, due.ordering_key)
         due.project_id, due.ordering_key, due.id, due.post_at, due.created_at,
@@ -87,19 +88,20 @@ taken AS (
        OR (k.updated_at < statement_timestamp() AND NOT EXISTS (
             SELECT 1 FROM hooks AS a JOIN projects AS ap ON ap.id = a.project_id
             WHERE a.id = k.active_hook_id
-              AND (a.run_at IS NOT NULL OR (a.status = 'failed' AND ap.ordering_on_failure = 'hold'))))
+              AND (a.run_at IS NOT NULL OR a.async_deadline IS NOT NULL
+                   OR (a.status = 'failed' AND ap.ordering_on_failure = 'hold'))))
     RETURNING k.active_hook_id AS id
 ),
 -- blocked: the claim's keyed hooks that did not get their key wait for the
 -- head to finish, whose end wakes the next one (sundial_wake_ordering_key);
 -- until then they are rechecked every 5 minutes, in case a wake is missed.
--- A row that changed since this statement's snapshot (its locked version's
--- run_at differs from the one the snapshot sees) may have been woken by a
+-- A row that changed since this statement's snapshot (the version locked
+-- is not the one the snapshot sees: another xmin) may have been woken by a
 -- head that finished after the snapshot, which the check above could not
 -- see: it is looked at again in 100 ms instead.
 blocked AS MATERIALIZED (
     SELECT due.id,
-        CASE WHEN due.run_at IS DISTINCT FROM (SELECT s.run_at FROM hooks AS s WHERE s.id = due.id)
+        CASE WHEN due.version IS DISTINCT FROM (SELECT s.xmin::text FROM hooks AS s WHERE s.id = due.id)
              THEN now() + interval '100 milliseconds'
              ELSE now() + interval '5 minutes' END AS until
     FROM due

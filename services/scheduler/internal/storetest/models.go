@@ -74,6 +74,35 @@ type ApiKey struct {
 	RevokedAt  *time.Time
 }
 
+type BulkJob struct {
+	ID             uuid.UUID
+	ProjectID      uuid.UUID
+	Action         string
+	StartTime      time.Time
+	EndTime        time.Time
+	Path           *string
+	PathBase       *string
+	SequenceID     *uuid.UUID
+	Tags           []string
+	NewPath        *string
+	NewData        json.RawMessage
+	NewPostAt      *time.Time
+	State          string
+	Total          int64
+	Selected       int64
+	Affected       int64
+	Batches        int32
+	CursorPostAt   *time.Time
+	CursorID       *uuid.UUID
+	ErrorCode      *string
+	Error          *string
+	Runner         *string
+	LeaseExpiresAt *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
 type DeliveryMinute struct {
 	ProjectID       uuid.UUID
 	Minute          time.Time

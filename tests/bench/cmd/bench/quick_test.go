@@ -91,8 +91,10 @@ func (b testBundle) run(t *testing.T, extra ...string) report.Report {
 // retention pair (TestQuickRetention's) and the real-world ones
 // (TestQuickRealWorld's), and checks that it runs and that its report is
 // well formed: every scenario present for every system and
-// passed, rates above zero, percentiles in order, nothing early. It checks
-// no target: the figures of a quick run on a busy machine mean little.
+// passed, rates above zero, percentiles in order, nothing early; ordering
+// (on Sundial alone) with every key in order and its ratios to the burst
+// and steady rows it ran beside. It checks no target: the figures of a
+// quick run on a busy machine mean little.
 func TestQuickBenchmark(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -120,6 +122,11 @@ func TestQuickBenchmark(t *testing.T) {
 		for _, system := range want {
 			res := find(t, rep.Results, s.Name, system)
 			require.True(t, res.OK, "%s on %s: %v", s.Name, system, res.Notes)
+			if s.Ordering {
+				requireDeliveries(t, res)
+				requireOrdering(t, rep, res)
+				continue
+			}
 			if s.Plan == nil {
 				requireIntake(t, res)
 				if s.Name == "batch-intake" {
@@ -419,6 +426,37 @@ func requireBatch(t *testing.T, res report.Result) {
 	require.Positive(t, b.CPUMicrosPerHook["gateway"])
 	require.Len(t, b.Goals, 3)
 	require.Len(t, b.Load, 2)
+}
+
+// requireOrdering checks the ordering row: every keyed and flow hook
+// arrived, every key in order with a handoff for each hook but its first,
+// every request verified and where it was sent, and the ratios to the
+// burst and steady rows of the same run.
+func requireOrdering(t *testing.T, rep report.Report, res report.Result) {
+	t.Helper()
+	o := res.Ordering
+	require.NotNil(t, o)
+	require.Equal(t, rep.Sizes["BENCH_ORDERING_KEYS"], o.Keys)
+	require.Equal(t, rep.Sizes["BENCH_ORDERING_PER_KEY"], o.PerKey)
+	require.Equal(t, o.Keys*o.PerKey, o.KeyedHooks)
+	require.Equal(t, res.Hooks, o.KeyedHooks+o.FlowHooks)
+	require.Zero(t, o.KeyedMissing)
+	require.Zero(t, o.FlowMissing)
+	require.Equal(t, o.Keys, o.Order.Keys)
+	require.Zero(t, o.Order.Violations())
+	require.Equal(t, o.KeyedHooks-o.Keys, o.Order.Handoff.Count, "a handoff for each hook but a key's first")
+	require.Zero(t, o.Misrouted)
+	require.Zero(t, o.BadSignatures)
+	require.GreaterOrEqual(t, o.Verified, res.Hooks)
+	require.Positive(t, o.DeliveriesPerSecond)
+	require.Positive(t, o.AllArrivedSeconds)
+	for _, l := range []stats.Summary{o.Keyed, o.Flow} {
+		require.Positive(t, l.Count)
+		require.LessOrEqual(t, l.P50Ms, l.P99Ms)
+		require.LessOrEqual(t, l.P99Ms, l.MaxMs)
+	}
+	require.Positive(t, o.VsBurst, "burst ran in the same run")
+	require.Positive(t, o.FlowVsSteadyP99, "steady ran in the same run")
 }
 
 func requireDeliveries(t *testing.T, res report.Result) {

@@ -62,6 +62,9 @@ type Spec struct {
 	// that when a retry is due is known to the millisecond.
 	Retries    int
 	RetryDelay time.Duration
+	// OrderingKey, when set, is the hook's orderingKey: the project's hooks
+	// of one key are delivered one at a time, in order of postAt.
+	OrderingKey string
 }
 
 // Specs are one Spec per postAt, all at path, with the project's retries.
@@ -133,6 +136,7 @@ type createRequest struct {
 	PostAt        string         `json:"postAt"`
 	Data          map[string]int `json:"data"`
 	RetryOverride *retryOverride `json:"retryOverride,omitempty"`
+	OrderingKey   string         `json:"orderingKey,omitempty"`
 }
 
 // retryOverride is the API's RetryOverride with a fixed delay and no
@@ -154,7 +158,7 @@ type createResponse struct {
 // create posts one hook, retrying 429 answers (after Retry-After, capped)
 // and transport errors; it returns the hook and the tries it took.
 func (c *Client) create(ctx context.Context, i int, spec Spec) (check.Hook, int, error) {
-	req := createRequest{Path: spec.Path, PostAt: spec.PostAt.UTC().Format(time.RFC3339Nano), Data: map[string]int{"n": i}}
+	req := createRequest{Path: spec.Path, PostAt: spec.PostAt.UTC().Format(time.RFC3339Nano), Data: map[string]int{"n": i}, OrderingKey: spec.OrderingKey}
 	if spec.Retries > 0 {
 		req.RetryOverride = &retryOverride{MinRetries: spec.Retries, DelaySecs: int(spec.RetryDelay / time.Second), Strategy: "fixed"}
 	}

@@ -91,3 +91,29 @@ func TestRealisticReceiverAnswersPathByPath(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, got[5].Answered-got[5].Since, 20*time.Millisecond, "the slow path's delay")
 }
+
+// A realistic receiver with routes counts the requests on another path
+// than their hook's, or of a hook it does not know, and answers them all.
+func TestRealisticReceiverCountsMisrouted(t *testing.T) {
+	t.Parallel()
+	r, err := StartHTTP(10)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, r.Close(ctx))
+	})
+	keyed, flow := uuid.New(), uuid.New()
+	r.SetRealistic(&Realistic{SigningKey: testKey, Routes: map[uuid.UUID]string{keyed: "/keyed", flow: "/flow"}})
+	now := time.Now()
+	post := func(path string, id uuid.UUID) int {
+		return signedPost(t, r.URL()+path, id.String(), testKey, `{"n":1}`, now)
+	}
+	require.Equal(t, http.StatusOK, post("/keyed", keyed))
+	require.Equal(t, http.StatusOK, post("/flow", flow))
+	require.Zero(t, r.Misrouted())
+	require.Equal(t, http.StatusOK, post("/flow", keyed), "answered, and counted")
+	require.Equal(t, http.StatusOK, post("/keyed", uuid.New()), "a hook it does not know")
+	require.Equal(t, 2, r.Misrouted())
+	require.Zero(t, r.BadSignatures())
+}

@@ -61,8 +61,10 @@ type Receiver struct {
 	answered []atomic.Int64
 	real     atomic.Pointer[Realistic]
 	badSigs  atomic.Int64
-	next     atomic.Int64
-	overflow atomic.Int64
+	// misrouted counts a realistic receiver's requests off their Routes.
+	misrouted atomic.Int64
+	next      atomic.Int64
+	overflow  atomic.Int64
 	// conns counts the connections a plain-HTTP receiver accepted.
 	conns atomic.Int64
 }
@@ -158,6 +160,10 @@ type Realistic struct {
 	// counted (BadSignatures).
 	SigningKey string
 	Behaviour  Behaviour
+	// Routes, when set, is each hook's path by Sundial-Id: a request on
+	// another path, or of an id it does not hold, is counted (Misrouted)
+	// and answered as any other.
+	Routes map[uuid.UUID]string
 }
 
 // SetRealistic makes the receiver realistic from its next request on; it
@@ -176,12 +182,21 @@ func (r *Receiver) answerRealistic(real *Realistic, req *http.Request, id uuid.U
 		r.badSigs.Add(1)
 		return http.StatusUnauthorized
 	}
+	if real.Routes != nil {
+		if path, ok := real.Routes[id]; !ok || path != req.URL.Path {
+			r.misrouted.Add(1)
+		}
+	}
 	return real.Behaviour.answer(req.Context(), req.URL.Path, id)
 }
 
 // BadSignatures is how many requests a realistic receiver refused for
 // their signature.
 func (r *Receiver) BadSignatures() int { return int(r.badSigs.Load()) }
+
+// Misrouted is how many requests a realistic receiver with Routes saw on
+// another path than their hook's, or for a hook it did not know.
+func (r *Receiver) Misrouted() int { return int(r.misrouted.Load()) }
 
 // Count is how many requests have arrived so far.
 func (r *Receiver) Count() int { return int(r.next.Load()) }

@@ -100,6 +100,8 @@ type Result struct {
 	Realistic *Realistic `json:"realistic,omitempty"`
 	// Crash is the crash scenario's figures.
 	Crash *Crash `json:"crash,omitempty"`
+	// Ordering is the ordering scenario's figures.
+	Ordering *Ordering `json:"ordering,omitempty"`
 	// Database and NATS count the delivery phase's work.
 	Database        suite.DBStats      `json:"database"`
 	NATS            suite.NATSStats    `json:"nats"`

@@ -23,6 +23,7 @@ func (r Report) PrintTable(w io.Writer) {
 	r.printIntake(w)
 	r.printBatch(w)
 	r.printDeliveries(w)
+	r.printOrdering(w)
 	r.printRealistic(w)
 	r.printCrash(w)
 	r.printListen(w)

@@ -97,6 +97,14 @@ type Config struct {
 	// CrashSize is the crash scenario's hooks due at one instant
 	// (BENCH_CRASH_SIZE, default 5000, quick 3000).
 	CrashSize int
+	// OrderingKeys and OrderingPerKey shape the ordering scenario's keyed
+	// hooks, all due at one instant (BENCH_ORDERING_KEYS, default 10000,
+	// quick 100; BENCH_ORDERING_PER_KEY, default 10), and
+	// OrderingFlowSeconds its plain flow at SteadyRate beside them
+	// (BENCH_ORDERING_FLOW_SECONDS, default 30, quick 5).
+	OrderingKeys        int
+	OrderingPerKey      int
+	OrderingFlowSeconds int
 	// Clients is the concurrent API clients creating hooks (BENCH_CLIENTS, 64).
 	Clients int
 	// BaselineWorkers is the river baseline's MaxWorkers
@@ -148,6 +156,8 @@ func (c Config) Sizes() map[string]int {
 	sizes["BENCH_REALISTIC_RATE"], sizes["BENCH_REALISTIC_SECONDS"] = c.RealisticRate, c.RealisticSeconds
 	sizes["BENCH_REALISTIC_BURST"], sizes["BENCH_REALISTIC_BURST_EVERY"] = c.RealisticBurst, c.RealisticBurstEvery
 	sizes["BENCH_CRASH_SIZE"] = c.CrashSize
+	sizes["BENCH_ORDERING_KEYS"], sizes["BENCH_ORDERING_PER_KEY"] = c.OrderingKeys, c.OrderingPerKey
+	sizes["BENCH_ORDERING_FLOW_SECONDS"] = c.OrderingFlowSeconds
 	return sizes
 }
 
@@ -218,6 +228,9 @@ func ConfigFromEnv(root string) (Config, error) {
 	c.RealisticBurst = size("BENCH_REALISTIC_BURST", 2000, 40)
 	c.RealisticBurstEvery = size("BENCH_REALISTIC_BURST_EVERY", 15, 2)
 	c.CrashSize = size("BENCH_CRASH_SIZE", 5000, 3000)
+	c.OrderingKeys = size("BENCH_ORDERING_KEYS", 10_000, 100)
+	c.OrderingPerKey = num("BENCH_ORDERING_PER_KEY", 10)
+	c.OrderingFlowSeconds = size("BENCH_ORDERING_FLOW_SECONDS", 30, 5)
 	c.Systems, errs = names("BENCH_SYSTEMS", SystemNames()[:1], SystemNames(), errs)
 	c.Scenarios, errs = names("BENCH_SCENARIOS", Names(), Names(), errs)
 	c.BaselineEnv, errs = keyValues("BENCH_BASELINE_ENV", "RIVERBASE_", errs)

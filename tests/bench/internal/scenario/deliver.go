@@ -50,6 +50,10 @@ type plan struct {
 	// crash, when set, kills the delivering process during the delivery
 	// and starts it again.
 	crash *crashShape
+	// ordering, when set, shapes the hooks instead of spread (keyed hooks
+	// due at one instant and a plain flow) and makes the receiver verify
+	// signatures and paths (Sundial alone: river has no ordering keys).
+	ordering *orderingShape
 	// baselineEnv are settings for the baseline on top of the configured
 	// ones.
 	baselineEnv map[string]string
@@ -96,6 +100,11 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 	specs := load.Specs(postAts, "/bench/"+p.name)
 	if p.realistic != nil {
 		specs = p.realistic.specs(p.realistic.postAts(t0))
+	}
+	if p.ordering != nil {
+		specs = p.ordering.specs(t0)
+	}
+	if p.realistic != nil || p.ordering != nil {
 		postAts = postAts[:0]
 		for _, s := range specs {
 			postAts = append(postAts, s.PostAt)
@@ -112,6 +121,9 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 		in.Receiver().SetRealistic(p.realistic.receiver(hooks, in.SigningKey()))
 		want, results = p.realistic.want(hooks)
 	}
+	if p.ordering != nil {
+		in.Receiver().SetRealistic(p.ordering.receiver(hooks, in.SigningKey()))
+	}
 	if created.Finished.After(t0) {
 		res.Notes = append(res.Notes, fmt.Sprintf("creation ended %.1f s after the first postAt: lateness includes creation", created.Finished.Sub(t0).Seconds()))
 	}
@@ -125,7 +137,9 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 		return res, err
 	}
 	u0 := in.Usage(ctx)
-	lastDue := postAts[len(postAts)-1]
+	// The ordering scenario's flow is created after its keyed hooks: the
+	// last postAt is not the last hook's.
+	lastDue := slices.MaxFunc(postAts, time.Time.Compare)
 	if !waitArrivals(ctx, in.Receiver(), want, lastDue.Add(p.deadline)) {
 		res.Notes = append(res.Notes, fmt.Sprintf("not every expected arrival came within %s of the last postAt", p.deadline))
 		// The results to wait for are those of the attempts made, not of
@@ -139,7 +153,13 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 		}
 		res.Crash = c.figures(t0)
 	}
-	res.Check = check.Compare(hooks, arrivalsOf(in.Receiver()))
+	arrived := arrivalsOf(in.Receiver())
+	res.Check = check.Compare(hooks, arrived)
+	if p.ordering != nil {
+		if res.Ordering, err = p.ordering.figures(hooks, arrived, in.Receiver()); err != nil {
+			return res, err
+		}
+	}
 	if p.realistic != nil {
 		res.Realistic = p.realistic.figures(hooks, in.Receiver().Arrivals(), in.Receiver())
 		// Retries are not duplicates: the row's are the arrivals beyond
@@ -166,7 +186,7 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 		res.Notes = append(res.Notes, fmt.Sprintf("%d duplicate deliveries without any fault: leases expired while hooks or their results were queued, and the hooks were re-driven", res.Check.Duplicates))
 	}
 	res.OK = res.Check.Complete() && res.Check.Early == 0 && (res.Retention == nil || res.Retention.OK) &&
-		(res.Realistic == nil || res.Realistic.OK())
+		(res.Realistic == nil || res.Realistic.OK()) && (res.Ordering == nil || res.Ordering.OK())
 	if res.Crash != nil {
 		res.Crash.Goals = report.CrashGoals(res)
 	}

@@ -43,6 +43,11 @@ type Scenario struct {
 	// take longer than the others; cmd/bench's TestQuickRealWorld runs
 	// them.
 	RealWorld bool
+	// Ordering says the scenario measures ordering keys (the Result's
+	// Ordering): a delivery scenario on Sundial alone, river having no
+	// ordering keys, compared with the burst and steady rows of the same
+	// run; cmd/bench's TestQuickBenchmark runs it beside them.
+	Ordering bool
 }
 
 // scaleDeadline is how long a scale or burst run may wait for its last
@@ -79,6 +84,18 @@ var Registry = []Scenario{
 			return fmt.Sprintf("%d hooks/s due continuously for %d s", c.SteadyRate, c.SteadySeconds)
 		},
 		Plan: func(c Config) plan { return steady("steady", c, 0) },
+	},
+	{
+		Name: "ordering",
+		Description: func(c Config) string {
+			o := orderingOf(c)
+			return fmt.Sprintf("%d ordering keys x %d hooks due at the same instant, beside %d plain hooks/s for %d s; signatures verified",
+				o.keys, o.perKey, o.rate, o.flowSeconds)
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) {
+			return e.deliver(ctx, Systems[0], orderingPlan(e.Cfg))
+		},
+		Ordering: true,
 	},
 	{
 		Name: "scale-1m",
@@ -289,6 +306,7 @@ func (e *Env) Run(ctx context.Context) []report.Result {
 	report.CompareSequencesWithBurst(out)
 	report.BatchGoals(out)
 	report.CompareRetention(out)
+	report.CompareOrdering(out)
 	return out
 }
 

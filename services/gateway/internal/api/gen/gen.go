@@ -528,6 +528,24 @@ func (e HookStatus) Valid() bool {
 	}
 }
 
+// Defines values for OrderingOnFailure.
+const (
+	OrderingOnFailureContinue OrderingOnFailure = "continue"
+	OrderingOnFailureHold     OrderingOnFailure = "hold"
+)
+
+// Valid indicates whether the value is a known member of the OrderingOnFailure enum.
+func (e OrderingOnFailure) Valid() bool {
+	switch e {
+	case OrderingOnFailureContinue:
+		return true
+	case OrderingOnFailureHold:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RetryOverrideStrategy.
 const (
 	RetryOverrideStrategyExponential RetryOverrideStrategy = "exponential"
@@ -971,7 +989,8 @@ type BulkActionResponse struct {
 // retry moves, or for the copies a replay creates, the same for every selected hook. Give
 // any of `data`, `path` and `postAt`, at least one; each is checked as when scheduling a
 // hook, and a 400 names `edit.data`, `edit.path` or `edit.postAt` (data too large is a 413
-// naming `edit.data`). The domain, `retryOverride`, key and tags stay the hook's.
+// naming `edit.data`). The domain, `retryOverride`, key, tags and `orderingKey` stay the
+// hook's (an `orderingKey` here is a 400 like any unknown field).
 type BulkEdit struct {
 	// Data Any JSON object, bounded as a scheduled hook's `data`.
 	Data *map[string]interface{} `json:"data,omitempty"`
@@ -1323,6 +1342,10 @@ type Hook struct {
 	// Key The hook's key, when it was scheduled with one.
 	Key *string `json:"key,omitempty"`
 
+	// OrderingKey The hook's ordering key, when it was scheduled with one: it is delivered one at a time
+	// with the project's other hooks of that key (see Ordering keys).
+	OrderingKey *string `json:"orderingKey,omitempty"`
+
 	// Path The path (and query string) appended to `domain`.
 	Path string `json:"path"`
 
@@ -1495,7 +1518,7 @@ type ListMeta struct {
 	// NextCursor The `cursor` of the next page; absent on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
 
-	// TotalItems Items (hooks, sequences, runs) matching the filters, on all pages; exact up to 100,000.
+	// TotalItems Items (hooks, sequences, runs, held keys) matching the filters, on all pages; exact up to 100,000.
 	TotalItems int64 `json:"totalItems"`
 
 	// TotalItemsCapped True when more than 100,000 items match and `totalItems` stopped at 100,000.
@@ -1539,6 +1562,50 @@ type NewApiKeyResponse struct {
 	Data NewApiKey `json:"data"`
 }
 
+// OrderingKey defines model for OrderingKey.
+type OrderingKey struct {
+	// HeadHookId The hook the key is on: being delivered, waiting for a retry or for the answer to its
+	// 202, or, when the key is held, the failed hook it waits behind. `null` when the key is
+	// free: its next hook is delivered when due.
+	HeadHookId *openapi_types.UUID `json:"headHookId"`
+
+	// Held The key's hook failed for good while the project's `orderingOnFailure` is `hold`: the
+	// key's other hooks wait until it is resumed (`POST /ordering-keys/{key}/resume`), or
+	// until that hook is deleted or retried.
+	Held bool `json:"held"`
+
+	// Key The ordering key.
+	//
+	// Examples: account:42
+	Key string `json:"key"`
+
+	// Unfinished The key's hooks that are `pending` or `retry`, a hook being delivered or waiting for the
+	// answer to its 202 included (a held key's failed hook is not).
+	Unfinished int64 `json:"unfinished"`
+}
+
+// OrderingKeyListResponse defines model for OrderingKeyListResponse.
+type OrderingKeyListResponse struct {
+	// Data The held keys of the page, in key order.
+	Data []OrderingKey `json:"data"`
+	Meta ListMeta      `json:"meta"`
+}
+
+// OrderingKeyResponse defines model for OrderingKeyResponse.
+type OrderingKeyResponse struct {
+	Data OrderingKey `json:"data"`
+}
+
+// OrderingOnFailure What an ordering key does when its hook fails for good (see Ordering keys): `continue`
+// (the default) moves on to the key's next hook; `hold` keeps the key waiting, held, until
+// `POST /ordering-keys/{key}/resume`, or until the failed hook is deleted or retried. Any
+// other value is a 400 naming `orderingOnFailure`. Keys held when the project changes to
+// `continue` move on too, without a resume, though not at once: a resume wakes the key's
+// next hook at once.
+//
+// Examples: hold
+type OrderingOnFailure string
+
 // Project defines model for Project.
 type Project struct {
 	// Alerts How the project's alerts are grouped and who gets the usage e-mails. Failures within
@@ -1577,6 +1644,17 @@ type Project struct {
 	// errors, 5xx and 429); a hook over the limit waits without spending an attempt.
 	MaxConcurrency *int   `json:"maxConcurrency,omitempty"`
 	Name           string `json:"name"`
+
+	// OrderingOnFailure What an ordering key does when its hook fails for good (see Ordering keys): `continue`
+	// (the default) moves on to the key's next hook; `hold` keeps the key waiting, held, until
+	// `POST /ordering-keys/{key}/resume`, or until the failed hook is deleted or retried. Any
+	// other value is a 400 naming `orderingOnFailure`. Keys held when the project changes to
+	// `continue` move on too, without a resume, though not at once: a resume wakes the key's
+	// next hook at once.
+	//
+	//
+	// Examples: hold
+	OrderingOnFailure OrderingOnFailure `json:"orderingOnFailure"`
 
 	// Quota The plan's hooks per billing period, the hard cap and the bound of `retentionDays`; set by the operator.
 	Quota ProjectQuota `json:"quota"`
@@ -1943,6 +2021,9 @@ type AsyncToken = string
 // ChannelID defines model for ChannelID.
 type ChannelID = string
 
+// HeldOrderingKeys defines model for HeldOrderingKeys.
+type HeldOrderingKeys = bool
+
 // HookID defines model for HookID.
 type HookID = string
 
@@ -1951,6 +2032,15 @@ type HookKey = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// OrderingKeyListCursor defines model for OrderingKeyListCursor.
+type OrderingKeyListCursor = string
+
+// OrderingKeyListLimit defines model for OrderingKeyListLimit.
+type OrderingKeyListLimit = int
+
+// OrderingKeyName defines model for OrderingKeyName.
+type OrderingKeyName = string
 
 // SequenceID defines model for SequenceID.
 type SequenceID = string
@@ -2011,6 +2101,12 @@ type InternalError = Error
 
 // NotFound defines model for NotFound.
 type NotFound = Error
+
+// OrderingKeyFound defines model for OrderingKeyFound.
+type OrderingKeyFound = OrderingKeyResponse
+
+// OrderingKeyPage defines model for OrderingKeyPage.
+type OrderingKeyPage = OrderingKeyListResponse
 
 // PayloadTooLarge defines model for PayloadTooLarge.
 type PayloadTooLarge = Error
@@ -2140,6 +2236,19 @@ type DeleteHookByKeyParams struct {
 type GetHookByKeyParams struct {
 	// Key The hook's key, 1 to 255 printable ASCII characters (URL-encoded in the query).
 	Key HookKey `form:"key" json:"key"`
+}
+
+// ListHeldOrderingKeysParams defines parameters for ListHeldOrderingKeys.
+type ListHeldOrderingKeysParams struct {
+	// Held Must be `true`: the listing is of the project's held keys.
+	Held HeldOrderingKeys `form:"held" json:"held"`
+
+	// Limit Page size.
+	Limit *OrderingKeyListLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `meta.nextCursor` of the previous page (`limit` may change). An empty value is the
+	// same as none: the first page.
+	Cursor *OrderingKeyListCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListSequencesParams defines parameters for ListSequences.
@@ -2327,6 +2436,15 @@ type ServerInterface interface {
 	// ListHookAttempts List a hook's delivery attempts
 	// (GET /hooks/{id}/attempts)
 	ListHookAttempts(ctx echo.Context, id HookID) error
+	// ListHeldOrderingKeys List held ordering keys
+	// (GET /ordering-keys)
+	ListHeldOrderingKeys(ctx echo.Context, params ListHeldOrderingKeysParams) error
+	// GetOrderingKey Get an ordering key
+	// (GET /ordering-keys/{key})
+	GetOrderingKey(ctx echo.Context, key OrderingKeyName) error
+	// ResumeOrderingKey Resume a held ordering key
+	// (POST /ordering-keys/{key}/resume)
+	ResumeOrderingKey(ctx echo.Context, key OrderingKeyName) error
 	// GetProject Get the project's settings
 	// (GET /project)
 	GetProject(ctx echo.Context) error
@@ -2874,6 +2992,70 @@ func (w *ServerInterfaceWrapper) ListHookAttempts(ctx echo.Context) error {
 	return err
 }
 
+// ListHeldOrderingKeys converts echo context to params.
+func (w *ServerInterfaceWrapper) ListHeldOrderingKeys(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListHeldOrderingKeysParams
+	// ------------- Required query parameter "held" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "held", ctx.QueryParams(), &params.Held, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter held: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListHeldOrderingKeys(ctx, params)
+	return err
+}
+
+// GetOrderingKey converts echo context to params.
+func (w *ServerInterfaceWrapper) GetOrderingKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "key" -------------
+	var key OrderingKeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "key", ctx.Param("key"), &key, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter key: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetOrderingKey(ctx, key)
+	return err
+}
+
+// ResumeOrderingKey converts echo context to params.
+func (w *ServerInterfaceWrapper) ResumeOrderingKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "key" -------------
+	var key OrderingKeyName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "key", ctx.Param("key"), &key, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter key: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResumeOrderingKey(ctx, key)
+	return err
+}
+
 // GetProject converts echo context to params.
 func (w *ServerInterfaceWrapper) GetProject(ctx echo.Context) error {
 	var err error
@@ -3218,6 +3400,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/hooks/by-key", wrapper.DeleteHookByKey, options.OperationMiddlewares["deleteHookByKey"]...)
 	router.GET(options.BaseURL+"/hooks/by-key", wrapper.GetHookByKey, options.OperationMiddlewares["getHookByKey"]...)
 	router.POST(options.BaseURL+"/hooks/retryIDs", wrapper.RetryIDs, options.OperationMiddlewares["retryIDs"]...)
+	router.GET(options.BaseURL+"/ordering-keys", wrapper.ListHeldOrderingKeys, options.OperationMiddlewares["listHeldOrderingKeys"]...)
+	router.GET(options.BaseURL+"/ordering-keys/:key", wrapper.GetOrderingKey, options.OperationMiddlewares["getOrderingKey"]...)
+	router.POST(options.BaseURL+"/ordering-keys/:key/resume", wrapper.ResumeOrderingKey, options.OperationMiddlewares["resumeOrderingKey"]...)
 	router.GET(options.BaseURL+"/project", wrapper.GetProject, options.OperationMiddlewares["getProject"]...)
 	router.PATCH(options.BaseURL+"/project", wrapper.PatchProject, options.OperationMiddlewares["patchProject"]...)
 	router.GET(options.BaseURL+"/sequences", wrapper.ListSequences, options.OperationMiddlewares["listSequences"]...)
@@ -3540,6 +3725,38 @@ type NotFoundJSONResponse struct {
 	Body Error
 
 	Headers NotFoundResponseHeaders
+}
+
+type OrderingKeyFoundResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type OrderingKeyFoundJSONResponse struct {
+	Body OrderingKeyResponse
+
+	Headers OrderingKeyFoundResponseHeaders
+}
+
+type OrderingKeyPageResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type OrderingKeyPageJSONResponse struct {
+	Body OrderingKeyListResponse
+
+	Headers OrderingKeyPageResponseHeaders
 }
 
 type PayloadTooLargeResponseHeaders struct {
@@ -10093,6 +10310,666 @@ func (response ListHookAttempts503JSONResponse) VisitListHookAttemptsResponse(w 
 	return err
 }
 
+type ListHeldOrderingKeysRequestObject struct {
+	Params ListHeldOrderingKeysParams
+}
+
+type ListHeldOrderingKeysResponseObject interface {
+	VisitListHeldOrderingKeysResponse(w http.ResponseWriter) error
+}
+
+type ListHeldOrderingKeys200JSONResponse struct{ OrderingKeyPageJSONResponse }
+
+func (response ListHeldOrderingKeys200JSONResponse) VisitListHeldOrderingKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHeldOrderingKeys400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListHeldOrderingKeys400JSONResponse) VisitListHeldOrderingKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHeldOrderingKeys401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListHeldOrderingKeys401JSONResponse) VisitListHeldOrderingKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHeldOrderingKeys429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListHeldOrderingKeys429JSONResponse) VisitListHeldOrderingKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHeldOrderingKeys500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListHeldOrderingKeys500JSONResponse) VisitListHeldOrderingKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHeldOrderingKeys503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListHeldOrderingKeys503JSONResponse) VisitListHeldOrderingKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrderingKeyRequestObject struct {
+	Key OrderingKeyName `json:"key"`
+}
+
+type GetOrderingKeyResponseObject interface {
+	VisitGetOrderingKeyResponse(w http.ResponseWriter) error
+}
+
+type GetOrderingKey200JSONResponse struct{ OrderingKeyFoundJSONResponse }
+
+func (response GetOrderingKey200JSONResponse) VisitGetOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrderingKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetOrderingKey400JSONResponse) VisitGetOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrderingKey401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetOrderingKey401JSONResponse) VisitGetOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrderingKey404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetOrderingKey404JSONResponse) VisitGetOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrderingKey429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetOrderingKey429JSONResponse) VisitGetOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrderingKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetOrderingKey500JSONResponse) VisitGetOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrderingKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetOrderingKey503JSONResponse) VisitGetOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeOrderingKeyRequestObject struct {
+	Key OrderingKeyName `json:"key"`
+}
+
+type ResumeOrderingKeyResponseObject interface {
+	VisitResumeOrderingKeyResponse(w http.ResponseWriter) error
+}
+
+type ResumeOrderingKey200JSONResponse struct{ OrderingKeyFoundJSONResponse }
+
+func (response ResumeOrderingKey200JSONResponse) VisitResumeOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeOrderingKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResumeOrderingKey400JSONResponse) VisitResumeOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeOrderingKey401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResumeOrderingKey401JSONResponse) VisitResumeOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeOrderingKey404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResumeOrderingKey404JSONResponse) VisitResumeOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeOrderingKey409JSONResponse struct{ ConflictJSONResponse }
+
+func (response ResumeOrderingKey409JSONResponse) VisitResumeOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeOrderingKey429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ResumeOrderingKey429JSONResponse) VisitResumeOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeOrderingKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ResumeOrderingKey500JSONResponse) VisitResumeOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeOrderingKey503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ResumeOrderingKey503JSONResponse) VisitResumeOrderingKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProjectRequestObject struct {
 }
 
@@ -14093,6 +14970,15 @@ type StrictServerInterface interface {
 	// ListHookAttempts List a hook's delivery attempts
 	// (GET /hooks/{id}/attempts)
 	ListHookAttempts(ctx context.Context, request ListHookAttemptsRequestObject) (ListHookAttemptsResponseObject, error)
+	// ListHeldOrderingKeys List held ordering keys
+	// (GET /ordering-keys)
+	ListHeldOrderingKeys(ctx context.Context, request ListHeldOrderingKeysRequestObject) (ListHeldOrderingKeysResponseObject, error)
+	// GetOrderingKey Get an ordering key
+	// (GET /ordering-keys/{key})
+	GetOrderingKey(ctx context.Context, request GetOrderingKeyRequestObject) (GetOrderingKeyResponseObject, error)
+	// ResumeOrderingKey Resume a held ordering key
+	// (POST /ordering-keys/{key}/resume)
+	ResumeOrderingKey(ctx context.Context, request ResumeOrderingKeyRequestObject) (ResumeOrderingKeyResponseObject, error)
 	// GetProject Get the project's settings
 	// (GET /project)
 	GetProject(ctx context.Context, request GetProjectRequestObject) (GetProjectResponseObject, error)
@@ -15069,6 +15955,81 @@ func (sh *strictHandler) ListHookAttempts(ctx echo.Context, id HookID) error {
 		return err
 	} else if validResponse, ok := response.(ListHookAttemptsResponseObject); ok {
 		return validResponse.VisitListHookAttemptsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListHeldOrderingKeys operation middleware
+func (sh *strictHandler) ListHeldOrderingKeys(ctx echo.Context, params ListHeldOrderingKeysParams) error {
+	var request ListHeldOrderingKeysRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListHeldOrderingKeys(ctx.Request().Context(), request.(ListHeldOrderingKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListHeldOrderingKeys")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListHeldOrderingKeysResponseObject); ok {
+		return validResponse.VisitListHeldOrderingKeysResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetOrderingKey operation middleware
+func (sh *strictHandler) GetOrderingKey(ctx echo.Context, key OrderingKeyName) error {
+	var request GetOrderingKeyRequestObject
+
+	request.Key = key
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetOrderingKey(ctx.Request().Context(), request.(GetOrderingKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetOrderingKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetOrderingKeyResponseObject); ok {
+		return validResponse.VisitGetOrderingKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResumeOrderingKey operation middleware
+func (sh *strictHandler) ResumeOrderingKey(ctx echo.Context, key OrderingKeyName) error {
+	var request ResumeOrderingKeyRequestObject
+
+	request.Key = key
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeOrderingKey(ctx.Request().Context(), request.(ResumeOrderingKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeOrderingKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResumeOrderingKeyResponseObject); ok {
+		return validResponse.VisitResumeOrderingKeyResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

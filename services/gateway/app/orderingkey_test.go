@@ -1,0 +1,308 @@
+package app_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
+)
+
+// orderingKeyJSON is the OrderingKey resource, decoded strictly.
+type orderingKeyJSON struct {
+	Key        string  `json:"key"`
+	HeadHookID *string `json:"headHookId"`
+	Held       bool    `json:"held"`
+	Unfinished int64   `json:"unfinished"`
+}
+
+type orderingKeyPageJSON struct {
+	Data []orderingKeyJSON `json:"data"`
+	Meta struct {
+		TotalItems       int64   `json:"totalItems"`
+		TotalItemsCapped bool    `json:"totalItemsCapped"`
+		NextCursor       *string `json:"nextCursor"`
+	} `json:"meta"`
+}
+
+func (r response) orderingKey(t *testing.T) orderingKeyJSON {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	return decodeStrict[struct {
+		Data orderingKeyJSON `json:"data"`
+	}](t, r.body).Data
+}
+
+// orderingKeyPath is the key's resource, the key escaped as a path segment.
+func orderingKeyPath(key string) string {
+	return "/v1/ordering-keys/" + url.PathEscape(key)
+}
+
+func (b bundle) getOrderingKey(key string) response {
+	b.t.Helper()
+	return b.do(http.MethodGet, orderingKeyPath(key), nil)
+}
+
+func (b bundle) resumeOrderingKey(key string) response {
+	b.t.Helper()
+	return b.do(http.MethodPost, orderingKeyPath(key)+"/resume", nil)
+}
+
+func (b bundle) heldOrderingKeys(query string) orderingKeyPageJSON {
+	b.t.Helper()
+	res := b.do(http.MethodGet, "/v1/ordering-keys?held=true"+query, nil)
+	require.Equal(b.t, http.StatusOK, res.status, string(res.body))
+	return decodeStrict[orderingKeyPageJSON](b.t, res.body)
+}
+
+// holdProject makes the project's keys hold on a final failure.
+func (b bundle) holdProject() {
+	b.t.Helper()
+	require.Equal(b.t, "hold", b.patchProject(`{"orderingOnFailure":"hold"}`).project(b.t).OrderingOnFailure)
+}
+
+// keyedHook schedules a hook of key, due at postAt.
+func (b bundle) keyedHook(key string, postAt time.Time) hookJSON {
+	b.t.Helper()
+	res := b.post(fmt.Sprintf(`{"path":"/accounts","data":{},"postAt":%q,"orderingKey":%q}`, postAt.Format(time.RFC3339Nano), key))
+	require.Equal(b.t, http.StatusCreated, res.status, string(res.body))
+	return res.hook(b.t)
+}
+
+// failForGood leaves the key of hook id held behind it, as the scheduler
+// does when a key's head fails for good under "hold".
+func (b bundle) failForGood(id string) {
+	b.t.Helper()
+	require.NoError(b.t, b.tq.HoldOrderingKeyForTest(b.ctx, uuid.MustParse(id)))
+}
+
+// waitBehind moves hook id's run_at ahead, as the scheduler's claim does
+// to a hook behind its key's head.
+func (b bundle) waitBehind(id string) {
+	b.t.Helper()
+	require.NoError(b.t, b.tq.DeferHookForTest(b.ctx, uuid.MustParse(id)))
+	require.True(b.t, b.storedHook(id).RunAt.After(b.dbNow()))
+}
+
+func TestAHookKeepsItsOrderingKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	created := b.post(`{"path":"/a","data":{},"postIn":"1h","orderingKey":"account:42"}`)
+	require.Equal(t, http.StatusCreated, created.status, string(created.body))
+	h := created.hook(t)
+	require.Equal(t, "account:42", h.OrderingKey)
+	require.Equal(t, "account:42", *b.storedHook(h.ID).OrderingKey)
+	require.Equal(t, h, b.do(http.MethodGet, "/v1/hooks/"+h.ID, nil).hook(t))
+
+	plain := b.post(`{"path":"/a","data":{},"postIn":"1h"}`)
+	require.NotContains(t, string(plain.body), "orderingKey", "a hook without an ordering key shows none")
+	require.Nil(t, b.storedHook(plain.hook(t).ID).OrderingKey)
+
+	// A batch's hooks may share a key, and may have a key (which names
+	// one hook) besides.
+	batch := b.postBatch([]string{
+		`{"path":"/b","data":{},"postIn":"1h","orderingKey":"account:42","key":"first"}`,
+		`{"path":"/b","data":{},"postIn":"1h","orderingKey":"account:42"}`,
+		`{"path":"/b","data":{},"postIn":"1h"}`,
+	})
+	require.Equal(t, http.StatusCreated, batch.status, string(batch.body))
+	hooks := batch.hooks(t)
+	require.Equal(t, []string{"account:42", "account:42", ""}, []string{hooks[0].OrderingKey, hooks[1].OrderingKey, hooks[2].OrderingKey})
+	require.Equal(t, "first", hooks[0].Key)
+
+	// The list shows it.
+	_, page := b.list("limit=10&sortBy=createdAt&sortOrder=ASC")
+	require.Len(t, page.Data, 5)
+	require.Equal(t, "account:42", page.Data[0].OrderingKey)
+
+	// A key's hooks show in its state.
+	require.Equal(t, orderingKeyJSON{Key: "account:42", Unfinished: 3}, b.getOrderingKey("account:42").orderingKey(t))
+}
+
+func TestTheOrderingKeyIsPartOfTheIdempotentRequest(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first := b.post(`{"path":"/a","data":{},"postIn":"1h","orderingKey":"k1"}`, header("Idempotency-Key", "op-1"))
+	require.Equal(t, http.StatusCreated, first.status, string(first.body))
+	again := b.post(`{"path":"/a","data":{},"postIn":"1h","orderingKey":"k1"}`, header("Idempotency-Key", "op-1"))
+	require.Equal(t, first.hook(t).ID, again.hook(t).ID, "a repeat answers the first hook")
+	b.post(`{"path":"/a","data":{},"postIn":"1h","orderingKey":"k2"}`, header("Idempotency-Key", "op-1")).
+		requireError(t, http.StatusConflict, "conflict", "Idempotency-Key")
+	b.post(`{"path":"/a","data":{},"postIn":"1h"}`, header("Idempotency-Key", "op-1")).
+		requireError(t, http.StatusConflict, "conflict", "Idempotency-Key")
+}
+
+func TestOrderingKeyValidation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, bad := range []string{`""`, `"` + strings.Repeat("k", 256) + `"`, `"caf\u00e9"`, `"tab\there"`, `42`} {
+		b.post(`{"path":"/a","data":{},"postIn":"1h","orderingKey":`+bad+`}`).
+			requireError(t, http.StatusBadRequest, "invalid_request", "orderingKey")
+	}
+	b.postBatch([]string{`{"path":"/a","data":{},"postIn":"1h"}`, `{"path":"/a","data":{},"postIn":"1h","orderingKey":""}`}).
+		requireError(t, http.StatusBadRequest, "invalid_request", "hooks[1].orderingKey")
+	require.Zero(t, b.hookCount())
+
+	// The path's key, by the same rules.
+	for _, bad := range []string{"tab\there", "caf\u00e9", strings.Repeat("k", 256)} {
+		b.getOrderingKey(bad).requireError(t, http.StatusBadRequest, "invalid_request", "key")
+		b.resumeOrderingKey(bad).requireError(t, http.StatusBadRequest, "invalid_request", "key")
+	}
+}
+
+// TestAnEditCannotChangeTheOrderingKey: the ordering key is not an edit's
+// to change; a replay copies it.
+func TestAnEditCannotChangeTheOrderingKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.keyedHook("account:42", b.dbNow().Add(-time.Minute))
+	require.NoError(t, b.tq.FinishHookForTest(b.ctx, storetest.FinishHookForTestParams{ID: uuid.MustParse(h.ID), Status: "completed"}))
+	b.bulk("replay", `{"hookIDs":[`+fmt.Sprintf("%q", h.ID)+`],"edit":{"orderingKey":"other"}}`).
+		requireError(t, http.StatusBadRequest, "invalid_request", "edit.orderingKey")
+
+	require.Equal(t, 1, b.bulk("replay", idsBody(h.ID)).affected(t))
+	_, page := b.list("limit=10")
+	require.Len(t, page.Data, 2)
+	for _, got := range page.Data {
+		require.Equal(t, "account:42", got.OrderingKey, "hook %s", got.ID)
+	}
+}
+
+func TestProjectOrderingOnFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.Equal(t, "continue", b.do(http.MethodGet, "/v1/project", nil).project(t).OrderingOnFailure)
+	b.holdProject()
+	require.Equal(t, "hold", b.do(http.MethodGet, "/v1/project", nil).project(t).OrderingOnFailure)
+	p := b.patchProject(`{"name":"Renamed"}`).project(t)
+	require.Equal(t, "hold", p.OrderingOnFailure, "a change that leaves it out keeps it")
+	require.Equal(t, "continue", b.patchProject(`{"orderingOnFailure":"continue"}`).project(t).OrderingOnFailure)
+}
+
+// TestResumeAHeldKey: a key whose hook failed for good under "hold" is
+// held, listed, and resumed: its next hook is due at once, the failed hook
+// stays failed, and the key is free.
+func TestResumeAHeldKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.holdProject()
+	// A slash, a space and a percent sign travel escaped in the path.
+	const key = "account/42 100%"
+	past := b.dbNow().Add(-time.Minute)
+	first := b.keyedHook(key, past)
+	next := b.keyedHook(key, past.Add(time.Second))
+	last := b.keyedHook(key, past.Add(2*time.Second))
+	b.failForGood(first.ID)
+	b.waitBehind(next.ID)
+	b.waitBehind(last.ID)
+
+	held := orderingKeyJSON{Key: key, HeadHookID: &first.ID, Held: true, Unfinished: 2}
+	require.Equal(t, held, b.getOrderingKey(key).orderingKey(t))
+	page := b.heldOrderingKeys("")
+	require.Equal(t, []orderingKeyJSON{held}, page.Data)
+	require.EqualValues(t, 1, page.Meta.TotalItems)
+	require.Nil(t, page.Meta.NextCursor)
+
+	resumed := b.resumeOrderingKey(key).orderingKey(t)
+	require.Equal(t, orderingKeyJSON{Key: key, Unfinished: 2}, resumed)
+	require.Equal(t, resumed, b.getOrderingKey(key).orderingKey(t))
+	require.Empty(t, b.heldOrderingKeys("").Data)
+
+	now := b.dbNow()
+	require.False(t, b.storedHook(next.ID).RunAt.After(now), "the key's next hook is due")
+	require.True(t, b.storedHook(last.ID).RunAt.After(now), "the one after it still waits its turn")
+	require.Equal(t, "failed", b.status(first.ID), "the hook the key was held behind stays failed")
+	row, err := b.tq.GetOrderingKeyForTest(b.ctx, storetest.GetOrderingKeyForTestParams{ProjectID: uuid.MustParse(b.creds.ProjectID), OrderingKey: key})
+	require.NoError(t, err)
+	require.Nil(t, row.ActiveHookID, "the key has no head")
+
+	// It is not held any more.
+	e := b.resumeOrderingKey(key).requireError(t, http.StatusConflict, "conflict")
+	require.Contains(t, e.Error, "not held")
+}
+
+// TestResumingAKeyThatIsNotHeldChangesNothing: a key whose hooks wait
+// their turn, or whose failed hook does not hold it under "continue", is a
+// 409, and its waiting hooks stay as they were.
+func TestResumingAKeyThatIsNotHeldChangesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	past := b.dbNow().Add(-time.Minute)
+	first := b.keyedHook("k", past)
+	next := b.keyedHook("k", past.Add(time.Second))
+	b.waitBehind(next.ID)
+	waiting := b.storedHook(next.ID).RunAt
+
+	// Never delivered: no head yet.
+	b.resumeOrderingKey("k").requireError(t, http.StatusConflict, "conflict")
+	require.Equal(t, waiting, b.storedHook(next.ID).RunAt, "the resume's wake was rolled back")
+
+	// Failed for good under "continue": the key moves on by itself.
+	b.failForGood(first.ID)
+	require.Equal(t, orderingKeyJSON{Key: "k", Unfinished: 1}, b.getOrderingKey("k").orderingKey(t))
+	b.resumeOrderingKey("k").requireError(t, http.StatusConflict, "conflict")
+	require.Empty(t, b.heldOrderingKeys("").Data)
+}
+
+// TestDeletingTheHeldHookFreesItsKey, as the document says: the key's next
+// hook is due at once.
+func TestDeletingTheHeldHookFreesItsKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.holdProject()
+	past := b.dbNow().Add(-time.Minute)
+	first := b.keyedHook("k", past)
+	next := b.keyedHook("k", past.Add(time.Second))
+	b.failForGood(first.ID)
+	b.waitBehind(next.ID)
+	require.True(t, b.getOrderingKey("k").orderingKey(t).Held)
+
+	deleted := b.do(http.MethodDelete, "/v1/hooks/"+first.ID, nil)
+	require.Equal(t, http.StatusOK, deleted.status, string(deleted.body))
+	require.Equal(t, orderingKeyJSON{Key: "k", Unfinished: 1}, b.getOrderingKey("k").orderingKey(t))
+	require.False(t, b.storedHook(next.ID).RunAt.After(b.dbNow()), "the key's next hook is due")
+}
+
+func TestAnUnknownOrderingKeyIs404(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.getOrderingKey("nobody").requireError(t, http.StatusNotFound, "not_found")
+	b.resumeOrderingKey("nobody").requireError(t, http.StatusNotFound, "not_found")
+	// A key is not an ordering key.
+	res := b.post(`{"path":"/a","data":{},"postIn":"1h","key":"reminder"}`)
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	b.getOrderingKey("reminder").requireError(t, http.StatusNotFound, "not_found")
+}
+
+func TestHeldOrderingKeysArePaged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.holdProject()
+	past := b.dbNow().Add(-time.Minute)
+	keys := []string{"a", "b/1", "c"}
+	for _, k := range keys {
+		b.failForGood(b.keyedHook(k, past).ID)
+	}
+	// A key that is not held is not listed.
+	b.keyedHook("d", past)
+
+	first := b.heldOrderingKeys("&limit=2")
+	require.Equal(t, []string{"a", "b/1"}, []string{first.Data[0].Key, first.Data[1].Key})
+	require.EqualValues(t, 3, first.Meta.TotalItems)
+	require.NotNil(t, first.Meta.NextCursor)
+	second := b.heldOrderingKeys("&limit=2&cursor=" + url.QueryEscape(*first.Meta.NextCursor))
+	require.Len(t, second.Data, 1)
+	require.Equal(t, "c", second.Data[0].Key)
+	require.Nil(t, second.Meta.NextCursor)
+
+	b.do(http.MethodGet, "/v1/ordering-keys?held=true&cursor=bogus", nil).requireError(t, http.StatusBadRequest, "invalid_request", "cursor")
+	b.do(http.MethodGet, "/v1/ordering-keys?held=true&limit=0", nil).requireError(t, http.StatusBadRequest, "invalid_request", "limit")
+	b.do(http.MethodGet, "/v1/ordering-keys?held=false", nil).requireError(t, http.StatusBadRequest, "invalid_request", "held")
+	b.do(http.MethodGet, "/v1/ordering-keys?held=true&status=failed", nil).requireError(t, http.StatusBadRequest, "invalid_request", "status")
+}

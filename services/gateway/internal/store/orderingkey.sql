@@ -1,0 +1,86 @@
+-- Ordering keys (internal/orderingkey; migration 00036): a key's state as
+-- the API shows it, the project's held keys, and a resume.
+--
+-- A key's head is the hook its ordering_keys row names while that hook
+-- holds the key: unfinished (pending, which includes waiting for an async
+-- answer, or retry), or failed under the project's ordering_on_failure
+-- 'hold', which makes the key held. A head that completed, failed under
+-- 'continue', or was deleted no longer holds the key: the key has no head
+-- then. These queries say "held" the way the scheduler's claim does
+-- (ClaimHooks), so that what the API shows is what the claim does.
+--
+-- A key's unfinished hooks are counted from hooks_ordering_idx (those with
+-- a run_at) and its head: a hook waiting for an async answer is pending
+-- with no run_at, and only the key's head can be waiting.
+
+-- name: GetOrderingKey :one
+-- The key's state: whether it has a row, its head if any, whether it is
+-- held, and its unfinished hooks. The project's row is the one row the
+-- key's are joined to, so that a key with neither a row nor hooks still
+-- answers (known false, no unfinished hooks).
+SELECT (k.key IS NOT NULL)::boolean AS known,
+       h.id AS head_hook_id,
+       COALESCE(h.status = 'failed', false)::boolean AS held,
+       ((SELECT count(*) FROM hooks AS u
+         WHERE u.project_id = p.id AND u.ordering_key = @ordering_key::text AND u.run_at IS NOT NULL)
+        + CASE WHEN h.status = 'pending' AND h.run_at IS NULL THEN 1 ELSE 0 END)::bigint AS unfinished
+FROM projects AS p
+LEFT JOIN ordering_keys AS k ON k.project_id = p.id AND k.key = @ordering_key::text
+LEFT JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = p.id
+    AND (h.status IN ('pending', 'retry') OR (h.status = 'failed' AND p.ordering_on_failure = 'hold'))
+WHERE p.id = @project_id;
+
+-- name: ListHeldOrderingKeys :many
+-- The project's held keys in key order, strictly after after_key (the
+-- first page passes the empty string, which no key is), with their head
+-- and their unfinished hooks (a held head is finished, so only those with
+-- a run_at). The key rows are read in the primary key's order and each
+-- head by its id; a project that does not hold its keys has none.
+SELECT k.key, k.active_hook_id::uuid AS head_hook_id,
+       (SELECT count(*) FROM hooks AS u
+        WHERE u.project_id = k.project_id AND u.ordering_key = k.key AND u.run_at IS NOT NULL)::bigint AS unfinished
+FROM ordering_keys AS k
+JOIN projects AS p ON p.id = k.project_id
+JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+WHERE k.project_id = @project_id
+  AND p.ordering_on_failure = 'hold'
+  AND h.status = 'failed'
+  AND k.key > @after_key::text
+ORDER BY k.key
+LIMIT @max_rows::integer;
+
+-- name: CountHeldOrderingKeys :one
+-- The project's held keys, counted up to max_count.
+SELECT count(*) FROM (
+    SELECT 1
+    FROM ordering_keys AS k
+    JOIN projects AS p ON p.id = k.project_id
+    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+    WHERE k.project_id = @project_id
+      AND p.ordering_on_failure = 'hold'
+      AND h.status = 'failed'
+    LIMIT @max_count::integer
+) AS capped;
+
+-- name: WakeOrderingKey :exec
+-- A resume's first step: the key's next unfinished hook is due now (or at
+-- its postAt, if later). It locks that hook's row before ReleaseHeldOrderingKey
+-- locks the key's: hooks, then keys, the order of the scheduler's claim, so
+-- that a resume and a claim wait for each other instead of deadlocking.
+SELECT sundial_wake_ordering_key(@project_id::uuid, @ordering_key::text);
+
+-- name: ReleaseHeldOrderingKey :execrows
+-- A resume's second step: a held key gets no head, which frees it for its
+-- next hook. Nothing changes, and no row is counted, when the key is not
+-- held (no row, or a head that does not hold it): the resume then rolls
+-- back its wake.
+UPDATE ordering_keys AS k
+SET active_hook_id = NULL, updated_at = clock_timestamp()
+WHERE k.project_id = @project_id
+  AND k.key = @ordering_key::text
+  AND EXISTS (
+      SELECT 1
+      FROM hooks AS h
+      JOIN projects AS p ON p.id = h.project_id
+      WHERE h.id = k.active_hook_id AND h.project_id = k.project_id
+        AND h.status = 'failed' AND p.ordering_on_failure = 'hold');

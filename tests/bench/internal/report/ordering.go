@@ -1,0 +1,110 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/sundial-run/sundial/tests/bench/internal/check"
+	"github.com/sundial-run/sundial/tests/bench/internal/stats"
+)
+
+// Ordering is the ordering scenario's figures: Keys ordering keys of
+// PerKey hooks each, all due at one instant, and a plain flow beside them
+// in the same run. The Result's Check covers both.
+type Ordering struct {
+	Keys   int `json:"keys"`
+	PerKey int `json:"perKey"`
+	// Keyed are the keyed hooks' first arrivals against their postAt.
+	// AllArrivedSeconds runs from the instant to the last keyed hook's
+	// first arrival, and DeliveriesPerSecond is the keyed hooks over it.
+	Keyed               stats.Summary `json:"keyed"`
+	KeyedHooks          int           `json:"keyedHooks"`
+	KeyedMissing        int           `json:"keyedMissing"`
+	AllArrivedSeconds   float64       `json:"allArrivedSeconds"`
+	DeliveriesPerSecond float64       `json:"deliveriesPerSecond"`
+	// Order is how the keyed arrivals kept their keys' order (any
+	// violation fails the run) and the handoffs between a key's hooks.
+	Order check.Order `json:"order"`
+	// Flow is the lateness of the plain hooks' first arrivals, FlowRate
+	// hooks/s due for FlowSeconds from the instant, and FlowDuring that of
+	// those due before the last keyed hook's first arrival: the flow while
+	// keyed hooks were being delivered.
+	Flow        stats.Summary `json:"flow"`
+	FlowDuring  stats.Summary `json:"flowDuring"`
+	FlowHooks   int           `json:"flowHooks"`
+	FlowMissing int           `json:"flowMissing"`
+	FlowRate    int           `json:"flowRate"`
+	FlowSeconds int           `json:"flowSeconds"`
+	// Verified counts the requests whose signature was checked, and
+	// BadSignatures those refused for it; Misrouted the requests on
+	// another path than their hook's, or of no hook of the run.
+	Verified      int `json:"verified"`
+	BadSignatures int `json:"badSignatures"`
+	Misrouted     int `json:"misrouted"`
+	// BurstDeliveriesPerSecond and SteadyP99Ms are the same run's burst
+	// and steady figures (the same system), when they ran and passed;
+	// VsBurst is DeliveriesPerSecond over the former, FlowVsSteadyP99 the
+	// flow's p99 over the latter.
+	BurstDeliveriesPerSecond float64 `json:"burstDeliveriesPerSecond,omitempty"`
+	VsBurst                  float64 `json:"vsBurst,omitempty"`
+	SteadyP99Ms              float64 `json:"steadyP99Ms,omitempty"`
+	FlowVsSteadyP99          float64 `json:"flowVsSteadyP99,omitempty"`
+}
+
+// OK says every keyed arrival kept its key's order, every request went
+// where its hook was sent and every signature held.
+func (o *Ordering) OK() bool {
+	return o.Order.Violations() == 0 && o.Misrouted == 0 && o.BadSignatures == 0
+}
+
+// CompareOrdering sets, on each ordering row, the same run's burst
+// deliveries/s and steady lateness p99 of the same system and the ratios,
+// when those rows ran and passed.
+func CompareOrdering(results []Result) {
+	for i := range results {
+		o := results[i].Ordering
+		if o == nil {
+			continue
+		}
+		for _, r := range results {
+			if r.System != results[i].System || !r.OK {
+				continue
+			}
+			switch r.Scenario {
+			case "burst":
+				o.BurstDeliveriesPerSecond = r.DeliveriesPerSecond
+				o.VsBurst = ratio(o.DeliveriesPerSecond, r.DeliveriesPerSecond)
+			case "steady":
+				o.SteadyP99Ms = r.Check.Lateness.P99Ms
+				o.FlowVsSteadyP99 = ratio(o.Flow.P99Ms, r.Check.Lateness.P99Ms)
+			}
+		}
+	}
+}
+
+func (r Report) printOrdering(w io.Writer) {
+	for _, res := range r.Results {
+		o := res.Ordering
+		if o == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\nOrdering keys (%s): %d keys x %d hooks due at one instant, beside %d plain hooks/s for %d s; %d requests verified, %d bad signatures, %d misrouted\n",
+			res.System, o.Keys, o.PerKey, o.FlowRate, o.FlowSeconds, o.Verified, o.BadSignatures, o.Misrouted)
+		vsBurst, vsSteady := "-", "-"
+		if o.BurstDeliveriesPerSecond > 0 {
+			vsBurst = fmt.Sprintf("%.2fx burst's %.0f/s", o.VsBurst, o.BurstDeliveriesPerSecond)
+		}
+		if o.SteadyP99Ms > 0 {
+			vsSteady = fmt.Sprintf("%.2fx steady's %.1f ms", o.FlowVsSteadyP99, o.SteadyP99Ms)
+		}
+		k, f := o.Keyed, o.Flow
+		fmt.Fprintf(w, "keyed: %d hooks, %d missing, all arrived in %.2f s, %.0f deliveries/s (%s); lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms; handoff p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+			o.KeyedHooks, o.KeyedMissing, o.AllArrivedSeconds, o.DeliveriesPerSecond, vsBurst, k.P50Ms, k.P99Ms, k.MaxMs,
+			o.Order.Handoff.P50Ms, o.Order.Handoff.P99Ms, o.Order.Handoff.MaxMs)
+		fmt.Fprintf(w, "order: %d arrivals before their predecessor's, %d behind a later hook's, %d keys of %d\n",
+			o.Order.Skipped, o.Order.OutOfOrder, o.Order.KeysViolated, o.Order.Keys)
+		d := o.FlowDuring
+		fmt.Fprintf(w, "flow: %d hooks, %d missing; lateness p50 %.1f ms, p99 %.1f ms (%s), max %.1f ms; the %d due while keyed hooks were delivered: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+			o.FlowHooks, o.FlowMissing, f.P50Ms, f.P99Ms, vsSteady, f.MaxMs, d.Count, d.P50Ms, d.P99Ms, d.MaxMs)
+	}
+}
