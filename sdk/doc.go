@@ -5,12 +5,12 @@
 // # Calling the API
 //
 // NewClient makes a Client for one project's API key. Its fields group the
-// operations of the API: Hooks (schedule, list, get, cancel, attempts and the
-// bulk actions), Project, APIKeys, SigningKeys, Endpoints, Channels and
-// Async (the ack and nack URLs of async deliveries). Every method takes a
-// context, and every answer the API refuses is an *APIError (use errors.As)
-// that carries the status, the machine code, the message and the fields at
-// fault.
+// operations of the API: Hooks (schedule, list, get, cancel, attempts, the
+// bulk actions and bulk jobs), Project, APIKeys, SigningKeys, Endpoints,
+// Channels, Sequences, OrderingKeys and Async (the ack and nack URLs of
+// async deliveries). Every method takes a context, and every answer the
+// API refuses is an *APIError (use errors.As) that carries the status, the
+// machine code, the message and the fields at fault.
 //
 // Requests that are safe to repeat (GET, DELETE, a POST /hooks with its
 // Idempotency-Key, which Schedule always sends, and the async answers, whose

@@ -88,7 +88,7 @@ func TestSignIn(t *testing.T) {
 	t.Run("every-page-of-the-nav", func(t *testing.T) {
 		t.Parallel()
 		tb := signedIn(t, b)
-		for _, label := range []string{"Hooks", "Sequences", "Channels", "Keys", "Listeners", "Settings", "Overview"} {
+		for _, label := range []string{"Hooks", "Bulk jobs", "Sequences", "Channels", "Keys", "Listeners", "Settings", "Overview"} {
 			tb.clickXPath(`//nav[contains(@class, "project")]/a[normalize-space()="` + label + `"]`)
 			tb.waitText(`nav.project a[aria-current="page"]`, label)
 			tb.at(strings.ToLower(label), "", "main h1")

@@ -92,6 +92,9 @@ type options struct {
 	firstStatus map[string]int
 	// notifier starts the notifier too (a channel's send test).
 	notifier bool
+	// noBulkJobs runs the gateway without its bulk job runner: jobs stay
+	// running until cancelled.
+	noBulkJobs bool
 }
 
 // projectName is the name of every test's project.
@@ -140,6 +143,7 @@ func setup(t *testing.T, opts options) *bundle {
 
 	gcfg, err := gateway.ConfigFromEnv(env)
 	require.NoError(t, err)
+	gcfg.NoBulkJobs = opts.noBulkJobs
 	gw, err := gateway.New(ctx, gcfg, logger("gateway"))
 	require.NoError(t, err)
 	b.base = "http://" + gw.Addr()

@@ -29,6 +29,12 @@ var schemaTypes = map[string]any{
 	"BulkActionRequest":       sundial.BulkActionRequest{},
 	"BulkEdit":                sundial.HookEdit{},
 	"BulkSampleHook":          sundial.BulkSampleHook{},
+	"BulkJobRequest":          sundial.BulkJobRequest{},
+	"BulkJob":                 sundial.BulkJob{},
+	"BulkJobSelection":        sundial.BulkJobSelection{},
+	"BulkJobError":            sundial.BulkJobError{},
+	"BulkJobDryRun":           sundial.BulkJobDryRun{},
+	"BulkJobListResponse":     sundial.BulkJobPage{},
 	"RetryIDsRequest":         sundial.RetryIDsRequest{},
 	"RetryPolicy":             sundial.ProjectRetryPolicy{},
 	"RetryPolicyPatch":        sundial.ProjectRetryPolicyPatch{},
@@ -83,6 +89,7 @@ var envelopes = []string{
 	"SigningKeyListResponse", "EndpointListResponse", "EndpointResponse", "ChannelResponse",
 	"ChannelListResponse", "ChannelSendListResponse", "ChannelTestResponse", "ListenerTicketResponse",
 	"SequenceResponse", "SequenceTriggerResponse", "SequencePreviewResponse", "OrderingKeyResponse",
+	"BulkJobResponse", "BulkJobDryRunResponse",
 }
 
 // jsonNames are the JSON member names of a struct type, its embedded

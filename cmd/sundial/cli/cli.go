@@ -1,7 +1,7 @@
 // Package cli is the sundial command line (cobra): login, listen, hooks,
-// sequences, ordering keys, config (sundial.toml) and version. It lives outside package
-// main so that tests run each command in-process, with their own input,
-// output, environment and config directory.
+// bulk jobs, sequences, ordering keys, config (sundial.toml) and version.
+// It lives outside package main so that tests run each command in-process,
+// with their own input, output, environment and config directory.
 package cli
 
 import (
@@ -207,8 +207,8 @@ func newRoot(s *state) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageOf(c, "%v", err)
 	})
-	root.AddCommand(loginCommand(s), listenCommand(s), hooksCommand(s), sequencesCommand(s), orderingKeysCommand(s),
-		configCommand(s), versionCommand(s))
+	root.AddCommand(loginCommand(s), listenCommand(s), hooksCommand(s), bulkJobsCommand(s), sequencesCommand(s),
+		orderingKeysCommand(s), configCommand(s), versionCommand(s))
 	return root
 }
 

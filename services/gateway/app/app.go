@@ -29,6 +29,7 @@ import (
 	"github.com/sundial-run/sundial/services/gateway/internal/attempt"
 	"github.com/sundial-run/sundial/services/gateway/internal/auththrottle"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/bulkjob"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/connlimit"
 	"github.com/sundial-run/sundial/services/gateway/internal/dashboard"
@@ -85,6 +86,9 @@ type App struct {
 	hub      *listen.Hub
 	sessions *account.Sweeper
 	admin    *adminhttp.Server
+	// bulkJobs works on the bulk jobs of every project, one at a time,
+	// sharing them with the other gateways' runners.
+	bulkJobs *bulkjob.Runner
 }
 
 // New connects to the database and NATS (creating the streams) and binds
@@ -178,6 +182,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 	// Deleting a sequence cancels its hooks as bulk cancel does.
 	sequences := sequence.NewService(pool, bulkActions)
 	orderingKeys := orderingkey.NewService(pool)
+	bulkJobs := bulkjob.NewService(pool)
 	handler := api.New(api.Deps{
 		Config: api.Config{HeaderPrefix: cfg.HeaderPrefix, MaxDataBytes: maxData, TrustedProxies: proxies,
 			BodyBytesInFlight: int64(cfg.BodyBytesInFlight)},
@@ -193,6 +198,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		Bulk:         api.BulkDeps{Bulk: bulkActions},
 		Sequences:    api.SequenceDeps{Sequences: sequences},
 		OrderingKeys: api.OrderingKeyDeps{OrderingKeys: orderingKeys},
+		BulkJobs:     api.BulkJobDeps{BulkJobs: bulkJobs},
 		Project:      api.ProjectDeps{Settings: settings},
 		KeyMgmt:      api.KeyDeps{APIKeys: apiKeys, SigningKeys: signingKeys},
 		List:         api.ListDeps{Hooks: hooklist.NewLister(pool)},
@@ -212,7 +218,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		// Hooks are created through the API's service: its quota alerts,
 		// its batching.
 		Figures: queries, Hooks: hooklist.NewLister(pool), Hook: hook.NewService(pool), Creator: hooks,
-		Attempts: attempt.NewLister(pool), Bulk: bulkActions, OrderingKeys: orderingKeys,
+		Attempts: attempt.NewLister(pool), Bulk: bulkActions, OrderingKeys: orderingKeys, BulkJobs: bulkJobs,
 		Admin: dashboard.AdminDeps{
 			APIKeys: apiKeys, SigningKeys: signingKeys, KeyCache: keyCache, Project: settings, Presence: queries,
 			Channels: channels, Sequences: sequences,
@@ -241,6 +247,9 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		listener: limited, server: server, keys: keys, hub: hub,
 		sessions: account.NewSweeper(accounts, log),
 		admin:    admin,
+		// A replay job claims quota threshold alerts, published like those
+		// of single creates.
+		bulkJobs: bulkjob.NewRunner(pool, alerts, bulkjob.RunnerConfig{}, log),
 	}, nil
 }
 
@@ -354,7 +363,16 @@ func (a *App) Run(ctx context.Context) error {
 		// the last request: until then its creates need it.
 		wg.Go(func() { a.batcher.Run(background) })
 	}
+	// The bulk job runner stops with ctx, not with the background work: at
+	// SIGTERM it hands its job back at once, for another gateway to go on
+	// with, rather than running batches through the shutdown. Its own
+	// context also stops it when serving fails.
+	jobs, stopJobs := context.WithCancel(ctx)
+	if !a.cfg.NoBulkJobs {
+		wg.Go(func() { a.bulkJobs.Run(jobs) })
+	}
 	defer func() {
+		stopJobs()
 		stopBackground()
 		wg.Wait()
 	}()

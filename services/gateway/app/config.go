@@ -109,6 +109,10 @@ type Config struct {
 	// how long a keep-alive connection may wait for its next request (1s to
 	// 10m)
 	IdleTimeout time.Duration `env:"SUNDIAL_GATEWAY_IDLE_TIMEOUT"`
+	// `true` runs no bulk jobs on this gateway, leaving them to the other
+	// gateways (a job waits while none runs them); unset or `false`, it runs
+	// them
+	NoBulkJobs bool `env:"SUNDIAL_GATEWAY_NO_BULK_JOBS"`
 	// failed authentications a client address may have in a minute before it
 	// gets 429 until the minute ends (0 turns the throttle off)
 	AuthFailuresPerMinute int `env:"SUNDIAL_GATEWAY_AUTH_FAILURES_PER_MINUTE"`

@@ -102,8 +102,15 @@ func (d dashBundle) seedWalkProject(id uuid.UUID, key, tag string) walkProject {
 		GatewayID: "gw-" + tag, Sockets: 2, WindowSeconds: 300, ProjectID: id,
 	})
 	require.NoError(d.t, err)
+	// A bulk job that another gateway's runner holds, so that it stays
+	// running and a cancel that got through would show.
+	job, err := d.tq.InsertLeasedBulkJobForTest(d.ctx, storetest.InsertLeasedBulkJobForTestParams{
+		ID: uuid.Must(uuid.NewV7()), ProjectID: id, StartTime: bulkDay, EndTime: bulkDay.Add(24 * time.Hour), Total: 4,
+	})
+	require.NoError(d.t, err)
+	p.ids["bulk-jobs"] = []string{job.ID.String()}
 	p.marks = append(p.marks, p.ids["hooks"]...)
-	p.marks = append(p.marks, c.ID, s.ID)
+	p.marks = append(p.marks, c.ID, s.ID, job.ID.String())
 	return p
 }
 
@@ -118,6 +125,7 @@ type walkState struct {
 	triggers    int
 	hooks       []storetest.Hook
 	listeners   []string
+	bulkJobs    []bulkJobJSON
 }
 
 func (d dashBundle) walkState(p walkProject) walkState {
@@ -129,6 +137,7 @@ func (d dashBundle) walkState(p walkProject) walkState {
 		channels:    data[[]channelJSON](d.t, d.do(http.MethodGet, "/v1/channels", nil, as(p.key)), http.StatusOK),
 		sequence:    d.sequence(p.sequence, as(p.key)),
 	}
+	s.bulkJobs = d.bulkJobs("", as(p.key)).Data
 	list, _ := d.sequencePage("/v1/sequences", as(p.key))
 	for _, seq := range list {
 		s.sequences = append(s.sequences, seq.Name)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/app"
+	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 	"github.com/sundial-run/sundial/services/gateway/openapi/contract"
 	"github.com/sundial-run/sundial/testkit/secrettest"
 )
@@ -57,6 +58,12 @@ func TestIsolationWalk(t *testing.T) {
 	aSequence := a.createSequence(fmt.Sprintf(weekdaysParis, "etl"))
 	aSequenceHook := a.sequenceHook(uuid.MustParse(aSequence.ID), "pending", day.Add(time.Hour))
 	aKeyed := a.post(`{"path":"/reminder","postIn":"1h","data":{},"key":"shared"}`).hook(t)
+	// A bulk job that another gateway's runner holds: it stays running.
+	aJob, err := a.tq.InsertLeasedBulkJobForTest(a.ctx, storetest.InsertLeasedBulkJobForTestParams{
+		ID: uuid.Must(uuid.NewV7()), ProjectID: uuid.MustParse(a.creds.ProjectID), StartTime: day, EndTime: day.Add(24 * time.Hour), Total: 2,
+	})
+	require.NoError(t, err)
+	aJobBefore := a.bulkJob(aJob.ID.String())
 	rangeBody := func() string {
 		return fmt.Sprintf(`{"startTime":%q,"endTime":%q,"limit":1000}`,
 			day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
@@ -145,6 +152,30 @@ func TestIsolationWalk(t *testing.T) {
 			require.Zero(t, byRange.affected(t), "%s by range", action.path)
 		})
 	}
+	walk("createBulkJob", func() {
+		// Over the day of the first project's hooks: the job is the
+		// caller's, and acts on none of them.
+		body := fmt.Sprintf(`{"action":"cancel","startTime":%q,"endTime":%q}`, day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339))
+		created := data[bulkJobJSON](t, a.createJob(body, as), http.StatusAccepted)
+		require.Zero(t, created.Total)
+		done := a.waitJob(created.ID, "completed", as)
+		require.Zero(t, done.Selected)
+		a.do(http.MethodGet, "/v1/bulk-jobs/"+created.ID, nil).requireError(t, http.StatusNotFound, "not_found")
+		dry := data[bulkJobDryRunJSON](t, a.createJob(strings.Replace(body, "{", `{"dryRun":true,`, 1), as), http.StatusOK)
+		require.Zero(t, dry.Total)
+		require.Empty(t, dry.Sample)
+	})
+	walk("listBulkJobs", func() {
+		page := a.bulkJobs("", as)
+		require.Len(t, page.Data, 1, "the caller's own job only")
+		require.NotEqual(t, aJob.ID.String(), page.Data[0].ID)
+	})
+	walk("getBulkJob", func() {
+		a.do(http.MethodGet, "/v1/bulk-jobs/"+aJob.ID.String(), nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
+	walk("cancelBulkJob", func() {
+		a.do(http.MethodPost, "/v1/bulk-jobs/"+aJob.ID.String()+"/cancel", nil, as).requireError(t, http.StatusNotFound, "not_found")
+	})
 	walk("retryIDs", func() {
 		body := fmt.Sprintf(`{"projectID":%q,"hookIDs":[%q]}`, a.creds.ProjectID, hooks["failed"])
 		a.do(http.MethodPost, "/v1/hooks/retryIDs", strings.NewReader(body), as).requireError(t, http.StatusForbidden, "forbidden", "projectID")
@@ -283,6 +314,7 @@ func TestIsolationWalk(t *testing.T) {
 	require.Equal(t, "pending", a.status(aSequenceHook), "the sequence's hooks were not cancelled")
 	require.Equal(t, orderingKeyJSON{Key: "line", HeadHookID: &aHeld.ID, Held: true}, a.getOrderingKey("line").orderingKey(t),
 		"the held key was not resumed")
+	require.Equal(t, aJobBefore, a.bulkJob(aJob.ID.String()), "the bulk job was not cancelled")
 	triggers, err := a.tq.ListSequenceTriggersForTest(a.ctx, uuid.MustParse(aSequence.ID))
 	require.NoError(t, err)
 	require.Empty(t, triggers, "no run was asked for")

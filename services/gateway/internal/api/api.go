@@ -1,13 +1,13 @@
 // Package api is the gateway's HTTP interface. The operations of the REST API
 // are generated from the OpenAPI document (services/gateway/openapi) into
 // package gen, whose strict server calls the methods of server, one file per
-// area (hooks.go, attempts.go, list.go, bulk.go, project.go, keys.go,
-// channels.go, async.go, sequences.go, orderingkeys.go). This package adds
-// what the document does not generate: authentication by API key (except
-// on the async answer URLs), strict decoding of request bodies (body.go),
-// the error format (errors.go), and the middleware every request passes
-// through: request id and Sundial's own response headers, tracing, access
-// log, panic recovery.
+// area (hooks.go, attempts.go, list.go, bulk.go, bulkjobs.go, project.go,
+// keys.go, channels.go, async.go, sequences.go, orderingkeys.go). This
+// package adds what the document does not generate: authentication by API
+// key (except on the async answer URLs), strict decoding of request bodies
+// (body.go), the error format (errors.go), and the middleware every request
+// passes through: request id and Sundial's own response headers, tracing,
+// access log, panic recovery.
 package api
 
 import (
@@ -118,6 +118,8 @@ type Deps struct {
 	Sequences SequenceDeps
 	// OrderingKeys serves /v1/ordering-keys (orderingkeys.go).
 	OrderingKeys OrderingKeyDeps
+	// BulkJobs serves /v1/bulk-jobs (bulkjobs.go).
+	BulkJobs BulkJobDeps
 }
 
 // bodyOverhead is what a request body may add to the largest data payload:
@@ -145,6 +147,7 @@ type server struct {
 	listenerTickets
 	sequenceManagement
 	orderingKeyManagement
+	bulkJobManagement
 
 	bodies *bodyBudget // nil: no bound
 }
@@ -189,6 +192,7 @@ func New(d Deps) *echo.Echo {
 		listenerTickets:       listenerTickets{ListenerDeps: d.Listener},
 		sequenceManagement:    sequenceManagement{SequenceDeps: d.Sequences},
 		orderingKeyManagement: orderingKeyManagement{OrderingKeyDeps: d.OrderingKeys},
+		bulkJobManagement:     bulkJobManagement{BulkJobDeps: d.BulkJobs, cfg: d.Config},
 	}
 	e := echo.New()
 	e.HideBanner = true

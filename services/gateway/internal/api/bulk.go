@@ -151,10 +151,7 @@ func done(r bulk.Result) gen.BulkActionDoneJSONResponse {
 	if r.DryRun {
 		sample := make([]gen.BulkSampleHook, len(r.Sample))
 		for i, h := range r.Sample {
-			sample[i] = gen.BulkSampleHook{Id: h.ID, Path: h.Path, Status: gen.HookStatus(h.Status), PostAt: h.PostAt.UTC()}
-			if len(h.Tags) > 0 {
-				sample[i].Tags = &h.Tags
-			}
+			sample[i] = sampleHook(h)
 		}
 		body.Data.DryRun, body.Data.Sample = &r.DryRun, &sample
 	}

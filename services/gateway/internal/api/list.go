@@ -135,11 +135,11 @@ type queryKey struct{}
 
 // keptQuery are the operations that read their raw query string: listing
 // hooks parses it, and the sequences' listings and preview and the held
-// keys' listing refuse the parameters they do not define (sequences.go,
-// orderingkeys.go).
+// keys' and the bulk jobs' listings refuse the parameters they do not
+// define (sequences.go, orderingkeys.go, bulkjobs.go).
 var keptQuery = map[string]bool{
 	"ListHooks": true, "ListSequences": true, "ListSequenceRuns": true, "PreviewSequence": true,
-	"ListHeldOrderingKeys": true,
+	"ListHeldOrderingKeys": true, "ListBulkJobs": true,
 }
 
 // keepQuery is a strict-handler middleware that hands those operations the

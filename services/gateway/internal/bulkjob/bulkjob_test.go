@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,22 +142,40 @@ func TestADryRunCountsAndSamplesAndCreatesNothing(t *testing.T) {
 	require.EqualValues(t, 30, b.count(t, project, "pending"))
 }
 
+// holdAt holds the project's hook due at postAt locked until the returned
+// release: a job's batch that reaches it waits there, whatever the
+// machine's speed, so a test can act on a job known to be part way.
+func (b bundle) holdAt(t *testing.T, project uuid.UUID, postAt time.Time) (release func()) {
+	t.Helper()
+	tx, err := b.pool.Begin(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, storetest.New(tx).LockHookAtForTest(context.Background(),
+		storetest.LockHookAtForTestParams{ProjectID: project, PostAt: postAt}))
+	var once sync.Once
+	release = func() { once.Do(func() { _ = tx.Rollback(context.Background()) }) }
+	t.Cleanup(release)
+	return release
+}
+
 func TestACancelledJobStopsBeforeItsNextBatch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	project := b.project(t, 100000)
-	b.hooks(t, project, "pending", 2000, t0)
+	b.hooks(t, project, "pending", 100, t0)
 	job := b.create(t, project, spec(t, "cancel", 24*time.Hour))
-
+	// Batches of 10: the third waits at a held hook while the job is
+	// cancelled.
+	release := b.holdAt(t, project, t0.Add(25*time.Second))
 	done := make(chan error, 1)
 	go func() {
 		_, err := b.runner(10).RunOnce(context.Background())
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return b.get(t, job).Selected > 0 }, 30*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return b.get(t, job).Selected == 20 }, 30*time.Second, 5*time.Millisecond)
 	cancelled, err := b.svc.Cancel(context.Background(), project, job.ID)
 	require.NoError(t, err)
 	require.Equal(t, bulkjob.StateCancelling, cancelled.State)
+	release()
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -165,8 +185,8 @@ func TestACancelledJobStopsBeforeItsNextBatch(t *testing.T) {
 
 	job = b.get(t, job)
 	require.Equal(t, bulkjob.StateCancelled, job.State)
-	require.Less(t, job.Selected, int64(2000))
-	require.EqualValues(t, 2000-job.Affected, b.count(t, project, "pending"), "what the report says was cancelled was")
+	require.EqualValues(t, 30, job.Selected, "the batch under way ends, and no other starts")
+	require.EqualValues(t, 70, b.count(t, project, "pending"), "what the report says was cancelled was")
 
 	_, err = b.svc.Cancel(context.Background(), project, job.ID)
 	var finished *bulkjob.FinishedError
@@ -181,19 +201,22 @@ func TestAJobHandedOnGoesOnFromItsCursor(t *testing.T) {
 	b.hooks(t, project, "completed", 1000, t0)
 	job := b.create(t, project, spec(t, "replay", 24*time.Hour))
 
-	// The first runner stops (its gateway shuts down) part way.
+	// The first runner stops (its gateway shuts down) while its seventh
+	// batch waits at a held hook.
+	release := b.holdAt(t, project, t0.Add(325*time.Second))
 	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
+	stopped := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(stopped)
 		_, _ = b.runner(50).RunOnce(ctx)
 	}()
-	require.Eventually(t, func() bool { return b.get(t, job).Selected >= 300 }, 30*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return b.get(t, job).Selected == 300 }, 30*time.Second, 5*time.Millisecond)
 	stop()
-	<-done
+	<-stopped
+	release()
 	part := b.get(t, job)
 	require.Equal(t, bulkjob.StateRunning, part.State)
-	require.Less(t, part.Selected, int64(1000))
+	require.EqualValues(t, 300, part.Selected, "the batch under way at the stop was rolled back")
 
 	took, err := b.runner(50).RunOnce(context.Background())
 	require.NoError(t, err)
@@ -288,4 +311,36 @@ func TestRequestsAreValidatedNamingTheField(t *testing.T) {
 			require.Equal(t, tc.fields, got)
 		})
 	}
+}
+
+func TestListPagesFollowTheCursorNewestFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project := b.project(t, 100000)
+	var ids []uuid.UUID
+	for range 5 {
+		ids = append(ids, b.create(t, project, spec(t, "cancel", time.Hour)).ID)
+	}
+	b.create(t, b.project(t, 10), spec(t, "cancel", time.Hour)) // another project's
+
+	var got []uuid.UUID
+	pg := bulkjob.Page{Limit: 2}
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 3, "more pages than jobs")
+		page, err := b.svc.ListPage(context.Background(), project, pg)
+		require.NoError(t, err)
+		require.EqualValues(t, 5, page.TotalItems)
+		require.False(t, page.Capped)
+		for _, j := range page.Jobs {
+			got = append(got, j.ID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		pg.Cursor = page.NextCursor
+	}
+	// Ids are UUIDv7, made in creation order: newest first is descending.
+	want := slices.Clone(ids)
+	slices.Reverse(want)
+	require.Equal(t, want, got)
 }

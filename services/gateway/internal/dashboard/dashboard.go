@@ -64,6 +64,8 @@ type Deps struct {
 	Bulk     BulkService
 	// OrderingKeys: the held ordering keys page.
 	OrderingKeys OrderingKeyService
+	// BulkJobs: the bulk jobs page.
+	BulkJobs BulkJobService
 	// Admin: the keys, settings, listeners, channels and sequences pages.
 	Admin AdminDeps
 }

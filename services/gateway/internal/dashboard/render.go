@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/http"
 	"path"
 
@@ -51,6 +52,9 @@ var funcs = template.FuncMap{
 	"can": func(p *account.Project, role string) bool {
 		return p != nil && p.Role.AtLeast(account.Role(role))
 	},
+	// percent shows a fraction from 0 to 1 as a whole percentage, rounded
+	// down so that a job shows 100% only once it is done.
+	"percent": func(f float64) string { return fmt.Sprintf("%d%%", int(math.Floor(f*100+1e-9))) },
 }
 
 // View is what every template sees: the page's Data, and what the layout
@@ -76,8 +80,9 @@ type NavLink struct {
 
 // projectNav are the pages of a project (docs/dashboard.md, "Routes").
 var projectNav = []struct{ label, page string }{
-	{"Overview", ""}, {"Hooks", "hooks"}, {"Sequences", "sequences"}, {"Ordering keys", "ordering-keys"},
-	{"Channels", "channels"}, {"Keys", "keys"}, {"Listeners", "listeners"}, {"Settings", "settings"},
+	{"Overview", ""}, {"Hooks", "hooks"}, {"Bulk jobs", "bulk-jobs"}, {"Sequences", "sequences"},
+	{"Ordering keys", "ordering-keys"}, {"Channels", "channels"}, {"Keys", "keys"}, {"Listeners", "listeners"},
+	{"Settings", "settings"},
 }
 
 // Render writes the page template name (a file of templates/pages) in the

@@ -58,6 +58,9 @@ func (d *Dashboard) routes() {
 	d.ProjectPage("GET /dashboard/p/{project}/hooks/{id}", d.hookDetail)
 	d.ProjectAction("POST /dashboard/p/{project}/hooks/{id}/{action}", account.Member, d.hookAction)
 	d.ProjectAction("POST /dashboard/p/{project}/bulk/{action}", account.Member, d.bulkAction)
+	// Bulk jobs: the list, and a running job's cancel.
+	d.ProjectPage("GET /dashboard/p/{project}/bulk-jobs", d.bulkJobs)
+	d.ProjectAction("POST /dashboard/p/{project}/bulk-jobs/{id}/cancel", account.Member, d.cancelBulkJob)
 
 	// Anything else under /dashboard: the errors page, not the mux's text.
 	d.Public("/dashboard/", func(w http.ResponseWriter, r *http.Request) {

@@ -112,6 +112,12 @@ WHERE project_id = @project_id
 ORDER BY created_at DESC, id DESC
 LIMIT @max_jobs::integer;
 
+-- name: CountBulkJobs :one
+-- The project's jobs, counted up to max_count: a listing's totalItems.
+SELECT count(*) FROM (
+    SELECT 1 FROM bulk_jobs WHERE project_id = @project_id LIMIT @max_count::integer
+) AS j;
+
 -- name: CancelBulkJob :one
 -- Asks a running job to stop: its runner stops before its next batch. A job
 -- that has not started a batch yet, or whose runner is gone, is cancelled

@@ -102,6 +102,25 @@ func (q *Queries) CountBulkJobSelection(ctx context.Context, arg CountBulkJobSel
 	return total, err
 }
 
+const countBulkJobs = `-- name: CountBulkJobs :one
+SELECT count(*) FROM (
+    SELECT 1 FROM bulk_jobs WHERE project_id = $1 LIMIT $2::integer
+) AS j
+`
+
+type CountBulkJobsParams struct {
+	ProjectID uuid.UUID
+	MaxCount  int32
+}
+
+// The project's jobs, counted up to max_count: a listing's totalItems.
+func (q *Queries) CountBulkJobs(ctx context.Context, arg CountBulkJobsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countBulkJobs, arg.ProjectID, arg.MaxCount)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const countUnfinishedBulkJobs = `-- name: CountUnfinishedBulkJobs :one
 SELECT count(*)::bigint AS unfinished
 FROM bulk_jobs

@@ -20,3 +20,16 @@ SELECT count(*)::bigint FROM hooks WHERE project_id = @project_id AND status = @
 -- name: ExpireBulkJobLeaseForTest :execrows
 -- A runner that died: its job's lease has run out.
 UPDATE bulk_jobs SET lease_expires_at = now() - interval '1 second' WHERE id = @id;
+
+-- name: InsertLeasedBulkJobForTest :one
+-- A running cancel job over [start_time, end_time) that a runner of
+-- another gateway holds for an hour, so that it stays running whatever
+-- the test's own runners do.
+INSERT INTO bulk_jobs (id, project_id, action, start_time, end_time, total, runner, lease_expires_at)
+VALUES (@id, @project_id, 'cancel', @start_time, @end_time, @total, 'elsewhere', now() + interval '1 hour')
+RETURNING *;
+
+-- name: LockHookAtForTest :exec
+-- Holds the project's hook due at post_at locked until the caller's
+-- transaction ends, so that a job's batch that reaches it waits there.
+SELECT id FROM hooks WHERE project_id = @project_id AND post_at = @post_at FOR UPDATE;

@@ -76,3 +76,76 @@ func (q *Queries) InsertHooksForJobTest(ctx context.Context, arg InsertHooksForJ
 	)
 	return err
 }
+
+const insertLeasedBulkJobForTest = `-- name: InsertLeasedBulkJobForTest :one
+INSERT INTO bulk_jobs (id, project_id, action, start_time, end_time, total, runner, lease_expires_at)
+VALUES ($1, $2, 'cancel', $3, $4, $5, 'elsewhere', now() + interval '1 hour')
+RETURNING id, project_id, action, start_time, end_time, path, path_base, sequence_id, tags, new_path, new_data, new_post_at, state, total, selected, affected, batches, cursor_post_at, cursor_id, error_code, error, runner, lease_expires_at, created_at, updated_at, finished_at
+`
+
+type InsertLeasedBulkJobForTestParams struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+	StartTime time.Time
+	EndTime   time.Time
+	Total     int64
+}
+
+// A running cancel job over [start_time, end_time) that a runner of
+// another gateway holds for an hour, so that it stays running whatever
+// the test's own runners do.
+func (q *Queries) InsertLeasedBulkJobForTest(ctx context.Context, arg InsertLeasedBulkJobForTestParams) (BulkJob, error) {
+	row := q.db.QueryRow(ctx, insertLeasedBulkJobForTest,
+		arg.ID,
+		arg.ProjectID,
+		arg.StartTime,
+		arg.EndTime,
+		arg.Total,
+	)
+	var i BulkJob
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Action,
+		&i.StartTime,
+		&i.EndTime,
+		&i.Path,
+		&i.PathBase,
+		&i.SequenceID,
+		&i.Tags,
+		&i.NewPath,
+		&i.NewData,
+		&i.NewPostAt,
+		&i.State,
+		&i.Total,
+		&i.Selected,
+		&i.Affected,
+		&i.Batches,
+		&i.CursorPostAt,
+		&i.CursorID,
+		&i.ErrorCode,
+		&i.Error,
+		&i.Runner,
+		&i.LeaseExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FinishedAt,
+	)
+	return i, err
+}
+
+const lockHookAtForTest = `-- name: LockHookAtForTest :exec
+SELECT id FROM hooks WHERE project_id = $1 AND post_at = $2 FOR UPDATE
+`
+
+type LockHookAtForTestParams struct {
+	ProjectID uuid.UUID
+	PostAt    time.Time
+}
+
+// Holds the project's hook due at post_at locked until the caller's
+// transaction ends, so that a job's batch that reaches it waits there.
+func (q *Queries) LockHookAtForTest(ctx context.Context, arg LockHookAtForTestParams) error {
+	_, err := q.db.Exec(ctx, lockHookAtForTest, arg.ProjectID, arg.PostAt)
+	return err
+}

@@ -93,8 +93,10 @@ func (b testBundle) run(t *testing.T, extra ...string) report.Report {
 // well formed: every scenario present for every system and
 // passed, rates above zero, percentiles in order, nothing early; ordering
 // (on Sundial alone) with every key in order and its ratios to the burst
-// and steady rows it ran beside. It checks no target: the figures of a
-// quick run on a busy machine mean little.
+// and steady rows it ran beside; bulk-job (on Sundial alone) with its job
+// completed over every loaded hook and its ratio to the steady row. It
+// checks no target: the figures of a quick run on a busy machine mean
+// little.
 func TestQuickBenchmark(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -125,6 +127,11 @@ func TestQuickBenchmark(t *testing.T) {
 			if s.Ordering {
 				requireDeliveries(t, res)
 				requireOrdering(t, rep, res)
+				continue
+			}
+			if s.BulkJob {
+				requireDeliveries(t, res)
+				requireBulkJob(t, rep, res)
 				continue
 			}
 			if s.Plan == nil {
@@ -457,6 +464,38 @@ func requireOrdering(t *testing.T, rep report.Report, res report.Result) {
 	}
 	require.Positive(t, o.VsBurst, "burst ran in the same run")
 	require.Positive(t, o.FlowVsSteadyP99, "steady ran in the same run")
+}
+
+// requireBulkJob checks the bulk-job row: the backlog loaded, the job
+// completed having cancelled every hook it selected, every loaded one
+// among them, timed and placed in the flow; the flow split around it,
+// and its ratio to the steady row of the same run.
+func requireBulkJob(t *testing.T, rep report.Report, res report.Result) {
+	t.Helper()
+	b := res.BulkJob
+	require.NotNil(t, b)
+	rows := rep.Sizes["BENCH_BULK_JOB_ROWS"]
+	require.Equal(t, rows, b.Rows)
+	require.Equal(t, rows, res.Backlog)
+	require.NotNil(t, res.BacklogLoad)
+	require.Equal(t, "completed", b.State)
+	require.GreaterOrEqual(t, b.Selected, int64(rows), "the backlog and the calibration's hooks")
+	require.Equal(t, b.Selected, b.Affected)
+	require.GreaterOrEqual(t, b.Total, int64(rows))
+	require.Positive(t, b.Batches)
+	require.Positive(t, b.DurationSeconds)
+	require.Positive(t, b.WallSeconds)
+	require.Positive(t, b.HooksPerSecond)
+	require.Positive(t, b.StartMs, "created into the flow")
+	require.Greater(t, b.EndMs, b.StartMs)
+	require.Equal(t, res.Hooks, b.Flow.Count)
+	require.Equal(t, res.Hooks, b.During.Count+b.Outside.Count)
+	for _, l := range []stats.Summary{b.Flow, b.During, b.Outside} {
+		require.Positive(t, l.Count)
+		require.LessOrEqual(t, l.P50Ms, l.P99Ms)
+		require.LessOrEqual(t, l.P99Ms, l.MaxMs)
+	}
+	require.Positive(t, b.DuringVsSteadyP99, "steady ran in the same run")
 }
 
 func requireDeliveries(t *testing.T, res report.Result) {

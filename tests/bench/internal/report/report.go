@@ -102,6 +102,8 @@ type Result struct {
 	Crash *Crash `json:"crash,omitempty"`
 	// Ordering is the ordering scenario's figures.
 	Ordering *Ordering `json:"ordering,omitempty"`
+	// BulkJob is the bulk-job scenario's figures.
+	BulkJob *BulkJob `json:"bulkJob,omitempty"`
 	// Database and NATS count the delivery phase's work.
 	Database        suite.DBStats      `json:"database"`
 	NATS            suite.NATSStats    `json:"nats"`

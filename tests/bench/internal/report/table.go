@@ -24,6 +24,7 @@ func (r Report) PrintTable(w io.Writer) {
 	r.printBatch(w)
 	r.printDeliveries(w)
 	r.printOrdering(w)
+	r.printBulkJob(w)
 	r.printRealistic(w)
 	r.printCrash(w)
 	r.printListen(w)

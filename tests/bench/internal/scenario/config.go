@@ -105,6 +105,12 @@ type Config struct {
 	OrderingKeys        int
 	OrderingPerKey      int
 	OrderingFlowSeconds int
+	// BulkJobRows are the far-future hooks the bulk-job scenario's job
+	// cancels (BENCH_BULK_JOB_ROWS, default 1000000, quick 20000), and
+	// BulkJobFlowSeconds its plain flow at SteadyRate, long enough to
+	// cover the job (BENCH_BULK_JOB_FLOW_SECONDS, default 180, quick 8).
+	BulkJobRows        int
+	BulkJobFlowSeconds int
 	// Clients is the concurrent API clients creating hooks (BENCH_CLIENTS, 64).
 	Clients int
 	// BaselineWorkers is the river baseline's MaxWorkers
@@ -158,6 +164,7 @@ func (c Config) Sizes() map[string]int {
 	sizes["BENCH_CRASH_SIZE"] = c.CrashSize
 	sizes["BENCH_ORDERING_KEYS"], sizes["BENCH_ORDERING_PER_KEY"] = c.OrderingKeys, c.OrderingPerKey
 	sizes["BENCH_ORDERING_FLOW_SECONDS"] = c.OrderingFlowSeconds
+	sizes["BENCH_BULK_JOB_ROWS"], sizes["BENCH_BULK_JOB_FLOW_SECONDS"] = c.BulkJobRows, c.BulkJobFlowSeconds
 	return sizes
 }
 
@@ -231,6 +238,8 @@ func ConfigFromEnv(root string) (Config, error) {
 	c.OrderingKeys = size("BENCH_ORDERING_KEYS", 10_000, 100)
 	c.OrderingPerKey = num("BENCH_ORDERING_PER_KEY", 10)
 	c.OrderingFlowSeconds = size("BENCH_ORDERING_FLOW_SECONDS", 30, 5)
+	c.BulkJobRows = size("BENCH_BULK_JOB_ROWS", 1_000_000, 20_000)
+	c.BulkJobFlowSeconds = size("BENCH_BULK_JOB_FLOW_SECONDS", 180, 8)
 	c.Systems, errs = names("BENCH_SYSTEMS", SystemNames()[:1], SystemNames(), errs)
 	c.Scenarios, errs = names("BENCH_SCENARIOS", Names(), Names(), errs)
 	c.BaselineEnv, errs = keyValues("BENCH_BASELINE_ENV", "RIVERBASE_", errs)

@@ -54,6 +54,10 @@ type plan struct {
 	// due at one instant and a plain flow) and makes the receiver verify
 	// signatures and paths (Sundial alone: river has no ordering keys).
 	ordering *orderingShape
+	// bulkJob, when set, creates a bulk cancel job over the backlog during
+	// the delivery and waits for its end (Sundial alone: its runner is the
+	// gateway's, which then stays up).
+	bulkJob *bulkJobShape
 	// baselineEnv are settings for the baseline on top of the configured
 	// ones.
 	baselineEnv map[string]string
@@ -133,6 +137,16 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 	if p.crash != nil {
 		go func() { crashed <- p.crash.run(ctx, in, t0) }()
 	}
+	jobCtx, stopJob := context.WithCancel(ctx)
+	defer stopJob()
+	jobDone := make(chan bulkJobRun, 1)
+	if p.bulkJob != nil {
+		api, ok := in.(apiInstance)
+		if !ok {
+			return res, errNoAPI
+		}
+		go func() { jobDone <- p.bulkJob.run(jobCtx, api.API(), t0) }()
+	}
 	if err := waitUntil(ctx, t0); err != nil {
 		return res, err
 	}
@@ -153,11 +167,25 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 		}
 		res.Crash = c.figures(t0)
 	}
+	var job bulkJobRun
+	if p.bulkJob != nil {
+		// The flow may end before the job: its own deadline bounds this.
+		if job = <-jobDone; job.err != nil {
+			return res, fmt.Errorf("bulk job: %w", job.err)
+		}
+	}
 	arrived := arrivalsOf(in.Receiver())
 	res.Check = check.Compare(hooks, arrived)
 	if p.ordering != nil {
 		if res.Ordering, err = p.ordering.figures(hooks, arrived, in.Receiver()); err != nil {
 			return res, err
+		}
+	}
+	if p.bulkJob != nil {
+		res.BulkJob = p.bulkJob.figures(job, hooks, arrived, t0)
+		res.Notes = append(res.Notes, res.BulkJob.Problems()...)
+		if !job.ended {
+			res.Notes = append(res.Notes, fmt.Sprintf("the bulk job had not ended %s after its creation", p.bulkJob.deadline))
 		}
 	}
 	if p.realistic != nil {
@@ -186,7 +214,8 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 		res.Notes = append(res.Notes, fmt.Sprintf("%d duplicate deliveries without any fault: leases expired while hooks or their results were queued, and the hooks were re-driven", res.Check.Duplicates))
 	}
 	res.OK = res.Check.Complete() && res.Check.Early == 0 && (res.Retention == nil || res.Retention.OK) &&
-		(res.Realistic == nil || res.Realistic.OK()) && (res.Ordering == nil || res.Ordering.OK())
+		(res.Realistic == nil || res.Realistic.OK()) && (res.Ordering == nil || res.Ordering.OK()) &&
+		(res.BulkJob == nil || res.BulkJob.OK())
 	if res.Crash != nil {
 		res.Crash.Goals = report.CrashGoals(res)
 	}

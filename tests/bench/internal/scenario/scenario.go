@@ -48,6 +48,11 @@ type Scenario struct {
 	// ordering keys, compared with the burst and steady rows of the same
 	// run; cmd/bench's TestQuickBenchmark runs it beside them.
 	Ordering bool
+	// BulkJob says the scenario measures a bulk job (the Result's
+	// BulkJob): a delivery scenario on Sundial alone, whose job is the
+	// gateway's, compared with the steady row of the same run;
+	// cmd/bench's TestQuickBenchmark runs it beside it.
+	BulkJob bool
 }
 
 // scaleDeadline is how long a scale or burst run may wait for its last
@@ -96,6 +101,18 @@ var Registry = []Scenario{
 			return e.deliver(ctx, Systems[0], orderingPlan(e.Cfg))
 		},
 		Ordering: true,
+	},
+	{
+		Name: "bulk-job",
+		Description: func(c Config) string {
+			b := bulkJobOf(c)
+			return fmt.Sprintf("a bulk cancel job over %d far-future pending hooks, created %s into %d plain hooks/s for %d s",
+				b.rows, b.start, b.rate, b.flowSeconds)
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) {
+			return e.deliver(ctx, Systems[0], bulkJobPlan(e.Cfg))
+		},
+		BulkJob: true,
 	},
 	{
 		Name: "scale-1m",
@@ -307,6 +324,7 @@ func (e *Env) Run(ctx context.Context) []report.Result {
 	report.BatchGoals(out)
 	report.CompareRetention(out)
 	report.CompareOrdering(out)
+	report.CompareBulkJob(out)
 	return out
 }
 

@@ -86,16 +86,23 @@ func (in *sundial) ScheduleSpecs(ctx context.Context, specs []load.Spec) ([]chec
 	return in.client.CreateSpecs(ctx, specs, in.e.Cfg.Clients)
 }
 
+// API is the project's client of the gateway, for requests beside the
+// hooks' creation.
+func (in *sundial) API() *load.Client { return in.client }
+
 // SigningKey is the project's: Sundial signs with it.
 func (in *sundial) SigningKey() string { return in.s.Project.SigningKey }
 
 // BeginDelivery stops the gateway, which has no part in delivering, so
 // that the delivery phase's database and CPU figures are the delivery
-// path's alone, and starts the profiles when asked for.
+// path's alone, and starts the profiles when asked for. A plan with a bulk
+// job keeps the gateway: its runner works the job.
 func (in *sundial) BeginDelivery(ctx context.Context, t0 time.Time) []string {
 	var notes []string
-	if err := in.s.StopService("gateway"); err != nil {
-		notes = append(notes, "gateway stop: "+err.Error())
+	if in.p.bulkJob == nil {
+		if err := in.s.StopService("gateway"); err != nil {
+			notes = append(notes, "gateway stop: "+err.Error())
+		}
 	}
 	in.loadAtT0 = loadAverage()
 	if !in.p.profile || !in.e.Cfg.Pprof {
@@ -136,7 +143,13 @@ func (in *sundial) Settle(ctx context.Context, hooks int, res *report.Result) (U
 	nats, _ := in.s.NATSStats(ctx)
 	rss := in.s.PeakRSS()
 	res.Profiles = <-in.profiled
-	for _, name := range []string{"dispatcher", "scheduler", "notifier"} {
+	names := []string{"dispatcher", "scheduler", "notifier"}
+	if in.p.bulkJob != nil {
+		// Kept up for the bulk job; stopped with the others so that the
+		// database counters wait for its connections too.
+		names = append(names, "gateway")
+	}
+	for _, name := range names {
 		if err := in.s.StopService(name); err != nil {
 			res.Notes = append(res.Notes, name+" stop: "+err.Error())
 		}

@@ -18,6 +18,7 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 	"github.com/sundial-run/sundial/pkg/calendar"
 	"github.com/sundial-run/sundial/services/gateway/internal/bulk"
+	"github.com/sundial-run/sundial/services/gateway/internal/bulkjob"
 	"github.com/sundial-run/sundial/services/gateway/internal/channel"
 	"github.com/sundial-run/sundial/services/gateway/internal/hook"
 	"github.com/sundial-run/sundial/services/gateway/internal/project"
@@ -132,6 +133,54 @@ func (e AsyncAnswerResponseDataStatus) Valid() bool {
 	case AsyncAnswerResponseDataStatusPending:
 		return true
 	case AsyncAnswerResponseDataStatusRetry:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BulkJobAction.
+const (
+	BulkJobActionCancel BulkJobAction = "cancel"
+	BulkJobActionReplay BulkJobAction = "replay"
+	BulkJobActionRetry  BulkJobAction = "retry"
+)
+
+// Valid indicates whether the value is a known member of the BulkJobAction enum.
+func (e BulkJobAction) Valid() bool {
+	switch e {
+	case BulkJobActionCancel:
+		return true
+	case BulkJobActionReplay:
+		return true
+	case BulkJobActionRetry:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BulkJobState.
+const (
+	BulkJobStateCancelled  BulkJobState = "cancelled"
+	BulkJobStateCancelling BulkJobState = "cancelling"
+	BulkJobStateCompleted  BulkJobState = "completed"
+	BulkJobStateFailed     BulkJobState = "failed"
+	BulkJobStateRunning    BulkJobState = "running"
+)
+
+// Valid indicates whether the value is a known member of the BulkJobState enum.
+func (e BulkJobState) Valid() bool {
+	switch e {
+	case BulkJobStateCancelled:
+		return true
+	case BulkJobStateCancelling:
+		return true
+	case BulkJobStateCompleted:
+		return true
+	case BulkJobStateFailed:
+		return true
+	case BulkJobStateRunning:
 		return true
 	default:
 		return false
@@ -993,7 +1042,7 @@ type BulkActionResponse struct {
 // hook's (an `orderingKey` here is a 400 like any unknown field).
 type BulkEdit struct {
 	// Data Any JSON object, bounded as a scheduled hook's `data`.
-	Data *map[string]interface{} `json:"data,omitempty"`
+	Data *json.RawMessage `json:"data,omitempty"`
 
 	// Path Where to deliver, under the hook's domain; the rules of a scheduled hook's `path`.
 	//
@@ -1005,6 +1054,139 @@ type BulkEdit struct {
 	// Examples: 2030-12-01T09:00:00Z
 	PostAt *time.Time `json:"postAt,omitempty"`
 }
+
+// BulkJob defines model for BulkJob.
+type BulkJob struct {
+	// Action - `retry`: each **failed** hook back to `pending` with a fresh retry budget (and the
+	//   edit's values), as `POST /hooks/bulk/retry`.
+	// - `replay`: a new hook, due now (or at the edit's `postAt`), for each **completed**
+	//   hook, counted against the quota, as `POST /hooks/bulk/replay`.
+	// - `cancel`: each **pending** or **retry** hook deleted, as `POST /hooks/bulk/cancel`
+	//   (`edit` is a 400).
+	Action BulkJobAction `json:"action"`
+
+	// Affected The hooks acted on so far: retried, cancelled, or for a replay the copies created.
+	Affected int64 `json:"affected"`
+
+	// Batches The batches done, each one transaction of up to 1,000 hooks.
+	Batches   int       `json:"batches"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Edit Retry and replay only (on cancel it is a 400 naming `edit`): new values for the hooks a
+	// retry moves, or for the copies a replay creates, the same for every selected hook. Give
+	// any of `data`, `path` and `postAt`, at least one; each is checked as when scheduling a
+	// hook, and a 400 names `edit.data`, `edit.path` or `edit.postAt` (data too large is a 413
+	// naming `edit.data`). The domain, `retryOverride`, key, tags and `orderingKey` stay the
+	// hook's (an `orderingKey` here is a 400 like any unknown field).
+	Edit *BulkEdit `json:"edit,omitempty"`
+
+	// Error Why a `failed` job stopped.
+	Error *BulkJobError `json:"error,omitempty"`
+
+	// FinishedAt When the job ended; absent while it is `running` or `cancelling`.
+	FinishedAt *time.Time         `json:"finishedAt,omitempty"`
+	Id         openapi_types.UUID `json:"id"`
+
+	// Progress An estimate of how far the job is, from 0 to 1: `selected / total`, at most 1, and
+	// 1 once `completed`. Since `total` was counted at creation it may stay under 1 until
+	// the end, or reach 1 early.
+	Progress float64 `json:"progress"`
+
+	// Selected The hooks of the selection the job has read so far.
+	Selected int64 `json:"selected"`
+
+	// Selection The job's selection, as it was created.
+	Selection BulkJobSelection `json:"selection"`
+
+	// Skipped `selected - affected`: hooks read but left as they were, because they had changed
+	// state meanwhile or the key rule held them back. Final once the job has ended.
+	Skipped int64 `json:"skipped"`
+
+	// State - `running`: a gateway works on the job, or will (it waits for one while all are busy
+	//   with other jobs); it survives a gateway's restart.
+	// - `cancelling`: a cancel was asked; the job stops before its next batch.
+	// - `completed`: every hook of the selection was read.
+	// - `cancelled`: the job stopped on a cancel; what its batches did stays done.
+	// - `failed`: the job stopped on an error (`error`): the quota refused a replay, or
+	//   batches failed repeatedly; what its batches did stays done.
+	State BulkJobState `json:"state"`
+
+	// Total The hooks of the selection in the action's statuses when the job was created: an
+	// estimate of its size, as hooks come and go while it runs.
+	Total int64 `json:"total"`
+
+	// UpdatedAt The job's last change (its last batch, a cancel, its end).
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// BulkJobAction - `retry`: each **failed** hook back to `pending` with a fresh retry budget (and the
+//
+//		edit's values), as `POST /hooks/bulk/retry`.
+//	  - `replay`: a new hook, due now (or at the edit's `postAt`), for each **completed**
+//	    hook, counted against the quota, as `POST /hooks/bulk/replay`.
+//	  - `cancel`: each **pending** or **retry** hook deleted, as `POST /hooks/bulk/cancel`
+//	    (`edit` is a 400).
+type BulkJobAction string
+
+// BulkJobDryRun defines model for BulkJobDryRun.
+type BulkJobDryRun struct {
+	// DryRun Always true; no job was created.
+	DryRun bool `json:"dryRun"`
+
+	// Sample The first 10 of them, earliest `postAt` first, then by id, as they stand.
+	Sample []BulkSampleHook `json:"sample"`
+
+	// Total The hooks of the selection in the action's statuses now.
+	Total int64 `json:"total"`
+}
+
+// BulkJobDryRunResponse defines model for BulkJobDryRunResponse.
+type BulkJobDryRunResponse struct {
+	Data BulkJobDryRun `json:"data"`
+}
+
+// BulkJobError Why a `failed` job stopped.
+type BulkJobError struct {
+	// Code `quota_exhausted` (a replay's copies would pass the quota's hard cap) or `internal`
+	// (batches failed repeatedly, the database down say).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// BulkJobListResponse defines model for BulkJobListResponse.
+type BulkJobListResponse struct {
+	Data []BulkJob `json:"data"`
+	Meta ListMeta  `json:"meta"`
+}
+
+// BulkJobRequest The action and its selection: a bulk action's range filter without `limit` (a job takes
+// every hook of the range). `hookIDs` and `limit` are not fields of a job: a 400 names
+// them, as any unknown field.
+type BulkJobRequest = bulkjob.Request
+
+// BulkJobResponse defines model for BulkJobResponse.
+type BulkJobResponse struct {
+	Data BulkJob `json:"data"`
+}
+
+// BulkJobSelection The job's selection, as it was created.
+type BulkJobSelection struct {
+	EndTime     time.Time           `json:"endTime"`
+	EndpointKey *string             `json:"endpointKey,omitempty"`
+	SequenceID  *openapi_types.UUID `json:"sequenceID,omitempty"`
+	StartTime   time.Time           `json:"startTime"`
+	Tags        *[]string           `json:"tags,omitempty"`
+}
+
+// BulkJobState - `running`: a gateway works on the job, or will (it waits for one while all are busy
+//
+//		with other jobs); it survives a gateway's restart.
+//	  - `cancelling`: a cancel was asked; the job stops before its next batch.
+//	  - `completed`: every hook of the selection was read.
+//	  - `cancelled`: the job stopped on a cancel; what its batches did stays done.
+//	  - `failed`: the job stopped on an error (`error`): the quota refused a replay, or
+//	    batches failed repeatedly; what its batches did stays done.
+type BulkJobState string
 
 // BulkSampleHook defines model for BulkSampleHook.
 type BulkSampleHook struct {
@@ -1518,7 +1700,7 @@ type ListMeta struct {
 	// NextCursor The `cursor` of the next page; absent on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
 
-	// TotalItems Items (hooks, sequences, runs, held keys) matching the filters, on all pages; exact up to 100,000.
+	// TotalItems Items (hooks, sequences, runs, held keys, bulk jobs) matching the filters, on all pages; exact up to 100,000.
 	TotalItems int64 `json:"totalItems"`
 
 	// TotalItemsCapped True when more than 100,000 items match and `totalItems` stopped at 100,000.
@@ -2018,6 +2200,15 @@ type AsyncLease = int64
 // AsyncToken defines model for AsyncToken.
 type AsyncToken = string
 
+// BulkJobID defines model for BulkJobID.
+type BulkJobID = string
+
+// BulkJobListCursor defines model for BulkJobListCursor.
+type BulkJobListCursor = string
+
+// BulkJobListLimit defines model for BulkJobListLimit.
+type BulkJobListLimit = int
+
 // ChannelID defines model for ChannelID.
 type ChannelID = string
 
@@ -2083,6 +2274,21 @@ type BadRequest = Error
 
 // BulkActionDone defines model for BulkActionDone.
 type BulkActionDone = BulkActionResponse
+
+// BulkJobCancelling defines model for BulkJobCancelling.
+type BulkJobCancelling = BulkJobResponse
+
+// BulkJobCreated defines model for BulkJobCreated.
+type BulkJobCreated = BulkJobResponse
+
+// BulkJobDryRunDone defines model for BulkJobDryRunDone.
+type BulkJobDryRunDone = BulkJobDryRunResponse
+
+// BulkJobFound defines model for BulkJobFound.
+type BulkJobFound = BulkJobResponse
+
+// BulkJobPage defines model for BulkJobPage.
+type BulkJobPage = BulkJobListResponse
 
 // ChannelSettings defines model for ChannelSettings.
 type ChannelSettings = ChannelResponse
@@ -2158,6 +2364,16 @@ type AsyncAnswer = AsyncAnswerBody
 // transaction; a selected hook that a concurrent change moved out of the applicable
 // status is skipped.
 type BulkAction = BulkActionRequest
+
+// ListBulkJobsParams defines parameters for ListBulkJobs.
+type ListBulkJobsParams struct {
+	// Limit Page size.
+	Limit *BulkJobListLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `meta.nextCursor` of the previous page (`limit` may change). An empty value is the
+	// same as none: the first page.
+	Cursor *BulkJobListCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
 
 // ListChannelSendsParams defines parameters for ListChannelSends.
 type ListChannelSendsParams struct {
@@ -2311,6 +2527,9 @@ type AckHookJSONRequestBody = AsyncAnswerBody
 // NackHookJSONRequestBody defines body for NackHook for application/json ContentType.
 type NackHookJSONRequestBody = AsyncAnswerBody
 
+// CreateBulkJobJSONRequestBody defines body for CreateBulkJob for application/json ContentType.
+type CreateBulkJobJSONRequestBody = BulkJobRequest
+
 // CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
 type CreateChannelJSONRequestBody = ChannelCreate
 
@@ -2373,6 +2592,18 @@ type ServerInterface interface {
 	// NackHook Reject an async delivery
 	// (POST /async/{hookId}/{lease}/{token}/nack)
 	NackHook(ctx echo.Context, hookId AsyncHookID, lease AsyncLease, token AsyncToken) error
+	// ListBulkJobs List bulk jobs
+	// (GET /bulk-jobs)
+	ListBulkJobs(ctx echo.Context, params ListBulkJobsParams) error
+	// CreateBulkJob Start a bulk job
+	// (POST /bulk-jobs)
+	CreateBulkJob(ctx echo.Context) error
+	// GetBulkJob Get a bulk job
+	// (GET /bulk-jobs/{id})
+	GetBulkJob(ctx echo.Context, id BulkJobID) error
+	// CancelBulkJob Cancel a bulk job
+	// (POST /bulk-jobs/{id}/cancel)
+	CancelBulkJob(ctx echo.Context, id BulkJobID) error
 	// ListChannels List notification channels
 	// (GET /channels)
 	ListChannels(ctx echo.Context) error
@@ -2598,6 +2829,72 @@ func (w *ServerInterfaceWrapper) NackHook(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.NackHook(ctx, hookId, lease, token)
+	return err
+}
+
+// ListBulkJobs converts echo context to params.
+func (w *ServerInterfaceWrapper) ListBulkJobs(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBulkJobsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListBulkJobs(ctx, params)
+	return err
+}
+
+// CreateBulkJob converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateBulkJob(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateBulkJob(ctx)
+	return err
+}
+
+// GetBulkJob converts echo context to params.
+func (w *ServerInterfaceWrapper) GetBulkJob(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BulkJobID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetBulkJob(ctx, id)
+	return err
+}
+
+// CancelBulkJob converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelBulkJob(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BulkJobID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelBulkJob(ctx, id)
 	return err
 }
 
@@ -3379,6 +3676,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/api-keys/:id", wrapper.RevokeApiKey, options.OperationMiddlewares["revokeApiKey"]...)
 	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/ack", wrapper.AckHook, options.OperationMiddlewares["ackHook"]...)
 	router.POST(options.BaseURL+"/async/:hookId/:lease/:token/nack", wrapper.NackHook, options.OperationMiddlewares["nackHook"]...)
+	router.GET(options.BaseURL+"/bulk-jobs", wrapper.ListBulkJobs, options.OperationMiddlewares["listBulkJobs"]...)
+	router.POST(options.BaseURL+"/bulk-jobs", wrapper.CreateBulkJob, options.OperationMiddlewares["createBulkJob"]...)
+	router.GET(options.BaseURL+"/bulk-jobs/:id", wrapper.GetBulkJob, options.OperationMiddlewares["getBulkJob"]...)
+	router.POST(options.BaseURL+"/bulk-jobs/:id/cancel", wrapper.CancelBulkJob, options.OperationMiddlewares["cancelBulkJob"]...)
 	router.GET(options.BaseURL+"/channels", wrapper.ListChannels, options.OperationMiddlewares["listChannels"]...)
 	router.POST(options.BaseURL+"/channels", wrapper.CreateChannel, options.OperationMiddlewares["createChannel"]...)
 	router.DELETE(options.BaseURL+"/channels/:id", wrapper.DeleteChannel, options.OperationMiddlewares["deleteChannel"]...)
@@ -3629,6 +3930,87 @@ type BulkActionDoneJSONResponse struct {
 	Body BulkActionResponse
 
 	Headers BulkActionDoneResponseHeaders
+}
+
+type BulkJobCancellingResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type BulkJobCancellingJSONResponse struct {
+	Body BulkJobResponse
+
+	Headers BulkJobCancellingResponseHeaders
+}
+
+type BulkJobCreatedResponseHeaders struct {
+	Location                  string
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type BulkJobCreatedJSONResponse struct {
+	Body BulkJobResponse
+
+	Headers BulkJobCreatedResponseHeaders
+}
+
+type BulkJobDryRunDoneResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type BulkJobDryRunDoneJSONResponse struct {
+	Body BulkJobDryRunResponse
+
+	Headers BulkJobDryRunDoneResponseHeaders
+}
+
+type BulkJobFoundResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type BulkJobFoundJSONResponse struct {
+	Body BulkJobResponse
+
+	Headers BulkJobFoundResponseHeaders
+}
+
+type BulkJobPageResponseHeaders struct {
+	RateLimitLimit            *int
+	RateLimitRemaining        *int
+	RateLimitReset            *int
+	SundialHookQuotaLimit     *int64
+	SundialHookQuotaRemaining *int64
+	SundialHookQuotaResetsAt  *time.Time
+	SundialHookQuotaUsage     *int64
+	XRequestId                openapi_types.UUID
+}
+type BulkJobPageJSONResponse struct {
+	Body BulkJobListResponse
+
+	Headers BulkJobPageResponseHeaders
 }
 
 type ChannelSettingsResponseHeaders struct {
@@ -4942,6 +5324,997 @@ func (response NackHook500JSONResponse) VisitNackHookResponse(w http.ResponseWri
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBulkJobsRequestObject struct {
+	Params ListBulkJobsParams
+}
+
+type ListBulkJobsResponseObject interface {
+	VisitListBulkJobsResponse(w http.ResponseWriter) error
+}
+
+type ListBulkJobs200JSONResponse struct{ BulkJobPageJSONResponse }
+
+func (response ListBulkJobs200JSONResponse) VisitListBulkJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBulkJobs400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListBulkJobs400JSONResponse) VisitListBulkJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBulkJobs401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListBulkJobs401JSONResponse) VisitListBulkJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBulkJobs429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListBulkJobs429JSONResponse) VisitListBulkJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBulkJobs500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListBulkJobs500JSONResponse) VisitListBulkJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBulkJobs503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListBulkJobs503JSONResponse) VisitListBulkJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJobRequestObject struct {
+	Body *CreateBulkJobJSONRequestBody
+}
+
+type CreateBulkJobResponseObject interface {
+	VisitCreateBulkJobResponse(w http.ResponseWriter) error
+}
+
+type CreateBulkJob200JSONResponse struct{ BulkJobDryRunDoneJSONResponse }
+
+func (response CreateBulkJob200JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob202JSONResponse struct{ BulkJobCreatedJSONResponse }
+
+func (response CreateBulkJob202JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateBulkJob400JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateBulkJob401JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateBulkJob409JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateBulkJob413JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateBulkJob415JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateBulkJob429JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateBulkJob500JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBulkJob503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CreateBulkJob503JSONResponse) VisitCreateBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkJobRequestObject struct {
+	Id BulkJobID `json:"id"`
+}
+
+type GetBulkJobResponseObject interface {
+	VisitGetBulkJobResponse(w http.ResponseWriter) error
+}
+
+type GetBulkJob200JSONResponse struct{ BulkJobFoundJSONResponse }
+
+func (response GetBulkJob200JSONResponse) VisitGetBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkJob400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBulkJob400JSONResponse) VisitGetBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkJob401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetBulkJob401JSONResponse) VisitGetBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkJob404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetBulkJob404JSONResponse) VisitGetBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkJob429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetBulkJob429JSONResponse) VisitGetBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkJob500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetBulkJob500JSONResponse) VisitGetBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBulkJob503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetBulkJob503JSONResponse) VisitGetBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBulkJobRequestObject struct {
+	Id BulkJobID `json:"id"`
+}
+
+type CancelBulkJobResponseObject interface {
+	VisitCancelBulkJobResponse(w http.ResponseWriter) error
+}
+
+type CancelBulkJob202JSONResponse struct{ BulkJobCancellingJSONResponse }
+
+func (response CancelBulkJob202JSONResponse) VisitCancelBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBulkJob400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelBulkJob400JSONResponse) VisitCancelBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBulkJob401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelBulkJob401JSONResponse) VisitCancelBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBulkJob404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CancelBulkJob404JSONResponse) VisitCancelBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBulkJob409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CancelBulkJob409JSONResponse) VisitCancelBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBulkJob429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CancelBulkJob429JSONResponse) VisitCancelBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBulkJob500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelBulkJob500JSONResponse) VisitCancelBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.SundialHookQuotaLimit != nil {
+		w.Header().Set("Sundial-HookQuota-Limit", fmt.Sprint(*response.Headers.SundialHookQuotaLimit))
+	}
+	if response.Headers.SundialHookQuotaRemaining != nil {
+		w.Header().Set("Sundial-HookQuota-Remaining", fmt.Sprint(*response.Headers.SundialHookQuotaRemaining))
+	}
+	if response.Headers.SundialHookQuotaResetsAt != nil {
+		w.Header().Set("Sundial-HookQuota-Resets-At", fmt.Sprint(*response.Headers.SundialHookQuotaResetsAt))
+	}
+	if response.Headers.SundialHookQuotaUsage != nil {
+		w.Header().Set("Sundial-HookQuota-Usage", fmt.Sprint(*response.Headers.SundialHookQuotaUsage))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBulkJob503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response CancelBulkJob503JSONResponse) VisitCancelBulkJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -14907,6 +16280,18 @@ type StrictServerInterface interface {
 	// NackHook Reject an async delivery
 	// (POST /async/{hookId}/{lease}/{token}/nack)
 	NackHook(ctx context.Context, request NackHookRequestObject) (NackHookResponseObject, error)
+	// ListBulkJobs List bulk jobs
+	// (GET /bulk-jobs)
+	ListBulkJobs(ctx context.Context, request ListBulkJobsRequestObject) (ListBulkJobsResponseObject, error)
+	// CreateBulkJob Start a bulk job
+	// (POST /bulk-jobs)
+	CreateBulkJob(ctx context.Context, request CreateBulkJobRequestObject) (CreateBulkJobResponseObject, error)
+	// GetBulkJob Get a bulk job
+	// (GET /bulk-jobs/{id})
+	GetBulkJob(ctx context.Context, request GetBulkJobRequestObject) (GetBulkJobResponseObject, error)
+	// CancelBulkJob Cancel a bulk job
+	// (POST /bulk-jobs/{id}/cancel)
+	CancelBulkJob(ctx context.Context, request CancelBulkJobRequestObject) (CancelBulkJobResponseObject, error)
 	// ListChannels List notification channels
 	// (GET /channels)
 	ListChannels(ctx context.Context, request ListChannelsRequestObject) (ListChannelsResponseObject, error)
@@ -15238,6 +16623,127 @@ func (sh *strictHandler) NackHook(ctx echo.Context, hookId AsyncHookID, lease As
 		return err
 	} else if validResponse, ok := response.(NackHookResponseObject); ok {
 		return validResponse.VisitNackHookResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListBulkJobs operation middleware
+func (sh *strictHandler) ListBulkJobs(ctx echo.Context, params ListBulkJobsParams) error {
+	var request ListBulkJobsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBulkJobs(ctx.Request().Context(), request.(ListBulkJobsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBulkJobs")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListBulkJobsResponseObject); ok {
+		return validResponse.VisitListBulkJobsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateBulkJob operation middleware
+func (sh *strictHandler) CreateBulkJob(ctx echo.Context) error {
+	var request CreateBulkJobRequestObject
+
+	var body CreateBulkJobJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateBulkJob(ctx.Request().Context(), request.(CreateBulkJobRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateBulkJob")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateBulkJobResponseObject); ok {
+		return validResponse.VisitCreateBulkJobResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetBulkJob operation middleware
+func (sh *strictHandler) GetBulkJob(ctx echo.Context, id BulkJobID) error {
+	var request GetBulkJobRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBulkJob(ctx.Request().Context(), request.(GetBulkJobRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBulkJob")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetBulkJobResponseObject); ok {
+		return validResponse.VisitGetBulkJobResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelBulkJob operation middleware
+func (sh *strictHandler) CancelBulkJob(ctx echo.Context, id BulkJobID) error {
+	var request CancelBulkJobRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelBulkJob(ctx.Request().Context(), request.(CancelBulkJobRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelBulkJob")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelBulkJobResponseObject); ok {
+		return validResponse.VisitCancelBulkJobResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
