@@ -29,7 +29,7 @@ func TestCursorRoundTrip(t *testing.T) {
 
 func TestCursorFromAnotherVersion(t *testing.T) {
 	t.Parallel()
-	b := make([]byte, cursorLen)
+	b := make([]byte, 1+bodyLen+8)
 	b[0] = cursorVersion + 1
 	_, err := decodeCursor(base64.RawURLEncoding.EncodeToString(b))
 	require.ErrorIs(t, err, errCursorVersion)

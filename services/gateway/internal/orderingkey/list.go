@@ -3,11 +3,11 @@ package orderingkey
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 
 	"github.com/google/uuid"
 
+	"github.com/sundial-run/sundial/services/gateway/internal/pagecursor"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -98,7 +98,6 @@ func (s *Service) ListHeld(ctx context.Context, projectID uuid.UUID, pg Page) (H
 const (
 	cursorVersion = 1
 	scopeLen      = 8
-	checksumLen   = 8
 )
 
 // scopeOf binds a cursor to the project's listing of held keys.
@@ -109,14 +108,9 @@ func scopeOf(projectID uuid.UUID) [scopeLen]byte {
 	return s
 }
 
+// encodeCursor seals the scope and the key (pagecursor).
 func encodeCursor(key string, scope [scopeLen]byte) string {
-	b := make([]byte, 0, 1+scopeLen+len(key)+checksumLen)
-	b = append(b, cursorVersion)
-	b = append(b, scope[:]...)
-	b = append(b, key...)
-	sum := sha256.Sum256(b)
-	b = append(b, sum[:checksumLen]...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return pagecursor.Seal(cursorVersion, append(scope[:], key...))
 }
 
 // decodeCursor returns the key a cursor of scope's listing names; "" for
@@ -127,14 +121,9 @@ func decodeCursor(s string, scope [scopeLen]byte) (string, error) {
 	}
 	bad := &InvalidError{Field: "cursor", Message: "is not a cursor of this listing, or it was altered; " +
 		"pass meta.nextCursor unchanged, or start again without cursor"}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) <= 1+scopeLen+checksumLen || b[0] != cursorVersion {
+	body, err := pagecursor.Open(s, cursorVersion)
+	if err != nil || len(body) <= scopeLen || string(body[:scopeLen]) != string(scope[:]) {
 		return "", bad
 	}
-	body, sum := b[:len(b)-checksumLen], b[len(b)-checksumLen:]
-	want := sha256.Sum256(body)
-	if string(want[:checksumLen]) != string(sum) || string(body[1:1+scopeLen]) != string(scope[:]) {
-		return "", bad
-	}
-	return string(body[1+scopeLen:]), nil
+	return string(body[scopeLen:]), nil
 }

@@ -2,11 +2,12 @@ package sequence
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/sundial-run/sundial/services/gateway/internal/pagecursor"
 )
 
 // Paging bounds, as for listing hooks.
@@ -27,10 +28,11 @@ type cursor struct {
 	scope [8]byte
 }
 
+// The cursor's body (pagecursor frames it): the sort value in microseconds
+// since the Unix epoch, the id, the scope.
 const (
 	cursorVersion = 1
-	checksumLen   = 8
-	cursorLen     = 1 + 8 + 16 + 8 + checksumLen
+	bodyLen       = 8 + 16 + 8
 )
 
 // scopeOf binds a cursor to one listing: the kind (sequences, runs), the
@@ -48,14 +50,11 @@ func scopeOf(kind string, projectID, sequenceID uuid.UUID) [8]byte {
 }
 
 func (c cursor) encode() string {
-	b := make([]byte, 0, cursorLen)
-	b = append(b, cursorVersion)
+	b := make([]byte, 0, bodyLen)
 	b = binary.BigEndian.AppendUint64(b, uint64(c.at.UnixMicro()))
 	b = append(b, c.id[:]...)
 	b = append(b, c.scope[:]...)
-	sum := sha256.Sum256(b)
-	b = append(b, sum[:checksumLen]...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return pagecursor.Seal(cursorVersion, b)
 }
 
 // decodeCursor reads a cursor of the listing scope; "" is the first page.
@@ -65,18 +64,13 @@ func decodeCursor(s string, scope [8]byte) (cursor, bool, error) {
 	}
 	bad := &InvalidError{Problems: []Problem{{Field: "cursor", Message: "is not a cursor of this listing, or it was altered; " +
 		"pass meta.nextCursor unchanged, with the same other parameters, or start again without cursor"}}}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != cursorLen || b[0] != cursorVersion {
+	body, err := pagecursor.Open(s, cursorVersion)
+	if err != nil || len(body) != bodyLen {
 		return cursor{}, false, bad
 	}
-	body, sum := b[:cursorLen-checksumLen], b[cursorLen-checksumLen:]
-	want := sha256.Sum256(body)
-	if string(want[:checksumLen]) != string(sum) {
-		return cursor{}, false, bad
-	}
-	c := cursor{at: time.UnixMicro(int64(binary.BigEndian.Uint64(body[1:9]))).UTC()}
-	copy(c.id[:], body[9:25])
-	copy(c.scope[:], body[25:33])
+	c := cursor{at: time.UnixMicro(int64(binary.BigEndian.Uint64(body[0:8]))).UTC()}
+	copy(c.id[:], body[8:24])
+	copy(c.scope[:], body[24:32])
 	if c.scope != scope {
 		return cursor{}, false, bad
 	}
