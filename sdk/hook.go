@@ -193,6 +193,9 @@ type ListHooksParams struct {
 	PostAtBefore, PostAtAfter, CreatedAtBefore, CreatedAtAfter time.Time
 	// Tags keeps the hooks that have every one of them (at most 10).
 	Tags []string
+	// OrderingKey keeps the hooks of this ordering key (compared byte for
+	// byte); empty for any.
+	OrderingKey string
 }
 
 func (p ListHooksParams) values() url.Values {
@@ -221,6 +224,7 @@ func (p ListHooksParams) values() url.Values {
 	for _, t := range p.Tags {
 		v.Add("tag", t)
 	}
+	set("orderingKey", p.OrderingKey)
 	return v
 }
 

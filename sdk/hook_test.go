@@ -27,7 +27,8 @@ func TestAllFollowsTheCursor(t *testing.T) {
 	s := setup(t, page([]string{"1", "2"}, "c1"), page([]string{"3", "4"}, "c2"), page([]string{"5"}, ""))
 	after := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	var got []string
-	for h, err := range s.client.Hooks.All(context.Background(), ListHooksParams{Status: StatusPending, Limit: 2, SortBy: "postAt", PostAtAfter: after}) {
+	for h, err := range s.client.Hooks.All(context.Background(), ListHooksParams{Status: StatusPending, Limit: 2, SortBy: "postAt", PostAtAfter: after,
+		OrderingKey: "account/42 100%"}) {
 		require.NoError(t, err)
 		got = append(got, h.ID)
 	}
@@ -41,6 +42,7 @@ func TestAllFollowsTheCursor(t *testing.T) {
 		require.Equal(t, "pending", q.Get("status"), "page %d query %v", i, q)
 		require.Equal(t, "postAt", q.Get("sortBy"), "page %d query %v", i, q)
 		require.Equal(t, "2030-01-01T00:00:00Z", q.Get("postAtAfter"), "page %d query %v", i, q)
+		require.Equal(t, "account/42 100%", q.Get("orderingKey"), "page %d query %v", i, q)
 	}
 }
 

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,4 +50,45 @@ func TestOrderingKeysCommands(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, sundial.OrderingHold, p.OrderingOnFailure)
 	require.Contains(t, b.ok("config", "diff", "--file", file), "No changes", "applied: no change left")
+}
+
+// TestListAKeysHooksCommand against the gateway: `hooks list
+// --ordering-key` lists the key's hooks only, with the other flags of the
+// list (--status, --sort-by, --limit with --all); a key the API refuses
+// names the flag.
+func TestListAKeysHooksCommand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.login()
+	var ids []string
+	for i, key := range []string{"account/42", "account/7", "account/42", "", "account/42"} {
+		args := []string{"hooks", "schedule", "--path", "/h" + strconv.Itoa(i), "--post-in", strconv.Itoa(10-i) + "h", "-o", "json"}
+		if key != "" {
+			args = append(args, "--ordering-key", key)
+		}
+		var h sundial.Hook
+		out := b.ok(args...)
+		require.NoError(t, json.Unmarshal([]byte(out), &h), out)
+		ids = append(ids, h.ID)
+	}
+
+	var page sundial.HookPage
+	out := b.ok("hooks", "list", "--ordering-key", "account/42", "--sort-by", "postAt", "--sort-order", "ASC", "--limit", "1", "--all", "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(out), &page), out)
+	got := make([]string, len(page.Data))
+	for i, h := range page.Data {
+		got[i] = h.ID
+	}
+	require.Equal(t, []string{ids[4], ids[2], ids[0]}, got, "the key's hooks by postAt, every page")
+
+	text := b.ok("hooks", "list", "--ordering-key", "account/7", "--status", "pending")
+	require.Contains(t, text, ids[1])
+	require.Equal(t, 2, strings.Count(text, "\n"), "header and the key's one hook: %s", text)
+	require.Equal(t, 1, strings.Count(b.ok("hooks", "list", "--ordering-key", "account/7", "--status", "failed"), "\n"), "the header alone")
+
+	res := b.run("", "hooks", "list", "--ordering-key", strings.Repeat("k", 256))
+	require.Equal(t, cli.ExitError, res.code)
+	require.Contains(t, res.stderr, "--ordering-key: ")
+	res = b.run("", "hooks", "list", "--ordering-key", "")
+	require.Equal(t, cli.ExitUsage, res.code, res.stderr)
 }

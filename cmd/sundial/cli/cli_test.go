@@ -110,6 +110,7 @@ func TestUsageErrorsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"hooks", "schedule", "--path", "/x", "--post-in", "1h", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"hooks", "list", "--status", "done"}, "--status: \"done\""},
 		{[]string{"hooks", "list", "--limit", "many"}, "--limit"},
+		{[]string{"hooks", "list", "--ordering-key", ""}, "--ordering-key: must not be empty"},
 		{[]string{"hooks", "get"}, "give one hook id"},
 		{[]string{"hooks", "cancel"}, "give one hook id or more"},
 		{[]string{"hooks", "cancel", "a", "--dry-run"}, "--dry-run goes with --tag"},

@@ -151,6 +151,11 @@ func listCommand(s *state) *cobra.Command {
 				return usagef("--status: %q is not one of pending, retry, completed, failed", status)
 			}
 			p.Status = sundial.HookStatus(status)
+			// An empty key would be left out of the request, and list
+			// every hook instead of none.
+			if cmd.Flags().Changed("ordering-key") && p.OrderingKey == "" {
+				return usagef("--ordering-key: must not be empty")
+			}
 			client, err := s.apiClient()
 			if err != nil {
 				return err
@@ -158,7 +163,8 @@ func listCommand(s *state) *cobra.Command {
 			page, err := listHooks(cmd, client, p, all)
 			if err != nil {
 				return namedFields(err, map[string]string{"limit": "--limit", "cursor": "--cursor",
-					"sortBy": "--sort-by", "sortOrder": "--sort-order", "status": "--status", "tag": "--tag"})
+					"sortBy": "--sort-by", "sortOrder": "--sort-order", "status": "--status", "tag": "--tag",
+					"orderingKey": "--ordering-key"})
 			}
 			return s.emit(page, func(w io.Writer) { printHooks(w, page) })
 		},
@@ -170,6 +176,7 @@ func listCommand(s *state) *cobra.Command {
 	fl.StringVar(&p.SortBy, "sort-by", "", "postAt or createdAt (default)")
 	fl.StringVar(&p.SortOrder, "sort-order", "", "ASC or DESC (default)")
 	fl.StringArrayVar(&p.Tags, "tag", nil, "only hooks with this tag (repeat: with every one of them)")
+	fl.StringVar(&p.OrderingKey, "ordering-key", "", "only hooks of this ordering key")
 	fl.BoolVar(&all, "all", false, "follow the cursor to the last page")
 	return cmd
 }

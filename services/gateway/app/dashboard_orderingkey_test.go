@@ -4,6 +4,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,27 @@ func TestDashboardHeldOrderingKeys(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, vb.do(http.MethodPost, page+"/resume", url.Values{"csrf": {vb.csrf()}, "key": {"account/42"}}).status)
 	require.True(t, d.getOrderingKey("account/42").orderingKey(t).Held)
 	require.Contains(t, vb.get(d.hooksPath("/"+failed.ID)).body, `<code id="hook-ordering-key">account/42</code>`, "the hook shows its key")
+
+	// The held key's row, and the hook's page, link to the list of the
+	// key's hooks, which shows them and no other, and keeps the key in its
+	// form.
+	other := d.keyedHook("account/7", past)
+	listLink := d.hooksPath("?orderingKey=account%2f42")
+	require.Contains(t, p.body, `<a class="key-hooks" href="`+listLink+`">hooks of this key</a>`)
+	require.Contains(t, vb.get(d.hooksPath("/"+failed.ID)).body, `<a id="hook-ordering-key-hooks" href="`+listLink+`">hooks of this key</a>`)
+	listed := vb.get(listLink)
+	require.Equal(t, http.StatusOK, listed.status, listed.body)
+	require.Contains(t, listed.body, failed.ID)
+	require.Contains(t, listed.body, next.ID)
+	require.NotContains(t, listed.body, other.ID)
+	require.Contains(t, listed.body, "2 hooks match.")
+	require.Contains(t, listed.body, `name="orderingKey" type="text" placeholder="account:42" value="account/42"`)
+	failedOnly := vb.get(listLink + "&status=failed")
+	require.Contains(t, failedOnly.body, failed.ID)
+	require.NotContains(t, failedOnly.body, next.ID)
+	bad := vb.get(d.hooksPath("?orderingKey=" + strings.Repeat("k", 256)))
+	require.Equal(t, http.StatusBadRequest, bad.status)
+	require.Contains(t, bad.body, "<code>orderingKey</code>: must be 1 to 255 printable ASCII characters")
 
 	mb := d.signedIn(account.Member)
 	token := mb.csrf()

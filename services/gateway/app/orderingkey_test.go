@@ -306,3 +306,98 @@ func TestHeldOrderingKeysArePaged(t *testing.T) {
 	b.do(http.MethodGet, "/v1/ordering-keys?held=false", nil).requireError(t, http.StatusBadRequest, "invalid_request", "held")
 	b.do(http.MethodGet, "/v1/ordering-keys?held=true&status=failed", nil).requireError(t, http.StatusBadRequest, "invalid_request", "status")
 }
+
+// keyPages follows GET /v1/hooks?query from its first page to its last,
+// checking that every page counts total hooks, and returns the ids in the
+// order received and the number of pages.
+func (b bundle) keyPages(query string, total int64) ([]string, int) {
+	b.t.Helper()
+	var ids []string
+	cursor := ""
+	for pages := 1; pages <= 20; pages++ {
+		res, page := b.list(query + "&cursor=" + url.QueryEscape(cursor))
+		require.Equal(b.t, http.StatusOK, res.status, string(res.body))
+		require.Equal(b.t, total, page.Meta.TotalItems, query)
+		for _, h := range page.Data {
+			ids = append(ids, h.ID)
+		}
+		if page.Meta.NextCursor == nil {
+			return ids, pages
+		}
+		cursor = *page.Meta.NextCursor
+	}
+	b.t.Fatalf("paging %s does not end", query)
+	return nil, 0
+}
+
+// TestListTheHooksOfAnOrderingKey: GET /v1/hooks?orderingKey= lists the
+// key's hooks and no other's, nor unkeyed ones, in pages, newest first or
+// by postAt, with a status filter; its cursor is the key's query's only;
+// an empty or over-long key is a 400 naming orderingKey.
+func TestListTheHooksOfAnOrderingKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// A slash, a space and a percent sign travel escaped in the query.
+	const key, other = "account/42 100%", "account/7"
+	start := b.dbNow().Add(time.Hour)
+	var mine, others []hookJSON
+	for i := range 5 {
+		mine = append(mine, b.keyedHook(key, start.Add(time.Duration(5-i)*time.Minute)))
+		others = append(others, b.keyedHook(other, start.Add(time.Duration(i)*time.Minute)))
+		res := b.post(`{"path":"/plain","data":{},"postIn":"1h"}`)
+		require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	}
+	for _, h := range []hookJSON{mine[1], mine[3], others[0]} {
+		require.NoError(t, b.tq.FinishHookForTest(b.ctx, storetest.FinishHookForTestParams{ID: uuid.MustParse(h.ID), Status: "failed"}))
+	}
+	ids := func(hooks ...hookJSON) []string {
+		out := make([]string, len(hooks))
+		for i, h := range hooks {
+			out[i] = h.ID
+		}
+		return out
+	}
+	q := "orderingKey=" + url.QueryEscape(key)
+
+	// Newest first (the default), two a page: created in turn.
+	got, pages := b.keyPages(q+"&limit=2", 5)
+	require.Equal(t, ids(mine[4], mine[3], mine[2], mine[1], mine[0]), got)
+	require.Equal(t, 3, pages)
+	// By postAt, the key's delivery order: the reverse of creation here.
+	got, pages = b.keyPages(q+"&limit=2&sortBy=postAt&sortOrder=ASC", 5)
+	require.Equal(t, ids(mine[4], mine[3], mine[2], mine[1], mine[0]), got)
+	require.Equal(t, 3, pages)
+	// With a status filter.
+	got, pages = b.keyPages(q+"&limit=1&status=failed", 2)
+	require.Equal(t, ids(mine[3], mine[1]), got)
+	require.Equal(t, 2, pages)
+	got, _ = b.keyPages(q+"&status=pending&sortBy=postAt", 3)
+	require.Equal(t, ids(mine[0], mine[2], mine[4]), got)
+	// The other key's, and no key's hooks for a key nobody has.
+	got, _ = b.keyPages("orderingKey="+url.QueryEscape(other)+"&status=failed", 1)
+	require.Equal(t, ids(others[0]), got)
+	got, _ = b.keyPages("orderingKey=account", 0)
+	require.Empty(t, got)
+	_, all := b.list("limit=1000")
+	require.Len(t, all.Data, 15, "without the filter, every hook")
+
+	// A cursor belongs to its key's query.
+	_, first := b.list(q + "&limit=2")
+	require.NotNil(t, first.Meta.NextCursor)
+	for _, query := range []string{"orderingKey=" + url.QueryEscape(other), "", q + "&status=failed"} {
+		res, _ := b.list(query + "&limit=2&cursor=" + url.QueryEscape(*first.Meta.NextCursor))
+		e := res.requireError(t, http.StatusBadRequest, "invalid_request", "cursor")
+		require.Contains(t, e.Error, "does not belong to this query")
+	}
+
+	// The bounds of a hook's orderingKey.
+	for _, bad := range []string{"", strings.Repeat("k", 256), url.QueryEscape("caf\u00e9"), "tab%09here"} {
+		res, _ := b.list("orderingKey=" + bad)
+		e := res.requireError(t, http.StatusBadRequest, "invalid_request", "orderingKey")
+		require.Contains(t, e.Details[0].Message, "1 to 255 printable ASCII characters")
+	}
+	res, _ := b.list("orderingKey=a&orderingKey=b")
+	res.requireError(t, http.StatusBadRequest, "invalid_request", "orderingKey")
+	got, _ = b.keyPages("orderingKey="+strings.Repeat("k", 255), 0)
+	require.Empty(t, got)
+}

@@ -2820,6 +2820,11 @@ type ListHooksParams struct {
 	// have every one of them. At most 10.
 	Tag *[]string `form:"tag,omitempty" json:"tag,omitempty"`
 
+	// OrderingKey Only hooks of this ordering key, compared byte for byte (see Ordering keys): 1 to 255
+	// printable ASCII characters, the rules of a hook's `orderingKey`; an empty or bad one
+	// is a 400 naming `orderingKey`. With the other filters and the cursor as usual.
+	OrderingKey *string `form:"orderingKey,omitempty" json:"orderingKey,omitempty"`
+
 	// Status Only hooks in this status.
 	Status *HookStatus `form:"status,omitempty" json:"status,omitempty"`
 
@@ -3681,7 +3686,9 @@ type ClientInterface interface {
 	// `...Before` bound. A query parameter this operation does not define (a misspelt
 	// `sortorder`, say) is refused with 400 rather than ignored, and so is `offset`. Filters
 	// on the sort field, and `status`, are the fastest; a filter on the other time field, or
-	// on tags, is applied to the hooks that match the rest.
+	// on tags, is applied to the hooks that match the rest. `orderingKey` reads only that
+	// key's hooks: sorted by `createdAt` a page costs about its own hooks, sorted by `postAt`
+	// about the key's.
 	//
 	// Corresponds with GET /hooks (the `ListHooks` operationId).
 	ListHooks(ctx context.Context, params *ListHooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4934,7 +4941,9 @@ func (c *Client) ResumeEndpoint(ctx context.Context, body ResumeEndpointJSONRequ
 // `...Before` bound. A query parameter this operation does not define (a misspelt
 // `sortorder`, say) is refused with 400 rather than ignored, and so is `offset`. Filters
 // on the sort field, and `status`, are the fastest; a filter on the other time field, or
-// on tags, is applied to the hooks that match the rest.
+// on tags, is applied to the hooks that match the rest. `orderingKey` reads only that
+// key's hooks: sorted by `createdAt` a page costs about its own hooks, sorted by `postAt`
+// about the key's.
 //
 // Corresponds with GET /hooks (the `ListHooks` operationId).
 func (c *Client) ListHooks(ctx context.Context, params *ListHooksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6785,6 +6794,18 @@ func NewListHooksRequest(server string, params *ListHooksParams) (*http.Request,
 		if params.Tag != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderingKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderingKey", *params.OrderingKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8677,7 +8698,9 @@ type ClientWithResponsesInterface interface {
 	// `...Before` bound. A query parameter this operation does not define (a misspelt
 	// `sortorder`, say) is refused with 400 rather than ignored, and so is `offset`. Filters
 	// on the sort field, and `status`, are the fastest; a filter on the other time field, or
-	// on tags, is applied to the hooks that match the rest.
+	// on tags, is applied to the hooks that match the rest. `orderingKey` reads only that
+	// key's hooks: sorted by `createdAt` a page costs about its own hooks, sorted by `postAt`
+	// about the key's.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18730,7 +18753,9 @@ func (c *ClientWithResponses) ResumeEndpointWithResponse(ctx context.Context, bo
 // `...Before` bound. A query parameter this operation does not define (a misspelt
 // `sortorder`, say) is refused with 400 rather than ignored, and so is `offset`. Filters
 // on the sort field, and `status`, are the fastest; a filter on the other time field, or
-// on tags, is applied to the hooks that match the rest.
+// on tags, is applied to the hooks that match the rest. `orderingKey` reads only that
+// key's hooks: sorted by `createdAt` a page costs about its own hooks, sorted by `postAt`
+// about the key's.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -84,6 +84,12 @@ func (q Query) hash(projectID uuid.UUID) queryHash {
 		b = append(b, 1)
 		b = append(b, t...)
 	}
+	// Likewise the ordering key, after a byte that no tag and no key
+	// holds.
+	if q.OrderingKey != "" {
+		b = append(b, 2)
+		b = append(b, q.OrderingKey...)
+	}
 	sum := sha256.Sum256(b)
 	var h queryHash
 	copy(h[:], sum[:])

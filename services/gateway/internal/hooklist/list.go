@@ -201,6 +201,7 @@ func (l *Lister) count(ctx context.Context, projectID uuid.UUID, q Query) (int64
 		PostAfter:     q.PostAtAfter,
 		PostBefore:    q.PostAtBefore,
 		Tags:          q.Tags,
+		OrderingKey:   optional(q.OrderingKey),
 		CountLimit:    CountCap + 1,
 	})
 }
@@ -221,7 +222,7 @@ func optional(s string) *string {
 // position when it is tighter, which it always is unless it was forged.
 func scanArgs(projectID uuid.UUID, q Query) store.ListHooksParams {
 	a := store.ListHooksParams{ProjectID: projectID, Status: optional(q.Status), RowLimit: int32(q.Limit) + 1,
-		ByPostAt: q.SortBy == SortByPostAt, Descending: q.Order == Desc, Tags: q.Tags}
+		ByPostAt: q.SortBy == SortByPostAt, Descending: q.Order == Desc, Tags: q.Tags, OrderingKey: optional(q.OrderingKey)}
 	before, after := q.CreatedAtBefore, q.CreatedAtAfter
 	a.OtherBefore, a.OtherAfter = q.PostAtBefore, q.PostAtAfter
 	if q.SortBy == SortByPostAt {

@@ -75,7 +75,7 @@ func randomHooks(rng *rand.Rand, n int, from time.Time, span time.Duration) []ho
 func expected(all []hooklisttest.Hook, q hooklist.Query) []uuid.UUID {
 	var match []hooklisttest.Hook
 	for _, h := range all {
-		if (q.Status == "" || h.Status == q.Status) && hasAll(h.Tags, q.Tags) &&
+		if (q.Status == "" || h.Status == q.Status) && hasAll(h.Tags, q.Tags) && ofKey(h, q.OrderingKey) &&
 			inside(h.CreatedAt, q.CreatedAtAfter, q.CreatedAtBefore) && inside(h.PostAt, q.PostAtAfter, q.PostAtBefore) {
 			match = append(match, h)
 		}
@@ -101,6 +101,11 @@ func hasAll(tags, want []string) bool {
 		}
 	}
 	return true
+}
+
+// ofKey reports whether h is of the ordering key (any hook, for none).
+func ofKey(h hooklisttest.Hook, key string) bool {
+	return key == "" || (h.OrderingKey != nil && *h.OrderingKey == key)
 }
 
 func inside(t time.Time, after, before *time.Time) bool {
@@ -558,4 +563,73 @@ func TestTagsOrderMakesNoOtherQueryForTheCursor(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e.lister.List(t.Context(), e.project, q)
 	requireCursorError(t, err, "does not belong to this query")
+}
+
+// keyed gives each hook one of the ordering keys "k/1" and "k 2", or none,
+// at random.
+func keyed(rng *rand.Rand, hooks []hooklisttest.Hook) []hooklisttest.Hook {
+	keys := []string{"k/1", "k 2"}
+	for i := range hooks {
+		if n := rng.IntN(3); n < len(keys) {
+			hooks[i].OrderingKey = &keys[n]
+		}
+	}
+	return hooks
+}
+
+func TestOrderingKeyFilter(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	all := tagged(rng, keyed(rng, randomHooks(rng, 300, base, 5*time.Minute)))
+	e.load(t, e.project, all)
+	// The other project's hooks have the same keys.
+	e.load(t, e.other, keyed(rng, randomHooks(rng, 300, base, 5*time.Minute)))
+
+	for _, key := range []string{"k%2F1", "k%202"} {
+		for _, rest := range []string{"", "&sortOrder=asc", "&status=completed", "&sortBy=postAt", "&sortBy=postAt&sortOrder=asc&status=failed",
+			"&postAtAfter=" + stamp(base), "&createdAtBefore=" + stamp(base.Add(2*time.Minute)), "&tag=a"} {
+			raw := "limit=9&orderingKey=" + key + rest
+			q, err := hooklist.Parse(mustQuery(t, raw))
+			require.NoError(t, err)
+			want := expected(all, q)
+			require.NotEmpty(t, want, "a case that tests nothing: %s", raw)
+			got, pages := e.walk(t, raw)
+			require.Greater(t, len(pages), 1, "a case of one page: %s", raw)
+			require.Equal(t, want, ids(got), raw)
+			require.Equal(t, int64(len(want)), pages[0].TotalItems, raw)
+		}
+	}
+	none, err := hooklist.Parse(mustQuery(t, "orderingKey=k"))
+	require.NoError(t, err)
+	p, err := e.lister.List(t.Context(), e.project, none)
+	require.NoError(t, err)
+	require.Empty(t, p.Hooks)
+	require.Zero(t, p.TotalItems)
+
+	// A key's cursor is not another key's, nor the unfiltered list's.
+	first := e.page(t, "limit=2&orderingKey=k%2F1", "")
+	require.NotEmpty(t, first.NextCursor)
+	for _, raw := range []string{"limit=2&orderingKey=k%202", "limit=2"} {
+		q, err := hooklist.Parse(mustQuery(t, raw+"&cursor="+url.QueryEscape(first.NextCursor)))
+		require.NoError(t, err)
+		_, err = e.lister.List(t.Context(), e.project, q)
+		requireCursorError(t, err, "does not belong to this query")
+	}
+}
+
+// TestOrderingKeyFilterValidation: the bounds of a hook's orderingKey.
+func TestOrderingKeyFilterValidation(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"orderingKey=", "orderingKey=" + strings.Repeat("k", 256), "orderingKey=caf%C3%A9",
+		"orderingKey=tab%09here", "orderingKey=a&orderingKey=b"} {
+		_, err := hooklist.Parse(mustQuery(t, raw))
+		var invalid *hooklist.InvalidError
+		require.ErrorAs(t, err, &invalid, raw)
+		require.Len(t, invalid.Problems, 1, raw)
+		require.Equal(t, "orderingKey", invalid.Problems[0].Field, raw)
+	}
+	q, err := hooklist.Parse(mustQuery(t, "orderingKey="+strings.Repeat("k", 255)))
+	require.NoError(t, err)
+	require.Equal(t, strings.Repeat("k", 255), q.OrderingKey)
 }

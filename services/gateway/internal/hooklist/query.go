@@ -27,7 +27,11 @@
 // that range; when one is given, the count runs first, and if it is not
 // capped the matching hooks are selected by their own index (the tags':
 // migration 00032) and sorted, so that the cost grows with the hooks that
-// match rather than with those the filter skips.
+// match rather than with those the filter skips. A filter on an ordering
+// key reads that key's hooks only, through their own index (migration
+// 00039), in createdAt order: sorted by createdAt, a page is one range of
+// it, as above; sorted by postAt, the key's hooks are read and sorted, a
+// cost that grows with the key's hooks, not the project's.
 //
 // Bounds. Every time filter is exclusive. PostgreSQL keeps microseconds, so
 // a bound with a finer fraction is rounded outward to the microsecond
@@ -84,6 +88,9 @@ type Query struct {
 	// Tags keeps the hooks that have every one of them, sorted; nil for
 	// no filter.
 	Tags []string
+	// OrderingKey keeps the hooks of this ordering key (compared byte for
+	// byte); empty for no filter.
+	OrderingKey string
 	// Limit is the page size, 1 to MaxLimit.
 	Limit int
 	// Cursor is where the page starts; nil for the first page.
@@ -107,12 +114,13 @@ const (
 	ParamCreatedAtBefore = "createdAtBefore"
 	ParamCreatedAtAfter  = "createdAtAfter"
 	ParamTag             = "tag"
+	ParamOrderingKey     = "orderingKey"
 	// ParamOffset is no longer supported; it is named to reject it clearly.
 	ParamOffset = "offset"
 )
 
 var params = []string{ParamStatus, ParamLimit, ParamCursor, ParamSortBy, ParamSortOrder,
-	ParamPostAtBefore, ParamPostAtAfter, ParamCreatedAtBefore, ParamCreatedAtAfter, ParamTag}
+	ParamPostAtBefore, ParamPostAtAfter, ParamCreatedAtBefore, ParamCreatedAtAfter, ParamTag, ParamOrderingKey}
 
 // FieldError names one query parameter at fault.
 type FieldError struct {
@@ -157,6 +165,7 @@ func Parse(values url.Values) (Query, error) {
 		CreatedAtBefore: p.bound(ParamCreatedAtBefore, ceilMicro),
 		CreatedAtAfter:  p.bound(ParamCreatedAtAfter, floorMicro),
 		Tags:            p.tags(),
+		OrderingKey:     p.orderingKey(),
 		Cursor:          p.cursor(),
 	}
 	p.window(ParamPostAtAfter, q.PostAtAfter, ParamPostAtBefore, q.PostAtBefore)
@@ -300,6 +309,21 @@ func (p *parser) tags() []string {
 	tags := slices.Clone(vs)
 	slices.Sort(tags)
 	return slices.Compact(tags)
+}
+
+// orderingKey reads the ordering key filter, by the rules a hook's
+// orderingKey is created with (hook.ValidateKey): an empty value is
+// refused, not taken for no filter, since no hook has that key.
+func (p *parser) orderingKey() string {
+	v, ok := p.value(ParamOrderingKey)
+	if !ok {
+		return ""
+	}
+	if err := hook.ValidateKey(v); err != nil {
+		p.fail(ParamOrderingKey, "%s", err)
+		return ""
+	}
+	return v
 }
 
 func (p *parser) cursor() *Cursor {

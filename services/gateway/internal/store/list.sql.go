@@ -24,7 +24,8 @@ SELECT count(*) FROM (
       AND ($6::timestamptz IS NULL OR post_at < $6)
       AND ($7::text[] IS NULL
            OR (tags IS NOT NULL AND hook_tag_keys(project_id, tags) @> hook_tag_keys($1, $7)))
-    LIMIT $8
+      AND ($8::text IS NULL OR ordering_key = $8::text)
+    LIMIT $9
 ) AS matching
 `
 
@@ -36,13 +37,16 @@ type CountHooksParams struct {
 	PostAfter     *time.Time
 	PostBefore    *time.Time
 	Tags          []string
+	OrderingKey   *string
 	CountLimit    int32
 }
 
 // Counts the hooks matching the filters, but stops at count_limit: an exact
 // count of millions of rows would cost far more than the page. Without time
-// filters on both columns or tags it reads only an index; with tags, the
-// tags' index (migration 00032) and the rows it finds. The status array (every
+// filters on both columns, tags or an ordering key it reads only an index;
+// with tags, the tags' index (migration 00032) and the rows it finds; with an
+// ordering key, the key's range of hooks_ordering_key_list_idx (migration
+// 00039) and its rows' statuses. The status array (every
 // status when none is asked for) makes each status's range of the index
 // one scan bounded by the time filter.
 func (q *Queries) CountHooks(ctx context.Context, arg CountHooksParams) (int64, error) {
@@ -54,6 +58,7 @@ func (q *Queries) CountHooks(ctx context.Context, arg CountHooksParams) (int64, 
 		arg.PostAfter,
 		arg.PostBefore,
 		arg.Tags,
+		arg.OrderingKey,
 		arg.CountLimit,
 	)
 	var count int64
@@ -67,7 +72,7 @@ SELECT id, project_id, path, domain, data, post_at, status, attempts, post_durat
     $1::uuid, $2::text, $3::boolean, $4::boolean,
     $5::timestamptz, $6::uuid, $7::timestamptz,
     $8::timestamptz, $9::timestamptz,
-    $10::integer, $11::boolean, $12::text[])
+    $10::integer, $11::boolean, $12::text[], $13::text)
 `
 
 type ListHooksParams struct {
@@ -83,10 +88,11 @@ type ListHooksParams struct {
 	RowLimit    int32
 	Few         bool
 	Tags        []string
+	OrderingKey *string
 }
 
 // Listing hooks (GET /v1/hooks): one page through list_hooks (migration
-// 00032), which builds the page's query for its sort column and direction
+// 00039), which builds the page's query for its sort column and direction
 // and plans it with the actual values. The hooklist package fills the
 // parameters; NULL is no filter.
 func (q *Queries) ListHooks(ctx context.Context, arg ListHooksParams) ([]Hook, error) {
@@ -103,6 +109,7 @@ func (q *Queries) ListHooks(ctx context.Context, arg ListHooksParams) ([]Hook, e
 		arg.RowLimit,
 		arg.Few,
 		arg.Tags,
+		arg.OrderingKey,
 	)
 	if err != nil {
 		return nil, err

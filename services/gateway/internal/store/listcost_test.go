@@ -78,9 +78,9 @@ func TestAPageOfAnyStatusReadsThePageNotTheProject(t *testing.T) {
 		// catalog into the backend's caches (a few hundred buffers): a cost
 		// per connection, which the pool keeps, not per page.
 		pgtest.Explain(t, c.pool, listHooks, pgx.QueryExecModeExec, a.ProjectID, a.Status, a.ByPostAt, a.Descending,
-			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags)
+			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags, a.OrderingKey)
 		rows, buffers := pgtest.Explain(t, c.pool, listHooks, pgx.QueryExecModeExec, a.ProjectID, a.Status, a.ByPostAt, a.Descending,
-			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags)
+			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags, a.OrderingKey)
 		require.EqualValues(t, 101, rows, name)
 		t.Logf("%s: %.0f buffers", name, buffers)
 		require.Less(t, buffers, float64(maxPageBuffers), "%s: buffers for a page of 101", name)
@@ -93,10 +93,10 @@ func TestACountOverAWindowReadsTheWindow(t *testing.T) {
 	t.Parallel()
 	c := setupListCost(t)
 	from, to := c.start.Add(100*time.Second), c.start.Add(201*time.Second)
-	_, buffers := pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, nil, int32(100_001))
+	_, buffers := pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, nil, nil, int32(100_001))
 	var n int64
 	require.NoError(t, c.pool.QueryRow(context.Background(), countHooks,
-		pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, nil, int32(100_001)).Scan(&n))
+		pgx.QueryExecModeExec, c.project, nil, nil, nil, &from, &to, nil, nil, int32(100_001)).Scan(&n))
 	require.EqualValues(t, 300, n, "100 hooks of each status in the window")
 	t.Logf("%.0f buffers", buffers)
 	require.Less(t, buffers, float64(maxPageBuffers), "buffers for a count of 300 among %d", listedHooks)
@@ -118,7 +118,7 @@ func TestAPageOfATagReadsThePageOrTheTagsHooks(t *testing.T) {
 	common, rare := []string{"common"}, []string{"rare"}
 	run := func(a ListHooksParams) (float64, float64) {
 		args := []any{pgx.QueryExecModeExec, a.ProjectID, a.Status, a.ByPostAt, a.Descending,
-			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags}
+			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags, a.OrderingKey}
 		pgtest.Explain(t, c.pool, listHooks, args...)
 		return pgtest.Explain(t, c.pool, listHooks, args...)
 	}
@@ -128,8 +128,8 @@ func TestAPageOfATagReadsThePageOrTheTagsHooks(t *testing.T) {
 	require.Less(t, buffers, float64(maxPageBuffers), "buffers for a page of a common tag")
 
 	var n int64
-	require.NoError(t, c.pool.QueryRow(ctx, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, nil, nil, rare, int32(100_001)).Scan(&n))
-	_, buffers = pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, nil, nil, rare, int32(100_001))
+	require.NoError(t, c.pool.QueryRow(ctx, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, nil, nil, rare, nil, int32(100_001)).Scan(&n))
+	_, buffers = pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, nil, nil, rare, nil, int32(100_001))
 	t.Logf("rare: %d hooks, count %.0f buffers", n, buffers)
 	require.Less(t, buffers, float64(3*n), "the count reads the tag's hooks, not the project's")
 
@@ -138,3 +138,47 @@ func TestAPageOfATagReadsThePageOrTheTagsHooks(t *testing.T) {
 	t.Logf("rare: page %.0f buffers", buffers)
 	require.Less(t, buffers, float64(3*n), "the page reads the tag's hooks, not the project's")
 }
+
+// A page of one ordering key, sorted by createdAt, reads one range of the
+// key's index (hooks_ordering_key_list_idx, migration 00039) as a page of
+// no key reads the statuses' ranges; sorted by postAt, and the count, read
+// the key's hooks; none reads the project's.
+func TestAPageOfAnOrderingKeyReadsThePageOrTheKeysHooks(t *testing.T) {
+	t.Parallel()
+	c := setupListCost(t)
+	ctx := context.Background()
+	tq := storetest.New(c.pool)
+	require.NoError(t, tq.KeyHooksForTest(ctx, c.project))
+	require.NoError(t, tq.VacuumHooksForTest(ctx))
+	key := "sparse"
+	run := func(a ListHooksParams) (float64, float64) {
+		args := []any{pgx.QueryExecModeExec, a.ProjectID, a.Status, a.ByPostAt, a.Descending,
+			a.KeyAt, a.KeyID, a.EndAt, a.OtherAfter, a.OtherBefore, a.RowLimit, a.Few, a.Tags, a.OrderingKey}
+		pgtest.Explain(t, c.pool, listHooks, args...)
+		return pgtest.Explain(t, c.pool, listHooks, args...)
+	}
+	var n int64
+	require.NoError(t, c.pool.QueryRow(ctx, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, nil, nil, nil, &key, int32(100_001)).Scan(&n))
+	require.Greater(t, n, int64(500), "the key's hooks are many pages")
+	_, buffers := pgtest.Explain(t, c.pool, countHooks, pgx.QueryExecModeExec, c.project, nil, nil, nil, nil, nil, nil, &key, int32(100_001))
+	t.Logf("key of %d hooks: count %.0f buffers", n, buffers)
+	require.Less(t, buffers, float64(3*n), "the count reads the key's hooks, not the project's")
+
+	after := c.start.Add(30_000 * time.Second)
+	for name, a := range map[string]ListHooksParams{
+		"createdAt desc":            {ProjectID: c.project, Descending: true, RowLimit: 101, OrderingKey: &key},
+		"createdAt asc":             {ProjectID: c.project, RowLimit: 101, OrderingKey: &key},
+		"createdAt desc, completed": {ProjectID: c.project, Status: ptr("completed"), Descending: true, RowLimit: 101, OrderingKey: &key},
+	} {
+		rows, buffers := run(a)
+		require.EqualValues(t, 101, rows, name)
+		t.Logf("%s: %.0f buffers", name, buffers)
+		require.Less(t, buffers, float64(maxPageBuffers), "%s: buffers for a page of 101 of a key", name)
+	}
+	rows, buffers := run(ListHooksParams{ProjectID: c.project, ByPostAt: true, KeyAt: &after, KeyID: uuid.Max, RowLimit: 101, OrderingKey: &key})
+	require.EqualValues(t, 101, rows)
+	t.Logf("postAt asc, from a key: %.0f buffers", buffers)
+	require.Less(t, buffers, float64(3*n), "the page reads the key's hooks, not the project's")
+}
+
+func ptr[T any](v T) *T { return &v }

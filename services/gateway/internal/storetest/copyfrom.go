@@ -40,6 +40,7 @@ func (r iteratorForCopyHooksForTest) Values() ([]interface{}, error) {
 		r.rows[0].CreatedAt,
 		r.rows[0].UpdatedAt,
 		r.rows[0].Tags,
+		r.rows[0].OrderingKey,
 	}, nil
 }
 
@@ -51,5 +52,5 @@ func (r iteratorForCopyHooksForTest) Err() error {
 // benchmarks use them.
 // Loads many hooks at once (COPY) for tests and benchmarks of the listing.
 func (q *Queries) CopyHooksForTest(ctx context.Context, arg []CopyHooksForTestParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"hooks"}, []string{"id", "project_id", "path", "domain", "data", "post_at", "status", "run_at", "created_at", "updated_at", "tags"}, &iteratorForCopyHooksForTest{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"hooks"}, []string{"id", "project_id", "path", "domain", "data", "post_at", "status", "run_at", "created_at", "updated_at", "tags", "ordering_key"}, &iteratorForCopyHooksForTest{rows: arg})
 }

@@ -14,17 +14,31 @@ import (
 )
 
 type CopyHooksForTestParams struct {
-	ID        uuid.UUID
-	ProjectID uuid.UUID
-	Path      string
-	Domain    string
-	Data      json.RawMessage
-	PostAt    time.Time
-	Status    string
-	RunAt     *time.Time
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	Tags      []string
+	ID          uuid.UUID
+	ProjectID   uuid.UUID
+	Path        string
+	Domain      string
+	Data        json.RawMessage
+	PostAt      time.Time
+	Status      string
+	RunAt       *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	Tags        []string
+	OrderingKey *string
+}
+
+const keyHooksForTest = `-- name: KeyHooksForTest :exec
+UPDATE hooks
+SET ordering_key = 'sparse'
+WHERE project_id = $1 AND extract(epoch FROM post_at)::bigint % 100 = 0
+`
+
+// Gives one hook in a hundred of the project (those due on a whole hundred
+// seconds) the ordering key 'sparse', for the tests of listing by key.
+func (q *Queries) KeyHooksForTest(ctx context.Context, projectID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, keyHooksForTest, projectID)
+	return err
 }
 
 const tagHooksForTest = `-- name: TagHooksForTest :exec

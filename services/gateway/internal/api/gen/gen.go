@@ -2387,6 +2387,11 @@ type ListHooksParams struct {
 	// have every one of them. At most 10.
 	Tag *[]string `form:"tag,omitempty" json:"tag,omitempty"`
 
+	// OrderingKey Only hooks of this ordering key, compared byte for byte (see Ordering keys): 1 to 255
+	// printable ASCII characters, the rules of a hook's `orderingKey`; an empty or bad one
+	// is a 400 naming `orderingKey`. With the other filters and the cursor as usual.
+	OrderingKey *string `form:"orderingKey,omitempty" json:"orderingKey,omitempty"`
+
 	// Status Only hooks in this status.
 	Status *HookStatus `form:"status,omitempty" json:"status,omitempty"`
 
@@ -3034,6 +3039,13 @@ func (w *ServerInterfaceWrapper) ListHooks(ctx echo.Context) error {
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "tag", ctx.QueryParams(), &params.Tag, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter tag: %s", err))
+	}
+
+	// ------------- Optional query parameter "orderingKey" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "orderingKey", ctx.QueryParams(), &params.OrderingKey, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter orderingKey: %s", err))
 	}
 
 	// ------------- Optional query parameter "status" -------------

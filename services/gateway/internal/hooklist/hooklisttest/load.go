@@ -27,6 +27,8 @@ type Hook struct {
 	Data json.RawMessage
 	// Tags are the hook's tags; nil for none.
 	Tags []string
+	// OrderingKey is the hook's ordering key; nil for none.
+	OrderingKey *string
 }
 
 // batchSize bounds the rows of one COPY, and so the memory a load holds.
@@ -45,16 +47,17 @@ func Load(ctx context.Context, db storetest.DBTX, projectID uuid.UUID, hooks []H
 
 func row(projectID uuid.UUID, n int, h Hook) storetest.CopyHooksForTestParams {
 	r := storetest.CopyHooksForTestParams{
-		ID:        h.ID,
-		ProjectID: projectID,
-		Path:      "/load/" + strconv.Itoa(n),
-		Domain:    "hooks.example.com",
-		Data:      json.RawMessage(`{"n":` + strconv.Itoa(n) + `,"note":"loaded for a listing test"}`),
-		PostAt:    h.PostAt,
-		Status:    h.Status,
-		CreatedAt: h.CreatedAt,
-		UpdatedAt: h.CreatedAt,
-		Tags:      h.Tags,
+		ID:          h.ID,
+		ProjectID:   projectID,
+		Path:        "/load/" + strconv.Itoa(n),
+		Domain:      "hooks.example.com",
+		Data:        json.RawMessage(`{"n":` + strconv.Itoa(n) + `,"note":"loaded for a listing test"}`),
+		PostAt:      h.PostAt,
+		Status:      h.Status,
+		CreatedAt:   h.CreatedAt,
+		UpdatedAt:   h.CreatedAt,
+		Tags:        h.Tags,
+		OrderingKey: h.OrderingKey,
 	}
 	if h.Data != nil {
 		r.Data = h.Data
