@@ -401,3 +401,90 @@ func TestListTheHooksOfAnOrderingKey(t *testing.T) {
 	got, _ = b.keyPages("orderingKey="+strings.Repeat("k", 255), 0)
 	require.Empty(t, got)
 }
+
+// TestSwitchingToContinueResumesTheHeldKeys: a project's change from
+// "hold" to "continue" resumes its held keys in the same change, as
+// POST /v1/ordering-keys/{key}/resume does each: their next hooks are due
+// at once, the hooks after them still wait their turn, the failed hooks
+// stay failed, and the keys have no head. A key that is not held (its
+// head in flight) is left as it was, and the answer is the project, as
+// for any change.
+func TestSwitchingToContinueResumesTheHeldKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.holdProject()
+	projectID := uuid.MustParse(b.creds.ProjectID)
+	past := b.dbNow().Add(-time.Minute)
+	type keyHooks struct{ failed, next, last hookJSON }
+	held := map[string]keyHooks{}
+	for _, key := range []string{"account/1", "account 2"} {
+		k := keyHooks{b.keyedHook(key, past), b.keyedHook(key, past.Add(time.Second)), b.keyedHook(key, past.Add(2*time.Second))}
+		b.failForGood(k.failed.ID)
+		b.waitBehind(k.next.ID)
+		b.waitBehind(k.last.ID)
+		held[key] = k
+	}
+	// The third key's head is being delivered; its next hook waits.
+	head, behind := b.keyedHook("account/3", past), b.keyedHook("account/3", past.Add(time.Second))
+	_, err := b.tq.LeaseHookForTest(b.ctx, uuid.MustParse(head.ID))
+	require.NoError(t, err)
+	require.NoError(t, b.tq.TakeOrderingKeyForTest(b.ctx, uuid.MustParse(head.ID)))
+	b.waitBehind(behind.ID)
+	waiting := b.storedHook(behind.ID).RunAt
+	require.EqualValues(t, 2, b.heldOrderingKeys("").Meta.TotalItems)
+
+	changed := b.patchProject(`{"orderingOnFailure":"continue"}`).project(t)
+	require.Equal(t, "continue", changed.OrderingOnFailure)
+	require.Equal(t, changed, b.do(http.MethodGet, "/v1/project", nil).project(t), "the answer is the project")
+
+	now := b.dbNow()
+	for key, k := range held {
+		require.False(t, b.storedHook(k.next.ID).RunAt.After(now), "%s: the key's next hook is due", key)
+		require.True(t, b.storedHook(k.last.ID).RunAt.After(now), "%s: the one after it still waits its turn", key)
+		require.Equal(t, "failed", b.status(k.failed.ID), "%s: the hook the key was held behind stays failed", key)
+		row, err := b.tq.GetOrderingKeyForTest(b.ctx, storetest.GetOrderingKeyForTestParams{ProjectID: projectID, OrderingKey: key})
+		require.NoError(t, err)
+		require.Nil(t, row.ActiveHookID, "%s: the key has no head", key)
+		require.Equal(t, orderingKeyJSON{Key: key, Unfinished: 2}, b.getOrderingKey(key).orderingKey(t))
+	}
+	row, err := b.tq.GetOrderingKeyForTest(b.ctx, storetest.GetOrderingKeyForTestParams{ProjectID: projectID, OrderingKey: "account/3"})
+	require.NoError(t, err)
+	require.Equal(t, head.ID, row.ActiveHookID.String(), "the key that was not held keeps its head")
+	require.Equal(t, waiting, b.storedHook(behind.ID).RunAt, "and its next hook still waits")
+	require.Empty(t, b.heldOrderingKeys("").Data)
+}
+
+// TestSwitchingToContinueResumesThousandsOfHeldKeys: one change resumes
+// every held key, however many.
+func TestSwitchingToContinueResumesThousandsOfHeldKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.holdProject()
+	projectID := uuid.MustParse(b.creds.ProjectID)
+	const keys = 2000
+	past := b.dbNow().Add(-time.Minute)
+	for batch := range 2 * keys / 1000 {
+		hooks := make([]string, 1000)
+		for i := range hooks {
+			n := batch*1000 + i
+			// Each key's first hook, then its next.
+			hooks[i] = fmt.Sprintf(`{"path":"/k","data":{},"postAt":%q,"orderingKey":"key-%d"}`,
+				past.Add(time.Duration(n/keys)*time.Second).Format(time.RFC3339Nano), n%keys)
+		}
+		res := b.postBatch(hooks)
+		require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	}
+	n, err := b.tq.HoldEveryOrderingKeyForTest(b.ctx, projectID)
+	require.NoError(t, err)
+	require.EqualValues(t, keys, n)
+	state, err := b.tq.OrderingKeysStateForTest(b.ctx, projectID)
+	require.NoError(t, err)
+	require.Equal(t, storetest.OrderingKeysStateForTestRow{WithHead: keys, Due: 0, Waiting: keys}, state)
+	require.EqualValues(t, keys, b.heldOrderingKeys("").Meta.TotalItems)
+
+	require.Equal(t, "continue", b.patchProject(`{"orderingOnFailure":"continue"}`).project(t).OrderingOnFailure)
+	state, err = b.tq.OrderingKeysStateForTest(b.ctx, projectID)
+	require.NoError(t, err)
+	require.Equal(t, storetest.OrderingKeysStateForTestRow{WithHead: 0, Due: keys, Waiting: 0}, state,
+		"every key's next hook is due, and no key has a head")
+}

@@ -118,3 +118,22 @@ func (s *Service) Resume(ctx context.Context, projectID uuid.UUID, key string) (
 	}
 	return out, nil
 }
+
+// ResumeAllHeld frees every key the project holds, as Resume frees one, in
+// the caller's transaction q, and returns how many it freed: each key's
+// next unfinished hook is made due now (or at its postAt, if later), then
+// the keys lose their heads. Two statements whatever the number of keys:
+// the wakes, in key order, then the keys' rows, in key order, the order of
+// the scheduler's claim. "Held" needs the project's orderingOnFailure to be
+// "hold" still: a change to "continue" calls this before it writes the
+// setting.
+func ResumeAllHeld(ctx context.Context, q *store.Queries, projectID uuid.UUID) (int64, error) {
+	if _, err := q.WakeHeldOrderingKeys(ctx, projectID); err != nil {
+		return 0, fmt.Errorf("wake held ordering keys: %w", err)
+	}
+	released, err := q.ReleaseHeldOrderingKeys(ctx, projectID)
+	if err != nil {
+		return 0, fmt.Errorf("release held ordering keys: %w", err)
+	}
+	return released, nil
+}

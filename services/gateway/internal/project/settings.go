@@ -13,6 +13,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/retry"
 	"github.com/sundial-run/sundial/pkg/secretbox"
+	"github.com/sundial-run/sundial/services/gateway/internal/orderingkey"
 	"github.com/sundial-run/sundial/services/gateway/internal/store"
 )
 
@@ -161,7 +162,9 @@ func (s *Service) Get(ctx context.Context, projectID uuid.UUID) (Settings, error
 // problem is reported at once, as an *InvalidSettingsError, and nothing
 // changes then. An empty patch changes nothing, updatedAt included. The
 // project's row is locked while p is merged into it, so that concurrent
-// updates of different fields both take effect.
+// updates of different fields both take effect. A change of
+// orderingOnFailure from "hold" to "continue" resumes the project's held
+// keys in the same transaction (orderingkey.ResumeAllHeld).
 func (s *Service) Update(ctx context.Context, projectID uuid.UUID, p Patch) (Settings, error) {
 	if err := p.check(); err != nil {
 		return Settings{}, err
@@ -186,7 +189,8 @@ func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, proj
 	if err != nil {
 		return Settings{}, fmt.Errorf("project %s: %w", projectID, postgres.Translate(err))
 	}
-	next, err := p.apply(fromRow(settingsRow(row)))
+	cur := fromRow(settingsRow(row))
+	next, err := p.apply(cur)
 	if err != nil {
 		return Settings{}, err
 	}
@@ -197,6 +201,15 @@ func update(ctx context.Context, q *store.Queries, keys *secretbox.Keyring, proj
 			return Settings{}, fmt.Errorf("authorizationHeader: %w", err)
 		}
 		authorization = &sealed
+	}
+	// Keys held under "hold" would otherwise wait, after the change, for
+	// the scheduler's periodic look at their next hooks. They are resumed
+	// in this transaction, before the setting is written: a key is held
+	// only while the setting says "hold".
+	if cur.OrderingOnFailure == OrderingHold && next.OrderingOnFailure == OrderingContinue {
+		if _, err := orderingkey.ResumeAllHeld(ctx, q, projectID); err != nil {
+			return Settings{}, err
+		}
 	}
 	rp := next.RetryPolicy
 	updated, err := q.UpdateProjectSettings(ctx, store.UpdateProjectSettingsParams{

@@ -84,3 +84,50 @@ WHERE k.project_id = @project_id
       JOIN projects AS p ON p.id = h.project_id
       WHERE h.id = k.active_hook_id AND h.project_id = k.project_id
         AND h.status = 'failed' AND p.ordering_on_failure = 'hold');
+
+-- name: WakeHeldOrderingKeys :execrows
+-- A project's change from 'hold' to 'continue', first step: what
+-- WakeOrderingKey does for one key, for every key the project holds, in
+-- one statement, and the number of keys. The wakes run in key order (the
+-- function is volatile, so it is called on the sorted rows), each locking
+-- its key's next hook: hooks before keys, and keys in order, as the
+-- scheduler's claim takes them, so that this and a claim wait for each
+-- other instead of deadlocking.
+SELECT sundial_wake_ordering_key(k.project_id, k.key)
+FROM ordering_keys AS k
+JOIN projects AS p ON p.id = k.project_id
+JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+WHERE k.project_id = @project_id
+  AND p.ordering_on_failure = 'hold'
+  AND h.status = 'failed'
+ORDER BY k.key;
+
+-- name: ReleaseHeldOrderingKeys :execrows
+-- The change's second step: every key the project holds gets no head,
+-- as ReleaseHeldOrderingKey does for one, and the number released. The key
+-- rows are locked in key order (locked), the claim's order. A row whose
+-- head changed since this statement's snapshot (a claim took the key again
+-- for its retried hook: a new updated_at) fails the recheck of its
+-- locked version and is left as it is.
+WITH seen AS MATERIALIZED (
+    SELECT k.key, k.active_hook_id, k.updated_at
+    FROM ordering_keys AS k
+    JOIN projects AS p ON p.id = k.project_id
+    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+    WHERE k.project_id = @project_id
+      AND p.ordering_on_failure = 'hold'
+      AND h.status = 'failed'
+), locked AS MATERIALIZED (
+    SELECT k.key
+    FROM ordering_keys AS k
+    JOIN seen ON seen.key = k.key
+    WHERE k.project_id = @project_id
+      AND k.active_hook_id = seen.active_hook_id
+      AND k.updated_at = seen.updated_at
+    ORDER BY k.key
+    FOR UPDATE OF k
+)
+UPDATE ordering_keys AS k
+SET active_hook_id = NULL, updated_at = clock_timestamp()
+FROM locked
+WHERE k.project_id = @project_id AND k.key = locked.key;

@@ -44,6 +44,41 @@ func (q *Queries) GetOrderingKeyForTest(ctx context.Context, arg GetOrderingKeyF
 	return i, err
 }
 
+const holdEveryOrderingKeyForTest = `-- name: HoldEveryOrderingKeyForTest :execrows
+WITH firsts AS MATERIALIZED (
+    SELECT DISTINCT ON (f.ordering_key) f.id
+    FROM hooks AS f
+    WHERE f.project_id = $1 AND f.ordering_key IS NOT NULL AND f.run_at IS NOT NULL
+    ORDER BY f.ordering_key, f.post_at, f.created_at, f.id
+), deferred AS (
+    UPDATE hooks AS d SET run_at = now() + interval '1 hour'
+    WHERE d.project_id = $1 AND d.ordering_key IS NOT NULL AND d.run_at IS NOT NULL
+      AND d.id NOT IN (SELECT firsts.id FROM firsts)
+), failed AS (
+    UPDATE hooks AS h
+    SET status = 'failed', run_at = NULL, lease_expires_at = NULL, attempts = h.attempts + 1,
+        failure_error = 'HTTP 503', failure_class = '5xx', try_at = now(), updated_at = now()
+    WHERE h.id IN (SELECT firsts.id FROM firsts)
+    RETURNING h.project_id, h.ordering_key, h.id
+)
+INSERT INTO ordering_keys (project_id, key, active_hook_id, updated_at)
+SELECT failed.project_id, failed.ordering_key, failed.id, clock_timestamp() FROM failed
+ON CONFLICT (project_id, key) DO UPDATE
+SET active_hook_id = EXCLUDED.active_hook_id, updated_at = EXCLUDED.updated_at
+`
+
+// HoldOrderingKeyForTest for the first unfinished hook of each of the
+// project's keys, and DeferHookForTest for the keys' other hooks, in one
+// statement: many held keys at once. The project must hold its keys
+// already, so that the finished trigger wakes nothing.
+func (q *Queries) HoldEveryOrderingKeyForTest(ctx context.Context, projectID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, holdEveryOrderingKeyForTest, projectID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const holdOrderingKeyForTest = `-- name: HoldOrderingKeyForTest :exec
 
 WITH failed AS (
@@ -67,5 +102,41 @@ SET active_hook_id = EXCLUDED.active_hook_id, updated_at = EXCLUDED.updated_at
 // key is then held; the finished trigger wakes nothing.
 func (q *Queries) HoldOrderingKeyForTest(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, holdOrderingKeyForTest, id)
+	return err
+}
+
+const orderingKeysStateForTest = `-- name: OrderingKeysStateForTest :one
+SELECT
+    (SELECT count(*) FROM ordering_keys AS k WHERE k.project_id = $1 AND k.active_hook_id IS NOT NULL)::bigint AS with_head,
+    (SELECT count(*) FROM hooks AS h WHERE h.project_id = $1 AND h.ordering_key IS NOT NULL AND h.run_at <= now())::bigint AS due,
+    (SELECT count(*) FROM hooks AS h WHERE h.project_id = $1 AND h.ordering_key IS NOT NULL AND h.run_at > now())::bigint AS waiting
+`
+
+type OrderingKeysStateForTestRow struct {
+	WithHead int64
+	Due      int64
+	Waiting  int64
+}
+
+// The project's keys that have a head, and its keyed hooks due now and
+// waiting, by the database clock.
+func (q *Queries) OrderingKeysStateForTest(ctx context.Context, projectID uuid.UUID) (OrderingKeysStateForTestRow, error) {
+	row := q.db.QueryRow(ctx, orderingKeysStateForTest, projectID)
+	var i OrderingKeysStateForTestRow
+	err := row.Scan(&i.WithHead, &i.Due, &i.Waiting)
+	return i, err
+}
+
+const takeOrderingKeyForTest = `-- name: TakeOrderingKeyForTest :exec
+INSERT INTO ordering_keys (project_id, key, active_hook_id, updated_at)
+SELECT project_id, ordering_key, id, clock_timestamp() FROM hooks WHERE id = $1 AND ordering_key IS NOT NULL
+ON CONFLICT (project_id, key) DO UPDATE
+SET active_hook_id = EXCLUDED.active_hook_id, updated_at = EXCLUDED.updated_at
+`
+
+// What the scheduler's claim does when it takes a key for a hook: the
+// key's row names the hook as its head.
+func (q *Queries) TakeOrderingKeyForTest(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, takeOrderingKeyForTest, id)
 	return err
 }

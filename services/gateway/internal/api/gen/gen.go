@@ -1781,9 +1781,10 @@ type OrderingKeyResponse struct {
 // OrderingOnFailure What an ordering key does when its hook fails for good (see Ordering keys): `continue`
 // (the default) moves on to the key's next hook; `hold` keeps the key waiting, held, until
 // `POST /ordering-keys/{key}/resume`, or until the failed hook is deleted or retried. Any
-// other value is a 400 naming `orderingOnFailure`. Keys held when the project changes to
-// `continue` move on too, without a resume, though not at once: a resume wakes the key's
-// next hook at once.
+// other value is a 400 naming `orderingOnFailure`. A change from `hold` to `continue` resumes
+// every key the project holds, in the same change, as `POST /ordering-keys/{key}/resume`
+// does each: each key's next hook is due at once (or at its `postAt`, if later), and the
+// failed hooks stay failed.
 //
 // Examples: hold
 type OrderingOnFailure string
@@ -1830,9 +1831,10 @@ type Project struct {
 	// OrderingOnFailure What an ordering key does when its hook fails for good (see Ordering keys): `continue`
 	// (the default) moves on to the key's next hook; `hold` keeps the key waiting, held, until
 	// `POST /ordering-keys/{key}/resume`, or until the failed hook is deleted or retried. Any
-	// other value is a 400 naming `orderingOnFailure`. Keys held when the project changes to
-	// `continue` move on too, without a resume, though not at once: a resume wakes the key's
-	// next hook at once.
+	// other value is a 400 naming `orderingOnFailure`. A change from `hold` to `continue` resumes
+	// every key the project holds, in the same change, as `POST /ordering-keys/{key}/resume`
+	// does each: each key's next hook is due at once (or at its `postAt`, if later), and the
+	// failed hooks stay failed.
 	//
 	//
 	// Examples: hold
