@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
@@ -225,6 +227,49 @@ func TestResumeAHeldKey(t *testing.T) {
 	// It is not held any more.
 	e := b.resumeOrderingKey(key).requireError(t, http.StatusConflict, "conflict")
 	require.Contains(t, e.Error, "not held")
+}
+
+// TestAResumeRacingAClaimOfTheRetriedHeadLeavesTheKey: the key's failed
+// head is retried in bulk and claimed again, in a transaction that commits
+// while a resume waits for the key's row. The resume read the head as
+// failed, but the key is no longer held: it answers 409 and the head keeps
+// its key, instead of freeing it under a hook in flight.
+func TestAResumeRacingAClaimOfTheRetriedHeadLeavesTheKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.holdProject()
+	past := b.dbNow().Add(-time.Minute)
+	first := b.keyedHook("k", past)
+	next := b.keyedHook("k", past.Add(time.Second))
+	b.failForGood(first.ID)
+	b.waitBehind(next.ID)
+	waiting := b.storedHook(next.ID).RunAt
+
+	conn, err := pgx.Connect(b.ctx, b.dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	tx, err := conn.Begin(b.ctx)
+	require.NoError(t, err)
+	claim := storetest.New(tx)
+	_, err = claim.LeaseHookForTest(b.ctx, uuid.MustParse(first.ID))
+	require.NoError(t, err)
+	require.NoError(t, claim.TakeOrderingKeyForTest(b.ctx, uuid.MustParse(first.ID)))
+
+	resumed := make(chan response, 1)
+	go func() { resumed <- b.resumeOrderingKey("k") }()
+	require.Eventually(t, func() bool {
+		n, err := b.tq.CountLockWaitsForBulkTest(b.ctx)
+		return err == nil && n > 0
+	}, 10*time.Second, 5*time.Millisecond, "the resume waits for the key's row")
+	require.NoError(t, tx.Commit(b.ctx))
+
+	e := (<-resumed).requireError(t, http.StatusConflict, "conflict")
+	require.Contains(t, e.Error, "not held")
+	row, err := b.tq.GetOrderingKeyForTest(b.ctx, storetest.GetOrderingKeyForTestParams{ProjectID: uuid.MustParse(b.creds.ProjectID), OrderingKey: "k"})
+	require.NoError(t, err)
+	require.NotNil(t, row.ActiveHookID)
+	require.Equal(t, first.ID, row.ActiveHookID.String(), "the head in flight keeps its key")
+	require.Equal(t, waiting, b.storedHook(next.ID).RunAt, "the resume's wake is rolled back")
 }
 
 // TestResumingAKeyThatIsNotHeldChangesNothing: a key whose hooks wait

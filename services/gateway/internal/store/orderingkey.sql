@@ -73,17 +73,26 @@ SELECT sundial_wake_ordering_key(@project_id::uuid, @ordering_key::text);
 -- A resume's second step: a held key gets no head, which frees it for its
 -- next hook. Nothing changes, and no row is counted, when the key is not
 -- held (no row, or a head that does not hold it): the resume then rolls
--- back its wake.
+-- back its wake. held is the key as this statement's snapshot sees it; a
+-- key row changed since (a claim took the key again, for its head retried
+-- in bulk: a new updated_at) fails the recheck of its newest version and
+-- is left as it is, where a test of the head's status alone would still
+-- read the snapshot's "failed" and free a key whose head is leased.
+WITH held AS MATERIALIZED (
+    SELECT k.updated_at
+    FROM ordering_keys AS k
+    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+    JOIN projects AS p ON p.id = k.project_id
+    WHERE k.project_id = @project_id
+      AND k.key = @ordering_key::text
+      AND h.status = 'failed' AND p.ordering_on_failure = 'hold'
+)
 UPDATE ordering_keys AS k
 SET active_hook_id = NULL, updated_at = clock_timestamp()
+FROM held
 WHERE k.project_id = @project_id
   AND k.key = @ordering_key::text
-  AND EXISTS (
-      SELECT 1
-      FROM hooks AS h
-      JOIN projects AS p ON p.id = h.project_id
-      WHERE h.id = k.active_hook_id AND h.project_id = k.project_id
-        AND h.status = 'failed' AND p.ordering_on_failure = 'hold');
+  AND k.updated_at = held.updated_at;
 
 -- name: WakeHeldOrderingKeys :execrows
 -- A project's change from 'hold' to 'continue', first step: what
