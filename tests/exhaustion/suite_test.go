@@ -50,10 +50,6 @@ func startGateway(t *testing.T, nofile int, extra map[string]string) *gatewayPro
 	ctx := context.Background()
 	dbURL := pgtest.NewDB(t)
 	ns := natstest.Start(t, natstest.Options{})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
 	env := map[string]string{
 		"SUNDIAL_DATABASE_URL":          dbURL,
 		"SUNDIAL_NATS_URL":              ns.ClientURL(),
@@ -61,7 +57,6 @@ func startGateway(t *testing.T, nofile int, extra map[string]string) *gatewayPro
 		"SUNDIAL_SCHEDULER_ADMIN_ADDR":  "127.0.0.1:0",
 		"SUNDIAL_DISPATCHER_ADMIN_ADDR": "127.0.0.1:0",
 		"SUNDIAL_NOTIFIER_ADMIN_ADDR":   "127.0.0.1:0",
-		"SUNDIAL_HTTP_ADDR":             addr,
 		"SUNDIAL_DATABASE_MAX_CONNS":    "8",
 		"SUNDIAL_SHUTDOWN_TIMEOUT":      "5s",
 		"SUNDIAL_LOG_LEVEL":             "warn",
@@ -76,6 +71,32 @@ func startGateway(t *testing.T, nofile int, extra map[string]string) *gatewayPro
 		"--rate-limit", "100000", "--rate-burst", "100000"}, cli.Env{Stdout: &out, Stderr: &out, Lookup: envconf.Map(env)})
 	require.Equal(t, cli.ExitOK, code, "set-plan: %s", out.String())
 
+	// The API's port is found free here and bound by the process, so
+	// another may take it in between: the tests beside this one hold
+	// thousands of client sockets, each on a port of the same range. A
+	// gateway that could not bind it is started again on another.
+	const attempts = 5
+	for attempt := 1; ; attempt++ {
+		g := launchGateway(t, nofile, env, creds)
+		if g.answers(t) {
+			return g
+		}
+		if attempt == attempts || !strings.Contains(g.output.String(), "address already in use") {
+			t.Fatalf("the gateway never answered on %s:\n%s", g.base, g.output.String())
+		}
+	}
+}
+
+// launchGateway starts `gateway serve` with env on a port found free.
+func launchGateway(t *testing.T, nofile int, env map[string]string, creds gateway.Credentials) *gatewayProcess {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	env = maps.Clone(env)
+	env["SUNDIAL_HTTP_ADDR"] = addr
+
 	bin := binary(t)
 	cmd := exec.Command(bin, "serve")
 	if nofile > 0 {
@@ -86,7 +107,7 @@ func startGateway(t *testing.T, nofile int, extra map[string]string) *gatewayPro
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	g := &gatewayProcess{base: "http://" + addr, apiKey: creds.APIKey, dbURL: dbURL, env: env,
+	g := &gatewayProcess{base: "http://" + addr, apiKey: creds.APIKey, dbURL: env["SUNDIAL_DATABASE_URL"], env: env,
 		output: &logtest.Buffer{}, stopped: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = g.output, g.output
 	require.NoError(t, cmd.Start())
@@ -102,16 +123,31 @@ func startGateway(t *testing.T, nofile int, extra map[string]string) *gatewayPro
 			t.Logf("gateway pid %d output:\n%s", g.pid, g.output.String())
 		}
 	})
-	client := &http.Client{Timeout: 5 * time.Second}
-	require.Eventually(t, func() bool {
-		res, err := client.Get(g.base + "/healthz")
-		if err != nil {
-			return false
-		}
-		_ = res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	}, 60*time.Second, 20*time.Millisecond, "the gateway never answered on %s", addr)
 	return g
+}
+
+// answers waits until the gateway answers /healthz, and reports false if
+// its process ends first or it does not answer within a minute.
+func (g *gatewayProcess) answers(t *testing.T) bool {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if res, err := client.Get(g.base + "/healthz"); err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+		select {
+		case <-g.stopped:
+			return false
+		case <-tick.C:
+		}
+	}
+	return false
 }
 
 // status reads a field of /proc/<pid>/status in kB (VmRSS, VmHWM).
