@@ -139,8 +139,8 @@ func StartCluster(t testing.TB, n int) *Cluster {
 		c.Servers = append(c.Servers, s)
 	}
 	for _, s := range c.Servers {
-		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("natstest: cluster node not ready within 10s")
+		if !s.ReadyForConnections(readyTimeout) {
+			t.Fatalf("natstest: cluster node %s not ready within %s", s.Name(), readyTimeout)
 		}
 	}
 	c.waitForMetaLeader(t)

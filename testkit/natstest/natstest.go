@@ -37,6 +37,12 @@ type Options struct {
 	MaxPayload int32
 }
 
+// readyTimeout bounds the wait for a server to take connections: a node of
+// a JetStream cluster, on a machine busy with every package's tests at once
+// as CI runs them, may take many seconds; the bound is there to end a test
+// whose server will never start, not to judge the machine's speed.
+const readyTimeout = 30 * time.Second
+
 // DefaultMaxPayload is the max_payload of a test server unless Options say
 // otherwise: that of make run and docker-compose.
 const DefaultMaxPayload = 8 << 20
@@ -68,8 +74,8 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatalf("natstest: %v", err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("natstest: server not ready within 10s")
+	if !s.ReadyForConnections(readyTimeout) {
+		t.Fatalf("natstest: server not ready within %s", readyTimeout)
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 	return &Server{Server: s, StoreDir: opts.StoreDir, maxPayload: maxPayload}
