@@ -6,8 +6,9 @@
 -- answer, or retry), or failed under the project's ordering_on_failure
 -- 'hold', which makes the key held. A head that completed, failed under
 -- 'continue', or was deleted no longer holds the key: the key has no head
--- then. These queries say "held" the way the scheduler's claim does
--- (ClaimHooks), so that what the API shows is what the claim does.
+-- then. The held keys are the view held_ordering_keys (migration 00040),
+-- which says it as the scheduler's claim does (ClaimHooks), so that what
+-- the API shows is what the claim does.
 --
 -- A key's unfinished hooks are counted from hooks_ordering_idx (those with
 -- a run_at) and its head: a hook waiting for an async answer is pending
@@ -31,20 +32,16 @@ LEFT JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = p.id
 WHERE p.id = @project_id;
 
 -- name: ListHeldOrderingKeys :many
--- The project's held keys in key order, strictly after after_key (the
--- first page passes the empty string, which no key is), with their head
--- and their unfinished hooks (a held head is finished, so only those with
--- a run_at). The key rows are read in the primary key's order and each
--- head by its id; a project that does not hold its keys has none.
+-- The project's held keys (held_ordering_keys, migration 00040) in key
+-- order, strictly after after_key (the first page passes the empty string,
+-- which no key is), with their head and their unfinished hooks (a held head
+-- is finished, so only those with a run_at). A project that does not hold
+-- its keys has none.
 SELECT k.key, k.active_hook_id::uuid AS head_hook_id,
        (SELECT count(*) FROM hooks AS u
         WHERE u.project_id = k.project_id AND u.ordering_key = k.key AND u.run_at IS NOT NULL)::bigint AS unfinished
-FROM ordering_keys AS k
-JOIN projects AS p ON p.id = k.project_id
-JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+FROM held_ordering_keys AS k
 WHERE k.project_id = @project_id
-  AND p.ordering_on_failure = 'hold'
-  AND h.status = 'failed'
   AND k.key > @after_key::text
 ORDER BY k.key
 LIMIT @max_rows::integer;
@@ -52,13 +49,8 @@ LIMIT @max_rows::integer;
 -- name: CountHeldOrderingKeys :one
 -- The project's held keys, counted up to max_count.
 SELECT count(*) FROM (
-    SELECT 1
-    FROM ordering_keys AS k
-    JOIN projects AS p ON p.id = k.project_id
-    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+    SELECT 1 FROM held_ordering_keys AS k
     WHERE k.project_id = @project_id
-      AND p.ordering_on_failure = 'hold'
-      AND h.status = 'failed'
     LIMIT @max_count::integer
 ) AS capped;
 
@@ -79,13 +71,8 @@ SELECT sundial_wake_ordering_key(@project_id::uuid, @ordering_key::text);
 -- is left as it is, where a test of the head's status alone would still
 -- read the snapshot's "failed" and free a key whose head is leased.
 WITH held AS MATERIALIZED (
-    SELECT k.updated_at
-    FROM ordering_keys AS k
-    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
-    JOIN projects AS p ON p.id = k.project_id
-    WHERE k.project_id = @project_id
-      AND k.key = @ordering_key::text
-      AND h.status = 'failed' AND p.ordering_on_failure = 'hold'
+    SELECT k.updated_at FROM held_ordering_keys AS k
+    WHERE k.project_id = @project_id AND k.key = @ordering_key::text
 )
 UPDATE ordering_keys AS k
 SET active_hook_id = NULL, updated_at = clock_timestamp()
@@ -103,12 +90,8 @@ WHERE k.project_id = @project_id
 -- scheduler's claim takes them, so that this and a claim wait for each
 -- other instead of deadlocking.
 SELECT sundial_wake_ordering_key(k.project_id, k.key)
-FROM ordering_keys AS k
-JOIN projects AS p ON p.id = k.project_id
-JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+FROM held_ordering_keys AS k
 WHERE k.project_id = @project_id
-  AND p.ordering_on_failure = 'hold'
-  AND h.status = 'failed'
 ORDER BY k.key;
 
 -- name: ReleaseHeldOrderingKeys :execrows
@@ -119,13 +102,8 @@ ORDER BY k.key;
 -- for its retried hook: a new updated_at) fails the recheck of its
 -- locked version and is left as it is.
 WITH seen AS MATERIALIZED (
-    SELECT k.key, k.active_hook_id, k.updated_at
-    FROM ordering_keys AS k
-    JOIN projects AS p ON p.id = k.project_id
-    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+    SELECT k.key, k.active_hook_id, k.updated_at FROM held_ordering_keys AS k
     WHERE k.project_id = @project_id
-      AND p.ordering_on_failure = 'hold'
-      AND h.status = 'failed'
 ), locked AS MATERIALIZED (
     SELECT k.key
     FROM ordering_keys AS k

@@ -13,13 +13,8 @@ import (
 
 const countHeldOrderingKeys = `-- name: CountHeldOrderingKeys :one
 SELECT count(*) FROM (
-    SELECT 1
-    FROM ordering_keys AS k
-    JOIN projects AS p ON p.id = k.project_id
-    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+    SELECT 1 FROM held_ordering_keys AS k
     WHERE k.project_id = $1
-      AND p.ordering_on_failure = 'hold'
-      AND h.status = 'failed'
     LIMIT $2::integer
 ) AS capped
 `
@@ -72,8 +67,9 @@ type GetOrderingKeyRow struct {
 // answer, or retry), or failed under the project's ordering_on_failure
 // 'hold', which makes the key held. A head that completed, failed under
 // 'continue', or was deleted no longer holds the key: the key has no head
-// then. These queries say "held" the way the scheduler's claim does
-// (ClaimHooks), so that what the API shows is what the claim does.
+// then. The held keys are the view held_ordering_keys (migration 00040),
+// which says it as the scheduler's claim does (ClaimHooks), so that what
+// the API shows is what the claim does.
 //
 // A key's unfinished hooks are counted from hooks_ordering_idx (those with
 // a run_at) and its head: a hook waiting for an async answer is pending
@@ -98,12 +94,8 @@ const listHeldOrderingKeys = `-- name: ListHeldOrderingKeys :many
 SELECT k.key, k.active_hook_id::uuid AS head_hook_id,
        (SELECT count(*) FROM hooks AS u
         WHERE u.project_id = k.project_id AND u.ordering_key = k.key AND u.run_at IS NOT NULL)::bigint AS unfinished
-FROM ordering_keys AS k
-JOIN projects AS p ON p.id = k.project_id
-JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+FROM held_ordering_keys AS k
 WHERE k.project_id = $1
-  AND p.ordering_on_failure = 'hold'
-  AND h.status = 'failed'
   AND k.key > $2::text
 ORDER BY k.key
 LIMIT $3::integer
@@ -121,11 +113,11 @@ type ListHeldOrderingKeysRow struct {
 	Unfinished int64
 }
 
-// The project's held keys in key order, strictly after after_key (the
-// first page passes the empty string, which no key is), with their head
-// and their unfinished hooks (a held head is finished, so only those with
-// a run_at). The key rows are read in the primary key's order and each
-// head by its id; a project that does not hold its keys has none.
+// The project's held keys (held_ordering_keys, migration 00040) in key
+// order, strictly after after_key (the first page passes the empty string,
+// which no key is), with their head and their unfinished hooks (a held head
+// is finished, so only those with a run_at). A project that does not hold
+// its keys has none.
 func (q *Queries) ListHeldOrderingKeys(ctx context.Context, arg ListHeldOrderingKeysParams) ([]ListHeldOrderingKeysRow, error) {
 	rows, err := q.db.Query(ctx, listHeldOrderingKeys, arg.ProjectID, arg.AfterKey, arg.MaxRows)
 	if err != nil {
@@ -148,13 +140,8 @@ func (q *Queries) ListHeldOrderingKeys(ctx context.Context, arg ListHeldOrdering
 
 const releaseHeldOrderingKey = `-- name: ReleaseHeldOrderingKey :execrows
 WITH held AS MATERIALIZED (
-    SELECT k.updated_at
-    FROM ordering_keys AS k
-    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
-    JOIN projects AS p ON p.id = k.project_id
-    WHERE k.project_id = $1
-      AND k.key = $2::text
-      AND h.status = 'failed' AND p.ordering_on_failure = 'hold'
+    SELECT k.updated_at FROM held_ordering_keys AS k
+    WHERE k.project_id = $1 AND k.key = $2::text
 )
 UPDATE ordering_keys AS k
 SET active_hook_id = NULL, updated_at = clock_timestamp()
@@ -187,13 +174,8 @@ func (q *Queries) ReleaseHeldOrderingKey(ctx context.Context, arg ReleaseHeldOrd
 
 const releaseHeldOrderingKeys = `-- name: ReleaseHeldOrderingKeys :execrows
 WITH seen AS MATERIALIZED (
-    SELECT k.key, k.active_hook_id, k.updated_at
-    FROM ordering_keys AS k
-    JOIN projects AS p ON p.id = k.project_id
-    JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+    SELECT k.key, k.active_hook_id, k.updated_at FROM held_ordering_keys AS k
     WHERE k.project_id = $1
-      AND p.ordering_on_failure = 'hold'
-      AND h.status = 'failed'
 ), locked AS MATERIALIZED (
     SELECT k.key
     FROM ordering_keys AS k
@@ -226,12 +208,8 @@ func (q *Queries) ReleaseHeldOrderingKeys(ctx context.Context, projectID uuid.UU
 
 const wakeHeldOrderingKeys = `-- name: WakeHeldOrderingKeys :execrows
 SELECT sundial_wake_ordering_key(k.project_id, k.key)
-FROM ordering_keys AS k
-JOIN projects AS p ON p.id = k.project_id
-JOIN hooks AS h ON h.id = k.active_hook_id AND h.project_id = k.project_id
+FROM held_ordering_keys AS k
 WHERE k.project_id = $1
-  AND p.ordering_on_failure = 'hold'
-  AND h.status = 'failed'
 ORDER BY k.key
 `
 

@@ -143,6 +143,13 @@ type FailingEndpoint struct {
 	FailedHooks  int32
 }
 
+type HeldOrderingKey struct {
+	ProjectID    uuid.UUID
+	Key          string
+	ActiveHookID *uuid.UUID
+	UpdatedAt    time.Time
+}
+
 type Hook struct {
 	ID                  uuid.UUID
 	ProjectID           uuid.UUID
