@@ -46,3 +46,13 @@ func Unavailable(err error) bool {
 	// A connection cut mid-conversation surfaces as an unexpected EOF.
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
+
+// Conflicted reports whether PostgreSQL rolled err's transaction back for
+// colliding with another one (class 40: a deadlock, 40P01, or a
+// serialization failure, 40001): nothing of it was written, and the same
+// request sent again may pass. Callers answer it as "try again soon" (the
+// gateway's 503 with a short Retry-After), not as a fault of their own.
+func Conflicted(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}

@@ -39,3 +39,18 @@ func TestUnavailable(t *testing.T) {
 	require.False(t, postgres.Unavailable(errors.New("boom")))
 	require.False(t, postgres.Unavailable(nil))
 }
+
+// A transaction rolled back for colliding with another (deadlock,
+// serialization failure) is "conflicted": the gateway answers it 503 with
+// a short Retry-After. No other error is, and none of these is
+// "unavailable".
+func TestConflicted(t *testing.T) {
+	t.Parallel()
+	require.True(t, postgres.Conflicted(fmt.Errorf("resume: %w", &pgconn.PgError{Code: "40P01"})), "deadlock")
+	require.True(t, postgres.Conflicted(&pgconn.PgError{Code: "40001"}), "serialization failure")
+	require.False(t, postgres.Conflicted(&pgconn.PgError{Code: "23505"}), "unique violation")
+	require.False(t, postgres.Conflicted(&pgconn.PgError{Code: "57P01"}), "admin shutdown")
+	require.False(t, postgres.Conflicted(errors.New("boom")))
+	require.False(t, postgres.Conflicted(nil))
+	require.False(t, postgres.Unavailable(&pgconn.PgError{Code: "40P01"}))
+}

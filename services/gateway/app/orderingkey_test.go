@@ -272,6 +272,52 @@ func TestAResumeRacingAClaimOfTheRetriedHeadLeavesTheKey(t *testing.T) {
 	require.Equal(t, waiting, b.storedHook(next.ID).RunAt, "the resume's wake is rolled back")
 }
 
+// TestAResumeChosenAsADeadlockVictimIsA503: a transaction that holds the
+// key's row and then asks for the hook the resume has woken (locks in the
+// other order than the claim's, as no Sundial path takes them) deadlocks
+// with the resume. PostgreSQL rolls the resume back, which waited first:
+// the answer is a 503 with a short Retry-After, not a 500, nothing of the
+// resume is written, and the same request passes once the other is gone.
+func TestAResumeChosenAsADeadlockVictimIsA503(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.holdProject()
+	past := b.dbNow().Add(-time.Minute)
+	first := b.keyedHook("k", past)
+	next := b.keyedHook("k", past.Add(time.Second))
+	b.failForGood(first.ID)
+	b.waitBehind(next.ID)
+	waiting := b.storedHook(next.ID).RunAt
+
+	conn, err := pgx.Connect(b.ctx, b.dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	tx, err := conn.Begin(b.ctx)
+	require.NoError(t, err)
+	other := storetest.New(tx)
+	require.NoError(t, other.TakeOrderingKeyForTest(b.ctx, uuid.MustParse(first.ID)))
+
+	resumed := make(chan response, 1)
+	go func() { resumed <- b.resumeOrderingKey("k") }()
+	require.Eventually(t, func() bool {
+		n, err := b.tq.CountLockWaitsForBulkTest(b.ctx)
+		return err == nil && n > 0
+	}, 10*time.Second, 5*time.Millisecond, "the resume has woken the next hook and waits for the key's row")
+	_, err = other.LeaseHookForTest(b.ctx, uuid.MustParse(next.ID))
+	require.NoError(t, err, "the resume, which waited first, is the deadlock's victim")
+
+	res := <-resumed
+	e := res.requireError(t, http.StatusServiceUnavailable, "unavailable")
+	require.Contains(t, e.Error, "retry")
+	require.Equal(t, "1", res.header.Get("Retry-After"))
+	require.NoError(t, tx.Rollback(b.ctx))
+	require.Equal(t, waiting, b.storedHook(next.ID).RunAt, "the resume's wake is rolled back")
+	require.True(t, b.getOrderingKey("k").orderingKey(t).Held, "the key is still held")
+
+	require.Equal(t, orderingKeyJSON{Key: "k", Unfinished: 1}, b.resumeOrderingKey("k").orderingKey(t),
+		"the same request passes once the other transaction is gone")
+}
+
 // TestResumingAKeyThatIsNotHeldChangesNothing: a key whose hooks wait
 // their turn, or whose failed hook does not hold it under "continue", is a
 // 409, and its waiting hooks stay as they were.

@@ -45,6 +45,9 @@ type Error struct {
 	Details []Detail
 	// Cause is the fault behind a 5xx, logged and never shown.
 	Cause error
+	// RetryAfter is a 503's Retry-After in seconds (default
+	// unavailableRetryAfter).
+	RetryAfter string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -66,13 +69,20 @@ func newError(status int, code, message string, details ...Detail) *Error {
 }
 
 // internal hides a fault of the service behind a plain 500, except when
-// the fault is that PostgreSQL cannot be reached: that is a 503 with
-// Retry-After (handleError sets it), which tells clients to come back
-// rather than that the request is wrong or the service broken.
+// PostgreSQL cannot be reached, or rolled the request's transaction back
+// for colliding with another (a deadlock): those are 503s with
+// Retry-After (handleError sets it), which tell clients to come back
+// rather than that the request is wrong or the service broken. Nothing of
+// such a request was written.
 func internal(cause error) *Error {
 	if postgres.Unavailable(cause) {
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: "the database is unavailable; retry later", Cause: cause}
+	}
+	if postgres.Conflicted(cause) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "the request collided with a concurrent change and nothing of it was written; retry",
+			Cause: cause, RetryAfter: conflictRetryAfter}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal server error", Cause: cause}
 }
@@ -80,6 +90,10 @@ func internal(cause error) *Error {
 // unavailableRetryAfter is the Retry-After of a 503: long enough not to
 // hammer a database coming back, short enough that clients notice soon.
 const unavailableRetryAfter = "5"
+
+// conflictRetryAfter is the Retry-After of a 503 for a transaction rolled
+// back by a collision: the other transaction has ended by then.
+const conflictRetryAfter = "1"
 
 // notImplemented answers an operation of the document that has no handler
 // yet.
@@ -118,7 +132,11 @@ func (s *server) handleError(err error, c echo.Context) {
 		c.Set(keyFault, err)
 	}
 	if e.Status == http.StatusServiceUnavailable {
-		responseHeaders(c.Request().Context()).Set("Retry-After", unavailableRetryAfter)
+		retryAfter := e.RetryAfter
+		if retryAfter == "" {
+			retryAfter = unavailableRetryAfter
+		}
+		responseHeaders(c.Request().Context()).Set("Retry-After", retryAfter)
 	}
 	body := errorBody{Error: e.Message, Code: e.Code, Details: e.Details, RequestID: requestIDOf(c)}
 	if werr := c.JSON(e.Status, body); werr != nil {
