@@ -82,7 +82,7 @@ func internal(cause error) *Error {
 	if postgres.Conflicted(cause) {
 		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: "the request collided with a concurrent change and nothing of it was written; retry",
-			Cause: cause, RetryAfter: conflictRetryAfter}
+			Cause:   cause, RetryAfter: conflictRetryAfter}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal server error", Cause: cause}
 }
