@@ -80,9 +80,10 @@ func internal(cause error) *Error {
 			Message: "the database is unavailable; retry later", Cause: cause}
 	}
 	if postgres.Conflicted(cause) {
-		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+		return &Error{
+			Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Cause: cause, RetryAfter: conflictRetryAfter,
 			Message: "the request collided with a concurrent change and nothing of it was written; retry",
-			Cause:   cause, RetryAfter: conflictRetryAfter}
+		}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal server error", Cause: cause}
 }
