@@ -2,6 +2,7 @@ package natstest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -52,7 +53,9 @@ func PlanCluster(t testing.TB, n int) []Node {
 }
 
 // freePorts finds n ports free at once on 127.0.0.1. Another process may
-// take one before the server listens on it: rare enough on a test machine.
+// take one before the server listens on it: StartCluster then starts its
+// cluster again on other ports; a test that runs nats-server processes on
+// a plan sees the process exit.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	ports := make([]int, 0, n)
@@ -112,10 +115,41 @@ type Cluster struct {
 }
 
 // StartCluster runs a cluster of n in-process servers, waits until
-// JetStream has elected a meta leader, and shuts it down when t ends.
+// JetStream has elected a meta leader, and shuts it down when t ends. The
+// ports are found free before any server starts (each is given every
+// route), so another process may take one meanwhile: a cluster whose
+// nodes do not all come up is shut down and started again on new ports,
+// up to clusterAttempts times.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
-	c := &Cluster{Nodes: PlanCluster(t, n)}
+	for attempt := 1; ; attempt++ {
+		c, err := startCluster(t, PlanCluster(t, n))
+		if err == nil {
+			c.waitForMetaLeader(t)
+			return c
+		}
+		if attempt == clusterAttempts {
+			t.Fatalf("natstest: %v", err)
+		}
+		t.Logf("natstest: %v; starting the cluster again on other ports", err)
+	}
+}
+
+// clusterAttempts bounds StartCluster's tries.
+const clusterAttempts = 3
+
+// startCluster starts the planned nodes' servers and waits until each
+// takes connections; if one does not, it shuts them all down.
+func startCluster(t testing.TB, nodes []Node) (*Cluster, error) {
+	t.Helper()
+	c := &Cluster{Nodes: nodes}
+	var fatals []chan string
+	shutdown := func() {
+		for _, s := range c.Servers {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	}
 	for _, node := range c.Nodes {
 		s, err := server.NewServer(&server.Options{
 			ServerName: node.Name,
@@ -132,20 +166,59 @@ func StartCluster(t testing.TB, n int) *Cluster {
 			NoSigs:     true,
 		})
 		if err != nil {
-			t.Fatalf("natstest: cluster node %s: %v", node.Name, err)
+			shutdown()
+			return nil, fmt.Errorf("cluster node %s: %w", node.Name, err)
 		}
+		fatal := &fatalLogger{failed: make(chan string, 1)}
+		s.SetLogger(fatal, false, false)
 		go s.Start()
 		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 		c.Servers = append(c.Servers, s)
+		fatals = append(fatals, fatal.failed)
 	}
-	for _, s := range c.Servers {
-		if !s.ReadyForConnections(readyTimeout) {
-			t.Fatalf("natstest: cluster node %s not ready within %s", s.Name(), readyTimeout)
+	for i, s := range c.Servers {
+		if err := awaitReady(s, fatals[i]); err != nil {
+			shutdown()
+			return nil, fmt.Errorf("cluster node %s: %w", s.Name(), err)
 		}
 	}
-	c.waitForMetaLeader(t)
-	return c
+	return c, nil
 }
+
+// awaitReady waits until s takes connections, at most readyTimeout, or
+// until it reports that it cannot start (a port it cannot listen on).
+func awaitReady(s *server.Server, failed <-chan string) error {
+	deadline := time.Now().Add(readyTimeout)
+	for time.Now().Before(deadline) {
+		if s.ReadyForConnections(100 * time.Millisecond) {
+			return nil
+		}
+		select {
+		case msg := <-failed:
+			return errors.New(msg)
+		default:
+		}
+	}
+	return fmt.Errorf("not ready within %s", readyTimeout)
+}
+
+// fatalLogger keeps a server quiet but for the first fatal error, which a
+// server that cannot start reports (and then stops starting).
+type fatalLogger struct {
+	failed chan string
+}
+
+func (l *fatalLogger) Fatalf(format string, v ...any) {
+	select {
+	case l.failed <- fmt.Sprintf(format, v...):
+	default:
+	}
+}
+func (*fatalLogger) Noticef(string, ...any) {}
+func (*fatalLogger) Warnf(string, ...any)   {}
+func (*fatalLogger) Errorf(string, ...any)  {}
+func (*fatalLogger) Debugf(string, ...any)  {}
+func (*fatalLogger) Tracef(string, ...any)  {}
 
 // waitForMetaLeader waits, at most 30 s, until a JetStream request
 // succeeds: the meta group has a leader.
