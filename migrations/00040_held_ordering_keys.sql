@@ -9,7 +9,10 @@
 --
 -- A plain view: PostgreSQL inlines it into each statement, so a read of
 -- one project's keys is the same index scan of ordering_keys' primary key
--- it was when each statement wrote the joins out.
+-- it was when each statement wrote the joins out. PostgreSQL refuses to
+-- change the type of a column a view reads: a later migration that changes
+-- one of these (ordering_keys', projects.ordering_on_failure, hooks.id,
+-- project_id or status) drops the view first and creates it again.
 
 -- +goose Up
 CREATE OR REPLACE VIEW held_ordering_keys AS
