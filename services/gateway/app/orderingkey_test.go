@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundial-run/sundial/services/gateway/app"
 	"github.com/sundial-run/sundial/services/gateway/internal/storetest"
 )
 
@@ -275,12 +276,18 @@ func TestAResumeRacingAClaimOfTheRetriedHeadLeavesTheKey(t *testing.T) {
 // TestAResumeChosenAsADeadlockVictimIsA503: a transaction that holds the
 // key's row and then asks for the hook the resume has woken (locks in the
 // other order than the claim's, as no Sundial path takes them) deadlocks
-// with the resume. PostgreSQL rolls the resume back, which waited first:
-// the answer is a 503 with a short Retry-After, not a 500, nothing of the
-// resume is written, and the same request passes once the other is gone.
+// with the resume. PostgreSQL rolls the resume back: the answer is a 503
+// with a short Retry-After, not a 500, nothing of the resume is written,
+// and the same request passes once the other is gone.
+//
+// Which side PostgreSQL rolls back is the one whose deadlock check, made
+// once, deadlock_timeout after it began to wait, finds the cycle. So the
+// gateway's sessions check after 5 s, long after the test's transaction
+// has closed the cycle even on a loaded machine, and the test's own after
+// a minute, never within the test.
 func TestAResumeChosenAsADeadlockVictimIsA503(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setup(t, func(c *app.Config) { c.DatabaseURL = withRuntimeParam(t, c.DatabaseURL, "deadlock_timeout", "5s") })
 	b.holdProject()
 	past := b.dbNow().Add(-time.Minute)
 	first := b.keyedHook("k", past)
@@ -289,7 +296,7 @@ func TestAResumeChosenAsADeadlockVictimIsA503(t *testing.T) {
 	b.waitBehind(next.ID)
 	waiting := b.storedHook(next.ID).RunAt
 
-	conn, err := pgx.Connect(b.ctx, b.dbURL)
+	conn, err := pgx.Connect(b.ctx, withRuntimeParam(t, b.dbURL, "deadlock_timeout", "1min"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	tx, err := conn.Begin(b.ctx)
@@ -304,7 +311,7 @@ func TestAResumeChosenAsADeadlockVictimIsA503(t *testing.T) {
 		return err == nil && n > 0
 	}, 10*time.Second, 5*time.Millisecond, "the resume has woken the next hook and waits for the key's row")
 	_, err = other.LeaseHookForTest(b.ctx, uuid.MustParse(next.ID))
-	require.NoError(t, err, "the resume, which waited first, is the deadlock's victim")
+	require.NoError(t, err, "the resume, whose deadlock check comes first, is the deadlock's victim")
 
 	res := <-resumed
 	e := res.requireError(t, http.StatusServiceUnavailable, "unavailable")
@@ -578,4 +585,16 @@ func TestSwitchingToContinueResumesThousandsOfHeldKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, storetest.OrderingKeysStateForTestRow{WithHead: 0, Due: keys, Waiting: 0}, state,
 		"every key's next hook is due, and no key has a head")
+}
+
+// withRuntimeParam adds a PostgreSQL setting to a connection URL, which
+// pgx sends when the session starts.
+func withRuntimeParam(t *testing.T, dbURL, name, value string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set(name, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
