@@ -238,30 +238,17 @@ func TestResumeAHeldKey(t *testing.T) {
 func TestAResumeRacingAClaimOfTheRetriedHeadLeavesTheKey(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.holdProject()
-	past := b.dbNow().Add(-time.Minute)
-	first := b.keyedHook("k", past)
-	next := b.keyedHook("k", past.Add(time.Second))
-	b.failForGood(first.ID)
-	b.waitBehind(next.ID)
-	waiting := b.storedHook(next.ID).RunAt
+	first, next, waiting := b.heldKeyK()
 
-	conn, err := pgx.Connect(b.ctx, b.dbURL)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close(context.Background()) })
-	tx, err := conn.Begin(b.ctx)
-	require.NoError(t, err)
+	tx := b.beginOwnTx(b.dbURL)
 	claim := storetest.New(tx)
-	_, err = claim.LeaseHookForTest(b.ctx, uuid.MustParse(first.ID))
+	_, err := claim.LeaseHookForTest(b.ctx, uuid.MustParse(first.ID))
 	require.NoError(t, err)
 	require.NoError(t, claim.TakeOrderingKeyForTest(b.ctx, uuid.MustParse(first.ID)))
 
 	resumed := make(chan response, 1)
 	go func() { resumed <- b.resumeOrderingKey("k") }()
-	require.Eventually(t, func() bool {
-		n, err := b.tq.CountLockWaitsForBulkTest(b.ctx)
-		return err == nil && n > 0
-	}, 10*time.Second, 5*time.Millisecond, "the resume waits for the key's row")
+	b.waitForALockWait("the resume waits for the key's row")
 	require.NoError(t, tx.Commit(b.ctx))
 
 	e := (<-resumed).requireError(t, http.StatusConflict, "conflict")
@@ -288,29 +275,16 @@ func TestAResumeRacingAClaimOfTheRetriedHeadLeavesTheKey(t *testing.T) {
 func TestAResumeChosenAsADeadlockVictimIsA503(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *app.Config) { c.DatabaseURL = withRuntimeParam(t, c.DatabaseURL, "deadlock_timeout", "5s") })
-	b.holdProject()
-	past := b.dbNow().Add(-time.Minute)
-	first := b.keyedHook("k", past)
-	next := b.keyedHook("k", past.Add(time.Second))
-	b.failForGood(first.ID)
-	b.waitBehind(next.ID)
-	waiting := b.storedHook(next.ID).RunAt
+	first, next, waiting := b.heldKeyK()
 
-	conn, err := pgx.Connect(b.ctx, withRuntimeParam(t, b.dbURL, "deadlock_timeout", "1min"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close(context.Background()) })
-	tx, err := conn.Begin(b.ctx)
-	require.NoError(t, err)
+	tx := b.beginOwnTx(withRuntimeParam(t, b.dbURL, "deadlock_timeout", "1min"))
 	other := storetest.New(tx)
 	require.NoError(t, other.TakeOrderingKeyForTest(b.ctx, uuid.MustParse(first.ID)))
 
 	resumed := make(chan response, 1)
 	go func() { resumed <- b.resumeOrderingKey("k") }()
-	require.Eventually(t, func() bool {
-		n, err := b.tq.CountLockWaitsForBulkTest(b.ctx)
-		return err == nil && n > 0
-	}, 10*time.Second, 5*time.Millisecond, "the resume has woken the next hook and waits for the key's row")
-	_, err = other.LeaseHookForTest(b.ctx, uuid.MustParse(next.ID))
+	b.waitForALockWait("the resume has woken the next hook and waits for the key's row")
+	_, err := other.LeaseHookForTest(b.ctx, uuid.MustParse(next.ID))
 	require.NoError(t, err, "the resume, whose deadlock check comes first, is the deadlock's victim")
 
 	res := <-resumed
@@ -597,4 +571,39 @@ func withRuntimeParam(t *testing.T, dbURL, name, value string) string {
 	q.Set(name, value)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// heldKeyK makes key "k" held: its first hook failed for good under
+// "hold", its next one waits behind it (run_at as it waits).
+func (b bundle) heldKeyK() (first, next hookJSON, waiting *time.Time) {
+	b.t.Helper()
+	b.holdProject()
+	past := b.dbNow().Add(-time.Minute)
+	first = b.keyedHook("k", past)
+	next = b.keyedHook("k", past.Add(time.Second))
+	b.failForGood(first.ID)
+	b.waitBehind(next.ID)
+	return first, next, b.storedHook(next.ID).RunAt
+}
+
+// beginOwnTx opens a transaction on a connection of its own to dbURL,
+// outside the gateway, closed when the test ends.
+func (b bundle) beginOwnTx(dbURL string) pgx.Tx {
+	b.t.Helper()
+	conn, err := pgx.Connect(b.ctx, dbURL)
+	require.NoError(b.t, err)
+	b.t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	tx, err := conn.Begin(b.ctx)
+	require.NoError(b.t, err)
+	return tx
+}
+
+// waitForALockWait waits until a session of the test's database waits
+// for a lock another holds.
+func (b bundle) waitForALockWait(what string) {
+	b.t.Helper()
+	require.Eventually(b.t, func() bool {
+		n, err := b.tq.CountLockWaitsForBulkTest(b.ctx)
+		return err == nil && n > 0
+	}, 10*time.Second, 5*time.Millisecond, what)
 }
