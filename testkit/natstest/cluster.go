@@ -143,7 +143,7 @@ const clusterAttempts = 3
 func startCluster(t testing.TB, nodes []Node) (*Cluster, error) {
 	t.Helper()
 	c := &Cluster{Nodes: nodes}
-	var fatals []chan string
+	var fatals []<-chan string
 	shutdown := func() {
 		for _, s := range c.Servers {
 			s.Shutdown()
@@ -169,12 +169,8 @@ func startCluster(t testing.TB, nodes []Node) (*Cluster, error) {
 			shutdown()
 			return nil, fmt.Errorf("cluster node %s: %w", node.Name, err)
 		}
-		fatal := &fatalLogger{failed: make(chan string, 1)}
-		s.SetLogger(fatal, false, false)
-		go s.Start()
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 		c.Servers = append(c.Servers, s)
-		fatals = append(fatals, fatal.failed)
+		fatals = append(fatals, launch(t, s))
 	}
 	for i, s := range c.Servers {
 		if err := awaitReady(s, fatals[i]); err != nil {
@@ -183,6 +179,16 @@ func startCluster(t testing.TB, nodes []Node) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// launch starts s with a logger that reports its fatal error on the
+// channel it returns, and shuts s down when t ends.
+func launch(t testing.TB, s *server.Server) <-chan string {
+	fatal := &fatalLogger{failed: make(chan string, 1)}
+	s.SetLogger(fatal, false, false)
+	go s.Start()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return fatal.failed
 }
 
 // awaitReady waits until s takes connections, at most readyTimeout, or

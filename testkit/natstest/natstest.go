@@ -73,11 +73,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatalf("natstest: %v", err)
 	}
-	fatal := &fatalLogger{failed: make(chan string, 1)}
-	s.SetLogger(fatal, false, false)
-	go s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if err := awaitReady(s, fatal.failed); err != nil {
+	if err := awaitReady(s, launch(t, s)); err != nil {
 		t.Fatalf("natstest: server on port %d: %v", port, err)
 	}
 	return &Server{Server: s, StoreDir: opts.StoreDir, maxPayload: maxPayload}
