@@ -38,7 +38,11 @@ type costBundle struct {
 // setupCost makes a database where 2,000 hooks of one domain are due, with
 // the statistics autovacuum took while they were still an hour ahead: what
 // the claims of a burst meet in its first minute.
-func setupCost(t *testing.T) costBundle {
+func setupCost(t *testing.T) costBundle { return setupCostKeyed(t, 0) }
+
+// setupCostKeyed is setupCost with the hooks under keys ordering keys
+// (none for 0).
+func setupCostKeyed(t *testing.T, keys int32) costBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool, _ := pgtest.NewPool(t)
@@ -47,15 +51,28 @@ func setupCost(t *testing.T) costBundle {
 	project := fixture.Project(t, tq, domain, retry.Policy{MinRetries: 5, DelaySecs: 30,
 		Strategy: retry.StrategyExponential, BackoffFactor: 2, MaxDelaySecs: 3600, Jitter: true})
 	require.NoError(t, tq.InsertDueHooksForTest(ctx, storetest.InsertDueHooksForTestParams{
-		ProjectID: project, Domain: domain, N: 300,
+		ProjectID: project, Domain: domain, N: 300, Keys: keys,
 	}))
 	require.NoError(t, tq.ShiftHooksForTest(ctx, 3600))
 	require.NoError(t, tq.AnalyzeHooksForTest(ctx))
 	require.NoError(t, tq.ShiftHooksForTest(ctx, -3600))
 	require.NoError(t, tq.InsertDueHooksForTest(ctx, storetest.InsertDueHooksForTestParams{
-		ProjectID: project, Domain: domain, N: 1700,
+		ProjectID: project, Domain: domain, N: 1700, Keys: keys, First: 300,
 	}))
 	return costBundle{pool: pool, q: New(pool), tq: tq, project: project}
+}
+
+// claimQuarter is every fourth of the 2,000 due hooks: a claim of 500.
+func (b costBundle) claimQuarter(t *testing.T) []uuid.UUID {
+	t.Helper()
+	due, err := b.q.PrefetchDueHooks(context.Background(), PrefetchDueHooksParams{WindowSeconds: 1, MaxHooks: 2000})
+	require.NoError(t, err)
+	require.Len(t, due, 2000)
+	ids := make([]uuid.UUID, 0, 500)
+	for i := 0; i < len(due); i += 4 {
+		ids = append(ids, due[i].ID)
+	}
+	return ids
 }
 
 func TestThePollsLockCostIsLinearInTheHooksLocked(t *testing.T) {
@@ -105,6 +122,61 @@ func TestClaimCostWithListenerPresenceIsLinearInTheHooksClaimed(t *testing.T) {
 			require.EqualValues(t, 500, rows)
 			t.Logf("%.1f buffers per claimed hook", buffers/rows)
 			require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+		})
+	}
+}
+
+// maxHandledPerClaimedHook bounds the rows the claim's plan handles per
+// hook. A linear claim handles a few dozen; one that joins two of its
+// per-hook sets by comparing every pair handles the claim's size more
+// (500 for a claim of 500).
+const maxHandledPerClaimedHook = 100
+
+// A claim that leases none of its hooks, because their endpoint is paused
+// or their ordering keys are taken, or that leases the heads of as many
+// keys as it has hooks, does as much per hook as a plain one: each of its
+// sets with a row per hook is read once, never compared pair by pair with
+// another.
+func TestTheClaimsWorkIsLinearWhenItHoldsBlocksOrTakesKeys(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		keys   int32
+		paused bool
+	}{
+		"paused endpoint":     {paused: true},
+		"a key for each hook": {keys: 2000},
+		"ten keys":            {keys: 10},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCostKeyed(t, c.keys)
+			ctx := context.Background()
+			if c.paused {
+				require.NoError(t, b.tq.PausedDomainForTest(ctx, storetest.PausedDomainForTestParams{
+					ProjectID: b.project, Domain: "receiver.example.com",
+				}))
+			}
+			cost := pgtest.Measure(t, b.pool, claimHooks, 30.0, b.claimQuarter(t), 1.0)
+			require.EqualValues(t, 500, cost.Rows)
+			t.Logf("%.1f rows handled, %.1f buffers per claimed hook", cost.Handled/cost.Rows, cost.Buffers/cost.Rows)
+			require.Less(t, cost.Handled/cost.Rows, float64(maxHandledPerClaimedHook), "rows handled per claimed hook")
+			require.Less(t, cost.Buffers/cost.Rows, float64(maxBuffersPerClaimedHook), "buffers per claimed hook")
+			rows, err := b.q.ClaimHooks(ctx, ClaimHooksParams{LeaseSeconds: 30, AheadSeconds: 1, Ids: b.claimQuarter(t)})
+			require.NoError(t, err)
+			deferred := 0
+			for _, r := range rows {
+				if r.Deferred {
+					deferred++
+				}
+			}
+			switch {
+			case c.paused:
+				require.Equal(t, 500, deferred, "every hook held")
+			case c.keys == 2000:
+				require.Zero(t, deferred, "every hook the head of its key")
+			default:
+				require.GreaterOrEqual(t, deferred, 500-int(c.keys), "at most one hook leased per key")
+			}
 		})
 	}
 }

@@ -58,13 +58,24 @@ taken AS (
                    OR (a.status = 'failed' AND ap.ordering_on_failure = 'hold'))))
     RETURNING k.active_hook_id AS id
 ),
-blocked AS MATERIALIZED (
-    SELECT due.id,
-        CASE WHEN due.version IS DISTINCT FROM (SELECT s.xmin::text FROM hooks AS s WHERE s.id = due.id)
-             THEN now() + interval '100 milliseconds'
-             ELSE now() + interval '5 minutes' END AS until
-    FROM due
-    WHERE due.ordering_key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM taken WHERE taken.id = due.id)
+keyed AS MATERIALIZED (
+    SELECT m.id, m.project_id, m.domain, m.run_at, m.version, m.took_key
+    FROM (
+        SELECT u.id, u.project_id, u.domain, u.run_at, u.version, u.took, bool_or(u.took) OVER (PARTITION BY u.id) AS took_key
+        FROM (
+            SELECT due.id, due.project_id, due.domain, due.run_at, due.version, false AS took
+            FROM due
+            WHERE due.ordering_key IS NOT NULL
+            UNION ALL
+            SELECT taken.id, NULL, NULL, NULL, NULL, true FROM taken
+        ) AS u
+    ) AS m
+    WHERE NOT m.took
+),
+free AS MATERIALIZED (
+    SELECT due.id, due.project_id, due.domain, due.run_at FROM due WHERE due.ordering_key IS NULL
+    UNION ALL
+    SELECT keyed.id, keyed.project_id, keyed.domain, keyed.run_at FROM keyed WHERE keyed.took_key
 ),
 routed AS MATERIALIZED (
     SELECT pj.project_id, lp.listening,
@@ -92,51 +103,51 @@ probe AS (
         probe_hook_id = c.id,
         updated_at    = now()
     FROM (
-        SELECT DISTINCT ON (t.project_id, t.domain) t.project_id, t.domain, due.id
+        SELECT DISTINCT ON (t.project_id, t.domain) t.project_id, t.domain, free.id
         FROM troubled AS t
-        JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
-        WHERE t.paused_until <= now() AND NOT EXISTS (SELECT 1 FROM blocked WHERE blocked.id = due.id)
-        ORDER BY t.project_id, t.domain, due.run_at, due.id
+        JOIN free ON free.project_id = t.project_id AND free.domain = t.domain
+        WHERE t.paused_until <= now()
+        ORDER BY t.project_id, t.domain, free.run_at, free.id
     ) AS c
     WHERE b.project_id = c.project_id AND b.domain = c.domain AND b.paused_until <= now()
     RETURNING b.project_id, b.domain, b.paused_until, c.id AS probe_id
 ),
-paused AS MATERIALIZED (
-    SELECT due.id, COALESCE(pr.paused_until, GREATEST(t.paused_until, now() + interval '1 second')) AS until
-    FROM troubled AS t
-    JOIN due ON due.project_id = t.project_id AND due.domain = t.domain
-    LEFT JOIN probe AS pr ON pr.project_id = t.project_id AND pr.domain = t.domain
-    WHERE due.id IS DISTINCT FROM pr.probe_id
-      AND NOT EXISTS (SELECT 1 FROM blocked WHERE blocked.id = due.id)
-),
-held AS MATERIALIZED (
-    SELECT blocked.id, blocked.until, false AS by_listener FROM blocked
+decided AS (
+    SELECT keyed.id, keyed.project_id, keyed.run_at,
+        CASE WHEN keyed.version IS DISTINCT FROM (SELECT s.xmin::text FROM hooks AS s WHERE s.id = keyed.id)
+             THEN now() + interval '100 milliseconds'
+             ELSE now() + interval '5 minutes' END AS until,
+        false AS by_listener, false AS listening
+    FROM keyed
+    WHERE NOT keyed.took_key
     UNION ALL
-    SELECT paused.id, paused.until, false FROM paused
-    UNION ALL
-    SELECT due.id, routed.hold_until, true
-    FROM due JOIN routed ON routed.project_id = due.project_id
-    WHERE routed.hold_until IS NOT NULL AND NOT EXISTS (SELECT 1 FROM blocked WHERE blocked.id = due.id)
+    SELECT free.id, free.project_id, free.run_at,
+        CASE WHEN r.hold_until IS NOT NULL THEN r.hold_until
+             WHEN t.project_id IS NOT NULL AND free.id IS DISTINCT FROM pr.probe_id
+             THEN COALESCE(pr.paused_until, GREATEST(t.paused_until, now() + interval '1 second')) END,
+        r.hold_until IS NOT NULL, COALESCE(r.listening, false)
+    FROM free
+    LEFT JOIN routed AS r ON r.project_id = free.project_id
+    LEFT JOIN troubled AS t ON t.project_id = free.project_id AND t.domain = free.domain
+    LEFT JOIN probe AS pr ON pr.project_id = free.project_id AND pr.domain = free.domain
 )
 UPDATE hooks AS h
-SET lease_seq        = CASE WHEN held.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
-    lease_expires_at = CASE WHEN held.until IS NULL
+SET lease_seq        = CASE WHEN d.until IS NULL THEN h.lease_seq + 1 ELSE h.lease_seq END,
+    lease_expires_at = CASE WHEN d.until IS NULL
                             THEN now() + make_interval(secs => $1::float8) END,
-    run_at           = COALESCE(held.until, now() + make_interval(secs => $1::float8)),
+    run_at           = COALESCE(d.until, now() + make_interval(secs => $1::float8)),
     -- A pending hook that still has a lease expiry lost its previous lease.
-    redrives         = CASE WHEN held.until IS NOT NULL THEN h.redrives
+    redrives         = CASE WHEN d.until IS NOT NULL THEN h.redrives
                             WHEN h.status = 'pending' AND h.lease_expires_at IS NOT NULL
                             THEN h.redrives + 1 ELSE 0 END,
-    status           = CASE WHEN held.until IS NULL THEN 'pending' ELSE h.status END,
+    status           = CASE WHEN d.until IS NULL THEN 'pending' ELSE h.status END,
     -- Kept from the first hold on (a hook held again at the window's end
     -- still fell due when it first did); cleared by a lease.
-    held_due_at      = CASE WHEN held.by_listener THEN COALESCE(h.held_due_at, due.run_at)
-                            WHEN held.until IS NULL THEN NULL ELSE h.held_due_at END
-FROM due
-JOIN projects AS p ON p.id = due.project_id
-LEFT JOIN held ON held.id = due.id
-LEFT JOIN routed ON routed.project_id = due.project_id
-WHERE h.id = due.id
+    held_due_at      = CASE WHEN d.by_listener THEN COALESCE(h.held_due_at, d.run_at)
+                            WHEN d.until IS NULL THEN NULL ELSE h.held_due_at END
+FROM decided AS d
+JOIN projects AS p ON p.id = d.project_id
+WHERE h.id = d.id
 RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at, h.updated_at,
     h.attempts, h.retry_budget_base, h.lease_seq,
     -- A deferred hook has no lease: its value is not used.
@@ -146,10 +157,10 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
     -- The run_at the hook was claimed for, and the database clock as the
     -- row was returned: the caller publishes the DueHook no sooner than
     -- due_at - db_now after the answer reached it (see claim.releaseAt).
-    due.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
-    (held.until IS NOT NULL)::boolean AS deferred,
+    d.run_at::timestamptz AS due_at, clock_timestamp()::timestamptz AS db_now,
+    (d.until IS NOT NULL)::boolean AS deferred,
     -- Leased for the project's listener (DueHook.listener).
-    (held.until IS NULL AND COALESCE(routed.listening, false))::boolean AS listener
+    (d.until IS NULL AND d.listening)::boolean AS listener
 `
 
 type ClaimHooksParams struct {
@@ -210,50 +221,55 @@ type ClaimHooksRow struct {
 // head taken since this statement began (updated_at) may be a hook this
 // statement cannot see, so it counts as there. Keys are taken in key
 // order, so two claims wait for each other instead of deadlocking.
-// blocked: the claim's keyed hooks that did not get their key wait for the
-// head to finish, whose end wakes the next one (sundial_wake_ordering_key);
-// until then they are rechecked every 5 minutes, in case a wake is missed.
-// A row that changed since this statement's snapshot (the version locked
-// is not the one the snapshot sees: another xmin) may have been woken by a
-// head that finished after the snapshot, which the check above could not
-// see: it is looked at again in 100 ms instead.
-// Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
-// Retry-After"): probe takes, for each paused unit whose pause has ended,
-// its first due hook as the probe and moves the pause to the probe's lease
-// expiry (a concurrent claim that took the probe first makes the row fail
-// the re-checked condition, so one probe per pause). held is, for every
-// other due hook of a paused unit, where its run_at goes instead of being
-// leased: the pause's end (the probe's lease expiry once a probe is out),
-// or a second from now when another claim's probe raced this one. Such a
-// hook gets no lease, no attempt and no re-drive, keeps its status, and is
-// returned with deferred set, for the caller to leave out. Both start from
-// troubled (below), so with no paused endpoint they cost nothing per hook.
-// paused is MATERIALIZED: inlined, PostgreSQL re-ran it for every due hook
-// of the outer join (500 x 500 index probes per claim of 500).
+// keyed: the claim's keyed hooks, each with whether it took its key
+// (took_key). A window over due's keyed rows and taken's tells it, not a
+// join of the two: both are as large as the claim, and the plan, which
+// estimates each at a few rows, joined them by a nested loop, comparing
+// every pair (250,000 for a claim of 500). The same holds for every set
+// below that has a row per hook: each is read once, and only sets with a
+// row per unit or project (routed, troubled, probe) are joined to them.
+// free: the claim's hooks that may be leased as far as ordering goes (no
+// key, or the key taken). The keyed hooks that did not take their key are
+// blocked: they wait for the head to finish, whose end wakes the next one
+// (sundial_wake_ordering_key); until then they are rechecked every 5
+// minutes, in case a wake is missed (decided, below).
 // Listener presence (migration 00015, docs/listener.md "Routing"), one
 // probe of listener_presence's primary key per project of the claim, not
 // per hook: routed holds the due projects that are listening (a row
-// listener_live, migration 00028) or
-// holding (not listening, and the latest resume_until still ahead:
-// hold_until is that window's end). A listening project's hooks are leased
-// and returned with listener set; a holding project's are held until
-// hold_until, as a paused endpoint's, and held_due_at keeps when they fell
-// due, for the release (ReleaseListenerHeldHooks) to restore. Routing wins over the
-// circuit breaker: a listening project's deliveries do not go to its
-// domain, so its domain's pause neither holds them nor takes a probe from
-// them; a holding project's hooks wait for its listener, whatever the
-// breaker says, and take no probe either (the probe would be held, and the
-// pause held up until its lease ran out). MATERIALIZED for the reason paused
-// is: inlined, it would be re-run per due hook of each join.
-// troubled: the claim's units (project, domain) whose breaker holds a
-// pause, read with one probe of endpoint_breakers' key per distinct unit
-// rather than per hook (a burst's claim of 500 hooks to one domain: one
-// probe, not 1,000), and leaving out the routed projects. Usually empty,
-// which leaves probe and paused nothing to join.
-// held: where each hook that is not leased goes, and whether the listener
-// holds it (then held_due_at keeps its due time; a breaker's or a key's
-// hold leaves held_due_at as it was). None meets another: paused leaves
-// routed out, and both leave blocked out.
+// listener_live, migration 00028) or holding (not listening, and the
+// latest resume_until still ahead: hold_until is that window's end). A
+// listening project's hooks are leased and returned with listener set; a
+// holding project's are held until hold_until, as a paused endpoint's,
+// and held_due_at keeps when they fell due, for the release
+// (ReleaseListenerHeldHooks) to restore. Routing wins over the circuit
+// breaker: a listening project's deliveries do not go to its domain, so
+// its domain's pause neither holds them nor takes a probe from them; a
+// holding project's hooks wait for its listener, whatever the breaker
+// says, and take no probe either (the probe would be held, and the pause
+// held up until its lease ran out). MATERIALIZED, as troubled is: inlined,
+// it would be re-run for every hook it is joined to.
+// Paused endpoints (breaker.sql, docs/security.md "Circuit breaker and
+// Retry-After"): troubled is the claim's units (project, domain) whose
+// breaker holds a pause, read with one probe of endpoint_breakers' key per
+// distinct unit rather than per hook (a burst's claim of 500 hooks to one
+// domain: one probe, not 1,000), leaving out the routed projects. Usually
+// empty. MATERIALIZED: inlined, PostgreSQL re-ran it for every hook of the
+// outer join (500 x 500 index probes per claim of 500).
+// probe takes, for each troubled unit whose pause has ended, its first free
+// hook as the probe and moves the pause to the probe's lease expiry (a
+// concurrent claim that took the probe first makes the row fail the
+// re-checked condition, so one probe per pause).
+// decided: where each hook of the claim goes. until is NULL for a lease,
+// else where run_at goes instead: a blocked hook's recheck (a row that
+// changed since this statement's snapshot, whose locked version is not the
+// one the snapshot sees, may have been woken by a head that finished after
+// the snapshot, which taken could not see: it is looked at again in
+// 100 ms); a holding listener's hold_until, by_listener set (then
+// held_due_at keeps its due time; the other holds leave held_due_at as it
+// was); a paused unit's pause end (the probe's lease expiry once a probe
+// is out, or a second from now when another claim's probe raced this
+// one). A held hook gets no lease, no attempt and no re-drive, keeps its
+// status, and is returned with deferred set, for the caller to leave out.
 func (q *Queries) ClaimHooks(ctx context.Context, arg ClaimHooksParams) ([]ClaimHooksRow, error) {
 	rows, err := q.db.Query(ctx, claimHooks, arg.LeaseSeconds, arg.Ids, arg.AheadSeconds)
 	if err != nil {

@@ -2,11 +2,14 @@
 
 -- name: InsertDueHooksForTest :exec
 -- n new hooks of a project, to its domain, due since a second (a burst as
--- the claim finds it).
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at)
+-- the claim finds it), numbered from first. With keys > 0 they share that
+-- many ordering keys, hook i under key i % keys, each hook's postAt i
+-- microseconds later.
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, ordering_key)
 SELECT gen_random_uuid(), p.id, '/bench', sqlc.arg(domain), '{"n":1}'::jsonb,
-    now() - interval '1 second', now() - interval '1 second'
-FROM projects AS p, generate_series(1, sqlc.arg(n)::integer)
+    now() - interval '1 second' + make_interval(secs => g * 1e-6), now() - interval '1 second',
+    CASE WHEN sqlc.arg(keys)::integer > 0 THEN 'key-' || (g % sqlc.arg(keys)::integer) END
+FROM projects AS p, generate_series(sqlc.arg(first)::integer, sqlc.arg(first)::integer + sqlc.arg(n)::integer - 1) AS g
 WHERE p.id = sqlc.arg(project_id);
 
 -- name: PausedDomainForTest :exec

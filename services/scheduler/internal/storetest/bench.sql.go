@@ -41,24 +41,35 @@ func (q *Queries) DeferPausedForTest(ctx context.Context, arg DeferPausedForTest
 
 const insertDueHooksForTest = `-- name: InsertDueHooksForTest :exec
 
-INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at)
+INSERT INTO hooks (id, project_id, path, domain, data, post_at, run_at, ordering_key)
 SELECT gen_random_uuid(), p.id, '/bench', $1, '{"n":1}'::jsonb,
-    now() - interval '1 second', now() - interval '1 second'
-FROM projects AS p, generate_series(1, $2::integer)
-WHERE p.id = $3
+    now() - interval '1 second' + make_interval(secs => g * 1e-6), now() - interval '1 second',
+    CASE WHEN $2::integer > 0 THEN 'key-' || (g % $2::integer) END
+FROM projects AS p, generate_series($3::integer, $3::integer + $4::integer - 1) AS g
+WHERE p.id = $5
 `
 
 type InsertDueHooksForTestParams struct {
 	Domain    string
+	Keys      int32
+	First     int32
 	N         int32
 	ProjectID uuid.UUID
 }
 
 // Fixtures of the claim's benchmarks.
 // n new hooks of a project, to its domain, due since a second (a burst as
-// the claim finds it).
+// the claim finds it), numbered from first. With keys > 0 they share that
+// many ordering keys, hook i under key i % keys, each hook's postAt i
+// microseconds later.
 func (q *Queries) InsertDueHooksForTest(ctx context.Context, arg InsertDueHooksForTestParams) error {
-	_, err := q.db.Exec(ctx, insertDueHooksForTest, arg.Domain, arg.N, arg.ProjectID)
+	_, err := q.db.Exec(ctx, insertDueHooksForTest,
+		arg.Domain,
+		arg.Keys,
+		arg.First,
+		arg.N,
+		arg.ProjectID,
+	)
 	return err
 }
 
