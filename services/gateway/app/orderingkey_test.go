@@ -607,3 +607,84 @@ func (b bundle) waitForALockWait(what string) {
 		return err == nil && n > 0
 	}, 10*time.Second, 5*time.Millisecond, what)
 }
+
+// waitsBehind reports whether hook id was put off behind its key's head:
+// due five minutes after its postAt, as a claim leaves such a hook.
+func (b bundle) waitsBehind(id string) bool {
+	b.t.Helper()
+	h := b.storedHook(id)
+	require.NotNil(b.t, h.RunAt)
+	return h.RunAt.Sub(h.PostAt) >= 5*time.Minute
+}
+
+// A create puts off at once every hook of its keys that waits for an
+// earlier one, whatever the order the hooks were created in, and leaves
+// alone the key's first hook, a hook without a key, and a hook that is in
+// flight.
+func TestAKeysWaitingHooksArePutOffWhenCreated(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
+
+	first := b.keyedHook("in-order", at)
+	second := b.keyedHook("in-order", at.Add(time.Second))
+	require.False(t, b.waitsBehind(first.ID))
+	require.True(t, b.waitsBehind(second.ID))
+
+	later := b.keyedHook("reversed", at.Add(2*time.Second))
+	require.False(t, b.waitsBehind(later.ID), "alone in its key")
+	earlier := b.keyedHook("reversed", at.Add(time.Second))
+	require.False(t, b.waitsBehind(earlier.ID))
+	require.True(t, b.waitsBehind(later.ID), "put off behind the hook created after it")
+
+	body := fmt.Sprintf(`{"path":"/accounts","data":{},"postAt":%q,"orderingKey":"batch"}`, at.Format(time.RFC3339Nano))
+	res := b.postBatch([]string{body, body, body, `{"path":"/plain","data":{},"postAt":"` + at.Format(time.RFC3339Nano) + `"}`})
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	batch := res.hooks(t)
+	require.False(t, b.waitsBehind(batch[0].ID), "the batch's order breaks the tie")
+	require.True(t, b.waitsBehind(batch[1].ID))
+	require.True(t, b.waitsBehind(batch[2].ID))
+	require.False(t, b.waitsBehind(batch[3].ID), "no key")
+
+	inFlight := b.keyedHook("in-flight", at.Add(time.Second))
+	_, err := b.tq.LeaseHookForTest(b.ctx, uuid.MustParse(inFlight.ID))
+	require.NoError(t, err)
+	before := b.keyedHook("in-flight", at)
+	require.False(t, b.waitsBehind(before.ID))
+	require.Less(t, b.storedHook(inFlight.ID).RunAt.Sub(b.dbNow()), time.Minute, "its lease's expiry, not put off")
+}
+
+// A create whose key's first hook is locked (a claim or a result at work
+// on it) does not wait for it, and leaves its own hook to the claim: the
+// hook it would have put off behind that first one is not put off, since
+// that one's end may come before the create commits, and its wake would
+// not see the hook.
+func TestACreateDoesNotWaitForALockedFirstHookOfItsKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
+	first := b.keyedHook("k", at)
+
+	tx := b.beginOwnTx(b.dbURL)
+	require.NoError(t, storetest.New(tx).LockHookAtForTest(b.ctx, storetest.LockHookAtForTestParams{
+		ProjectID: uuid.MustParse(b.creds.ProjectID), PostAt: at,
+	}))
+	created := make(chan response, 1)
+	go func() {
+		created <- b.post(fmt.Sprintf(`{"path":"/accounts","data":{},"postAt":%q,"orderingKey":"k"}`,
+			at.Add(time.Second).Format(time.RFC3339Nano)))
+	}()
+	var res response
+	require.Eventually(t, func() bool {
+		select {
+		case res = <-created:
+			return true
+		default:
+			return false
+		}
+	}, 10*time.Second, 5*time.Millisecond, "the create waited for the locked hook")
+	require.NoError(t, tx.Rollback(b.ctx))
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	require.False(t, b.waitsBehind(first.ID))
+	require.False(t, b.waitsBehind(res.hook(t).ID), "left to the claim")
+}
