@@ -66,8 +66,8 @@ func (a *Applier) startWait(ctx context.Context, q *store.Queries, in attempt, h
 		ResponseExcerpt:        nonEmpty(in.excerpt),
 		AsyncDeadline:          &wait.AsyncDeadline,
 		AsyncTimeoutSecs:       &wait.TimeoutSeconds,
-		RequestHeaders:         in.request.object,
-		ResponseHeaders:        in.response.object,
+		RequestHeaders:         in.request.raw(),
+		ResponseHeaders:        in.response.raw(),
 		RequestHeadersOmitted:  in.request.omitted,
 		ResponseHeadersOmitted: in.response.omitted,
 	})
@@ -80,7 +80,7 @@ func (a *Applier) startWait(ctx context.Context, q *store.Queries, in attempt, h
 		if err := q.CompleteAnsweredAttempt(ctx, store.CompleteAnsweredAttemptParams{
 			HookID: in.hookID, Attempt: in.attempt, LeaseSeq: in.leaseSeq,
 			DurationSeconds: in.duration, ResponseExcerpt: nonEmpty(in.excerpt),
-			RequestHeaders: in.request.object, ResponseHeaders: in.response.object,
+			RequestHeaders: in.request.raw(), ResponseHeaders: in.response.raw(),
 			RequestHeadersOmitted: in.request.omitted, ResponseHeadersOmitted: in.response.omitted,
 		}); err != nil {
 			return nil, false, fmt.Errorf("complete answered attempt: %w", err)
