@@ -253,9 +253,6 @@ func insertTaken(ctx context.Context, q *store.Queries, batch []pending, taken [
 	if err != nil {
 		return fmt.Errorf("insert hooks: %w", postgres.Translate(err))
 	}
-	if err := putOffOrdered(ctx, q, arg.Ids, arg.OrderingKeys); err != nil {
-		return err
-	}
 	byID := make(map[uuid.UUID]store.Hook, len(rows))
 	for _, h := range rows {
 		byID[h.ID] = h
@@ -267,27 +264,6 @@ func insertTaken(ctx context.Context, q *store.Queries, batch []pending, taken [
 			return fmt.Errorf("insert hook %s: %w", batch[i].id, postgres.ErrNotFound)
 		}
 		outs[i].out.hook = h
-	}
-	return nil
-}
-
-// putOffOrdered puts off, in the create's transaction, the hooks of the
-// ordering keys of the hooks just inserted (ids, orderingKeys: element i
-// of each is hook i) that wait for an earlier hook of their key
-// (store.PutOffOrderedHooks), so that a burst of keyed hooks falls due
-// with only its keys' heads. A create without ordering keys costs nothing.
-func putOffOrdered(ctx context.Context, q *store.Queries, ids, orderingKeys []string) error {
-	var keyed []string
-	for i, k := range orderingKeys {
-		if k != "" {
-			keyed = append(keyed, ids[i])
-		}
-	}
-	if len(keyed) == 0 {
-		return nil
-	}
-	if err := q.PutOffOrderedHooks(ctx, keyed); err != nil {
-		return fmt.Errorf("put off ordered hooks: %w", postgres.Translate(err))
 	}
 	return nil
 }

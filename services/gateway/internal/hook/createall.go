@@ -160,9 +160,6 @@ func insertProject(ctx context.Context, q *store.Queries, projectID uuid.UUID, b
 	if err != nil {
 		return nil, fmt.Errorf("insert hooks: %w", postgres.Translate(err))
 	}
-	if err := putOffOrdered(ctx, q, arg.Ids, arg.OrderingKeys); err != nil {
-		return nil, err
-	}
 	return inBatchOrder(batch, rows)
 }
 

@@ -138,68 +138,6 @@ func (q *Queries) ListHeldOrderingKeys(ctx context.Context, arg ListHeldOrdering
 	return items, nil
 }
 
-const putOffOrderedHooks = `-- name: PutOffOrderedHooks :exec
-WITH keys AS (
-    SELECT DISTINCT n.project_id, n.ordering_key
-    FROM hooks AS n
-    WHERE n.id = ANY(CAST($1::text[] AS uuid[])) AND n.ordering_key IS NOT NULL
-),
-first AS (
-    SELECT f.id, f.project_id, f.ordering_key, f.post_at, f.created_at
-    FROM keys AS k
-    CROSS JOIN LATERAL (
-        SELECT o.id, o.project_id, o.ordering_key, o.post_at, o.created_at
-        FROM hooks AS o
-        WHERE o.project_id = k.project_id AND o.ordering_key = k.ordering_key AND o.run_at IS NOT NULL
-        ORDER BY o.post_at, o.created_at, o.id
-        LIMIT 1
-        FOR SHARE SKIP LOCKED
-    ) AS f
-    ORDER BY k.project_id, k.ordering_key
-),
-later AS (
-    SELECT h.id
-    FROM first
-    JOIN hooks AS h ON h.project_id = first.project_id AND h.ordering_key = first.ordering_key
-    WHERE h.run_at IS NOT NULL
-      AND (h.post_at, h.created_at, h.id) > (first.post_at, first.created_at, first.id)
-      AND h.run_at <= GREATEST(h.post_at, now())
-      AND h.attempts = 0 AND h.lease_expires_at IS NULL AND h.async_deadline IS NULL
-      AND NOT EXISTS (SELECT 1 FROM ordering_keys AS k
-                      WHERE k.project_id = h.project_id AND k.key = h.ordering_key AND k.active_hook_id = h.id)
-    FOR UPDATE OF h SKIP LOCKED
-)
-UPDATE hooks AS h
-SET run_at = GREATEST(h.post_at, now()) + interval '5 minutes'
-FROM later
-WHERE h.id = later.id
-`
-
-// After a create inserted keyed hooks (ids), puts off now, at intake,
-// every hook of their keys that cannot be its key's next delivery, where
-// the scheduler's claim would otherwise put it off when it falls due (its
-// blocked, queries.sql), writing it then while every hook due behind it
-// waited. Such a hook gets run_at = its due time + 5 minutes, the claim's
-// recheck: the end of the hook before it wakes it sooner
-// (sundial_wake_ordering_key), as it wakes the hooks a claim put off.
-//
-// first is each key's first unfinished hook this transaction could lock
-// FOR SHARE: the ones put off are only those after it, so that a hook
-// before each of them ends after this transaction commits, and the wake
-// of the last of those to end sees them. SKIP LOCKED: a first locked by a
-// claim or a result moves first to the next hook, which only leaves more
-// hooks for the claim, and no create waits for the scheduler or deadlocks
-// with it. A hook is put off only while it has never been tried, is not
-// leased, not waiting for an async answer, not its key's head
-// (ordering_keys), and due no later than its postAt (neither put off nor
-// held already); one that a claim or result has locked is skipped and
-// left to the claim. Keys are visited in order. The ids come as text, as
-// InsertHooks's do.
-func (q *Queries) PutOffOrderedHooks(ctx context.Context, ids []string) error {
-	_, err := q.db.Exec(ctx, putOffOrderedHooks, ids)
-	return err
-}
-
 const releaseHeldOrderingKey = `-- name: ReleaseHeldOrderingKey :execrows
 WITH held AS MATERIALIZED (
     SELECT k.updated_at FROM held_ordering_keys AS k
