@@ -269,3 +269,31 @@ func TestAHeadWaitingForItsAsyncAnswerKeepsTheKey(t *testing.T) {
 	b.claimN(t, 1)
 	b.requireLeased(t, second.ID)
 }
+
+// A hook created while its key's head is being finished by a transaction
+// that has not committed yet (a batch of results) is not left to the
+// 5-minute recheck. The head's end wakes the key's next hook as that
+// transaction sees it, which is not the new hook; the claim that finds
+// the head still unfinished, but its row locked, looks again soon.
+func TestAHookCreatedWhileItsHeadFinishesIsNotLeftWaiting(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	project := fixture.Project(t, b.q, domain, fixed30)
+	first := b.keyed(t, project, "k", -time.Second)
+	b.claimN(t, 1)
+	b.requireLeased(t, first.ID)
+
+	ctx := context.Background()
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	require.NoError(t, b.q.WithTx(tx).FinishHookForTest(ctx, first.ID))
+	next := b.keyed(t, project, "k", -time.Millisecond)
+	b.claimN(t, 0)
+	require.NoError(t, tx.Commit(ctx))
+
+	row := fixture.Get(t, b.q, next.ID)
+	require.Nil(t, row.LeaseExpiresAt)
+	require.NotNil(t, row.RunAt)
+	require.True(t, row.RunAt.Before(fixture.DBNow(t, b.q).Add(time.Second)), "looked at again within a second, not at %s", row.RunAt)
+}

@@ -100,24 +100,43 @@ taken AS (
 -- below that has a row per hook: each is read once, and only sets with a
 -- row per unit or project (routed, troubled, probe) are joined to them.
 keyed AS MATERIALIZED (
-    SELECT m.id, m.project_id, m.domain, m.run_at, m.version, m.took_key
+    SELECT m.id, m.project_id, m.domain, m.run_at, m.ordering_key, m.version, m.took_key
     FROM (
         SELECT u.*, bool_or(u.took) OVER (PARTITION BY u.id) AS took_key
         FROM (
-            SELECT due.id, due.project_id, due.domain, due.run_at, due.version, false AS took
+            SELECT due.id, due.project_id, due.domain, due.run_at, due.ordering_key, due.version, false AS took
             FROM due
             WHERE due.ordering_key IS NOT NULL
             UNION ALL
-            SELECT taken.id, NULL, NULL, NULL, NULL, true FROM taken
+            SELECT taken.id, NULL, NULL, NULL, NULL, NULL, true FROM taken
         ) AS u
     ) AS m
     WHERE NOT m.took
+),
+-- blocked: the keyed hooks that did not take their key, each with whether
+-- another transaction has its key's head locked (busy; FOR SHARE SKIP
+-- LOCKED finds it so): a batch of results may be finishing that head. The
+-- head's end wakes the key's next hook as its own transaction sees the
+-- key, so a hook created (or committed) since is not woken, while this
+-- claim, which cannot see the end before it commits, finds the head
+-- unfinished. A busy key's hooks are looked at again in 100 ms, not 5
+-- minutes (decided). Read by index, row by row, not joined to another
+-- per-hook set.
+blocked AS MATERIALIZED (
+    SELECT keyed.id, keyed.project_id, keyed.run_at, keyed.version,
+        (k.active_hook_id IS NOT NULL AND head.free IS NULL) AS busy
+    FROM keyed
+    LEFT JOIN ordering_keys AS k ON k.project_id = keyed.project_id AND k.key = keyed.ordering_key
+    LEFT JOIN LATERAL (
+        SELECT true AS free FROM hooks AS a WHERE a.id = k.active_hook_id FOR SHARE SKIP LOCKED
+    ) AS head ON true
+    WHERE NOT keyed.took_key
 ),
 -- free: the claim's hooks that may be leased as far as ordering goes (no
 -- key, or the key taken). The keyed hooks that did not take their key are
 -- blocked: they wait for the head to finish, whose end wakes the next one
 -- (sundial_wake_ordering_key); until then they are rechecked every 5
--- minutes, in case a wake is missed (decided, below).
+-- minutes, in case a wake is missed (blocked and decided, below).
 free AS MATERIALIZED (
     SELECT due.id, due.project_id, due.domain, due.run_at FROM due WHERE due.ordering_key IS NULL
     UNION ALL
@@ -188,21 +207,21 @@ probe AS (
 -- else where run_at goes instead: a blocked hook's recheck (a row that
 -- changed since this statement's snapshot, whose locked version is not the
 -- one the snapshot sees, may have been woken by a head that finished after
--- the snapshot, which taken could not see: it is looked at again in
--- 100 ms); a holding listener's hold_until, by_listener set (then
+-- the snapshot, which taken could not see, and a hook of a busy key may be
+-- missed by its head's wake: both are looked at again in 100 ms); a holding listener's hold_until, by_listener set (then
 -- held_due_at keeps its due time; the other holds leave held_due_at as it
 -- was); a paused unit's pause end (the probe's lease expiry once a probe
 -- is out, or a second from now when another claim's probe raced this
 -- one). A held hook gets no lease, no attempt and no re-drive, keeps its
 -- status, and is returned with deferred set, for the caller to leave out.
 decided AS (
-    SELECT keyed.id, keyed.project_id, keyed.run_at,
-        CASE WHEN keyed.version IS DISTINCT FROM (SELECT s.xmin::text FROM hooks AS s WHERE s.id = keyed.id)
+    SELECT blocked.id, blocked.project_id, blocked.run_at,
+        CASE WHEN blocked.busy
+                  OR blocked.version IS DISTINCT FROM (SELECT s.xmin::text FROM hooks AS s WHERE s.id = blocked.id)
              THEN now() + interval '100 milliseconds'
              ELSE now() + interval '5 minutes' END AS until,
         false AS by_listener, false AS listening
-    FROM keyed
-    WHERE NOT keyed.took_key
+    FROM blocked
     UNION ALL
     SELECT free.id, free.project_id, free.run_at,
         CASE WHEN r.hold_until IS NOT NULL THEN r.hold_until
