@@ -22,9 +22,9 @@ type recordedHeaders struct {
 // are only made storable (cleanText: a result the database refuses would
 // be redelivered for ever), and a name that comes twice is kept once with
 // all its values. The object is written by hand, not by encoding/json
-// (reflection over a map, its keys sorted), which was a tenth of the
-// scheduler's work in a keyed burst: the column is jsonb, so only the
-// meaning of the text counts, not its spacing or key order.
+// (reflection over a map, its keys sorted), since every attempt of every
+// result passes here: the column is jsonb, so only the meaning of the text
+// counts, not its spacing or key order.
 func recordHeaders(h *eventv1.Headers) recordedHeaders {
 	if h == nil {
 		return recordedHeaders{}
