@@ -103,7 +103,7 @@ func (b bundle) sequence(t *testing.T, d def) storetest.Sequence {
 	}
 	id := uuid.Must(uuid.NewV7())
 	seq, err := b.tq.InsertSequenceForTest(context.Background(), storetest.InsertSequenceForTestParams{
-		ID: id, ProjectID: b.project, Name: "seq-" + id.String()[:8] + id.String()[30:],
+		ID: id, ProjectID: b.project, Name: "seq-" + id.String(),
 		Schedule: json.RawMessage(d.schedule), Steps: json.RawMessage(d.steps),
 		StartInSeconds: d.startIn.Seconds(), EndInSeconds: end, CatchUp: d.catchUp, Overlap: d.overlap,
 	})
