@@ -57,6 +57,7 @@ func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	}
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		registerUUID(c.TypeMap())
+		registerJSON(c.TypeMap())
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

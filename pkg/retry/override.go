@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // OverrideField is the member of a hook that holds its own retry settings.
@@ -89,11 +90,24 @@ func optional[T any](v *T, check func(T) error) error {
 // ParseOverride decodes a hook's retry_override column. ok is false when the
 // hook has none (SQL NULL or JSON null). Absent optional fields take their
 // defaults: backoffFactor 2.0, maxDelaySecs 3600, jitter off.
+//
+// A claim and a batch of results read one per hook, and a project's hooks
+// share a few overrides, stored as the gateway normalised them: each
+// column's text is decoded once (parsedOverrides).
 func ParseOverride(raw json.RawMessage) (p Policy, ok bool, err error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return Policy{}, false, nil
 	}
+	if o, found := parsedOverrides.get(trimmed); found {
+		return o.policy, o.ok, o.err
+	}
+	p, ok, err = parseOverride(trimmed)
+	parsedOverrides.put(trimmed, parsedOverride{policy: p, ok: ok, err: err})
+	return p, ok, err
+}
+
+func parseOverride(trimmed []byte) (p Policy, ok bool, err error) {
 	var o Request
 	if err := json.Unmarshal(trimmed, &o); err != nil {
 		return Policy{}, false, fmt.Errorf("retry override: %w", err)
@@ -113,6 +127,41 @@ func ParseOverride(raw json.RawMessage) (p Policy, ok bool, err error) {
 		return Policy{}, false, fmt.Errorf("retry override: %w", err)
 	}
 	return p, true, nil
+}
+
+// maxParsedOverrides bounds parsedOverrides; past it the memo starts
+// again empty, so a process that meets many distinct overrides holds at
+// most this many.
+const maxParsedOverrides = 1024
+
+// parsedOverrides memoises parseOverride by the column's text.
+var parsedOverrides = overrideMemo{m: make(map[string]parsedOverride)}
+
+type parsedOverride struct {
+	policy Policy
+	ok     bool
+	err    error
+}
+
+type overrideMemo struct {
+	mu sync.Mutex
+	m  map[string]parsedOverride
+}
+
+func (o *overrideMemo) get(raw []byte) (parsedOverride, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	v, found := o.m[string(raw)]
+	return v, found
+}
+
+func (o *overrideMemo) put(raw []byte, v parsedOverride) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.m) >= maxParsedOverrides {
+		clear(o.m)
+	}
+	o.m[string(raw)] = v
 }
 
 func valueOr[T any](v *T, def T) T {

@@ -2,6 +2,7 @@ package retry_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -184,4 +185,24 @@ func TestEffectiveFallsBackToProjectOnBadOverride(t *testing.T) {
 	p, err := retry.Effective(projectDefaults, json.RawMessage(`{"minRetries":1}`))
 	require.Error(t, err)
 	require.Equal(t, projectDefaults, p)
+}
+
+// Overrides are decoded once and remembered: more distinct ones than the
+// memory holds, read twice over, and an unusable one read twice, each give
+// what decoding them afresh gives.
+func TestParseOverrideGivesTheSameAnswerEveryTime(t *testing.T) {
+	t.Parallel()
+	const n = 2500
+	for range 2 {
+		for i := range n {
+			raw := fmt.Sprintf(`{"minRetries":%d,"delaySecs":%d,"strategy":"fixed"}`, i%10, i+1)
+			p, ok, err := retry.ParseOverride(json.RawMessage(raw))
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, retry.Policy{MinRetries: i % 10, DelaySecs: i + 1, Strategy: "fixed", BackoffFactor: 2.0, MaxDelaySecs: 3600}, p)
+		}
+		_, ok, err := retry.ParseOverride(json.RawMessage(` {"minRetries":2,"strategy":"fixed"} `))
+		require.ErrorContains(t, err, "required")
+		require.False(t, ok)
+	}
 }
