@@ -12,11 +12,17 @@ import (
 )
 
 // hostWait is how long a delivery waits for a slot on its busy flow
-// before its hook is deferred. A fast receiver at its limit frees a slot
-// within a few milliseconds, so the wait serves it at the pace it answers;
-// a slow one holds the process's slot no longer than this (and a flow
-// whose deliveries take longer is not waited for at all: hostlimit).
-const hostWait = 100 * time.Millisecond
+// before its hook is deferred. A deferral is not free: it costs a result,
+// its write, a claim and a due message again, about what the delivery
+// itself costs, and on a machine short of processor time each one made
+// the next slot later still. So a hook waits in memory for a slot as long
+// as one is expected within a second (the flow's median answer and the
+// waiters ahead: hostlimit), costing a goroutine; once it has held its
+// pool slot as long as a slow delivery, the slot goes to the next hook as
+// a slow delivery's does (slot.go), so other hosts' hooks do not wait
+// behind it. A flow whose slots free
+// slower than this is not waited for at all.
+const hostWait = time.Second
 
 // takeHostSlot reserves a delivery slot for the hook's project on its host,
 // under the project's cap (0: none), waiting up to hostWait; or returns nil

@@ -8,11 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sundial-run/sundial/pkg/bus"
+	"github.com/sundial-run/sundial/pkg/event/eventv1"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/credential"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/dispatch"
 	"github.com/sundial-run/sundial/services/dispatcher/internal/fixture"
@@ -66,6 +69,39 @@ func TestHandleDefersAHookWhoseHostIsBusy(t *testing.T) {
 	require.Len(t, b.receiver.Received(), 1)
 	require.Zero(t, hosts.HostInFlight(key.Host), "the delivery gave its host slot back")
 	require.Equal(t, 1, hosts.Flow(key).Limit, "never above the ceiling")
+}
+
+// TestHandleWaitsForAFlowSlotThatFreesSoon: a hook whose flow is at its
+// limit, behind a delivery the receiver answers in 300 ms, waits in memory
+// for that slot and is delivered, rather than deferred: a deferral costs a
+// result, a claim and a due message, about what the delivery itself costs.
+func TestHandleWaitsForAFlowSlotThatFreesSoon(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	hosts := hostlimit.New(hostlimit.Config{Ceiling: 1})
+	h := b.limitedHandler(t, hosts)
+	first := b.dueHook(t, fixture.Project{ActiveKey: "k"})
+	second := proto.Clone(first).(*eventv1.DueHook)
+	second.HookId = uuid.NewString()
+	key := hostlimit.Key{Project: first.GetProjectId(), Host: hostlimit.Host(first.GetUrl())}
+
+	done := make(chan error, 1)
+	go func() { done <- b.handle(t, h, first) }()
+	require.Eventually(t, func() bool { return hosts.Flow(key).InFlight == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, b.handle(t, h, second))
+	require.NoError(t, <-done)
+
+	require.Len(t, b.receiver.Received(), 2, "the second hook waited for the first's slot")
+	last := fixture.LastResult(t, b.js)
+	require.NotNil(t, last)
+	require.Equal(t, second.GetHookId(), last.GetHookId())
+	require.Equal(t, eventv1.Outcome_OUTCOME_SUCCESS, last.GetOutcome())
 }
 
 func TestHandleSkipsAnExpiredLeaseEvenWhenTheHostIsBusy(t *testing.T) {
