@@ -52,8 +52,9 @@ type Config struct {
 	Now func() time.Time
 }
 
-// DefaultInitial is Config.Initial's default: the fixed per-host limit of
-// earlier releases, so that no receiver gets more at first than it did.
+// DefaultInitial is Config.Initial's default: a receiver new to the
+// dispatcher gets no more deliveries at once than a modest client sends,
+// and the limit grows from there as it answers.
 const DefaultInitial = 16
 
 // flowIdleTTL is how long a flow's learnt limit is kept once it has
