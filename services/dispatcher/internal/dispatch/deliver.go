@@ -14,14 +14,13 @@ import (
 // hostWait is how long a delivery waits for a slot on its busy flow
 // before its hook is deferred. A deferral is not free: it costs a result,
 // its write, a claim and a due message again, about what the delivery
-// itself costs, and on a machine short of processor time each one made
+// itself costs, and on a machine short of processor time each one makes
 // the next slot later still. So a hook waits in memory for a slot as long
 // as one is expected within a second (the flow's median answer and the
 // waiters ahead: hostlimit), costing a goroutine; once it has held its
 // pool slot as long as a slow delivery, the slot goes to the next hook as
 // a slow delivery's does (slot.go), so other hosts' hooks do not wait
-// behind it. A flow whose slots free
-// slower than this is not waited for at all.
+// behind it. A flow whose slots free slower than this is not waited for.
 const hostWait = time.Second
 
 // takeHostSlot reserves a delivery slot for the hook's project on its host,
