@@ -14,7 +14,8 @@ import (
 )
 
 // serverURL is the test server (withpg sets it), no migrated database
-// needed: the statements below read no table.
+// needed: the statements below read no table. testkit/pgtest, which says
+// the same, depends on this module, so it cannot be imported here.
 func serverURL() string {
 	for _, k := range []string{"SUNDIAL_TEST_DATABASE_URL", "SUNDIAL_DATABASE_URL"} {
 		if v := os.Getenv(k); v != "" {

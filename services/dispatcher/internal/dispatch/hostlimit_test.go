@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -86,9 +84,8 @@ func TestHandleWaitsForAFlowSlotThatFreesSoon(t *testing.T) {
 	})
 	hosts := hostlimit.New(hostlimit.Config{Ceiling: 1})
 	h := b.limitedHandler(t, hosts)
-	first := b.dueHook(t, fixture.Project{ActiveKey: "k"})
-	second := proto.Clone(first).(*eventv1.DueHook)
-	second.HookId = uuid.NewString()
+	hooks, _ := b.batch(t, 2)
+	first, second := hooks[0], hooks[1]
 	key := hostlimit.Key{Project: first.GetProjectId(), Host: hostlimit.Host(first.GetUrl())}
 
 	done := make(chan error, 1)
