@@ -114,7 +114,7 @@ func (in *sundial) BeginDelivery(ctx context.Context, t0 time.Time) []string {
 			in.profiled <- nil
 			return
 		}
-		files, err := in.s.Profile(ctx, filepath.Join(in.e.Cfg.Dir, "pprof"), in.p.name, time.Duration(in.e.Cfg.PprofSeconds)*time.Second, "scheduler", "dispatcher")
+		files, err := in.s.Profile(ctx, filepath.Join(in.e.Cfg.Dir, "pprof"), in.p.name, time.Duration(in.e.Cfg.PprofSeconds)*time.Second, "scheduler", "dispatcher", "notifier")
 		if err != nil {
 			in.e.Log.Warn("profile", "err", err)
 		}
