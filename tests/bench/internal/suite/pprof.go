@@ -13,7 +13,8 @@ import (
 
 // Profile fetches a CPU profile of each named service over the next d (the
 // services must have been built profiled) into dir/<prefix>-<service>.pprof,
-// plus a mutex profile taken at its end. It returns the files written.
+// plus mutex and heap profiles taken at its end. It returns the files
+// written.
 func (s *Suite) Profile(ctx context.Context, dir, prefix string, d time.Duration, names ...string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -30,10 +31,10 @@ func (s *Suite) Profile(ctx context.Context, dir, prefix string, d time.Duration
 			continue
 		}
 		wg.Go(func() {
-			for _, kind := range []string{"profile", "mutex"} {
-				url := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", addr, kind, int(d.Seconds()))
-				if kind == "mutex" {
-					url = fmt.Sprintf("http://%s/debug/pprof/mutex", addr)
+			for _, kind := range []string{"profile", "mutex", "heap"} {
+				url := fmt.Sprintf("http://%s/debug/pprof/%s", addr, kind)
+				if kind == "profile" {
+					url += fmt.Sprintf("?seconds=%d", int(d.Seconds()))
 				}
 				path := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.pprof", prefix, name, kind))
 				err := fetch(ctx, url, path)
