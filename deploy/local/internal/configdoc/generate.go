@@ -56,15 +56,16 @@ var (
 	}}
 	serviceExtras = map[string][]row{
 		"scheduler": {{
-			Vars: []string{"GOGC", "GOMEMLIMIT"}, Default: "`200`, `100MiB`",
+			Vars: []string{"GOGC", "GOMEMLIMIT"}, Default: "`200`, `75MiB`",
 			Meaning: "the Go runtime's; the scheduler's `main` sets these defaults when they are unset " +
-				"(half as many collections of a burst's batches, and a soft ceiling under the 192 MiB limit of " +
-				"[docs/operations.md](docs/operations.md))",
+				"(half as many collections of a burst's batches, and a soft ceiling that keeps the process under " +
+				"100 MiB resident, far below the 192 MiB limit of [docs/operations.md](docs/operations.md))",
 		}},
 		"dispatcher": {{
-			Vars: []string{"GOGC", "GOMEMLIMIT"}, Default: "`200`, `80MiB`",
+			Vars: []string{"GOGC", "GOMEMLIMIT"}, Default: "`200`, `70MiB`",
 			Meaning: "the Go runtime's; the dispatcher's `main` sets these defaults when they are unset " +
-				"(fewer collections of its short-lived heap, and a ceiling under 100 MiB)",
+				"(fewer collections of its short-lived heap, and a soft ceiling that keeps the process under " +
+				"100 MiB resident)",
 		}},
 	}
 )

@@ -35,10 +35,13 @@ func main() {
 // gc are the collector's defaults when the operator sets none. A burst
 // allocates a batch's rows, events and statements for every few hundred
 // hooks, and with Go's default (GOGC=100) collecting them was a large share
-// of the scheduler's CPU; collecting half as often halves that, and the
-// soft limit keeps the heap under the memory limit that charts/sundial gives
-// the scheduler's container (docs/operations.md, "Resources").
-var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 100}
+// of the scheduler's CPU; collecting half as often halves that. The soft
+// limit caps what GOGC lets a burst's garbage grow to, so that the whole
+// process (the limit counts the Go runtime's memory, not the binary's pages)
+// stays under 100 MiB resident, far below the memory limit that
+// charts/sundial gives the scheduler's container (docs/operations.md,
+// "Resources").
+var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 75}
 
 func run() error {
 	gcdefault.Apply(gc)
