@@ -62,10 +62,9 @@ var (
 				"100 MiB resident, far below the 192 MiB limit of [docs/operations.md](docs/operations.md))",
 		}},
 		"dispatcher": {{
-			Vars: []string{"GOGC", "GOMEMLIMIT"}, Default: "`200`, `70MiB`",
+			Vars: []string{"GOGC", "GOMEMLIMIT"}, Default: "`200`, `80MiB`",
 			Meaning: "the Go runtime's; the dispatcher's `main` sets these defaults when they are unset " +
-				"(fewer collections of its short-lived heap, and a soft ceiling that keeps the process under " +
-				"100 MiB resident)",
+				"(fewer collections of its short-lived heap, and a ceiling under 100 MiB)",
 		}},
 	}
 )

@@ -36,10 +36,9 @@ func main() {
 // gc are the collector's defaults when the operator sets none: the
 // dispatcher's heap is small and short-lived (a delivery's buffers), so
 // collecting half as often saves CPU in a burst, and the soft memory limit
-// caps what GOGC lets it grow to, so that the whole process (the limit
-// counts the Go runtime's memory, not the binary's pages) stays under
-// 100 MiB resident.
-var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 70}
+// keeps the heap under the memory limit that charts/sundial gives the
+// dispatcher's container whatever GOGC lets it grow to.
+var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 80}
 
 func run() error {
 	gcdefault.Apply(gc)
