@@ -36,11 +36,11 @@ func main() {
 // allocates a batch's rows, events and statements for every few hundred
 // hooks, and with Go's default (GOGC=100) collecting them was a large share
 // of the scheduler's CPU; collecting half as often halves that. The soft
-// limit caps what GOGC lets a burst's garbage grow to, so that the whole
-// process (the limit counts the Go runtime's memory, not the binary's pages)
-// stays under 100 MiB resident, far below the memory limit that
-// charts/sundial gives the scheduler's container (docs/operations.md,
-// "Resources").
+// limit caps what GOGC lets a burst's garbage grow to, so that while the
+// live heap is small the whole process (the limit counts the Go runtime's
+// memory, not the binary's pages) stays under 100 MiB resident, far below
+// the memory limit that charts/sundial gives the scheduler's container
+// (docs/operations.md, "Resources").
 var gc = gcdefault.Settings{GOGC: 200, MemoryLimitMiB: 75}
 
 func run() error {
