@@ -25,6 +25,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
 	"github.com/sundial-run/sundial/services/scheduler/internal/asyncwait"
+	"github.com/sundial-run/sundial/services/scheduler/internal/batchratio"
 	"github.com/sundial-run/sundial/services/scheduler/internal/breaker"
 	"github.com/sundial-run/sundial/services/scheduler/internal/claim"
 	"github.com/sundial-run/sundial/services/scheduler/internal/holdrelease"
@@ -63,6 +64,7 @@ type App struct {
 	window     *claim.Window // nil when just-in-time claiming is off
 	results    *result.Applier
 	batches    *result.Batcher
+	perResult  *batchratio.Ratio // counted by batches, read by claimer
 	waits      *asyncwait.Sweeper
 	holds      *holdrelease.Releaser
 	seqs       *sequencer.Sequencer
@@ -92,7 +94,7 @@ func NewWith(ctx context.Context, cfg Config, log *slog.Logger, opts ...telemetr
 		log.Warn("lease does not exceed the delivery timeout: hooks still being delivered will be re-driven; use this only in tests",
 			"lease", cfg.LeaseDuration, "delivery_timeout", DeliveryTimeout)
 	}
-	a := &App{cfg: cfg, log: log, tel: telemetry.Resolve(opts...)}
+	a := &App{cfg: cfg, log: log, tel: telemetry.Resolve(opts...), perResult: &batchratio.Ratio{}}
 	if err := a.connect(ctx); err != nil {
 		a.close()
 		return nil, err
@@ -123,15 +125,16 @@ func (a *App) connect(ctx context.Context) error {
 		return err
 	}
 	a.claimer, err = claim.New(a.pool, a.js, claim.Config{
-		BatchSize:      a.cfg.ClaimBatchSize,
-		Lease:          a.cfg.LeaseDuration,
-		PollInterval:   a.cfg.PollInterval,
-		MaxRedrives:    a.cfg.MaxRedrives,
-		MaxInFlight:    a.cfg.MaxInFlight,
-		DueBatch:       claim.DefaultDueBatch,
-		StreamReplicas: a.cfg.StreamReplicas,
-		TracerProvider: a.tel.Tracer,
-		MeterProvider:  a.tel.Meter,
+		BatchSize:         a.cfg.ClaimBatchSize,
+		Lease:             a.cfg.LeaseDuration,
+		PollInterval:      a.cfg.PollInterval,
+		MaxRedrives:       a.cfg.MaxRedrives,
+		MaxInFlight:       a.cfg.MaxInFlight,
+		ResultsPerMessage: a.perResult,
+		DueBatch:          claim.DefaultDueBatch,
+		StreamReplicas:    a.cfg.StreamReplicas,
+		TracerProvider:    a.tel.Tracer,
+		MeterProvider:     a.tel.Meter,
 	}, a.log)
 	if err != nil {
 		return err
@@ -166,6 +169,7 @@ func (a *App) connect(ctx context.Context) error {
 		MaxBatch: min(a.cfg.ResultBatch, a.cfg.ResultConcurrency),
 		Linger:   a.cfg.ResultLinger,
 		InFlight: resultBatchesInFlight,
+		Ratio:    a.perResult,
 	})
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
+	"github.com/sundial-run/sundial/services/scheduler/internal/batchratio"
 )
 
 // Backpressure. A claimed hook holds a lease; if it waits in the queues
@@ -43,8 +44,12 @@ const backpressureWait = 20 * time.Millisecond
 type admission struct {
 	js    jetstream.JetStream
 	limit int // 0: no bound
-	// perDue turns the due queue's messages into hooks.
-	perDue dueRatio
+	// perDue turns the due queue's messages into hooks (counted as this
+	// scheduler publishes them; other schedulers are assumed to batch
+	// alike), perResult the results queue's into results (counted as the
+	// result batcher decodes them; nil: a message counts once).
+	perDue    batchratio.Ratio
+	perResult *batchratio.Ratio
 
 	mu         sync.Mutex
 	inFlight   int
@@ -113,8 +118,11 @@ func (a *admission) refresh(ctx context.Context) {
 
 // measure counts the hooks waiting: the due messages no dispatcher has
 // taken, weighed by the hooks a DueHooks batch carries, and the results
-// queue's messages as they are (a batch of results counts once, an
-// undercount; the due queue bounds the deliveries that produce them).
+// queue's messages, weighed by the results an AttemptResults batch
+// carries. Results are counted one by one because the messages waiting
+// for their batch are held decoded in this process: while PostgreSQL
+// applies results slower than they come, counting a batch of results once
+// let claims go on until tens of thousands of results waited in memory.
 func (a *admission) measure(ctx context.Context) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -126,7 +134,7 @@ func (a *admission) measure(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return a.perDue.hooksIn(due) + int(results.CachedInfo().State.Msgs), nil
+	return a.perDue.ItemsIn(due) + a.perResult.ItemsIn(int(results.CachedInfo().State.Msgs)), nil
 }
 
 // untaken is the number of due messages no dispatcher holds: the
@@ -147,39 +155,14 @@ func (a *admission) untaken(ctx context.Context) (int, error) {
 	return int(c.CachedInfo().NumPending), nil
 }
 
-// dueRatio follows how many hooks a message of the due queue carries, so
-// that admission can turn the queue's message count into hooks. It weighs
-// recent claims most: the sums are halved whenever they pass dueRatioSpan
-// messages. Other schedulers are assumed to batch alike.
-type dueRatio struct {
-	mu    sync.Mutex
-	msgs  float64
-	hooks float64
-}
-
-const dueRatioSpan = 1000
-
-// count records the due messages of one claim.
-func (d *dueRatio) count(msgs []bus.Message) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+// countDue records the DueHooks messages of one claim in perDue.
+func (a *admission) countDue(msgs []bus.Message) {
+	n, hooks := 0, 0
 	for _, m := range msgs {
 		if m.Subject == event.SubjectDue {
-			d.msgs++
-			d.hooks += float64(max(m.Items, 1))
+			n++
+			hooks += max(m.Items, 1)
 		}
 	}
-	if d.msgs > dueRatioSpan {
-		d.msgs, d.hooks = d.msgs/2, d.hooks/2
-	}
-}
-
-// hooksIn estimates the hooks in n due messages.
-func (d *dueRatio) hooksIn(n int) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.msgs == 0 {
-		return n
-	}
-	return int(float64(n) * d.hooks / d.msgs)
+	a.perDue.Count(n, hooks)
 }

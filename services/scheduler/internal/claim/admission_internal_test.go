@@ -10,6 +10,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/scheduler/internal/batchratio"
 	"github.com/sundial-run/sundial/testkit/natstest"
 )
 
@@ -69,6 +70,32 @@ func TestAdmissionCountsTheHooksOfDueBatches(t *testing.T) {
 	require.Equal(t, 80, a.reserve(ctx, 100))
 }
 
+func TestAdmissionCountsTheResultsOfResultBatches(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	js := withStreams(t)
+	perResult := &batchratio.Ratio{}
+	a := &admission{js: js, limit: 100, perResult: perResult}
+	// Three messages in the results queue, each a batch of 25 results,
+	// as the result batcher decoded them.
+	var msgs []bus.Message
+	for m := range 3 {
+		results := make([]*eventv1.AttemptResult, 25)
+		for i := range results {
+			results[i] = &eventv1.AttemptResult{HookId: fmt.Sprint("h", m, "-", i), LeaseSeq: 1}
+		}
+		msgs = append(msgs, bus.AttemptResults(results))
+	}
+	_, err := bus.NewPublisher(js).PublishAll(ctx, msgs)
+	require.NoError(t, err)
+	perResult.Count(3, 75)
+
+	n, err := a.measure(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 75, n, "three messages of the results queue carry 75 results")
+	require.Equal(t, 25, a.reserve(ctx, 100))
+}
+
 func TestAdmissionCountsOnlyTheDueMessagesNoDispatcherTook(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -106,7 +133,7 @@ func publishDueBatches(t *testing.T, js jetstream.JetStream, a *admission, n int
 		}
 	}
 	require.Len(t, msgs, n)
-	a.perDue.count(msgs)
+	a.countDue(msgs)
 	_, err := bus.NewPublisher(js).PublishAll(t.Context(), msgs)
 	require.NoError(t, err)
 }

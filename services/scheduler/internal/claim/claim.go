@@ -103,7 +103,7 @@ func New(db DB, js jetstream.JetStream, cfg Config, log *slog.Logger) (*Claimer,
 		pub:         bus.NewPublisher(js).WaitForLeader(electionWait),
 		cfg:         cfg,
 		log:         log.With("component", "claimer"),
-		admit:       &admission{js: js, limit: cfg.MaxInFlight},
+		admit:       &admission{js: js, limit: cfg.MaxInFlight, perResult: cfg.ResultsPerMessage},
 		instruments: in,
 	}, nil
 }

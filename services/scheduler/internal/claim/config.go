@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sundial-run/sundial/services/scheduler/internal/batchratio"
 )
 
 // Config tunes a Claimer.
@@ -31,6 +33,10 @@ type Config struct {
 	// the due and results queues) at which claiming pauses; 0 means no
 	// bound. See admission.go.
 	MaxInFlight int
+	// ResultsPerMessage follows the results an AttemptResults message
+	// carries, for MaxInFlight's count of the results queue; the result
+	// batcher counts them as it decodes. nil counts a message as one.
+	ResultsPerMessage *batchratio.Ratio
 	// StreamReplicas are the replicas of the streams the claimer re-creates
 	// when a publish found none (SUNDIAL_STREAM_REPLICAS); 0 is taken as
 	// event.DefaultReplicas.

@@ -64,7 +64,7 @@ func (c *Claimer) messages(ctx context.Context, rows []store.ClaimHooksRow, cloc
 	if batch.Len() > 0 {
 		msgs = append(msgs, batch.Take())
 	}
-	c.admit.perDue.count(msgs)
+	c.admit.countDue(msgs)
 	return msgs
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/failclass"
 	"github.com/sundial-run/sundial/pkg/postgres"
 	"github.com/sundial-run/sundial/pkg/telemetry"
+	"github.com/sundial-run/sundial/services/scheduler/internal/batchratio"
 	"github.com/sundial-run/sundial/services/scheduler/internal/outbox"
 	"github.com/sundial-run/sundial/services/scheduler/internal/store"
 )
@@ -46,6 +47,9 @@ type BatchConfig struct {
 	// database connection). While all are busy, results wait and the next
 	// batch grows.
 	InFlight int
+	// Ratio, when set, is told how many results each message carried
+	// (the claimer's bound on work in flight reads it).
+	Ratio *batchratio.Ratio
 }
 
 // Bounds of BatchConfig.
@@ -98,6 +102,7 @@ func (b *Batcher) Handle(ctx context.Context, d bus.Delivery) error {
 	if err != nil {
 		return bus.Drop(err)
 	}
+	b.cfg.Ratio.Count(1, len(results))
 	return b.handleResults(ctx, results)
 }
 

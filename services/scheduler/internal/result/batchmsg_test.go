@@ -13,6 +13,7 @@ import (
 	"github.com/sundial-run/sundial/pkg/bus"
 	"github.com/sundial-run/sundial/pkg/event"
 	"github.com/sundial-run/sundial/pkg/event/eventv1"
+	"github.com/sundial-run/sundial/services/scheduler/internal/batchratio"
 	"github.com/sundial-run/sundial/services/scheduler/internal/fixture"
 	"github.com/sundial-run/sundial/services/scheduler/internal/result"
 )
@@ -43,6 +44,21 @@ func TestBatchMessageAppliesEveryResult(t *testing.T) {
 	require.Equal(t, "retry", row.Status)
 	require.Equal(t, "HTTP 503", *row.FailureError)
 	require.Len(t, fixture.Attempts(t, b.q, failure.ID), 1)
+}
+
+func TestBatchMessageCountsItsResults(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ratio := &batchratio.Ratio{}
+	batcher := runBatcher(t, b.applier, result.BatchConfig{MaxBatch: 10, Linger: time.Millisecond, InFlight: 1, Ratio: ratio})
+	var rs []*eventv1.AttemptResult
+	for range 3 {
+		rs = append(rs, resultFor(b.leased(t, fixed30, time.Minute), eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
+	}
+	require.NoError(t, batcher.Handle(context.Background(), batchDelivery(t, 1, rs...)))
+	// The claimer's bound on work in flight reads two such messages
+	// waiting in the results queue as six results.
+	require.Equal(t, 6, ratio.ItemsIn(2))
 }
 
 func TestBatchMessageRedeliveredAppliesOnce(t *testing.T) {
