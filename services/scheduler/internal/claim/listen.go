@@ -25,6 +25,7 @@ const notifyAhead = 10 * time.Second
 type note struct {
 	id    uuid.UUID
 	runAt time.Time
+	keyed bool // the hook has an ordering key
 }
 
 // listen forwards the trigger's notifications to Run on a connection of
@@ -67,19 +68,20 @@ func (w *Window) nudge() {
 	}
 }
 
-// parseNote reads "<uuid> <run_at in Unix microseconds>".
+// parseNote reads "<uuid> <run_at in Unix microseconds>", followed by
+// " k" for a hook with an ordering key (migration 00041).
 func parseNote(payload string) (note, bool) {
-	idText, microsText, ok := strings.Cut(payload, " ")
-	if !ok {
+	fields := strings.Split(payload, " ")
+	if len(fields) < 2 || len(fields) > 3 || len(fields) == 3 && fields[2] != "k" {
 		return note{}, false
 	}
-	id, err := uuid.Parse(idText)
+	id, err := uuid.Parse(fields[0])
 	if err != nil {
 		return note{}, false
 	}
-	micros, err := strconv.ParseInt(microsText, 10, 64)
+	micros, err := strconv.ParseInt(fields[1], 10, 64)
 	if err != nil {
 		return note{}, false
 	}
-	return note{id: id, runAt: time.UnixMicro(micros)}, true
+	return note{id: id, runAt: time.UnixMicro(micros), keyed: len(fields) == 3}, true
 }

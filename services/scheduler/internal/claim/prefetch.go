@@ -49,7 +49,7 @@ func (w *Window) startPrefetch(ctx context.Context) {
 // claims as soon, since while claims fill their batches the poll runs back
 // to back. Reads resume once the backlog is below a read's worth.
 func (w *Window) backlogged() bool {
-	return len(w.runAt) >= maxPrefetch && w.hasDue()
+	return len(w.queued) >= maxPrefetch && w.hasDue()
 }
 
 // prefetch reads the hooks due within the window.
@@ -83,7 +83,7 @@ func (w *Window) applyPrefetch(ctx context.Context, l loaded) {
 		w.learnOffset(l.clock)
 	}
 	for _, r := range l.rows {
-		w.add(r.ID, r.RunAt)
+		w.add(r.ID, r.RunAt, r.Keyed)
 	}
-	w.log.Debug("prefetched due hooks", "count", len(l.rows), "queued", len(w.runAt), "clock_offset", w.offset)
+	w.log.Debug("prefetched due hooks", "count", len(l.rows), "queued", len(w.queued), "clock_offset", w.offset)
 }

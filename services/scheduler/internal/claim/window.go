@@ -65,9 +65,9 @@ type Window struct {
 	now func() time.Time
 
 	// Owned by Run's goroutine.
-	queue  dueQueue
-	runAt  map[uuid.UUID]time.Time // the run_at each queued id waits for
-	offset time.Duration           // database clock minus local clock
+	queues [lanes]dueQueue
+	queued map[uuid.UUID]dueEntry // what each queued id waits for
+	offset time.Duration          // database clock minus local clock
 	// pausedUntil holds claims back while the queues are full (admission).
 	pausedUntil time.Time
 	// claiming counts the claims in flight; each reports on settled.
@@ -103,7 +103,7 @@ func NewWindow(c *Claimer, pool *pgxpool.Pool, cfg WindowConfig, log *slog.Logge
 		cfg:     cfg,
 		log:     log.With("component", "window"),
 		now:     time.Now,
-		runAt:   map[uuid.UUID]time.Time{},
+		queued:  map[uuid.UUID]dueEntry{},
 		notes:   make(chan note, 4096),
 		// Buffered for every claim and the one prefetch in flight, so
 		// their goroutines never block on a Run that has returned.
@@ -151,7 +151,7 @@ func (w *Window) Run(ctx context.Context) {
 		case <-w.nudges:
 			w.startPrefetch(ctx)
 		case n := <-w.notes:
-			w.add(n.id, n.runAt)
+			w.add(n.id, n.runAt, n.keyed)
 		case l := <-w.loaded:
 			w.applyPrefetch(ctx, l)
 		case c := <-w.settled:
@@ -196,11 +196,12 @@ func (w *Window) warm(ctx context.Context) {
 // local clock. While every claim slot is taken it stays off: the claim
 // that frees one re-arms it.
 func (w *Window) resetWake(t *time.Timer) {
-	if len(w.queue) == 0 || w.claiming >= w.cfg.claims() {
+	first, ok := w.first()
+	if !ok || w.claiming >= w.cfg.claims() {
 		t.Stop()
 		return
 	}
-	at := w.claimStart(w.queue[0].runAt)
+	at := w.claimStart(first.runAt)
 	if w.pausedUntil.After(at) {
 		at = w.pausedUntil
 	}
@@ -244,7 +245,8 @@ func (w *Window) claimDue(ctx context.Context) {
 // claimStart has come. The claim then takes every hook within ClaimAhead
 // (popDue).
 func (w *Window) hasDue() bool {
-	return len(w.queue) > 0 && !w.claimStart(w.queue[0].runAt).After(w.now())
+	first, ok := w.first()
+	return ok && !w.claimStart(first.runAt).After(w.now())
 }
 
 // claimStart is the local instant a claim starts for a hook due at runAt:
@@ -285,7 +287,7 @@ func (w *Window) applyClaim(c claimed) {
 		if !at.After(r.DbNow.Add(w.cfg.ClaimAhead)) {
 			at = r.DbNow.Add(w.cfg.claimLead() + lockedRetry)
 		}
-		w.add(r.ID, at)
+		w.add(r.ID, at, r.Keyed)
 	}
 }
 

@@ -25,7 +25,7 @@ func TestAClaimGathersTheHooksOfTheLastQuarterOfTheClaimAhead(t *testing.T) {
 	for ms := 160; ms <= 300; ms += 10 {
 		id := uuid.New()
 		due[id] = time.Duration(ms) * time.Millisecond
-		w.add(id, dbStart.Add(due[id]))
+		w.add(id, dbStart.Add(due[id]), false)
 	}
 
 	// The first is 160 ms from due: within the claim-ahead, not yet within
@@ -54,9 +54,9 @@ func TestAClaimGathersTheHooksOfTheLastQuarterOfTheClaimAhead(t *testing.T) {
 // reads *now; it has no database, so nothing may start a claim or a read.
 func testWindow(now *time.Time) *Window {
 	return &Window{
-		cfg:   WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: 200 * time.Millisecond},
-		now:   func() time.Time { return *now },
-		runAt: map[uuid.UUID]time.Time{},
+		cfg:    WindowConfig{Ahead: 5 * time.Second, Refresh: time.Second, ClaimAhead: 200 * time.Millisecond},
+		now:    func() time.Time { return *now },
+		queued: map[uuid.UUID]dueEntry{},
 	}
 }
 
@@ -76,10 +76,10 @@ func TestABackloggedWindowDoesNotReadAgain(t *testing.T) {
 	now := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
 	w := testWindow(&now)
 	for range maxPrefetch - 1 {
-		w.add(uuid.New(), now.Add(time.Second))
+		w.add(uuid.New(), now.Add(time.Second), false)
 	}
 	require.False(t, w.backlogged(), "fewer than a read's worth queued")
-	w.add(uuid.New(), now.Add(time.Second))
+	w.add(uuid.New(), now.Add(time.Second), true)
 	require.False(t, w.backlogged(), "a read's worth queued, none due yet")
 
 	now = now.Add(time.Second)
@@ -90,4 +90,53 @@ func TestABackloggedWindowDoesNotReadAgain(t *testing.T) {
 
 	require.Len(t, w.popDue(1), 1)
 	require.False(t, w.backlogged(), "one claimed: below a read's worth")
+}
+
+// Ordering keys with work left keep many keyed hooks due, all earlier than
+// a plain hook that falls due now: a claim takes the two lanes in turn,
+// so the plain hook is not held behind them, and takes either lane alone
+// once the other is empty.
+func TestAClaimTakesTheLanesInTurn(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
+	w := testWindow(&now)
+	keyed := map[uuid.UUID]bool{}
+	for i := range 6 {
+		id := uuid.New()
+		keyed[id] = true
+		w.add(id, now.Add(-time.Duration(10-i)*time.Second), true)
+	}
+	var plain []uuid.UUID
+	for i := range 2 {
+		id := uuid.New()
+		plain = append(plain, id)
+		w.add(id, now.Add(-time.Duration(2-i)*time.Millisecond), false)
+	}
+
+	got := w.popDue(3)
+	require.Equal(t, []bool{false, true, false}, lanesOf(got, keyed), "the two lanes in turn")
+	require.Equal(t, plain, []uuid.UUID{got[0], got[2]}, "each lane by run_at")
+	require.Equal(t, []bool{true, true, true, true, true}, lanesOf(w.popDue(10), keyed), "the keyed lane alone once the plain one is empty")
+	require.False(t, w.hasDue())
+}
+
+// A hook queued again for another run_at or lane is claimed once.
+func TestAHookQueuedAgainIsClaimedOnce(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
+	w := testWindow(&now)
+	id := uuid.New()
+	w.add(id, now.Add(-time.Second), false)
+	w.add(id, now.Add(-time.Second), true)
+	w.add(id, now.Add(-2*time.Second), true)
+	require.Equal(t, []uuid.UUID{id}, w.popDue(10))
+	require.False(t, w.hasDue())
+}
+
+func lanesOf(ids []uuid.UUID, keyed map[uuid.UUID]bool) []bool {
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		out[i] = keyed[id]
+	}
+	return out
 }

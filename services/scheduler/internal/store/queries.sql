@@ -1,8 +1,10 @@
 -- name: PrefetchDueHooks :many
 -- The hooks due within the next window_seconds by the database clock (an
--- indexed range read of hooks_due_idx, ids and times only), soonest first,
--- with the database's now so the caller can learn its clock offset.
-SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+-- indexed range read of hooks_due_idx, returning no hook's body), soonest first,
+-- with the database's now so the caller can learn its clock offset, and
+-- whether each has an ordering key (the window's lane).
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now,
+    (d.ordering_key IS NOT NULL)::boolean AS keyed
 FROM hooks AS d
 WHERE d.status IN ('pending', 'retry')
   AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8)
@@ -269,7 +271,8 @@ RETURNING h.id, h.project_id, h.path, h.domain, h.data, h.post_at, h.created_at,
 -- window_seconds by the database clock: a just-in-time claim that came too
 -- early (run_at > db_now) retries at run_at; one that found the row locked
 -- by another transaction (run_at <= db_now) retries shortly.
-SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now,
+    (d.ordering_key IS NOT NULL)::boolean AS keyed
 FROM hooks AS d
 WHERE d.id = ANY(sqlc.arg(ids)::uuid[])
   -- Unfinished, by run_at rather than status, for the reason

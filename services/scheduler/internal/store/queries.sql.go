@@ -379,7 +379,8 @@ func (q *Queries) LockDueHooks(ctx context.Context, batchSize int32) ([]uuid.UUI
 }
 
 const prefetchDueHooks = `-- name: PrefetchDueHooks :many
-SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now,
+    (d.ordering_key IS NOT NULL)::boolean AS keyed
 FROM hooks AS d
 WHERE d.status IN ('pending', 'retry')
   AND d.run_at <= now() + make_interval(secs => $1::float8)
@@ -396,11 +397,13 @@ type PrefetchDueHooksRow struct {
 	ID    uuid.UUID
 	RunAt time.Time
 	DbNow time.Time
+	Keyed bool
 }
 
 // The hooks due within the next window_seconds by the database clock (an
-// indexed range read of hooks_due_idx, ids and times only), soonest first,
-// with the database's now so the caller can learn its clock offset.
+// indexed range read of hooks_due_idx, returning no hook's body), soonest first,
+// with the database's now so the caller can learn its clock offset, and
+// whether each has an ordering key (the window's lane).
 func (q *Queries) PrefetchDueHooks(ctx context.Context, arg PrefetchDueHooksParams) ([]PrefetchDueHooksRow, error) {
 	rows, err := q.db.Query(ctx, prefetchDueHooks, arg.WindowSeconds, arg.MaxHooks)
 	if err != nil {
@@ -410,7 +413,12 @@ func (q *Queries) PrefetchDueHooks(ctx context.Context, arg PrefetchDueHooksPara
 	var items []PrefetchDueHooksRow
 	for rows.Next() {
 		var i PrefetchDueHooksRow
-		if err := rows.Scan(&i.ID, &i.RunAt, &i.DbNow); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.RunAt,
+			&i.DbNow,
+			&i.Keyed,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -422,7 +430,8 @@ func (q *Queries) PrefetchDueHooks(ctx context.Context, arg PrefetchDueHooksPara
 }
 
 const waitingHooks = `-- name: WaitingHooks :many
-SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now
+SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now,
+    (d.ordering_key IS NOT NULL)::boolean AS keyed
 FROM hooks AS d
 WHERE d.id = ANY($1::uuid[])
   -- Unfinished, by run_at rather than status, for the reason
@@ -440,6 +449,7 @@ type WaitingHooksRow struct {
 	ID    uuid.UUID
 	RunAt time.Time
 	DbNow time.Time
+	Keyed bool
 }
 
 // Of the given ids, those still waiting to be claimed within the next
@@ -455,7 +465,12 @@ func (q *Queries) WaitingHooks(ctx context.Context, arg WaitingHooksParams) ([]W
 	var items []WaitingHooksRow
 	for rows.Next() {
 		var i WaitingHooksRow
-		if err := rows.Scan(&i.ID, &i.RunAt, &i.DbNow); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.RunAt,
+			&i.DbNow,
+			&i.Keyed,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
