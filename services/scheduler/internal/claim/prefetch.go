@@ -13,9 +13,9 @@ import (
 // Window.loaded, so that reading thousands of ids never holds back the
 // claim of a hook that comes due meanwhile.
 
-// maxPrefetch bounds the hooks one prefetch read loads; beyond it (a burst
-// larger than this due within the window) the safety poll, which claims full
-// batches back to back, takes over.
+// maxPrefetch bounds the hooks one prefetch read loads in each lane
+// (queue.go); beyond it (a burst larger than this due within the window)
+// the safety poll, which claims full batches back to back, takes over.
 const maxPrefetch = 20000
 
 // loaded is what one prefetch read found.
@@ -27,9 +27,16 @@ type loaded struct {
 
 // startPrefetch starts a prefetch read unless one is running; then that
 // one is followed by another, since the ask may be for hooks it missed. A
-// window with a backlog reads nothing (backlogged).
+// lane with a backlog is not read (backlogged), and a window with one in
+// each lane reads nothing.
 func (w *Window) startPrefetch(ctx context.Context) {
-	if w.backlogged() {
+	var limits [lanes]int32
+	for l := range lanes {
+		if !w.backlogged(l) {
+			limits[l] = maxPrefetch
+		}
+	}
+	if limits == [lanes]int32{} {
 		return
 	}
 	if w.prefetching {
@@ -37,27 +44,34 @@ func (w *Window) startPrefetch(ctx context.Context) {
 		return
 	}
 	w.prefetching = true
-	w.workers.Go(func() { w.loaded <- w.prefetch(ctx) })
+	w.workers.Go(func() { w.loaded <- w.prefetch(ctx, limits) })
 }
 
-// backlogged reports whether the window already holds a read's worth of
-// hooks (maxPrefetch) and the first of them is due: its claims are behind.
-// A read then returns, earliest first, hooks due no sooner than those the
-// window holds; in a burst, mostly the very hooks it holds, read again
-// and again for nothing at a visible cost to PostgreSQL. Any hook a
-// read would add that the window lacks (a notification lost) the poll
-// claims as soon, since while claims fill their batches the poll runs back
-// to back. Reads resume once the backlog is below a read's worth.
-func (w *Window) backlogged() bool {
-	return len(w.queued) >= maxPrefetch && w.hasDue()
+// backlogged reports whether lane l already holds a read's worth of hooks
+// (maxPrefetch) and the first of them is due: its claims are behind. A
+// read of it then returns, earliest first, hooks due no sooner than those
+// the lane holds; in a burst, mostly the very hooks it holds, read again
+// and again for nothing at a visible cost to PostgreSQL. Any hook a read
+// would add that the window lacks (a notification lost) the poll claims as
+// soon, since while claims fill their batches the poll runs back to back.
+// Reads of the lane resume once its backlog is below a read's worth. The
+// count includes stale entries, which the lane drops as they reach its
+// head.
+func (w *Window) backlogged(l lane) bool {
+	if len(w.queues[l]) < maxPrefetch {
+		return false
+	}
+	e, ok := w.head(l)
+	return ok && !w.claimStart(e.runAt).After(w.now())
 }
 
-// prefetch reads the hooks due within the window.
-func (w *Window) prefetch(ctx context.Context) loaded {
+// prefetch reads the hooks due within the window, up to limits of each lane.
+func (w *Window) prefetch(ctx context.Context, limits [lanes]int32) loaded {
 	sent := w.now()
 	rows, err := w.queries.PrefetchDueHooks(ctx, store.PrefetchDueHooksParams{
 		WindowSeconds: w.cfg.Ahead.Seconds(),
-		MaxHooks:      maxPrefetch,
+		PlainMax:      limits[plainLane],
+		KeyedMax:      limits[keyedLane],
 	})
 	l := loaded{rows: rows, err: err}
 	if len(rows) > 0 {

@@ -68,28 +68,36 @@ func inMillis(ds []time.Duration) []time.Duration {
 	return out
 }
 
-// A window whose claims are behind by a read's worth of due hooks starts
-// no prefetch read (it would re-load what the window holds); once the
-// backlog is below that, or its first hook is not yet due, it reads again.
-func TestABackloggedWindowDoesNotReadAgain(t *testing.T) {
+// A lane whose claims are behind by a read's worth of due hooks is not
+// read again (it would re-load what the window holds), while the other
+// lane still is; a window with both behind starts no read. Once a lane's
+// backlog is below that, or its first hook is not yet due, it is read
+// again.
+func TestABackloggedLaneIsNotReadAgain(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
 	w := testWindow(&now)
 	for range maxPrefetch - 1 {
-		w.add(uuid.New(), now.Add(time.Second), false)
+		w.add(uuid.New(), now.Add(time.Second), true)
 	}
-	require.False(t, w.backlogged(), "fewer than a read's worth queued")
+	require.False(t, w.backlogged(keyedLane), "fewer than a read's worth queued")
 	w.add(uuid.New(), now.Add(time.Second), true)
-	require.False(t, w.backlogged(), "a read's worth queued, none due yet")
+	require.False(t, w.backlogged(keyedLane), "a read's worth queued, none due yet")
 
 	now = now.Add(time.Second)
-	require.True(t, w.backlogged(), "a read's worth queued and due")
+	require.True(t, w.backlogged(keyedLane), "a read's worth queued and due")
+	require.False(t, w.backlogged(plainLane), "the plain lane holds nothing")
+	for range maxPrefetch {
+		w.add(uuid.New(), now, false)
+	}
+	require.True(t, w.backlogged(plainLane))
 	w.startPrefetch(t.Context())
-	require.False(t, w.prefetching, "a backlogged window started a read")
-	require.False(t, w.prefetchAgain, "a backlogged window asked for a read later")
+	require.False(t, w.prefetching, "a window backlogged in both lanes started a read")
+	require.False(t, w.prefetchAgain, "a window backlogged in both lanes asked for a read later")
 
-	require.Len(t, w.popDue(1), 1)
-	require.False(t, w.backlogged(), "one claimed: below a read's worth")
+	require.Len(t, w.popDue(2), 2)
+	require.False(t, w.backlogged(keyedLane), "one claimed: below a read's worth")
+	require.False(t, w.backlogged(plainLane), "one claimed: below a read's worth")
 }
 
 // Ordering keys with work left keep many keyed hooks due, all earlier than

@@ -1,15 +1,27 @@
 -- name: PrefetchDueHooks :many
 -- The hooks due within the next window_seconds by the database clock (an
--- indexed range read of hooks_due_idx, returning no hook's body), soonest first,
--- with the database's now so the caller can learn its clock offset, and
--- whether each has an ordering key (the window's lane).
-SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now,
-    (d.ordering_key IS NOT NULL)::boolean AS keyed
-FROM hooks AS d
-WHERE d.status IN ('pending', 'retry')
-  AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8)
-ORDER BY d.run_at
-LIMIT sqlc.arg(max_hooks)::integer;
+-- indexed range read of hooks_due_idx, returning no hook's body), soonest
+-- first in each of the window's lanes (services/scheduler/internal/claim,
+-- queue.go): up to plain_max hooks without an ordering key and up to
+-- keyed_max with one, so that a backlog of keyed hooks due earlier does
+-- not fill the read and leave out the plain hooks due now. With the
+-- database's now, so the caller can learn its clock offset.
+SELECT p.id, p.run_at::timestamptz AS run_at, now()::timestamptz AS db_now, p.keyed::boolean AS keyed
+FROM (
+    (SELECT d.id, d.run_at, false AS keyed
+     FROM hooks AS d
+     WHERE d.status IN ('pending', 'retry') AND d.ordering_key IS NULL
+       AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8)
+     ORDER BY d.run_at
+     LIMIT sqlc.arg(plain_max)::integer)
+    UNION ALL
+    (SELECT d.id, d.run_at, true AS keyed
+     FROM hooks AS d
+     WHERE d.status IN ('pending', 'retry') AND d.ordering_key IS NOT NULL
+       AND d.run_at <= now() + make_interval(secs => sqlc.arg(window_seconds)::float8)
+     ORDER BY d.run_at
+     LIMIT sqlc.arg(keyed_max)::integer)
+) AS p;
 
 -- name: LockDueHooks :many
 -- The poll's choice: up to batch_size hooks due by the database clock (new,

@@ -379,18 +379,28 @@ func (q *Queries) LockDueHooks(ctx context.Context, batchSize int32) ([]uuid.UUI
 }
 
 const prefetchDueHooks = `-- name: PrefetchDueHooks :many
-SELECT d.id, d.run_at::timestamptz AS run_at, now()::timestamptz AS db_now,
-    (d.ordering_key IS NOT NULL)::boolean AS keyed
-FROM hooks AS d
-WHERE d.status IN ('pending', 'retry')
-  AND d.run_at <= now() + make_interval(secs => $1::float8)
-ORDER BY d.run_at
-LIMIT $2::integer
+SELECT p.id, p.run_at::timestamptz AS run_at, now()::timestamptz AS db_now, p.keyed::boolean AS keyed
+FROM (
+    (SELECT d.id, d.run_at, false AS keyed
+     FROM hooks AS d
+     WHERE d.status IN ('pending', 'retry') AND d.ordering_key IS NULL
+       AND d.run_at <= now() + make_interval(secs => $1::float8)
+     ORDER BY d.run_at
+     LIMIT $2::integer)
+    UNION ALL
+    (SELECT d.id, d.run_at, true AS keyed
+     FROM hooks AS d
+     WHERE d.status IN ('pending', 'retry') AND d.ordering_key IS NOT NULL
+       AND d.run_at <= now() + make_interval(secs => $1::float8)
+     ORDER BY d.run_at
+     LIMIT $3::integer)
+) AS p
 `
 
 type PrefetchDueHooksParams struct {
 	WindowSeconds float64
-	MaxHooks      int32
+	PlainMax      int32
+	KeyedMax      int32
 }
 
 type PrefetchDueHooksRow struct {
@@ -401,11 +411,14 @@ type PrefetchDueHooksRow struct {
 }
 
 // The hooks due within the next window_seconds by the database clock (an
-// indexed range read of hooks_due_idx, returning no hook's body), soonest first,
-// with the database's now so the caller can learn its clock offset, and
-// whether each has an ordering key (the window's lane).
+// indexed range read of hooks_due_idx, returning no hook's body), soonest
+// first in each of the window's lanes (services/scheduler/internal/claim,
+// queue.go): up to plain_max hooks without an ordering key and up to
+// keyed_max with one, so that a backlog of keyed hooks due earlier does
+// not fill the read and leave out the plain hooks due now. With the
+// database's now, so the caller can learn its clock offset.
 func (q *Queries) PrefetchDueHooks(ctx context.Context, arg PrefetchDueHooksParams) ([]PrefetchDueHooksRow, error) {
-	rows, err := q.db.Query(ctx, prefetchDueHooks, arg.WindowSeconds, arg.MaxHooks)
+	rows, err := q.db.Query(ctx, prefetchDueHooks, arg.WindowSeconds, arg.PlainMax, arg.KeyedMax)
 	if err != nil {
 		return nil, err
 	}
