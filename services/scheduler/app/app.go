@@ -53,6 +53,12 @@ const startupTimeout = 15 * time.Second
 // second).
 const resultBatchesInFlight = 4
 
+// resultBytesInFlight bounds the result messages decoded and waiting for
+// their batches, by encoded size (result.BatchConfig.MaxBytes). A result
+// with its attempt's headers is about a kilobyte encoded, so this holds
+// several thousand: the batches in flight and the next ones, full.
+const resultBytesInFlight = 8 << 20
+
 // App is a scheduler, connected and ready to Run.
 type App struct {
 	cfg        Config
@@ -170,6 +176,7 @@ func (a *App) connect(ctx context.Context) error {
 		Linger:   a.cfg.ResultLinger,
 		InFlight: resultBatchesInFlight,
 		Ratio:    a.perResult,
+		MaxBytes: resultBytesInFlight,
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/sundial-run/sundial/pkg/batch"
 	"github.com/sundial-run/sundial/pkg/bus"
@@ -50,6 +51,15 @@ type BatchConfig struct {
 	// Ratio, when set, is told how many results each message carried
 	// (the claimer's bound on work in flight reads it).
 	Ratio *batchratio.Ratio
+	// MaxBytes bounds the result messages decoded and waiting for their
+	// batches at once, by their encoded size (0: no bound). A message
+	// waits for room before it is decoded: while PostgreSQL applies
+	// results slower than they come, the others wait in the results queue,
+	// encoded, and the decoded results (several times their encoded size,
+	// mostly the attempts' headers) do not grow the heap past the
+	// scheduler's soft memory limit. A message larger than the bound takes
+	// all of it.
+	MaxBytes int
 }
 
 // Bounds of BatchConfig.
@@ -65,6 +75,7 @@ type Batcher struct {
 	a     *Applier
 	cfg   BatchConfig
 	queue *batch.Queue[pending, reply]
+	room  *semaphore.Weighted // nil: no bound (MaxBytes 0)
 }
 
 // pending is a result on its way into a batch.
@@ -83,11 +94,15 @@ type reply struct {
 
 // NewBatcher returns a Batcher applying results with a.
 func (a *Applier) NewBatcher(cfg BatchConfig) (*Batcher, error) {
-	if cfg.MaxBatch < 1 || cfg.MaxBatch > MaxBatchSize || cfg.Linger < 0 || cfg.Linger > MaxLinger || cfg.InFlight < 1 {
-		return nil, fmt.Errorf("result batcher: want a batch of 1 to %d, a linger of 0 to %s and at least one batch in flight, got %d, %s, %d",
-			MaxBatchSize, MaxLinger, cfg.MaxBatch, cfg.Linger, cfg.InFlight)
+	if cfg.MaxBatch < 1 || cfg.MaxBatch > MaxBatchSize || cfg.Linger < 0 || cfg.Linger > MaxLinger || cfg.InFlight < 1 || cfg.MaxBytes < 0 {
+		return nil, fmt.Errorf("result batcher: want a batch of 1 to %d, a linger of 0 to %s, at least one batch in flight and bytes not negative, got %d, %s, %d, %d",
+			MaxBatchSize, MaxLinger, cfg.MaxBatch, cfg.Linger, cfg.InFlight, cfg.MaxBytes)
 	}
-	return &Batcher{a: a, cfg: cfg, queue: batch.NewQueue[pending, reply]()}, nil
+	b := &Batcher{a: a, cfg: cfg, queue: batch.NewQueue[pending, reply]()}
+	if cfg.MaxBytes > 0 {
+		b.room = semaphore.NewWeighted(int64(cfg.MaxBytes))
+	}
+	return b, nil
 }
 
 // Handle is the bus.Handler of the scheduler's result consumer: it decodes
@@ -98,6 +113,13 @@ func (a *Applier) NewBatcher(cfg BatchConfig) (*Batcher, error) {
 // body malformed, is dropped: redelivering it would not make it readable,
 // and the leases of its hooks re-drive them.
 func (b *Batcher) Handle(ctx context.Context, d bus.Delivery) error {
+	if b.room != nil {
+		n := int64(min(len(d.Data), b.cfg.MaxBytes))
+		if err := b.room.Acquire(ctx, n); err != nil {
+			return fmt.Errorf("wait for room to decode results: %w", err)
+		}
+		defer b.room.Release(n)
+	}
 	results, err := event.DecodeResults(d.Header.Get(event.TypeHeader), d.Data)
 	if err != nil {
 		return bus.Drop(err)

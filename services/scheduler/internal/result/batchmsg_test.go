@@ -61,6 +61,28 @@ func TestBatchMessageCountsItsResults(t *testing.T) {
 	require.Equal(t, 6, ratio.ItemsIn(2))
 }
 
+// A message waits for room to be decoded while messages of MaxBytes in all
+// wait for their batches; one larger than the room takes all of it.
+func TestBatchMessageWaitsForRoomToBeDecoded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	hook := b.leased(t, fixed30, time.Minute)
+	d := batchDelivery(t, 1, resultFor(hook, eventv1.Outcome_OUTCOME_SUCCESS, 200, ""))
+	batcher := runBatcher(t, b.applier, result.BatchConfig{MaxBatch: 10, Linger: time.Millisecond, InFlight: 1, MaxBytes: len(d.Data) / 2})
+
+	release := batcher.TakeRoom()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := batcher.Handle(ctx, d)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "room", "the message waited for room, and gave up with its context")
+	require.Equal(t, "pending", fixture.Get(t, b.q, hook.ID).Status, "nothing applied")
+
+	release()
+	require.NoError(t, batcher.Handle(context.Background(), d), "a message larger than the room takes all of it")
+	require.Equal(t, "completed", fixture.Get(t, b.q, hook.ID).Status)
+}
+
 func TestBatchMessageRedeliveredAppliesOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
