@@ -65,7 +65,7 @@ func setupCostKeyed(t *testing.T, keys int32) costBundle {
 // claimQuarter is every fourth of the 2,000 due hooks: a claim of 500.
 func (b costBundle) claimQuarter(t *testing.T) []uuid.UUID {
 	t.Helper()
-	due, err := b.q.PrefetchDueHooks(context.Background(), PrefetchDueHooksParams{WindowSeconds: 1, MaxHooks: 2000})
+	due, err := b.q.PrefetchDueHooks(context.Background(), PrefetchDueHooksParams{WindowSeconds: 1, PlainMax: 2000, KeyedMax: 2000})
 	require.NoError(t, err)
 	require.Len(t, due, 2000)
 	ids := make([]uuid.UUID, 0, 500)
