@@ -54,8 +54,8 @@ type BatchConfig struct {
 	// MaxBytes bounds the result messages decoded and waiting for their
 	// batches at once, by their encoded size (0: no bound). A message
 	// waits for room before it is decoded: while PostgreSQL applies
-	// results slower than they come, the others wait in the results queue,
-	// encoded, and the decoded results (several times their encoded size,
+	// results slower than they come, the others wait encoded (taken by
+	// the consumer, or still in the results queue), and the decoded results (several times their encoded size,
 	// mostly the attempts' headers) do not grow the heap past the
 	// scheduler's soft memory limit. A message larger than the bound takes
 	// all of it.

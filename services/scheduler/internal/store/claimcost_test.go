@@ -84,6 +84,18 @@ func TestThePollsLockCostIsLinearInTheHooksLocked(t *testing.T) {
 	require.Less(t, buffers/rows, float64(maxBuffersPerClaimedHook), "buffers per locked hook")
 }
 
+// The prefetch's read of the keyed lane reads keyed hooks only: a window
+// of 2,000 plain hooks due costs it a few index pages, not a walk over
+// every one of them (hooks_due_keyed_idx, migration 00041).
+func TestThePrefetchsKeyedReadSkipsThePlainHooks(t *testing.T) {
+	t.Parallel()
+	b := setupCost(t)
+	rows, buffers := pgtest.Explain(t, b.pool, prefetchDueHooks, 1.0, int32(0), int32(2000))
+	require.Zero(t, rows)
+	t.Logf("%.0f buffers", buffers)
+	require.Less(t, buffers, float64(maxBuffersPerClaimedHook), "buffers to find no keyed hook among 2,000 plain ones")
+}
+
 func TestTheClaimsCostIsLinearInTheHooksClaimed(t *testing.T) {
 	t.Parallel()
 	b := setupCost(t)

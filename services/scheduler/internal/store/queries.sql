@@ -1,11 +1,12 @@
 -- name: PrefetchDueHooks :many
--- The hooks due within the next window_seconds by the database clock (an
--- indexed range read of hooks_due_idx, returning no hook's body), soonest
--- first in each of the window's lanes (services/scheduler/internal/claim,
--- queue.go): up to plain_max hooks without an ordering key and up to
--- keyed_max with one, so that a backlog of keyed hooks due earlier does
--- not fill the read and leave out the plain hooks due now. With the
--- database's now, so the caller can learn its clock offset.
+-- The hooks due within the next window_seconds by the database clock,
+-- returning no hook's body, soonest first in each of the window's lanes
+-- (services/scheduler/internal/claim, queue.go): up to plain_max hooks
+-- without an ordering key (a range read of hooks_due_idx) and up to
+-- keyed_max with one (of hooks_due_keyed_idx, migration 00041), so that a
+-- backlog of keyed hooks due earlier does not fill the read and leave out
+-- the plain hooks due now. With the database's now, so the caller can
+-- learn its clock offset.
 SELECT p.id, p.run_at::timestamptz AS run_at, now()::timestamptz AS db_now, p.keyed::boolean AS keyed
 FROM (
     (SELECT d.id, d.run_at, false AS keyed
