@@ -10,16 +10,17 @@ import (
 // The Window's queue: the near-due hooks by run_at, in two lanes, plain
 // hooks and hooks with an ordering key, each a min-heap, with what each id
 // waits for beside them (Window.queued). A heap may hold stale entries for
-// an id (queued again for another run_at); queued tells them apart.
+// an id (queued again for another run_at or lane); queued tells them
+// apart.
 //
-// Lanes keep ordering keys from slowing other traffic (docs/choices.md,
-// "Ordering keys"). A key's next hook falls due when its predecessor
-// finishes, so 10,000 keys with work left keep about 10,000 keyed hooks
-// due, all of them earlier than a plain hook that falls due now. In one
-// queue by run_at that hook waits for all of them whenever the claims are
-// held back (admission.go); with lanes each claim takes the two in turn,
-// so each gets at least half of the room while both wait, and either gets
-// all of it while the other is empty.
+// Lanes keep ordering keys from holding other traffic behind them
+// (docs/choices.md, "Ordering keys"). A key's next hook falls due when
+// its predecessor finishes, so 10,000 keys with work left keep about
+// 10,000 keyed hooks due, all of them earlier than a plain hook that falls
+// due now. In one queue by run_at that hook waits for all of them whenever
+// the claims are held back (admission.go); with lanes each claim takes the
+// two in turn, so each gets at least half of the room while both wait,
+// and either gets all of it while the other is empty.
 
 // lane is one of the Window's queues.
 type lane int
