@@ -27,6 +27,11 @@ func breakerSetup(t *testing.T) *bundle {
 	b.env["SUNDIAL_SCHEDULER_BREAKER_COOLDOWN"] = "1s"
 	b.env["SUNDIAL_SCHEDULER_BREAKER_MAX_COOLDOWN"] = "2s"
 	b.env["SUNDIAL_NOTIFIER_POLL_INTERVAL"] = "100ms"
+	// These tests count a request for every attempt: the suite's 2 s lease
+	// would let a loaded machine, slow to send and to apply a result,
+	// deliver a hook again and find its first result stale, a request sent
+	// with no attempt recorded.
+	b.env["SUNDIAL_LEASE_DURATION"] = "30s"
 	b.start(t, "scheduler")
 	b.start(t, "notifier")
 	return b
