@@ -64,7 +64,7 @@ func (q *dueQueue) Pop() any {
 // the same lane.
 func (w *Window) add(id uuid.UUID, runAt time.Time, keyed bool) {
 	e := dueEntry{id: id, runAt: runAt, lane: laneOf(keyed)}
-	if prev, ok := w.queued[id]; ok && prev.lane == e.lane && prev.runAt.Equal(runAt) {
+	if w.live(e) {
 		return
 	}
 	w.queued[id] = e
