@@ -435,29 +435,41 @@ func requireBatch(t *testing.T, res report.Result) {
 	require.Len(t, b.Load, 2)
 }
 
-// requireOrdering checks the ordering row: every keyed and flow hook
-// arrived, every key in order with a handoff for each hook but its first,
-// every request verified and where it was sent, and the ratios to the
-// burst and steady rows of the same run.
+// requireOrdering checks an ordering row: every keyed and flow hook
+// arrived, every key in order with a handoff for each hook but its first
+// (the baseline has no order), every request verified and where it was
+// sent, and the ratios to the burst and steady rows of the same run and,
+// for the keyed row, to its baseline.
 func requireOrdering(t *testing.T, rep report.Report, res report.Result) {
 	t.Helper()
 	o := res.Ordering
 	require.NotNil(t, o)
+	require.Equal(t, res.Scenario == "ordering-plain", o.Plain)
 	require.Equal(t, rep.Sizes["BENCH_ORDERING_KEYS"], o.Keys)
 	require.Equal(t, rep.Sizes["BENCH_ORDERING_PER_KEY"], o.PerKey)
 	require.Equal(t, o.Keys*o.PerKey, o.KeyedHooks)
-	require.Equal(t, res.Hooks, o.KeyedHooks+o.FlowHooks)
+	require.Equal(t, res.Hooks, o.KeyedHooks+o.FlowHooks+o.OtherHooks)
+	require.Positive(t, o.OtherHooks)
 	require.Zero(t, o.KeyedMissing)
 	require.Zero(t, o.FlowMissing)
-	require.Equal(t, o.Keys, o.Order.Keys)
-	require.Zero(t, o.Order.Violations())
-	require.Equal(t, o.KeyedHooks-o.Keys, o.Order.Handoff.Count, "a handoff for each hook but a key's first")
+	require.Zero(t, o.OtherMissing)
+	if o.Plain {
+		require.Zero(t, o.Order.Keys, "the baseline has no order to check")
+		require.Zero(t, o.VsPlain)
+	} else {
+		require.Equal(t, o.Keys, o.Order.Keys)
+		require.Zero(t, o.Order.Violations())
+		require.Equal(t, o.KeyedHooks-o.Keys, o.Order.Handoff.Count, "a handoff for each hook but a key's first")
+		require.Positive(t, o.VsPlain, "the baseline ran in the same run")
+		require.Positive(t, o.FlowVsPlainP99)
+		require.Positive(t, o.OtherVsPlainP99)
+	}
 	require.Zero(t, o.Misrouted)
 	require.Zero(t, o.BadSignatures)
 	require.GreaterOrEqual(t, o.Verified, res.Hooks)
 	require.Positive(t, o.DeliveriesPerSecond)
 	require.Positive(t, o.AllArrivedSeconds)
-	for _, l := range []stats.Summary{o.Keyed, o.Flow} {
+	for _, l := range []stats.Summary{o.Keyed, o.Flow, o.Other} {
 		require.Positive(t, l.Count)
 		require.LessOrEqual(t, l.P50Ms, l.P99Ms)
 		require.LessOrEqual(t, l.P99Ms, l.MaxMs)

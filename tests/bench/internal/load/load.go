@@ -65,6 +65,9 @@ type Spec struct {
 	// OrderingKey, when set, is the hook's orderingKey: the project's hooks
 	// of one key are delivered one at a time, in order of postAt.
 	OrderingKey string
+	// APIKey, when set, is the key of the project that creates the hook,
+	// instead of the client's own.
+	APIKey string
 }
 
 // Specs are one Spec per postAt, all at path, with the project's retries.
@@ -166,8 +169,12 @@ func (c *Client) create(ctx context.Context, i int, spec Spec) (check.Hook, int,
 	if err != nil {
 		return check.Hook{}, 1, err
 	}
+	apiKey := c.APIKey
+	if spec.APIKey != "" {
+		apiKey = spec.APIKey
+	}
 	for try := 1; ; try++ {
-		h, wait, err := c.post(ctx, body)
+		h, wait, err := c.post(ctx, apiKey, body)
 		if err == nil && wait == 0 {
 			return h, try, nil
 		}
@@ -184,15 +191,15 @@ func (c *Client) create(ctx context.Context, i int, spec Spec) (check.Hook, int,
 	}
 }
 
-// post sends one create; a 429 gives the wait it asks for and an error
-// describing it.
-func (c *Client) post(ctx context.Context, body []byte) (check.Hook, time.Duration, error) {
+// post sends one create as the project of apiKey; a 429 gives the wait it
+// asks for and an error describing it.
+func (c *Client) post(ctx context.Context, apiKey string, body []byte) (check.Hook, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/v1/hooks", bytes.NewReader(body))
 	if err != nil {
 		return check.Hook{}, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", c.APIKey)
+	req.Header.Set("X-API-Key", apiKey)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return check.Hook{}, 0, err

@@ -117,3 +117,27 @@ func TestRealisticReceiverCountsMisrouted(t *testing.T) {
 	require.Equal(t, 2, r.Misrouted())
 	require.Zero(t, r.BadSignatures())
 }
+
+// A path with its own signing key is verified with that key alone: another
+// project's hooks, signed with that project's key.
+func TestRealisticReceiverVerifiesAPathWithItsOwnKey(t *testing.T) {
+	t.Parallel()
+	r, err := StartHTTP(10)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, r.Close(ctx))
+	})
+	const otherKey = "whsec-other-key"
+	r.SetRealistic(&Realistic{SigningKey: testKey, PathKeys: map[string]string{"/other": otherKey}})
+	now := time.Now()
+	post := func(path, key string) int { return signedPost(t, r.URL()+path, uuid.NewString(), key, `{"n":1}`, now) }
+
+	require.Equal(t, http.StatusOK, post("/mine", testKey))
+	require.Equal(t, http.StatusOK, post("/other", otherKey))
+	require.Zero(t, r.BadSignatures())
+	require.Equal(t, http.StatusUnauthorized, post("/other", testKey), "the project's key on the other's path")
+	require.Equal(t, http.StatusUnauthorized, post("/mine", otherKey), "the other's key on the project's path")
+	require.Equal(t, 2, r.BadSignatures())
+}

@@ -159,11 +159,22 @@ type Realistic struct {
 	// verified with (Verify); a request that fails is answered 401 and
 	// counted (BadSignatures).
 	SigningKey string
-	Behaviour  Behaviour
+	// PathKeys, when set, are the signing keys of paths whose hooks
+	// another project sends (its own key), in place of SigningKey.
+	PathKeys  map[string]string
+	Behaviour Behaviour
 	// Routes, when set, is each hook's path by Sundial-Id: a request on
 	// another path, or of an id it does not hold, is counted (Misrouted)
 	// and answered as any other.
 	Routes map[uuid.UUID]string
+}
+
+// keyOf is the signing key of a request on path.
+func (real *Realistic) keyOf(path string) string {
+	if key, ok := real.PathKeys[path]; ok {
+		return key
+	}
+	return real.SigningKey
 }
 
 // SetRealistic makes the receiver realistic from its next request on; it
@@ -178,7 +189,7 @@ func (r *Receiver) answerRealistic(real *Realistic, req *http.Request, id uuid.U
 	if err != nil {
 		return http.StatusBadRequest
 	}
-	if real.SigningKey != "" && !Verify(real.SigningKey, req.Header, body, time.Now()) {
+	if key := real.keyOf(req.URL.Path); key != "" && !Verify(key, req.Header, body, time.Now()) {
 		r.badSigs.Add(1)
 		return http.StatusUnauthorized
 	}

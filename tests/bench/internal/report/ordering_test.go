@@ -40,6 +40,7 @@ func TestOrderingAgainstBurstAndSteady(t *testing.T) {
 	}
 	report.CompareOrdering(results)
 	o := results[4].Ordering
+	require.Zero(t, o.VsPlain, "no baseline row")
 	require.Equal(t, 5000.0, o.BurstDeliveriesPerSecond, "the same system's burst that passed")
 	require.Equal(t, 0.4, o.VsBurst)
 	require.Equal(t, 20.0, o.SteadyP99Ms)
@@ -58,4 +59,37 @@ func TestOrderingAgainstBurstAndSteady(t *testing.T) {
 	require.False(t, o.OK(), "a hook before its predecessor fails the run")
 	o.Order.Skipped, o.Misrouted = 0, 1
 	require.False(t, o.OK(), "so does a misrouted one")
+}
+
+// The ordering row is compared with its baseline of the same run (the
+// same hooks with no ordering key), which is printed without an order.
+func TestOrderingAgainstItsBaseline(t *testing.T) {
+	t.Parallel()
+	keyed := row("ordering", "sundial", 1200, 3000, nil)
+	keyed.Ordering = &report.Ordering{
+		Keys: 100, PerKey: 10, KeyedHooks: 1000, DeliveriesPerSecond: 2000,
+		Flow: stats.Summary{P99Ms: 30}, Other: stats.Summary{P99Ms: 40}, Order: check.Order{Keys: 100},
+	}
+	plain := row("ordering-plain", "sundial", 1200, 3000, nil)
+	plain.Ordering = &report.Ordering{
+		Keys: 100, PerKey: 10, Plain: true, KeyedHooks: 1000, DeliveriesPerSecond: 4000,
+		Flow: stats.Summary{P99Ms: 20}, Other: stats.Summary{P99Ms: 50},
+	}
+	results := []report.Result{keyed, plain}
+	report.CompareOrdering(results)
+	o := results[0].Ordering
+	require.Equal(t, 4000.0, o.PlainDeliveriesPerSecond)
+	require.Equal(t, 0.5, o.VsPlain)
+	require.Equal(t, 1.5, o.FlowVsPlainP99)
+	require.Equal(t, 0.8, o.OtherVsPlainP99)
+	require.Zero(t, results[1].Ordering.VsPlain, "the baseline is not compared with itself")
+
+	var out bytes.Buffer
+	report.Report{Results: results}.PrintTable(&out)
+	text := out.String()
+	require.Contains(t, text, "2000 deliveries/s (-; 0.50x the baseline's 4000/s)")
+	require.Contains(t, text, "p99 30.0 ms (-; 1.50x the baseline's)")
+	require.Contains(t, text, "p99 40.0 ms (0.80x the baseline's)")
+	require.Contains(t, text, "Ordering's baseline (sundial): 1000 hooks with no ordering key")
+	require.Equal(t, 1, bytes.Count(out.Bytes(), []byte("order: ")), "the baseline has no order")
 }

@@ -105,8 +105,12 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 	if p.realistic != nil {
 		specs = p.realistic.specs(p.realistic.postAts(t0))
 	}
+	var other suite.Credentials
 	if p.ordering != nil {
-		specs = p.ordering.specs(t0)
+		if other, err = createOther(ctx, in); err != nil {
+			return res, err
+		}
+		specs = p.ordering.specs(t0, other.APIKey)
 	}
 	if p.realistic != nil || p.ordering != nil {
 		postAts = postAts[:0]
@@ -126,7 +130,7 @@ func (e *Env) deliver(ctx context.Context, sys System, p plan) (res report.Resul
 		want, results = p.realistic.want(hooks)
 	}
 	if p.ordering != nil {
-		in.Receiver().SetRealistic(p.ordering.receiver(hooks, in.SigningKey()))
+		in.Receiver().SetRealistic(p.ordering.receiver(hooks, in.SigningKey(), other.SigningKey))
 	}
 	if created.Finished.After(t0) {
 		res.Notes = append(res.Notes, fmt.Sprintf("creation ended %.1f s after the first postAt: lateness includes creation", created.Finished.Sub(t0).Seconds()))

@@ -17,9 +17,9 @@ func TestOrderingShape(t *testing.T) {
 	t.Parallel()
 	o := &orderingShape{keys: 3, perKey: 4, rate: 10, flowSeconds: 2}
 	require.Equal(t, 12, o.keyed())
-	require.Equal(t, 32, o.hooks())
+	require.Equal(t, 36, o.hooks(), "12 keyed, 20 of the flow, 4 of the other project's")
 	t0 := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
-	specs := o.specs(t0)
+	specs := o.specs(t0, "other-api-key")
 	require.Len(t, specs, o.hooks())
 
 	require.Equal(t, orderingKey(0), specs[0].OrderingKey)
@@ -41,10 +41,17 @@ func TestOrderingShape(t *testing.T) {
 	for key, got := range seqs {
 		require.Equal(t, []int{3, 2, 1, 0}, got, key)
 	}
-	for i, s := range specs[o.keyed():] {
+	for i, s := range specs[o.keyed() : o.keyed()+o.flow()] {
 		require.Empty(t, s.OrderingKey, "the flow is plain")
+		require.Empty(t, s.APIKey, "and the project's")
 		require.Equal(t, orderingFlowPath, s.Path)
 		require.Equal(t, t0.Add(time.Duration(i)*100*time.Millisecond), s.PostAt)
+	}
+	for i, s := range specs[o.keyed()+o.flow():] {
+		require.Empty(t, s.OrderingKey, "the other flow is plain")
+		require.Equal(t, "other-api-key", s.APIKey, "and the other project's")
+		require.Equal(t, orderingOtherPath, s.Path)
+		require.Equal(t, t0.Add(time.Duration(i)*500*time.Millisecond), s.PostAt)
 	}
 	_, keyed := o.place(o.keyed())
 	require.False(t, keyed)
@@ -58,10 +65,12 @@ func TestOrderingShape(t *testing.T) {
 	require.Len(t, places, o.keyed())
 	require.Equal(t, check.Place{Key: 0, Seq: 3}, places[hooks[0].ID])
 
-	real := o.receiver(hooks, "key")
+	real := o.receiver(hooks, "key", "other-key")
 	require.Equal(t, "key", real.SigningKey)
+	require.Equal(t, map[string]string{orderingOtherPath: "other-key"}, real.PathKeys)
 	require.Equal(t, orderingKeyedPath, real.Routes[hooks[0].ID])
 	require.Equal(t, orderingFlowPath, real.Routes[hooks[o.keyed()].ID])
+	require.Equal(t, orderingOtherPath, real.Routes[hooks[o.keyed()+o.flow()].ID])
 
 	hooks[0].PostAt = hooks[3].PostAt
 	_, err = o.places(hooks)

@@ -43,10 +43,11 @@ type Scenario struct {
 	// take longer than the others; cmd/bench's TestQuickRealWorld runs
 	// them.
 	RealWorld bool
-	// Ordering says the scenario measures ordering keys (the Result's
-	// Ordering): a delivery scenario on Sundial alone, river having no
-	// ordering keys, compared with the burst and steady rows of the same
-	// run; cmd/bench's TestQuickBenchmark runs it beside them.
+	// Ordering says the scenario measures ordering keys, or is their
+	// baseline (the Result's Ordering): a delivery scenario on Sundial
+	// alone, river having no ordering keys, compared with the baseline and
+	// the burst and steady rows of the same run; cmd/bench's
+	// TestQuickBenchmark runs it beside them.
 	Ordering bool
 	// BulkJob says the scenario measures a bulk job (the Result's
 	// BulkJob): a delivery scenario on Sundial alone, whose job is the
@@ -94,11 +95,23 @@ var Registry = []Scenario{
 		Name: "ordering",
 		Description: func(c Config) string {
 			o := orderingOf(c)
-			return fmt.Sprintf("%d ordering keys x %d hooks due at the same instant, beside %d plain hooks/s for %d s; signatures verified",
-				o.keys, o.perKey, o.rate, o.flowSeconds)
+			return fmt.Sprintf("%d ordering keys x %d hooks due at the same instant, beside %d plain hooks/s and another project's %d for %d s; signatures verified",
+				o.keys, o.perKey, o.rate, o.otherRate(), o.flowSeconds)
 		},
 		Run: func(ctx context.Context, e *Env) (report.Result, error) {
-			return e.deliver(ctx, Systems[0], orderingPlan(e.Cfg))
+			return e.deliver(ctx, Systems[0], orderingPlan("ordering", e.Cfg, false))
+		},
+		Ordering: true,
+	},
+	{
+		Name: "ordering-plain",
+		Description: func(c Config) string {
+			o := orderingOf(c)
+			return fmt.Sprintf("ordering's baseline: the same %d hooks due at the same instant with no ordering key, beside the same flows",
+				o.keyed())
+		},
+		Run: func(ctx context.Context, e *Env) (report.Result, error) {
+			return e.deliver(ctx, Systems[0], orderingPlan("ordering-plain", e.Cfg, true))
 		},
 		Ordering: true,
 	},

@@ -90,6 +90,11 @@ func (in *sundial) ScheduleSpecs(ctx context.Context, specs []load.Spec) ([]chec
 // hooks' creation.
 func (in *sundial) API() *load.Client { return in.client }
 
+// CreateProject makes another project whose domain is the receiver's.
+func (in *sundial) CreateProject(ctx context.Context, name string) (suite.Credentials, error) {
+	return in.s.CreateProject(ctx, name, in.s.Receiver.Domain())
+}
+
 // SigningKey is the project's: Sundial signs with it.
 func (in *sundial) SigningKey() string { return in.s.Project.SigningKey }
 
