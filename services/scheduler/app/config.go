@@ -89,7 +89,8 @@ type Config struct {
 	// just-in-time claims running at once, 1 to 64: a hook that falls due
 	// while another claim is slow (a busy database) does not wait for it; each
 	// claim is one short transaction, so more claims in flight cost PostgreSQL
-	// more commits
+	// more commits; claims of hooks with an ordering key take all but one of
+	// them at most, leaving one to the other hooks
 	ClaimConcurrency int `env:"SUNDIAL_SCHEDULER_CLAIM_CONCURRENCY"`
 	// at least 1s; **in production it must exceed the 10 s delivery limit**
 	// (with room for queueing), or hooks still being delivered are re-driven

@@ -18,9 +18,12 @@ import (
 // its predecessor finishes, so 10,000 keys with work left keep about
 // 10,000 keyed hooks due, all of them earlier than a plain hook that falls
 // due now. In one queue by run_at that hook waits for all of them whenever
-// the claims are held back (admission.go); with lanes each claim takes the
-// two in turn, so each gets at least half of the room while both wait,
-// and either gets all of it while the other is empty.
+// the claims are held back (admission.go); with lanes the claims take the
+// two in turn, so each gets at least half of them while both wait, and
+// either gets all of them while the other is empty. A claim holds one
+// lane's hooks, and neither lane holds every claim in flight: a keyed
+// claim, which takes its keys and may wait on their rows, never holds up
+// a plain hook.
 
 // lane is one of the Window's queues.
 type lane int
@@ -89,45 +92,62 @@ func (w *Window) head(l lane) (dueEntry, bool) {
 	return dueEntry{}, false
 }
 
-// first is the queued hook due soonest, of either lane.
-func (w *Window) first() (dueEntry, bool) {
-	var out dueEntry
-	found := false
-	for l := range lanes {
-		if e, ok := w.head(l); ok && (!found || e.runAt.Before(out.runAt)) {
-			out, found = e, true
-		}
-	}
-	return out, found
+// laneClaims is how many of the claims in flight one lane may hold: all
+// but one, so that a lane whose claims are slow (a keyed claim takes its
+// keys and waits on their rows) always leaves a claim to the other.
+func (w *Window) laneClaims() int { return max(w.cfg.claims()-1, 1) }
+
+// slotFree reports whether lane l may start a claim now.
+func (w *Window) slotFree(l lane) bool {
+	return w.claiming[plainLane]+w.claiming[keyedLane] < w.cfg.claims() && w.claiming[l] < w.laneClaims()
 }
 
-// popDue takes up to limit claimable ids off the queue, from the two lanes
-// in turn while both have some.
-func (w *Window) popDue(limit int) []uuid.UUID {
-	horizon := w.claimHorizon()
-	var ids []uuid.UUID
-	turn := plainLane
-	for len(ids) < limit {
-		l, ok := w.dueLane(turn, horizon)
-		if !ok {
-			break
-		}
-		e := heap.Pop(&w.queues[l]).(dueEntry)
-		delete(w.queued, e.id)
-		ids = append(ids, e.id)
-		turn = (l + 1) % lanes
-	}
-	return ids
-}
-
-// dueLane is the lane whose turn it is if its head is claimable, else the
-// other if its head is.
-func (w *Window) dueLane(turn lane, horizon time.Time) (lane, bool) {
+// dueLane is the lane to start a claim of: the one whose turn it is if its
+// first hook's claimStart has come and it may start a claim, else the
+// other if so.
+func (w *Window) dueLane() (lane, bool) {
 	for i := range lanes {
-		l := (turn + i) % lanes
-		if e, ok := w.head(l); ok && !e.runAt.After(horizon) {
+		l := (w.turn + i) % lanes
+		if e, ok := w.head(l); ok && w.slotFree(l) && !w.claimStart(e.runAt).After(w.now()) {
 			return l, true
 		}
 	}
 	return 0, false
+}
+
+// nextClaimStart is the earliest instant a claim may start: the first
+// claimStart of the lanes that may start one.
+func (w *Window) nextClaimStart() (time.Time, bool) {
+	var at time.Time
+	found := false
+	for l := range lanes {
+		e, ok := w.head(l)
+		if !ok || !w.slotFree(l) {
+			continue
+		}
+		if s := w.claimStart(e.runAt); !found || s.Before(at) {
+			at, found = s, true
+		}
+	}
+	return at, found
+}
+
+// popDue takes up to limit of lane l's claimable ids off the queue (every
+// one due within ClaimAhead), and gives the next turn to the other lane.
+// A claim holds one lane's hooks only, so that a plain hook never waits
+// for a keyed claim's statement.
+func (w *Window) popDue(l lane, limit int) []uuid.UUID {
+	horizon := w.claimHorizon()
+	var ids []uuid.UUID
+	for len(ids) < limit {
+		e, ok := w.head(l)
+		if !ok || e.runAt.After(horizon) {
+			break
+		}
+		heap.Pop(&w.queues[l])
+		delete(w.queued, e.id)
+		ids = append(ids, e.id)
+	}
+	w.turn = (l + 1) % lanes
+	return ids
 }

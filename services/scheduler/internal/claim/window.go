@@ -70,8 +70,11 @@ type Window struct {
 	offset time.Duration          // database clock minus local clock
 	// pausedUntil holds claims back while the queues are full (admission).
 	pausedUntil time.Time
-	// claiming counts the claims in flight; each reports on settled.
-	claiming int
+	// claiming counts each lane's claims in flight; each reports on
+	// settled. turn is the lane whose claim starts next when both have
+	// hooks due.
+	claiming [lanes]int
+	turn     lane
 	// prefetching is set while a prefetch read runs (it reports on
 	// loaded); prefetchAgain asks for another once it is done.
 	prefetching, prefetchAgain bool
@@ -192,16 +195,15 @@ func (w *Window) warm(ctx context.Context) {
 	}
 }
 
-// resetWake arms the timer for the first queued hook, translated to the
-// local clock. While every claim slot is taken it stays off: the claim
-// that frees one re-arms it.
+// resetWake arms the timer for the next claim, translated to the local
+// clock. While no lane with hooks queued may start a claim it stays off:
+// the claim that frees a slot re-arms it.
 func (w *Window) resetWake(t *time.Timer) {
-	first, ok := w.first()
-	if !ok || w.claiming >= w.cfg.claims() {
+	at, ok := w.nextClaimStart()
+	if !ok {
 		t.Stop()
 		return
 	}
-	at := w.claimStart(first.runAt)
 	if w.pausedUntil.After(at) {
 		at = w.pausedUntil
 	}
@@ -219,11 +221,15 @@ func (w *Window) learnOffset(s clockSample) {
 	w.offset = s.dbNow.Sub(s.sent.Add(s.received.Sub(s.sent) / 2))
 }
 
-// claimDue starts claims, in batches, of every queued hook whose run_at
-// has come by the local estimate of the database clock, while claim slots
-// are free; the hooks left wait for a slot.
+// claimDue starts claims, in batches of one lane each, of every queued
+// hook whose run_at has come by the local estimate of the database clock,
+// while claim slots are free; the hooks left wait for a slot.
 func (w *Window) claimDue(ctx context.Context) {
-	for w.claiming < w.cfg.claims() && w.hasDue() {
+	for {
+		l, ok := w.dueLane()
+		if !ok {
+			return
+		}
 		limit := w.claimer.reserve(ctx)
 		if limit == 0 {
 			// The queues are full: the due hooks stay queued, and the
@@ -231,22 +237,18 @@ func (w *Window) claimDue(ctx context.Context) {
 			w.pausedUntil = w.now().Add(backpressureWait)
 			return
 		}
-		ids := w.popDue(limit)
+		ids := w.popDue(l, limit)
 		w.claimer.release(limit - len(ids))
 		if len(ids) == 0 {
 			return
 		}
-		w.claiming++
-		w.workers.Go(func() { w.settled <- w.claim(ctx, ids) })
+		w.claiming[l]++
+		w.workers.Go(func() {
+			c := w.claim(ctx, ids)
+			c.lane = l
+			w.settled <- c
+		})
 	}
-}
-
-// hasDue reports whether a claim should start: the first queued hook's
-// claimStart has come. The claim then takes every hook within ClaimAhead
-// (popDue).
-func (w *Window) hasDue() bool {
-	first, ok := w.first()
-	return ok && !w.claimStart(first.runAt).After(w.now())
 }
 
 // claimStart is the local instant a claim starts for a hook due at runAt:
@@ -265,16 +267,18 @@ func (w *Window) claimHorizon() time.Time {
 	return w.dbNow().Add(w.cfg.ClaimAhead)
 }
 
-// claimed is what one claim reports to Run: the ids it did not claim that
-// are still waiting within the window, to be queued again.
+// claimed is what one claim of lane's hooks reports to Run: the ids it
+// did not claim that are still waiting within the window, to be queued
+// again.
 type claimed struct {
+	lane    lane
 	waiting []store.WaitingHooksRow
 	clock   clockSample
 }
 
 // applyClaim frees the claim's slot and queues again the hooks it left.
 func (w *Window) applyClaim(c claimed) {
-	w.claiming--
+	w.claiming[c.lane]--
 	if len(c.waiting) > 0 {
 		w.learnOffset(c.clock)
 	}

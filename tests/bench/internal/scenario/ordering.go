@@ -208,7 +208,7 @@ func (o *orderingShape) figures(hooks []check.Hook, arrivals []check.Arrival, re
 	out := &report.Ordering{
 		Keys: o.keys, PerKey: o.perKey, Plain: o.plain,
 		Keyed: k.Lateness, KeyedHooks: len(keyed), KeyedMissing: k.Missing,
-		Flow:  f.Lateness, FlowHooks: len(flow), FlowMissing: f.Missing, FlowRate: o.rate, FlowSeconds: o.flowSeconds,
+		Flow: f.Lateness, FlowHooks: len(flow), FlowMissing: f.Missing, FlowRate: o.rate, FlowSeconds: o.flowSeconds,
 		Other: x.Lateness, OtherHooks: len(other), OtherMissing: x.Missing, OtherRate: o.otherRate(),
 		Verified: len(arrivals), BadSignatures: recv.BadSignatures(), Misrouted: recv.Misrouted(),
 	}
