@@ -1,7 +1,6 @@
 package receiver
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -57,13 +56,7 @@ func TestVerify(t *testing.T) {
 // it answered.
 func TestRealisticReceiverAnswersPathByPath(t *testing.T) {
 	t.Parallel()
-	r, err := StartHTTP(10)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, r.Close(ctx))
-	})
+	r := startHTTP(t, 10)
 	flaky := uuid.New()
 	r.SetRealistic(&Realistic{SigningKey: testKey, Behaviour: Behaviour{
 		Paths:     map[string]Kind{"/ok": Healthy, "/fail": Failing, "/async": Async, "/slow": Slow},
@@ -96,13 +89,7 @@ func TestRealisticReceiverAnswersPathByPath(t *testing.T) {
 // than their hook's, or of a hook it does not know, and answers them all.
 func TestRealisticReceiverCountsMisrouted(t *testing.T) {
 	t.Parallel()
-	r, err := StartHTTP(10)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, r.Close(ctx))
-	})
+	r := startHTTP(t, 10)
 	keyed, flow := uuid.New(), uuid.New()
 	r.SetRealistic(&Realistic{SigningKey: testKey, Routes: map[uuid.UUID]string{keyed: "/keyed", flow: "/flow"}})
 	now := time.Now()
@@ -122,13 +109,7 @@ func TestRealisticReceiverCountsMisrouted(t *testing.T) {
 // project's hooks, signed with that project's key.
 func TestRealisticReceiverVerifiesAPathWithItsOwnKey(t *testing.T) {
 	t.Parallel()
-	r, err := StartHTTP(10)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, r.Close(ctx))
-	})
+	r := startHTTP(t, 10)
 	const otherKey = "whsec-other-key"
 	r.SetRealistic(&Realistic{SigningKey: testKey, PathKeys: map[string]string{"/other": otherKey}})
 	now := time.Now()

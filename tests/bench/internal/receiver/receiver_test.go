@@ -18,7 +18,14 @@ type bundle struct {
 // setup starts a plain-HTTP receiver with room for two arrivals.
 func setup(t *testing.T) bundle {
 	t.Helper()
-	r, err := StartHTTP(2)
+	return bundle{r: startHTTP(t, 2)}
+}
+
+// startHTTP starts a plain-HTTP receiver with room for room arrivals,
+// closed when the test ends.
+func startHTTP(t *testing.T, room int) *Receiver {
+	t.Helper()
+	r, err := StartHTTP(room)
 	require.NoError(t, err)
 	// Not t.Context(): it is canceled before cleanups run, and a shutdown
 	// that must wait for the client's idle connection would fail at once.
@@ -27,7 +34,7 @@ func setup(t *testing.T) bundle {
 		defer cancel()
 		require.NoError(t, r.Close(ctx))
 	})
-	return bundle{r: r}
+	return r
 }
 
 func post(t *testing.T, url, id string) {
