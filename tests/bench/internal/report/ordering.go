@@ -146,15 +146,18 @@ func (r Report) printOrdering(w io.Writer) {
 				o.Order.Skipped, o.Order.OutOfOrder, o.Order.KeysViolated, o.Order.Keys,
 				o.Order.Handoff.P50Ms, o.Order.Handoff.P99Ms, o.Order.Handoff.MaxMs)
 		}
-		d := o.FlowDuring
-		fmt.Fprintf(w, "flow: %d hooks, %d missing; lateness p50 %.1f ms, p99 %.1f ms (%s), max %.1f ms; the %d due while the hooks of the instant were delivered: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-			o.FlowHooks, o.FlowMissing, f.P50Ms, f.P99Ms, vsSteady, f.MaxMs, d.Count, d.P50Ms, d.P99Ms, d.MaxMs)
-		x, xd := o.Other, o.OtherDuring
+		printFlow(w, "flow", o.FlowHooks, o.FlowMissing, f, o.FlowDuring, " ("+vsSteady+")")
 		vsPlain := ""
 		if o.OtherVsPlainP99 > 0 {
 			vsPlain = fmt.Sprintf(" (%.2fx the baseline's)", o.OtherVsPlainP99)
 		}
-		fmt.Fprintf(w, "another project's flow: %d hooks, %d missing; lateness p50 %.1f ms, p99 %.1f ms%s, max %.1f ms; the %d due while the hooks of the instant were delivered: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-			o.OtherHooks, o.OtherMissing, x.P50Ms, x.P99Ms, vsPlain, x.MaxMs, xd.Count, xd.P50Ms, xd.P99Ms, xd.MaxMs)
+		printFlow(w, "another project's flow", o.OtherHooks, o.OtherMissing, o.Other, o.OtherDuring, vsPlain)
 	}
+}
+
+// printFlow prints one plain flow's line: its lateness, vs after its p99,
+// and that of its hooks due while the hooks of the instant were delivered.
+func printFlow(w io.Writer, name string, hooks, missing int, all, during stats.Summary, vs string) {
+	fmt.Fprintf(w, "%s: %d hooks, %d missing; lateness p50 %.1f ms, p99 %.1f ms%s, max %.1f ms; the %d due while the hooks of the instant were delivered: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+		name, hooks, missing, all.P50Ms, all.P99Ms, vs, all.MaxMs, during.Count, during.P50Ms, during.P99Ms, during.MaxMs)
 }

@@ -135,19 +135,23 @@ func (o *orderingShape) specs(t0 time.Time, otherAPIKey string) []load.Spec {
 		switch o.kind(i) {
 		case keyedHook:
 			p, _ := o.place(i)
-			out[i] = load.Spec{PostAt: t0.Add(time.Duration(p.Seq) * time.Millisecond), Path: orderingKeyedPath, OrderingKey: orderingKey(p.Key)}
+			key := orderingKey(p.Key)
 			if o.plain {
-				out[i].OrderingKey = ""
+				key = ""
 			}
+			out[i] = load.Spec{PostAt: t0.Add(time.Duration(p.Seq) * time.Millisecond), Path: orderingKeyedPath, OrderingKey: key}
 		case flowHook:
-			j := i - o.keyed()
-			out[i] = load.Spec{PostAt: t0.Add(time.Second * time.Duration(j) / time.Duration(o.rate)), Path: orderingFlowPath}
+			out[i] = load.Spec{PostAt: nth(t0, i-o.keyed(), o.rate), Path: orderingFlowPath}
 		case otherHook:
-			j := i - o.keyed() - o.flow()
-			out[i] = load.Spec{PostAt: t0.Add(time.Second * time.Duration(j) / time.Duration(o.otherRate())), Path: orderingOtherPath, APIKey: otherAPIKey}
+			out[i] = load.Spec{PostAt: nth(t0, i-o.keyed()-o.flow(), o.otherRate()), Path: orderingOtherPath, APIKey: otherAPIKey}
 		}
 	}
 	return out
+}
+
+// nth is when the j-th hook of a flow of rate hooks/s from t0 is due.
+func nth(t0 time.Time, j, rate int) time.Time {
+	return t0.Add(time.Second * time.Duration(j) / time.Duration(rate))
 }
 
 // pathOf is the path of a hook of kind k.
